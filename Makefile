@@ -1,0 +1,42 @@
+# robothub: one Makefile with the targets a newcomer expects.
+#   make run    the project's main job on its embedded defaults
+#   make test   every test suite (what CI runs)
+#   make bench  every benchmark; figures go to docs/BENCHMARKS.md
+#   make lint   gofmt, go vet, staticcheck
+#   make build  the binaries, into ./bin
+
+GO      ?= go
+BIN     ?= bin
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X github.com/robothub/robothub/core/version.Version=$(VERSION)
+STATICCHECK_VERSION ?= 2025.1.1
+
+.PHONY: run test test-go vet bench lint build clean
+
+build:
+	@mkdir -p $(BIN)
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cli/... 
+
+run: build
+	$(BIN)/robothub serve --addr 127.0.0.1:7860 \
+		--route hello=log \
+		--route echo=log
+
+vet:
+	$(GO) vet ./...
+
+test-go:
+	$(GO) test -race -count=1 -timeout 15m ./...
+
+test: vet test-go
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+lint: vet
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
+	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+
+clean:
+	rm -rf $(BIN)

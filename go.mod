@@ -1,0 +1,3 @@
+module github.com/robothub/robothub
+
+go 1.26.8
