@@ -1,0 +1,82 @@
+package webhook
+
+import (
+	"bytes"
+	_ "embed"
+	"html/template"
+	"net/http"
+	"strings"
+)
+
+//go:embed landing.html
+var landingHTML string
+
+var landingTemplate = template.Must(template.New("landing").Parse(landingHTML))
+
+type landingRoute struct {
+	Name, Path, URL string
+}
+
+type landingData struct {
+	Routes    []landingRoute
+	SecretSet bool
+	Base      string // where the hub should send deliveries
+	Local     bool   // Base is a loopback or private address the hub cannot reach
+	Example   string // a route URL for the examples
+}
+
+func (s *Server) serveLanding(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeError(w, http.StatusMethodNotAllowed, "the landing page answers GET")
+		return
+	}
+	base := s.PublicURL()
+	local := false
+	if base == "" {
+		base = requestBase(r)
+		local = isLocalHost(r.Host)
+	}
+	d := landingData{SecretSet: s.secret.IsSet(), Base: base, Local: local}
+	for _, rt := range s.Routes() {
+		d.Routes = append(d.Routes, landingRoute{Name: rt.Name, Path: rt.Path, URL: base + rt.Path})
+	}
+	if len(d.Routes) > 0 {
+		d.Example = d.Routes[0].URL
+	} else {
+		d.Example = base + RoutePrefix + "<name>"
+	}
+	var buf bytes.Buffer
+	if err := landingTemplate.Execute(&buf, d); err != nil {
+		writeError(w, http.StatusInternalServerError, "rendering the landing page: "+err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(buf.Bytes())
+	}
+}
+
+// requestBase is the scheme and host the client used, honouring a proxy's X-Forwarded-Proto.
+func requestBase(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
+		scheme = "https"
+	}
+	host := r.Host
+	if host == "" {
+		host = "localhost"
+	}
+	return scheme + "://" + host
+}
+
+func isLocalHost(hostport string) bool {
+	host := hostport
+	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.HasSuffix(host, "]") {
+		host = host[:i]
+	}
+	host = strings.Trim(host, "[]")
+	return host == "localhost" || strings.HasPrefix(host, "127.") || host == "::1" || host == "0.0.0.0" ||
+		strings.HasPrefix(host, "10.") || strings.HasPrefix(host, "192.168.")
+}

@@ -1,0 +1,140 @@
+package webhook
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// ErrNotJSON is wrapped by Parse errors for a body that is not a JSON object at all.
+var ErrNotJSON = errors.New("body is not a JSON object")
+
+// FieldError is a JSON body that is not a valid payload: a required field is missing or a field has
+// the wrong type. Field is the dotted path of the field, as the hub spells it ("event.action").
+type FieldError struct {
+	Field   string
+	Problem string // "is missing", "must be a string", ...
+}
+
+func (e *FieldError) Error() string { return "payload field " + e.Field + " " + e.Problem }
+
+// Parse decodes raw bytes into a Payload and checks that they are one: an object with event.action,
+// event.scope, and a repo with a type and a name. Other fields are optional, so payloads from newer
+// hub versions still parse; unknown fields stay available through Payload.Raw, which shares raw.
+//
+// The error wraps ErrNotJSON when raw is not a JSON object, and is a *FieldError when it is one but
+// not a payload.
+func Parse(raw []byte) (*Payload, error) {
+	if kind := firstByte(raw); kind != '{' {
+		return nil, fmt.Errorf("%w: it is %s", ErrNotJSON, describeJSON(kind))
+	}
+	p := new(Payload)
+	// The decoder of the encoding/json/v2 proposal: three times faster than encoding/json here, and
+	// it reports where in the document a wrongly typed value sits.
+	if err := json.Unmarshal(raw, p); err != nil {
+		var semErr *json.SemanticError
+		if errors.As(err, &semErr) && len(semErr.JSONPointer) > 0 && semErr.GoType != nil {
+			return nil, &FieldError{Field: fieldPath(semErr.JSONPointer), Problem: "must be " + jsonKind(semErr.GoType.Kind())}
+		}
+		return nil, fmt.Errorf("%w: %v", ErrNotJSON, err)
+	}
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	p.Raw = raw
+	return p, nil
+}
+
+func firstByte(raw []byte) byte {
+	for _, c := range raw {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+		default:
+			return c
+		}
+	}
+	return 0
+}
+
+func describeJSON(c byte) string {
+	switch {
+	case c == 0:
+		return "empty"
+	case c == '[':
+		return "a JSON array"
+	case c == '"':
+		return "a JSON string"
+	case c == 'n':
+		return "null"
+	case c == 't' || c == 'f':
+		return "a JSON boolean"
+	case c == '-' || c >= '0' && c <= '9':
+		return "a JSON number"
+	default:
+		return fmt.Sprintf("not JSON (it starts with %q)", c)
+	}
+}
+
+// fieldPath turns the JSON pointer /updatedRefs/0/ref into updatedRefs[0].ref.
+func fieldPath(ptr jsontext.Pointer) string {
+	var b strings.Builder
+	for tok := range ptr.Tokens() {
+		if _, err := strconv.Atoi(tok); err == nil && b.Len() > 0 {
+			b.WriteString("[" + tok + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(tok)
+	}
+	return b.String()
+}
+
+func (p *Payload) validate() error {
+	switch {
+	case p.Event.Action == "" && p.Event.Scope == "":
+		return &FieldError{Field: "event", Problem: "is missing"}
+	case p.Event.Action == "":
+		return &FieldError{Field: "event.action", Problem: "is missing"}
+	case p.Event.Scope == "":
+		return &FieldError{Field: "event.scope", Problem: "is missing"}
+	case p.Repo.Type == "" && p.Repo.Name == "" && p.Repo.ID == "":
+		return &FieldError{Field: "repo", Problem: "is missing"}
+	case p.Repo.Type == "":
+		return &FieldError{Field: "repo.type", Problem: "is missing"}
+	case p.Repo.Name == "":
+		return &FieldError{Field: "repo.name", Problem: "is missing"}
+	}
+	for i, r := range p.UpdatedRefs {
+		if r.Ref == "" {
+			return &FieldError{Field: fmt.Sprintf("updatedRefs[%d].ref", i), Problem: "is missing"}
+		}
+	}
+	if len(p.UpdatedConfig) > 0 && p.UpdatedConfig[0] != '{' && string(p.UpdatedConfig) != "null" {
+		return &FieldError{Field: "updatedConfig", Problem: "must be an object"}
+	}
+	return nil
+}
+
+// jsonKind names a Go kind the way a JSON author thinks of it.
+func jsonKind(kind reflect.Kind) string {
+	switch kind {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8,
+		reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	default:
+		return "an object"
+	}
+}

@@ -1,0 +1,265 @@
+package webhook
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// loadPayloads returns every payload in testdata/payloads, by file name.
+func loadPayloads(t testing.TB) map[string][]byte {
+	t.Helper()
+	files, err := filepath.Glob("testdata/payloads/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no payloads in testdata/payloads: %v", err)
+	}
+	out := make(map[string][]byte, len(files))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[filepath.Base(f)] = b
+	}
+	return out
+}
+
+// TestParseEveryPayload runs every payload in testdata through Parse and checks what a handler would
+// read from it.
+func TestParseEveryPayload(t *testing.T) {
+	type want struct {
+		scope, action, repo, repoType string
+		normalized                    Event
+		headSha                       string
+		refs                          int
+		config                        string
+		discussion, pr, comment       bool
+		hidden                        bool
+		moved                         string
+		merge                         string
+	}
+	wants := map[string]want{
+		"repo-create.json":               {scope: "repo", action: "create", repo: "alice/bert-tiny", repoType: "model", headSha: "4b825dc642cb6eb9a060e54bf8d69288fbee4904"},
+		"repo-update.json":               {scope: "repo", action: "update", repo: "alice/squad-mini", repoType: "dataset", headSha: "c379e821c9c95d613899e8c4343e4bfee2b0c600"},
+		"repo-delete.json":               {scope: "repo", action: "delete", repo: "alice/old-demo", repoType: "space"},
+		"repo-move.json":                 {scope: "repo", action: "move", repo: "alice/bert-tiny", repoType: "model", headSha: "575db8b7a51b6f85eb06eee540738584589f131c", moved: "acme-lab/bert-tiny"},
+		"repo-content-push.json":         {scope: "repo.content", action: "update", repo: "alice/dance-app", repoType: "space", headSha: "575db8b7a51b6f85eb06eee540738584589f131c", refs: 3},
+		"repo-config.json":               {scope: "repo.config", action: "update", repo: "alice/bert-tiny", repoType: "model", headSha: "575db8b7a51b6f85eb06eee540738584589f131c", config: `{"private": true, "xetEnabled": true}`},
+		"discussion-create-pr.json":      {scope: "discussion", action: "create", repo: "openai-community/gpt2", repoType: "model", discussion: true, pr: true, comment: true},
+		"discussion-update-merged.json":  {scope: "discussion", action: "update", repo: "openai-community/gpt2", repoType: "model", discussion: true, pr: true, merge: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b"},
+		"discussion-comment-create.json": {scope: "discussion.comment", action: "create", repo: "alice/squad-mini", repoType: "dataset", discussion: true, comment: true},
+		"discussion-comment-hidden.json": {scope: "discussion.comment", action: "update", repo: "alice/squad-mini", repoType: "dataset", discussion: true, comment: true, hidden: true},
+		"future-scope.json":              {scope: "repo.config.dois", action: "create", repo: "alice/bert-tiny", repoType: "model", headSha: "575db8b7a51b6f85eb06eee540738584589f131c", config: `{}`, normalized: Event{Action: "update", Scope: "repo.config"}},
+	}
+	payloads := loadPayloads(t)
+	for name := range payloads {
+		if _, ok := wants[name]; !ok {
+			t.Errorf("testdata/payloads/%s has no expectation in this test", name)
+		}
+	}
+	for name, w := range wants {
+		t.Run(name, func(t *testing.T) {
+			raw, ok := payloads[name]
+			if !ok {
+				t.Fatalf("testdata/payloads/%s is missing", name)
+			}
+			p, err := Parse(raw)
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			if p.Event.Scope != w.scope || p.Event.Action != w.action {
+				t.Errorf("event = %+v, want %s %s", p.Event, w.scope, w.action)
+			}
+			norm := w.normalized
+			if norm == (Event{}) {
+				norm = Event{Action: w.action, Scope: w.scope}
+			}
+			if got := p.Event.Normalized(); got != norm {
+				t.Errorf("normalized event = %+v, want %+v", got, norm)
+			}
+			if p.Repo.Name != w.repo || p.Repo.Type != w.repoType {
+				t.Errorf("repo = %s %s, want %s %s", p.Repo.Type, p.Repo.Name, w.repoType, w.repo)
+			}
+			if p.Repo.ID == "" || p.Repo.URL.Web == "" || p.Repo.Owner.ID == "" {
+				t.Errorf("repo id/url/owner not parsed: %+v", p.Repo)
+			}
+			if p.Webhook.ID != "6390e855e30d9209411de93b" || p.Webhook.Version != 3 {
+				t.Errorf("webhook = %+v", p.Webhook)
+			}
+			if p.Repo.HeadSha != w.headSha {
+				t.Errorf("repo.headSha = %q, want %q", p.Repo.HeadSha, w.headSha)
+			}
+			if len(p.UpdatedRefs) != w.refs {
+				t.Errorf("updatedRefs = %d, want %d", len(p.UpdatedRefs), w.refs)
+			}
+			if got := string(p.UpdatedConfig); got != w.config {
+				t.Errorf("updatedConfig = %q, want %q", got, w.config)
+			}
+			if (p.Discussion != nil) != w.discussion {
+				t.Errorf("discussion present = %v, want %v", p.Discussion != nil, w.discussion)
+			}
+			if p.Discussion != nil {
+				if p.Discussion.IsPullRequest != w.pr || p.Discussion.Num == 0 || p.Discussion.Title == "" {
+					t.Errorf("discussion = %+v", p.Discussion)
+				}
+				merge := ""
+				if p.Discussion.Changes != nil {
+					merge = p.Discussion.Changes.MergeCommitID
+				}
+				if merge != w.merge {
+					t.Errorf("mergeCommitId = %q, want %q", merge, w.merge)
+				}
+			}
+			if (p.Comment != nil) != w.comment {
+				t.Errorf("comment present = %v, want %v", p.Comment != nil, w.comment)
+			}
+			if p.Comment != nil && p.Comment.Hidden != w.hidden {
+				t.Errorf("comment.hidden = %v, want %v", p.Comment.Hidden, w.hidden)
+			}
+			moved := ""
+			if p.MovedTo != nil {
+				moved = p.MovedTo.Name
+			}
+			if moved != w.moved {
+				t.Errorf("movedTo = %q, want %q", moved, w.moved)
+			}
+			if !bytes.Equal(p.Raw, raw) {
+				t.Error("Raw is not the delivered bytes")
+			}
+		})
+	}
+}
+
+func TestParseUpdatedRefsNulls(t *testing.T) {
+	p, err := Parse(loadPayloads(t)["repo-content-push.json"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	main, tag, gone := p.UpdatedRefs[0], p.UpdatedRefs[1], p.UpdatedRefs[2]
+	if main.Ref != "refs/heads/main" || main.OldSha == nil || main.NewSha == nil || *main.NewSha != p.Repo.HeadSha {
+		t.Errorf("updated main = %+v", main)
+	}
+	if tag.OldSha != nil || tag.NewSha == nil {
+		t.Errorf("a new ref must have a null oldSha: %+v", tag)
+	}
+	if gone.NewSha != nil || gone.OldSha == nil {
+		t.Errorf("a deleted ref must have a null newSha: %+v", gone)
+	}
+}
+
+// TestParseKeepsUnknownFields: fields the hub adds later are not dropped.
+func TestParseKeepsUnknownFields(t *testing.T) {
+	p, err := Parse(loadPayloads(t)["future-scope.json"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(p.Raw, &all); err != nil {
+		t.Fatal(err)
+	}
+	if string(all["deliveredAt"]) != `"2026-11-20T10:15:00Z"` {
+		t.Errorf("unknown top-level field lost: %s", all["deliveredAt"])
+	}
+	if p.Event.Known() {
+		t.Error("repo.config.dois reported as a known scope")
+	}
+	if !p.Event.Is(ScopeRepoConfig, ActionUpdate) {
+		t.Error("repo.config.dois should count as an update of repo.config")
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	cases := []struct {
+		name, body string
+		notJSON    bool
+		field      string
+	}{
+		{"empty", ``, true, ""},
+		{"garbage", `not json`, true, ""},
+		{"truncated", `{"event":{"action":"update"`, true, ""},
+		{"array", `[1,2]`, true, ""},
+		{"string", `"hello"`, true, ""},
+		{"empty object", `{}`, false, "event"},
+		{"no action", `{"event":{"scope":"repo"},"repo":{"type":"model","name":"a/b"}}`, false, "event.action"},
+		{"no scope", `{"event":{"action":"update"},"repo":{"type":"model","name":"a/b"}}`, false, "event.scope"},
+		{"no repo", `{"event":{"action":"update","scope":"repo"}}`, false, "repo"},
+		{"no repo name", `{"event":{"action":"update","scope":"repo"},"repo":{"type":"model","id":"x"}}`, false, "repo.name"},
+		{"no repo type", `{"event":{"action":"update","scope":"repo"},"repo":{"name":"a/b"}}`, false, "repo.type"},
+		{"action not a string", `{"event":{"action":5,"scope":"repo"},"repo":{"type":"model","name":"a/b"}}`, false, "event.action"},
+		{"private not a bool", `{"event":{"action":"update","scope":"repo"},"repo":{"type":"model","name":"a/b","private":"yes"}}`, false, "repo.private"},
+		{"refs not an array", `{"event":{"action":"update","scope":"repo.content"},"repo":{"type":"model","name":"a/b"},"updatedRefs":{}}`, false, "updatedRefs"},
+		{"ref without name", `{"event":{"action":"update","scope":"repo.content"},"repo":{"type":"model","name":"a/b"},"updatedRefs":[{"newSha":"x"}]}`, false, "updatedRefs[0].ref"},
+		{"config not an object", `{"event":{"action":"update","scope":"repo.config"},"repo":{"type":"model","name":"a/b"},"updatedConfig":[1]}`, false, "updatedConfig"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := Parse([]byte(c.body))
+			if err == nil {
+				t.Fatalf("Parse(%s) = %+v, want an error", c.body, p)
+			}
+			if got := errors.Is(err, ErrNotJSON); got != c.notJSON {
+				t.Fatalf("errors.Is(ErrNotJSON) = %v, want %v (err: %v)", got, c.notJSON, err)
+			}
+			if c.notJSON {
+				return
+			}
+			var fe *FieldError
+			if !errors.As(err, &fe) {
+				t.Fatalf("error %v is not a *FieldError", err)
+			}
+			if fe.Field != c.field {
+				t.Errorf("field = %q, want %q (err: %v)", fe.Field, c.field, err)
+			}
+			if !strings.Contains(err.Error(), c.field) {
+				t.Errorf("message %q does not name the field %q", err.Error(), c.field)
+			}
+		})
+	}
+}
+
+// FuzzParse: no input makes Parse panic, and whatever parses satisfies the payload's invariants
+// and survives a re-encoding.
+func FuzzParse(f *testing.F) {
+	for _, b := range loadPayloads(f) {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		p, err := Parse(raw)
+		if err != nil {
+			var fe *FieldError
+			if !errors.Is(err, ErrNotJSON) && !errors.As(err, &fe) {
+				t.Fatalf("error of an unexpected kind: %T %v", err, err)
+			}
+			return
+		}
+		if p.Event.Action == "" || p.Event.Scope == "" || p.Repo.Name == "" || p.Repo.Type == "" {
+			t.Fatalf("parsed a payload without its required fields: %+v", p)
+		}
+		again, err := json.Marshal(p)
+		if err != nil {
+			t.Fatalf("re-encoding: %v", err)
+		}
+		q, err := Parse(again)
+		if err != nil {
+			t.Fatalf("re-encoded payload does not parse: %v\n%s", err, again)
+		}
+		if q.Event != p.Event || q.Repo.Name != p.Repo.Name || len(q.UpdatedRefs) != len(p.UpdatedRefs) {
+			t.Fatalf("round trip changed the payload: %+v vs %+v", p, q)
+		}
+	})
+}
+
+func BenchmarkParse(b *testing.B) {
+	raw := loadPayloads(b)["discussion-create-pr.json"] // 1.1 KB, the hub's own example
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse(raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

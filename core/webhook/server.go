@@ -1,0 +1,391 @@
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"runtime/debug"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// RoutePrefix is the path under which every handler is served: /webhooks/<name>.
+const RoutePrefix = "/webhooks/"
+
+// Defaults of a Server.
+const (
+	DefaultMaxBodyBytes   = 1 << 20
+	DefaultHandlerTimeout = 30 * time.Second
+)
+
+// HandlerFunc handles one delivery. It gets the request's context (cancelled when the handler
+// timeout passes or the client goes away), the parsed payload and the request headers.
+//
+// It may return nil (the hub sees 200 {"message":"ok"}), a string (200 {"message": s}), a Response
+// (its status and body), or any value that encodes to JSON (200 with that JSON). A returned error is
+// a 500 {"error": err.Error()}, unless it is a *StatusError, which chooses its own status.
+type HandlerFunc func(ctx context.Context, p *Payload, h http.Header) (any, error)
+
+// Response is a handler result with a status other than 200, such as 202 Accepted.
+type Response struct {
+	Status int
+	Body   any
+}
+
+// StatusError is a handler error with its own status code, such as 400 for an event the handler
+// refuses. Its message is sent to the caller as {"error": Message}.
+type StatusError struct {
+	Code    int
+	Message string
+}
+
+func (e *StatusError) Error() string { return e.Message }
+
+// Route is one registered handler.
+type Route struct {
+	Name string // as registered, slashes trimmed: "say-hello"
+	Path string // "/webhooks/say-hello"
+}
+
+type route struct {
+	Route
+	fn HandlerFunc
+}
+
+// Server is the webhook receiver: an http.Handler serving one POST route per registered handler
+// under /webhooks/, a landing page at / and a readiness probe at /healthz. It does not listen on
+// anything itself: an adapter (net/http, Lambda, Cloud Functions) hands it requests.
+//
+// Handlers may be added while the server is serving.
+type Server struct {
+	secret     Secret
+	maxBody    int64
+	timeout    time.Duration
+	log        *slog.Logger
+	ui         http.Handler
+	getenv     func(string) string
+	secretSet  bool // an option chose the secret; do not read the environment
+	mu         sync.Mutex
+	routes     atomic.Pointer[map[string]*route] // copy on write: requests never take a lock
+	publicBase atomic.Pointer[string]
+}
+
+// Option configures a Server.
+type Option func(*Server)
+
+// WithSecret sets the secret that requests must carry. Without this option the server reads
+// WEBHOOK_SECRET; an empty secret, from either, leaves every route open.
+func WithSecret(secret string) Option {
+	return func(s *Server) { s.secret, s.secretSet = NewSecret(secret), true }
+}
+
+// WithMaxBodyBytes caps the size of a delivery; bigger bodies get 413. Default 1 MiB.
+func WithMaxBodyBytes(n int64) Option { return func(s *Server) { s.maxBody = n } }
+
+// WithHandlerTimeout bounds the time a handler may take before the caller gets 503. Default 30s.
+func WithHandlerTimeout(d time.Duration) Option { return func(s *Server) { s.timeout = d } }
+
+// WithLogger sets the structured logger. Default slog.Default().
+func WithLogger(l *slog.Logger) Option { return func(s *Server) { s.log = l } }
+
+// WithUI replaces the landing page: ui serves every path that is neither a webhook route nor /healthz.
+func WithUI(ui http.Handler) Option { return func(s *Server) { s.ui = ui } }
+
+// WithGetenv sets how the server reads its environment (WEBHOOK_SECRET). Default os.Getenv.
+func WithGetenv(getenv func(string) string) Option { return func(s *Server) { s.getenv = getenv } }
+
+// NewServer returns a Server with no routes. With no secret configured it logs, once, a warning that
+// every route is open to everyone.
+func NewServer(opts ...Option) *Server {
+	s := &Server{maxBody: DefaultMaxBodyBytes, timeout: DefaultHandlerTimeout, getenv: os.Getenv}
+	for _, o := range opts {
+		o(s)
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.maxBody <= 0 {
+		s.maxBody = DefaultMaxBodyBytes
+	}
+	if s.timeout <= 0 {
+		s.timeout = DefaultHandlerTimeout
+	}
+	if !s.secretSet {
+		s.secret = NewSecret(s.getenv(SecretEnv))
+	}
+	empty := map[string]*route{}
+	s.routes.Store(&empty)
+	if !s.secret.IsSet() {
+		s.log.Warn("no webhook secret is set: every " + RoutePrefix + " route accepts requests from anyone; set " + SecretEnv + " and the same secret on the hub webhook")
+	}
+	return s
+}
+
+// SecretIsSet reports whether requests must carry a secret.
+func (s *Server) SecretIsSet() bool { return s.secret.IsSet() }
+
+// SetPublicURL records the address at which the hub reaches this server (a tunnel, a Space, a
+// function URL), so that the landing page shows routes at that address. Empty clears it.
+func (s *Server) SetPublicURL(base string) {
+	base = strings.TrimRight(base, "/")
+	s.publicBase.Store(&base)
+}
+
+// PublicURL returns the address set by SetPublicURL, or "".
+func (s *Server) PublicURL() string {
+	if p := s.publicBase.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// Add registers fn at /webhooks/<name>. Leading and trailing slashes of name are ignored. It is an
+// error to use an invalid name or one that is already registered.
+func (s *Server) Add(name string, fn HandlerFunc) error {
+	if fn == nil {
+		return errors.New("webhook handler is nil")
+	}
+	name = strings.Trim(name, "/")
+	if err := checkName(name); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := *s.routes.Load()
+	path := RoutePrefix + name
+	if _, dup := old[path]; dup {
+		return fmt.Errorf("webhook route %s is already registered", path)
+	}
+	next := make(map[string]*route, len(old)+1)
+	for k, v := range old {
+		next[k] = v
+	}
+	next[path] = &route{Route: Route{Name: name, Path: path}, fn: fn}
+	s.routes.Store(&next)
+	return nil
+}
+
+// AddFunc registers fn under its own Go name: func sayHello is served at /webhooks/sayHello.
+// Anonymous functions have no usable name and are refused.
+func (s *Server) AddFunc(fn HandlerFunc) error {
+	name, err := funcName(fn)
+	if err != nil {
+		return err
+	}
+	return s.Add(name, fn)
+}
+
+// Routes returns the registered routes sorted by path.
+func (s *Server) Routes() []Route {
+	m := *s.routes.Load()
+	out := make([]Route, 0, len(m))
+	for _, r := range m {
+		out = append(out, r.Route)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+// ServeHTTP routes a request: /webhooks/<name> to its handler, /healthz to the readiness probe,
+// everything else to the landing page (or the UI given with WithUI).
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.Path
+	switch {
+	case strings.HasPrefix(path, RoutePrefix):
+		s.serveWebhook(w, r, path)
+	case path == "/healthz":
+		writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "routes": len(*s.routes.Load())})
+	case s.ui != nil:
+		s.ui.ServeHTTP(w, r)
+	case path == "/" || path == "":
+		s.serveLanding(w, r)
+	default:
+		writeError(w, http.StatusNotFound, "not found: "+path)
+	}
+}
+
+type outcome struct {
+	value any
+	err   error
+	panic any
+	stack []byte
+}
+
+func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request, path string) {
+	start := time.Now()
+	rt := (*s.routes.Load())[strings.TrimSuffix(path, "/")]
+	if rt == nil {
+		writeError(w, http.StatusNotFound, "no webhook handler at "+path)
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeError(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed on "+rt.Path+": webhooks are delivered with POST")
+		return
+	}
+	if err := s.secret.Check(r.Header, r.URL.RawQuery); err != nil {
+		status := http.StatusForbidden
+		if errors.Is(err, ErrSecretMissing) {
+			status = http.StatusUnauthorized
+		}
+		s.log.Warn("webhook refused", "route", rt.Path, "status", status, "reason", err.Error(), "remote", r.RemoteAddr)
+		writeError(w, status, err.Error())
+		return
+	}
+	body, status, err := readBody(r, s.maxBody)
+	if err != nil {
+		s.log.Warn("webhook refused", "route", rt.Path, "status", status, "reason", err.Error(), "remote", r.RemoteAddr)
+		writeError(w, status, err.Error())
+		return
+	}
+	p, err := Parse(body)
+	if err != nil {
+		status := http.StatusUnprocessableEntity
+		if errors.Is(err, ErrNotJSON) {
+			status = http.StatusBadRequest
+		}
+		s.log.Warn("webhook refused", "route", rt.Path, "status", status, "reason", err.Error(), "remote", r.RemoteAddr)
+		writeError(w, status, err.Error())
+		return
+	}
+
+	ctx, cancel := context.WithTimeout(r.Context(), s.timeout)
+	defer cancel()
+	done := make(chan outcome, 1)
+	go func() {
+		defer func() {
+			if v := recover(); v != nil {
+				done <- outcome{panic: v, stack: debug.Stack()}
+			}
+		}()
+		v, err := rt.fn(ctx, p, r.Header)
+		done <- outcome{value: v, err: err}
+	}()
+
+	var res outcome
+	select {
+	case res = <-done:
+	case <-ctx.Done():
+		status, msg := http.StatusServiceUnavailable, "handler "+rt.Name+" did not finish within "+s.timeout.String()
+		if r.Context().Err() != nil {
+			msg = "client went away before handler " + rt.Name + " finished"
+		}
+		s.log.Error("webhook handler timed out", "route", rt.Path, "status", status, "reason", msg)
+		writeError(w, status, msg)
+		return
+	}
+
+	status = http.StatusOK
+	var out any
+	switch {
+	case res.panic != nil:
+		status = http.StatusInternalServerError
+		s.log.Error("webhook handler panicked", "route", rt.Path, "panic", fmt.Sprint(res.panic), "stack", string(res.stack))
+		out = map[string]string{"error": "handler " + rt.Name + " panicked"}
+	case res.err != nil:
+		var se *StatusError
+		status = http.StatusInternalServerError
+		if errors.As(res.err, &se) && se.Code >= 400 && se.Code <= 599 {
+			status = se.Code
+		}
+		s.log.Error("webhook handler failed", "route", rt.Path, "status", status, "err", res.err.Error())
+		out = map[string]string{"error": res.err.Error()}
+	default:
+		status, out = resultBody(res.value)
+	}
+	buf, err := json.Marshal(out)
+	if err != nil {
+		s.log.Error("webhook handler result is not JSON", "route", rt.Path, "err", err.Error())
+		status, buf = http.StatusInternalServerError, []byte(`{"error":"handler `+rt.Name+` returned a value that is not JSON"}`)
+	}
+	writeRaw(w, status, buf)
+	s.log.Info("webhook delivered", "route", rt.Path, "status", status,
+		"scope", p.Event.Scope, "action", p.Event.Action, "repo", p.Repo.Type+":"+p.Repo.Name,
+		"duration", time.Since(start))
+}
+
+func resultBody(v any) (int, any) {
+	switch v := v.(type) {
+	case nil:
+		return http.StatusOK, map[string]string{"message": "ok"}
+	case string:
+		return http.StatusOK, map[string]string{"message": v}
+	case Response:
+		if v.Status < 100 || v.Status > 599 {
+			v.Status = http.StatusOK
+		}
+		if v.Body == nil {
+			return v.Status, map[string]string{"message": http.StatusText(v.Status)}
+		}
+		return v.Status, v.Body
+	case *Response:
+		if v == nil {
+			return resultBody(nil)
+		}
+		return resultBody(*v)
+	default:
+		return http.StatusOK, v
+	}
+}
+
+// readBody reads the whole body once, refusing more than max bytes.
+func readBody(r *http.Request, max int64) ([]byte, int, error) {
+	tooBig := fmt.Errorf("payload is larger than the limit of %d bytes", max)
+	if r.ContentLength > max {
+		return nil, http.StatusRequestEntityTooLarge, tooBig
+	}
+	if r.Body == nil {
+		return nil, http.StatusBadRequest, fmt.Errorf("%w: the body is empty", ErrNotJSON)
+	}
+	size := r.ContentLength
+	if size < 0 {
+		size = 512
+	}
+	buf := make([]byte, 0, size+1) // +1: a read that fills it exactly must still see EOF
+	for {
+		n, err := r.Body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > max {
+			return nil, http.StatusRequestEntityTooLarge, tooBig
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, http.StatusBadRequest, fmt.Errorf("reading the body: %v", err)
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+	}
+	if len(buf) == 0 {
+		return nil, http.StatusBadRequest, fmt.Errorf("%w: the body is empty", ErrNotJSON)
+	}
+	return buf, 0, nil
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	buf, _ := json.Marshal(v) // maps of strings and ints always encode
+	writeRaw(w, status, buf)
+}
+
+func writeRaw(w http.ResponseWriter, status int, buf []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(buf)+1))
+	w.WriteHeader(status)
+	_, _ = w.Write(append(buf, '\n'))
+}
