@@ -1,0 +1,99 @@
+// Command robothub is the admin front end of robothub: a ready-made webhook receiver
+// (robothub serve), the hub's webhook management (robothub webhooks ...) and the local hub
+// emulator (robothub hub ...).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/robothub/robothub/core/version"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1 // the command ran and failed: the hub refused, a server stopped with an error
+	exitUsage = 2 // the command line is wrong
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args, os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// env is the outside world of one run: tests run the real program in-process with their own.
+type env struct {
+	getenv func(string) string
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// run runs robothub with args (args[0] is the program name) and returns the exit code.
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
+	app := newApp(e)
+	err := app.RunContext(ctx, args)
+	if err == nil {
+		return exitOK
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(stderr, "robothub: %v\n", err)
+		fmt.Fprintln(stderr, "Run 'robothub --help' or 'robothub <command> --help' for usage.")
+		return exitUsage
+	}
+	var ec cli.ExitCoder
+	if errors.As(err, &ec) {
+		if msg := err.Error(); msg != "" {
+			fmt.Fprintf(stderr, "robothub: %s\n", msg)
+		}
+		return ec.ExitCode()
+	}
+	fmt.Fprintf(stderr, "robothub: %v\n", err)
+	return exitError
+}
+
+func newApp(e *env) *cli.App {
+	return &cli.App{
+		Name:                 "robothub",
+		Usage:                "webhooks on a model hub: receive them, manage them, and run a local hub",
+		Version:              version.String(),
+		Reader:               e.stdin,
+		Writer:               e.stdout,
+		ErrWriter:            e.stderr,
+		EnableBashCompletion: true,
+		HideHelpCommand:      true,
+		ExitErrHandler:       func(*cli.Context, error) {}, // run() reports errors and picks the exit code
+		OnUsageError:         onUsageError,
+		Commands: []*cli.Command{
+			serveCommand(e),
+		},
+	}
+}
+
+// usageError is a mistake on the command line: exit code 2.
+type usageError struct{ err error }
+
+func (u *usageError) Error() string { return u.err.Error() }
+func (u *usageError) Unwrap() error { return u.err }
+
+// usagef reports a command-line mistake.
+func usagef(format string, args ...any) error {
+	return &usageError{err: fmt.Errorf(format, args...)}
+}
+
+// onUsageError makes urfave/cli's flag errors usage errors (exit code 2). Set it on every command.
+func onUsageError(_ *cli.Context, err error, _ bool) error {
+	return &usageError{err: err}
+}
