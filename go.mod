@@ -2,4 +2,13 @@ module github.com/robothub/robothub
 
 go 1.26.8
 
-require github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875
+require (
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875
+	github.com/urfave/cli/v2 v2.27.7
+)
+
+require (
+	github.com/cpuguy83/go-md2man/v2 v2.0.7 // indirect
+	github.com/russross/blackfriday/v2 v2.1.0 // indirect
+	github.com/xrash/smetrics v0.0.0-20240521201337-686a1a2994c1 // indirect
+)
