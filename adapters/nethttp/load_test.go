@@ -1,6 +1,8 @@
 package nethttp
 
 import (
+	"bytes"
+	"encoding/json"
 	"context"
 	"fmt"
 	"io"
@@ -38,10 +40,15 @@ func TestLoadReceiverVersusBareHandler(t *testing.T) {
 	}
 	duration := envOr("ROBOTHUB_LOAD_DURATION", "10s")
 	conns := envOr("ROBOTHUB_LOAD_CONNECTIONS", "64")
-	body, err := os.ReadFile("../../core/webhook/testdata/payloads/discussion-create-pr.json")
+	pretty, err := os.ReadFile("../../core/webhook/testdata/payloads/discussion-create-pr.json")
 	if err != nil {
 		t.Fatal(err)
 	}
+	var compact bytes.Buffer // the hub sends compact JSON: this one is 998 bytes
+	if err := json.Compact(&compact, pretty); err != nil {
+		t.Fatal(err)
+	}
+	body := compact.Bytes()
 
 	logFile, err := os.Create(filepath.Join(t.TempDir(), "receiver.log"))
 	if err != nil {
