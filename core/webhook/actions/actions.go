@@ -1,0 +1,146 @@
+// Package actions is the configurable receiver: webhook handlers built from short text specs, so that
+// a receiver can be set up from flags or environment variables without writing Go. `robothub serve`,
+// the Lambda function and the Cloud Function all read the same specs.
+//
+//	name=log                  print each payload as one line of JSON
+//	name=exec:CMD ARG...      run CMD with the payload in WEBHOOK_PAYLOAD and on stdin
+//	name=forward:URL          POST the payload on to URL, with retries
+package actions
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/robothub/robothub/core/webhook"
+)
+
+// RoutesEnv is the environment variable that lists routes for deployments configured by environment
+// (Lambda, Cloud Functions, a Space): specs separated by newlines or ";".
+const RoutesEnv = "ROBOTHUB_ROUTES"
+
+// Route is a named action: the receiver serves it at /webhooks/<Name>.
+type Route struct {
+	Name   string
+	Action string // "log", "exec:...", "forward:..."
+}
+
+// ParseRoute reads "name=ACTION".
+func ParseRoute(spec string) (Route, error) {
+	name, action, ok := strings.Cut(strings.TrimSpace(spec), "=")
+	name, action = strings.TrimSpace(name), strings.TrimSpace(action)
+	if !ok || name == "" || action == "" {
+		return Route{}, fmt.Errorf("route %q: want name=ACTION, such as hello=log, build=exec:make build or relay=forward:https://example.com/hook", spec)
+	}
+	return Route{Name: name, Action: action}, nil
+}
+
+// ParseRoutes reads a list of route specs separated by newlines or ";", as in ROBOTHUB_ROUTES.
+// Blank entries are skipped.
+func ParseRoutes(list string) ([]Route, error) {
+	var out []Route
+	for _, spec := range strings.FieldsFunc(list, func(r rune) bool { return r == '\n' || r == ';' }) {
+		if strings.TrimSpace(spec) == "" {
+			continue
+		}
+		r, err := ParseRoute(spec)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// Config holds what actions need from their surroundings. The zero value is usable.
+type Config struct {
+	Logger *slog.Logger // default slog.Default()
+	Output io.Writer    // where the log action prints payloads; default os.Stdout
+
+	ExecTimeout     time.Duration // default 60s: then the command's process group is killed
+	ExecConcurrency int           // default 4 commands at once; more deliveries wait their turn
+	ExecOutputLimit int           // bytes of a command's output kept for the log and the reply; default 4 KiB
+	Environ         []string      // environment of commands before the WEBHOOK_ variables; default os.Environ()
+
+	ForwardClient   *http.Client  // default: a client with a 10s timeout
+	ForwardAttempts int           // default 4
+	ForwardBackoff  time.Duration // first pause between attempts, doubled each time; default 500ms
+}
+
+func (c *Config) defaults() {
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Output == nil {
+		c.Output = os.Stdout
+	}
+	if c.ExecTimeout <= 0 {
+		c.ExecTimeout = 60 * time.Second
+	}
+	if c.ExecConcurrency <= 0 {
+		c.ExecConcurrency = 4
+	}
+	if c.ExecOutputLimit <= 0 {
+		c.ExecOutputLimit = 4 << 10
+	}
+	if c.Environ == nil {
+		c.Environ = os.Environ()
+	}
+	if c.ForwardClient == nil {
+		c.ForwardClient = &http.Client{Timeout: 10 * time.Second}
+	}
+	if c.ForwardAttempts <= 0 {
+		c.ForwardAttempts = 4
+	}
+	if c.ForwardBackoff <= 0 {
+		c.ForwardBackoff = 500 * time.Millisecond
+	}
+}
+
+// Builder turns action specs into handlers. Commands of all exec actions share one concurrency cap.
+type Builder struct {
+	cfg     Config
+	execCap chan struct{}
+}
+
+// NewBuilder returns a Builder with cfg's defaults filled in.
+func NewBuilder(cfg Config) *Builder {
+	cfg.defaults()
+	return &Builder{cfg: cfg, execCap: make(chan struct{}, cfg.ExecConcurrency)}
+}
+
+// Handler returns the handler for one action spec.
+func (b *Builder) Handler(route, action string) (webhook.HandlerFunc, error) {
+	kind, arg, _ := strings.Cut(action, ":")
+	switch kind {
+	case "log":
+		if arg != "" {
+			return nil, fmt.Errorf("route %s: the log action takes no argument (got %q)", route, action)
+		}
+		return b.logAction(route), nil
+	case "exec":
+		return b.execAction(route, arg)
+	case "forward":
+		return b.forwardAction(route, arg)
+	default:
+		return nil, fmt.Errorf("route %s: unknown action %q: use log, exec:COMMAND ARGS... or forward:URL", route, action)
+	}
+}
+
+// Register adds every route to srv, stopping at the first bad one.
+func (b *Builder) Register(srv *webhook.Server, routes []Route) error {
+	for _, r := range routes {
+		h, err := b.Handler(r.Name, r.Action)
+		if err != nil {
+			return err
+		}
+		if err := srv.Add(r.Name, h); err != nil {
+			return err
+		}
+	}
+	return nil
+}
