@@ -78,6 +78,9 @@ func newApp(e *env) *cli.App {
 		OnUsageError:         onUsageError,
 		Commands: []*cli.Command{
 			serveCommand(e),
+			webhooksCommand(e),
+			hubCommand(e),
+			completionCommand(e),
 		},
 	}
 }
