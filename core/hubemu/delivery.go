@@ -91,11 +91,7 @@ func (e *Emulator) queueDelivery(ctx context.Context, tx *sql.Tx, webhookID, eve
 	return ref, err
 }
 
-type queryer interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
-func triggersSince(ctx context.Context, q queryer, webhookID string, since time.Time) (int, error) {
+func triggersSince(ctx context.Context, q querier, webhookID string, since time.Time) (int, error) {
 	var n int
 	err := q.QueryRowContext(ctx, "SELECT COUNT(*) FROM deliveries WHERE webhook_id = ? AND created_at > ? AND state != ?",
 		webhookID, ms(since), StateRateLimited).Scan(&n)

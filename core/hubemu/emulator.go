@@ -56,7 +56,7 @@ type Emulator struct {
 	now          func() time.Time
 	wake         chan struct{}
 	running      atomic.Bool
-	listCache    listCache
+	lists        listCache
 }
 
 // Open opens (creating and migrating if needed) the emulator's store.
@@ -197,8 +197,3 @@ func (e *Emulator) hasTokens(ctx context.Context) (bool, error) {
 	}
 	return err == nil, err
 }
-
-// listCache would keep encoded webhook lists; it is a no-op until measurements call for it.
-type listCache struct{}
-
-func (listCache) forget(string) {}

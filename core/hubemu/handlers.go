@@ -236,13 +236,13 @@ func (e *Emulator) handleWhoami(w http.ResponseWriter, r *http.Request, p Princi
 
 // webhookRecord is a webhook in the hub's JSON shape.
 type webhookRecord struct {
-	ID       string        `json:"id"`
-	URL      string        `json:"url,omitempty"`
-	Job      *jobRecord    `json:"job,omitempty"`
-	Watched  []WatchedItem `json:"watched"`
-	Domains  []string      `json:"domains"`
-	Secret   string        `json:"secret,omitempty"`
-	Disabled bool          `json:"disabled"`
+	ID       string          `json:"id"`
+	URL      string          `json:"url,omitempty"`
+	Job      *jobRecord      `json:"job,omitempty"`
+	Watched  json.RawMessage `json:"watched"`
+	Domains  json.RawMessage `json:"domains"`
+	Secret   string          `json:"secret,omitempty"`
+	Disabled bool            `json:"disabled"`
 }
 
 // jobRecord is the job a job webhook runs, with the names (never the values) of its secrets.
@@ -255,7 +255,15 @@ type jobRecord struct {
 }
 
 func recordOf(w *Webhook) webhookRecord {
-	rec := webhookRecord{ID: w.ID, URL: w.URL, Watched: w.Watched, Domains: w.Domains, Secret: w.Secret, Disabled: w.Disabled}
+	watched, _ := json.Marshal(w.Watched)
+	domains, _ := json.Marshal(w.Domains)
+	rec := webhookRecord{ID: w.ID, URL: w.URL, Watched: watched, Domains: domains, Secret: w.Secret, Disabled: w.Disabled}
+	rec.Job = jobRecordFor(w)
+	return rec
+}
+
+// jobRecordFor is the job part of a job webhook's record, or nil.
+func jobRecordFor(w *Webhook) *jobRecord {
 	if w.JobID != "" {
 		j := &jobRecord{ID: w.JobID, Command: []string{}, Arguments: []string{}, Environment: map[string]string{}, Secrets: w.SecretNames}
 		if w.Job != nil {
@@ -265,21 +273,20 @@ func recordOf(w *Webhook) webhookRecord {
 		if j.Secrets == nil {
 			j.Secrets = []string{}
 		}
-		rec.Job = j
+		return j
 	}
-	return rec
+	return nil
 }
 
 func (e *Emulator) handleListWebhooks(w http.ResponseWriter, r *http.Request, p Principal) error {
-	list, err := e.Webhooks(r.Context(), p.User.ID)
+	body, err := e.webhookListJSON(r.Context(), p.User.ID)
 	if err != nil {
 		return err
 	}
-	out := make([]webhookRecord, len(list))
-	for i, wh := range list {
-		out[i] = recordOf(wh)
-	}
-	writeJSON(w, http.StatusOK, out)
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
 	return nil
 }
 

@@ -65,12 +65,12 @@ func (e *Emulator) CreateSourceJob(ctx context.Context, userID string, in JobInp
 
 // SourceJobs returns the user's source jobs, oldest first.
 func (e *Emulator) SourceJobs(ctx context.Context, userID string) ([]*SourceJob, error) {
-	return e.sourceJobs(ctx, "user_id = ?", userID)
+	return sourceJobs(ctx, e.db.r, "user_id = ?", userID)
 }
 
 // SourceJob returns one of the user's source jobs.
 func (e *Emulator) SourceJob(ctx context.Context, userID, id string) (*SourceJob, error) {
-	jobs, err := e.sourceJobs(ctx, "user_id = ? AND id = ?", userID, id)
+	jobs, err := sourceJobs(ctx, e.db.r, "user_id = ? AND id = ?", userID, id)
 	if err != nil {
 		return nil, err
 	}
@@ -80,8 +80,8 @@ func (e *Emulator) SourceJob(ctx context.Context, userID, id string) (*SourceJob
 	return jobs[0], nil
 }
 
-func (e *Emulator) sourceJobs(ctx context.Context, where string, args ...any) ([]*SourceJob, error) {
-	rows, err := e.db.r.QueryContext(ctx, "SELECT id, user_id, command, environment, secrets, created_at FROM source_jobs WHERE "+where+" ORDER BY id", args...)
+func sourceJobs(ctx context.Context, q querier, where string, args ...any) ([]*SourceJob, error) {
+	rows, err := q.QueryContext(ctx, "SELECT id, user_id, command, environment, secrets, created_at FROM source_jobs WHERE "+where+" ORDER BY id", args...)
 	if err != nil {
 		return nil, err
 	}

@@ -25,7 +25,7 @@ func (e *Emulator) runJob(runCtx context.Context, t task) outcome {
 	start := time.Now()
 	defer func() { o.latency = time.Since(start) }()
 
-	jobs, err := e.sourceJobs(runCtx, "id = ?", t.jobID)
+	jobs, err := sourceJobs(runCtx, e.db.r, "id = ?", t.jobID)
 	if err != nil || len(jobs) == 0 {
 		o.err = fmt.Sprintf("source job %s is gone", t.jobID)
 		return o

@@ -113,4 +113,8 @@ CREATE TABLE job_runs (
 );
 CREATE INDEX job_runs_by_webhook ON job_runs (webhook_id, started_at);
 `,
+	// 2: each webhook's record as the API returns it, kept current by every write (writeRecord), so
+	// that a list is one column per row; openStore fills it for webhooks written before.
+	`ALTER TABLE webhooks ADD COLUMN record TEXT NOT NULL DEFAULT '';
+CREATE INDEX webhooks_list ON webhooks (user_id, id, record);`,
 }

@@ -33,7 +33,11 @@ func openStore(ctx context.Context, dsn string) (*store, error) {
 		db.SetConnMaxLifetime(0)
 		db.SetConnMaxIdleTime(0)
 		s := &store{w: db, r: db}
-		return s, s.migrate(ctx)
+		if err := s.migrate(ctx); err != nil {
+			db.Close()
+			return nil, err
+		}
+		return s, nil
 	}
 	pragmas := "_pragma=foreign_keys(1)&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
 	base := "file:" + (&url.URL{Path: dsn}).EscapedPath()
@@ -86,6 +90,9 @@ func (s *store) migrate(ctx context.Context) error {
 			return fmt.Errorf("migrating the hub database to version %d: %w", v+1, err)
 		}
 	}
+	if have < 2 {
+		return s.fillRecords(ctx) // webhooks written before version 2 have no record yet
+	}
 	return nil
 }
 
@@ -100,6 +107,13 @@ func (s *store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 		return err
 	}
 	return tx.Commit()
+}
+
+// querier is a *sql.DB or a *sql.Tx: reads inside a write transaction must use the transaction
+// (an in-memory database has a single connection, which the transaction holds).
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
 // placeholders returns "?,?,?" for n values.

@@ -216,14 +216,16 @@ func (e *Emulator) CreateWebhook(ctx context.Context, userID string, in WebhookI
 			return err
 		}
 		if in.Secrets != nil {
-			return mergeSecrets(ctx, tx, w.ID, *in.Secrets)
+			if err := mergeSecrets(ctx, tx, w.ID, *in.Secrets); err != nil {
+				return err
+			}
 		}
-		return nil
+		return writeRecord(ctx, tx, w.ID)
 	})
 	if err != nil {
 		return nil, err
 	}
-	e.listCache.forget(userID)
+	e.lists.forget(userID)
 	return e.Webhook(ctx, userID, w.ID)
 }
 
@@ -316,13 +318,15 @@ func (e *Emulator) UpdateWebhook(ctx context.Context, userID, id string, in Webh
 		}
 		set("updated_at", ms(e.now()))
 		args = append(args, id)
-		_, err := tx.ExecContext(ctx, "UPDATE webhooks SET "+strings.Join(sets, ", ")+" WHERE id = ?", args...)
-		return err
+		if _, err := tx.ExecContext(ctx, "UPDATE webhooks SET "+strings.Join(sets, ", ")+" WHERE id = ?", args...); err != nil {
+			return err
+		}
+		return writeRecord(ctx, tx, id)
 	})
+	e.lists.forget(userID) // also after a failed update: a forget too many costs one read
 	if err != nil {
 		return nil, err
 	}
-	e.listCache.forget(userID)
 	return e.Webhook(ctx, userID, id)
 }
 
@@ -340,15 +344,21 @@ func ownWebhook(ctx context.Context, tx *sql.Tx, userID, id string) error {
 // SetWebhookDisabled disables or enables a webhook. A disabled webhook receives nothing: deliveries
 // still pending when it is disabled are skipped.
 func (e *Emulator) SetWebhookDisabled(ctx context.Context, userID, id string, disabled bool) (*Webhook, error) {
-	res, err := e.db.w.ExecContext(ctx, "UPDATE webhooks SET disabled = ?, updated_at = ? WHERE id = ? AND user_id = ?",
-		disabled, ms(e.now()), id, userID)
+	err := e.db.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, "UPDATE webhooks SET disabled = ?, updated_at = ? WHERE id = ? AND user_id = ?",
+			disabled, ms(e.now()), id, userID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return notFound("webhook", id)
+		}
+		return writeRecord(ctx, tx, id)
+	})
+	e.lists.forget(userID) // also after a failed update: a forget too many costs one read
 	if err != nil {
 		return nil, err
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return nil, notFound("webhook", id)
-	}
-	e.listCache.forget(userID)
 	return e.Webhook(ctx, userID, id)
 }
 
@@ -361,13 +371,13 @@ func (e *Emulator) DeleteWebhook(ctx context.Context, userID, id string) error {
 	if n, _ := res.RowsAffected(); n == 0 {
 		return notFound("webhook", id)
 	}
-	e.listCache.forget(userID)
+	e.lists.forget(userID)
 	return nil
 }
 
 // Webhook returns one of the user's webhooks; another user's is not found.
 func (e *Emulator) Webhook(ctx context.Context, userID, id string) (*Webhook, error) {
-	list, err := e.webhooks(ctx, "w.user_id = ? AND w.id = ?", userID, id)
+	list, err := loadWebhooks(ctx, e.db.r, "w.user_id = ? AND w.id = ?", userID, id)
 	if err != nil {
 		return nil, err
 	}
@@ -379,11 +389,11 @@ func (e *Emulator) Webhook(ctx context.Context, userID, id string) (*Webhook, er
 
 // Webhooks returns the user's webhooks, oldest first.
 func (e *Emulator) Webhooks(ctx context.Context, userID string) ([]*Webhook, error) {
-	return e.webhooks(ctx, "w.user_id = ?", userID)
+	return loadWebhooks(ctx, e.db.r, "w.user_id = ?", userID)
 }
 
-func (e *Emulator) webhooks(ctx context.Context, where string, args ...any) ([]*Webhook, error) {
-	rows, err := e.db.r.QueryContext(ctx, `SELECT w.id, w.user_id, w.url, COALESCE(w.job_id, ''), w.watched, w.domains, w.secret,
+func loadWebhooks(ctx context.Context, q querier, where string, args ...any) ([]*Webhook, error) {
+	rows, err := q.QueryContext(ctx, `SELECT w.id, w.user_id, w.url, COALESCE(w.job_id, ''), w.watched, w.domains, w.secret,
 		w.disabled, w.created_at, w.updated_at FROM webhooks w WHERE `+where+` ORDER BY w.id`, args...)
 	if err != nil {
 		return nil, err
@@ -421,7 +431,7 @@ func (e *Emulator) webhooks(ctx context.Context, where string, args ...any) ([]*
 		return out, nil
 	}
 	// Job webhooks: attach the source job and the names of the webhook's secrets.
-	jobs, err := e.sourceJobs(ctx, "id IN ("+placeholders(len(jobIDs))+")", anySlice(jobIDs)...)
+	jobs, err := sourceJobs(ctx, q, "id IN ("+placeholders(len(jobIDs))+")", anySlice(jobIDs)...)
 	if err != nil {
 		return nil, err
 	}
@@ -429,7 +439,7 @@ func (e *Emulator) webhooks(ctx context.Context, where string, args ...any) ([]*
 	for _, j := range jobs {
 		byID[j.ID] = j
 	}
-	names, err := e.secretNames(ctx, jobHooks)
+	names, err := secretNames(ctx, q, jobHooks)
 	if err != nil {
 		return nil, err
 	}
@@ -442,8 +452,8 @@ func (e *Emulator) webhooks(ctx context.Context, where string, args ...any) ([]*
 	return out, nil
 }
 
-func (e *Emulator) secretNames(ctx context.Context, webhookIDs []string) (map[string][]string, error) {
-	rows, err := e.db.r.QueryContext(ctx, "SELECT webhook_id, name FROM webhook_secrets WHERE webhook_id IN ("+
+func secretNames(ctx context.Context, q querier, webhookIDs []string) (map[string][]string, error) {
+	rows, err := q.QueryContext(ctx, "SELECT webhook_id, name FROM webhook_secrets WHERE webhook_id IN ("+
 		placeholders(len(webhookIDs))+") ORDER BY name", anySlice(webhookIDs)...)
 	if err != nil {
 		return nil, err
