@@ -278,4 +278,3 @@ func BenchmarkParse(b *testing.B) {
 	run("jsonv2.Unmarshal", func() error { return jsonv2.Unmarshal(raw, new(Payload)) })
 	run("encoding-json.Unmarshal", func() error { return json.Unmarshal(raw, new(Payload)) })
 }
-
