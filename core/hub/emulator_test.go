@@ -25,7 +25,7 @@ type localHub struct {
 	bodies []string
 }
 
-func newLocalHub(t *testing.T) *localHub {
+func newLocalHub(t testing.TB) *localHub {
 	t.Helper()
 	emu, err := hubemu.Open(context.Background(), hubemu.Config{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -46,7 +46,7 @@ func newLocalHub(t *testing.T) *localHub {
 	return lh
 }
 
-func (lh *localHub) client(t *testing.T, user, role string) *hub.Client {
+func (lh *localHub) client(t testing.TB, user, role string) *hub.Client {
 	t.Helper()
 	token, _, err := lh.emu.CreateToken(context.Background(), user, role, "")
 	if err != nil {
