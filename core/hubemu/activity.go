@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -170,7 +171,12 @@ func (e *Emulator) Replay(ctx context.Context, userID, webhookID, deliveryID str
 			return err
 		}
 		if ref.State == StateRateLimited {
-			return errorf(ErrRateLimited, "webhook %s has used its %d triggers of the last 24 hours", webhookID, e.triggerLimit)
+			// A trigger becomes available when the oldest one in the window turns 24 hours old.
+			var oldest int64
+			_ = tx.QueryRowContext(ctx, "SELECT MIN(created_at) FROM deliveries WHERE webhook_id = ? AND created_at > ? AND state != ?",
+				webhookID, ms(e.now().Add(-24*time.Hour)), StateRateLimited).Scan(&oldest)
+			return &Error{Kind: ErrRateLimited, RetryAfter: max(fromMS(oldest).Add(24*time.Hour).Sub(e.now()), time.Second),
+				Message: fmt.Sprintf("webhook %s has used its %d triggers of the last 24 hours", webhookID, e.triggerLimit)}
 		}
 		return nil
 	})

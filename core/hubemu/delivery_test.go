@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -335,9 +336,12 @@ func TestTriggerLimit(t *testing.T) {
 		t.Fatalf("activity %+v", a)
 	}
 	// A replay counts as a trigger too.
-	status, body, _ := h.call("POST", "/api/emulator/webhooks/"+wh.ID+"/deliveries/"+a.Deliveries[4].ID+"/replay", h.token, nil)
+	status, body, hdr := h.call("POST", "/api/emulator/webhooks/"+wh.ID+"/deliveries/"+a.Deliveries[4].ID+"/replay", h.token, nil)
 	if status != 429 || !strings.Contains(string(body), "triggers") {
 		t.Fatalf("replay over the limit: %d %s", status, body)
+	}
+	if ra, err := strconv.Atoi(hdr.Get("Retry-After")); err != nil || ra < 86000 || ra > 86400 {
+		t.Fatalf("Retry-After %q, want about 24 hours", hdr.Get("Retry-After"))
 	}
 	time.Sleep(50 * time.Millisecond)
 	if n := len(rc.received()); n != 3 {

@@ -3,6 +3,7 @@ package hubemu
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Kinds of failure. Handlers map them to status codes in one place (statusOf).
@@ -17,8 +18,9 @@ var (
 
 // Error is a failure of one kind with the message a caller sees.
 type Error struct {
-	Kind    error
-	Message string
+	Kind       error
+	Message    string
+	RetryAfter time.Duration // for ErrRateLimited: when a retry can succeed
 }
 
 func (e *Error) Error() string { return e.Message }

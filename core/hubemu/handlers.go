@@ -79,6 +79,10 @@ func (e *Emulator) writeError(w http.ResponseWriter, r *http.Request, err error)
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="robothub hub emulator"`)
 	}
+	var limited *Error
+	if errors.As(err, &limited) && limited.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(limited.RetryAfter.Round(time.Second)/time.Second)))
+	}
 	// The public hub sends its message in the X-Error-Message header as well as in the body.
 	w.Header().Set("X-Error-Message", headerSafe(msg))
 	writeJSON(w, status, map[string]string{"error": msg})
