@@ -53,10 +53,11 @@ func (s *store) fillRecords(ctx context.Context) error {
 	})
 }
 
-// listCache keeps each user's encoded webhook list, the hub's most frequent answer, until one of
-// the user's webhooks changes. Every change of a webhook goes through this Emulator, which forgets
-// the user's entry after the change is committed (so one data directory is served by one emulator
-// process at a time; robothub hub token create, the other writer, does not touch webhooks).
+// listCache keeps each user's encoded webhook list, the hub's most frequent answer. Every change of
+// a webhook goes through this Emulator, which rebuilds the user's entry once the change is committed
+// (refreshList), so that lists are read from memory, and the cost of reading SQLite falls on the
+// rarer writes. Hence one data directory is served by one emulator process at a time (robothub hub
+// token create, the other writer, does not touch webhooks).
 type listCache struct {
 	mu    sync.Mutex
 	gen   map[string]uint64 // bumped by forget: a list read before a change is not kept after it
@@ -89,6 +90,15 @@ func (c *listCache) forget(userID string) {
 	}
 	c.gen[userID]++
 	delete(c.lists, userID)
+}
+
+// refreshList forgets the user's cached list and builds it again. Call it after a committed change
+// of one of the user's webhooks. If the rebuild fails, the next list reads SQLite.
+func (e *Emulator) refreshList(ctx context.Context, userID string) {
+	e.lists.forget(userID)
+	if _, err := e.webhookListJSON(context.WithoutCancel(ctx), userID); err != nil {
+		e.log.Warn("rebuilding a webhook list", "err", err)
+	}
 }
 
 // webhookListJSON returns the user's webhooks as the hub's bare JSON array of records.

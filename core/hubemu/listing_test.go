@@ -3,10 +3,13 @@ package hubemu
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestListFollowsEveryChange(t *testing.T) {
@@ -121,4 +124,36 @@ func TestNewerDatabaseIsRefused(t *testing.T) {
 	if _, err := Open(ctx, Config{DSN: dsn}); err == nil || !strings.Contains(err.Error(), "schema version 99") {
 		t.Fatalf("err %v", err)
 	}
+}
+
+// BenchmarkReadWebhookList measures what a list costs when it is not in the cache (after a restart):
+// reading and joining 1,000 stored records from a file database.
+func BenchmarkReadWebhookList(b *testing.B) {
+	ctx := context.Background()
+	e, err := Open(ctx, Config{DSN: filepath.Join(b.TempDir(), "hub.db"), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	_, alice, _ := e.CreateToken(ctx, "alice", RoleWrite, "")
+	for i := range 1000 {
+		url := fmt.Sprintf("https://example.com/h/%d", i)
+		watched := []WatchedItem{{"user", "alice"}, {"model", fmt.Sprintf("alice/m-%d", i)}}
+		if _, err := e.CreateWebhook(ctx, alice.ID, WebhookInput{URL: &url, Watched: &watched}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		if _, err := e.readWebhookList(ctx, alice.ID); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 }

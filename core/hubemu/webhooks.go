@@ -225,7 +225,7 @@ func (e *Emulator) CreateWebhook(ctx context.Context, userID string, in WebhookI
 	if err != nil {
 		return nil, err
 	}
-	e.lists.forget(userID)
+	e.refreshList(ctx, userID)
 	return e.Webhook(ctx, userID, w.ID)
 }
 
@@ -323,7 +323,7 @@ func (e *Emulator) UpdateWebhook(ctx context.Context, userID, id string, in Webh
 		}
 		return writeRecord(ctx, tx, id)
 	})
-	e.lists.forget(userID) // also after a failed update: a forget too many costs one read
+	e.refreshList(ctx, userID) // also after a failed change: a rebuild too many costs one read
 	if err != nil {
 		return nil, err
 	}
@@ -355,7 +355,7 @@ func (e *Emulator) SetWebhookDisabled(ctx context.Context, userID, id string, di
 		}
 		return writeRecord(ctx, tx, id)
 	})
-	e.lists.forget(userID) // also after a failed update: a forget too many costs one read
+	e.refreshList(ctx, userID) // also after a failed change: a rebuild too many costs one read
 	if err != nil {
 		return nil, err
 	}
@@ -371,7 +371,7 @@ func (e *Emulator) DeleteWebhook(ctx context.Context, userID, id string) error {
 	if n, _ := res.RowsAffected(); n == 0 {
 		return notFound("webhook", id)
 	}
-	e.lists.forget(userID)
+	e.refreshList(ctx, userID)
 	return nil
 }
 
