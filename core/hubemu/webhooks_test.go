@@ -234,3 +234,21 @@ func TestJobWebhookSecrets(t *testing.T) {
 		t.Fatalf("a secret value is in the record: %s", body)
 	}
 }
+
+func TestWhoami(t *testing.T) {
+	h := newTestHub(t, hubemu.Config{})
+	reader, _, err := h.emu.CreateToken(context.Background(), "alice", hubemu.RoleRead, "ci")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var who struct {
+		Type, Name string
+		Auth       struct {
+			AccessToken struct{ DisplayName, Role string }
+		}
+	}
+	h.mustCall("GET", "/api/whoami-v2", reader, nil, 200, &who)
+	if who.Type != "user" || who.Name != "alice" || who.Auth.AccessToken.Role != "read" || who.Auth.AccessToken.DisplayName != "ci" {
+		t.Fatalf("whoami %+v", who)
+	}
+}
