@@ -230,7 +230,7 @@ func (e *Emulator) Run(ctx context.Context) error {
 			}
 		}
 		if busyURL < p.Workers || busyJob < p.JobWorkers {
-			next, err := e.nextDue(ctx)
+			next, err := e.nextDue(ctx, busyURL < p.Workers, busyJob < p.JobWorkers)
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil
@@ -354,9 +354,20 @@ func withWebhookRef(payload, webhookID string) []byte {
 	return b.Bytes()
 }
 
-func (e *Emulator) nextDue(ctx context.Context) (time.Time, error) {
+// nextDue returns when the next delivery that a free worker could take is due (zero: none is
+// waiting). Deliveries of a kind whose workers are all busy are left out, so that the loop sleeps
+// until a worker is free instead of waking for them.
+func (e *Emulator) nextDue(ctx context.Context, urlFree, jobFree bool) (time.Time, error) {
+	kind := ""
+	switch {
+	case urlFree && !jobFree:
+		kind = " AND w.job_id IS NULL"
+	case jobFree && !urlFree:
+		kind = " AND w.job_id IS NOT NULL"
+	}
 	var next sql.NullInt64
-	err := e.db.r.QueryRowContext(ctx, "SELECT MIN(next_attempt_at) FROM deliveries WHERE state = ? AND leased = 0", StatePending).Scan(&next)
+	err := e.db.r.QueryRowContext(ctx, `SELECT MIN(d.next_attempt_at) FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
+		WHERE d.state = ? AND d.leased = 0`+kind, StatePending).Scan(&next)
 	if err != nil || !next.Valid {
 		return time.Time{}, err
 	}
