@@ -61,21 +61,21 @@ func defaultDataDir(getenv func(string) string) string {
 }
 
 // storeDSN resolves --db and --data-dir, creating the data directory.
-func storeDSN(c *cli.Context, e *env) (string, string, error) {
+func storeDSN(c *cli.Context, e *env) (string, error) {
 	if db := c.String("db"); db != "" {
 		if c.IsSet("data-dir") {
-			return "", "", usagef("give --db or --data-dir, not both")
+			return "", usagef("give --db or --data-dir, not both")
 		}
-		return db, "", nil
+		return db, nil
 	}
 	dir := c.String("data-dir")
 	if dir == "" {
 		dir = defaultDataDir(e.getenv)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", "", cli.Exit(fmt.Sprintf("creating the data directory: %v", err), exitError)
+		return "", cli.Exit(fmt.Sprintf("creating the data directory: %v", err), exitError)
 	}
-	return filepath.Join(dir, "hub.db"), dir, nil
+	return filepath.Join(dir, "hub.db"), nil
 }
 
 func hubServeCommand(e *env) *cli.Command {
@@ -140,7 +140,7 @@ func runHubServe(c *cli.Context, e *env) error {
 			return usagef("--bootstrap-webhook: %v", strings.TrimPrefix(err.Error(), "url: "))
 		}
 	}
-	dsn, _, err := storeDSN(c, e)
+	dsn, err := storeDSN(c, e)
 	if err != nil {
 		return err
 	}
@@ -203,7 +203,7 @@ func runHubServe(c *cli.Context, e *env) error {
 		fmt.Fprintf(e.stdout, "# webhook %s (%s) -> %s, watching %s\n", boot.Webhook.ID, what, boot.Webhook.URL, strings.Join(items, ","))
 	}
 
-	srv := &http.Server{Handler: emu.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: nil}
+	srv := &http.Server{Handler: emu.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	runCtx, stopRun := context.WithCancel(context.WithoutCancel(c.Context))
 	runDone := make(chan error, 1)
 	go func() { runDone <- emu.Run(runCtx) }()
@@ -283,7 +283,7 @@ Examples:
 				} else if len(pos) > 0 {
 					return usagef("hub token create takes no arguments, got %q: name the user with --user", pos)
 				}
-				dsn, _, err := storeDSN(c, e)
+				dsn, err := storeDSN(c, e)
 				if err != nil {
 					return err
 				}
