@@ -315,3 +315,16 @@ func TestJobSecretsDecodeFromNamesOrObject(t *testing.T) {
 		}
 	}
 }
+
+func TestAnswersDecodeAsEncodingJSONWould(t *testing.T) {
+	// Mixed-case names, a duplicate name (the last wins) and invalid UTF-8 must not fail a list.
+	body := "[{\"ID\":\"a\",\"Url\":\"https://e.com/\xff\",\"watched\":[],\"domains\":[\"repo\"],\"disabled\":false,\"disabled\":true}]"
+	_, c := newFaulty(t, nil, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, body) })
+	list, err := c.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].ID != "a" || !strings.HasPrefix(list[0].URL, "https://e.com/") || !list[0].Disabled {
+		t.Fatalf("%+v", list)
+	}
+}
