@@ -69,6 +69,9 @@ func (p DeliveryPolicy) backoff(n int) time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
+// deliveryKindOf is the SQL for the kind of delivery a row of webhooks gets: "url" or "job".
+const deliveryKindOf = "CASE WHEN job_id IS NULL THEN 'url' ELSE 'job' END"
+
 // queueDelivery records a delivery of an event to a webhook: pending, or rate_limited when the
 // webhook has had its TriggerLimit of deliveries in the last 24 hours.
 func (e *Emulator) queueDelivery(ctx context.Context, tx *sql.Tx, webhookID, eventID, replayOf string) (DeliveryRef, error) {
@@ -86,8 +89,9 @@ func (e *Emulator) queueDelivery(ctx context.Context, tx *sql.Tx, webhookID, eve
 		}
 	}
 	ref := DeliveryRef{ID: newID(now), WebhookID: webhookID, State: state}
-	_, err := tx.ExecContext(ctx, `INSERT INTO deliveries (id, webhook_id, event_id, replay_of, state, next_attempt_at, last_error, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, ref.ID, webhookID, eventID, replayOf, state, ms(now), lastError, ms(now), ms(now))
+	_, err := tx.ExecContext(ctx, `INSERT INTO deliveries (id, webhook_id, event_id, replay_of, state, kind, next_attempt_at, last_error, created_at, updated_at)
+		SELECT ?, id, ?, ?, ?, `+deliveryKindOf+`, ?, ?, ?, ? FROM webhooks WHERE id = ?`,
+		ref.ID, eventID, replayOf, state, ms(now), lastError, ms(now), ms(now), webhookID)
 	return ref, err
 }
 
@@ -197,13 +201,40 @@ func (e *Emulator) Run(ctx context.Context) error {
 	defer timer.Stop()
 	for {
 		var queued []task
-		if busyURL < p.Workers || busyJob < p.JobWorkers {
+		freeURL, freeJob := p.Workers-busyURL, p.JobWorkers-busyJob
+		if freeURL > 0 || freeJob > 0 {
 			var err error
-			if queued, err = e.claim(ctx, p.Workers-busyURL, p.JobWorkers-busyJob); err != nil {
+			if queued, err = e.claim(ctx, freeURL, freeJob); err != nil {
 				if ctx.Err() != nil {
 					return nil
 				}
 				return fmt.Errorf("hubemu: claiming deliveries: %w", err)
+			}
+		}
+		// When the claim took fewer than the free workers could, nothing else is due now: sleep
+		// until the next delivery is due. Otherwise a finishing worker wakes the loop.
+		if freeURL > 0 || freeJob > 0 {
+			urlRoom, jobRoom := freeURL > 0, freeJob > 0
+			for _, t := range queued {
+				if t.jobID != "" {
+					freeJob--
+				} else {
+					freeURL--
+				}
+			}
+			if (urlRoom && freeURL > 0) || (jobRoom && freeJob > 0) {
+				next, err := e.nextDue(ctx, urlRoom, jobRoom)
+				if err != nil {
+					if ctx.Err() != nil {
+						return nil
+					}
+					return fmt.Errorf("hubemu: finding the next delivery: %w", err)
+				}
+				wait := time.Hour
+				if !next.IsZero() {
+					wait = max(time.Until(next), time.Millisecond)
+				}
+				timer.Reset(wait)
 			}
 		}
 		// Hand out the claimed tasks while collecting results, so that no worker waits on us.
@@ -228,20 +259,6 @@ func (e *Emulator) Run(ctx context.Context) error {
 			case <-ctx.Done():
 				return nil
 			}
-		}
-		if busyURL < p.Workers || busyJob < p.JobWorkers {
-			next, err := e.nextDue(ctx, busyURL < p.Workers, busyJob < p.JobWorkers)
-			if err != nil {
-				if ctx.Err() != nil {
-					return nil
-				}
-				return fmt.Errorf("hubemu: finding the next delivery: %w", err)
-			}
-			wait := time.Hour
-			if !next.IsZero() {
-				wait = max(time.Until(next), time.Millisecond)
-			}
-			timer.Reset(wait)
 		}
 		select {
 		case <-ctx.Done():
@@ -302,16 +319,16 @@ func (e *Emulator) claim(ctx context.Context, nURL, nJob int) ([]task, error) {
 	err := e.db.tx(ctx, func(tx *sql.Tx) error {
 		now := ms(e.now())
 		for _, kind := range []struct {
-			cond string
+			name string
 			n    int
-		}{{"w.job_id IS NULL", nURL}, {"w.job_id IS NOT NULL", nJob}} {
+		}{{"url", nURL}, {"job", nJob}} {
 			if kind.n <= 0 {
 				continue
 			}
 			rows, err := tx.QueryContext(ctx, `SELECT d.id, d.webhook_id, d.attempts, w.url, w.secret, COALESCE(w.job_id, ''), w.disabled, ev.payload
 				FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN events ev ON ev.id = d.event_id
-				WHERE d.state = ? AND d.leased = 0 AND d.next_attempt_at <= ? AND `+kind.cond+`
-				ORDER BY d.next_attempt_at, d.id LIMIT ?`, StatePending, now, kind.n)
+				WHERE d.state = ? AND d.leased = 0 AND d.kind = ? AND d.next_attempt_at <= ?
+				ORDER BY d.next_attempt_at, d.id LIMIT ?`, StatePending, kind.name, now, kind.n)
 			if err != nil {
 				return err
 			}
@@ -358,20 +375,25 @@ func withWebhookRef(payload, webhookID string) []byte {
 // waiting). Deliveries of a kind whose workers are all busy are left out, so that the loop sleeps
 // until a worker is free instead of waking for them.
 func (e *Emulator) nextDue(ctx context.Context, urlFree, jobFree bool) (time.Time, error) {
-	kind := ""
-	switch {
-	case urlFree && !jobFree:
-		kind = " AND w.job_id IS NULL"
-	case jobFree && !urlFree:
-		kind = " AND w.job_id IS NOT NULL"
+	var next time.Time
+	for kind, free := range map[string]bool{"url": urlFree, "job": jobFree} {
+		if !free {
+			continue
+		}
+		var at int64
+		err := e.db.r.QueryRowContext(ctx, `SELECT next_attempt_at FROM deliveries WHERE state = ? AND leased = 0 AND kind = ?
+			ORDER BY next_attempt_at LIMIT 1`, StatePending, kind).Scan(&at)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return time.Time{}, err
+		}
+		if t := fromMS(at); next.IsZero() || t.Before(next) {
+			next = t
+		}
 	}
-	var next sql.NullInt64
-	err := e.db.r.QueryRowContext(ctx, `SELECT MIN(d.next_attempt_at) FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
-		WHERE d.state = ? AND d.leased = 0`+kind, StatePending).Scan(&next)
-	if err != nil || !next.Valid {
-		return time.Time{}, err
-	}
-	return fromMS(next.Int64), nil
+	return next, nil
 }
 
 // send makes one HTTP attempt of a delivery.

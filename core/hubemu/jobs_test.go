@@ -87,3 +87,23 @@ func TestFailingAndSlowJobs(t *testing.T) {
 		}
 	}
 }
+
+func TestPendingDeliveriesFollowAWebhookTurnedIntoAJob(t *testing.T) {
+	h := newTestHub(t, hubemu.Config{})
+	h.stop() // the delivery stays pending while the webhook changes
+	wh := h.createWebhook(h.token, map[string]any{"url": "http://127.0.0.1:1/nowhere", "watched": watch("user:alice")})
+	h.emit(h.token, hubemu.EmitInput{Repo: "model:alice/bert", Scope: "repo.content", Action: "update"})
+	var job struct{ ID string }
+	h.mustCall("POST", "/api/emulator/jobs", h.token, map[string]any{"command": []string{"sh", "-c", "echo ran for $WEBHOOK_REPO_ID"}}, 200, &job)
+	h.mustCall("POST", "/api/settings/webhooks/"+wh.ID, h.token, map[string]any{"jobSourceId": job.ID}, 200, nil)
+	h.start()
+	var runs []hubemu.JobRun
+	waitFor(t, "the job run", func() bool {
+		h.mustCall("GET", "/api/emulator/webhooks/"+wh.ID+"/runs", h.token, nil, 200, &runs)
+		return len(runs) == 1 && runs[0].State == hubemu.RunCompleted
+	})
+	a := h.activity(h.token, wh.ID)
+	if d := a.Deliveries[0]; d.State != hubemu.StateDelivered || d.AttemptCount != 1 || d.Attempts[0].Target != "job "+job.ID {
+		t.Fatalf("delivery %+v", d)
+	}
+}

@@ -117,4 +117,9 @@ CREATE INDEX job_runs_by_webhook ON job_runs (webhook_id, started_at);
 	// that a list is one column per row; openStore fills it for webhooks written before.
 	`ALTER TABLE webhooks ADD COLUMN record TEXT NOT NULL DEFAULT '';
 CREATE INDEX webhooks_list ON webhooks (user_id, id, record);`,
+	// 3: whether a delivery is an HTTP request or a job run, so that the delivery loop finds the due
+	// deliveries of each kind through an index, however many of the other kind wait.
+	`ALTER TABLE deliveries ADD COLUMN kind TEXT NOT NULL DEFAULT 'url';                 -- url | job
+UPDATE deliveries SET kind = 'job' WHERE webhook_id IN (SELECT id FROM webhooks WHERE job_id IS NOT NULL);
+CREATE INDEX deliveries_due_by_kind ON deliveries (state, leased, kind, next_attempt_at);`,
 }

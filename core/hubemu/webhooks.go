@@ -321,6 +321,12 @@ func (e *Emulator) UpdateWebhook(ctx context.Context, userID, id string, in Webh
 		if _, err := tx.ExecContext(ctx, "UPDATE webhooks SET "+strings.Join(sets, ", ")+" WHERE id = ?", args...); err != nil {
 			return err
 		}
+		if in.URL != nil || in.JobSourceID != nil { // pending deliveries follow the webhook's new kind
+			if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET kind = (SELECT `+deliveryKindOf+` FROM webhooks WHERE id = ?)
+				WHERE webhook_id = ? AND state = ?`, id, id, StatePending); err != nil {
+				return err
+			}
+		}
 		return writeRecord(ctx, tx, id)
 	})
 	e.refreshList(ctx, userID) // also after a failed change: a rebuild too many costs one read
