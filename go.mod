@@ -3,6 +3,8 @@ module github.com/robothub/robothub
 go 1.26.8
 
 require (
+	github.com/akrylysov/algnhsa v1.1.0
+	github.com/aws/aws-lambda-go v1.55.1
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875
 	github.com/urfave/cli/v2 v2.27.7
 )
