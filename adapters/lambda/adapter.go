@@ -2,7 +2,6 @@ package lambda
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 
 	"github.com/akrylysov/algnhsa"
@@ -48,7 +47,19 @@ func (a *adapter) Invoke(ctx context.Context, event []byte) ([]byte, error) {
 	}
 	out, err := a.byKind[algnhsa.RequestTypeAuto].Invoke(ctx, event)
 	if err != nil {
-		return nil, fmt.Errorf("the webhook receiver cannot serve this Lambda event (it serves HTTP requests from API Gateway, an ALB or a function URL): %w", err)
+		return nil, &EventError{Err: err}
 	}
 	return out, nil
 }
+
+// EventError fails an invocation whose event is not an HTTP request the adapter can serve. Lambda
+// reports it with errorType "EventError".
+type EventError struct {
+	Err error // algnhsa's reason
+}
+
+func (e *EventError) Error() string {
+	return "the webhook receiver cannot serve this Lambda event (it serves HTTP requests from API Gateway, an ALB or a function URL): " + e.Err.Error()
+}
+
+func (e *EventError) Unwrap() error { return e.Err }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -200,6 +201,10 @@ func TestEventsThatAreNotRequests(t *testing.T) {
 			out, err := h.Invoke(context.Background(), c.event)
 			if err == nil {
 				t.Fatalf("no error; response %s", out)
+			}
+			var ee *EventError
+			if !errors.As(err, &ee) {
+				t.Errorf("error %T is not an *EventError", err)
 			}
 			for _, w := range []string{"the webhook receiver cannot serve this Lambda event", c.want} {
 				if !strings.Contains(err.Error(), w) {
