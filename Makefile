@@ -40,3 +40,34 @@ lint: vet
 
 clean:
 	rm -rf $(BIN)
+
+# ---- Receivers as cloud functions: adapters/lambda, adapters/gcf, functions/, deploy/ ----
+#   make lambda-zip    bin/lambda/bootstrap-arm64.zip (LAMBDA_ARCH=amd64 for x86_64)
+#   make deploy-aws    build, then sam deploy deploy/aws/template.yaml (needs WEBHOOK_SECRET)
+#   make gcf-run       the Cloud Function locally through funcframework on 127.0.0.1:$(GCF_PORT)
+#   make deploy-gcp    gcloud functions deploy --gen2 (deploy/gcp/deploy.sh; DRY_RUN=1 prints it)
+#   make space         bin/space: the files of a hub Space that runs the receiver (deploy/space)
+#   make bench-cloud   the Lambda per-invoke and bootstrap start-to-ready benchmarks
+
+LAMBDA_ARCH ?= arm64
+STACK       ?= robothub-webhooks
+GCF_PORT    ?= 8080
+
+.PHONY: lambda-zip deploy-aws gcf-run deploy-gcp space bench-cloud
+
+lambda-zip:
+	@mkdir -p $(BIN)/lambda/$(LAMBDA_ARCH)
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(LAMBDA_ARCH) $(GO) build -tags lambda.norpc -trimpath \
+		-ldflags '$(LDFLAGS)' -o $(BIN)/lambda/$(LAMBDA_ARCH)/bootstrap ./functions/lambda
+	@rm -f $(BIN)/lambda/bootstrap-$(LAMBDA_ARCH).zip
+	cd $(BIN)/lambda/$(LAMBDA_ARCH) && \
+		if command -v zip >/dev/null; then zip -q -X ../bootstrap-$(LAMBDA_ARCH).zip bootstrap; \
+		else python3 -m zipfile -c ../bootstrap-$(LAMBDA_ARCH).zip bootstrap; fi
+	@echo "built $(BIN)/lambda/bootstrap-$(LAMBDA_ARCH).zip"
+
+deploy-aws:
+	@test -n "$$WEBHOOK_SECRET" || { echo "set WEBHOOK_SECRET to the secret of the hub webhook"; exit 2; }
+	$(MAKE) lambda-zip LAMBDA_ARCH=arm64 BIN=bin
+	sam deploy --template-file deploy/aws/template.yaml --stack-name $(STACK) --resolve-s3 \
+		--capabilities CAPABILITY_IAM --no-fail-on-empty-changeset \
+		--parameter-overrides "WebhookSecret=$$WEBHOOK_SECRET" "Routes=$${ROBOTHUB_ROUTES:-hello=log}"
