@@ -5,14 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/GoogleCloudPlatform/functions-framework-go/funcframework"
 
 	"github.com/robothub/robothub/internal/receivertest"
 )
@@ -41,7 +36,7 @@ func TestTableThroughFuncframework(t *testing.T) {
 	srv := receivertest.NewReceiver(t, true, logs)
 	Register("TableFunction", srv)
 	t.Setenv("FUNCTION_TARGET", "TableFunction")
-	base := startFuncframework(t)
+	base := receivertest.StartFuncframework(t)
 
 	runTable(t, base, receivertest.Reference(t, srv))
 
@@ -66,40 +61,6 @@ func TestTableThroughFuncframework(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), receivertest.Secret) {
 		t.Error("the secret leaked into the logs")
-	}
-}
-
-// startFuncframework serves the registered functions with funcframework on a free loopback port
-// and returns its base URL once it answers. The framework has no way to stop: it serves until the
-// test binary exits.
-func startFuncframework(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
-	ln.Close()
-	failed := make(chan error, 1)
-	go func() { failed <- funcframework.StartHostPort("127.0.0.1", port) }()
-	base := "http://127.0.0.1:" + port
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		select {
-		case err := <-failed:
-			t.Fatalf("funcframework: %v", err)
-		default:
-		}
-		if resp, err := http.Get(base + "/healthz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return base
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("funcframework did not answer /healthz")
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 

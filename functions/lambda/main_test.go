@@ -83,22 +83,10 @@ func functionEnv(api *runtimeAPI, env map[string]string) []string {
 	return out
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
 // startFunction runs the bootstrap binary as Lambda would, against api.
-func startFunction(t *testing.T, api *runtimeAPI, env map[string]string) (stdout, stderr *syncBuffer) {
+func startFunction(t *testing.T, api *runtimeAPI, env map[string]string) (stdout, stderr *receivertest.SyncBuffer) {
 	t.Helper()
-	stdout, stderr = &syncBuffer{}, &syncBuffer{}
+	stdout, stderr = &receivertest.SyncBuffer{}, &receivertest.SyncBuffer{}
 	cmd := exec.Command(buildBootstrap(t, runtime.GOARCH))
 	cmd.Env = functionEnv(api, env)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
