@@ -71,3 +71,11 @@ deploy-aws:
 	sam deploy --template-file deploy/aws/template.yaml --stack-name $(STACK) --resolve-s3 \
 		--capabilities CAPABILITY_IAM --no-fail-on-empty-changeset \
 		--parameter-overrides "WebhookSecret=$$WEBHOOK_SECRET" "Routes=$${ROBOTHUB_ROUTES:-hello=log}"
+
+gcf-run:
+	FUNCTION_TARGET=RobothubWebhooks PORT=$(GCF_PORT) ROBOTHUB_ROUTES="$${ROBOTHUB_ROUTES:-hello=log}" \
+		$(GO) run ./functions/gcf/cmd
+
+deploy-gcp:
+	deploy/gcp/deploy.sh $(if $(DRY_RUN),--dry-run) $(if $(GCP_PROJECT),--project $(GCP_PROJECT)) \
+		$(if $(GCP_REGION),--region $(GCP_REGION))
