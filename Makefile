@@ -11,7 +11,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/robothub/robothub/core/version.Version=$(VERSION)
 STATICCHECK_VERSION ?= 2025.1.1
 
-.PHONY: run test test-go vet bench lint build clean
+.PHONY: run test test-go vet bench load-receiver lint build clean
 
 build:
 	@mkdir -p $(BIN)
@@ -20,7 +20,7 @@ build:
 run: build
 	$(BIN)/robothub serve --addr 127.0.0.1:7860 \
 		--route hello=log \
-		--route echo=log
+		--route stamp=exec:'sh -c "echo $$WEBHOOK_EVENT_SCOPE $$WEBHOOK_EVENT_ACTION on $$WEBHOOK_REPO_NAME"'
 
 vet:
 	$(GO) vet ./...
@@ -32,6 +32,10 @@ test: vet test-go
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# The receiver's load command: receiver vs a bare net/http handler, driven by wrk (apt-get install wrk).
+load-receiver:
+	ROBOTHUB_LOAD=1 $(GO) test -count=1 -run TestLoadReceiverVersusBareHandler -v ./adapters/nethttp
 
 lint: vet
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \

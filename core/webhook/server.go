@@ -130,6 +130,9 @@ func NewServer(opts ...Option) *Server {
 	return s
 }
 
+// HandlerTimeout is the longest a handler may run; a transport's own timeouts should exceed it.
+func (s *Server) HandlerTimeout() time.Duration { return s.timeout }
+
 // SecretIsSet reports whether requests must carry a secret.
 func (s *Server) SecretIsSet() bool { return s.secret.IsSet() }
 
@@ -287,6 +290,10 @@ func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request, path strin
 	status = http.StatusOK
 	var out any
 	switch {
+	case res.panic == nil && res.err == nil && res.value == nil: // the common case, without encoding
+		writeRaw(w, status, okBody)
+		s.logDelivery(rt, p, status, start)
+		return
 	case res.panic != nil:
 		status = http.StatusInternalServerError
 		s.log.Error("webhook handler panicked", "route", rt.Path, "panic", fmt.Sprint(res.panic), "stack", string(res.stack))
@@ -308,9 +315,16 @@ func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request, path strin
 		status, buf = http.StatusInternalServerError, []byte(`{"error":"handler `+rt.Name+` returned a value that is not JSON"}`)
 	}
 	writeRaw(w, status, buf)
-	s.log.Info("webhook delivered", "route", rt.Path, "status", status,
-		"scope", p.Event.Scope, "action", p.Event.Action, "repo", p.Repo.Type+":"+p.Repo.Name,
-		"duration", time.Since(start))
+	s.logDelivery(rt, p, status, start)
+}
+
+var okBody = []byte(`{"message":"ok"}`)
+
+func (s *Server) logDelivery(rt *route, p *Payload, status int, start time.Time) {
+	s.log.LogAttrs(context.Background(), slog.LevelInfo, "webhook delivered",
+		slog.String("route", rt.Path), slog.Int("status", status),
+		slog.String("scope", p.Event.Scope), slog.String("action", p.Event.Action),
+		slog.String("repo", p.Repo.Type+":"+p.Repo.Name), slog.Duration("duration", time.Since(start)))
 }
 
 func resultBody(v any) (int, any) {
@@ -339,9 +353,9 @@ func resultBody(v any) (int, any) {
 
 // readBody reads the whole body once, refusing more than max bytes.
 func readBody(r *http.Request, max int64) ([]byte, int, error) {
-	tooBig := fmt.Errorf("payload is larger than the limit of %d bytes", max)
+	tooBig := func() error { return fmt.Errorf("payload is larger than the limit of %d bytes", max) }
 	if r.ContentLength > max {
-		return nil, http.StatusRequestEntityTooLarge, tooBig
+		return nil, http.StatusRequestEntityTooLarge, tooBig()
 	}
 	if r.Body == nil {
 		return nil, http.StatusBadRequest, fmt.Errorf("%w: the body is empty", ErrNotJSON)
@@ -355,7 +369,7 @@ func readBody(r *http.Request, max int64) ([]byte, int, error) {
 		n, err := r.Body.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		if int64(len(buf)) > max {
-			return nil, http.StatusRequestEntityTooLarge, tooBig
+			return nil, http.StatusRequestEntityTooLarge, tooBig()
 		}
 		if err == io.EOF {
 			break

@@ -1,0 +1,217 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/robothub/robothub/adapters/nethttp"
+	"github.com/robothub/robothub/core/webhook"
+	"github.com/robothub/robothub/core/webhook/actions"
+)
+
+func serveCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "serve",
+		Usage: "run a webhook receiver whose routes run commands, log or forward payloads",
+		UsageText: `robothub serve --route NAME=ACTION [--route ...] [options]
+
+Each --route serves POST /webhooks/NAME. Actions:
+  log                   print each payload as one line of JSON on stdout
+  exec:COMMAND ARGS...  run COMMAND (no shell) with the payload in $WEBHOOK_PAYLOAD and on stdin;
+                        also set: WEBHOOK_ROUTE, WEBHOOK_EVENT_SCOPE, WEBHOOK_EVENT_ACTION,
+                        WEBHOOK_REPO_TYPE, WEBHOOK_REPO_NAME. Exit status 0 answers 200, others 500.
+  forward:URL           POST the payload on to URL, retrying on errors, 429 and 5xx
+
+Examples:
+  WEBHOOK_SECRET=... robothub serve --route seen=log
+  robothub serve --route retrain=exec:'./retrain.sh --fast' --route relay=forward:https://ci.example.com/hook
+  NGROK_AUTHTOKEN=... robothub serve --route seen=log             # public URL through ngrok
+  robothub serve --route seen=log --tunnel-command 'cloudflared tunnel --url {url}'`,
+		Flags: []cli.Flag{
+			&cli.StringSliceFlag{Name: "route", Aliases: []string{"r"}, Usage: "add a route `NAME=ACTION` (repeatable); also read from $" + actions.RoutesEnv + ", separated by ';' or newlines"},
+			&cli.StringFlag{Name: "addr", Usage: "listen `ADDRESS` (default 127.0.0.1:7860, or 127.0.0.1:$PORT; 0.0.0.0:7860 on a hub Space)"},
+			&cli.StringFlag{Name: "secret", Usage: "secret that deliveries must carry in X-Webhook-Secret (default $" + webhook.SecretEnv + "; prefer the variable: flags show in ps)"},
+			&cli.Int64Flag{Name: "max-body-bytes", Value: webhook.DefaultMaxBodyBytes, Usage: "refuse larger deliveries with 413"},
+			&cli.DurationFlag{Name: "exec-timeout", Value: 60 * time.Second, Usage: "kill an exec: command (and its children) after this long"},
+			&cli.IntFlag{Name: "exec-concurrency", Value: 4, Usage: "exec: commands running at once; further deliveries wait"},
+			&cli.StringFlag{Name: "tunnel", Value: "auto", Usage: "public tunnel: auto (ngrok when $" + nethttp.NgrokAuthtokenEnv + " is set, the command when --tunnel-command is given), ngrok, command, none"},
+			&cli.StringFlag{Name: "tunnel-command", Usage: "tunnel program printing a public https URL, e.g. 'cloudflared tunnel --url {url}' ({url}, {port}, {host} are replaced)"},
+			&cli.StringFlag{Name: "tunnel-url-pattern", Usage: "`REGEXP` that picks the public URL from the tunnel program's output (first group, or whole match)"},
+			&cli.StringSliceFlag{Name: "update-webhook", Usage: "hub webhook to point at the public URL once known: `ID` (with one route) or ID=ROUTE (repeatable)"},
+			&cli.StringFlag{Name: "log-format", Value: "text", Usage: "log format: text or json"},
+			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "log level: debug, info, warn, error"},
+		},
+		OnUsageError: onUsageError,
+		Action: func(c *cli.Context) error {
+			return runServe(c, e)
+		},
+	}
+}
+
+func runServe(c *cli.Context, e *env) error {
+	if c.NArg() > 0 {
+		return usagef("serve takes no arguments (got %q): routes are given with --route NAME=ACTION", c.Args().Slice())
+	}
+	logger, err := newLogger(e.stderr, c.String("log-format"), c.String("log-level"))
+	if err != nil {
+		return err
+	}
+	routes, err := actions.ParseRoutes(e.getenv(actions.RoutesEnv))
+	if err != nil {
+		return usagef("$%s: %v", actions.RoutesEnv, err)
+	}
+	for _, spec := range c.StringSlice("route") {
+		r, err := actions.ParseRoute(spec)
+		if err != nil {
+			return usagef("--route: %v", err)
+		}
+		routes = append(routes, r)
+	}
+	if len(routes) == 0 {
+		return usagef("no route: add at least one --route NAME=ACTION (for example --route hello=log)")
+	}
+
+	secretOpt := webhook.WithGetenv(e.getenv)
+	opts := []webhook.Option{secretOpt, webhook.WithLogger(logger),
+		webhook.WithMaxBodyBytes(c.Int64("max-body-bytes")),
+		webhook.WithHandlerTimeout(c.Duration("exec-timeout") + 10*time.Second)}
+	if c.IsSet("secret") {
+		opts = append(opts, webhook.WithSecret(c.String("secret")))
+	}
+	srv := webhook.NewServer(opts...)
+	b := actions.NewBuilder(actions.Config{
+		Logger: logger, Output: e.stdout,
+		ExecTimeout: c.Duration("exec-timeout"), ExecConcurrency: c.Int("exec-concurrency"),
+	})
+	if err := b.Register(srv, routes); err != nil {
+		return usagef("%v", err)
+	}
+
+	tunnel, err := chooseTunnel(c, e, logger)
+	if err != nil {
+		return err
+	}
+	updates, err := webhookUpdates(c.StringSlice("update-webhook"), srv.Routes())
+	if err != nil {
+		return err
+	}
+	return nethttp.Launch(c.Context, srv, nethttp.Options{
+		Addr: c.String("addr"), Getenv: e.getenv, Logger: logger, Out: e.stdout, Tunnel: tunnel,
+		OnPublicURL: func(ctx context.Context, public string) {
+			announcePublicURL(ctx, e.stdout, public, srv.Routes(), updates)
+		},
+	})
+}
+
+func chooseTunnel(c *cli.Context, e *env, logger *slog.Logger) (nethttp.Tunnel, error) {
+	mode, command := c.String("tunnel"), c.String("tunnel-command")
+	token := e.getenv(nethttp.NgrokAuthtokenEnv)
+	var pattern *regexp.Regexp
+	if p := c.String("tunnel-url-pattern"); p != "" {
+		var err error
+		if pattern, err = regexp.Compile(p); err != nil {
+			return nil, usagef("--tunnel-url-pattern: %v", err)
+		}
+	}
+	commandTunnel := func() (nethttp.Tunnel, error) {
+		if command == "" {
+			return nil, usagef("--tunnel command needs --tunnel-command, e.g. 'cloudflared tunnel --url {url}'")
+		}
+		argv, err := actions.SplitCommand(command)
+		if err != nil {
+			return nil, usagef("--tunnel-command: %v", err)
+		}
+		return &nethttp.CommandTunnel{Argv: argv, URLPattern: pattern, Logger: logger}, nil
+	}
+	ngrokTunnel := func() (nethttp.Tunnel, error) {
+		if token == "" {
+			return nil, usagef("--tunnel ngrok needs $%s (your ngrok authtoken)", nethttp.NgrokAuthtokenEnv)
+		}
+		return &nethttp.NgrokTunnel{Authtoken: token, Domain: e.getenv(nethttp.NgrokDomainEnv), Logger: logger}, nil
+	}
+	switch mode {
+	case "none":
+		return nil, nil
+	case "ngrok":
+		return ngrokTunnel()
+	case "command":
+		return commandTunnel()
+	case "auto":
+		switch {
+		case command != "":
+			return commandTunnel()
+		case token != "":
+			return ngrokTunnel()
+		}
+		return nil, nil
+	default:
+		return nil, usagef("--tunnel %q: use auto, ngrok, command or none", mode)
+	}
+}
+
+// webhookUpdate is a hub webhook to repoint at route once the public URL is known.
+type webhookUpdate struct{ id, route string }
+
+func webhookUpdates(specs []string, routes []webhook.Route) ([]webhookUpdate, error) {
+	var out []webhookUpdate
+	for _, s := range specs {
+		id, route, named := strings.Cut(s, "=")
+		if id == "" {
+			return nil, usagef("--update-webhook %q: want ID or ID=ROUTE", s)
+		}
+		if !named {
+			if len(routes) != 1 {
+				return nil, usagef("--update-webhook %s: the receiver has %d routes; say which with %s=ROUTE", id, len(routes), id)
+			}
+			route = routes[0].Name
+		}
+		known := false
+		for _, r := range routes {
+			known = known || r.Name == strings.Trim(route, "/")
+		}
+		if !known {
+			return nil, usagef("--update-webhook %s: no route named %q", id, route)
+		}
+		out = append(out, webhookUpdate{id: id, route: strings.Trim(route, "/")})
+	}
+	return out, nil
+}
+
+// announcePublicURL reminds the user that the hub must be told about a new public address (the
+// spec's rule 6), with the exact commands to run.
+func announcePublicURL(_ context.Context, out io.Writer, public string, routes []webhook.Route, updates []webhookUpdate) {
+	if len(updates) > 0 {
+		fmt.Fprintln(out, "Point the hub webhooks at this address:")
+		for _, u := range updates {
+			fmt.Fprintf(out, "  robothub webhooks update %s --url %s%s%s\n", u.id, public, webhook.RoutePrefix, u.route)
+		}
+		return
+	}
+	fmt.Fprintln(out, "This public address changes when the tunnel restarts. Point a hub webhook at a route with:")
+	for _, r := range routes {
+		fmt.Fprintf(out, "  robothub webhooks update <webhook_id> --url %s%s\n", public, r.Path)
+	}
+}
+
+func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, usagef("--log-level %q: use debug, info, warn or error", level)
+	}
+	hopts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, hopts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, hopts)), nil
+	default:
+		return nil, usagef("--log-format %q: use text or json", format)
+	}
+}
