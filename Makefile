@@ -83,3 +83,11 @@ gcf-run:
 deploy-gcp:
 	deploy/gcp/deploy.sh $(if $(DRY_RUN),--dry-run) $(if $(GCP_PROJECT),--project $(GCP_PROJECT)) \
 		$(if $(GCP_REGION),--region $(GCP_REGION))
+
+SPACE_DIR ?= $(BIN)/space
+
+space:
+	rm -rf $(SPACE_DIR) && mkdir -p $(SPACE_DIR)
+	git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -xf - -C $(SPACE_DIR)
+	cp deploy/space/Dockerfile deploy/space/README.md deploy/space/.dockerignore $(SPACE_DIR)/
+	@echo "$(SPACE_DIR) holds the Space's files: push them to the Space (deploy/space/README.md, step 4)"
