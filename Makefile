@@ -91,3 +91,7 @@ space:
 	git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -xf - -C $(SPACE_DIR)
 	cp deploy/space/Dockerfile deploy/space/README.md deploy/space/.dockerignore $(SPACE_DIR)/
 	@echo "$(SPACE_DIR) holds the Space's files: push them to the Space (deploy/space/README.md, step 4)"
+
+bench-cloud:
+	$(GO) test -run '^$$' -bench 'Invoke' -benchmem -count 6 ./adapters/lambda
+	$(GO) test -run '^$$' -bench 'BootstrapReady' -benchtime 200x -count 3 ./functions/lambda
