@@ -12,11 +12,12 @@ import (
 // mislead it, and then the chosen decoder rejects the event (each checks the fields that define its
 // shape) and the adapter decodes again with automatic detection.
 func eventKind(event []byte) algnhsa.RequestType {
+	// Lambda sends each shape's distinctive field first, so the usual case stops early.
 	switch {
-	case bytes.Contains(event, []byte(`"elb"`)): // requestContext.elb.targetGroupArn
-		return algnhsa.RequestTypeALB
 	case hasVersion2(event): // HTTP APIs and function URLs: "version": "2.0"
 		return algnhsa.RequestTypeAPIGatewayV2
+	case bytes.Contains(event, []byte(`"elb"`)): // requestContext.elb.targetGroupArn
+		return algnhsa.RequestTypeALB
 	case bytes.Contains(event, []byte(`"httpMethod"`)): // REST APIs (ALB events have it too)
 		return algnhsa.RequestTypeAPIGatewayV1
 	}
