@@ -18,6 +18,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
+	"strconv"
 
 	lambdaadapter "github.com/robothub/robothub/adapters/lambda"
 	"github.com/robothub/robothub/core/webhook"
@@ -28,11 +30,28 @@ import (
 const BasePathEnv = "ROBOTHUB_BASE_PATH"
 
 func main() {
+	if singleInvocation(os.Getenv) {
+		// A Lambda execution environment serves one invocation at a time; a second P only adds
+		// goroutine wake-ups (futex calls) to each one: 30 to 60% more CPU per invoke, measured
+		// in docs/BENCHMARKS.md.
+		runtime.GOMAXPROCS(1)
+	}
 	srv, opts, err := configure(os.Getenv, os.Stdout, os.Stderr)
 	if err != nil {
 		os.Exit(1) // configure logged why; Lambda reports the exit as an init error
 	}
 	lambdaadapter.Start(srv, opts...)
+}
+
+// singleInvocation reports whether the function serves one invocation at a time and leaves the
+// choice of GOMAXPROCS to this program: not on Lambda Managed Instances, where
+// AWS_LAMBDA_MAX_CONCURRENCY allows several, and not when GOMAXPROCS is set.
+func singleInvocation(getenv func(string) string) bool {
+	if getenv("GOMAXPROCS") != "" {
+		return false
+	}
+	n, err := strconv.Atoi(getenv("AWS_LAMBDA_MAX_CONCURRENCY"))
+	return err != nil || n <= 1
 }
 
 // configure builds the receiver from the environment. Its logs are JSON lines on stderr; the log

@@ -191,6 +191,22 @@ func TestBootstrapEndToEnd(t *testing.T) {
 	})
 }
 
+func TestSingleInvocation(t *testing.T) {
+	for _, c := range []struct {
+		env  map[string]string
+		want bool
+	}{
+		{map[string]string{}, true},
+		{map[string]string{"AWS_LAMBDA_MAX_CONCURRENCY": "1"}, true},
+		{map[string]string{"AWS_LAMBDA_MAX_CONCURRENCY": "8"}, false},
+		{map[string]string{"GOMAXPROCS": "4"}, false},
+	} {
+		if got := singleInvocation(func(k string) string { return c.env[k] }); got != c.want {
+			t.Errorf("singleInvocation(%v) = %v, want %v", c.env, got, c.want)
+		}
+	}
+}
+
 // TestBootstrapMisconfigured: without routes the function stops at start with a message that says
 // what to set, which Lambda shows as an init error.
 func TestBootstrapMisconfigured(t *testing.T) {
