@@ -80,7 +80,7 @@ func TestFixtures(t *testing.T) {
 	}
 }
 
-func fixtureReceiver(t *testing.T) *webhook.Server {
+func fixtureReceiver(t testing.TB) *webhook.Server {
 	t.Helper()
 	env := map[string]string{actions.RoutesEnv: "hello=log", webhook.SecretEnv: "fixture-secret"}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
