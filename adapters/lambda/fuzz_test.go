@@ -43,8 +43,8 @@ func FuzzInvoke(f *testing.F) {
 	})
 }
 
-// FuzzRoutedPath: whatever the path, stage and base path, the routed path starts with "/", and a
-// path already under /webhooks/ is only changed by a base path or stage that prefixes it.
+// FuzzRoutedPath: whatever the path, stage and base path, the routed path starts with "/" and is
+// the end of the path (or "/", when the whole path was a prefix).
 func FuzzRoutedPath(f *testing.F) {
 	f.Add("/prod/webhooks/a", "prod", "")
 	f.Add("/hooks/healthz", "", "/hooks")
@@ -60,7 +60,7 @@ func FuzzRoutedPath(f *testing.F) {
 		if !strings.HasPrefix(got, "/") {
 			t.Fatalf("routedPath(%q, %q, %q) = %q", p, stage, base, got)
 		}
-		if !strings.HasSuffix(p, got) {
+		if got != "/" && !strings.HasSuffix(p, got) { // "/" is what remains of a path that was all prefix
 			t.Fatalf("routedPath(%q, %q, %q) = %q is not a suffix of the path", p, stage, base, got)
 		}
 	})
