@@ -187,6 +187,10 @@ func (d *daemon) call(method, path string, body any, out any, headers ...string)
 		req.Header.Set("Content-Type", "application/json")
 	}
 	for i := 0; i+1 < len(headers); i += 2 {
+		if headers[i] == "Host" {
+			req.Host = headers[i+1]
+			continue
+		}
 		req.Header.Set(headers[i], headers[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)
@@ -508,4 +512,11 @@ func readEvents(t *testing.T, resp *http.Response, max int, timeout time.Duratio
 		t.Fatal("no events")
 	}
 	return events
+}
+
+// pythonCommand prepares the apps venv's interpreter running script, in the test's environment.
+func pythonCommand(script string) *exec.Cmd {
+	cmd := exec.Command(filepath.Join(sharedVenv, "bin", "python"), "-u", "-c", script)
+	cmd.Env = os.Environ()
+	return cmd
 }

@@ -90,7 +90,13 @@ async function refreshApps() {
   renderApps();
 }
 
+let renderedApps = "";
+
 function renderApps() {
+  // Re-render only on change, so that buttons do not move under the pointer.
+  const signature = JSON.stringify([installed, isActive(current) ? current.info.name : null, current && current.state]);
+  if (signature === renderedApps) return;
+  renderedApps = signature;
   const body = $("apps");
   body.replaceChildren();
   if (installed.length === 0) {

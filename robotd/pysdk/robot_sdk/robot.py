@@ -228,7 +228,7 @@ class Robot:
         body["interpolation"] = method
         move = self._http.request("POST", "/api/move/goto", body)
         if wait:
-            time.sleep(float(move.get("duration", duration)))
+            self._wait_move(move)
         return move["uuid"]
 
     def wake_up(self, wait: bool = True) -> str:
@@ -242,8 +242,18 @@ class Robot:
     def _play(self, name: str, wait: bool) -> str:
         move = self._http.request("POST", f"/api/move/play/{name}")
         if wait:
-            time.sleep(float(move.get("duration", 0)))
+            self._wait_move(move)
         return move["uuid"]
+
+    def _wait_move(self, move: dict) -> None:
+        """Sleep for the move's duration, then until the daemon reports it ended (at most 1 s more)."""
+        time.sleep(float(move.get("duration", 0)))
+        deadline = time.monotonic() + 1.0
+        while time.monotonic() < deadline:
+            running = self.get_state().get("move")
+            if not running or running.get("uuid") != move["uuid"]:
+                return
+            time.sleep(0.01)
 
     def stop_move(self, uuid: Optional[str] = None) -> None:
         """Stop the running move (or the one with this uuid)."""
