@@ -314,9 +314,16 @@ func (d *daemon) install(names ...string) {
 	d.t.Helper()
 	have := d.list()
 	for _, name := range names {
-		if _, ok := have[name]; ok {
-			continue
+		if _, ok := have[name]; !ok {
+			d.reinstall(name)
 		}
+	}
+}
+
+// reinstall installs test apps through the API, whether they are installed or not.
+func (d *daemon) reinstall(names ...string) {
+	d.t.Helper()
+	for _, name := range names {
 		var created struct {
 			JobID string `json:"job_id"`
 		}

@@ -26,7 +26,7 @@ import (
 func TestRestartKeepsAppsAndStartupConfig(t *testing.T) {
 	dataDir := t.TempDir()
 	d := startDaemon(t, daemonOptions{dataDir: dataDir})
-	d.install("coop_app", "webui_app")
+	d.reinstall("coop_app", "webui_app") // so that this data dir records where they came from
 	var startup struct {
 		StartupApp *string `json:"startup_app"`
 	}
