@@ -60,7 +60,7 @@ func testdataApp(name string) string {
 	return p
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -90,7 +90,7 @@ func (s *syncBuffer) String() string {
 
 // daemon is a robot daemon run in-process by a test.
 type daemon struct {
-	t       *testing.T
+	t       testing.TB
 	url     string
 	dataDir string
 	log     *syncBuffer
@@ -99,6 +99,7 @@ type daemon struct {
 }
 
 type daemonOptions struct {
+	venv    string // default: the shared venv
 	dataDir string
 	args    []string
 	getenv  func(string) string
@@ -106,16 +107,19 @@ type daemonOptions struct {
 
 // startDaemon runs the daemon with --sim on a free port and waits for /healthz. Apps reach it
 // through ROBOT_DAEMON_URL, which they inherit from the test process.
-func startDaemon(t *testing.T, opts daemonOptions) *daemon {
+func startDaemon(t testing.TB, opts daemonOptions) *daemon {
 	t.Helper()
 	if opts.dataDir == "" {
 		opts.dataDir = t.TempDir()
+	}
+	if opts.venv == "" {
+		opts.venv = sharedVenv
 	}
 	port := freePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	t.Setenv("ROBOT_DAEMON_URL", url)
 	args := append([]string{"robot-daemon", "--sim", "--port", strconv.Itoa(port), "--data-dir", opts.dataDir,
-		"--apps-venv", sharedVenv, "--hub-url", "none", "--stop-timeout", "1s", "--log-level", "debug"}, opts.args...)
+		"--apps-venv", opts.venv, "--hub-url", "none", "--stop-timeout", "1s", "--log-level", "debug"}, opts.args...)
 	getenv := opts.getenv
 	if getenv == nil {
 		getenv = os.Getenv
@@ -437,7 +441,7 @@ func processAlive(pid int) bool {
 }
 
 // venvPython runs a Python script with the apps venv's interpreter.
-func venvPython(t *testing.T, script string, env ...string) (string, error) {
+func venvPython(t testing.TB, script string, env ...string) (string, error) {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(sharedVenv, "bin", "python"), "-c", script)
 	cmd.Env = append(os.Environ(), env...)
@@ -468,7 +472,7 @@ type sseEvent struct {
 }
 
 // readEvents reads server-sent events until max events (0: until the stream ends) or timeout.
-func readEvents(t *testing.T, resp *http.Response, max int, timeout time.Duration) []sseEvent {
+func readEvents(t testing.TB, resp *http.Response, max int, timeout time.Duration) []sseEvent {
 	t.Helper()
 	var events []sseEvent
 	done := make(chan struct{})

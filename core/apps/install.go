@@ -305,9 +305,7 @@ func readWheel(path string) (wheelMeta, error) {
 		if file == "METADATA" {
 			parseMetadata(string(data), &meta)
 		} else {
-			for _, ep := range parseEntryPoints(string(data))[EntryPointGroup] {
-				meta.apps = append(meta.apps, ep)
-			}
+			meta.apps = append(meta.apps, parseEntryPoints(string(data))[EntryPointGroup]...)
 		}
 	}
 	if meta.name == "" {
