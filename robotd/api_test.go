@@ -159,8 +159,9 @@ with Robot() as r:
     r.goto_target(head=create_head_pose(yaw=-15, degrees=True), antennas=[0.3, -0.3], body_yaw=0.2, duration=0.3)
     s = r.get_state()
     print("target", round(s["target_head_pose"]["yaw"], 4), s["target_antennas_position"], s["target_body_yaw"], flush=True)
-    r.set_target(antennas=[0.1, 0.1])
-    print("antennas", r.get_state()["target_antennas_position"], flush=True)
+    r.set_target(head=r.create_head_pose(pitch=5, degrees=True), antennas=[0.1, 0.1])
+    s = r.get_state()
+    print("antennas", s["target_antennas_position"], round(s["target_head_pose"]["pitch"], 4), flush=True)
     try:
         r.set_target(antennas=[1, 2, 3])
     except ValueError as e:
@@ -202,7 +203,7 @@ with Robot() as r:
 	for l := range lines {
 		got = append(got, l)
 	}
-	want := []string{"kind remote", "target -0.2618 [0.3, -0.3] 0.2", "antennas [0.1, 0.1]",
+	want := []string{"kind remote", "target -0.2618 [0.3, -0.3] 0.2", "antennas [0.1, 0.1] 0.0873",
 		"rejected antennas must be two angles in radians: [left, right]", "asleep True"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("script output:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -9,7 +9,7 @@ import urllib.parse
 from typing import Any, Optional, Sequence, Union
 
 from .errors import DaemonUnavailableError, RequestRefusedError
-from .pose import HeadPose
+from .pose import HeadPose, create_head_pose
 
 DEFAULT_DAEMON_URL = "http://127.0.0.1:8000"
 
@@ -170,6 +170,9 @@ class Robot:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    # The module-level helper, also reachable from a Robot: robot.create_head_pose(yaw=30, degrees=True).
+    create_head_pose = staticmethod(create_head_pose)
 
     # --- state ---------------------------------------------------------------------------------
 
