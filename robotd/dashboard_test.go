@@ -95,10 +95,29 @@ func TestDashboardInstallStartStop(t *testing.T) {
 	if err != nil {
 		t.Fatalf("starting and stopping from the dashboard: %v", err)
 	}
-	if !strings.Contains(jobLog, "Successfully installed parent-app-1.0.0") {
-		t.Errorf("the dashboard's job log lacks pip's output:\n%s", jobLog)
-	}
 	if st := d.status(); st == nil || st.Info.Name != "parent_app" || st.State != "done" {
 		t.Fatalf("status after the dashboard stopped the app: %+v", st)
+	}
+
+	// An app with a web UI gets the settings icon, pointing at the host that serves the dashboard.
+	d.install("webui_app")
+	err = chromedp.Do(steps,
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-app="webui_app"] button.start`)),
+		chromedp.Click(chromedp.CSS(`tr[data-app="webui_app"] button.start`)),
+		waitText("#current-state", "running"),
+		chromedp.WaitVisible(chromedp.CSS("#current-settings")),
+	)
+	if err != nil {
+		t.Fatalf("starting the web UI app from the dashboard: %v", err)
+	}
+	href, err := chromedp.Run(steps, chromedp.Evaluate[string](`document.querySelector("#current-settings").href`))
+	if err != nil || href != "http://127.0.0.1:8042/" {
+		t.Fatalf("settings icon links to %q (%v), want the app's web UI http://127.0.0.1:8042/", href, err)
+	}
+	if err := chromedp.Do(steps, chromedp.Click(chromedp.CSS("#stop-btn")), waitText("#current-state", "done")); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(jobLog, "Successfully installed parent-app-1.0.0") {
+		t.Errorf("the dashboard's job log lacks pip's output:\n%s", jobLog)
 	}
 }

@@ -226,6 +226,8 @@ func hub(t *testing.T, spaces map[string]string) *httptest.Server {
 		_ = json.NewEncoder(w).Encode(listing)
 	})
 	mux.Handle("/spaces/", &cgi.Handler{Path: backend, Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}})
+	// The same repositories as plain git URLs: <hub>/git/spaces/<id>.
+	mux.Handle("/git/", &cgi.Handler{Path: backend, Root: "/git", Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv
@@ -262,5 +264,52 @@ func TestStartupAppInstalledFromCatalog(t *testing.T) {
 	d.call("GET", "/api/apps/list-available/hub_space", nil, &available)
 	if len(available) != 1 || available[0].Name != "catalog_app" || available[0].URL != h.URL+"/spaces/pollen/catalog_app" {
 		t.Fatalf("list-available/hub_space: %+v", available)
+	}
+}
+
+// Install from a git URL that is not a hub space; credentials in a URL never show.
+func TestInstallFromGitURL(t *testing.T) {
+	h := hub(t, map[string]string{"pollen/catalog_app": testdataApp("catalog_app")})
+	d := startDaemon(t, daemonOptions{})
+	t.Cleanup(func() {
+		var created struct {
+			JobID string `json:"job_id"`
+		}
+		if d.call("POST", "/api/apps/remove/catalog_app", nil, &created) == 200 {
+			d.waitJob(created.JobID)
+		}
+	})
+	url := h.URL + "/git/spaces/pollen/catalog_app"
+	var created struct {
+		JobID string `json:"job_id"`
+	}
+	d.call("POST", "/api/apps/install", map[string]string{"url": url}, &created)
+	if j := d.waitJob(created.JobID); j.Status != "done" || fmt.Sprint(j.Apps) != "[catalog_app]" {
+		t.Fatalf("install from git: %s %v\n%s", j.Status, j.Error, strings.Join(j.Logs, "\n"))
+	}
+	var list []struct {
+		Name  string `json:"name"`
+		Extra struct {
+			InstalledFrom string `json:"installed_from"`
+			Source        string `json:"source"`
+		} `json:"extra"`
+	}
+	d.call("GET", "/api/apps/list", nil, &list)
+	found := false
+	for _, a := range list {
+		if a.Name == "catalog_app" {
+			found = a.Extra.InstalledFrom == "git" && a.Extra.Source == url
+		}
+	}
+	if !found {
+		t.Fatalf("catalog_app not listed as installed from git %s: %+v", url, list)
+	}
+
+	secretURL := "http://robot:hunter2secret@127.0.0.1:1/nothing.git"
+	d.call("POST", "/api/apps/install", map[string]string{"url": secretURL}, &created)
+	j := d.waitJob(created.JobID)
+	all, _ := json.Marshal(j)
+	if j.Status != "error" || strings.Contains(string(all), "hunter2secret") || strings.Contains(d.log.String(), "hunter2secret") {
+		t.Fatalf("a failed clone of a URL with a password: %s\n%s", all, d.log.String())
 	}
 }
