@@ -44,3 +44,16 @@ lint: vet
 
 clean:
 	rm -rf $(BIN)
+
+# Robot daemon (robotd): run it on the simulated robot; measure it (figures in docs/BENCHMARKS.md).
+# The benchmark venv (51 apps) is cached in $${TMPDIR:-/tmp}/robotd-bench-venv.
+.PHONY: run-daemon bench-daemon
+run-daemon:
+	@mkdir -p $(BIN)
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/robot-daemon ./robotd/cmd/robot-daemon
+	$(BIN)/robot-daemon --sim --data-dir .robothub/robot-daemon --log-level info
+
+bench-daemon:
+	$(GO) test -run '^$$' -bench 'ListApps' -benchtime 3000x ./robotd/
+	$(GO) test -run '^$$' -bench 'StartApp|StopCooperativeApp|StateStream50Hz' -benchtime 20x ./robotd/
+	$(GO) test -run '^$$' -bench 'IdleRSS' -benchtime 3x ./robotd/
