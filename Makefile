@@ -9,13 +9,13 @@ GO      ?= go
 BIN     ?= bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/robothub/robothub/core/version.Version=$(VERSION)
-STATICCHECK_VERSION ?= 2025.1.1
+STATICCHECK_VERSION ?= latest
 
 .PHONY: run test test-go vet bench load-receiver lint build clean
 
 build:
 	@mkdir -p $(BIN)
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cli/... 
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cli/... ./robotd/cmd/...
 
 run: build
 	$(BIN)/robothub serve --addr 127.0.0.1:7860 \
