@@ -9,13 +9,13 @@ GO      ?= go
 BIN     ?= bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/robothub/robothub/core/version.Version=$(VERSION)
-STATICCHECK_VERSION ?= 2025.1.1
+STATICCHECK_VERSION ?= latest
 
 .PHONY: run test test-go vet bench load-receiver lint build clean
 
 build:
 	@mkdir -p $(BIN)
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cli/... 
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cli/... ./robotd/cmd/...
 
 run: build
 	$(BIN)/robothub serve --addr 127.0.0.1:7860 \
@@ -44,6 +44,19 @@ lint: vet
 
 clean:
 	rm -rf $(BIN)
+
+# Robot daemon (robotd): run it on the simulated robot; measure it (figures in docs/BENCHMARKS.md).
+# The benchmark venv (51 apps) is cached in $${TMPDIR:-/tmp}/robotd-bench-venv.
+.PHONY: run-daemon bench-daemon
+run-daemon:
+	@mkdir -p $(BIN)
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/robot-daemon ./robotd/cmd/robot-daemon
+	$(BIN)/robot-daemon --sim --data-dir .robothub/robot-daemon --log-level info
+
+bench-daemon:
+	$(GO) test -run '^$$' -bench 'ListApps' -benchtime 3000x ./robotd/
+	$(GO) test -run '^$$' -bench 'StartApp|StopCooperativeApp|StateStream50Hz' -benchtime 20x ./robotd/
+	$(GO) test -run '^$$' -bench 'IdleRSS' -benchtime 3x ./robotd/
 
 # ---- Receivers as cloud functions: adapters/lambda, adapters/gcf, functions/, deploy/ ----
 #   make lambda-zip    bin/lambda/bootstrap-arm64.zip (LAMBDA_ARCH=amd64 for x86_64)
