@@ -2,6 +2,7 @@ package gcf
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -95,7 +96,7 @@ func TestLoggerSeverity(t *testing.T) {
 	log.Info("i")
 	log.Warn("webhook refused", "route", "/webhooks/a", "status", 403)
 	log.Error("e")
-	log.Log(nil, slog.LevelError+4, "c")
+	log.Log(context.Background(), slog.LevelError+4, "c")
 	want := []string{"DEBUG d", "INFO i", "WARNING webhook refused", "ERROR e", "CRITICAL c"}
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	if len(lines) != len(want) {
