@@ -9,13 +9,13 @@ GO      ?= go
 BIN     ?= bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/robothub/robothub/core/version.Version=$(VERSION)
-STATICCHECK_VERSION ?= 2025.1.1
+STATICCHECK_VERSION ?= latest
 
 .PHONY: run test test-go vet bench load-receiver lint build clean
 
 build:
 	@mkdir -p $(BIN)
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cli/... 
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cli/... ./robotd/cmd/...
 
 run: build
 	$(BIN)/robothub serve --addr 127.0.0.1:7860 \
@@ -44,3 +44,67 @@ lint: vet
 
 clean:
 	rm -rf $(BIN)
+
+# Robot daemon (robotd): run it on the simulated robot; measure it (figures in docs/BENCHMARKS.md).
+# The benchmark venv (51 apps) is cached in $${TMPDIR:-/tmp}/robotd-bench-venv.
+.PHONY: run-daemon bench-daemon
+run-daemon:
+	@mkdir -p $(BIN)
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/robot-daemon ./robotd/cmd/robot-daemon
+	$(BIN)/robot-daemon --sim --data-dir .robothub/robot-daemon --log-level info
+
+bench-daemon:
+	$(GO) test -run '^$$' -bench 'ListApps' -benchtime 3000x ./robotd/
+	$(GO) test -run '^$$' -bench 'StartApp|StopCooperativeApp|StateStream50Hz' -benchtime 20x ./robotd/
+	$(GO) test -run '^$$' -bench 'IdleRSS' -benchtime 3x ./robotd/
+
+# ---- Receivers as cloud functions: adapters/lambda, adapters/gcf, functions/, deploy/ ----
+#   make lambda-zip    bin/lambda/bootstrap-arm64.zip (LAMBDA_ARCH=amd64 for x86_64)
+#   make deploy-aws    build, then sam deploy deploy/aws/template.yaml (needs WEBHOOK_SECRET)
+#   make gcf-run       the Cloud Function locally through funcframework on 127.0.0.1:$(GCF_PORT)
+#   make deploy-gcp    gcloud functions deploy --gen2 (deploy/gcp/deploy.sh; DRY_RUN=1 prints it)
+#   make space         bin/space: the files of a hub Space that runs the receiver (deploy/space)
+#   make bench-cloud   the Lambda per-invoke and bootstrap start-to-ready benchmarks
+
+LAMBDA_ARCH ?= arm64
+STACK       ?= robothub-webhooks
+GCF_PORT    ?= 8080
+
+.PHONY: lambda-zip deploy-aws gcf-run deploy-gcp space bench-cloud
+
+lambda-zip:
+	@mkdir -p $(BIN)/lambda/$(LAMBDA_ARCH)
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(LAMBDA_ARCH) $(GO) build -tags lambda.norpc -trimpath \
+		-ldflags '$(LDFLAGS)' -o $(BIN)/lambda/$(LAMBDA_ARCH)/bootstrap ./functions/lambda
+	@rm -f $(BIN)/lambda/bootstrap-$(LAMBDA_ARCH).zip
+	cd $(BIN)/lambda/$(LAMBDA_ARCH) && \
+		if command -v zip >/dev/null; then zip -q -X ../bootstrap-$(LAMBDA_ARCH).zip bootstrap; \
+		else python3 -m zipfile -c ../bootstrap-$(LAMBDA_ARCH).zip bootstrap; fi
+	@echo "built $(BIN)/lambda/bootstrap-$(LAMBDA_ARCH).zip"
+
+deploy-aws:
+	@test -n "$$WEBHOOK_SECRET" || { echo "set WEBHOOK_SECRET to the secret of the hub webhook"; exit 2; }
+	$(MAKE) lambda-zip LAMBDA_ARCH=arm64 BIN=bin
+	sam deploy --template-file deploy/aws/template.yaml --stack-name $(STACK) --resolve-s3 \
+		--capabilities CAPABILITY_IAM --no-fail-on-empty-changeset \
+		--parameter-overrides "WebhookSecret=$$WEBHOOK_SECRET" "Routes=$${ROBOTHUB_ROUTES:-hello=log}"
+
+gcf-run:
+	FUNCTION_TARGET=RobothubWebhooks PORT=$(GCF_PORT) ROBOTHUB_ROUTES="$${ROBOTHUB_ROUTES:-hello=log}" \
+		$(GO) run ./functions/gcf/cmd
+
+deploy-gcp:
+	deploy/gcp/deploy.sh $(if $(DRY_RUN),--dry-run) $(if $(GCP_PROJECT),--project $(GCP_PROJECT)) \
+		$(if $(GCP_REGION),--region $(GCP_REGION))
+
+SPACE_DIR ?= $(BIN)/space
+
+space:
+	rm -rf $(SPACE_DIR) && mkdir -p $(SPACE_DIR)
+	git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -xf - -C $(SPACE_DIR)
+	cp deploy/space/Dockerfile deploy/space/README.md deploy/space/.dockerignore $(SPACE_DIR)/
+	@echo "$(SPACE_DIR) holds the Space's files: push them to the Space (deploy/space/README.md, step 4)"
+
+bench-cloud:
+	$(GO) test -run '^$$' -bench 'Invoke' -benchmem -count 6 ./adapters/lambda
+	$(GO) test -run '^$$' -bench 'BootstrapReady' -benchtime 200x -count 3 ./functions/lambda

@@ -1,0 +1,406 @@
+package apps
+
+import (
+	"archive/zip"
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// installTimeout bounds one install or remove job.
+const installTimeout = 15 * time.Minute
+
+// source is where an install takes its package from.
+type source struct {
+	raw      string     // as given
+	shown    string     // as logged and stored: credentials redacted
+	kind     SourceKind // hub_space, git or local
+	cloneURL string     // for hub_space and git
+	path     string     // for local
+}
+
+var (
+	hubSpacePath = regexp.MustCompile(`^/spaces/[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*/?$`)
+	scpGitURL    = regexp.MustCompile(`^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[A-Za-z0-9._/~-]+$`)
+)
+
+// parseSource classifies what the user gave as an app's url: a hub space URL
+// (<hub>/spaces/<user>/<app>), another git URL, or an absolute path to a directory on the robot.
+func parseSource(raw string) (source, error) {
+	s := strings.TrimSpace(raw)
+	switch {
+	case s == "":
+		return source{}, invalidError("url: required: a hub space URL (<hub>/spaces/<user>/<app>), a git URL or an absolute local path")
+	case len(s) > 2048:
+		return source{}, invalidError("url: longer than 2048 characters")
+	case strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || r == ' ' }):
+		return source{}, invalidError("url: must not contain spaces or control characters")
+	case strings.HasPrefix(s, "-"):
+		return source{}, invalidError("url: must not start with '-'")
+	}
+	if strings.HasPrefix(s, "file://") {
+		u, err := url.Parse(s)
+		if err != nil || u.Path == "" {
+			return source{}, invalidError("url: " + s + " is not a valid file:// URL")
+		}
+		s = u.Path
+	}
+	if strings.HasPrefix(s, "/") {
+		clean := filepath.Clean(s)
+		info, err := os.Stat(clean)
+		if err != nil || !info.IsDir() {
+			return source{}, invalidError("url: local path " + clean + " is not a directory on the robot")
+		}
+		return source{raw: raw, shown: clean, kind: SourceLocal, path: clean}, nil
+	}
+	if scpGitURL.MatchString(s) {
+		return source{raw: raw, shown: s, kind: SourceGit, cloneURL: s}, nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return source{}, invalidError("url: " + truncate(s, 200) + " is not a hub space URL, a git URL or an absolute local path")
+	}
+	switch u.Scheme {
+	case "http", "https":
+		kind := SourceGit
+		if hubSpacePath.MatchString(u.Path) && u.RawQuery == "" && u.Fragment == "" {
+			kind = SourceHubSpace
+			u.Path = strings.TrimSuffix(u.Path, "/")
+		}
+		return source{raw: raw, shown: u.Redacted(), kind: kind, cloneURL: u.String()}, nil
+	case "ssh", "git":
+		return source{raw: raw, shown: u.Redacted(), kind: SourceGit, cloneURL: u.String()}, nil
+	}
+	return source{}, invalidError("url: scheme " + u.Scheme + " is not one of http, https, ssh, git, file")
+}
+
+// Install starts a job that installs the app package at rawURL into the apps venv: a hub space
+// URL or git URL is cloned, a local directory copied; the package is built into a wheel offline,
+// checked for robot_apps entry points, then installed. A package that fails any step leaves the
+// previously installed version in place.
+func (m *Manager) Install(rawURL string) (*Job, error) {
+	src, err := parseSource(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	job := m.jobs.create("install", src.shown)
+	go m.runJob(job, func(ctx context.Context) ([]string, error) { return m.install(ctx, job, src) })
+	return job, nil
+}
+
+// Remove starts a job that uninstalls the package that provides app name. The running app cannot
+// be removed.
+func (m *Manager) Remove(name string) (*Job, error) {
+	info, err := m.App(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.refuseIfRunning(name, "removed"); err != nil {
+		return nil, err
+	}
+	job := m.jobs.create("remove", name)
+	go m.runJob(job, func(ctx context.Context) ([]string, error) { return m.remove(ctx, job, info) })
+	return job, nil
+}
+
+func (m *Manager) refuseIfRunning(name, what string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r := m.current; r != nil && r.state.Active() && r.info.Name == name {
+		return refusedError(fmt.Sprintf("App '%s' is running and cannot be %s: stop it first", name, what))
+	}
+	return nil
+}
+
+// runJob runs one venv-changing job at a time.
+func (m *Manager) runJob(job *Job, work func(ctx context.Context) ([]string, error)) {
+	m.venvMu.Lock()
+	defer m.venvMu.Unlock()
+	job.setStatus(JobRunning, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), installTimeout)
+	defer cancel()
+	apps, err := work(ctx)
+	if err != nil {
+		job.Logf("Job '%s %s' failed: %v", job.command, job.target, err)
+		m.log.Warn("job failed", "job", job.id, "command", job.command, "target", job.target, "err", err)
+		job.setStatus(JobError, err)
+		return
+	}
+	job.setApps(apps)
+	job.Logf("Job '%s %s' completed successfully", job.command, job.target)
+	m.log.Info("job done", "job", job.id, "command", job.command, "target", job.target, "apps", apps)
+	job.setStatus(JobDone, nil)
+}
+
+func (m *Manager) install(ctx context.Context, job *Job, src source) ([]string, error) {
+	job.Logf("Installing from %s (%s)", src.shown, src.kind)
+	if err := m.venv.Ensure(ctx, job); err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "robot-app-install-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	srcDir := filepath.Join(tmp, "src")
+	switch src.kind {
+	case SourceLocal:
+		job.Logf("Copying %s", src.path)
+		if err := copyTree(srcDir, src.path); err != nil {
+			return nil, fmt.Errorf("copying %s: %w", src.path, err)
+		}
+	default:
+		job.Logf("Cloning %s", src.shown)
+		if err := runLoggedEnv(ctx, job, []string{"GIT_ALLOW_PROTOCOL=http:https:ssh:git:file"},
+			"git", "clone", "--depth", "1", "--quiet", "--", src.cloneURL, srcDir); err != nil {
+			return nil, fmt.Errorf("cloning %s: %w", src.shown, err)
+		}
+	}
+	if !exists(filepath.Join(srcDir, "pyproject.toml")) && !exists(filepath.Join(srcDir, "setup.py")) {
+		return nil, fmt.Errorf("%s has no pyproject.toml or setup.py at its root: it is not a Python package", src.shown)
+	}
+	if readme, err := os.ReadFile(filepath.Join(srcDir, "README.md")); err != nil || !strings.Contains(string(readme), AppTag) {
+		job.Logf("Warning: README.md does not carry the %s tag; the app works but the app store will not list it", AppTag)
+	}
+
+	wheelDir := filepath.Join(tmp, "wheel")
+	job.Logf("Building the package")
+	args := append([]string{"wheel", "--no-index", "--no-deps", "--no-build-isolation", "--wheel-dir", wheelDir}, m.venv.findLinks()...)
+	if err := m.venv.Pip(ctx, job, append(args, srcDir)...); err != nil {
+		return nil, fmt.Errorf("building the package failed (pip wheel: %v); the installed version, if any, is unchanged", err)
+	}
+	wheels, _ := filepath.Glob(filepath.Join(wheelDir, "*.whl"))
+	if len(wheels) != 1 {
+		return nil, fmt.Errorf("building the package produced %d wheels, want 1", len(wheels))
+	}
+	meta, err := readWheel(wheels[0])
+	if err != nil {
+		return nil, err
+	}
+	if len(meta.apps) == 0 {
+		return nil, fmt.Errorf("package %s declares no entry point in group %s (expected <app_name> = \"<app_name>.main:<ClassName>\")", meta.name, EntryPointGroup)
+	}
+	var names []string
+	current := m.apps.Load()
+	for _, a := range meta.apps {
+		if !AppNamePattern.MatchString(a.name) {
+			return nil, fmt.Errorf("entry point name %q is not a valid app name (letters, digits and underscores, not starting with a digit)", a.name)
+		}
+		if !modulePattern.MatchString(a.module) {
+			return nil, fmt.Errorf("entry point %s names module %q, which is not a Python module path", a.name, a.module)
+		}
+		if other, ok := current.byName[a.name]; ok && normalizeDist(other.Extra.Package) != normalizeDist(meta.name) {
+			return nil, fmt.Errorf("app %s is already provided by package %s; remove it first", a.name, other.Extra.Package)
+		}
+		names = append(names, a.name)
+	}
+	job.Logf("Package %s %s provides %s", meta.name, meta.version, strings.Join(names, ", "))
+
+	if meta.requires {
+		job.Logf("Installing dependencies")
+		args := append([]string{"install", "--no-index"}, m.venv.findLinks(wheelDir)...)
+		if err := m.venv.Pip(ctx, job, append(args, wheels[0])...); err != nil {
+			return nil, fmt.Errorf("installing dependencies failed (pip install: %v); the installed version, if any, is unchanged", err)
+		}
+	}
+	job.Logf("Installing %s", filepath.Base(wheels[0]))
+	if err := m.venv.Pip(ctx, job, "install", "--no-index", "--no-deps", "--force-reinstall", wheels[0]); err != nil {
+		return nil, fmt.Errorf("pip install failed: %v", err)
+	}
+
+	m.listMu.Lock()
+	defer m.listMu.Unlock()
+	for _, name := range names {
+		m.records[name] = installRecord{Source: src.shown, SourceKind: src.kind, Package: meta.name, InstalledAt: time.Now().UTC()}
+	}
+	if err := writeJSONAtomic(m.path(installedFile), m.records); err != nil {
+		return nil, fmt.Errorf("saving installed-app records: %w", err)
+	}
+	if err := m.refreshLocked(ctx); err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		if _, ok := m.apps.Load().byName[name]; !ok {
+			return nil, fmt.Errorf("installed %s but the apps venv does not list app %s", meta.name, name)
+		}
+	}
+	job.Logf("Installed %s %s", strings.Join(names, ", "), meta.version)
+	return names, nil
+}
+
+func (m *Manager) remove(ctx context.Context, job *Job, info AppInfo) ([]string, error) {
+	if err := m.refuseIfRunning(info.Name, "removed"); err != nil {
+		return nil, err
+	}
+	job.Logf("Uninstalling package %s (app %s)", info.Extra.Package, info.Name)
+	if err := m.venv.Pip(ctx, job, "uninstall", "--yes", info.Extra.Package); err != nil {
+		return nil, fmt.Errorf("pip uninstall %s: %v", info.Extra.Package, err)
+	}
+	m.listMu.Lock()
+	var removed []string
+	for _, a := range m.apps.Load().list {
+		if a.Extra.Package == info.Extra.Package {
+			removed = append(removed, a.Name)
+			delete(m.records, a.Name)
+		}
+	}
+	err := writeJSONAtomic(m.path(installedFile), m.records)
+	if err == nil {
+		err = m.refreshLocked(ctx)
+	}
+	m.listMu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	clear := m.startupApp != "" && contains(removed, m.startupApp)
+	m.mu.Unlock()
+	if clear {
+		job.Logf("App %s was the startup app; clearing the startup app", info.Name)
+		if err := m.SetStartupApp(""); err != nil {
+			return nil, err
+		}
+	}
+	return removed, nil
+}
+
+// wheelMeta is what install needs from a built wheel.
+type wheelMeta struct {
+	name, version string
+	requires      bool
+	apps          []struct{ name, module, class string }
+}
+
+// readWheel reads a wheel's METADATA and its robot_apps entry points.
+func readWheel(path string) (wheelMeta, error) {
+	var meta wheelMeta
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		return meta, fmt.Errorf("reading the built wheel: %w", err)
+	}
+	defer zr.Close()
+	for _, f := range zr.File {
+		dir, file, ok := strings.Cut(f.Name, "/")
+		if !ok || !strings.HasSuffix(dir, ".dist-info") || (file != "METADATA" && file != "entry_points.txt") {
+			continue
+		}
+		rc, err := f.Open()
+		if err != nil {
+			return meta, err
+		}
+		data, err := io.ReadAll(io.LimitReader(rc, 1<<20))
+		rc.Close()
+		if err != nil {
+			return meta, err
+		}
+		if file == "METADATA" {
+			parseMetadata(string(data), &meta)
+		} else {
+			meta.apps = append(meta.apps, parseEntryPoints(string(data))[EntryPointGroup]...)
+		}
+	}
+	if meta.name == "" {
+		return meta, errors.New("the built wheel has no METADATA")
+	}
+	return meta, nil
+}
+
+func parseMetadata(text string, meta *wheelMeta) {
+	for line := range strings.Lines(text) {
+		line = strings.TrimRight(line, "\r\n")
+		if line == "" {
+			return // headers end at the first blank line
+		}
+		key, value, _ := strings.Cut(line, ":")
+		value = strings.TrimSpace(value)
+		switch strings.ToLower(key) {
+		case "name":
+			meta.name = value
+		case "version":
+			meta.version = value
+		case "requires-dist":
+			if !strings.Contains(value, "extra ==") {
+				meta.requires = true
+			}
+		}
+	}
+}
+
+// parseEntryPoints parses an entry_points.txt: INI sections of name = module:attr lines.
+func parseEntryPoints(text string) map[string][]struct{ name, module, class string } {
+	out := map[string][]struct{ name, module, class string }{}
+	section := ""
+	sc := bufio.NewScanner(strings.NewReader(text))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		switch {
+		case line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, ";"):
+		case strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]"):
+			section = strings.TrimSpace(line[1 : len(line)-1])
+		default:
+			name, value, ok := strings.Cut(line, "=")
+			if !ok {
+				continue
+			}
+			module, class, _ := strings.Cut(strings.TrimSpace(value), ":")
+			class, _, _ = strings.Cut(class, "[") // drop extras
+			out[section] = append(out[section], struct{ name, module, class string }{
+				strings.TrimSpace(name), strings.TrimSpace(module), strings.TrimSpace(class),
+			})
+		}
+	}
+	return out
+}
+
+func normalizeDist(name string) string {
+	return strings.ToLower(regexp.MustCompile(`[-_.]+`).ReplaceAllString(name, "-"))
+}
+
+// copyTree copies the package at src to dst, leaving out VCS data, build output, caches and venvs.
+func copyTree(dst, src string) error {
+	skip := map[string]bool{".git": true, "__pycache__": true, "build": true, "dist": true, ".venv": true, "venv": true, "node_modules": true}
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() && p != src && (skip[d.Name()] || strings.HasSuffix(d.Name(), ".egg-info")) {
+			return filepath.SkipDir
+		}
+		target := filepath.Join(dst, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(target, 0o755)
+		case d.Type().IsRegular():
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(target, data, 0o644)
+		}
+		return nil // symlinks and special files are not part of a package
+	})
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

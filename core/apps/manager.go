@@ -1,0 +1,298 @@
+// Package apps is the app lifecycle of the robot daemon: the apps venv and the SDK in it, install
+// and remove as background jobs, discovery of installed apps from their robot_apps entry points,
+// the single app slot (start, stop, restart, status) shared with remote SDK sessions, and the
+// startup app.
+package apps
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/robothub/robothub/core/robot"
+)
+
+// DefaultStopTimeout is how long Stop waits after SIGINT before it kills the app's process group.
+const DefaultStopTimeout = 20 * time.Second
+
+// DefaultSessionTTL is how long a remote SDK session holds the slot without a heartbeat.
+const DefaultSessionTTL = 10 * time.Second
+
+// Robot is what the manager needs from the robot: wake it for the startup app, return it to its
+// default pose after an app, and hear about wake-ups and antenna touches.
+type Robot interface {
+	Awake() bool
+	WakeUp() *robot.Move
+	ReturnToDefault() bool
+	OnAntennaTouch(func())
+	OnWake(func())
+}
+
+// Config configures a Manager.
+type Config struct {
+	DataDir       string        // installed-app records, startup config, running-app file
+	VenvDir       string        // the apps venv
+	BasePython    string        // creates the venv; default python3
+	WheelDirs     []string      // offline wheels for pip --find-links; default /usr/share/python-wheels
+	StopTimeout   time.Duration // default DefaultStopTimeout
+	SessionTTL    time.Duration // default DefaultSessionTTL
+	SDK           fs.FS         // the embedded Python SDK (pyproject.toml, robot_sdk/)
+	DaemonVersion string        // the SDK is installed at SDKVersion(DaemonVersion, SDK)
+	HubURL        string        // the hub whose spaces form the catalog; empty: no catalog
+	HTTPClient    *http.Client  // for the catalog
+	Robot         Robot         // may be nil (no pose reset, no startup app)
+	StartupApp    string        // the --startup-app flag; overrides the saved startup app
+	Log           *slog.Logger
+}
+
+// Manager runs the app lifecycle. Its methods are safe for concurrent use.
+type Manager struct {
+	cfg     Config
+	log     *slog.Logger
+	venv    *Venv
+	catalog *Catalog
+	robot   Robot
+	jobs    jobRegistry
+
+	venvMu sync.Mutex // serialises everything that changes the venv
+
+	listMu  sync.Mutex // serialises discovery and guards records
+	apps    atomic.Pointer[appSet]
+	records map[string]installRecord
+
+	mu           sync.Mutex
+	current      *run
+	sessions     map[string]*session
+	startupApp   string
+	launchOnWake bool
+	closed       bool
+}
+
+// appSet is one discovery result.
+type appSet struct {
+	list   []AppInfo
+	byName map[string]AppInfo
+	stamp  string
+}
+
+// NewManager returns a Manager for cfg; call Prepare before using it.
+func NewManager(cfg Config) (*Manager, error) {
+	if cfg.DataDir == "" || cfg.VenvDir == "" {
+		return nil, fmt.Errorf("apps: DataDir and VenvDir are required")
+	}
+	if cfg.SDK == nil {
+		return nil, fmt.Errorf("apps: the embedded SDK is required")
+	}
+	if cfg.StopTimeout <= 0 {
+		cfg.StopTimeout = DefaultStopTimeout
+	}
+	if cfg.SessionTTL <= 0 {
+		cfg.SessionTTL = DefaultSessionTTL
+	}
+	if cfg.WheelDirs == nil {
+		cfg.WheelDirs = []string{"/usr/share/python-wheels"}
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("apps: data dir: %w", err)
+	}
+	m := &Manager{
+		cfg:      cfg,
+		log:      cfg.Log,
+		venv:     &Venv{Dir: cfg.VenvDir, BasePython: cfg.BasePython, WheelDirs: cfg.WheelDirs},
+		robot:    cfg.Robot,
+		records:  map[string]installRecord{},
+		sessions: map[string]*session{},
+	}
+	if cfg.HubURL != "" {
+		m.catalog = &Catalog{HubURL: cfg.HubURL, Client: cfg.HTTPClient, TTL: 5 * time.Minute}
+	}
+	if err := readJSON(m.path(installedFile), &m.records); err != nil {
+		return nil, fmt.Errorf("apps: %w", err)
+	}
+	var sc startupConfig
+	if err := readJSON(m.path(startupFile), &sc); err != nil {
+		return nil, fmt.Errorf("apps: %w", err)
+	}
+	m.startupApp = sc.StartupApp
+	if cfg.StartupApp != "" {
+		if !AppNamePattern.MatchString(cfg.StartupApp) {
+			return nil, invalidError(fmt.Sprintf("startup app %q is not a valid app name", cfg.StartupApp))
+		}
+		m.startupApp = cfg.StartupApp
+	}
+	m.apps.Store(&appSet{byName: map[string]AppInfo{}})
+	if m.robot != nil {
+		m.robot.OnWake(m.onWake)
+		m.robot.OnAntennaTouch(m.onAntennaTouch)
+	}
+	return m, nil
+}
+
+func (m *Manager) path(name string) string { return filepath.Join(m.cfg.DataDir, name) }
+
+// StopTimeout is how long Stop waits after SIGINT.
+func (m *Manager) StopTimeout() time.Duration { return m.cfg.StopTimeout }
+
+// VenvDir is the apps venv directory.
+func (m *Manager) VenvDir() string { return m.cfg.VenvDir }
+
+// SDKVersion is the version of the SDK the manager installs.
+func (m *Manager) SDKVersion() string { return SDKVersion(m.cfg.DaemonVersion, m.cfg.SDK) }
+
+// Prepare stops an app left running by a previous daemon, creates the apps venv if it is missing,
+// installs the SDK at the daemon's version if it is not there, and discovers the installed apps.
+func (m *Manager) Prepare(ctx context.Context) error {
+	m.recoverOrphan()
+	m.venvMu.Lock()
+	defer m.venvMu.Unlock()
+	w := m.logWriter("venv")
+	defer w.Close()
+	if err := m.venv.Ensure(ctx, w); err != nil {
+		return err
+	}
+	if _, err := m.venv.ensureSDK(ctx, w, m.cfg.SDK, m.SDKVersion()); err != nil {
+		return err
+	}
+	return m.refresh(ctx)
+}
+
+// refresh rediscovers the installed apps.
+func (m *Manager) refresh(ctx context.Context) error {
+	m.listMu.Lock()
+	defer m.listMu.Unlock()
+	return m.refreshLocked(ctx)
+}
+
+func (m *Manager) refreshLocked(ctx context.Context) error {
+	stamp := m.venv.siteStamp()
+	found, err := m.venv.discover(ctx)
+	if err != nil {
+		return err
+	}
+	set := &appSet{byName: map[string]AppInfo{}, stamp: stamp}
+	for _, d := range found {
+		info := AppInfo{
+			Name: d.Name, SourceKind: SourceInstalled, Description: d.Summary,
+			Extra: AppExtra{
+				Module: d.Module, Class: d.Class, Package: d.Package, Version: d.Version,
+				CustomAppURL: d.CustomAppURL, Installed: true,
+			},
+		}
+		if rec, ok := m.records[d.Name]; ok {
+			info.URL = rec.Source
+			info.Extra.Source, info.Extra.SourceKind = rec.Source, rec.SourceKind
+			at := rec.InstalledAt
+			info.Extra.InstalledAt = &at
+		}
+		set.list = append(set.list, info)
+		set.byName[d.Name] = info
+	}
+	sort.Slice(set.list, func(i, j int) bool { return set.list[i].Name < set.list[j].Name })
+	m.apps.Store(set)
+	m.log.Debug("discovered apps", "count", len(set.list))
+	return nil
+}
+
+// installed returns the current discovery, redoing it first if site-packages changed behind the
+// daemon's back (a manual pip install into the apps venv).
+func (m *Manager) installed() *appSet {
+	set := m.apps.Load()
+	if set.stamp == m.venv.siteStamp() || !m.venvMu.TryLock() {
+		return set
+	}
+	defer m.venvMu.Unlock()
+	m.listMu.Lock()
+	defer m.listMu.Unlock()
+	if set = m.apps.Load(); set.stamp != m.venv.siteStamp() {
+		if err := m.refreshLocked(context.Background()); err != nil {
+			m.log.Warn("rediscovering apps", "err", err)
+		}
+	}
+	return m.apps.Load()
+}
+
+// List returns the installed apps, sorted by name.
+func (m *Manager) List() []AppInfo { return m.installed().list }
+
+// App returns the installed app called name, or a NotFound error.
+func (m *Manager) App(name string) (AppInfo, error) {
+	if !AppNamePattern.MatchString(name) {
+		return AppInfo{}, notFoundError(fmt.Sprintf("App '%s' is not installed", truncate(name, 100)))
+	}
+	info, ok := m.installed().byName[name]
+	if !ok {
+		return AppInfo{}, notFoundError(fmt.Sprintf("App '%s' is not installed", name))
+	}
+	return info, nil
+}
+
+// ListAvailable returns the installed apps and the catalog apps not installed, for kind "" (all),
+// "installed" or "hub_space". A catalog that cannot be fetched yields only installed apps, with the
+// error.
+func (m *Manager) ListAvailable(ctx context.Context, kind SourceKind) ([]AppInfo, error) {
+	switch kind {
+	case "", SourceInstalled, SourceHubSpace:
+	default:
+		return nil, invalidError(fmt.Sprintf("source kind %q is not one of installed, hub_space", kind))
+	}
+	set := m.installed()
+	var out []AppInfo
+	if kind != SourceHubSpace {
+		out = append(out, set.list...)
+	}
+	if kind == SourceInstalled || m.catalog == nil {
+		return out, nil
+	}
+	catalog, err := m.catalog.List(ctx, false)
+	for _, a := range catalog {
+		if _, ok := set.byName[strings.ReplaceAll(a.Name, "-", "_")]; ok {
+			a.Extra.Installed = true
+		}
+		out = append(out, a)
+	}
+	return out, err
+}
+
+// Job returns a job by ID.
+func (m *Manager) Job(id string) (*Job, error) {
+	j, ok := m.jobs.get(id)
+	if !ok {
+		return nil, notFoundError(fmt.Sprintf("Job %s not found", truncate(id, 64)))
+	}
+	return j, nil
+}
+
+// logWriter returns a writer that logs each line it receives.
+func (m *Manager) logWriter(source string, attrs ...any) io.WriteCloser {
+	pr, pw := io.Pipe()
+	go func() {
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			m.log.Info(sc.Text(), append([]any{"source", source}, attrs...)...)
+		}
+		_, _ = io.Copy(io.Discard, pr)
+	}()
+	return pw
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,319 @@
+package apps
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// runningAfter is how long a started app may take to open its SDK session before it is reported
+// running anyway (an app that never talks to the daemon is running once it has lived this long).
+const runningAfter = 2 * time.Second
+
+// errorTailLines is how many of the last stderr lines an error status shows.
+const errorTailLines = 10
+
+// run is one app process in the slot.
+type run struct {
+	info          AppInfo
+	cmd           *exec.Cmd
+	pid           int // also the process group ID: the app leads its own group
+	started       time.Time
+	state         AppState
+	err           string
+	stopRequested bool
+	killed        bool
+	exited        chan struct{}
+	stderr        *lineTail
+}
+
+func (r *run) statusLocked() AppStatus {
+	st := AppStatus{Info: r.info, State: r.state}
+	if r.err != "" {
+		e := r.err
+		st.Error = &e
+	}
+	return st
+}
+
+// Start launches the installed app name as `<venv python> -u -m <module>` in its own process
+// group, with the daemon's environment. It is refused while an app runs or a remote SDK session
+// holds the robot.
+func (m *Manager) Start(name string) (AppStatus, error) {
+	info, err := m.App(name)
+	if err != nil {
+		return AppStatus{}, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return AppStatus{}, refusedError("The daemon is shutting down")
+	}
+	if err := m.slotBusyLocked(time.Now()); err != nil {
+		return AppStatus{}, err
+	}
+	r, err := m.spawnLocked(info)
+	if err != nil {
+		return AppStatus{}, err
+	}
+	m.current = r
+	return r.statusLocked(), nil
+}
+
+func (m *Manager) spawnLocked(info AppInfo) (*run, error) {
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, err
+	}
+	cmd := exec.Command(m.venv.Python(), "-u", "-m", info.Extra.Module)
+	cmd.Stdout, cmd.Stderr = outW, errW // files, so exec starts no copying goroutines that Wait would block on
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return nil, fmt.Errorf("starting app %s: %w", info.Name, err)
+	}
+	r := &run{
+		info: info, cmd: cmd, pid: cmd.Process.Pid, started: time.Now(), state: StateStarting,
+		exited: make(chan struct{}), stderr: &lineTail{max: 2 * errorTailLines},
+	}
+	m.log.Info("app started", "app", info.Name, "pid", r.pid, "module", info.Extra.Module)
+	if err := writeJSONAtomic(m.path(runningAppFile), runningApp{Name: info.Name, PID: r.pid, StartTicks: procStartTicks(r.pid)}); err != nil {
+		m.log.Warn("saving the running app", "err", err)
+	}
+	var pumps sync.WaitGroup
+	pumps.Add(2)
+	go m.pump(&pumps, outR, info.Name, "stdout", nil)
+	go m.pump(&pumps, errR, info.Name, "stderr", r.stderr)
+	go m.monitor(r, &pumps)
+	time.AfterFunc(runningAfter, func() {
+		m.mu.Lock()
+		if r.state == StateStarting {
+			r.state = StateRunning
+		}
+		m.mu.Unlock()
+	})
+	return r, nil
+}
+
+// pump logs an app's output line by line, keeping stderr's last lines for the error status.
+func (m *Manager) pump(wg *sync.WaitGroup, rd io.ReadCloser, app, stream string, tail *lineTail) {
+	defer wg.Done()
+	defer rd.Close()
+	sc := bufio.NewScanner(rd)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		m.log.Info(line, "app", app, "stream", stream)
+		if tail != nil {
+			tail.add(line)
+		}
+	}
+}
+
+// monitor waits for the app to exit, kills what is left of its process group, and records how
+// it ended. The slot is free from then on, whether the app was stopped, finished or crashed.
+func (m *Manager) monitor(r *run, pumps *sync.WaitGroup) {
+	waitErr := r.cmd.Wait()
+	// Children the app left behind share its process group.
+	_ = syscall.Kill(-r.pid, syscall.SIGKILL)
+	drained := make(chan struct{})
+	go func() { pumps.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(time.Second): // a process that left the group still holds the pipe
+	}
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.endStateLocked(r, waitErr)
+	for id, s := range m.sessions {
+		if s.kind == sessionApp && s.pid != 0 && s.app == r.info.Name {
+			delete(m.sessions, id)
+		}
+	}
+	if err := os.Remove(m.path(runningAppFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		m.log.Warn("removing the running-app file", "err", err)
+	}
+	close(r.exited)
+	m.log.Info("app ended", "app", r.info.Name, "state", r.state, "error", r.err)
+}
+
+// endStateLocked records how r ended: done when it exited 0 (or by the SIGINT of a stop), error
+// otherwise, with the exit code and the last stderr lines.
+func (m *Manager) endStateLocked(r *run, waitErr error) {
+	ps := r.cmd.ProcessState
+	if ps == nil {
+		r.state, r.err = StateError, "App could not be waited for: "+waitErr.Error()
+		return
+	}
+	ws, _ := ps.Sys().(syscall.WaitStatus)
+	switch {
+	case r.killed:
+		r.state = StateError
+		r.err = fmt.Sprintf("App did not exit within %s of SIGINT; its process group was killed with SIGKILL", m.cfg.StopTimeout)
+	case ps.Success(), r.stopRequested && ws.Signaled() && ws.Signal() == syscall.SIGINT:
+		r.state = StateDone
+	default:
+		r.state = StateError
+		r.err = fmt.Sprintf("App exited with code %d", ps.ExitCode())
+		if ws.Signaled() {
+			r.err = "App was killed by signal " + ws.Signal().String()
+		}
+		if lines := r.stderr.last(errorTailLines); len(lines) > 0 {
+			r.err += "\n" + strings.Join(lines, "\n")
+		}
+	}
+}
+
+// Stop stops the running app: SIGINT to its process group, then after the stop timeout SIGKILL
+// to the group. The robot then returns to its default pose unless it is asleep.
+func (m *Manager) Stop() (AppStatus, error) {
+	m.mu.Lock()
+	r := m.current
+	if r == nil || !r.state.Active() {
+		m.mu.Unlock()
+		return AppStatus{}, refusedError("No app is currently running")
+	}
+	if !r.stopRequested {
+		r.stopRequested = true
+		r.state = StateStopping
+		m.log.Info("stopping app", "app", r.info.Name, "pid", r.pid)
+		_ = syscall.Kill(-r.pid, syscall.SIGINT)
+	}
+	m.mu.Unlock()
+
+	timer := time.NewTimer(m.cfg.StopTimeout)
+	defer timer.Stop()
+	select {
+	case <-r.exited:
+	case <-timer.C:
+		m.mu.Lock()
+		select {
+		case <-r.exited:
+		default:
+			r.killed = true
+			m.log.Warn("app ignored SIGINT; killing its process group", "app", r.info.Name, "timeout", m.cfg.StopTimeout)
+			_ = syscall.Kill(-r.pid, syscall.SIGKILL)
+		}
+		m.mu.Unlock()
+		<-r.exited
+	}
+	if m.robot != nil && m.robot.ReturnToDefault() {
+		m.log.Info("returning the robot to its default pose")
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return r.statusLocked(), nil
+}
+
+// Restart stops the running app and starts it again.
+func (m *Manager) Restart() (AppStatus, error) {
+	m.mu.Lock()
+	r := m.current
+	m.mu.Unlock()
+	if r == nil || !r.state.Active() {
+		return AppStatus{}, refusedError("No app is currently running")
+	}
+	if _, err := m.Stop(); err != nil {
+		return AppStatus{}, err
+	}
+	return m.Start(r.info.Name)
+}
+
+// Status returns the status of the running app, or of the last one when none runs (nil when no
+// app ran since the daemon started).
+func (m *Manager) Status() *AppStatus {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.current == nil {
+		return nil
+	}
+	st := m.current.statusLocked()
+	return &st
+}
+
+// Close refuses new starts and stops the running app.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	m.closed = true
+	m.mu.Unlock()
+	if _, err := m.Stop(); err == nil {
+		m.log.Info("stopped the running app on shutdown")
+	}
+}
+
+// recoverOrphan stops an app that a previous daemon left running (it was killed before it could
+// stop its app): SIGINT to the group, SIGKILL after the stop timeout.
+func (m *Manager) recoverOrphan() {
+	var ra runningApp
+	if err := readJSON(m.path(runningAppFile), &ra); err != nil {
+		m.log.Warn("reading the running-app file", "err", err)
+	}
+	if ra.PID <= 1 {
+		return
+	}
+	defer os.Remove(m.path(runningAppFile))
+	state, ticks, ok := procStat(ra.PID)
+	if !ok {
+		// The leader is gone; children it left in its group may remain.
+		for _, pid := range groupMembers(ra.PID) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		return
+	}
+	if ticks != ra.StartTicks || state == 'Z' {
+		return // the PID now belongs to another process, or the app is dead
+	}
+	m.log.Warn("stopping an app left running by a previous daemon", "app", ra.Name, "pid", ra.PID)
+	_ = syscall.Kill(-ra.PID, syscall.SIGINT)
+	deadline := time.Now().Add(m.cfg.StopTimeout)
+	for alive(ra.PID) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	_ = syscall.Kill(-ra.PID, syscall.SIGKILL)
+	for i := 0; i < 100 && alive(ra.PID); i++ {
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// lineTail keeps the last lines written to it.
+type lineTail struct {
+	mu    sync.Mutex
+	max   int
+	lines []string
+}
+
+func (t *lineTail) add(line string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.lines = append(t.lines, line)
+	if len(t.lines) > t.max {
+		t.lines = append(t.lines[:0], t.lines[len(t.lines)-t.max:]...)
+	}
+}
+
+func (t *lineTail) last(n int) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.lines) < n {
+		n = len(t.lines)
+	}
+	return append([]string(nil), t.lines[len(t.lines)-n:]...)
+}

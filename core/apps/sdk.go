@@ -1,0 +1,137 @@
+package apps
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// SDKDistribution is the Python distribution name of the embedded SDK.
+const SDKDistribution = "robot-sdk"
+
+// describeVersion matches what `git describe --tags --always --dirty` prints for a tagged tree:
+// v1.2.3, 1.2.3rc1, v1.2.3-4-gabcdef0, v1.2.3-dirty.
+var describeVersion = regexp.MustCompile(`^v?(\d+(?:\.\d+)*(?:(?:a|b|rc)\d+)?)(?:-(\d+)-g([0-9a-f]+))?(-dirty)?$`)
+
+// SDKVersion maps the daemon's version to the PEP 440 version the SDK is installed at.
+//
+//   - a release tag (v1.2.3, 1.2.3rc1) gives that version: 1.2.3, 1.2.3rc1;
+//   - commits after a tag give a local version: v1.2.3-4-gabc1234-dirty → 1.2.3+4.gabc1234.dirty.sdk<h>;
+//   - anything else ("dev", "dev-<commit>", a bare commit) gives 0.0.0.dev0+<commit>.sdk<h>.
+//
+// <h> is the first 10 hex digits of the SHA-256 of the embedded SDK files, so that a development
+// daemon whose SDK changed reinstalls it even when the commit did not change.
+func SDKVersion(daemonVersion string, sdk fs.FS) string {
+	v := strings.TrimSpace(daemonVersion)
+	sum := "sdk" + sdkDigest(sdk)[:10]
+	if m := describeVersion.FindStringSubmatch(v); m != nil {
+		if m[2] == "" && m[4] == "" {
+			return m[1]
+		}
+		var local []string
+		if m[2] != "" {
+			local = append(local, m[2], "g"+m[3])
+		}
+		if m[4] != "" {
+			local = append(local, "dirty")
+		}
+		return m[1] + "+" + strings.Join(append(local, sum), ".")
+	}
+	v = strings.TrimPrefix(v, "dev")
+	var local []string
+	for _, part := range regexp.MustCompile(`[^a-zA-Z0-9]+`).Split(strings.ToLower(v), -1) {
+		if part != "" {
+			local = append(local, part)
+		}
+	}
+	return "0.0.0.dev0+" + strings.Join(append(local, sum), ".")
+}
+
+// sdkDigest hashes every file of the SDK, names and contents, in a fixed order.
+func sdkDigest(sdk fs.FS) string {
+	h := sha256.New()
+	var paths []string
+	_ = fs.WalkDir(sdk, ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			paths = append(paths, p)
+		}
+		return nil
+	})
+	sort.Strings(paths)
+	for _, p := range paths {
+		data, _ := fs.ReadFile(sdk, p)
+		fmt.Fprintf(h, "%s\x00%d\x00", p, len(data))
+		h.Write(data)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+var pyprojectVersion = regexp.MustCompile(`(?m)^version\s*=\s*"[^"]*"`)
+
+// ensureSDK installs the embedded SDK into the venv at version, unless that version is already
+// there. It reports whether it installed.
+func (v *Venv) ensureSDK(ctx context.Context, log io.Writer, sdk fs.FS, version string) (bool, error) {
+	have := v.installedVersion(SDKDistribution)
+	if have == version {
+		return false, nil
+	}
+	if have == "" {
+		fmt.Fprintf(log, "Installing robot_sdk %s into the apps venv\n", version)
+	} else {
+		fmt.Fprintf(log, "Replacing robot_sdk %s with %s in the apps venv\n", have, version)
+	}
+	tmp, err := os.MkdirTemp("", "robot-sdk-")
+	if err != nil {
+		return false, err
+	}
+	defer os.RemoveAll(tmp)
+	if err := copyFS(tmp, sdk); err != nil {
+		return false, err
+	}
+	pyproject := filepath.Join(tmp, "pyproject.toml")
+	data, err := os.ReadFile(pyproject)
+	if err != nil {
+		return false, fmt.Errorf("embedded SDK has no pyproject.toml: %w", err)
+	}
+	if !pyprojectVersion.Match(data) {
+		return false, fmt.Errorf("embedded SDK pyproject.toml has no version line")
+	}
+	data = pyprojectVersion.ReplaceAll(data, []byte(`version = "`+version+`"`))
+	if err := os.WriteFile(pyproject, data, 0o644); err != nil {
+		return false, err
+	}
+	args := append([]string{"install", "--no-index", "--no-build-isolation", "--no-deps", "--force-reinstall"}, v.findLinks()...)
+	if err := v.Pip(ctx, log, append(args, tmp)...); err != nil {
+		return false, fmt.Errorf("installing robot_sdk %s: %w", version, err)
+	}
+	if got := v.installedVersion(SDKDistribution); got != version {
+		return false, fmt.Errorf("installed robot_sdk but the venv reports version %q, want %q", got, version)
+	}
+	return true, nil
+}
+
+// copyFS writes every file of src under dir.
+func copyFS(dir string, src fs.FS) error {
+	return fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dir, filepath.FromSlash(p))
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := fs.ReadFile(src, p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+}

@@ -1,0 +1,167 @@
+package apps
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"time"
+)
+
+// Session kinds.
+const (
+	sessionApp    = "app"    // the SDK inside the app the daemon runs: it shares the app's slot
+	sessionRemote = "remote" // any other SDK client: it holds the slot itself
+)
+
+type session struct {
+	id, kind, client, app string
+	pid                   int
+	opened, seen          time.Time
+}
+
+// SessionRequest is what an SDK client says about itself when it connects.
+type SessionRequest struct {
+	PID    int    // the client's process ID, as it reports it
+	Local  bool   // the request came over loopback, so PID is a process on this machine
+	Client string // a short client description, e.g. robot_sdk/1.0
+}
+
+// SessionInfo describes an SDK session.
+type SessionInfo struct {
+	ID     string    `json:"id"`
+	Kind   string    `json:"kind"`
+	App    string    `json:"app,omitempty"`
+	Client string    `json:"client"`
+	TTL    float64   `json:"ttl"`
+	Opened time.Time `json:"opened"`
+}
+
+// SlotInfo says who holds the app slot.
+type SlotInfo struct {
+	State  string `json:"state"` // free, local_app or remote_session
+	Holder string `json:"holder,omitempty"`
+}
+
+func (m *Manager) sessionInfo(s *session) SessionInfo {
+	return SessionInfo{ID: s.id, Kind: s.kind, App: s.app, Client: s.client, TTL: m.cfg.SessionTTL.Seconds(), Opened: s.opened}
+}
+
+// OpenSession opens an SDK session. A client inside the running app's process group (checked by
+// PID, for loopback requests only) joins the app, and marks it running; any other client becomes a
+// remote session that holds the slot, which is refused while an app runs or another remote session
+// is open. A session lasts until it is closed or misses heartbeats for the session TTL.
+func (m *Manager) OpenSession(req SessionRequest) (SessionInfo, error) {
+	if len(req.Client) > 200 {
+		return SessionInfo{}, invalidError("client: at most 200 characters")
+	}
+	now := time.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.expireSessionsLocked(now)
+	s := &session{id: newSessionID(), client: req.Client, pid: req.PID, opened: now, seen: now}
+	if r := m.current; r != nil && r.state.Active() && req.Local && req.PID > 0 && processGroup(req.PID) == r.pid {
+		s.kind, s.app = sessionApp, r.info.Name
+		if r.state == StateStarting {
+			r.state = StateRunning
+		}
+	} else {
+		if m.closed {
+			return SessionInfo{}, refusedError("The daemon is shutting down")
+		}
+		if err := m.slotBusyLocked(now); err != nil {
+			return SessionInfo{}, err
+		}
+		s.kind = sessionRemote
+	}
+	m.sessions[s.id] = s
+	m.log.Info("SDK session opened", "session", s.id, "kind", s.kind, "client", s.client, "app", s.app)
+	return m.sessionInfo(s), nil
+}
+
+// Heartbeat renews a session's lease.
+func (m *Manager) Heartbeat(id string) (SessionInfo, error) {
+	now := time.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.expireSessionsLocked(now)
+	s, ok := m.sessions[id]
+	if !ok {
+		return SessionInfo{}, notFoundError(fmt.Sprintf("Session %s not found or expired", truncate(id, 64)))
+	}
+	s.seen = now
+	return m.sessionInfo(s), nil
+}
+
+// CloseSession ends a session and frees the slot it held.
+func (m *Manager) CloseSession(id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.sessions[id]; !ok {
+		return notFoundError(fmt.Sprintf("Session %s not found or expired", truncate(id, 64)))
+	}
+	delete(m.sessions, id)
+	m.log.Info("SDK session closed", "session", id)
+	return nil
+}
+
+// Sessions lists the open sessions.
+func (m *Manager) Sessions() []SessionInfo {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.expireSessionsLocked(time.Now())
+	out := []SessionInfo{}
+	for _, s := range m.sessions {
+		out = append(out, m.sessionInfo(s))
+	}
+	return out
+}
+
+// Slot says who holds the app slot.
+func (m *Manager) Slot() SlotInfo {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := time.Now()
+	if r := m.current; r != nil && r.state.Active() {
+		return SlotInfo{State: "local_app", Holder: r.info.Name}
+	}
+	if s := m.remoteSessionLocked(now); s != nil {
+		return SlotInfo{State: "remote_session", Holder: s.client}
+	}
+	return SlotInfo{State: "free"}
+}
+
+func (m *Manager) expireSessionsLocked(now time.Time) {
+	for id, s := range m.sessions {
+		if now.Sub(s.seen) > m.cfg.SessionTTL {
+			m.log.Info("SDK session expired", "session", id, "kind", s.kind, "client", s.client)
+			delete(m.sessions, id)
+		}
+	}
+}
+
+func (m *Manager) remoteSessionLocked(now time.Time) *session {
+	m.expireSessionsLocked(now)
+	for _, s := range m.sessions {
+		if s.kind == sessionRemote {
+			return s
+		}
+	}
+	return nil
+}
+
+// slotBusyLocked returns the refusal for a new holder of the slot, or nil when the slot is free.
+func (m *Manager) slotBusyLocked(now time.Time) error {
+	if r := m.current; r != nil && r.state.Active() {
+		return refusedError("An app is already running")
+	}
+	if s := m.remoteSessionLocked(now); s != nil {
+		return refusedError(fmt.Sprintf("The robot is in use by a remote SDK session (%s)", s.client))
+	}
+	return nil
+}
+
+func newSessionID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

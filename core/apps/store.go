@@ -1,0 +1,87 @@
+package apps
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Files the manager keeps in its data directory.
+const (
+	installedFile  = "installed-apps.json" // where each installed app came from
+	startupFile    = "startup-app.json"    // the startup app chosen through the API
+	runningAppFile = "running-app.json"    // the app process running now, to find it after a crash
+)
+
+// installRecord is what the daemon remembers about an installed app beyond its entry point.
+type installRecord struct {
+	Source      string     `json:"source"`
+	SourceKind  SourceKind `json:"source_kind"`
+	Package     string     `json:"package"`
+	InstalledAt time.Time  `json:"installed_at"`
+}
+
+type startupConfig struct {
+	StartupApp string `json:"startup_app"`
+}
+
+// runningApp identifies an app process well enough to find it again after a daemon crash.
+type runningApp struct {
+	Name       string `json:"name"`
+	PID        int    `json:"pid"`
+	StartTicks uint64 `json:"start_ticks"` // /proc/<pid>/stat starttime: guards against PID reuse
+}
+
+// readJSON decodes path into v; a missing file leaves v untouched and is not an error.
+func readJSON(path string, v any) error {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// writeJSONAtomic replaces path with v's JSON so that a crash leaves either the old or the new
+// file, never a torn one: write a temporary file, sync it, rename it over, sync the directory.
+func writeJSONAtomic(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

@@ -1,0 +1,162 @@
+package apps
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// Venv is the apps venv: one Python virtual environment shared by every installed app. Every pip
+// call is offline (--no-index), with --find-links to the wheel directories (Debian's
+// /usr/share/python-wheels holds setuptools and wheel).
+type Venv struct {
+	Dir        string   // the venv directory
+	BasePython string   // the interpreter that creates it: python3
+	WheelDirs  []string // --find-links directories
+}
+
+// Python is the venv's interpreter.
+func (v *Venv) Python() string { return filepath.Join(v.Dir, "bin", "python") }
+
+// Exists reports whether the venv has an interpreter.
+func (v *Venv) Exists() bool {
+	_, err := os.Stat(v.Python())
+	return err == nil
+}
+
+// SitePackages returns the venv's site-packages directory.
+func (v *Venv) SitePackages() (string, error) {
+	matches, _ := filepath.Glob(filepath.Join(v.Dir, "lib", "python3*", "site-packages"))
+	if len(matches) == 0 {
+		return "", fmt.Errorf("apps venv %s has no lib/python3*/site-packages", v.Dir)
+	}
+	return matches[0], nil
+}
+
+// Ensure creates the venv if it is missing and makes sure setuptools and wheel are in it, since
+// offline builds run without build isolation.
+func (v *Venv) Ensure(ctx context.Context, log io.Writer) error {
+	if !v.Exists() {
+		fmt.Fprintf(log, "Creating the apps venv at %s\n", v.Dir)
+		if err := os.MkdirAll(filepath.Dir(v.Dir), 0o755); err != nil {
+			return err
+		}
+		base := v.BasePython
+		if base == "" {
+			base = "python3"
+		}
+		if err := runLoggedEnv(ctx, log, nil, base, "-m", "venv", v.Dir); err != nil {
+			return fmt.Errorf("creating the apps venv with %s -m venv: %w", base, err)
+		}
+	}
+	site, err := v.SitePackages()
+	if err != nil {
+		return err
+	}
+	var missing []string
+	for _, pkg := range []string{"setuptools", "wheel"} {
+		if m, _ := filepath.Glob(filepath.Join(site, pkg+"-*.dist-info")); len(m) == 0 {
+			missing = append(missing, pkg)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	fmt.Fprintf(log, "Installing %s into the apps venv from %s\n", strings.Join(missing, ", "), strings.Join(v.WheelDirs, ", "))
+	args := append([]string{"install", "--no-index"}, v.findLinks()...)
+	if err := v.Pip(ctx, log, append(args, missing...)...); err != nil {
+		return fmt.Errorf("installing %s into the apps venv (are python3-setuptools-whl and python3-wheel-whl installed?): %w", strings.Join(missing, " and "), err)
+	}
+	return nil
+}
+
+func (v *Venv) findLinks(extra ...string) []string {
+	var args []string
+	for _, d := range append(append([]string(nil), v.WheelDirs...), extra...) {
+		args = append(args, "--find-links", d)
+	}
+	return args
+}
+
+// Pip runs the venv's pip with args, writing its output to log line by line.
+func (v *Venv) Pip(ctx context.Context, log io.Writer, args ...string) error {
+	full := append([]string{"-m", "pip", "--disable-pip-version-check", "--no-input"}, args...)
+	return runLoggedEnv(ctx, log, nil, v.Python(), full...)
+}
+
+// installedVersion returns the version of distribution dist installed in the venv ("" if none),
+// read from its .dist-info directory name.
+func (v *Venv) installedVersion(dist string) string {
+	site, err := v.SitePackages()
+	if err != nil {
+		return ""
+	}
+	prefix := strings.ReplaceAll(dist, "-", "_") + "-"
+	entries, err := os.ReadDir(site)
+	if err != nil {
+		return ""
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() && strings.HasPrefix(strings.ToLower(name), prefix) && strings.HasSuffix(name, ".dist-info") {
+			return strings.TrimSuffix(name[len(prefix):], ".dist-info")
+		}
+	}
+	return ""
+}
+
+// siteStamp identifies the state of site-packages cheaply: its modification time changes when pip
+// adds or removes a distribution.
+func (v *Venv) siteStamp() string {
+	site, err := v.SitePackages()
+	if err != nil {
+		return ""
+	}
+	info, err := os.Stat(site)
+	if err != nil {
+		return ""
+	}
+	return info.ModTime().String()
+}
+
+// runLoggedEnv runs name with args and extra environment variables, copying stdout and stderr to
+// log as whole lines.
+func runLoggedEnv(ctx context.Context, log io.Writer, env []string, name string, args ...string) error {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = append(append(os.Environ(), "PIP_DISABLE_PIP_VERSION_CHECK=1", "PYTHONUNBUFFERED=1", "GIT_TERMINAL_PROMPT=0"), env...)
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			fmt.Fprintln(log, sc.Text())
+		}
+		_, _ = io.Copy(io.Discard, pr)
+	}()
+	err := cmd.Run()
+	pw.Close()
+	wg.Wait()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return fmt.Errorf("%s exited with code %d", filepath.Base(name), ee.ExitCode())
+		}
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, exec.ErrNotFound) {
+			return fmt.Errorf("%s not found: %w", name, err)
+		}
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,53 @@
+package robot
+
+import "time"
+
+// SampleRate is the audio sample rate, in samples per second, of every audio call: mono float32
+// samples in [-1, 1].
+const SampleRate = 16000
+
+// MotorMode is how the motors behave.
+type MotorMode string
+
+// The motor modes.
+const (
+	MotorsEnabled             MotorMode = "enabled"              // motors hold their targets
+	MotorsDisabled            MotorMode = "disabled"             // motors are limp
+	MotorsGravityCompensation MotorMode = "gravity_compensation" // motors hold against gravity only; the robot can be moved by hand
+)
+
+// ParseMotorMode accepts the motor mode names.
+func ParseMotorMode(s string) (MotorMode, error) {
+	switch m := MotorMode(s); m {
+	case MotorsEnabled, MotorsDisabled, MotorsGravityCompensation:
+		return m, nil
+	}
+	return "", invalidError("motor mode " + quote(s) + " is not one of enabled, disabled, gravity_compensation")
+}
+
+// Backend is the hardware (or its simulation) the Robot drives. The Robot calls it from one
+// goroutine at a time.
+type Backend interface {
+	// Name says which backend this is ("sim", or a hardware name).
+	Name() string
+	// Command sends joint targets; enabled motors track them.
+	Command(target Joints)
+	// SetMotorMode switches the motors' mode.
+	SetMotorMode(mode MotorMode)
+	// Read returns the present joint positions at now.
+	Read(now time.Time) Joints
+	// Speak queues samples on the speaker.
+	Speak(samples []float32)
+	// Listen appends the microphone samples captured up to now since the previous call to dst.
+	Listen(dst []float32, now time.Time) []float32
+	// Close releases the hardware.
+	Close() error
+}
+
+// Pushable is implemented by backends that accept an external push on an antenna, as a hand
+// touching it would: the simulation, for tests and demos.
+type Pushable interface {
+	PushAntenna(index int, delta float64)
+}
+
+func quote(s string) string { return "\"" + s + "\"" }

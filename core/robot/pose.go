@@ -1,0 +1,167 @@
+package robot
+
+import (
+	"fmt"
+	"math"
+)
+
+// HeadPose is the head's pose relative to its rest position: a translation in metres and
+// roll/pitch/yaw angles in radians.
+type HeadPose struct {
+	X     float64 `json:"x"`
+	Y     float64 `json:"y"`
+	Z     float64 `json:"z"`
+	Roll  float64 `json:"roll"`
+	Pitch float64 `json:"pitch"`
+	Yaw   float64 `json:"yaw"`
+}
+
+// Joints is one full configuration of the robot: head pose, antenna angles [left, right] in radians
+// and body yaw in radians.
+type Joints struct {
+	Head     HeadPose
+	Antennas [2]float64
+	BodyYaw  float64
+}
+
+// The poses the robot knows by name.
+var (
+	// DefaultPose is where the robot stands when awake and idle, and where it returns after an app.
+	DefaultPose = Joints{}
+	// SleepPose is the folded pose the robot rests in while asleep.
+	SleepPose = Joints{
+		Head:     HeadPose{Z: -0.02, Pitch: 0.35},
+		Antennas: [2]float64{-3.05, 3.05},
+	}
+)
+
+// limit is a closed range a joint value is clamped to.
+type limit struct{ lo, hi float64 }
+
+func (l limit) clamp(v float64) float64 { return math.Max(l.lo, math.Min(l.hi, v)) }
+
+// Joint limits of the robot; targets outside them are clamped, as motor controllers do.
+var (
+	limitHeadXY    = limit{-0.03, 0.03}
+	limitHeadZ     = limit{-0.04, 0.03}
+	limitHeadTilt  = limit{-0.7, 0.7} // roll and pitch, about 40 degrees
+	limitHeadYaw   = limit{-2.97, 2.97}
+	limitAntenna   = limit{-math.Pi, math.Pi}
+	limitBodyYaw   = limit{-2.8, 2.8}
+	maxMoveSeconds = 60.0
+)
+
+func (p HeadPose) clamped() HeadPose {
+	return HeadPose{
+		X: limitHeadXY.clamp(p.X), Y: limitHeadXY.clamp(p.Y), Z: limitHeadZ.clamp(p.Z),
+		Roll: limitHeadTilt.clamp(p.Roll), Pitch: limitHeadTilt.clamp(p.Pitch), Yaw: limitHeadYaw.clamp(p.Yaw),
+	}
+}
+
+func (p HeadPose) check(field string) error {
+	for _, v := range []struct {
+		name string
+		v    float64
+	}{{"x", p.X}, {"y", p.Y}, {"z", p.Z}, {"roll", p.Roll}, {"pitch", p.Pitch}, {"yaw", p.Yaw}} {
+		if math.IsNaN(v.v) || math.IsInf(v.v, 0) {
+			return invalidError(fmt.Sprintf("%s.%s must be a finite number", field, v.name))
+		}
+	}
+	return nil
+}
+
+// Target is a partial command: nil fields keep their current target.
+type Target struct {
+	Head     *HeadPose
+	Antennas *[2]float64
+	BodyYaw  *float64
+}
+
+// check returns an Invalid error naming the first non-finite field.
+func (t Target) check() error {
+	if t.Head != nil {
+		if err := t.Head.check("head"); err != nil {
+			return err
+		}
+	}
+	if t.Antennas != nil {
+		for i, a := range t.Antennas {
+			if math.IsNaN(a) || math.IsInf(a, 0) {
+				return invalidError(fmt.Sprintf("antennas[%d] must be a finite number", i))
+			}
+		}
+	}
+	if t.BodyYaw != nil && (math.IsNaN(*t.BodyYaw) || math.IsInf(*t.BodyYaw, 0)) {
+		return invalidError("body_yaw must be a finite number")
+	}
+	return nil
+}
+
+// applyTo returns j with t's fields set, clamped to the joint limits.
+func (t Target) applyTo(j Joints) Joints {
+	if t.Head != nil {
+		j.Head = t.Head.clamped()
+	}
+	if t.Antennas != nil {
+		j.Antennas = [2]float64{limitAntenna.clamp(t.Antennas[0]), limitAntenna.clamp(t.Antennas[1])}
+	}
+	if t.BodyYaw != nil {
+		j.BodyYaw = limitBodyYaw.clamp(*t.BodyYaw)
+	}
+	return j
+}
+
+// Interpolation names how a timed move progresses from start to end.
+type Interpolation string
+
+// The interpolations a move can use.
+const (
+	Linear  Interpolation = "linear"
+	MinJerk Interpolation = "minjerk"
+	Ease    Interpolation = "ease"
+	Cartoon Interpolation = "cartoon"
+)
+
+// ParseInterpolation accepts the interpolation names; empty means MinJerk.
+func ParseInterpolation(s string) (Interpolation, error) {
+	switch Interpolation(s) {
+	case "":
+		return MinJerk, nil
+	case Linear, MinJerk, Ease, Cartoon:
+		return Interpolation(s), nil
+	}
+	return "", invalidError(fmt.Sprintf("interpolation %q is not one of linear, minjerk, ease, cartoon", s))
+}
+
+// progress maps elapsed fraction t in [0,1] to the fraction of the way covered.
+func (i Interpolation) progress(t float64) float64 {
+	t = math.Max(0, math.Min(1, t))
+	switch i {
+	case Linear:
+		return t
+	case Ease:
+		return (1 - math.Cos(math.Pi*t)) / 2
+	case Cartoon: // overshoots a little, then settles: easeOutBack
+		const c1 = 1.70158
+		const c3 = c1 + 1
+		u := t - 1
+		return 1 + c3*u*u*u + c1*u*u
+	default: // minimum jerk
+		return t * t * t * (10 - 15*t + 6*t*t)
+	}
+}
+
+func lerp(a, b, s float64) float64 { return a + (b-a)*s }
+
+// between returns the configuration a fraction s of the way from a to b.
+func between(a, b Joints, s float64) Joints {
+	return Joints{
+		Head: HeadPose{
+			X: lerp(a.Head.X, b.Head.X, s), Y: lerp(a.Head.Y, b.Head.Y, s), Z: lerp(a.Head.Z, b.Head.Z, s),
+			Roll: lerp(a.Head.Roll, b.Head.Roll, s), Pitch: lerp(a.Head.Pitch, b.Head.Pitch, s),
+			Yaw: lerp(a.Head.Yaw, b.Head.Yaw, s),
+		},
+		Antennas: [2]float64{lerp(a.Antennas[0], b.Antennas[0], s), lerp(a.Antennas[1], b.Antennas[1], s)},
+		BodyYaw:  lerp(a.BodyYaw, b.BodyYaw, s),
+	}
+}

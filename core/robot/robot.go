@@ -1,0 +1,434 @@
+// Package robot is the robot the daemon serves to apps: its state (head pose, antennas, body yaw,
+// motor mode, awake or asleep), immediate targets and timed moves, audio, and the Backend that a
+// real robot or the in-process simulation implements.
+package robot
+
+import (
+	"crypto/rand"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync"
+	"time"
+)
+
+// ControlPeriod is the period of the control loop that advances moves and reads the joints.
+const ControlPeriod = 10 * time.Millisecond
+
+// Durations of the named moves.
+const (
+	WakeUpDuration    = time.Second
+	GotoSleepDuration = time.Second
+	ReturnDuration    = time.Second
+)
+
+// Antenna touch detection: a touch is a displacement of an antenna of at least touchPress radians
+// from where it settled; the detector re-arms once the antenna is back within touchRelease.
+// Commanded motion (and touchSettle after it) is never a touch.
+const (
+	touchPress   = 0.25
+	touchRelease = 0.10
+	touchSettle  = 500 * time.Millisecond
+)
+
+// State is a snapshot of the robot.
+type State struct {
+	HeadPose       HeadPose   `json:"head_pose"`
+	Antennas       [2]float64 `json:"antennas_position"`
+	BodyYaw        float64    `json:"body_yaw"`
+	TargetHeadPose HeadPose   `json:"target_head_pose"`
+	TargetAntennas [2]float64 `json:"target_antennas_position"`
+	TargetBodyYaw  float64    `json:"target_body_yaw"`
+	ControlMode    MotorMode  `json:"control_mode"`
+	Awake          bool       `json:"awake"`
+	Move           *MoveInfo  `json:"move"`
+	Recording      bool       `json:"recording"`
+	Backend        string     `json:"backend"`
+	Timestamp      time.Time  `json:"timestamp"`
+}
+
+// MoveInfo describes a running move.
+type MoveInfo struct {
+	UUID     string  `json:"uuid"`
+	Kind     string  `json:"kind"`
+	Duration float64 `json:"duration"`
+	Elapsed  float64 `json:"elapsed"`
+}
+
+// Move is a handle on a timed move.
+type Move struct {
+	ID   string
+	Kind string
+
+	from, to  Joints
+	start     time.Time
+	dur       time.Duration
+	interp    Interpolation
+	onDone    func(r *Robot) // runs with r.mu held when the move reaches its end
+	done      chan struct{}
+	completed bool
+}
+
+// Done is closed when the move ends, completed or not.
+func (m *Move) Done() <-chan struct{} { return m.done }
+
+// Completed reports, once Done is closed, whether the move reached its end (rather than being
+// stopped or replaced).
+func (m *Move) Completed() bool {
+	select {
+	case <-m.done:
+		return m.completed
+	default:
+		return false
+	}
+}
+
+// Robot controls a Backend: it owns the targets, runs timed moves in a fixed-rate control loop,
+// records audio and detects antenna touches. Its methods are safe for concurrent use.
+type Robot struct {
+	backend Backend
+	log     *slog.Logger
+
+	mu          sync.Mutex
+	target      Joints
+	present     Joints
+	mode        MotorMode
+	awake       bool
+	move        *Move
+	targetAt    time.Time // when the target last changed by command
+	touchRef    *[2]float64
+	touchArmed  bool
+	recording   bool
+	recorded    []float32
+	micScratch  []float32
+	onTouch     []func()
+	onWake      []func()
+	closeOnce   sync.Once
+	quit, ended chan struct{}
+}
+
+const maxRecordedSamples = 30 * SampleRate
+
+// New starts a Robot on backend. The robot starts asleep, in whatever pose the backend reports,
+// with its motors disabled; call WakeUp to wake it.
+func New(backend Backend, log *slog.Logger) *Robot {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	now := time.Now()
+	r := &Robot{
+		backend: backend,
+		log:     log,
+		mode:    MotorsDisabled,
+		quit:    make(chan struct{}),
+		ended:   make(chan struct{}),
+	}
+	r.present = backend.Read(now)
+	r.target = r.present
+	backend.SetMotorMode(MotorsDisabled)
+	backend.Command(r.target)
+	go r.loop()
+	return r
+}
+
+// Close stops the control loop and closes the backend.
+func (r *Robot) Close() error {
+	var err error
+	r.closeOnce.Do(func() {
+		close(r.quit)
+		<-r.ended
+		err = r.backend.Close()
+	})
+	return err
+}
+
+func (r *Robot) loop() {
+	defer close(r.ended)
+	t := time.NewTicker(ControlPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.quit:
+			r.mu.Lock()
+			r.endMove(false)
+			r.mu.Unlock()
+			return
+		case now := <-t.C:
+			r.tick(now)
+		}
+	}
+}
+
+// tick advances the running move, sends the target, reads the joints and the microphone, and
+// looks for antenna touches.
+func (r *Robot) tick(now time.Time) {
+	var fire []func()
+	r.mu.Lock()
+	if m := r.move; m != nil {
+		frac := 1.0
+		if m.dur > 0 {
+			frac = float64(now.Sub(m.start)) / float64(m.dur)
+		}
+		if frac >= 1 {
+			r.target = m.to
+			r.backend.Command(r.target)
+			if m.onDone != nil {
+				m.onDone(r)
+			}
+			r.endMove(true)
+			if m.Kind == "wake_up" {
+				fire = append(fire, r.onWake...)
+			}
+		} else {
+			r.target = between(m.from, m.to, m.interp.progress(frac))
+			r.backend.Command(r.target)
+		}
+		r.targetAt = now
+	}
+	r.present = r.backend.Read(now)
+	r.micScratch = r.backend.Listen(r.micScratch[:0], now)
+	if r.recording {
+		r.recorded = append(r.recorded, r.micScratch...)
+		if over := len(r.recorded) - maxRecordedSamples; over > 0 {
+			r.recorded = append(r.recorded[:0], r.recorded[over:]...)
+		}
+	}
+	if r.detectTouch(now) {
+		r.log.Info("antenna touch detected", "antennas", r.present.Antennas, "awake", r.awake)
+		fire = append(fire, r.onTouch...)
+	}
+	r.mu.Unlock()
+	for _, f := range fire {
+		go f()
+	}
+}
+
+// detectTouch reports a new antenna touch. Call with r.mu held.
+func (r *Robot) detectTouch(now time.Time) bool {
+	if r.move != nil || now.Sub(r.targetAt) < touchSettle {
+		r.touchRef, r.touchArmed = nil, false
+		return false
+	}
+	a := r.present.Antennas
+	if r.touchRef == nil {
+		r.touchRef, r.touchArmed = &a, true
+		return false
+	}
+	dev := math.Max(math.Abs(a[0]-r.touchRef[0]), math.Abs(a[1]-r.touchRef[1]))
+	switch {
+	case !r.touchArmed && dev <= touchRelease:
+		r.touchArmed = true
+	case r.touchArmed && dev >= touchPress:
+		r.touchArmed = false
+		return true
+	}
+	return false
+}
+
+// endMove ends the running move. Call with r.mu held.
+func (r *Robot) endMove(completed bool) {
+	if r.move == nil {
+		return
+	}
+	r.move.completed = completed
+	close(r.move.done)
+	r.move = nil
+}
+
+// State returns a snapshot of the robot, with joints read at the time of the call.
+func (r *Robot) State() State {
+	now := time.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.present = r.backend.Read(now)
+	s := State{
+		HeadPose: r.present.Head, Antennas: r.present.Antennas, BodyYaw: r.present.BodyYaw,
+		TargetHeadPose: r.target.Head, TargetAntennas: r.target.Antennas, TargetBodyYaw: r.target.BodyYaw,
+		ControlMode: r.mode, Awake: r.awake, Recording: r.recording, Backend: r.backend.Name(),
+		Timestamp: now,
+	}
+	if m := r.move; m != nil {
+		s.Move = &MoveInfo{UUID: m.ID, Kind: m.Kind, Duration: m.dur.Seconds(), Elapsed: now.Sub(m.start).Seconds()}
+	}
+	return s
+}
+
+// Awake reports whether the robot is awake.
+func (r *Robot) Awake() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.awake
+}
+
+// SetTarget sets targets immediately, ending any running move.
+func (r *Robot) SetTarget(t Target) error {
+	if err := t.check(); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.endMove(false)
+	r.target = t.applyTo(r.target)
+	r.targetAt = time.Now()
+	r.backend.Command(r.target)
+	return nil
+}
+
+// Goto starts a move from the current target to t over duration, replacing any running move.
+func (r *Robot) Goto(t Target, duration time.Duration, interp Interpolation) (*Move, error) {
+	if err := t.check(); err != nil {
+		return nil, err
+	}
+	if duration <= 0 || duration.Seconds() > maxMoveSeconds {
+		return nil, invalidError(fmt.Sprintf("duration must be more than 0 and at most %g seconds", maxMoveSeconds))
+	}
+	if _, err := ParseInterpolation(string(interp)); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.startMove("goto", t.applyTo(r.target), duration, interp, nil), nil
+}
+
+// startMove replaces the running move. Call with r.mu held.
+func (r *Robot) startMove(kind string, to Joints, dur time.Duration, interp Interpolation, onDone func(*Robot)) *Move {
+	r.endMove(false)
+	now := time.Now()
+	m := &Move{
+		ID: newUUID(), Kind: kind, from: r.target, to: to, start: now, dur: dur,
+		interp: interp, onDone: onDone, done: make(chan struct{}),
+	}
+	r.move = m
+	r.targetAt = now
+	return m
+}
+
+// WakeUp enables the motors and moves to the default pose; the robot is awake when the move
+// completes, and the OnWake callbacks run then.
+func (r *Robot) WakeUp() *Move {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.setMode(MotorsEnabled)
+	return r.startMove("wake_up", DefaultPose, WakeUpDuration, MinJerk, func(r *Robot) { r.awake = true })
+}
+
+// GotoSleep moves to the sleep pose; when the move completes the robot is asleep and its motors
+// are disabled.
+func (r *Robot) GotoSleep() *Move {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.mode == MotorsDisabled {
+		r.setMode(MotorsEnabled)
+	}
+	return r.startMove("goto_sleep", SleepPose, GotoSleepDuration, MinJerk, func(r *Robot) {
+		r.awake = false
+		r.setMode(MotorsDisabled)
+	})
+}
+
+// ReturnToDefault moves an awake robot back to the default pose (after an app stops) and reports
+// whether it did; an asleep robot is left alone.
+func (r *Robot) ReturnToDefault() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.awake {
+		return false
+	}
+	if r.mode != MotorsEnabled {
+		r.setMode(MotorsEnabled)
+	}
+	r.startMove("goto", DefaultPose, ReturnDuration, MinJerk, nil)
+	return true
+}
+
+// StopMove stops the running move with the given id, or any running move when id is empty. The
+// target stays where the move left it.
+func (r *Robot) StopMove(id string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.move == nil || (id != "" && r.move.ID != id) {
+		if id == "" {
+			return notFoundError("no move is running")
+		}
+		return notFoundError(fmt.Sprintf("no running move with uuid %s", id))
+	}
+	r.endMove(false)
+	return nil
+}
+
+// MotorMode returns the motors' mode.
+func (r *Robot) MotorMode() MotorMode {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.mode
+}
+
+// SetMotorMode switches the motors' mode.
+func (r *Robot) SetMotorMode(mode MotorMode) error {
+	if _, err := ParseMotorMode(string(mode)); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.setMode(mode)
+	return nil
+}
+
+// setMode switches modes. Call with r.mu held.
+func (r *Robot) setMode(mode MotorMode) {
+	if mode == r.mode {
+		return
+	}
+	if mode == MotorsEnabled {
+		// Hold where the robot is now rather than jump to a stale target.
+		r.target = r.backend.Read(time.Now())
+		r.backend.Command(r.target)
+	}
+	r.mode = mode
+	r.targetAt = time.Now()
+	r.backend.SetMotorMode(mode)
+}
+
+// PushAntenna applies an external push of delta radians to antenna 0 (left) or 1 (right), as a
+// hand would. Only backends that simulate pushes accept it.
+func (r *Robot) PushAntenna(index int, delta float64) error {
+	if index != 0 && index != 1 {
+		return invalidError("antenna must be left or right")
+	}
+	if math.IsNaN(delta) || math.IsInf(delta, 0) || math.Abs(delta) > 2*math.Pi {
+		return invalidError("delta must be a finite number of radians within ±2π")
+	}
+	p, ok := r.backend.(Pushable)
+	if !ok {
+		return refusedError("antenna pushes can only be simulated on the simulated robot (--sim)")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p.PushAntenna(index, delta)
+	return nil
+}
+
+// OnAntennaTouch registers f to run (in its own goroutine) on each detected antenna touch.
+func (r *Robot) OnAntennaTouch(f func()) {
+	r.mu.Lock()
+	r.onTouch = append(r.onTouch, f)
+	r.mu.Unlock()
+}
+
+// OnWake registers f to run (in its own goroutine) each time a wake-up move completes.
+func (r *Robot) OnWake(f func()) {
+	r.mu.Lock()
+	r.onWake = append(r.onWake, f)
+	r.mu.Unlock()
+}
+
+// BackendName names the backend.
+func (r *Robot) BackendName() string { return r.backend.Name() }
+
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}

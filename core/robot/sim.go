@@ -1,0 +1,129 @@
+package robot
+
+import (
+	"math"
+	"sync"
+	"time"
+)
+
+// Sim is the simulated backend: joints move toward their targets with bounded speed when the
+// motors are enabled and stay where they are (or where a push leaves them) otherwise. Its speaker
+// plays in real time into its microphone, so what is played can be recorded back.
+type Sim struct {
+	mu       sync.Mutex
+	present  Joints
+	target   Joints
+	mode     MotorMode
+	last     time.Time
+	speaker  []float32
+	micClock time.Time
+}
+
+// Maximum joint speeds of the simulation.
+const (
+	simMaxLinearSpeed  = 0.2  // m/s
+	simMaxAngularSpeed = 10.0 // rad/s
+	simMaxSpeakerQueue = 60 * SampleRate
+)
+
+// NewSim returns a simulated robot resting asleep: in the sleep pose with its motors disabled.
+func NewSim() *Sim {
+	return &Sim{present: SleepPose, target: SleepPose, mode: MotorsDisabled}
+}
+
+// Name implements Backend.
+func (s *Sim) Name() string { return "sim" }
+
+// Command implements Backend.
+func (s *Sim) Command(target Joints) {
+	s.mu.Lock()
+	s.target = target
+	s.mu.Unlock()
+}
+
+// SetMotorMode implements Backend.
+func (s *Sim) SetMotorMode(mode MotorMode) {
+	s.mu.Lock()
+	s.mode = mode
+	s.mu.Unlock()
+}
+
+// Read implements Backend: it integrates the motion since the previous read.
+func (s *Sim) Read(now time.Time) Joints {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.last.IsZero() {
+		s.last = now
+	}
+	dt := now.Sub(s.last).Seconds()
+	if dt <= 0 {
+		return s.present
+	}
+	s.last = now
+	if s.mode != MotorsEnabled {
+		return s.present
+	}
+	lin, ang := simMaxLinearSpeed*dt, simMaxAngularSpeed*dt
+	p, t := &s.present, s.target
+	p.Head.X = approach(p.Head.X, t.Head.X, lin)
+	p.Head.Y = approach(p.Head.Y, t.Head.Y, lin)
+	p.Head.Z = approach(p.Head.Z, t.Head.Z, lin)
+	p.Head.Roll = approach(p.Head.Roll, t.Head.Roll, ang)
+	p.Head.Pitch = approach(p.Head.Pitch, t.Head.Pitch, ang)
+	p.Head.Yaw = approach(p.Head.Yaw, t.Head.Yaw, ang)
+	p.Antennas[0] = approach(p.Antennas[0], t.Antennas[0], ang)
+	p.Antennas[1] = approach(p.Antennas[1], t.Antennas[1], ang)
+	p.BodyYaw = approach(p.BodyYaw, t.BodyYaw, ang)
+	return s.present
+}
+
+// approach moves v toward target by at most step.
+func approach(v, target, step float64) float64 {
+	d := target - v
+	if math.Abs(d) <= step {
+		return target
+	}
+	return v + math.Copysign(step, d)
+}
+
+// PushAntenna implements Pushable: the antenna is displaced by delta radians. Enabled motors pull
+// it back to its target; limp motors leave it there.
+func (s *Sim) PushAntenna(index int, delta float64) {
+	s.mu.Lock()
+	s.present.Antennas[index] = limitAntenna.clamp(s.present.Antennas[index] + delta)
+	s.mu.Unlock()
+}
+
+// Speak implements Backend.
+func (s *Sim) Speak(samples []float32) {
+	s.mu.Lock()
+	s.speaker = append(s.speaker, samples...)
+	if over := len(s.speaker) - simMaxSpeakerQueue; over > 0 {
+		s.speaker = s.speaker[over:]
+	}
+	s.mu.Unlock()
+}
+
+// Listen implements Backend: the microphone hears the speaker, sample for sample, in real time.
+func (s *Sim) Listen(dst []float32, now time.Time) []float32 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.micClock.IsZero() || now.Sub(s.micClock) > time.Second {
+		s.micClock = now // after a long gap, do not invent seconds of samples
+	}
+	n := int(now.Sub(s.micClock).Seconds() * SampleRate)
+	if n <= 0 {
+		return dst
+	}
+	s.micClock = s.micClock.Add(time.Duration(n) * time.Second / SampleRate)
+	played := min(n, len(s.speaker))
+	dst = append(dst, s.speaker[:played]...)
+	s.speaker = s.speaker[played:]
+	for range n - played {
+		dst = append(dst, 0)
+	}
+	return dst
+}
+
+// Close implements Backend.
+func (s *Sim) Close() error { return nil }

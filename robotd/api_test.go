@@ -1,0 +1,270 @@
+package robotd_test
+
+import (
+	"encoding/json"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestBadRequestsGetClearErrors(t *testing.T) {
+	d := startDaemon(t, daemonOptions{})
+	d.install("coop_app")
+
+	// Unknown apps and jobs: 404, with nothing run or removed.
+	d.expectError("POST", "/api/apps/start-app/nope", nil, 404, "App 'nope' is not installed")
+	d.expectError("POST", "/api/apps/start-app/coop_app%3Brm%20-rf", nil, 404, "is not installed")
+	d.expectError("POST", "/api/apps/start-app/..%2F..%2Fetc", nil, 404, "is not installed")
+	d.expectError("POST", "/api/apps/remove/nope", nil, 404, "App 'nope' is not installed")
+	d.expectError("PUT", "/api/apps/startup-app", map[string]any{"startup_app": "nope"}, 404, "App 'nope' is not installed")
+	d.expectError("GET", "/api/apps/job-status/0123abcd", nil, 404, "Job 0123abcd not found")
+	if st := d.status(); st != nil {
+		t.Fatalf("a refused start left a status: %+v", st)
+	}
+
+	// Malformed bodies: 422 naming what is wrong.
+	d.expectError("POST", "/api/apps/install", `{"url": `, 422, "body: invalid JSON")
+	d.expectError("POST", "/api/apps/install", `[1, 2]`, 422, "body: expected a JSON object")
+	d.expectError("POST", "/api/apps/install", `{"url": 42}`, 422, "body: field url: expected string")
+	d.expectError("POST", "/api/apps/install", `{}`, 422, "body: field url is required")
+	d.expectError("POST", "/api/apps/install", ``, 422, "body: a JSON object is required")
+	d.expectError("POST", "/api/apps/install", map[string]string{"url": "not a url"}, 422, "url: must not contain spaces")
+	d.expectError("POST", "/api/apps/install", map[string]string{"url": "/does/not/exist"}, 422, "is not a directory on the robot")
+	d.expectError("PUT", "/api/apps/startup-app", `{"startup_app": 3}`, 422, "field startup_app: expected a string or null")
+	d.expectError("PUT", "/api/apps/startup-app", `{}`, 422, "field startup_app is required")
+	d.expectError("POST", "/api/move/set_target", `{"target_antennas": [1, 2, 3]}`, 422, "target_antennas: expected 2 angles")
+	d.expectError("POST", "/api/move/set_target", `{"target_head_pose": {"yaw": "left"}}`, 422, "body: field target_head_pose.yaw: expected float64")
+	d.expectError("POST", "/api/move/goto", `{"antennas": [0, 0]}`, 422, "body: field duration is required")
+	d.expectError("POST", "/api/move/goto", `{"duration": -1}`, 422, "duration: must be more than 0")
+	d.expectError("POST", "/api/move/goto", `{"duration": 1, "interpolation": "bouncy"}`, 422, `interpolation "bouncy" is not one of`)
+	d.expectError("POST", "/api/motors/set_mode/turbo", nil, 422, `motor mode "turbo" is not one of`)
+	d.expectError("GET", "/api/state/stream?frequency=100", nil, 422, "frequency: must be a number more than 0 and at most 50")
+	d.expectError("POST", "/api/sim/antenna-touch", `{"antenna": "middle"}`, 422, "antenna: must be left or right")
+	d.expectError("POST", "/api/move/stop", `{"uuid": "nope"}`, 404, "no running move with uuid nope")
+	d.expectError("GET", "/api/audio/sample", nil, 400, "recording is not started")
+	d.expectError("POST", "/api/audio/play_sound", map[string]string{"file": "/no/such.wav"}, 404, "sound file /no/such.wav does not exist")
+
+	// Unknown routes and methods.
+	d.expectError("GET", "/api/apps/install", nil, 405, "Method GET not allowed; use POST")
+	d.expectError("GET", "/api/nothing/here", nil, 404, "Not found: /api/nothing/here")
+
+	// Nothing bad input touched changed the installed apps or the startup app.
+	if _, ok := d.list()["coop_app"]; !ok {
+		t.Fatal("coop_app disappeared")
+	}
+	var startup struct {
+		StartupApp *string `json:"startup_app"`
+	}
+	d.call("GET", "/api/apps/startup-app", nil, &startup)
+	if startup.StartupApp != nil {
+		t.Fatalf("startup app %q after refused updates", *startup.StartupApp)
+	}
+}
+
+func TestCrossSiteRequestsAreRefused(t *testing.T) {
+	d := startDaemon(t, daemonOptions{})
+	d.install("coop_app")
+	// What a malicious page's fetch or form post carries.
+	d.expectError("POST", "/api/apps/start-app/coop_app", nil, 403, "Cross-site requests are refused", "Sec-Fetch-Site", "cross-site", "Origin", "https://evil.example")
+	d.expectError("POST", "/api/apps/start-app/coop_app", nil, 403, "Cross-site requests are refused", "Origin", "https://evil.example")
+	d.expectError("PUT", "/api/apps/startup-app", map[string]any{"startup_app": "coop_app"}, 403, "Cross-site", "Sec-Fetch-Site", "same-site")
+	if st := d.status(); st != nil {
+		t.Fatalf("a cross-site request started %+v", st)
+	}
+	// DNS rebinding: a page served from a name that points at the robot.
+	d.expectError("POST", "/api/apps/start-app/coop_app", nil, 421, "Host evil.example:8000 is not served", "Host", "evil.example:8000")
+	// The dashboard's own requests, and non-browser clients, go through.
+	if code := d.call("POST", "/api/move/play/wake_up", nil, nil, "Sec-Fetch-Site", "same-origin", "Origin", d.url); code != 200 {
+		t.Fatalf("same-origin POST: %d", code)
+	}
+	if code := d.call("POST", "/api/move/play/wake_up", nil, nil, "Host", "localhost"); code != 200 {
+		t.Fatalf("POST without browser headers: %d", code)
+	}
+}
+
+func TestAPIToken(t *testing.T) {
+	const token = "t0k3n-for-tests"
+	d := startDaemon(t, daemonOptions{args: []string{"--api-token", token}})
+	d.expectError("GET", "/api/apps/list", nil, 401, "Missing or invalid API token")
+	d.expectError("POST", "/api/move/play/wake_up", nil, 401, "Missing or invalid API token", "Authorization", "Bearer wrong")
+	if code := d.call("GET", "/api/apps/list", nil, nil, "Authorization", "Bearer "+token); code != 200 {
+		t.Fatalf("with the token: %d", code)
+	}
+	if code := d.call("GET", "/healthz", nil, nil); code != 200 {
+		t.Fatalf("healthz needs no token: %d", code)
+	}
+	resp, err := http.Get(d.url + "/api/state/stream?frequency=20&token=" + token)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("stream with ?token=: %v %v", err, resp)
+	}
+	resp.Body.Close()
+	if strings.Contains(d.log.String(), token) {
+		t.Fatal("the token appears in the daemon's log")
+	}
+	// The SDK sends ROBOT_DAEMON_TOKEN, which apps inherit from the daemon.
+	out, err := venvPython(t, "from robot_sdk import Robot\nr = Robot()\nprint(r.get_state()['backend'])\nr.close()", "ROBOT_DAEMON_TOKEN="+token)
+	if err != nil || out != "sim" {
+		t.Fatalf("SDK with the token: %q %v", out, err)
+	}
+	out, _ = venvPython(t, "from robot_sdk import Robot, RequestRefusedError\ntry:\n    Robot()\nexcept RequestRefusedError as e:\n    print(e.status, e.detail)", "ROBOT_DAEMON_TOKEN=")
+	if out != "401 Missing or invalid API token" {
+		t.Fatalf("SDK without the token: %q", out)
+	}
+}
+
+func TestStateStreamAt50Hz(t *testing.T) {
+	d := startDaemon(t, daemonOptions{})
+	resp, err := http.Get(d.url + "/api/state/stream?frequency=50")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	events := readEvents(t, resp, 50, 5*time.Second)
+	span := events[len(events)-1].at.Sub(events[0].at)
+	if span < 800*time.Millisecond || span > 1300*time.Millisecond {
+		t.Errorf("49 intervals at 50 Hz took %v, want about 980ms", span)
+	}
+	var lags []time.Duration
+	for _, e := range events {
+		var s robotState
+		if err := json.Unmarshal([]byte(e.data), &s); err != nil {
+			t.Fatalf("event %q: %v", e.data, err)
+		}
+		lags = append(lags, e.at.Sub(s.Timestamp))
+	}
+	for i, lag := range lags {
+		if lag < 0 || lag > 50*time.Millisecond {
+			t.Errorf("event %d arrived %v after its state was read", i, lag)
+		}
+	}
+}
+
+// The SDK as a remote client: a script that is not an app the daemon started holds the slot
+// while its Robot is open, and drives the robot.
+func TestSDKRemoteSession(t *testing.T) {
+	d := startDaemon(t, daemonOptions{args: []string{"--no-wake-up-on-start"}})
+	d.install("coop_app")
+	script := `
+import sys, time
+from robot_sdk import Robot, create_head_pose, RequestRefusedError
+with Robot() as r:
+    print("kind", r.session_kind, flush=True)
+    assert not r.is_awake()
+    r.wake_up()
+    assert r.is_awake(), "awake after wake_up"
+    r.goto_target(head=create_head_pose(yaw=-15, degrees=True), antennas=[0.3, -0.3], body_yaw=0.2, duration=0.3)
+    s = r.get_state()
+    print("target", round(s["target_head_pose"]["yaw"], 4), s["target_antennas_position"], s["target_body_yaw"], flush=True)
+    r.set_target(head=r.create_head_pose(pitch=5, degrees=True), antennas=[0.1, 0.1])
+    s = r.get_state()
+    print("antennas", s["target_antennas_position"], round(s["target_head_pose"]["pitch"], 4), flush=True)
+    try:
+        r.set_target(antennas=[1, 2, 3])
+    except ValueError as e:
+        print("rejected", e, flush=True)
+    sys.stdin.readline()
+    r.goto_sleep()
+    print("asleep", not r.is_awake(), flush=True)
+`
+	cmd := pythonCommand(script)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	lines := make(chan string, 10)
+	go func() {
+		buf, _ := io.ReadAll(stdout)
+		for _, l := range strings.Split(strings.TrimSpace(string(buf)), "\n") {
+			lines <- l
+		}
+		close(lines)
+	}()
+	// While the script holds its session, apps cannot start.
+	deadline := time.Now().Add(10 * time.Second)
+	for d.daemonStatus().Slot.State != "remote_session" && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if s := d.daemonStatus(); s.Slot.State != "remote_session" || !strings.HasPrefix(s.Slot.Holder, "robot_sdk/") {
+		t.Fatalf("slot with a remote SDK session: %+v", s.Slot)
+	}
+	d.expectError("POST", "/api/apps/start-app/coop_app", nil, 400, "The robot is in use by a remote SDK session (robot_sdk/")
+	stdin.Write([]byte("\n"))
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("script: %v", err)
+	}
+	var got []string
+	for l := range lines {
+		got = append(got, l)
+	}
+	want := []string{"kind remote", "target -0.2618 [0.3, -0.3] 0.2", "antennas [0.1, 0.1] 0.0873",
+		"rejected antennas must be two angles in radians: [left, right]", "asleep True"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("script output:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if s := d.daemonStatus(); s.Slot.State != "free" {
+		t.Fatalf("slot after the script closed its Robot: %+v", s.Slot)
+	}
+}
+
+func TestAudioThroughTheAPI(t *testing.T) {
+	d := startDaemon(t, daemonOptions{})
+	d.call("POST", "/api/audio/start_recording", nil, nil)
+	tone := make([]float64, 1600)
+	for i := range tone {
+		tone[i] = 0.5 * math.Sin(2*math.Pi*440*float64(i)/16000)
+	}
+	var pushed map[string]any
+	if code := d.call("POST", "/api/audio/push_sample", map[string]any{"samples": tone}, &pushed); code != 200 || pushed["samples"] != 1600.0 {
+		t.Fatalf("push: %d %v", code, pushed)
+	}
+	time.Sleep(300 * time.Millisecond)
+	var rec struct {
+		SampleRate int       `json:"sample_rate"`
+		Samples    []float64 `json:"samples"`
+	}
+	d.call("GET", "/api/audio/sample", nil, &rec)
+	loud := 0
+	for _, s := range rec.Samples {
+		if math.Abs(s) > 0.4 {
+			loud++
+		}
+	}
+	if rec.SampleRate != 16000 || len(rec.Samples) < 3000 || loud < 100 {
+		t.Fatalf("recorded %d samples at %d Hz with %d loud ones; the pushed tone should be in them", len(rec.Samples), rec.SampleRate, loud)
+	}
+	d.call("POST", "/api/audio/stop_recording", nil, nil)
+}
+
+// An app with a web UI: its URL is listed, its page is served while it runs.
+func TestWebUIApp(t *testing.T) {
+	d := startDaemon(t, daemonOptions{})
+	d.install("webui_app")
+	if u := d.list()["webui_app"].Extra.CustomAppURL; u == nil || *u != "http://127.0.0.1:8042" {
+		t.Fatalf("custom_app_url %v", u)
+	}
+	d.call("POST", "/api/apps/start-app/webui_app", nil, nil)
+	d.waitState(10*time.Second, "running")
+	var body string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if resp, err := http.Get("http://127.0.0.1:8042/"); err == nil {
+			data, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			body = string(data)
+			break
+		}
+	}
+	if !strings.Contains(body, "<h1>webui_app settings</h1>") {
+		t.Fatalf("web UI page: %q", body)
+	}
+	d.call("POST", "/api/apps/stop-current-app", nil, nil)
+	if _, err := http.Get("http://127.0.0.1:8042/"); err == nil {
+		t.Fatal("the web UI still answers after the app stopped")
+	}
+}

@@ -1,0 +1,533 @@
+package robotd_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/robothub/robothub/robotd"
+)
+
+// sharedVenv is one apps venv for all the tests of the package: creating one takes seconds, and
+// apps installed by one test stay installed for the next.
+var sharedVenv string
+
+func TestMain(m *testing.M) {
+	// Re-executed as a daemon process (see startDaemonProcess).
+	if args := os.Getenv("ROBOTD_TEST_DAEMON_ARGS"); args != "" {
+		var argv []string
+		if err := json.Unmarshal([]byte(args), &argv); err != nil {
+			panic(err)
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		if err := robotd.Run(ctx, argv, os.Getenv, os.Stdout, os.Stderr); err != nil {
+			fmt.Fprintln(os.Stderr, "robot-daemon:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	dir, err := os.MkdirTemp("", "robotd-test-")
+	if err != nil {
+		panic(err)
+	}
+	sharedVenv = filepath.Join(dir, "apps_venv")
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// testdataApp is the path of a test app package.
+func testdataApp(name string) string {
+	p, err := filepath.Abs(filepath.Join("..", "core", "apps", "testdata", "apps", name))
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// syncBuffer collects the daemon's log, shown when a test fails.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// daemon is a robot daemon run in-process by a test.
+type daemon struct {
+	t       testing.TB
+	url     string
+	dataDir string
+	log     *syncBuffer
+	cancel  context.CancelFunc
+	done    chan error
+}
+
+type daemonOptions struct {
+	venv    string // default: the shared venv
+	dataDir string
+	args    []string
+	getenv  func(string) string
+}
+
+// startDaemon runs the daemon with --sim on a free port and waits for /healthz. Apps reach it
+// through ROBOT_DAEMON_URL, which they inherit from the test process.
+func startDaemon(t testing.TB, opts daemonOptions) *daemon {
+	t.Helper()
+	if opts.dataDir == "" {
+		opts.dataDir = t.TempDir()
+	}
+	if opts.venv == "" {
+		opts.venv = sharedVenv
+	}
+	port := freePort(t)
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	t.Setenv("ROBOT_DAEMON_URL", url)
+	args := append([]string{"robot-daemon", "--sim", "--port", strconv.Itoa(port), "--data-dir", opts.dataDir,
+		"--apps-venv", opts.venv, "--hub-url", "none", "--stop-timeout", "1s", "--log-level", "debug"}, opts.args...)
+	getenv := opts.getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	d := &daemon{t: t, url: url, dataDir: opts.dataDir, log: &syncBuffer{}, cancel: cancel, done: make(chan error, 1)}
+	go func() { d.done <- robotd.Run(ctx, args, getenv, io.Discard, d.log) }()
+	t.Cleanup(func() {
+		d.stop()
+		if t.Failed() {
+			t.Logf("daemon log:\n%s", d.log.String())
+		}
+	})
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		resp, err := http.Get(url + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return d
+			}
+		}
+		select {
+		case err := <-d.done:
+			t.Fatalf("daemon exited before serving: %v\n%s", err, d.log.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("daemon did not serve /healthz\n%s", d.log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// stop shuts the daemon down as SIGTERM would and waits for it.
+func (d *daemon) stop() {
+	if d.cancel == nil {
+		return
+	}
+	d.cancel()
+	d.cancel = nil
+	select {
+	case err := <-d.done:
+		if err != nil {
+			d.t.Errorf("daemon exited with %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		d.t.Error("daemon did not shut down")
+	}
+}
+
+// call makes a request and decodes the JSON answer into out (when not nil); it returns the status.
+func (d *daemon) call(method, path string, body any, out any, headers ...string) int {
+	d.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	default:
+		data, _ := json.Marshal(b)
+		rd = bytes.NewReader(data)
+	}
+	req, err := http.NewRequest(method, d.url+path, rd)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		if headers[i] == "Host" {
+			req.Host = headers[i+1]
+			continue
+		}
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		d.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			d.t.Fatalf("%s %s: %d %s: %v", method, path, resp.StatusCode, data, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+// detail is the daemon's error body.
+type detail struct {
+	Detail string `json:"detail"`
+}
+
+// expectError checks a request's status and detail.
+func (d *daemon) expectError(method, path string, body any, code int, want string, headers ...string) {
+	d.t.Helper()
+	var got detail
+	status := d.call(method, path, body, &got, headers...)
+	if status != code || !strings.Contains(got.Detail, want) {
+		d.t.Errorf("%s %s: %d %q, want %d with %q", method, path, status, got.Detail, code, want)
+	}
+}
+
+type appStatus struct {
+	Info struct {
+		Name  string `json:"name"`
+		Extra struct {
+			CustomAppURL *string `json:"custom_app_url"`
+			Version      string  `json:"version"`
+		} `json:"extra"`
+	} `json:"info"`
+	State string  `json:"state"`
+	Error *string `json:"error"`
+}
+
+func (d *daemon) status() *appStatus {
+	d.t.Helper()
+	var st *appStatus
+	d.call("GET", "/api/apps/current-app-status", nil, &st)
+	return st
+}
+
+// waitState waits until the current app is in one of states.
+func (d *daemon) waitState(timeout time.Duration, states ...string) *appStatus {
+	d.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		st := d.status()
+		for _, s := range states {
+			if st != nil && st.State == s {
+				return st
+			}
+		}
+		if time.Now().After(deadline) {
+			d.t.Fatalf("current app status %+v, want one of %v", st, states)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+type jobInfo struct {
+	ID     string   `json:"id"`
+	Status string   `json:"status"`
+	Error  *string  `json:"error"`
+	Apps   []string `json:"apps"`
+	Logs   []string `json:"logs"`
+}
+
+// waitJob polls a job until it finishes.
+func (d *daemon) waitJob(id string) jobInfo {
+	d.t.Helper()
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		var j jobInfo
+		if code := d.call("GET", "/api/apps/job-status/"+id, nil, &j); code != 200 {
+			d.t.Fatalf("job-status %s: %d", id, code)
+		}
+		if j.Status == "done" || j.Status == "error" {
+			return j
+		}
+		if time.Now().After(deadline) {
+			d.t.Fatalf("job %s still %s", id, j.Status)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+type appInfo struct {
+	Name  string `json:"name"`
+	URL   string `json:"url"`
+	Extra struct {
+		Version      string  `json:"version"`
+		Source       string  `json:"source"`
+		CustomAppURL *string `json:"custom_app_url"`
+	} `json:"extra"`
+}
+
+func (d *daemon) list() map[string]appInfo {
+	d.t.Helper()
+	var list []appInfo
+	if code := d.call("GET", "/api/apps/list", nil, &list); code != 200 {
+		d.t.Fatalf("list: %d", code)
+	}
+	out := map[string]appInfo{}
+	for _, a := range list {
+		out[a.Name] = a
+	}
+	return out
+}
+
+// install installs a test app through the API, unless it is installed already.
+func (d *daemon) install(names ...string) {
+	d.t.Helper()
+	have := d.list()
+	for _, name := range names {
+		if _, ok := have[name]; !ok {
+			d.reinstall(name)
+		}
+	}
+}
+
+// reinstall installs test apps through the API, whether they are installed or not.
+func (d *daemon) reinstall(names ...string) {
+	d.t.Helper()
+	for _, name := range names {
+		var created struct {
+			JobID string `json:"job_id"`
+		}
+		if code := d.call("POST", "/api/apps/install", map[string]string{"url": testdataApp(name)}, &created); code != 200 {
+			d.t.Fatalf("install %s: %d", name, code)
+		}
+		if j := d.waitJob(created.JobID); j.Status != "done" {
+			d.t.Fatalf("install %s: %s %v\n%s", name, j.Status, j.Error, strings.Join(j.Logs, "\n"))
+		}
+	}
+}
+
+type robotState struct {
+	HeadPose struct {
+		Yaw   float64 `json:"yaw"`
+		Pitch float64 `json:"pitch"`
+	} `json:"head_pose"`
+	Antennas       [2]float64 `json:"antennas_position"`
+	TargetAntennas [2]float64 `json:"target_antennas_position"`
+	TargetHead     struct {
+		Yaw float64 `json:"yaw"`
+	} `json:"target_head_pose"`
+	ControlMode string    `json:"control_mode"`
+	Awake       bool      `json:"awake"`
+	Timestamp   time.Time `json:"timestamp"`
+	Move        *struct {
+		Kind string `json:"kind"`
+	} `json:"move"`
+}
+
+func (d *daemon) robot() robotState {
+	d.t.Helper()
+	var s robotState
+	d.call("GET", "/api/state/full", nil, &s)
+	return s
+}
+
+func (d *daemon) waitRobot(timeout time.Duration, what string, cond func(robotState) bool) robotState {
+	d.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		s := d.robot()
+		if cond(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			d.t.Fatalf("robot never %s: %+v", what, s)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+type slotInfo struct {
+	Slot struct {
+		State  string `json:"state"`
+		Holder string `json:"holder"`
+	} `json:"slot"`
+	Version    string `json:"version"`
+	SDKVersion string `json:"sdk_version"`
+	RobotAwake bool   `json:"robot_awake"`
+}
+
+func (d *daemon) daemonStatus() slotInfo {
+	d.t.Helper()
+	var s slotInfo
+	d.call("GET", "/api/daemon/status", nil, &s)
+	return s
+}
+
+// runningPID reads the running app's PID (its process group) from the daemon's data dir.
+func (d *daemon) runningPID() int {
+	d.t.Helper()
+	var ra struct {
+		PID int `json:"pid"`
+	}
+	data, err := os.ReadFile(filepath.Join(d.dataDir, "running-app.json"))
+	if err != nil {
+		d.t.Fatalf("no running-app file: %v", err)
+	}
+	_ = json.Unmarshal(data, &ra)
+	return ra.PID
+}
+
+// groupPIDs lists the live processes of process group pgid.
+func groupPIDs(pgid int) []int {
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var pids []int
+	for _, p := range stats {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		s := string(data)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) > 2 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
+			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func processAlive(pid int) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(data)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(f) > 0 && f[0] != "Z"
+}
+
+// venvPython runs a Python script with the apps venv's interpreter.
+func venvPython(t testing.TB, script string, env ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(sharedVenv, "bin", "python"), "-c", script)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	return strings.TrimSpace(string(out)), err
+}
+
+func allPIDs() []int {
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	var pids []int
+	for _, d := range dirs {
+		if pid, err := strconv.Atoi(filepath.Base(d)); err == nil && processAlive(pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func readCmdline(pid int) string {
+	data, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	return strings.ReplaceAll(string(data), "\x00", " ")
+}
+
+// sseEvent is one server-sent event as a client receives it.
+type sseEvent struct {
+	event, data string
+	at          time.Time
+}
+
+// readEvents reads server-sent events until max events (0: until the stream ends) or timeout.
+func readEvents(t testing.TB, resp *http.Response, max int, timeout time.Duration) []sseEvent {
+	t.Helper()
+	var events []sseEvent
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var cur sseEvent
+		buf := make([]byte, 0, 4096)
+		chunk := make([]byte, 4096)
+		for {
+			n, err := resp.Body.Read(chunk)
+			buf = append(buf, chunk[:n]...)
+			for {
+				i := bytes.IndexByte(buf, '\n')
+				if i < 0 {
+					break
+				}
+				line := string(buf[:i])
+				buf = buf[i+1:]
+				switch {
+				case line == "":
+					if cur.data != "" || cur.event != "" {
+						cur.at = time.Now()
+						events = append(events, cur)
+						cur = sseEvent{}
+						if max > 0 && len(events) >= max {
+							return
+						}
+					}
+				case strings.HasPrefix(line, "event: "):
+					cur.event = strings.TrimPrefix(line, "event: ")
+				case strings.HasPrefix(line, "data: "):
+					cur.data = strings.TrimPrefix(line, "data: ")
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(timeout):
+		resp.Body.Close()
+		<-done
+		t.Fatalf("read %d events before the %v timeout", len(events), timeout)
+	}
+	if len(events) == 0 {
+		t.Fatal("no events")
+	}
+	return events
+}
+
+// pythonCommand prepares the apps venv's interpreter running script, in the test's environment.
+func pythonCommand(script string) *exec.Cmd {
+	cmd := exec.Command(filepath.Join(sharedVenv, "bin", "python"), "-u", "-c", script)
+	cmd.Env = os.Environ()
+	return cmd
+}

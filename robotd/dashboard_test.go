@@ -1,0 +1,123 @@
+package robotd_test
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+func chromium() string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// waitText waits until the text of the element matching sel contains want.
+func waitText(sel, want string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		for {
+			text, err := chromedp.Text(chromedp.CSS(sel))(ctx, t)
+			if err != nil {
+				return err
+			}
+			if strings.Contains(text, want) {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("%s shows %q, want %q: %w", sel, text, want, ctx.Err())
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	})
+}
+
+// The dashboard, driven in headless Chromium: install an app from a path, start it, stop it.
+func TestDashboardInstallStartStop(t *testing.T) {
+	path := chromium()
+	if path == "" {
+		t.Skip("no chromium binary found (apt-get install chromium); the dashboard test drives headless Chromium")
+	}
+	d := startDaemon(t, daemonOptions{})
+	if _, ok := d.list()["parent_app"]; ok { // installed by another test: start from a clean slate
+		var created struct {
+			JobID string `json:"job_id"`
+		}
+		d.call("POST", "/api/apps/remove/parent_app", nil, &created)
+		d.waitJob(created.JobID)
+	}
+
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+	}
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(alloc)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Navigate(d.url+"/")); err != nil {
+		t.Fatalf("opening the dashboard: %v", err)
+	}
+	steps, cancelSteps := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancelSteps()
+	err := chromedp.Do(steps,
+		waitText("#robot-state", "awake"),
+		chromedp.SendKeys(chromedp.CSS("#install-url"), testdataApp("parent_app")),
+		chromedp.Click(chromedp.CSS("#install-btn")),
+		waitText("#job-status", ": done (parent_app)"),
+	)
+	if err != nil {
+		t.Fatalf("installing from the dashboard: %v", err)
+	}
+	jobLog, err := chromedp.Run(steps, chromedp.Text(chromedp.CSS("#job-log")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = chromedp.Do(steps,
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-app="parent_app"] button.start`)),
+		chromedp.Click(chromedp.CSS(`tr[data-app="parent_app"] button.start`)),
+		waitText("#current-name", "parent_app"),
+		waitText("#current-state", "running"),
+		chromedp.Click(chromedp.CSS("#stop-btn")),
+		waitText("#current-state", "done"),
+	)
+	if err != nil {
+		t.Fatalf("starting and stopping from the dashboard: %v", err)
+	}
+	if st := d.status(); st == nil || st.Info.Name != "parent_app" || st.State != "done" {
+		t.Fatalf("status after the dashboard stopped the app: %+v", st)
+	}
+
+	// An app with a web UI gets the settings icon, pointing at the host that serves the dashboard.
+	d.install("webui_app")
+	err = chromedp.Do(steps,
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-app="webui_app"] button.start`)),
+		chromedp.Click(chromedp.CSS(`tr[data-app="webui_app"] button.start`)),
+		waitText("#current-state", "running"),
+		chromedp.WaitVisible(chromedp.CSS("#current-settings")),
+	)
+	if err != nil {
+		t.Fatalf("starting the web UI app from the dashboard: %v", err)
+	}
+	href, err := chromedp.Run(steps, chromedp.Evaluate[string](`document.querySelector("#current-settings").href`))
+	if err != nil || href != "http://127.0.0.1:8042/" {
+		t.Fatalf("settings icon links to %q (%v), want the app's web UI http://127.0.0.1:8042/", href, err)
+	}
+	if err := chromedp.Do(steps, chromedp.Click(chromedp.CSS("#stop-btn")), waitText("#current-state", "done")); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(jobLog, "Successfully installed parent-app-1.0.0") {
+		t.Errorf("the dashboard's job log lacks pip's output:\n%s", jobLog)
+	}
+}

@@ -1,0 +1,106 @@
+package robotd
+
+import (
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/robothub/robothub/core/apps"
+)
+
+func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, statusOK{Status: "ok"})
+}
+
+type daemonStatus struct {
+	State           string             `json:"state"`
+	Version         string             `json:"version"`
+	SDKVersion      string             `json:"sdk_version"`
+	Backend         string             `json:"backend"`
+	WirelessVersion bool               `json:"wireless_version"`
+	RobotAwake      bool               `json:"robot_awake"`
+	Slot            apps.SlotInfo      `json:"slot"`
+	Sessions        []apps.SessionInfo `json:"sessions"`
+	StartupApp      *string            `json:"startup_app"`
+	AppsVenv        string             `json:"apps_venv"`
+	StopTimeout     float64            `json:"stop_timeout"`
+	StartedAt       time.Time          `json:"started_at"`
+	Uptime          float64            `json:"uptime"`
+}
+
+func (s *Server) handleDaemonStatus(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, daemonStatus{
+		State: "running", Version: s.version, SDKVersion: s.apps.SDKVersion(), Backend: s.robot.BackendName(),
+		WirelessVersion: s.wireless, RobotAwake: s.robot.Awake(), Slot: s.apps.Slot(), Sessions: s.apps.Sessions(),
+		StartupApp: startupAppBody(s.apps.StartupApp()).StartupApp, AppsVenv: s.apps.VenvDir(),
+		StopTimeout: s.apps.StopTimeout().Seconds(), StartedAt: s.started, Uptime: time.Since(s.started).Seconds(),
+	})
+}
+
+type sessionRequest struct {
+	PID    int    `json:"pid"`
+	Client string `json:"client"`
+}
+
+func (s *Server) handleOpenSession(w http.ResponseWriter, r *http.Request) {
+	var req sessionRequest
+	if err := decodeBody(w, r, &req, maxBodyBytes, true); err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	info, err := s.apps.OpenSession(apps.SessionRequest{PID: req.PID, Local: fromLoopback(r), Client: req.Client})
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, info)
+}
+
+func fromLoopback(r *http.Request) bool {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func (s *Server) handleHeartbeat(w http.ResponseWriter, r *http.Request) {
+	info, err := s.apps.Heartbeat(r.PathValue("session_id"))
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, info)
+}
+
+func (s *Server) handleCloseSession(w http.ResponseWriter, r *http.Request) {
+	if err := s.apps.CloseSession(r.PathValue("session_id")); err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, statusOK{Status: "closed"})
+}
+
+// handleUnknownAPI answers unknown /api/ routes with a JSON 404, or 405 with Allow when the path
+// exists for other methods.
+func (s *Server) handleUnknownAPI(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
+		if method == r.Method {
+			continue
+		}
+		probe := r.Clone(r.Context())
+		probe.Method = method
+		if _, pattern := s.mux.Handler(probe); pattern != "/api/" && pattern != "" {
+			allow = append(allow, method)
+		}
+	}
+	if len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeJSON(w, http.StatusMethodNotAllowed, detail{Detail: "Method " + r.Method + " not allowed; use " + strings.Join(allow, " or ")})
+		return
+	}
+	writeJSON(w, http.StatusNotFound, detail{Detail: "Not found: " + r.URL.Path})
+}

@@ -1,0 +1,303 @@
+package robotd
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/robothub/robothub/core/robot"
+)
+
+// MaxStreamFrequency is the highest state stream rate, in Hz.
+const MaxStreamFrequency = 50.0
+
+func (s *Server) handleFullState(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.robot.State())
+}
+
+// handleStateStream streams the full state as server-sent events at ?frequency= Hz (default 10,
+// at most 50). Each event's state is read when the event is sent.
+func (s *Server) handleStateStream(w http.ResponseWriter, r *http.Request) {
+	freq := 10.0
+	if v := r.URL.Query().Get("frequency"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(f) || f <= 0 || f > MaxStreamFrequency {
+			writeError(w, r, s.log, &errBody{fmt.Sprintf("frequency: must be a number more than 0 and at most %g", MaxStreamFrequency)})
+			return
+		}
+		freq = f
+	}
+	stream := startStream(w)
+	ticker := time.NewTicker(time.Duration(float64(time.Second) / freq))
+	defer ticker.Stop()
+	for {
+		data, _ := json.Marshal(s.robot.State())
+		if err := stream.send("", data); err != nil {
+			return
+		}
+		select {
+		case <-ticker.C:
+		case <-r.Context().Done():
+			return
+		case <-s.done:
+			return
+		}
+	}
+}
+
+// pose is a head pose in a request; missing fields are 0, as in the anchor's API.
+type pose struct {
+	X, Y, Z, Roll, Pitch, Yaw float64
+}
+
+func (p *pose) UnmarshalJSON(data []byte) error {
+	var v struct {
+		X     float64 `json:"x"`
+		Y     float64 `json:"y"`
+		Z     float64 `json:"z"`
+		Roll  float64 `json:"roll"`
+		Pitch float64 `json:"pitch"`
+		Yaw   float64 `json:"yaw"`
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	*p = pose(v)
+	return nil
+}
+
+// target builds a robot.Target from the optional parts of a request, checking the antennas.
+func target(head *pose, antennas []float64, bodyYaw *float64, antennasField string) (robot.Target, error) {
+	var t robot.Target
+	if head != nil {
+		t.Head = &robot.HeadPose{X: head.X, Y: head.Y, Z: head.Z, Roll: head.Roll, Pitch: head.Pitch, Yaw: head.Yaw}
+	}
+	if antennas != nil {
+		if len(antennas) != 2 {
+			return t, &errBody{fmt.Sprintf("%s: expected 2 angles in radians [left, right], got %d", antennasField, len(antennas))}
+		}
+		t.Antennas = &[2]float64{antennas[0], antennas[1]}
+	}
+	t.BodyYaw = bodyYaw
+	return t, nil
+}
+
+type setTargetRequest struct {
+	Head     *pose     `json:"target_head_pose"`
+	Antennas []float64 `json:"target_antennas"`
+	BodyYaw  *float64  `json:"target_body_yaw"`
+}
+
+type statusOK struct {
+	Status string `json:"status"`
+}
+
+func (s *Server) handleSetTarget(w http.ResponseWriter, r *http.Request) {
+	var req setTargetRequest
+	if err := decodeBody(w, r, &req, maxBodyBytes, false); err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	t, err := target(req.Head, req.Antennas, req.BodyYaw, "target_antennas")
+	if err == nil {
+		err = s.robot.SetTarget(t)
+	}
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, statusOK{Status: "ok"})
+}
+
+type gotoRequest struct {
+	Head          *pose     `json:"head_pose"`
+	Antennas      []float64 `json:"antennas"`
+	BodyYaw       *float64  `json:"body_yaw"`
+	Duration      *float64  `json:"duration"`
+	Interpolation string    `json:"interpolation"`
+}
+
+type moveStarted struct {
+	UUID     string  `json:"uuid"`
+	Duration float64 `json:"duration"`
+}
+
+func (s *Server) handleGoto(w http.ResponseWriter, r *http.Request) {
+	var req gotoRequest
+	if err := decodeBody(w, r, &req, maxBodyBytes, false); err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	if req.Duration == nil {
+		writeError(w, r, s.log, &errBody{"body: field duration is required (seconds)"})
+		return
+	}
+	interp, err := robot.ParseInterpolation(req.Interpolation)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	t, err := target(req.Head, req.Antennas, req.BodyYaw, "antennas")
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	d := *req.Duration
+	if math.IsNaN(d) || d <= 0 || d > 60 {
+		writeError(w, r, s.log, &errBody{"duration: must be more than 0 and at most 60 seconds"})
+		return
+	}
+	m, err := s.robot.Goto(t, time.Duration(d*float64(time.Second)), interp)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, moveStarted{UUID: m.ID, Duration: d})
+}
+
+func (s *Server) handleWakeUp(w http.ResponseWriter, r *http.Request) {
+	m := s.robot.WakeUp()
+	writeJSON(w, http.StatusOK, moveStarted{UUID: m.ID, Duration: robot.WakeUpDuration.Seconds()})
+}
+
+func (s *Server) handleGotoSleep(w http.ResponseWriter, r *http.Request) {
+	m := s.robot.GotoSleep()
+	writeJSON(w, http.StatusOK, moveStarted{UUID: m.ID, Duration: robot.GotoSleepDuration.Seconds()})
+}
+
+func (s *Server) handleStopMove(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		UUID string `json:"uuid"`
+	}
+	if err := decodeBody(w, r, &req, maxBodyBytes, true); err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	if err := s.robot.StopMove(req.UUID); err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, statusOK{Status: "stopped"})
+}
+
+type motorStatus struct {
+	Mode robot.MotorMode `json:"mode"`
+}
+
+func (s *Server) handleMotorStatus(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, motorStatus{Mode: s.robot.MotorMode()})
+}
+
+func (s *Server) handleSetMotorMode(w http.ResponseWriter, r *http.Request) {
+	mode, err := robot.ParseMotorMode(r.PathValue("mode"))
+	if err == nil {
+		err = s.robot.SetMotorMode(mode)
+	}
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, motorStatus{Mode: mode})
+}
+
+type audioInfo struct {
+	Status     string `json:"status"`
+	SampleRate int    `json:"sample_rate"`
+}
+
+func (s *Server) handleStartRecording(w http.ResponseWriter, r *http.Request) {
+	s.robot.StartRecording()
+	writeJSON(w, http.StatusOK, audioInfo{Status: "recording", SampleRate: robot.SampleRate})
+}
+
+func (s *Server) handleStopRecording(w http.ResponseWriter, r *http.Request) {
+	s.robot.StopRecording()
+	writeJSON(w, http.StatusOK, audioInfo{Status: "stopped", SampleRate: robot.SampleRate})
+}
+
+type audioSamples struct {
+	SampleRate int       `json:"sample_rate"`
+	Samples    []float32 `json:"samples"`
+}
+
+func (s *Server) handleAudioSample(w http.ResponseWriter, r *http.Request) {
+	max := 0
+	if v := r.URL.Query().Get("max"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			writeError(w, r, s.log, &errBody{"max: must be a non-negative integer number of samples"})
+			return
+		}
+		max = n
+	}
+	samples, err := s.robot.AudioSample(max)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, audioSamples{SampleRate: robot.SampleRate, Samples: samples})
+}
+
+func (s *Server) handlePushAudio(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Samples *[]float32 `json:"samples"`
+	}
+	if err := decodeBody(w, r, &req, maxAudioBodyBytes, false); err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	if req.Samples == nil {
+		writeError(w, r, s.log, &errBody{fmt.Sprintf("body: field samples is required: mono samples in [-1, 1] at %d Hz", robot.SampleRate)})
+		return
+	}
+	if err := s.robot.PushAudio(*req.Samples); err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": "queued", "samples": len(*req.Samples)})
+}
+
+func (s *Server) handlePlaySound(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		File string `json:"file"`
+	}
+	if err := decodeBody(w, r, &req, maxBodyBytes, false); err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	d, err := s.robot.PlaySound(req.File)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": "playing", "duration": d.Seconds()})
+}
+
+func (s *Server) handleAntennaTouch(w http.ResponseWriter, r *http.Request) {
+	req := struct {
+		Antenna string   `json:"antenna"`
+		Delta   *float64 `json:"delta"`
+	}{}
+	if err := decodeBody(w, r, &req, maxBodyBytes, false); err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	index := map[string]int{"left": 0, "right": 1}
+	i, ok := index[req.Antenna]
+	if !ok {
+		writeError(w, r, s.log, &errBody{"antenna: must be left or right"})
+		return
+	}
+	delta := 0.5
+	if req.Delta != nil {
+		delta = *req.Delta
+	}
+	if err := s.robot.PushAntenna(i, delta); err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, statusOK{Status: "pushed"})
+}

@@ -1,0 +1,328 @@
+package robotd_test
+
+import (
+	"math"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Spec state table, rows 1 and 2: a start request with the slot free runs the app with a
+// connected Robot; a stop request sends SIGINT, the app exits gracefully, the robot returns to
+// its default position.
+func TestStartThenStopApp(t *testing.T) {
+	d := startDaemon(t, daemonOptions{})
+	d.install("coop_app")
+	d.waitRobot(5*time.Second, "woke up", func(s robotState) bool { return s.Awake })
+
+	var st appStatus
+	if code := d.call("POST", "/api/apps/start-app/coop_app", nil, &st); code != 200 || st.Info.Name != "coop_app" || st.State != "starting" {
+		t.Fatalf("start-app: %d %+v", code, st)
+	}
+	d.waitState(10*time.Second, "running")
+	if s := d.daemonStatus(); s.Slot.State != "local_app" || s.Slot.Holder != "coop_app" {
+		t.Fatalf("slot while the app runs: %+v", s.Slot)
+	}
+	// The app drives the robot through the SDK: head yaw 10°, antennas waving.
+	d.waitRobot(5*time.Second, "followed the app", func(s robotState) bool {
+		return math.Abs(s.TargetHead.Yaw-10*math.Pi/180) < 1e-6 && math.Abs(s.TargetAntennas[0]) > 0.05
+	})
+
+	start := time.Now()
+	if code := d.call("POST", "/api/apps/stop-current-app", nil, &st); code != 200 || st.State != "done" || st.Error != nil {
+		t.Fatalf("stop-current-app: %d %+v", code, st)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("stopping a cooperative app took %v", took)
+	}
+	if !strings.Contains(d.log.String(), "coop_app stopping") {
+		t.Error("the app did not run its graceful exit path (no 'coop_app stopping' in its output)")
+	}
+	if st := d.status(); st == nil || st.State != "done" {
+		t.Fatalf("current-app-status after stop: %+v", st)
+	}
+	if s := d.daemonStatus(); s.Slot.State != "free" {
+		t.Fatalf("slot after stop: %+v", s.Slot)
+	}
+	d.waitRobot(3*time.Second, "returned to its default pose", func(s robotState) bool {
+		return s.Move == nil && s.TargetAntennas == [2]float64{0, 0} && s.TargetHead.Yaw == 0 && s.Awake
+	})
+	d.expectError("POST", "/api/apps/stop-current-app", nil, 400, "No app is currently running")
+}
+
+// Spec state table, row 3: a start request while an app runs is refused, and the running app
+// keeps running. 100 concurrent start requests start exactly one app.
+func TestConcurrentStartsRunExactlyOneApp(t *testing.T) {
+	d := startDaemon(t, daemonOptions{})
+	d.install("coop_app", "webui_app")
+
+	const n = 100
+	codes := make([]int, n)
+	details := make([]string, n)
+	var wg sync.WaitGroup
+	startLine := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-startLine
+			var body struct {
+				Detail string `json:"detail"`
+				State  string `json:"state"`
+			}
+			name := []string{"coop_app", "webui_app"}[i%2]
+			codes[i] = d.call("POST", "/api/apps/start-app/"+name, nil, &body)
+			details[i] = body.Detail
+		}()
+	}
+	close(startLine)
+	wg.Wait()
+	started := 0
+	for i, code := range codes {
+		switch {
+		case code == 200:
+			started++
+		case code == 400 && details[i] == "An app is already running":
+		default:
+			t.Errorf("request %d: %d %q", i, code, details[i])
+		}
+	}
+	if started != 1 {
+		t.Fatalf("%d start requests succeeded, want exactly 1", started)
+	}
+	running := d.waitState(10*time.Second, "running")
+	if pids := groupPIDs(d.runningPID()); len(pids) != 1 {
+		t.Fatalf("the app's process group has %d processes: %v", len(pids), pids)
+	}
+	if n := countAppProcesses(); n != 1 {
+		t.Fatalf("%d app processes run, want 1", n)
+	}
+
+	other := map[string]string{"coop_app": "webui_app", "webui_app": "coop_app"}[running.Info.Name]
+	d.expectError("POST", "/api/apps/start-app/"+other, nil, 400, "An app is already running")
+	if st := d.status(); st.State != "running" || st.Info.Name != running.Info.Name {
+		t.Fatalf("a refused start changed the running app: %+v", st)
+	}
+	d.call("POST", "/api/apps/stop-current-app", nil, nil)
+}
+
+// countAppProcesses counts processes running a test app module.
+func countAppProcesses() int {
+	n := 0
+	for _, pid := range allPIDs() {
+		cmdline := readCmdline(pid)
+		if strings.Contains(cmdline, "-m coop_app.main") || strings.Contains(cmdline, "-m webui_app.main") {
+			n++
+		}
+	}
+	return n
+}
+
+// Spec state table, row 4: an antenna touch on an asleep robot with a free slot wakes it and
+// starts the startup app; it never replaces a running app or a remote session.
+func TestAntennaTouchWakesRobotAndStartsStartupApp(t *testing.T) {
+	d := startDaemon(t, daemonOptions{args: []string{"--startup-app", "coop_app", "--no-wake-up-on-start"}})
+	d.install("coop_app", "webui_app")
+	time.Sleep(700 * time.Millisecond) // the touch detector settles on the resting antennas
+	if s := d.robot(); s.Awake || s.ControlMode != "disabled" {
+		t.Fatalf("with --no-wake-up-on-start the robot is awake=%v motors=%s", s.Awake, s.ControlMode)
+	}
+	if st := d.status(); st != nil {
+		t.Fatalf("an app started without a touch: %+v", st)
+	}
+
+	// An open remote session holds the slot: the touch neither wakes the robot nor starts the app.
+	var session struct {
+		ID   string `json:"id"`
+		Kind string `json:"kind"`
+	}
+	if code := d.call("POST", "/api/sessions", map[string]any{"client": "remote-notebook"}, &session); code != 200 || session.Kind != "remote" {
+		t.Fatalf("open session: %d %+v", code, session)
+	}
+	d.call("POST", "/api/sim/antenna-touch", map[string]any{"antenna": "left", "delta": 0.6}, nil)
+	time.Sleep(500 * time.Millisecond)
+	if st, s := d.status(), d.robot(); st != nil || s.Awake {
+		t.Fatalf("a touch during a remote session started %+v / woke the robot (awake=%v)", st, s.Awake)
+	}
+	d.call("DELETE", "/api/sessions/"+session.ID, nil, nil)
+	// Put the antenna back by hand so the detector re-arms, then touch again.
+	d.call("POST", "/api/sim/antenna-touch", map[string]any{"antenna": "left", "delta": -0.6}, nil)
+	time.Sleep(100 * time.Millisecond)
+	d.call("POST", "/api/sim/antenna-touch", map[string]any{"antenna": "right", "delta": -0.5}, nil)
+
+	st := d.waitState(10*time.Second, "running")
+	if st.Info.Name != "coop_app" {
+		t.Fatalf("the touch started %s, want the startup app coop_app", st.Info.Name)
+	}
+	if s := d.robot(); !s.Awake {
+		t.Fatal("the startup app runs but the robot is not awake")
+	}
+
+	// A touch while the app runs changes nothing.
+	d.call("POST", "/api/sim/antenna-touch", map[string]any{"antenna": "left", "delta": 0.8}, nil)
+	time.Sleep(300 * time.Millisecond)
+	if st := d.status(); st.State != "running" || st.Info.Name != "coop_app" {
+		t.Fatalf("a touch during the app: %+v", st)
+	}
+	d.call("POST", "/api/apps/stop-current-app", nil, nil)
+}
+
+// With --startup-app and no --no-wake-up-on-start, the app starts once the robot has woken up.
+func TestStartupAppStartsAfterWakeUp(t *testing.T) {
+	dataDir := t.TempDir()
+	d := startDaemon(t, daemonOptions{dataDir: dataDir})
+	d.install("webui_app")
+	d.stop()
+
+	d = startDaemon(t, daemonOptions{dataDir: dataDir, args: []string{"--startup-app", "webui_app"}})
+	st := d.waitState(10*time.Second, "starting", "running")
+	if st.Info.Name != "webui_app" {
+		t.Fatalf("started %s", st.Info.Name)
+	}
+	if s := d.robot(); !s.Awake {
+		t.Fatal("the startup app started before the robot woke up")
+	}
+	d.call("POST", "/api/apps/stop-current-app", nil, nil)
+}
+
+// A crashed app reports error with its exit code and last stderr lines, and frees the slot.
+func TestCrashedAppFreesTheSlot(t *testing.T) {
+	d := startDaemon(t, daemonOptions{})
+	d.install("crash_app", "coop_app")
+	if code := d.call("POST", "/api/apps/start-app/crash_app", nil, nil); code != 200 {
+		t.Fatalf("start crash_app: %d", code)
+	}
+	st := d.waitState(10*time.Second, "error")
+	if st.Error == nil || !strings.Contains(*st.Error, "App exited with code 1") ||
+		!strings.Contains(*st.Error, "RuntimeError: crash_app cannot start: calibration file missing") {
+		t.Fatalf("error status: %+v", st.Error)
+	}
+	if s := d.daemonStatus(); s.Slot.State != "free" {
+		t.Fatalf("slot after a crash: %+v", s.Slot)
+	}
+	// No stop needed: another app starts right away.
+	if code := d.call("POST", "/api/apps/start-app/coop_app", nil, nil); code != 200 {
+		t.Fatalf("start after a crash: %d", code)
+	}
+	d.waitState(10*time.Second, "running")
+	d.call("POST", "/api/apps/stop-current-app", nil, nil)
+}
+
+// An app that ignores SIGINT, and the child it spawned, are killed after the stop timeout.
+func TestStubbornAppAndChildKilledAfterStopTimeout(t *testing.T) {
+	d := startDaemon(t, daemonOptions{})
+	d.install("stubborn_app")
+	d.call("POST", "/api/apps/start-app/stubborn_app", nil, nil)
+	d.waitState(10*time.Second, "running")
+	pgid := d.runningPID()
+	var pids []int
+	deadline := time.Now().Add(10 * time.Second)
+	for len(pids) < 2 && time.Now().Before(deadline) {
+		pids = groupPIDs(pgid)
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(pids) < 2 {
+		t.Fatalf("stubborn_app did not spawn its child: group %v", pids)
+	}
+
+	start := time.Now()
+	var st appStatus
+	if code := d.call("POST", "/api/apps/stop-current-app", nil, &st); code != 200 {
+		t.Fatalf("stop: %d", code)
+	}
+	took := time.Since(start)
+	if took < time.Second || took > 3*time.Second {
+		t.Errorf("stop took %v with a 1s stop timeout", took)
+	}
+	if st.State != "error" || st.Error == nil || !strings.Contains(*st.Error, "did not exit within 1s of SIGINT") {
+		t.Fatalf("status after a forced stop: %+v %v", st, st.Error)
+	}
+	for _, pid := range pids {
+		if processAlive(pid) {
+			t.Errorf("process %d of the app's group survived the stop", pid)
+		}
+	}
+}
+
+// A cooperative app that leaves a child behind: the child is killed with the group.
+func TestChildOfCooperativeAppIsKilled(t *testing.T) {
+	d := startDaemon(t, daemonOptions{})
+	d.install("parent_app")
+	d.call("POST", "/api/apps/start-app/parent_app", nil, nil)
+	d.waitState(10*time.Second, "running")
+	pgid := d.runningPID()
+	var pids []int
+	for deadline := time.Now().Add(10 * time.Second); len(pids) < 2 && time.Now().Before(deadline); {
+		pids = groupPIDs(pgid)
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(pids) < 2 {
+		t.Fatalf("parent_app did not spawn its child: %v", pids)
+	}
+	var st appStatus
+	start := time.Now()
+	d.call("POST", "/api/apps/stop-current-app", nil, &st)
+	if st.State != "done" || time.Since(start) > 900*time.Millisecond {
+		t.Fatalf("parent_app stop: %+v after %v (it exits on SIGINT)", st, time.Since(start))
+	}
+	time.Sleep(100 * time.Millisecond)
+	for _, pid := range pids {
+		if processAlive(pid) {
+			t.Errorf("process %d (the app or its child) survived", pid)
+		}
+	}
+}
+
+// A broken package fails its install job with pip's log, and the installed version still starts.
+func TestBrokenInstallKeepsWorkingVersion(t *testing.T) {
+	d := startDaemon(t, daemonOptions{})
+	d.install("coop_app")
+	var created struct {
+		JobID string `json:"job_id"`
+	}
+	d.call("POST", "/api/apps/install", map[string]string{"url": testdataApp("coop_app_broken")}, &created)
+	j := d.waitJob(created.JobID)
+	if j.Status != "error" || j.Error == nil || !strings.Contains(*j.Error, "building the package failed") {
+		t.Fatalf("broken install: %s %v", j.Status, j.Error)
+	}
+	logs := strings.Join(j.Logs, "\n")
+	if !strings.Contains(logs, "pip") && !strings.Contains(strings.ToLower(logs), "error") {
+		t.Fatalf("the job log lacks pip's output:\n%s", logs)
+	}
+	if v := d.list()["coop_app"].Extra.Version; v != "1.0.0" {
+		t.Fatalf("coop_app version after the failed upgrade: %q", v)
+	}
+	d.call("POST", "/api/apps/start-app/coop_app", nil, nil)
+	if st := d.waitState(10*time.Second, "running"); st.Info.Extra.Version != "1.0.0" {
+		t.Fatalf("running %+v", st.Info)
+	}
+	d.call("POST", "/api/apps/stop-current-app", nil, nil)
+}
+
+// The job log stream sends the log lines then the final status.
+func TestJobLogStream(t *testing.T) {
+	d := startDaemon(t, daemonOptions{})
+	var created struct {
+		JobID string `json:"job_id"`
+	}
+	d.call("POST", "/api/apps/install", map[string]string{"url": testdataApp("not_an_app")}, &created)
+	resp, err := http.Get(d.url + "/api/apps/job-log/" + created.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("content type %q", ct)
+	}
+	events := readEvents(t, resp, 0, 30*time.Second)
+	last := events[len(events)-1]
+	if last.event != "status" || !strings.Contains(last.data, `"status":"error"`) || !strings.Contains(last.data, "declares no entry point in group robot_apps") {
+		t.Fatalf("last event %+v", last)
+	}
+	if events[0].event != "log" || !strings.HasPrefix(events[0].data, "Installing from ") {
+		t.Fatalf("first event %+v", events[0])
+	}
+	d.expectError("GET", "/api/apps/job-log/doesnotexist", nil, 404, "Job doesnotexist not found")
+}

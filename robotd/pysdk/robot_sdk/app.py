@@ -1,0 +1,80 @@
+"""RobotApp: the base class every robot app subclasses."""
+
+import signal
+import sys
+import threading
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import Optional
+
+from .robot import Robot
+from .webui import WebUI
+
+
+class RobotApp(ABC):
+    """Base class of a robot app.
+
+    Implement ``run(robot, stop_event)`` and poll ``stop_event`` to exit gracefully. The daemon runs
+    the app as ``python -u -m <app>.main`` and stops it with SIGINT; the app's ``__main__`` block is::
+
+        if __name__ == "__main__":
+            app = MyApp()
+            try:
+                app.wrapped_run()
+            except KeyboardInterrupt:
+                app.stop()
+
+    Set ``custom_app_url`` (e.g. ``"http://0.0.0.0:8042"``) to serve the package's ``static/``
+    directory as the app's web UI; the daemon's dashboard then links to it.
+    """
+
+    custom_app_url: Optional[str] = None
+
+    def __init__(self) -> None:
+        self.stop_event = threading.Event()
+        self.web_ui: Optional[WebUI] = None
+
+    @abstractmethod
+    def run(self, robot: Robot, stop_event: threading.Event) -> None:
+        """The app's logic: runs until it returns or ``stop_event`` is set."""
+
+    def stop(self) -> None:
+        """Ask ``run`` to return by setting ``stop_event``."""
+        self.stop_event.set()
+
+    def static_dir(self) -> Path:
+        """The ``static/`` directory next to the module that defines the app class."""
+        module = sys.modules.get(type(self).__module__)
+        base = Path(module.__file__).parent if module and getattr(module, "__file__", None) else Path.cwd()
+        return base / "static"
+
+    def wrapped_run(self, robot: Optional[Robot] = None) -> None:
+        """Connect a Robot (unless one is given), start the web UI, and call run.
+
+        While it runs, SIGINT sets ``stop_event`` instead of raising KeyboardInterrupt, so ``run``
+        can finish its loop; a second SIGINT raises KeyboardInterrupt as usual.
+        """
+        previous = None
+        if threading.current_thread() is threading.main_thread():
+            previous = signal.getsignal(signal.SIGINT)
+            signal.signal(signal.SIGINT, self._on_sigint)
+        owned = robot is None
+        try:
+            if self.custom_app_url:
+                self.web_ui = WebUI(self.custom_app_url, self.static_dir())
+                self.web_ui.start()
+            if robot is None:
+                robot = Robot()
+            self.run(robot, self.stop_event)
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGINT, previous)
+            if self.web_ui is not None:
+                self.web_ui.stop()
+            if owned and robot is not None:
+                robot.close()
+
+    def _on_sigint(self, signum, frame) -> None:
+        if self.stop_event.is_set():
+            raise KeyboardInterrupt
+        self.stop()

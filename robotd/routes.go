@@ -1,0 +1,50 @@
+package robotd
+
+import "net/http"
+
+// routes lists the whole API surface; docs/robot-api.md documents each route.
+func (s *Server) routes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /healthz", s.handleHealthz)
+	mux.Handle("GET /{$}", s.handleDashboard())
+	mux.Handle("GET /dashboard/", s.handleDashboardAssets())
+
+	// Apps: the spec's four calls and what the anchor daemon's users rely on.
+	mux.HandleFunc("POST /api/apps/install", s.handleInstall)
+	mux.HandleFunc("POST /api/apps/remove/{app_name}", s.handleRemove)
+	mux.HandleFunc("GET /api/apps/job-status/{job_id}", s.handleJobStatus)
+	mux.HandleFunc("GET /api/apps/job-log/{job_id}", s.handleJobLog)
+	mux.HandleFunc("GET /api/apps/list", s.handleList)
+	mux.HandleFunc("GET /api/apps/list-available", s.handleListAvailable)
+	mux.HandleFunc("GET /api/apps/list-available/{source_kind}", s.handleListAvailable)
+	mux.HandleFunc("POST /api/apps/start-app/{app_name}", s.handleStartApp)
+	mux.HandleFunc("POST /api/apps/stop-current-app", s.handleStopApp)
+	mux.HandleFunc("POST /api/apps/restart-current-app", s.handleRestartApp)
+	mux.HandleFunc("GET /api/apps/current-app-status", s.handleCurrentAppStatus)
+	mux.HandleFunc("GET /api/apps/startup-app", s.handleGetStartupApp)
+	mux.HandleFunc("PUT /api/apps/startup-app", s.handlePutStartupApp)
+
+	// Robot: state, moves, motors, audio, and the simulation's antenna touch.
+	mux.HandleFunc("GET /api/state/full", s.handleFullState)
+	mux.HandleFunc("GET /api/state/stream", s.handleStateStream)
+	mux.HandleFunc("POST /api/move/set_target", s.handleSetTarget)
+	mux.HandleFunc("POST /api/move/goto", s.handleGoto)
+	mux.HandleFunc("POST /api/move/play/wake_up", s.handleWakeUp)
+	mux.HandleFunc("POST /api/move/play/goto_sleep", s.handleGotoSleep)
+	mux.HandleFunc("POST /api/move/stop", s.handleStopMove)
+	mux.HandleFunc("GET /api/motors/status", s.handleMotorStatus)
+	mux.HandleFunc("POST /api/motors/set_mode/{mode}", s.handleSetMotorMode)
+	mux.HandleFunc("POST /api/audio/start_recording", s.handleStartRecording)
+	mux.HandleFunc("POST /api/audio/stop_recording", s.handleStopRecording)
+	mux.HandleFunc("GET /api/audio/sample", s.handleAudioSample)
+	mux.HandleFunc("POST /api/audio/push_sample", s.handlePushAudio)
+	mux.HandleFunc("POST /api/audio/play_sound", s.handlePlaySound)
+	mux.HandleFunc("POST /api/sim/antenna-touch", s.handleAntennaTouch)
+
+	// SDK sessions: the app slot is shared with remote SDK clients.
+	mux.HandleFunc("POST /api/sessions", s.handleOpenSession)
+	mux.HandleFunc("POST /api/sessions/{session_id}/heartbeat", s.handleHeartbeat)
+	mux.HandleFunc("DELETE /api/sessions/{session_id}", s.handleCloseSession)
+
+	mux.HandleFunc("GET /api/daemon/status", s.handleDaemonStatus)
+	mux.HandleFunc("/api/", s.handleUnknownAPI)
+}

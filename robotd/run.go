@@ -1,0 +1,235 @@
+// Package robotd is the robot daemon (`robot-daemon`): it serves the robot and runs its apps, one at
+// a time, behind a REST API, a state stream for the SDK, and a dashboard.
+package robotd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/robothub/robothub/core/apps"
+	"github.com/robothub/robothub/core/robot"
+	"github.com/robothub/robothub/core/version"
+	"github.com/robothub/robothub/robotd/pysdk"
+)
+
+// Wireless robots keep the shared apps venv at a fixed path.
+const wirelessAppsVenv = "/venvs/apps_venv"
+
+// Run runs the daemon until ctx is done. args are the command line (args[0] is the program name);
+// getenv reads the environment.
+func Run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	app := &cli.App{
+		Name:            "robot-daemon",
+		Usage:           "serve the robot and run its apps",
+		Version:         version.String(),
+		Writer:          stdout,
+		ErrWriter:       stderr,
+		HideHelpCommand: true,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "sim", Usage: "run the simulated robot"},
+			&cli.StringFlag{Name: "startup-app", Usage: "app to start after the robot wakes up (installed from the catalog if missing)", Value: ""},
+			&cli.BoolFlag{Name: "wireless-version", Usage: "run as on the Wireless robot: listen on 0.0.0.0, apps venv at " + wirelessAppsVenv},
+			&cli.BoolFlag{Name: "no-wake-up-on-start", Usage: "keep the robot asleep at start"},
+			&cli.StringFlag{Name: "host", Usage: "address to listen on (default 127.0.0.1; 0.0.0.0 with --wireless-version)"},
+			&cli.IntFlag{Name: "port", Value: 8000, Usage: "port to listen on"},
+			&cli.StringFlag{Name: "data-dir", Usage: "where installed-app records and the startup config live (default $XDG_STATE_HOME/robot-daemon or ~/.local/state/robot-daemon; /var/lib/robot-daemon with --wireless-version)"},
+			&cli.StringFlag{Name: "apps-venv", Usage: "the apps venv (default <data-dir>/apps_venv; " + wirelessAppsVenv + " with --wireless-version)"},
+			&cli.DurationFlag{Name: "stop-timeout", Value: apps.DefaultStopTimeout, Usage: "how long a stopping app gets after SIGINT before SIGKILL"},
+			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
+			&cli.StringFlag{Name: "api-token", Usage: "require this bearer token on /api/ (default $ROBOT_DAEMON_TOKEN, which apps inherit)"},
+			&cli.StringFlag{Name: "hub-url", Usage: "the hub whose robot_python_app spaces form the app catalog (default $HF_ENDPOINT or https://huggingface.co; \"none\" disables the catalog)"},
+			&cli.StringFlag{Name: "python", Value: "python3", Usage: "the interpreter that creates the apps venv"},
+			&cli.StringSliceFlag{Name: "wheel-dir", Usage: "offline wheels for pip --find-links (default /usr/share/python-wheels)"},
+			&cli.StringSliceFlag{Name: "allowed-host", Usage: "a host name the API answers to, besides IP addresses, localhost and this machine's name"},
+		},
+		Action: func(c *cli.Context) error {
+			cfg, err := configFrom(c, getenv)
+			if err != nil {
+				return err
+			}
+			return serve(ctx, cfg, getenv, stdout, stderr)
+		},
+	}
+	return app.RunContext(ctx, args)
+}
+
+// config is the daemon's resolved configuration.
+type config struct {
+	sim, wireless, wakeOnStart bool
+	startupApp                 string
+	addr                       string
+	dataDir, venvDir           string
+	stopTimeout                time.Duration
+	logLevel                   slog.Level
+	token, hubURL, python      string
+	wheelDirs, allowedHosts    []string
+}
+
+func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
+	cfg := config{
+		sim: c.Bool("sim"), wireless: c.Bool("wireless-version"), wakeOnStart: !c.Bool("no-wake-up-on-start"),
+		startupApp: strings.TrimSpace(c.String("startup-app")), stopTimeout: c.Duration("stop-timeout"),
+		python: c.String("python"), wheelDirs: c.StringSlice("wheel-dir"), allowedHosts: c.StringSlice("allowed-host"),
+	}
+	if err := cfg.logLevel.UnmarshalText([]byte(c.String("log-level"))); err != nil {
+		return cfg, fmt.Errorf("--log-level: %q is not one of debug, info, warn, error", c.String("log-level"))
+	}
+	if cfg.stopTimeout <= 0 {
+		return cfg, fmt.Errorf("--stop-timeout: must be positive, got %s", cfg.stopTimeout)
+	}
+	if cfg.startupApp != "" && !apps.AppNamePattern.MatchString(cfg.startupApp) {
+		return cfg, fmt.Errorf("--startup-app: %q is not an app name (letters, digits and underscores)", cfg.startupApp)
+	}
+	host := c.String("host")
+	if host == "" {
+		host = "127.0.0.1"
+		if cfg.wireless {
+			host = "0.0.0.0"
+		}
+	}
+	port := c.Int("port")
+	if port < 0 || port > 65535 {
+		return cfg, fmt.Errorf("--port: %d is not a port number", port)
+	}
+	cfg.addr = net.JoinHostPort(host, strconv.Itoa(port))
+
+	cfg.dataDir = c.String("data-dir")
+	if cfg.dataDir == "" {
+		switch {
+		case cfg.wireless:
+			cfg.dataDir = "/var/lib/robot-daemon"
+		case getenv("XDG_STATE_HOME") != "":
+			cfg.dataDir = filepath.Join(getenv("XDG_STATE_HOME"), "robot-daemon")
+		case getenv("HOME") != "":
+			cfg.dataDir = filepath.Join(getenv("HOME"), ".local", "state", "robot-daemon")
+		default:
+			return cfg, errors.New("--data-dir: no default without $HOME; pass --data-dir")
+		}
+	}
+	cfg.venvDir = c.String("apps-venv")
+	if cfg.venvDir == "" {
+		cfg.venvDir = filepath.Join(cfg.dataDir, "apps_venv")
+		if cfg.wireless {
+			cfg.venvDir = wirelessAppsVenv
+		}
+	}
+	cfg.token = c.String("api-token")
+	if cfg.token == "" {
+		cfg.token = getenv("ROBOT_DAEMON_TOKEN")
+	}
+	cfg.hubURL = c.String("hub-url")
+	if cfg.hubURL == "" {
+		cfg.hubURL = getenv("HF_ENDPOINT")
+	}
+	if cfg.hubURL == "" {
+		cfg.hubURL = "https://huggingface.co"
+	}
+	if cfg.hubURL == "none" {
+		cfg.hubURL = ""
+	}
+	if name, err := os.Hostname(); err == nil && name != "" {
+		name = strings.ToLower(name)
+		cfg.allowedHosts = append(cfg.allowedHosts, name, name+".local")
+	}
+	for i, h := range cfg.allowedHosts {
+		cfg.allowedHosts[i] = strings.ToLower(strings.TrimSuffix(h, "."))
+	}
+	return cfg, nil
+}
+
+// sameDaemonURL reports whether the SDK's URL (empty: its default) reaches the listener at addr.
+func sameDaemonURL(sdkURL string, addr net.Addr) bool {
+	if sdkURL == "" {
+		sdkURL = "http://127.0.0.1:8000"
+	}
+	_, port, _ := net.SplitHostPort(addr.String())
+	u, err := url.Parse(sdkURL)
+	return err == nil && u.Port() == port
+}
+
+func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, stderr io.Writer) error {
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
+	if !cfg.sim {
+		return errors.New("no hardware backend is built into this daemon: run it with --sim for the simulated robot")
+	}
+	rb := robot.New(robot.NewSim(), log.With("component", "robot"))
+	defer rb.Close()
+
+	mgr, err := apps.NewManager(apps.Config{
+		DataDir: cfg.dataDir, VenvDir: cfg.venvDir, BasePython: cfg.python, WheelDirs: cfg.wheelDirs,
+		StopTimeout: cfg.stopTimeout, SDK: pysdk.Files, DaemonVersion: version.String(), HubURL: cfg.hubURL,
+		HTTPClient: &http.Client{Timeout: 30 * time.Second}, Robot: rb, StartupApp: cfg.startupApp,
+		Log: log.With("component", "apps"),
+	})
+	if err != nil {
+		return err
+	}
+	prepCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	err = mgr.Prepare(prepCtx)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("preparing the apps venv %s: %w", cfg.venvDir, err)
+	}
+
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	srv := &http.Server{
+		Handler: NewServer(ServerConfig{
+			Apps: mgr, Robot: rb, Log: log.With("component", "http"), Token: cfg.token,
+			AllowedHosts: cfg.allowedHosts, Version: version.String(), Wireless: cfg.wireless, Done: done,
+		}),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	listenURL := "http://" + ln.Addr().String()
+	log.Info("robot daemon listening", "url", listenURL, "version", version.String(), "sdk", mgr.SDKVersion(),
+		"backend", rb.BackendName(), "apps_venv", cfg.venvDir, "data_dir", cfg.dataDir, "token", cfg.token != "")
+	fmt.Fprintf(stdout, "robot-daemon listening on %s\n", listenURL)
+	if appURL := getenv("ROBOT_DAEMON_URL"); !sameDaemonURL(appURL, ln.Addr()) {
+		log.Warn("apps will not reach this daemon: they inherit ROBOT_DAEMON_URL (default http://127.0.0.1:8000); set it in the daemon's environment",
+			"ROBOT_DAEMON_URL", appURL, "listening", listenURL)
+	}
+	if err := sdNotify(getenv, "READY=1"); err != nil {
+		log.Warn("notifying systemd", "err", err)
+	}
+
+	startupCtx, stopStartup := context.WithCancel(ctx)
+	defer stopStartup()
+	go mgr.RunStartup(startupCtx, cfg.wakeOnStart)
+
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		return err
+	}
+	log.Info("shutting down")
+	_ = sdNotify(getenv, "STOPPING=1")
+	stopStartup()
+	mgr.Close() // the API stays up while the app stops, so its SDK calls still work
+	close(done)
+	shutdownCtx, cancelShutdown := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancelShutdown()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		log.Warn("closing connections", "err", err)
+	}
+	return nil
+}

@@ -1,0 +1,55 @@
+package robotd
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/robothub/robothub/core/apps"
+	"github.com/robothub/robothub/core/robot"
+)
+
+// Server is the daemon's HTTP API and dashboard.
+type Server struct {
+	apps         *apps.Manager
+	robot        *robot.Robot
+	log          *slog.Logger
+	token        string
+	allowedHosts []string
+	version      string
+	wireless     bool
+	started      time.Time
+	done         <-chan struct{} // closed when the daemon shuts down: ends the streams
+	mux          *http.ServeMux
+	handler      http.Handler
+}
+
+// ServerConfig holds what NewServer needs.
+type ServerConfig struct {
+	Apps         *apps.Manager
+	Robot        *robot.Robot
+	Log          *slog.Logger
+	Token        string   // --api-token; empty: no token required
+	AllowedHosts []string // host names served besides IP literals and localhost
+	Version      string
+	Wireless     bool
+	Done         <-chan struct{}
+}
+
+// NewServer returns the daemon's HTTP handler.
+func NewServer(cfg ServerConfig) *Server {
+	s := &Server{
+		apps: cfg.Apps, robot: cfg.Robot, log: cfg.Log, token: cfg.Token, allowedHosts: cfg.AllowedHosts,
+		version: cfg.Version, wireless: cfg.Wireless, started: time.Now(), done: cfg.Done,
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.mux = http.NewServeMux()
+	s.routes(s.mux)
+	s.handler = s.guard(s.mux)
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
