@@ -11,7 +11,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/robothub/robothub/core/version.Version=$(VERSION)
 STATICCHECK_VERSION ?= latest
 
-.PHONY: run test test-go vet bench load-receiver lint build clean
+.PHONY: run test test-go vet bench load-receiver lint build clean fuzz
 
 build:
 	@mkdir -p $(BIN)
@@ -29,7 +29,11 @@ vet:
 test-go:
 	$(GO) test -race -count=1 -timeout 15m ./...
 
+# make test also runs every fuzz target for a short time (make fuzz, below).
+TEST_FUZZTIME ?= 3s
+
 test: vet test-go
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(TEST_FUZZTIME)
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
@@ -109,3 +113,21 @@ space:
 bench-cloud:
 	$(GO) test -run '^$$' -bench 'Invoke' -benchmem -count 6 ./adapters/lambda
 	$(GO) test -run '^$$' -bench 'BootstrapReady' -benchtime 200x -count 3 ./functions/lambda
+
+# ---- Reliability (docs/RELIABILITY.md) ----
+#   make fuzz     every fuzz target of the module (each func FuzzX in a _test.go file, found by
+#                 name, so new targets join by themselves), one go test -fuzz run each, FUZZTIME long
+#                 (go test fuzzes one target per run). New failing inputs land in the package's
+#                 testdata/fuzz/FuzzX/: commit them with the fix, they then run in every go test.
+
+FUZZTIME ?= 10s
+
+fuzz:
+	@set -e; for file in $$(grep -rl --include='*_test.go' '^func Fuzz' . | sort); do \
+	  dir=$$(dirname $$file); \
+	  for target in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$file); do \
+	    printf 'fuzz %-32s %-28s ' $$dir $$target; \
+	    out=$$($(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $$dir 2>&1) || { echo FAIL; echo "$$out"; exit 1; }; \
+	    echo "$$out" | tail -n 1; \
+	  done; \
+	done

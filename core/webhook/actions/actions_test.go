@@ -333,3 +333,49 @@ func TestForwardStopsWhenTheCallerGivesUp(t *testing.T) {
 		t.Fatalf("err = %v after %s", err, time.Since(start))
 	}
 }
+
+// FuzzParseRoutes feeds arbitrary ROBOTHUB_ROUTES values (they come from the environment of a
+// deployment): parsing either fails or gives trimmed, non-empty routes that read back the same from
+// their canonical form; and a receiver built from them either fails with an error or serves every
+// route at /webhooks/<name>.
+func FuzzParseRoutes(f *testing.F) {
+	for _, s := range []string{
+		"hello=log", "seen=log; retrain=exec:./retrain.sh --fast\nrelay=forward:https://ci.example.com/hook",
+		"team/retrain=log", "a=robot-update:http://127.0.0.1:8000", "=log", "a=", "a", ";;\n;", "a=b=c",
+		"../x=log", "a=exec:sh -c 'echo $(id)'", "a=log;a=log", "é=log", "a=forward:ftp://x", "/a/=log",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, list string) {
+		routes, err := ParseRoutes(list)
+		if err != nil {
+			return
+		}
+		var canonical strings.Builder
+		for _, r := range routes {
+			if r.Name == "" || r.Action == "" || r.Name != strings.TrimSpace(r.Name) || r.Action != strings.TrimSpace(r.Action) ||
+				strings.ContainsAny(r.Name, "=;\n") || strings.ContainsAny(r.Action, ";\n") {
+				t.Fatalf("ParseRoutes(%q): route %+v", list, r)
+			}
+			canonical.WriteString(r.Name + "=" + r.Action + "\n")
+		}
+		again, err := ParseRoutes(canonical.String())
+		if err != nil || !reflect.DeepEqual(again, routes) {
+			t.Fatalf("ParseRoutes(%q) = %+v; its canonical form %q reads %+v, %v", list, routes, canonical.String(), again, err)
+		}
+		env := map[string]string{RoutesEnv: list, webhook.SecretEnv: "hush"}
+		discard := slog.New(slog.DiscardHandler)
+		srv, err := NewServerFromEnv(func(k string) string { return env[k] }, Config{Logger: discard, Output: io.Discard, Environ: []string{}})
+		if err != nil {
+			return
+		}
+		for _, r := range routes {
+			path := webhook.RoutePrefix + strings.Trim(r.Name, "/")
+			rec := httptest.NewRecorder()
+			srv.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+			if rec.Code != http.StatusMethodNotAllowed {
+				t.Fatalf("routes %q: GET %s = %d, want 405 from the route's handler: %s", list, path, rec.Code, rec.Body)
+			}
+		}
+	})
+}
