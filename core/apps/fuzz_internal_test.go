@@ -13,7 +13,7 @@ import (
 // FuzzParseSource feeds arbitrary install URLs (the url of POST /api/apps/install): the answer is
 // a source of a known kind or an ErrInvalid error, never a panic; a git URL never starts with '-'
 // nor holds spaces or control characters (it becomes an argument of git clone); a local source
-// is a clean absolute path to a directory; and a password in the URL never shows.
+// is a clean absolute path to a Python package's directory; and a password in the URL never shows.
 func FuzzParseSource(f *testing.F) {
 	pkg := f.TempDir()
 	if err := os.WriteFile(filepath.Join(pkg, "pyproject.toml"), []byte("[project]\nname = \"x\"\n"), 0o644); err != nil {
@@ -44,6 +44,9 @@ func FuzzParseSource(f *testing.F) {
 			}
 			if info, err := os.Stat(src.path); err != nil || !info.IsDir() {
 				t.Fatalf("parseSource(%q): local path %q is not a directory", raw, src.path)
+			}
+			if !exists(filepath.Join(src.path, "pyproject.toml")) && !exists(filepath.Join(src.path, "setup.py")) {
+				t.Fatalf("parseSource(%q): local path %q is not a Python package", raw, src.path)
 			}
 		case SourceGit, SourceHubSpace:
 			if src.cloneURL == "" || strings.HasPrefix(src.cloneURL, "-") ||

@@ -60,6 +60,11 @@ func parseSource(raw string) (source, error) {
 		if err != nil || !info.IsDir() {
 			return source{}, invalidError("url: local path " + clean + " is not a directory on the robot")
 		}
+		// Checked before the job copies the directory: a path such as / or /proc would otherwise
+		// be copied whole (and /proc/kmsg blocks its reader forever).
+		if !exists(filepath.Join(clean, "pyproject.toml")) && !exists(filepath.Join(clean, "setup.py")) {
+			return source{}, invalidError("url: local path " + clean + " is not a Python package: it has no pyproject.toml or setup.py")
+		}
 		return source{raw: raw, shown: clean, kind: SourceLocal, path: clean}, nil
 	}
 	if scpGitURL.MatchString(s) {

@@ -1,6 +1,8 @@
 package apps
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -42,6 +44,9 @@ func TestSDKVersionIsPEP440(t *testing.T) {
 
 func TestParseSource(t *testing.T) {
 	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "pyproject.toml"), []byte("[project]\nname = \"app\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		in, kind, clone, shown string
 	}{
@@ -76,6 +81,9 @@ func TestParseSource(t *testing.T) {
 		{"-u", "url: must not start with '-'"},
 		{"relative/path", "is not a hub space URL, a git URL or an absolute local path"},
 		{"/no/such/dir/anywhere", "is not a directory on the robot"},
+		{"/", "local path / is not a Python package: it has no pyproject.toml or setup.py"},
+		{"file:///proc", "local path /proc is not a Python package"},
+		{t.TempDir(), "is not a Python package"},
 		{"ext::sh -c touch% /tmp/pwned", "url: must not contain spaces"},
 		{"ext::sh", "is not a hub space URL"},
 		{"ftp://host/app", "scheme ftp is not one of"},
