@@ -16,6 +16,9 @@ const MaxPushSamples = 10 * SampleRate
 // maxSoundFileBytes bounds the size of a sound file PlaySound reads.
 const maxSoundFileBytes = 64 << 20
 
+// wavHeaderBytes is the shortest WAV file: "RIFF", its size, "WAVE".
+const wavHeaderBytes = 12
+
 // StartRecording starts keeping what the microphone hears, dropping anything recorded before.
 func (r *Robot) StartRecording() {
 	r.mu.Lock()
@@ -85,6 +88,11 @@ func (r *Robot) PlaySound(path string) (time.Duration, error) {
 	if !info.Mode().IsRegular() || info.Size() > maxSoundFileBytes {
 		return 0, invalidError(fmt.Sprintf("sound file %s is not a regular file of at most 64 MiB", path))
 	}
+	// Files of /proc and other kernel filesystems show a size of 0, and some block their reader
+	// (/proc/kmsg waits for kernel messages): a file too short for a WAV header is refused unread.
+	if info.Size() < wavHeaderBytes {
+		return 0, invalidError(fmt.Sprintf("sound file %s: not a RIFF/WAVE file (%d bytes)", path, info.Size()))
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return 0, refusedError(fmt.Sprintf("sound file %s cannot be read: %v", path, err))
@@ -101,7 +109,7 @@ func (r *Robot) PlaySound(path string) (time.Duration, error) {
 
 // DecodeWAV decodes a RIFF/WAVE file to mono samples at SampleRate.
 func DecodeWAV(data []byte) ([]float32, error) {
-	if len(data) < 12 || string(data[0:4]) != "RIFF" || string(data[8:12]) != "WAVE" {
+	if len(data) < wavHeaderBytes || string(data[0:4]) != "RIFF" || string(data[8:12]) != "WAVE" {
 		return nil, errors.New("not a RIFF/WAVE file")
 	}
 	var (
