@@ -11,7 +11,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/robothub/robothub/core/version.Version=$(VERSION)
 STATICCHECK_VERSION ?= latest
 
-.PHONY: run test test-go vet bench load-receiver lint build clean fuzz
+.PHONY: run test test-go vet bench load-receiver lint build clean fuzz reliability-docs
 
 build:
 	@mkdir -p $(BIN)
@@ -119,6 +119,8 @@ bench-cloud:
 #                 name, so new targets join by themselves), one go test -fuzz run each, FUZZTIME long
 #                 (go test fuzzes one target per run). New failing inputs land in the package's
 #                 testdata/fuzz/FuzzX/: commit them with the fix, they then run in every go test.
+#   make reliability-docs  rerun the bad-input tests and write their tables into docs/RELIABILITY.md
+#                 (go test fails when the document no longer shows what they try)
 
 FUZZTIME ?= 10s
 
@@ -131,3 +133,6 @@ fuzz:
 	    echo "$$out" | tail -n 1; \
 	  done; \
 	done
+
+reliability-docs:
+	ROBOTHUB_WRITE_DOCS=1 $(GO) test -count=1 -run '^TestBadInput' ./adapters/... ./cli/robothub ./robotd

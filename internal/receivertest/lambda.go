@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Shape is one kind of HTTP event that Lambda delivers, with its fixture: a real-shaped event of
@@ -52,6 +53,11 @@ func LambdaEvent(fixture []byte, c Case) ([]byte, error) {
 	}
 	rc, _ := ev["requestContext"].(map[string]any)
 	b64, _ := ev["isBase64Encoded"].(bool)
+	if !utf8.Valid(c.Body) {
+		// A body that is not UTF-8 cannot travel as a JSON string: event sources send it in base64.
+		b64 = true
+		ev["isBase64Encoded"] = true
+	}
 	body := any(nil)
 	if len(c.Body) > 0 {
 		body = string(c.Body)
