@@ -19,6 +19,9 @@ import (
 // installTimeout bounds one install or remove job.
 const installTimeout = 15 * time.Minute
 
+// installTempPrefix names the temporary directory of an install job.
+const installTempPrefix = "robot-app-install-"
+
 // source is where an install takes its package from.
 type source struct {
 	raw      string     // as given
@@ -152,7 +155,7 @@ func (m *Manager) install(ctx context.Context, job *Job, src source) ([]string, 
 	if err := m.venv.Ensure(ctx, job); err != nil {
 		return nil, err
 	}
-	tmp, err := os.MkdirTemp("", "robot-app-install-")
+	tmp, err := os.MkdirTemp("", installTempPrefix)
 	if err != nil {
 		return nil, err
 	}
@@ -215,17 +218,29 @@ func (m *Manager) install(ctx context.Context, job *Job, src source) ([]string, 
 	}
 	job.Logf("Package %s %s provides %s", meta.name, meta.version, strings.Join(names, ", "))
 
+	// From here pip changes the venv: a daemon killed before endChange puts the previous version
+	// back at its next start (journal.go). pip undoes its own failures.
+	if err := m.beginChange(job, meta.name, wheels[0], tmp); err != nil {
+		return nil, err
+	}
 	if meta.requires {
 		job.Logf("Installing dependencies")
 		args := append([]string{"install", "--no-index"}, m.venv.findLinks(wheelDir)...)
 		if err := m.venv.Pip(ctx, job, append(args, wheels[0])...); err != nil {
-			return nil, fmt.Errorf("installing dependencies failed (pip install: %v); the installed version, if any, is unchanged", err)
+			return nil, errors.Join(fmt.Errorf("installing dependencies failed (pip install: %v); the installed version, if any, is unchanged", err), m.endChange())
 		}
 	}
 	job.Logf("Installing %s", filepath.Base(wheels[0]))
 	if err := m.venv.Pip(ctx, job, "install", "--no-index", "--no-deps", "--force-reinstall", wheels[0]); err != nil {
-		return nil, fmt.Errorf("pip install failed: %v", err)
+		return nil, errors.Join(fmt.Errorf("pip install failed: %v", err), m.endChange())
 	}
+	if err := m.keepWheel(meta.name, wheels[0]); err != nil {
+		job.Logf("Warning: keeping the wheel to restore this version after an interrupted install failed: %v", err)
+	}
+	if err := m.endChange(); err != nil {
+		return nil, err
+	}
+	m.pruneWheels(meta.name, wheels[0])
 
 	m.listMu.Lock()
 	defer m.listMu.Unlock()
@@ -252,9 +267,16 @@ func (m *Manager) remove(ctx context.Context, job *Job, info AppInfo) ([]string,
 		return nil, err
 	}
 	job.Logf("Uninstalling package %s (app %s)", info.Extra.Package, info.Name)
-	if err := m.venv.Pip(ctx, job, "uninstall", "--yes", info.Extra.Package); err != nil {
-		return nil, fmt.Errorf("pip uninstall %s: %v", info.Extra.Package, err)
+	if err := m.beginChange(job, info.Extra.Package, "", ""); err != nil {
+		return nil, err
 	}
+	if err := m.venv.Pip(ctx, job, "uninstall", "--yes", info.Extra.Package); err != nil {
+		return nil, errors.Join(fmt.Errorf("pip uninstall %s: %v", info.Extra.Package, err), m.endChange())
+	}
+	if err := m.endChange(); err != nil {
+		return nil, err
+	}
+	m.pruneWheels(info.Extra.Package, "")
 	m.listMu.Lock()
 	var removed []string
 	for _, a := range m.apps.Load().list {

@@ -154,7 +154,7 @@ func (m *Manager) VenvDir() string { return m.cfg.VenvDir }
 func (m *Manager) SDKVersion() string { return SDKVersion(m.cfg.DaemonVersion, m.cfg.SDK) }
 
 // Prepare stops an app left running by a previous daemon, creates the apps venv if it is missing,
-// installs the SDK at the daemon's version if it is not there, and discovers the installed apps.
+// puts back the app package a previous daemon was changing when it was killed, installs the SDK at the daemon's version if it is not there, and discovers the installed apps.
 func (m *Manager) Prepare(ctx context.Context) error {
 	m.recoverOrphan()
 	m.venvMu.Lock()
@@ -163,6 +163,11 @@ func (m *Manager) Prepare(ctx context.Context) error {
 	defer w.Close()
 	if err := m.venv.Ensure(ctx, w); err != nil {
 		return err
+	}
+	if err := m.recoverInterruptedChange(ctx, w); err != nil {
+		// The daemon still serves, so that the app can be installed again; the journal stays
+		// for the next start.
+		m.log.Error("the apps venv could not be repaired", "err", err)
 	}
 	if _, err := m.venv.ensureSDK(ctx, w, m.cfg.SDK, m.SDKVersion()); err != nil {
 		return err

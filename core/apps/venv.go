@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 )
@@ -132,6 +133,10 @@ func (v *Venv) siteStamp() string {
 func runLoggedEnv(ctx context.Context, log io.Writer, env []string, name string, args ...string) error {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = append(append(os.Environ(), "PIP_DISABLE_PIP_VERSION_CHECK=1", "PYTHONUNBUFFERED=1", "GIT_TERMINAL_PROMPT=0"), env...)
+	dieWithDaemon(cmd)
+	// The thread that starts the process must live until it exits (see dieWithDaemon).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
 	var wg sync.WaitGroup
