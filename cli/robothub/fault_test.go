@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/robothub/robothub/core/webhook"
+	"github.com/robothub/robothub/internal/receivertest"
+)
+
+// hubProcess is `robothub hub serve` run as its own process (the test binary, which testscript put
+// on PATH as robothub), so that a test can SIGKILL it.
+type hubProcess struct {
+	cmd    *exec.Cmd
+	stdout *receivertest.SyncBuffer
+	stderr *receivertest.SyncBuffer
+}
+
+func startHubProcess(t *testing.T, env []string, args ...string) *hubProcess {
+	t.Helper()
+	bin, err := exec.LookPath("robothub")
+	if err != nil {
+		t.Fatalf("robothub is not on PATH (testscript puts it there): %v", err)
+	}
+	p := &hubProcess{stdout: &receivertest.SyncBuffer{}, stderr: &receivertest.SyncBuffer{}}
+	p.cmd = exec.Command(bin, append([]string{"hub", "serve"}, args...)...)
+	p.cmd.Env = append([]string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}, env...)
+	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Kill()
+		_ = p.cmd.Wait()
+		if t.Failed() {
+			t.Logf("hub stdout:\n%s\nhub stderr:\n%s", p.stdout, p.stderr)
+		}
+	})
+	return p
+}
+
+// waitFor waits for re in the process's stdout and returns its first group.
+func (p *hubProcess) waitFor(t *testing.T, re string) string {
+	t.Helper()
+	rx := regexp.MustCompile(re)
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if m := rx.FindStringSubmatch(p.stdout.String()); m != nil {
+			return m[len(m)-1]
+		}
+	}
+	t.Fatalf("robothub hub serve did not print %q", re)
+	return ""
+}
+
+// TestHubKilledWithPendingDeliveriesResumesAfterRestart emits events while the receiver is down,
+// kills the local hub with SIGKILL while their deliveries are pending (and being retried), starts
+// the receiver, and starts the hub again on the same data directory: every event arrives, once.
+// (docs/hub-emulator.md promises at-least-once across a restart, for deliveries in flight when it
+// stops; none can be in flight here, since no receiver answered before the kill.)
+func TestHubKilledWithPendingDeliveriesResumesAfterRestart(t *testing.T) {
+	const events = 10
+	dir := t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	receiverAddr := ln.Addr().String()
+	ln.Close() // nothing listens there until the receiver starts
+	hookURL := "http://" + receiverAddr + "/webhooks/hook"
+	args := []string{"--addr", "127.0.0.1:0", "--data-dir", dir, "--bootstrap-webhook", hookURL,
+		"--delivery-attempts", "1000", "--retry-delay", "20ms", "--retry-max-delay", "200ms", "--log-level", "warn"}
+	env := []string{"WEBHOOK_SECRET=kill-test-secret"}
+
+	first := startHubProcess(t, env, args...)
+	endpoint := first.waitFor(t, `(?m)^export HF_ENDPOINT=(http://127\.0\.0\.1:\d+)$`)
+	token := first.waitFor(t, `(?m)^export HF_TOKEN=(hf_[A-Za-z]{34})$`)
+	whID := first.waitFor(t, `(?m)^# webhook (\w{24}) \(created\)`)
+	call := func(base, method, path, body string, out any) int {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		defer resp.Body.Close()
+		if out != nil {
+			_ = json.NewDecoder(resp.Body).Decode(out)
+		}
+		return resp.StatusCode
+	}
+	for i := range events {
+		body := fmt.Sprintf(`{"repo":"model:local/demo","scope":"repo.content","action":"update","headSha":"%040x"}`, i+1)
+		if code := call(endpoint, "POST", "/api/emulator/events", body, nil); code != 200 {
+			t.Fatalf("emit: %d", code)
+		}
+	}
+	type activity struct {
+		Deliveries []struct {
+			State        string `json:"state"`
+			AttemptCount int    `json:"attemptCount"`
+		} `json:"deliveries"`
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var a activity
+		call(endpoint, "GET", "/api/emulator/webhooks/"+whID+"/activity", "", &a)
+		retried := 0
+		for _, d := range a.Deliveries {
+			if d.State == "pending" && d.AttemptCount >= 1 {
+				retried++
+			}
+		}
+		if retried == events {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("deliveries were not being retried: %+v", a)
+		}
+	}
+	if err := first.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.cmd.Wait()
+
+	var mu sync.Mutex
+	got := map[string]int{}
+	srv := webhook.NewServer(webhook.WithSecret("kill-test-secret"), webhook.WithLogger(slog.New(slog.DiscardHandler)))
+	if err := srv.Add("hook", func(_ context.Context, p *webhook.Payload, _ http.Header) (any, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		got[p.Repo.HeadSha]++
+		return nil, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if ln, err = net.Listen("tcp", receiverAddr); err != nil {
+		t.Fatalf("the receiver's address was taken meanwhile: %v", err)
+	}
+	hs := &http.Server{Handler: srv}
+	go func() { _ = hs.Serve(ln) }()
+	t.Cleanup(func() { hs.Close() })
+
+	second := startHubProcess(t, env, args...)
+	endpoint = second.waitFor(t, `(?m)^export HF_ENDPOINT=(http://127\.0\.0\.1:\d+)$`)
+	second.waitFor(t, `(?m)^# webhook `+whID+` \(found\)`)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var a activity
+		call(endpoint, "GET", "/api/emulator/webhooks/"+whID+"/activity", "", &a)
+		delivered := 0
+		for _, d := range a.Deliveries {
+			if d.State == "delivered" {
+				delivered++
+			}
+		}
+		if len(a.Deliveries) == events && delivered == events {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the restart: %+v", a)
+		}
+	}
+	time.Sleep(300 * time.Millisecond) // a delivery sent twice would arrive by now
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != events {
+		t.Errorf("%d distinct events arrived, want %d", len(got), events)
+	}
+	for sha, n := range got {
+		if n != 1 {
+			t.Errorf("event %s arrived %d times", sha, n)
+		}
+	}
+}
