@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"syscall"
 
 	"github.com/robothub/robothub/core/fault"
 )
@@ -33,6 +34,8 @@ func statusOf(err error) int {
 		return http.StatusNotFound
 	case errors.Is(err, fault.ErrRefused):
 		return http.StatusBadRequest
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT), errors.Is(err, syscall.EROFS):
+		return http.StatusInsufficientStorage // the data dir cannot be written: not a bug, an operator's problem
 	}
 	return http.StatusInternalServerError
 }
@@ -44,7 +47,7 @@ type detail struct {
 
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	code := statusOf(err)
-	if code == http.StatusInternalServerError {
+	if code >= http.StatusInternalServerError {
 		log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
 	writeJSON(w, code, detail{Detail: err.Error()})
