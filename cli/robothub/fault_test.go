@@ -16,15 +16,14 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/webhook"
-	"github.com/robothub/robothub/internal/receivertest"
 )
 
 // hubProcess is `robothub hub serve` run as its own process (the test binary, which testscript put
 // on PATH as robothub), so that a test can SIGKILL it.
 type hubProcess struct {
 	cmd    *exec.Cmd
-	stdout *receivertest.SyncBuffer
-	stderr *receivertest.SyncBuffer
+	stdout *syncBuffer
+	stderr *syncBuffer
 }
 
 func startHubProcess(t *testing.T, env []string, args ...string) *hubProcess {
@@ -33,7 +32,7 @@ func startHubProcess(t *testing.T, env []string, args ...string) *hubProcess {
 	if err != nil {
 		t.Fatalf("robothub is not on PATH (testscript puts it there): %v", err)
 	}
-	p := &hubProcess{stdout: &receivertest.SyncBuffer{}, stderr: &receivertest.SyncBuffer{}}
+	p := &hubProcess{stdout: &syncBuffer{}, stderr: &syncBuffer{}}
 	p.cmd = exec.Command(bin, append([]string{"hub", "serve"}, args...)...)
 	p.cmd.Env = append([]string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}, env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
