@@ -220,14 +220,14 @@ func runHubServe(c *cli.Context, e *env) error {
 		}
 	case err := <-runDone:
 		runDone <- err
-		failure = cli.Exit(fmt.Sprintf("hub serve: delivery stopped: %v", err), exitError)
+		failure = cli.Exit(fmt.Sprintf("hub serve: delivery stopped (database %s): %v", dsn, err), exitError)
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_ = srv.Shutdown(shutdownCtx)
 	stopRun()
 	if err := <-runDone; err != nil && failure == nil {
-		failure = cli.Exit(fmt.Sprintf("hub serve: delivery stopped: %v", err), exitError)
+		failure = cli.Exit(fmt.Sprintf("hub serve: delivery stopped (database %s): %v", dsn, err), exitError)
 	}
 	logger.Info("hub emulator stopped")
 	return failure

@@ -46,6 +46,7 @@ type Config struct {
 // Emulator is the local hub. Create it with Open; serve Handler; call Run to deliver events.
 type Emulator struct {
 	db           *store
+	dsn          string
 	publicURL    string
 	triggerLimit int
 	delivery     DeliveryPolicy
@@ -70,6 +71,7 @@ func Open(ctx context.Context, cfg Config) (*Emulator, error) {
 	}
 	e := &Emulator{
 		db:           db,
+		dsn:          cfg.DSN,
 		publicURL:    strings.TrimRight(cfg.PublicURL, "/"),
 		triggerLimit: cfg.TriggerLimit,
 		delivery:     cfg.Delivery,

@@ -73,7 +73,10 @@ func bearerToken(r *http.Request) string {
 
 func (e *Emulator) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status, msg := statusOf(err)
-	if status == http.StatusInternalServerError {
+	if status == http.StatusInternalServerError && storageFailure(err) {
+		status, msg = http.StatusInsufficientStorage, "the hub cannot write its database "+e.dsn+": "+err.Error()
+	}
+	if status >= http.StatusInternalServerError {
 		e.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "request_id", w.Header().Get("X-Request-Id"), "err", err)
 	}
 	if status == http.StatusUnauthorized {
