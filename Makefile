@@ -11,7 +11,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/robothub/robothub/core/version.Version=$(VERSION)
 STATICCHECK_VERSION ?= latest
 
-.PHONY: run test test-go vet bench load-receiver lint build clean fuzz reliability-docs
+.PHONY: run test test-go vet bench load-receiver lint build clean fuzz reliability-docs soak
 
 build:
 	@mkdir -p $(BIN)
@@ -121,8 +121,11 @@ bench-cloud:
 #                 testdata/fuzz/FuzzX/: commit them with the fix, they then run in every go test.
 #   make reliability-docs  rerun the bad-input tests and write their tables into docs/RELIABILITY.md
 #                 (go test fails when the document no longer shows what they try)
+#   make soak     the receiver under sustained load on 127.0.0.1 for SOAK_DURATION, printing its
+#                 goroutines and live heap as it goes; fails if they grow (make test soaks 5s)
 
-FUZZTIME ?= 10s
+FUZZTIME      ?= 10s
+SOAK_DURATION ?= 5m
 
 fuzz:
 	@set -e; for file in $$(grep -rl --include='*_test.go' '^func Fuzz' . | sort); do \
@@ -136,3 +139,6 @@ fuzz:
 
 reliability-docs:
 	ROBOTHUB_WRITE_DOCS=1 $(GO) test -count=1 -run '^TestBadInput' ./adapters/... ./cli/robothub ./robotd
+
+soak:
+	ROBOTHUB_SOAK_DURATION=$(SOAK_DURATION) $(GO) test -count=1 -timeout 0 -v -run '^TestReceiverSoak$$' ./adapters/nethttp
