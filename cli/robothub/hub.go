@@ -26,7 +26,7 @@ const DefaultHubAddr = "127.0.0.1:7861"
 func hubCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "hub",
-		Usage: "run and drive the local hub emulator: serve, token, emit, job",
+		Usage: "run and drive the local hub emulator: serve, token, emit, job, spaces",
 		Flags: connectionFlags(),
 		Description: `The local hub is a stand-in for the public hub: the same webhook management API, with
 events you emit yourself, deliveries with retries, an activity view and job webhooks that run local
@@ -38,6 +38,7 @@ lines it prints.`,
 			hubTokenCommand(e),
 			hubEmitCommand(e),
 			hubJobCommand(e),
+			hubSpacesCommand(e),
 		},
 	}
 }
