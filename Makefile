@@ -36,7 +36,7 @@ bench:
 
 # The receiver's load command: receiver vs a bare net/http handler, driven by wrk (apt-get install wrk).
 load-receiver:
-	ROBOTHUB_LOAD=1 $(GO) test -count=1 -run TestLoadReceiverVersusBareHandler -v ./adapters/nethttp
+	$(GO) test -run '^$$' -bench ReceiverLoad -benchtime 1x -v ./adapters/nethttp
 
 lint: vet
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
