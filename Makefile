@@ -31,8 +31,10 @@ test-go:
 
 test: vet test-go
 
+# make bench: every benchmark with a target, run and compared with it; writes the generated table of
+# docs/BENCHMARKS.md (needs wrk and curl: apt-get install wrk curl). ONLY=regexp runs a subset.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) run ./internal/benchreport -out docs/BENCHMARKS.md $(if $(ONLY),-only '$(ONLY)')
 
 # The receiver's load command: receiver vs a bare net/http handler, driven by wrk (apt-get install wrk).
 load-receiver:
