@@ -83,7 +83,9 @@ var checks = []check{
 			return fmt.Sprintf("receiver %s, bare handler %s", per(m["receiver-req/s"]), per(m["bare-req/s"]))
 		}},
 	{area: "Receiver", what: "p99 latency at 5,000 req/s, 64 connections (vegeta)", suite: receiverLoad, bench: "BenchmarkReceiverLoad", unit: "receiver-p99-ms", limit: 2, show: ms, target: "≤ 2 ms",
-		note: func(r results) string { return "bare handler in the same run: " + ms(r["BenchmarkReceiverLoad"]["bare-p99-ms"]) }},
+		note: func(r results) string {
+			return "bare handler in the same run: " + ms(r["BenchmarkReceiverLoad"]["bare-p99-ms"])
+		}},
 	{area: "Lambda", what: "Per-invoke overhead, REST API (v1) event", suite: lambdaInvoke, bench: "BenchmarkInvoke/rest-api", unit: "ns/op", limit: 50000, show: us, target: "≤ 50 µs/op"},
 	{area: "Lambda", what: "Per-invoke overhead, REST API custom domain", suite: lambdaInvoke, bench: "BenchmarkInvoke/rest-api-custom-domain", unit: "ns/op", limit: 50000, show: us, target: "≤ 50 µs/op"},
 	{area: "Lambda", what: "Per-invoke overhead, HTTP API (v2) event", suite: lambdaInvoke, bench: "BenchmarkInvoke/http-api", unit: "ns/op", limit: 50000, show: us, target: "≤ 50 µs/op"},
@@ -94,7 +96,9 @@ var checks = []check{
 	{area: "Lambda", what: "bootstrap binary size (linux, stripped)", suite: lambdaReady, bench: "BenchmarkBootstrapReady", unit: "binary-MB", limit: 10, show: mb, target: "≤ 10 MB"},
 	{area: "Local hub", what: "`robothub webhooks ls`, 1,000 webhooks, per process", suite: hubLs, bench: "BenchmarkWebhooksLsVersusCurl", unit: "ls-mean-ms", limit: 50, show: ms, target: "≤ 50 ms"},
 	{area: "Local hub", what: "`robothub webhooks ls` against curl of the same list", suite: hubLs, bench: "BenchmarkWebhooksLsVersusCurl", unit: "ls/curl", limit: 3, show: x, target: "≤ 3× curl",
-		note: func(r results) string { return "curl: " + ms(r["BenchmarkWebhooksLsVersusCurl"]["curl-mean-ms"]) + " per process" }},
+		note: func(r results) string {
+			return "curl: " + ms(r["BenchmarkWebhooksLsVersusCurl"]["curl-mean-ms"]) + " per process"
+		}},
 	{area: "Local hub", what: "List API p99 at 1,000 webhooks", suite: hubEmu, bench: "BenchmarkListWebhooks", unit: "p99-ms", limit: 5, show: ms, target: "≤ 5 ms"},
 	{area: "Local hub", what: "Deliveries to a local receiver", suite: hubEmu, bench: "BenchmarkDelivery", unit: "deliveries/s", limit: 1000, atLeast: true, show: per, target: "≥ 1,000/s"},
 	{area: "Robot daemon", what: "GET /api/apps/list p99, 51 apps installed", suite: daemonList, bench: "BenchmarkListApps", unit: "list-p99-ms", limit: 5, show: ms, target: "≤ 5 ms",
@@ -291,4 +295,3 @@ func quoteArgs(args []string) []string {
 	}
 	return out
 }
-
