@@ -17,17 +17,11 @@ build:
 	@mkdir -p $(BIN)
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cli/... ./robotd/cmd/...
 
-# make run: the local hub emulator on 127.0.0.1:7861 with a webhook wired to the receiver's hello
-# route, and the receiver on 127.0.0.1:7860. Ctrl-C stops both.
+# make run: the whole system on this machine (robothub dev): the local hub on 127.0.0.1:7861, a
+# receiver on 127.0.0.1:7860 and the simulated robot on 127.0.0.1:8000, wired by a webhook so that a
+# push to an app's space updates the app on the robot. State in .robothub/dev. Ctrl-C stops it.
 run: build
-	@mkdir -p .robothub/hub
-	@WEBHOOK_SECRET=$${WEBHOOK_SECRET:-dev-secret} $(BIN)/robothub hub serve --addr 127.0.0.1:7861 \
-		--data-dir .robothub/hub --token-file .robothub/hub/token \
-		--bootstrap-webhook http://127.0.0.1:7860/webhooks/hello & hub=$$!; \
-	trap 'kill $$hub 2>/dev/null; wait $$hub' EXIT INT TERM; \
-	WEBHOOK_SECRET=$${WEBHOOK_SECRET:-dev-secret} $(BIN)/robothub serve --addr 127.0.0.1:7860 \
-		--route hello=log \
-		--route stamp=exec:'sh -c "echo $$WEBHOOK_EVENT_SCOPE $$WEBHOOK_EVENT_ACTION on $$WEBHOOK_REPO_NAME"'
+	$(BIN)/robothub dev --data-dir .robothub/dev
 
 vet:
 	$(GO) vet ./...
@@ -37,12 +31,14 @@ test-go:
 
 test: vet test-go
 
+# make bench: every benchmark with a target, run and compared with it; writes the generated table of
+# docs/BENCHMARKS.md (needs wrk and curl: apt-get install wrk curl). ONLY=regexp runs a subset.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) run ./internal/benchreport -out docs/BENCHMARKS.md $(if $(ONLY),-only '$(ONLY)')
 
 # The receiver's load command: receiver vs a bare net/http handler, driven by wrk (apt-get install wrk).
 load-receiver:
-	ROBOTHUB_LOAD=1 $(GO) test -count=1 -run TestLoadReceiverVersusBareHandler -v ./adapters/nethttp
+	$(GO) test -run '^$$' -bench ReceiverLoad -benchtime 1x -v ./adapters/nethttp
 
 lint: vet
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \

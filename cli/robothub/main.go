@@ -80,6 +80,7 @@ func newApp(e *env) *cli.App {
 			serveCommand(e),
 			webhooksCommand(e),
 			hubCommand(e),
+			devCommand(e),
 			completionCommand(e),
 		},
 	}

@@ -29,6 +29,9 @@ Each --route serves POST /webhooks/NAME. Actions:
                         also set: WEBHOOK_ROUTE, WEBHOOK_EVENT_SCOPE, WEBHOOK_EVENT_ACTION,
                         WEBHOOK_REPO_TYPE, WEBHOOK_REPO_NAME. Exit status 0 answers 200, others 500.
   forward:URL           POST the payload on to URL, retrying on errors, 429 and 5xx
+  robot-update:URL      on a push to a space that an app on the robot daemon at URL came from,
+                        reinstall that app at the pushed revision and restart it if it runs
+                        ($ROBOT_DAEMON_TOKEN is sent when the daemon has an --api-token)
 
 Examples:
   WEBHOOK_SECRET=... robothub serve --route seen=log
