@@ -177,4 +177,3 @@ func waitUntil(t *testing.T, timeout time.Duration, what string, ok func() bool)
 		time.Sleep(100 * time.Millisecond)
 	}
 }
-
