@@ -35,12 +35,14 @@ TEST_FUZZTIME ?= 3s
 test: vet test-go
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(TEST_FUZZTIME)
 
+# make bench: every benchmark with a target, run and compared with it; writes the generated table of
+# docs/BENCHMARKS.md (needs wrk and curl: apt-get install wrk curl). ONLY=regexp runs a subset.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) run ./internal/benchreport -out docs/BENCHMARKS.md $(if $(ONLY),-only '$(ONLY)')
 
 # The receiver's load command: receiver vs a bare net/http handler, driven by wrk (apt-get install wrk).
 load-receiver:
-	ROBOTHUB_LOAD=1 $(GO) test -count=1 -run TestLoadReceiverVersusBareHandler -v ./adapters/nethttp
+	$(GO) test -run '^$$' -bench ReceiverLoad -benchtime 1x -v ./adapters/nethttp
 
 lint: vet
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \

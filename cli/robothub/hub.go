@@ -26,7 +26,7 @@ const DefaultHubAddr = "127.0.0.1:7861"
 func hubCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "hub",
-		Usage: "run and drive the local hub emulator: serve, token, emit, job",
+		Usage: "run and drive the local hub emulator: serve, token, emit, job, spaces",
 		Flags: connectionFlags(),
 		Description: `The local hub is a stand-in for the public hub: the same webhook management API, with
 events you emit yourself, deliveries with retries, an activity view and job webhooks that run local
@@ -38,6 +38,7 @@ lines it prints.`,
 			hubTokenCommand(e),
 			hubEmitCommand(e),
 			hubJobCommand(e),
+			hubSpacesCommand(e),
 		},
 	}
 }
@@ -81,15 +82,16 @@ func storeDSN(c *cli.Context, e *env) (string, error) {
 func hubServeCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "serve",
-		Usage: "run the local hub emulator (webhook management API, event delivery, job runs)",
+		Usage: "run the local hub emulator (webhook management API, event delivery, job runs, git spaces)",
 		UsageText: `robothub hub serve [--addr 127.0.0.1:7861] [--data-dir DIR] [--bootstrap-webhook URL ...] [options]
 
 On first start (no users yet) it makes a user (--user) and a write token, and prints the two lines
 that point robothub (and the public hub's own tools) at it:
   export HF_ENDPOINT=http://127.0.0.1:7861
   export HF_TOKEN=hf_...
-State (users, tokens, webhooks, pending deliveries, activity, job runs) is kept in DIR/hub.db and
-survives restarts; deliveries that were pending resume.
+State (users, tokens, webhooks, pending deliveries, activity, job runs, spaces) is kept in DIR/hub.db,
+and the spaces' git repositories in DIR/repos; both survive restarts, and pending deliveries resume.
+Spaces clone from http://ADDRESS/spaces/USER/NAME (see robothub hub spaces --help).
 
 Examples:
   robothub hub serve

@@ -98,6 +98,8 @@ func hubError(cl *hub.Client, err error) error {
 		hint = "this token may not do that: use a token with the write role"
 	case errors.Is(err, hub.ErrNotFound) && errors.As(err, &he) && strings.HasPrefix(he.Path, hub.WebhooksPath+"/"):
 		hint = "no such webhook for this token's user on " + cl.Endpoint() + ": list yours with robothub webhooks ls"
+	case errors.Is(err, hub.ErrNotFound) && errors.As(err, &he) && (strings.HasPrefix(he.Path, hub.SpacesPath+"/") || he.Path == hub.DeleteRepoPath):
+		hint = "no such space that this token's user may see on " + cl.Endpoint() + ": list them with robothub hub spaces ls"
 	case errors.Is(err, hub.ErrNotFound) && errors.As(err, &he) && strings.HasPrefix(he.Path, hub.EmulatorPath+"/") && !isLoopback(cl.Endpoint()):
 		hint = "this command works against the local hub (robothub hub serve) only"
 	case errors.As(err, &te) && !errors.Is(err, context.Canceled):

@@ -74,8 +74,14 @@ func (p *program) stop(t *testing.T) int {
 // waitFor polls the program's stdout until re matches, and returns the first group (or match).
 func (p *program) waitFor(t *testing.T, re string) string {
 	t.Helper()
+	return p.waitForWithin(t, 10*time.Second, re)
+}
+
+// waitForWithin is waitFor with its own time limit.
+func (p *program) waitForWithin(t *testing.T, limit time.Duration, re string) string {
+	t.Helper()
 	rx := regexp.MustCompile(re)
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
 		if m := rx.FindStringSubmatch(p.stdout.String()); m != nil {
 			return m[len(m)-1]

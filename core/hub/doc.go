@@ -8,5 +8,7 @@
 // retried with backoff on 429, 502, 503, 504 and connection errors. A create is never sent twice.
 // The token is sent only in the Authorization header: it appears in no error and no log record.
 //
-// The calls in emulator.go exist only on the local emulator; the public hub has no such routes.
+// repos.go holds the repo calls that publishing needs: WhoAmI (the token's user and role),
+// CreateRepo, DeleteRepo, ListSpaces and SpaceInfo. The calls in emulator.go exist only on the local
+// emulator; the public hub has no such routes.
 package hub

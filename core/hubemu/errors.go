@@ -14,6 +14,7 @@ var (
 	ErrForbidden    = errors.New("forbidden")
 	ErrConflict     = errors.New("conflict")
 	ErrRateLimited  = errors.New("rate limited")
+	ErrUnavailable  = errors.New("unavailable") // a part the emulator needs (git) is missing
 )
 
 // Error is a failure of one kind with the message a caller sees.
@@ -21,6 +22,7 @@ type Error struct {
 	Kind       error
 	Message    string
 	RetryAfter time.Duration // for ErrRateLimited: when a retry can succeed
+	Code       string        // the public hub's X-Error-Code, such as RepoNotFound; "" for none
 }
 
 func (e *Error) Error() string { return e.Message }

@@ -26,6 +26,10 @@ type EmitInput struct {
 	Discussion    *DiscussionInput     `json:"discussion,omitempty"`
 	Comment       *CommentInput        `json:"comment,omitempty"`
 	MovedTo       string               `json:"movedTo,omitempty"` // repo move: the new owner/name
+
+	// fromGit marks an event of a stored space (a push, a creation, a deletion): HeadSha is the
+	// real head of main, even when it is empty (no main yet), and is never made up.
+	fromGit bool
 }
 
 // DiscussionInput describes the discussion of a discussion event. Num 0 means a new discussion on
@@ -135,12 +139,31 @@ type repoRow struct {
 // that watches the repo or its owner within the event's domain. Deliveries over a webhook's trigger
 // limit are recorded as rate_limited and not sent.
 func (e *Emulator) Emit(ctx context.Context, by Principal, in EmitInput) (*EmitResult, error) {
+	if _, _, _, err := in.validate(); err != nil {
+		return nil, err
+	}
+	var res *EmitResult
+	err := e.db.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		res, err = e.emitTx(ctx, tx, by, in)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	e.wakeDispatcher()
+	return res, nil
+}
+
+// emitTx is Emit inside the caller's transaction, so that a change and its event are stored
+// together. The caller wakes the dispatcher after the commit.
+func (e *Emulator) emitTx(ctx context.Context, tx *sql.Tx, by Principal, in EmitInput) (*EmitResult, error) {
 	repoType, repoName, ownerName, err := in.validate()
 	if err != nil {
 		return nil, err
 	}
 	res := &EmitResult{Deliveries: []DeliveryRef{}}
-	err = e.db.tx(ctx, func(tx *sql.Tx) error {
+	err = func() error {
 		now := e.now()
 		owner, _, err := ensureUser(ctx, tx, ownerName, "user", now)
 		if err != nil {
@@ -149,6 +172,11 @@ func (e *Emulator) Emit(ctx context.Context, by Principal, in EmitInput) (*EmitR
 		repo, err := ensureRepo(ctx, tx, repoType, repoName, owner.ID, now)
 		if err != nil {
 			return err
+		}
+		if !in.fromGit && repoType == "space" {
+			if err := checkEmitOnStoredSpace(ctx, tx, repo.id, repoName, in); err != nil {
+				return err
+			}
 		}
 		if in.Private != nil {
 			repo.private = *in.Private
@@ -188,12 +216,31 @@ func (e *Emulator) Emit(ctx context.Context, by Principal, in EmitInput) (*EmitR
 			res.Deliveries = append(res.Deliveries, ref)
 		}
 		return nil
-	})
+	}()
 	if err != nil {
 		return nil, err
 	}
-	e.wakeDispatcher()
 	return res, nil
+}
+
+// checkEmitOnStoredSpace refuses the made-up events that would contradict a space's git data: a
+// push (its head is the real one) and a move (its repository would stay where it is).
+func checkEmitOnStoredSpace(ctx context.Context, tx *sql.Tx, repoID, name string, in EmitInput) error {
+	if in.Scope != webhook.ScopeRepoContent && !(in.Scope == webhook.ScopeRepo && in.Action == "move") {
+		return nil
+	}
+	var one int
+	err := tx.QueryRowContext(ctx, "SELECT 1 FROM spaces WHERE repo_id = ?", repoID).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if in.Scope == webhook.ScopeRepoContent {
+		return errorf(ErrConflict, "repo: space:%s is a git repository on this hub: push to it to emit repo.content events", name)
+	}
+	return errorf(ErrConflict, "repo: space:%s is a git repository on this hub and cannot be moved", name)
 }
 
 func ensureRepo(ctx context.Context, tx *sql.Tx, typ, name, ownerID string, now time.Time) (*repoRow, error) {
@@ -251,14 +298,19 @@ func (e *Emulator) buildPayload(ctx context.Context, tx *sql.Tx, by Principal, r
 			URL: webhook.URL{Web: web, API: api}, Owner: webhook.Ref{ID: repo.ownerID}},
 	}
 	if repo.typ == "space" {
-		p.Repo.Subdomain = strings.ToLower(strings.NewReplacer("/", "-", ".", "-", "_", "-").Replace(repo.name))
+		p.Repo.Subdomain = subdomainOf(repo.name)
+		tags, err := storedSpaceTags(ctx, tx, repo.id)
+		if err != nil {
+			return nil, err
+		}
+		p.Repo.Tags = tags
 	}
 	switch domainOf(in.Scope) {
 	case "repo":
 		if in.Scope == webhook.ScopeRepoContent || (in.Scope == webhook.ScopeRepo && in.Action == "create" && repo.head == "") {
 			old := repo.head
 			repo.head = in.HeadSha
-			if repo.head == "" {
+			if repo.head == "" && !in.fromGit {
 				repo.head = newSha()
 			}
 			if in.Scope == webhook.ScopeRepoContent {
@@ -349,6 +401,11 @@ func (e *Emulator) buildPayload(ctx context.Context, tx *sql.Tx, by Principal, r
 		}
 	}
 	return p, nil
+}
+
+// subdomainOf is the host name label of a space owner/name, as the public hub makes it.
+func subdomainOf(name string) string {
+	return strings.ToLower(strings.NewReplacer("/", "-", ".", "-", "_", "-").Replace(name))
 }
 
 func discussionID(repoID string, num int) string {

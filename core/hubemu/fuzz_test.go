@@ -23,6 +23,7 @@ func FuzzRequestBodies(f *testing.F) {
 		`{"repo":"model:alice/bert","scope":"repo.content","action":"update"}`,
 		`{"repo":"space:alice/app","scope":"discussion","action":"create","discussion":{"isPullRequest":true}}`,
 		`{"command":["sh","-c","true"],"environment":{"A":"1"}}`,
+		`{"name":"app","organization":null,"type":"space","private":true,"sdk":"static"}`,
 		`{"watched":null}`, `[]`, `null`, `{"url":1}`, "", "{", `{"watched":[{}]}`,
 	} {
 		f.Add(seed)
@@ -38,7 +39,7 @@ func FuzzRequestBodies(f *testing.F) {
 	}
 	api := emu.Handler()
 	f.Fuzz(func(t *testing.T, body string) {
-		for _, path := range []string{"/api/settings/webhooks", "/api/emulator/events", "/api/emulator/jobs"} {
+		for _, path := range []string{"/api/settings/webhooks", "/api/emulator/events", "/api/emulator/jobs", "/api/repos/create"} {
 			req := httptest.NewRequest("POST", path, strings.NewReader(body))
 			req.Header.Set("Authorization", "Bearer "+token)
 			rec := httptest.NewRecorder()

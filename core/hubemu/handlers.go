@@ -39,6 +39,8 @@ func statusOf(err error) (int, string) {
 		return http.StatusConflict, e.Message
 	case ErrRateLimited:
 		return http.StatusTooManyRequests, e.Message
+	case ErrUnavailable:
+		return http.StatusServiceUnavailable, e.Message
 	}
 	return http.StatusInternalServerError, "internal error"
 }
@@ -82,9 +84,12 @@ func (e *Emulator) writeError(w http.ResponseWriter, r *http.Request, err error)
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="robothub hub emulator"`)
 	}
-	var limited *Error
-	if errors.As(err, &limited) && limited.RetryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int(limited.RetryAfter.Round(time.Second)/time.Second)))
+	var known *Error
+	if errors.As(err, &known) && known.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(known.RetryAfter.Round(time.Second)/time.Second)))
+	}
+	if known != nil && known.Code != "" {
+		w.Header().Set("X-Error-Code", known.Code)
 	}
 	// The public hub sends its message in the X-Error-Message header as well as in the body.
 	w.Header().Set("X-Error-Message", headerSafe(msg))
@@ -115,7 +120,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // decode reads a JSON request body into v, refusing unknown fields, trailing data and bodies over
 // maxRequestBytes, with a message that names the problem.
-func decode(r *http.Request, v any) error {
+func decode(r *http.Request, v any) error { return decodeBody(r, v, true) }
+
+// decodeLenient is decode for the routes whose public clients send fields the emulator has no use
+// for (hardware, secrets and variables of a new space): unknown fields are ignored.
+func decodeLenient(r *http.Request, v any) error { return decodeBody(r, v, false) }
+
+func decodeBody(r *http.Request, v any, strict bool) error {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBytes+1))
 	if err != nil {
 		return errorf(ErrInvalid, "reading the request body: %v", err)
@@ -127,7 +138,9 @@ func decode(r *http.Request, v any) error {
 		return errorf(ErrInvalid, "the request body is empty: send a JSON object")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
+	if strict {
+		dec.DisallowUnknownFields()
+	}
 	if err := dec.Decode(v); err != nil {
 		var te *json.UnmarshalTypeError
 		switch {
@@ -236,6 +249,7 @@ func handleHealth() http.Handler {
 func (e *Emulator) handleWhoami(w http.ResponseWriter, r *http.Request, p Principal) error {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"type": "user", "id": p.User.ID, "name": p.User.Name,
+		"orgs": []any{}, // the emulator has no organizations
 		"auth": map[string]any{"type": "access_token", "accessToken": map[string]string{"displayName": p.TokenName, "role": p.Role}},
 	})
 	return nil

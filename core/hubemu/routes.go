@@ -12,7 +12,13 @@ const (
 //
 // The hub's own API, with the public hub's paths, shapes and {"error": ...} bodies:
 //
-//	GET    /api/whoami-v2                              the token's user
+//	GET    /api/whoami-v2                              the token's user and its role
+//	POST   /api/repos/create                           create a space   -> {"url","name","id"}
+//	DELETE /api/repos/delete                           delete a space   -> {}
+//	GET    /api/spaces?filter=&author=&search=&limit=  spaces (no token needed) -> a bare array
+//	GET    /api/spaces/{owner}/{name}                  one space
+//	GET    /spaces/{owner}/{name}[.git]/...            git clone and fetch (git http-backend)
+//	POST   /spaces/{owner}/{name}[.git]/...            git fetch and push (push: the owner's write token)
 //	GET    /api/settings/webhooks                      the caller's webhooks (a bare array)
 //	POST   /api/settings/webhooks                      create    -> {"webhook": {...}}
 //	GET    /api/settings/webhooks/{id}                 one       -> {"webhook": {...}}
@@ -37,6 +43,13 @@ func (e *Emulator) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /healthz", handleHealth())
 	mux.Handle("GET /api/whoami-v2", e.authed(RoleRead, e.handleWhoami))
+
+	mux.Handle("POST /api/repos/create", e.authed(RoleWrite, e.handleCreateRepo))
+	mux.Handle("DELETE /api/repos/delete", e.authed(RoleWrite, e.handleDeleteRepo))
+	mux.Handle("GET /api/spaces", e.public(e.handleListSpaces))
+	mux.Handle("GET /api/spaces/{owner}/{name}", e.public(e.handleSpaceInfo))
+	mux.HandleFunc("GET /spaces/{owner}/{rest...}", e.handleGit)
+	mux.HandleFunc("POST /spaces/{owner}/{rest...}", e.handleGit)
 
 	mux.Handle("GET /api/settings/webhooks", e.authed(RoleRead, e.handleListWebhooks))
 	mux.Handle("POST /api/settings/webhooks", e.authed(RoleWrite, e.handleCreateWebhook))

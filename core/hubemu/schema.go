@@ -122,4 +122,14 @@ CREATE INDEX webhooks_list ON webhooks (user_id, id, record);`,
 	`ALTER TABLE deliveries ADD COLUMN kind TEXT NOT NULL DEFAULT 'url';                 -- url | job
 UPDATE deliveries SET kind = 'job' WHERE webhook_id IN (SELECT id FROM webhooks WHERE job_id IS NOT NULL);
 CREATE INDEX deliveries_due_by_kind ON deliveries (state, leased, kind, next_attempt_at);`,
+	// 4: spaces stored as git repositories (POST /api/repos/create). A repos row without a spaces row
+	// is a repo that only emitted events have mentioned; it has no git data.
+	`CREATE TABLE spaces (
+	repo_id       TEXT PRIMARY KEY REFERENCES repos(id) ON DELETE CASCADE,
+	sdk           TEXT NOT NULL,
+	tags          TEXT NOT NULL DEFAULT '[]',         -- JSON array: README front matter tags at the head of main, then the sdk
+	card_data     TEXT NOT NULL DEFAULT '{}',         -- JSON object: the README front matter
+	files         TEXT NOT NULL DEFAULT '[]',         -- JSON array: the paths at the head of main
+	last_modified INTEGER NOT NULL                    -- commit time of main's head; the creation time before the first push
+);`,
 }

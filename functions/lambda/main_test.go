@@ -329,4 +329,7 @@ func BenchmarkBootstrapReady(b *testing.B) {
 	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
 	b.ReportMetric(float64(took[len(took)/2])/1e6, "p50-ms")
 	b.ReportMetric(float64(took[len(took)-1])/1e6, "max-ms")
+	if st, err := os.Stat(bin); err == nil {
+		b.ReportMetric(float64(st.Size())/1e6, "binary-MB")
+	}
 }
