@@ -44,6 +44,17 @@ func gitRequest(r *http.Request) (space, path string, access gitAccess) {
 	return space, path, gitRead
 }
 
+// gitPathOK refuses the paths that git http-backend fails on without an answer (the CGI handler
+// then answers 500): "." and ".." segments, and control characters (a NUL cannot even reach it).
+func gitPathOK(path string) bool {
+	for _, seg := range strings.Split(path, "/") {
+		if seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return !strings.ContainsFunc(path, func(r rune) bool { return r < 0x20 || r == 0x7f })
+}
+
 // handleGit serves a space's git repository through git http-backend: anyone may read a public
 // space, only its owner a private one, and only the owner with a write token may push. After a push
 // that moved refs, the space's tags are read again and a repo.content update is emitted.
@@ -65,6 +76,10 @@ func (e *Emulator) handleGit(w http.ResponseWriter, r *http.Request) {
 	}
 	if path == "" {
 		e.writeSpaceLanding(w, r, sp)
+		return
+	}
+	if !gitPathOK(path) {
+		e.writeGitError(w, r, errorf(ErrNotFound, "%s has no %q", name, path))
 		return
 	}
 	if access == gitWrite {
