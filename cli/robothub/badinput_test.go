@@ -39,6 +39,12 @@ func TestBadInputHubAPI(t *testing.T) {
 		t.Fatalf("creating a webhook: %v %s", err, made.Body)
 	}
 	id := env.Webhook.ID
+	// A space of the user, for the git routes.
+	if made, err := badinput.Send(addr, req("POST", "/api/repos/create", `{"name":"demo","type":"space"}`)); err != nil || made.Status != 200 {
+		t.Fatalf("creating a space: %v %d %s", err, made.Status, made.Body)
+	}
+	repo := func(body string) badinput.Request { return req("POST", "/api/repos/create", body) }
+	git := func(target string) badinput.Request { return req("GET", target, "") }
 	overCap := `{"url":"https://example.com/` + strings.Repeat("x", 1<<20) + `","watched":[{"type":"user","name":"alice"}]}`
 
 	cases := []struct {
@@ -113,6 +119,33 @@ func TestBadInputHubAPI(t *testing.T) {
 		{"job: empty command", req("POST", "/api/emulator/jobs", `{"command":[]}`), 400},
 		{"job: environment name with '='", req("POST", "/api/emulator/jobs", `{"command":["true"],"environment":{"A=B":"x"}}`), 400},
 
+		// Spaces: names become directories of git repositories.
+		{"space name with path traversal", repo(`{"name":"../../etc","type":"space"}`), 400},
+		{"space name with a slash (an organization)", repo(`{"name":"a/b","type":"space"}`), 403},
+		{"space name with shell metacharacters", repo(`{"name":"$(touch /tmp/robothub-pwned)","type":"space"}`), 400},
+		{"space name with a NUL", repo(`{"name":"a\u0000b","type":"space"}`), 400},
+		{"space name ending in .git", repo(`{"name":"x.git","type":"space"}`), 400},
+		{"space name starting with '-' (a git option)", repo(`{"name":"--upload-pack=x","type":"space"}`), 400},
+		{"space name of 1,000 characters", repo(`{"name":"` + strings.Repeat("n", 1000) + `","type":"space"}`), 400},
+		{"space name in unicode", repo(`{"name":"démo","type":"space"}`), 400},
+		{"organization with path traversal", repo(`{"name":"x","organization":"../evil","type":"space"}`), 403},
+		{"private as a string", repo(`{"name":"x","type":"space","private":"yes"}`), 400},
+		{"a repo type other than space", repo(`{"name":"x","type":"model"}`), 400},
+		{"delete: name with path traversal", req("DELETE", "/api/repos/delete", `{"name":"../../etc","type":"space"}`), 400},
+		{"spaces: limit below 1", req("GET", "/api/spaces?limit=-1", ""), 400},
+		{"spaces: author with path traversal", req("GET", "/api/spaces?author=../../etc", ""), 200},
+		{"space info with escaped path traversal", req("GET", "/api/spaces/local/..%2f..%2fetc", ""), 404},
+		{"git: info/refs of a space (the normal case)", git("/spaces/local/demo/info/refs?service=git-upload-pack"), 200},
+		{"git: a service that does not exist", git("/spaces/local/demo/info/refs?service=$(touch%20/tmp/robothub-pwned)"), 403},
+		{"git: escaped path traversal in the space name", git("/spaces/local/..%2f..%2fetc/info/refs"), 404},
+		{"git: escaped path traversal inside the repository", git("/spaces/local/demo/objects/..%2f..%2f..%2f..%2f..%2fetc%2fpasswd"), 404},
+		{"git: path traversal inside the repository", git("/spaces/local/demo/objects/../../../../../etc/passwd"), 404},
+		{"git: an escaped NUL in the path", git("/spaces/local/demo/HEAD%00"), 404},
+		{"git: no token, a space that does not exist", badinput.Request{Method: "GET", Target: "/spaces/local/nope/info/refs?service=git-upload-pack"}, 401},
+		{"git: push without a token", badinput.Request{Method: "POST", Target: "/spaces/local/demo/git-receive-pack", Body: []byte("0000")}, 401},
+		{"git: a malformed upload-pack request", badinput.Request{Method: "POST", Target: "/spaces/local/demo/git-upload-pack",
+			Header: [][2]string{auth, {"Content-Type", "application/x-git-upload-pack-request"}}, Body: []byte("garbage")}, 200},
+
 		// Methods and routes.
 		{"PUT on the webhook list", req("PUT", "/api/settings/webhooks", `{}`), 405},
 		{"an unknown route", req("GET", "/api/settings/webhooks/x/y/z", ""), 404},
@@ -135,7 +168,7 @@ func TestBadInputHubAPI(t *testing.T) {
 			if a.Status != c.status {
 				t.Errorf("%s %.100q: %d %.300s, want %d", c.req.Method, c.req.Target, a.Status, a.Body, c.status)
 			}
-			if a.Status >= 400 && a.Status != 431 && !strings.HasPrefix(a.Header.Get("Content-Type"), "text/plain") && a.Message() == "" {
+			if a.Status >= 400 && a.Status != 431 && strings.HasPrefix(c.req.Target, "/api/") && a.Message() == "" {
 				t.Errorf("%d without an error message: %s", a.Status, a.Body)
 			}
 			if err := badinput.Serves(addr, "/api/whoami-v2", auth); err != nil {
