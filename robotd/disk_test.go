@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/robothub/robothub/internal/faultfs"
 )
@@ -21,8 +22,8 @@ import (
 // can be written.
 func TestDaemonDataDirReadOnlyOrFull(t *testing.T) {
 	for _, fault := range []struct {
-		name  string
-		cause string // in the error
+		name   string
+		cause  string // in the error
 		break_ func(t *testing.T, dir string) (repair func())
 	}{
 		{"read-only", "read-only file system", func(t *testing.T, dir string) func() {
@@ -85,7 +86,7 @@ func TestDaemonDataDirReadOnlyOrFull(t *testing.T) {
 				}
 			}
 			d.call("POST", "/api/apps/start-app/coop_app", nil, nil)
-			if st := d.waitState(10e9, "running", "error"); st.State != "running" {
+			if st := d.waitState(10*time.Second, "running", "error"); st.State != "running" {
 				t.Errorf("coop_app does not start on a broken data dir: %+v", st)
 			}
 			d.call("POST", "/api/apps/stop-current-app", nil, nil)
