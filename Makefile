@@ -28,7 +28,7 @@ vet:
 test-go:
 	$(GO) test -race -count=1 -timeout 15m ./...
 
-test: vet test-go
+test: vet test-go test-python
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
@@ -57,3 +57,11 @@ bench-daemon:
 	$(GO) test -run '^$$' -bench 'ListApps' -benchtime 3000x ./robotd/
 	$(GO) test -run '^$$' -bench 'StartApp|StopCooperativeApp|StateStream50Hz' -benchtime 20x ./robotd/
 	$(GO) test -run '^$$' -bench 'IdleRSS' -benchtime 3x ./robotd/
+
+# Python SDK (robotd/pysdk): unittest against a real robot-daemon --sim that the tests start on a free
+# loopback port.
+.PHONY: test-python
+test-python:
+	@mkdir -p $(BIN)
+	$(GO) build -trimpath -o $(BIN)/robot-daemon ./robotd/cmd/robot-daemon
+	cd robotd/pysdk && ROBOT_DAEMON_BIN=$(CURDIR)/$(BIN)/robot-daemon python3 -m unittest discover -s tests -t .
