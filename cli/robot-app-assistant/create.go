@@ -94,7 +94,7 @@ Templates:
 type appNames struct {
 	App     string // the module and entry-point name: my_app
 	Class   string // the app class: MyApp
-	Dist    string // the Python distribution: my-app
+	Dist    string // the Python distribution: my-app (PEP 508: no leading or trailing '-')
 	Title   string // for people: My App
 	WebPort int
 }
@@ -110,7 +110,7 @@ func namesFor(app string, webPort int) appNames {
 		class = append(class, capitalized)
 		title = append(title, capitalized)
 	}
-	n := appNames{App: app, Class: strings.Join(class, ""), Dist: strings.ReplaceAll(app, "_", "-"), Title: strings.Join(title, " "), WebPort: webPort}
+	n := appNames{App: app, Class: strings.Join(class, ""), Dist: strings.Trim(strings.ReplaceAll(app, "_", "-"), "-"), Title: strings.Join(title, " "), WebPort: webPort}
 	if n.Class == "" || unicode.IsDigit([]rune(n.Class)[0]) {
 		n.Class = "App" + n.Class
 	}
