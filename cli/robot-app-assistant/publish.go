@@ -129,6 +129,7 @@ func publishApp(ctx context.Context, e *env, opts publishOptions) error {
 		if n := r.problems(); n > 0 {
 			return fmt.Errorf("not published: %w; fix them, or publish anyway with --nocheck", &checkFailedError{dir: dir, problems: n})
 		}
+		fmt.Fprintln(e.stdout, "All checks passed.")
 		app = r.app
 	}
 	if err := validateAppName(app); err != nil {
@@ -161,7 +162,7 @@ func publishApp(ctx context.Context, e *env, opts publishOptions) error {
 	fmt.Fprintf(e.stdout, "Published %s/%s: %s\n", who.Name, app, spaceURL)
 	fmt.Fprintln(e.stdout, "Install it on a robot from the dashboard's app store, or with:")
 	fmt.Fprintf(e.stdout, "  curl -X POST http://localhost:8000/api/apps/install -H 'Content-Type: application/json' -d '{\"url\": \"%s\"}'\n", spaceURL)
-	fmt.Fprintf(e.stdout, "Later changes: commit them and run robot-app-assistant publish %s again (or git push %s main).\n", dir, spaceRemote)
+	fmt.Fprintf(e.stdout, "After changes, run robot-app-assistant publish %s again.\n", dir)
 	return nil
 }
 
