@@ -65,3 +65,10 @@ test-python:
 	@mkdir -p $(BIN)
 	$(GO) build -trimpath -o $(BIN)/robot-daemon ./robotd/cmd/robot-daemon
 	cd robotd/pysdk && ROBOT_DAEMON_BIN=$(CURDIR)/$(BIN)/robot-daemon python3 -m unittest discover -s tests -t .
+
+# Robot apps (robot-app-assistant): the performance targets (figures in docs/BENCHMARKS.md).
+.PHONY: bench-apps
+bench-apps:
+	$(GO) test -run '^$$' -bench 'DefaultAppRunning' -benchtime 20x ./cli/robot-app-assistant/
+	$(GO) test -run '^$$' -bench 'Check$$' -benchtime 10x ./cli/robot-app-assistant/
+	$(GO) test -run '^$$' -bench 'CheckColdCache' -benchtime 3x ./cli/robot-app-assistant/

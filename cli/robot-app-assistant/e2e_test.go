@@ -61,11 +61,7 @@ func startDaemon(t testing.TB, hubURL string) *testDaemon {
 	t.Helper()
 	port := freePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	if tt, ok := t.(*testing.T); ok {
-		tt.Setenv("ROBOT_DAEMON_URL", url)
-	} else {
-		os.Setenv("ROBOT_DAEMON_URL", url)
-	}
+	t.Setenv("ROBOT_DAEMON_URL", url)
 	d := &testDaemon{t: t, url: url, log: &lockedBuffer{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
