@@ -22,7 +22,7 @@ import (
 )
 
 // templates holds one directory per template. Names and contents carry placeholders:
-// __APP_NAME__, __CLASS_NAME__, __DIST_NAME__, __TITLE__ and __WEB_PORT__.
+// __APP_NAME__, __APP_NAME_UPPER__, __CLASS_NAME__, __DIST_NAME__, __TITLE__ and __WEB_PORT__.
 //
 //go:embed all:templates
 var templates embed.FS
@@ -185,7 +185,7 @@ func createApp(dest, tmpl string, names appNames) (string, error) {
 	}
 	defer os.RemoveAll(tmp)
 	fill := strings.NewReplacer(
-		"__APP_NAME__", names.App, "__CLASS_NAME__", names.Class, "__DIST_NAME__", names.Dist,
+		"__APP_NAME_UPPER__", strings.ToUpper(names.App), "__APP_NAME__", names.App, "__CLASS_NAME__", names.Class, "__DIST_NAME__", names.Dist,
 		"__TITLE__", names.Title, "__WEB_PORT__", strconv.Itoa(names.WebPort),
 	)
 	err = fs.WalkDir(templates, root, func(p string, d fs.DirEntry, err error) error {

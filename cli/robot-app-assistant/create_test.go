@@ -43,7 +43,7 @@ func readFile(t testing.TB, path string) string {
 	return string(data)
 }
 
-var placeholder = regexp.MustCompile(`__(APP_NAME|CLASS_NAME|DIST_NAME|TITLE|WEB_PORT)__`)
+var placeholder = regexp.MustCompile(`__(APP_NAME|APP_NAME_UPPER|CLASS_NAME|DIST_NAME|TITLE|WEB_PORT)__`)
 
 func TestCreateDefaultWritesTheSpecLayout(t *testing.T) {
 	dest := t.TempDir()
