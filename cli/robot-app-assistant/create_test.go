@@ -171,3 +171,34 @@ func TestNamesFor(t *testing.T) {
 		}
 	}
 }
+
+func TestCreateConversationLayout(t *testing.T) {
+	dir := mustCreate(t, "chatter", "--template", "conversation")
+	want := []string{
+		".gitignore", "README.md", "chatter/__init__.py", "chatter/audio.py", "chatter/config.py", "chatter/conversation.py",
+		"chatter/llm.py", "chatter/main.py", "chatter/motion.py",
+		"chatter/static/index.html", "chatter/static/main.js", "chatter/static/style.css", "chatter/tools.py",
+		"index.html", "pyproject.toml", "style.css",
+	}
+	if got := files(t, dir); !slices.Equal(got, want) {
+		t.Fatalf("files:\n%v\nwant\n%v", got, want)
+	}
+	for _, f := range want {
+		if m := placeholder.FindString(readFile(t, filepath.Join(dir, f))); m != "" {
+			t.Errorf("%s still holds %s", f, m)
+		}
+	}
+	if readme := readFile(t, filepath.Join(dir, "README.md")); !strings.Contains(readme, "`$CHATTER_CONFIG` when set, else `$XDG_CONFIG_HOME/chatter/config.json`") {
+		t.Errorf("README does not document the config file:\n%s", readme)
+	}
+	args := []string{"-m", "py_compile"}
+	for _, f := range want {
+		if strings.HasSuffix(f, ".py") {
+			args = append(args, filepath.Join(dir, f))
+		}
+	}
+	if out, err := exec.Command("python3", args...).CombinedOutput(); err != nil {
+		t.Fatalf("the template's Python does not compile: %v\n%s", err, out)
+	}
+	os.RemoveAll(filepath.Join(dir, "chatter", "__pycache__"))
+}
