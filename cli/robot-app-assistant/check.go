@@ -163,16 +163,6 @@ func (r *checkReport) problems() int {
 	return n
 }
 
-// failed reports whether a check that failed mentions s (tests and callers look for one).
-func (r *checkReport) failed(s string) bool {
-	for _, f := range r.findings {
-		if f.status == "FAIL" && strings.Contains(f.what, s) {
-			return true
-		}
-	}
-	return false
-}
-
 func (r *checkReport) print(e *env) {
 	fmt.Fprintf(e.stdout, "Checking %s\n", r.dir)
 	for _, f := range r.findings {

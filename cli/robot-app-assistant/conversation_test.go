@@ -296,7 +296,7 @@ func TestConversationTemplateAgainstAFakeChatServer(t *testing.T) {
 		callJSON(t, "GET", d.url+"/api/state/full", nil, &s)
 		return math.Abs(s.Antennas[0]-0.698) < 0.05 && math.Abs(s.Antennas[1]+0.698) < 0.05
 	})
-	chats, auth, heard, speeches := llm.snapshot()
+	chats, auth, _, speeches := llm.snapshot()
 	if len(chats) != 2 || chats[0].Model != "test-model" || len(chats[0].Tools) != 3 {
 		t.Fatalf("chat requests: %+v", chats)
 	}
@@ -320,7 +320,7 @@ func TestConversationTemplateAgainstAFakeChatServer(t *testing.T) {
 	}
 	// The robot does not hear itself: nothing was transcribed while it spoke.
 	time.Sleep(1200 * time.Millisecond)
-	if _, _, heard, _ = llm.snapshot(); len(heard) != 0 {
+	if _, _, heard, _ := llm.snapshot(); len(heard) != 0 {
 		t.Fatalf("the app transcribed its own voice: %+v", heard)
 	}
 
@@ -338,7 +338,7 @@ func TestConversationTemplateAgainstAFakeChatServer(t *testing.T) {
 		callJSON(t, "GET", web+"/api/status", nil, &status)
 		return status["heard"] == "Please play a sound." && status["reply"] == "Here is a chime."
 	})
-	chats, _, heard, speeches = llm.snapshot()
+	chats, _, heard, speeches := llm.snapshot()
 	if len(heard) != 1 || heard[0].model != "whisper-1" || heard[0].rate != 16000 || heard[0].seconds < 0.9 || heard[0].seconds > 2.0 || heard[0].rms < 0.05 {
 		t.Fatalf("transcription requests %+v: want one WAV at 16 kHz holding the 1 s of speech", heard)
 	}

@@ -6,15 +6,19 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/robothub/robothub/core/apps"
 )
 
 // spaceRemote is the name of the git remote that points at the app's space.
@@ -169,8 +173,9 @@ func publishApp(ctx context.Context, e *env, opts publishOptions) error {
 // appNameOf is the app's name without the full check: its robot_apps entry point, else the folder's name.
 func appNameOf(ctx context.Context, e *env, python, dir string) string {
 	if insp, err := inspectApp(ctx, e, python, dir); err == nil {
-		for name := range insp.Pyproject.Groups["robot_apps"] {
-			return name
+		names := slices.Sorted(maps.Keys(insp.Pyproject.Groups[apps.EntryPointGroup]))
+		if len(names) > 0 {
+			return names[0]
 		}
 	}
 	return filepath.Base(dir)
