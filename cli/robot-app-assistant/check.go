@@ -186,8 +186,9 @@ func (r *checkReport) print(e *env) {
 // inspection is what inspect_app.py reports.
 type inspection struct {
 	Python struct {
-		Version    []int  `json:"version"`
-		Executable string `json:"executable"`
+		Version       []int    `json:"version"`
+		Executable    string   `json:"executable"`
+		BundledWheels []string `json:"bundled_wheels"`
 	} `json:"python"`
 	Pyproject struct {
 		Missing      bool                                 `json:"missing"`
@@ -283,7 +284,7 @@ func checkApp(ctx context.Context, e *env, opts checkOptions) (*checkReport, err
 		r.skip("install into a temporary venv", "the entry point is not usable: fix pyproject.toml first")
 		return r, nil
 	}
-	if err := checkInstall(ctx, e, opts, r, insp.Python.Executable); err != nil {
+	if err := checkInstall(ctx, e, opts, r, insp.Python.Executable, insp.Python.BundledWheels); err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -60,9 +61,9 @@ type probeResult struct {
 // checkInstall installs the package offline into a temporary venv layered on the cached base
 // (pip, setuptools, wheel, robot_sdk), checks what got installed, uninstalls it and checks that
 // the entry point is gone. It returns an error only when the venv itself cannot be made.
-func checkInstall(ctx context.Context, e *env, opts checkOptions, r *checkReport, pythonExe string) error {
+func checkInstall(ctx context.Context, e *env, opts checkOptions, r *checkReport, pythonExe string, bundled []string) error {
 	start := time.Now()
-	baseSite, err := ensureCheckBase(ctx, e, opts, pythonExe)
+	baseSite, err := ensureCheckBase(ctx, e, opts, pythonExe, bundled)
 	if err != nil {
 		return err
 	}
@@ -91,7 +92,7 @@ func checkInstall(ctx context.Context, e *env, opts checkOptions, r *checkReport
 	python := filepath.Join(venv, "bin", "python")
 	pip := []string{"-I", "-m", "pip", "--disable-pip-version-check", "--no-input"}
 
-	args := append(append([]string(nil), pip...), "install", "--no-index", "--no-build-isolation")
+	args := append(append([]string(nil), pip...), "install", "--no-index", "--no-build-isolation", "--no-compile")
 	for _, d := range opts.wheelDirs {
 		args = append(args, "--find-links", d)
 	}
@@ -188,7 +189,7 @@ func runProbe(ctx context.Context, e *env, dir, python, app string) (*probeResul
 // ensureCheckBase returns the site-packages of the base venv for checks: pip, setuptools, wheel
 // and robot_sdk at the version this program's daemon installs. It is built once per interpreter
 // and SDK version, in the cache directory.
-func ensureCheckBase(ctx context.Context, e *env, opts checkOptions, pythonExe string) (string, error) {
+func ensureCheckBase(ctx context.Context, e *env, opts checkOptions, pythonExe string, bundled []string) (string, error) {
 	sdkVersion := apps.SDKVersion(version.String(), pysdk.Files)
 	sum := sha256.Sum256([]byte(pythonExe + "\x00" + opts.python + "\x00" + sdkVersion + "\x00" + strings.Join(opts.wheelDirs, "\x00")))
 	base := filepath.Join(opts.cacheDir, "check-base-"+hex.EncodeToString(sum[:])[:16])
@@ -205,18 +206,49 @@ func ensureCheckBase(ctx context.Context, e *env, opts checkOptions, pythonExe s
 	}
 	defer os.RemoveAll(tmp)
 	venv := filepath.Join(tmp, "venv")
-	if out, err := runCommand(ctx, e, tmp, opts.python, "-m", "venv", venv); err != nil {
-		return "", fmt.Errorf("creating the base venv with %s -m venv (is python3-venv installed?): %v\n%s", opts.python, err, tail(out, 8))
-	}
 	python := filepath.Join(venv, "bin", "python")
-	args := []string{"-I", "-m", "pip", "--disable-pip-version-check", "--no-input", "install", "--no-index"}
+	install := []string{"--disable-pip-version-check", "--no-input", "install", "--no-index", "--no-compile"}
 	for _, d := range opts.wheelDirs {
-		args = append(args, "--find-links", d)
+		install = append(install, "--find-links", d)
 	}
-	if out, err := runCommand(ctx, e, tmp, python, append(args, "setuptools>=61", "wheel")...); err != nil {
-		return "", fmt.Errorf("installing setuptools and wheel into the base venv from %s (are python3-setuptools-whl and python3-wheel-whl installed?): %v\n%s",
+	// pip installs itself and setuptools from a wheel into a venv made without pip: what ensurepip
+	// does, without byte-compiling everything, which takes most of ensurepip's time. The wheels are
+	// the interpreter's own (ensurepip's bundled ones), else those of the wheel directories
+	// (Debian's python3-pip-whl); without either, ensurepip it is.
+	want := []string{"pip", "setuptools>=61", "wheel"}
+	pip := pickWheel(bundled, "pip")
+	if pip != "" {
+		install = append(install, "--find-links", filepath.Dir(pip))
+		// Debian patches its setuptools wheel for Debian's Python: another interpreter needs its own.
+		if st := pickWheel(bundled, "setuptools"); st != "" && compareVersions(wheelVersion(st), "61") >= 0 {
+			want = []string{"pip==" + wheelVersion(pip), "setuptools==" + wheelVersion(st), "wheel"}
+		}
+	} else {
+		var wheels []string
+		for _, d := range opts.wheelDirs {
+			m, _ := filepath.Glob(filepath.Join(d, "pip-*-py3-none-any.whl"))
+			wheels = append(wheels, m...)
+		}
+		pip = pickWheel(wheels, "pip")
+	}
+	var pipCmd []string
+	if pip != "" {
+		if out, err := runCommand(ctx, e, tmp, opts.python, "-m", "venv", "--without-pip", venv); err != nil {
+			return "", fmt.Errorf("creating the base venv with %s -m venv (is python3-venv installed?): %v\n%s", opts.python, err, tail(out, 8))
+		}
+		pipCmd = []string{"-I", filepath.Join(pip, "pip")}
+	} else {
+		if out, err := runCommand(ctx, e, tmp, opts.python, "-m", "venv", venv); err != nil {
+			return "", fmt.Errorf("creating the base venv with %s -m venv (is python3-venv installed?): %v\n%s", opts.python, err, tail(out, 8))
+		}
+		pipCmd = []string{"-I", "-m", "pip"}
+	}
+	args := append(append([]string(nil), pipCmd...), install...)
+	if out, err := runCommand(ctx, e, tmp, python, append(args, want...)...); err != nil {
+		return "", fmt.Errorf("installing pip, setuptools and wheel into the base venv from %s (are python3-pip-whl, python3-setuptools-whl and python3-wheel-whl installed?): %v\n%s",
 			strings.Join(opts.wheelDirs, ", "), err, tail(out, 8))
 	}
+	args = append([]string{"-I", "-m", "pip"}, install...)
 	sdkDir := filepath.Join(tmp, "robot_sdk_src")
 	if err := writeSDK(sdkDir, sdkVersion); err != nil {
 		return "", err
@@ -234,6 +266,45 @@ func ensureCheckBase(ctx context.Context, e *env, opts checkOptions, pythonExe s
 }
 
 var pyprojectVersion = regexp.MustCompile(`(?m)^version\s*=\s*"[^"]*"`)
+
+// pickWheel returns the newest wheel of the distribution dist among paths, or "".
+func pickWheel(paths []string, dist string) string {
+	best := ""
+	for _, p := range paths {
+		if strings.HasPrefix(filepath.Base(p), dist+"-") && strings.HasSuffix(p, "-py3-none-any.whl") &&
+			(best == "" || compareVersions(wheelVersion(p), wheelVersion(best)) > 0) {
+			best = p
+		}
+	}
+	return best
+}
+
+// wheelVersion is the version part of a wheel's file name: pip-23.0.1-py3-none-any.whl gives 23.0.1.
+func wheelVersion(path string) string {
+	parts := strings.Split(filepath.Base(path), "-")
+	if len(parts) < 2 {
+		return ""
+	}
+	return parts[1]
+}
+
+// compareVersions compares dotted numeric versions (23.0.1 < 23.2).
+func compareVersions(a, b string) int {
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < max(len(as), len(bs)); i++ {
+		var x, y int
+		if i < len(as) {
+			x, _ = strconv.Atoi(as[i])
+		}
+		if i < len(bs) {
+			y, _ = strconv.Atoi(bs[i])
+		}
+		if x != y {
+			return x - y
+		}
+	}
+	return 0
+}
 
 // writeSDK writes the embedded SDK's source into dir with its version set.
 func writeSDK(dir, sdkVersion string) error {
@@ -276,7 +347,7 @@ func runCommand(ctx context.Context, e *env, dir, name string, args ...string) (
 	start := time.Now()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "PIP_DISABLE_PIP_VERSION_CHECK=1", "PYTHONDONTWRITEBYTECODE=1")
+	cmd.Env = append(os.Environ(), "PIP_DISABLE_PIP_VERSION_CHECK=1")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()

@@ -1,7 +1,7 @@
 """Reads what `robot-app-assistant check` needs from an app package, without importing it.
 
 Usage: python3 inspect_app.py <package dir>. Prints one JSON object:
-  python:    {"version": [3, 11, 7], "executable": "/usr/bin/python3"}
+  python:    {"version": [3, 11, 7], "executable": "/usr/bin/python3", "bundled_wheels": [ensurepip's wheels]}
   pyproject: {"missing": true}, {"error": {"line", "msg"}}, or {"name", "has_project", "build_backend",
              "groups": {group: {name: {"value", "line"}}}, "header_lines": {group: line}}
   modules:   for each module an entry point of any group names:
@@ -177,9 +177,20 @@ def module_file(module):
     return None
 
 
+def bundled_wheels():
+    """The pip and setuptools wheels this interpreter's ensurepip installs, or [] (Debian keeps them elsewhere)."""
+    try:
+        import ensurepip
+    except ImportError:
+        return []
+    bundled = Path(ensurepip.__file__).parent / "_bundled"
+    return sorted(str(p) for p in bundled.glob("*.whl")) if bundled.is_dir() else []
+
+
 def main():
     pyproject = read_pyproject()
-    out = {"python": {"version": list(sys.version_info[:3]), "executable": sys.executable}, "pyproject": pyproject, "modules": {}}
+    out = {"python": {"version": list(sys.version_info[:3]), "executable": sys.executable, "bundled_wheels": bundled_wheels()},
+           "pyproject": pyproject, "modules": {}}
     for entries in pyproject.get("groups", {}).values():
         for entry in entries.values():
             module = (entry["value"] or "").split(":")[0].strip()
