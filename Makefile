@@ -17,10 +17,11 @@ build:
 	@mkdir -p $(BIN)
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cli/... ./robotd/cmd/...
 
+# make run: the whole system on this machine (robothub dev): the local hub on 127.0.0.1:7861, a
+# receiver on 127.0.0.1:7860 and the simulated robot on 127.0.0.1:8000, wired by a webhook so that a
+# push to an app's space updates the app on the robot. State in .robothub/dev. Ctrl-C stops it.
 run: build
-	$(BIN)/robothub serve --addr 127.0.0.1:7860 \
-		--route hello=log \
-		--route stamp=exec:'sh -c "echo $$WEBHOOK_EVENT_SCOPE $$WEBHOOK_EVENT_ACTION on $$WEBHOOK_REPO_NAME"'
+	$(BIN)/robothub dev --data-dir .robothub/dev
 
 vet:
 	$(GO) vet ./...
@@ -30,12 +31,14 @@ test-go:
 
 test: vet test-go test-python
 
+# make bench: every benchmark with a target, run and compared with it; writes the generated table of
+# docs/BENCHMARKS.md (needs wrk and curl: apt-get install wrk curl). ONLY=regexp runs a subset.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) run ./internal/benchreport -out docs/BENCHMARKS.md $(if $(ONLY),-only '$(ONLY)')
 
 # The receiver's load command: receiver vs a bare net/http handler, driven by wrk (apt-get install wrk).
 load-receiver:
-	ROBOTHUB_LOAD=1 $(GO) test -count=1 -run TestLoadReceiverVersusBareHandler -v ./adapters/nethttp
+	$(GO) test -run '^$$' -bench ReceiverLoad -benchtime 1x -v ./adapters/nethttp
 
 lint: vet
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
@@ -72,3 +75,54 @@ bench-apps:
 	$(GO) test -run '^$$' -bench 'DefaultAppRunning' -benchtime 20x ./cli/robot-app-assistant/
 	$(GO) test -run '^$$' -bench 'Check$$' -benchtime 10x ./cli/robot-app-assistant/
 	$(GO) test -run '^$$' -bench 'CheckColdCache' -benchtime 3x ./cli/robot-app-assistant/
+
+# ---- Receivers as cloud functions: adapters/lambda, adapters/gcf, functions/, deploy/ ----
+#   make lambda-zip    bin/lambda/bootstrap-arm64.zip (LAMBDA_ARCH=amd64 for x86_64)
+#   make deploy-aws    build, then sam deploy deploy/aws/template.yaml (needs WEBHOOK_SECRET)
+#   make gcf-run       the Cloud Function locally through funcframework on 127.0.0.1:$(GCF_PORT)
+#   make deploy-gcp    gcloud functions deploy --gen2 (deploy/gcp/deploy.sh; DRY_RUN=1 prints it)
+#   make space         bin/space: the files of a hub Space that runs the receiver (deploy/space)
+#   make bench-cloud   the Lambda per-invoke and bootstrap start-to-ready benchmarks
+
+LAMBDA_ARCH ?= arm64
+STACK       ?= robothub-webhooks
+GCF_PORT    ?= 8080
+
+.PHONY: lambda-zip deploy-aws gcf-run deploy-gcp space bench-cloud
+
+lambda-zip:
+	@mkdir -p $(BIN)/lambda/$(LAMBDA_ARCH)
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(LAMBDA_ARCH) $(GO) build -tags lambda.norpc -trimpath \
+		-ldflags '$(LDFLAGS)' -o $(BIN)/lambda/$(LAMBDA_ARCH)/bootstrap ./functions/lambda
+	@rm -f $(BIN)/lambda/bootstrap-$(LAMBDA_ARCH).zip
+	cd $(BIN)/lambda/$(LAMBDA_ARCH) && \
+		if command -v zip >/dev/null; then zip -q -X ../bootstrap-$(LAMBDA_ARCH).zip bootstrap; \
+		else python3 -m zipfile -c ../bootstrap-$(LAMBDA_ARCH).zip bootstrap; fi
+	@echo "built $(BIN)/lambda/bootstrap-$(LAMBDA_ARCH).zip"
+
+deploy-aws:
+	@test -n "$$WEBHOOK_SECRET" || { echo "set WEBHOOK_SECRET to the secret of the hub webhook"; exit 2; }
+	$(MAKE) lambda-zip LAMBDA_ARCH=arm64 BIN=bin
+	sam deploy --template-file deploy/aws/template.yaml --stack-name $(STACK) --resolve-s3 \
+		--capabilities CAPABILITY_IAM --no-fail-on-empty-changeset \
+		--parameter-overrides "WebhookSecret=$$WEBHOOK_SECRET" "Routes=$${ROBOTHUB_ROUTES:-hello=log}"
+
+gcf-run:
+	FUNCTION_TARGET=RobothubWebhooks PORT=$(GCF_PORT) ROBOTHUB_ROUTES="$${ROBOTHUB_ROUTES:-hello=log}" \
+		$(GO) run ./functions/gcf/cmd
+
+deploy-gcp:
+	deploy/gcp/deploy.sh $(if $(DRY_RUN),--dry-run) $(if $(GCP_PROJECT),--project $(GCP_PROJECT)) \
+		$(if $(GCP_REGION),--region $(GCP_REGION))
+
+SPACE_DIR ?= $(BIN)/space
+
+space:
+	rm -rf $(SPACE_DIR) && mkdir -p $(SPACE_DIR)
+	git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -xf - -C $(SPACE_DIR)
+	cp deploy/space/Dockerfile deploy/space/README.md deploy/space/.dockerignore $(SPACE_DIR)/
+	@echo "$(SPACE_DIR) holds the Space's files: push them to the Space (deploy/space/README.md, step 4)"
+
+bench-cloud:
+	$(GO) test -run '^$$' -bench 'Invoke' -benchmem -count 6 ./adapters/lambda
+	$(GO) test -run '^$$' -bench 'BootstrapReady' -benchtime 200x -count 3 ./functions/lambda

@@ -240,3 +240,29 @@ func BenchmarkIdleRSS(b *testing.B) {
 		}
 	}
 }
+
+// The same listing done the way the anchor daemon does it: a Python process per request that reads
+// the robot_apps entry points of the apps venv. BenchmarkListApps answers from the daemon's cache,
+// refreshed only when the venv changes.
+func BenchmarkListAppsBySpawningPython(b *testing.B) {
+	python := filepath.Join(benchVenv(b), "bin", "python")
+	const script = `import json, importlib.metadata as md
+apps = [{"name": ep.name, "module": ep.module, "version": ep.dist.version if ep.dist else None}
+        for ep in md.entry_points(group="robot_apps")]
+print(json.dumps(apps))`
+	var lat []time.Duration
+	b.ResetTimer()
+	for b.Loop() {
+		start := time.Now()
+		out, err := exec.Command(python, "-c", script).Output()
+		if err != nil {
+			b.Fatal(err)
+		}
+		var apps []json.RawMessage
+		if err := json.Unmarshal(out, &apps); err != nil || len(apps) < 51 {
+			b.Fatalf("python listed %d apps (%v)", len(apps), err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	percentiles(b, "list", lat)
+}

@@ -296,6 +296,7 @@ type appInfo struct {
 	Extra struct {
 		Version      string  `json:"version"`
 		Source       string  `json:"source"`
+		Revision     string  `json:"revision"`
 		CustomAppURL *string `json:"custom_app_url"`
 	} `json:"extra"`
 }

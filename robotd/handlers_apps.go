@@ -36,6 +36,30 @@ func (s *Server) handleInstall(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, jobCreated{JobID: job.ID()})
 }
 
+// updateRequest is the body of POST /api/apps/update: bring the apps installed from url to revision.
+type updateRequest struct {
+	URL      *string `json:"url"`
+	Revision string  `json:"revision"`
+}
+
+func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request) {
+	var req updateRequest
+	if err := decodeBody(w, r, &req, maxBodyBytes, false); err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	if req.URL == nil {
+		writeError(w, r, s.log, &errBody{"body: field url is required: the source an installed app came from (its extra.source)"})
+		return
+	}
+	job, err := s.apps.Update(*req.URL, req.Revision)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, jobCreated{JobID: job.ID()})
+}
+
 func (s *Server) handleRemove(w http.ResponseWriter, r *http.Request) {
 	job, err := s.apps.Remove(r.PathValue("app_name"))
 	if err != nil {

@@ -9,8 +9,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/robothub/robothub/core/apps"
-	"github.com/robothub/robothub/core/robot"
+	"github.com/robothub/robothub/core/fault"
 )
 
 // Body size limits.
@@ -28,11 +27,11 @@ func (e *errBody) Error() string { return e.msg }
 func statusOf(err error) int {
 	var body *errBody
 	switch {
-	case errors.As(err, &body), errors.Is(err, apps.ErrInvalid), errors.Is(err, robot.ErrInvalid):
+	case errors.As(err, &body), errors.Is(err, fault.ErrInvalid):
 		return http.StatusUnprocessableEntity
-	case errors.Is(err, apps.ErrNotFound), errors.Is(err, robot.ErrNotFound):
+	case errors.Is(err, fault.ErrNotFound):
 		return http.StatusNotFound
-	case errors.Is(err, apps.ErrRefused), errors.Is(err, robot.ErrRefused):
+	case errors.Is(err, fault.ErrRefused):
 		return http.StatusBadRequest
 	}
 	return http.StatusInternalServerError

@@ -190,7 +190,7 @@ func TestSystemdNotify(t *testing.T) {
 
 // hub serves a catalog of spaces like the public hub: GET /api/spaces?filter=robot_python_app
 // and each space as a git repository over smart HTTP (git http-backend).
-func hub(t *testing.T, spaces map[string]string) *httptest.Server {
+func hub(t *testing.T, spaces map[string]string) *testHub {
 	t.Helper()
 	out, err := exec.Command("git", "--exec-path").Output()
 	if err != nil {
@@ -230,7 +230,13 @@ func hub(t *testing.T, spaces map[string]string) *httptest.Server {
 	mux.Handle("/git/", &cgi.Handler{Path: backend, Root: "/git", Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	return srv
+	return &testHub{Server: srv, root: root}
+}
+
+// testHub is a fake hub; root holds the spaces' bare repositories (root/spaces/<id>).
+type testHub struct {
+	*httptest.Server
+	root string
 }
 
 // The startup app missing from the apps venv is installed from the hub's catalog (a git clone of

@@ -10,6 +10,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 
 	// Apps: the spec's four calls and what the anchor daemon's users rely on.
 	mux.HandleFunc("POST /api/apps/install", s.handleInstall)
+	mux.HandleFunc("POST /api/apps/update", s.handleUpdate)
 	mux.HandleFunc("POST /api/apps/remove/{app_name}", s.handleRemove)
 	mux.HandleFunc("GET /api/apps/job-status/{job_id}", s.handleJobStatus)
 	mux.HandleFunc("GET /api/apps/job-log/{job_id}", s.handleJobLog)

@@ -78,6 +78,10 @@ func newApp(e *env) *cli.App {
 		OnUsageError:         onUsageError,
 		Commands: []*cli.Command{
 			serveCommand(e),
+			webhooksCommand(e),
+			hubCommand(e),
+			devCommand(e),
+			completionCommand(e),
 		},
 	}
 }

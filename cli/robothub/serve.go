@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/robothub/robothub/adapters/nethttp"
+	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/core/webhook/actions"
 )
@@ -28,6 +29,9 @@ Each --route serves POST /webhooks/NAME. Actions:
                         also set: WEBHOOK_ROUTE, WEBHOOK_EVENT_SCOPE, WEBHOOK_EVENT_ACTION,
                         WEBHOOK_REPO_TYPE, WEBHOOK_REPO_NAME. Exit status 0 answers 200, others 500.
   forward:URL           POST the payload on to URL, retrying on errors, 429 and 5xx
+  robot-update:URL      on a push to a space that an app on the robot daemon at URL came from,
+                        reinstall that app at the pushed revision and restart it if it runs
+                        ($ROBOT_DAEMON_TOKEN is sent when the daemon has an --api-token)
 
 Examples:
   WEBHOOK_SECRET=... robothub serve --route seen=log
@@ -44,7 +48,9 @@ Examples:
 			&cli.StringFlag{Name: "tunnel", Value: "auto", Usage: "public tunnel: auto (ngrok when $" + nethttp.NgrokAuthtokenEnv + " is set, the command when --tunnel-command is given), ngrok, command, none"},
 			&cli.StringFlag{Name: "tunnel-command", Usage: "tunnel program printing a public https URL, e.g. 'cloudflared tunnel --url {url}' ({url}, {port}, {host} are replaced)"},
 			&cli.StringFlag{Name: "tunnel-url-pattern", Usage: "`REGEXP` that picks the public URL from the tunnel program's output (first group, or whole match)"},
-			&cli.StringSliceFlag{Name: "update-webhook", Usage: "hub webhook to point at the public URL once known: `ID` (with one route) or ID=ROUTE (repeatable)"},
+			&cli.StringSliceFlag{Name: "update-webhook", Usage: "hub webhook to point at the public URL once known, through the hub's API: `ID` (with one route) or ID=ROUTE (repeatable)"},
+			&cli.StringFlag{Name: "token", Usage: "hub access `TOKEN` for --update-webhook (default $HF_TOKEN, then the token file)"},
+			&cli.StringFlag{Name: "endpoint", Usage: "hub base `URL` for --update-webhook (default $HF_ENDPOINT, then " + hub.DefaultEndpoint + ")"},
 			&cli.StringFlag{Name: "log-format", Value: "text", Usage: "log format: text or json"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "log level: debug, info, warn, error"},
 		},
@@ -102,10 +108,16 @@ func runServe(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
+	var client *hub.Client
+	if len(updates) > 0 {
+		if client, err = newHubClient(c, e); err != nil {
+			return err
+		}
+	}
 	return nethttp.Launch(c.Context, srv, nethttp.Options{
 		Addr: c.String("addr"), Getenv: e.getenv, Logger: logger, Out: e.stdout, Tunnel: tunnel,
 		OnPublicURL: func(ctx context.Context, public string) {
-			announcePublicURL(ctx, e.stdout, public, srv.Routes(), updates)
+			announcePublicURL(ctx, e.stdout, client, public, srv.Routes(), updates)
 		},
 	})
 }
@@ -184,13 +196,17 @@ func webhookUpdates(specs []string, routes []webhook.Route) ([]webhookUpdate, er
 	return out, nil
 }
 
-// announcePublicURL reminds the user that the hub must be told about a new public address (the
-// spec's rule 6), with the exact commands to run.
-func announcePublicURL(_ context.Context, out io.Writer, public string, routes []webhook.Route, updates []webhookUpdate) {
+// announcePublicURL tells the hub about a new public address (the spec's rule 6): the webhooks named
+// with --update-webhook are updated through the hub's API; otherwise it prints the command to run.
+func announcePublicURL(ctx context.Context, out io.Writer, client *hub.Client, public string, routes []webhook.Route, updates []webhookUpdate) {
 	if len(updates) > 0 {
-		fmt.Fprintln(out, "Point the hub webhooks at this address:")
 		for _, u := range updates {
-			fmt.Fprintf(out, "  robothub webhooks update %s --url %s%s%s\n", u.id, public, webhook.RoutePrefix, u.route)
+			target := public + webhook.RoutePrefix + u.route
+			if _, err := client.Update(ctx, u.id, hub.UpdateRequest{URL: &target}); err != nil {
+				fmt.Fprintf(out, "Could not update hub webhook %s: %v\n  Run: robothub webhooks update %s --url %s\n", u.id, err, u.id, target)
+				continue
+			}
+			fmt.Fprintf(out, "Updated hub webhook %s: it now delivers to %s\n", u.id, target)
 		}
 		return
 	}

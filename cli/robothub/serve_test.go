@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/robothub/robothub/core/hubemu"
 )
 
 type syncBuffer struct {
@@ -70,8 +74,14 @@ func (p *program) stop(t *testing.T) int {
 // waitFor polls the program's stdout until re matches, and returns the first group (or match).
 func (p *program) waitFor(t *testing.T, re string) string {
 	t.Helper()
+	return p.waitForWithin(t, 10*time.Second, re)
+}
+
+// waitForWithin is waitFor with its own time limit.
+func (p *program) waitForWithin(t *testing.T, limit time.Duration, re string) string {
+	t.Helper()
 	rx := regexp.MustCompile(re)
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
 		if m := rx.FindStringSubmatch(p.stdout.String()); m != nil {
 			return m[len(m)-1]
@@ -187,4 +197,45 @@ func TestServeRoutesFromEnvironmentAndTunnelReminder(t *testing.T) {
 		"serve", "--addr", "127.0.0.1:0", "--tunnel-command", "sh -c '"+fake+"'", "--update-webhook", "wh123=b")
 	p.waitFor(t, `POST\s+https://brave-otter.loca.lt/webhooks/a`)
 	p.waitFor(t, `robothub webhooks update wh123 --url https://brave-otter.loca.lt/webhooks/b`)
+}
+
+// TestServeUpdatesTheHubWebhook: with --update-webhook, the public URL of a new tunnel is written to
+// the hub webhook through the management API (here the local hub emulator).
+func TestServeUpdatesTheHubWebhook(t *testing.T) {
+	ctx := context.Background()
+	emu, err := hubemu.Open(ctx, hubemu.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emu.Close()
+	hubSrv := httptest.NewServer(emu.Handler())
+	defer hubSrv.Close()
+	token, user, err := emu.CreateToken(ctx, "alice", hubemu.RoleWrite, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := "https://old-tunnel.example.dev/webhooks/b"
+	watched := []hubemu.WatchedItem{{Type: "user", Name: "alice"}}
+	wh, err := emu.CreateWebhook(ctx, user.ID, hubemu.WebhookInput{URL: &old, Watched: &watched})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	fake := `echo "your url is: https://brave-otter.loca.lt"; exec sleep 60`
+	p := start(t, map[string]string{"ROBOTHUB_ROUTES": "a=log;b=log", "HF_ENDPOINT": hubSrv.URL, "HF_TOKEN": token},
+		"serve", "--addr", "127.0.0.1:0", "--tunnel-command", "sh -c '"+fake+"'", "--update-webhook", wh.ID+"=b")
+	p.waitFor(t, `POST\s+https://brave-otter.loca.lt/webhooks/a`)
+	p.waitFor(t, `Updated hub webhook `+wh.ID+`: it now delivers to https://brave-otter.loca.lt/webhooks/b`)
+	list, err := emu.Webhooks(ctx, user.ID)
+	if err != nil || len(list) != 1 || list[0].URL != "https://brave-otter.loca.lt/webhooks/b" {
+		t.Fatalf("webhook on the hub after the update: %+v (%v)", list, err)
+	}
+	if strings.Contains(p.stdout.String()+p.stderr.String(), token) {
+		t.Error("the hub token appeared in robothub's output")
+	}
+
+	// A webhook that does not exist: the user is told, with the command to run by hand.
+	q := start(t, map[string]string{"ROBOTHUB_ROUTES": "a=log", "HF_ENDPOINT": hubSrv.URL, "HF_TOKEN": token},
+		"serve", "--addr", "127.0.0.1:0", "--tunnel-command", "sh -c '"+fake+"'", "--update-webhook", "000000000000000000000000")
+	q.waitFor(t, `Could not update hub webhook 000000000000000000000000: .*\n  Run: robothub webhooks update 000000000000000000000000 --url https://brave-otter.loca.lt/webhooks/a`)
 }

@@ -31,6 +31,7 @@ type AppExtra struct {
 	CustomAppURL *string    `json:"custom_app_url"`   // the app's web UI, when it has one
 	Source       string     `json:"source,omitempty"` // the URL or path it was installed from
 	SourceKind   SourceKind `json:"installed_from,omitempty"`
+	Revision     string     `json:"revision,omitempty"` // the git commit installed from a hub space or git URL
 	InstalledAt  *time.Time `json:"installed_at,omitempty"`
 	Installed    bool       `json:"installed"`
 }

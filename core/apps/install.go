@@ -143,6 +143,7 @@ func (m *Manager) runJob(job *Job, work func(ctx context.Context) ([]string, err
 
 func (m *Manager) install(ctx context.Context, job *Job, src source) ([]string, error) {
 	job.Logf("Installing from %s (%s)", src.shown, src.kind)
+	var revision string
 	if err := m.venv.Ensure(ctx, job); err != nil {
 		return nil, err
 	}
@@ -164,6 +165,10 @@ func (m *Manager) install(ctx context.Context, job *Job, src source) ([]string, 
 			"git", "clone", "--depth", "1", "--quiet", "--", src.cloneURL, srcDir); err != nil {
 			return nil, fmt.Errorf("cloning %s: %w", src.shown, err)
 		}
+		if revision, err = gitHead(ctx, srcDir); err != nil {
+			return nil, fmt.Errorf("reading the cloned revision of %s: %w", src.shown, err)
+		}
+		job.Logf("Cloned revision %s", revision)
 	}
 	if !exists(filepath.Join(srcDir, "pyproject.toml")) && !exists(filepath.Join(srcDir, "setup.py")) {
 		return nil, fmt.Errorf("%s has no pyproject.toml or setup.py at its root: it is not a Python package", src.shown)
@@ -220,7 +225,7 @@ func (m *Manager) install(ctx context.Context, job *Job, src source) ([]string, 
 	m.listMu.Lock()
 	defer m.listMu.Unlock()
 	for _, name := range names {
-		m.records[name] = installRecord{Source: src.shown, SourceKind: src.kind, Package: meta.name, InstalledAt: time.Now().UTC()}
+		m.records[name] = installRecord{Source: src.shown, SourceKind: src.kind, Package: meta.name, Revision: revision, InstalledAt: time.Now().UTC()}
 	}
 	if err := writeJSONAtomic(m.path(installedFile), m.records); err != nil {
 		return nil, fmt.Errorf("saving installed-app records: %w", err)

@@ -195,6 +195,7 @@ func (m *Manager) refreshLocked(ctx context.Context) error {
 		if rec, ok := m.records[d.Name]; ok {
 			info.URL = rec.Source
 			info.Extra.Source, info.Extra.SourceKind = rec.Source, rec.SourceKind
+			info.Extra.Revision = rec.Revision
 			at := rec.InstalledAt
 			info.Extra.InstalledAt = &at
 		}

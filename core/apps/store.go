@@ -22,6 +22,7 @@ type installRecord struct {
 	Source      string     `json:"source"`
 	SourceKind  SourceKind `json:"source_kind"`
 	Package     string     `json:"package"`
+	Revision    string     `json:"revision,omitempty"` // the git commit installed, for git and hub space sources
 	InstalledAt time.Time  `json:"installed_at"`
 }
 

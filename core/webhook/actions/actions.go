@@ -5,6 +5,7 @@
 //	name=log                  print each payload as one line of JSON
 //	name=exec:CMD ARG...      run CMD with the payload in WEBHOOK_PAYLOAD and on stdin
 //	name=forward:URL          POST the payload on to URL, with retries
+//	name=robot-update:URL     update the robot daemon's apps whose space was pushed to
 package actions
 
 import (
@@ -66,9 +67,11 @@ type Config struct {
 	ExecOutputLimit int           // bytes of a command's output kept for the log and the reply; default 4 KiB
 	Environ         []string      // environment of commands before the WEBHOOK_ variables; default os.Environ()
 
-	ForwardClient   *http.Client  // default: a client with a 10s timeout
+	ForwardClient   *http.Client  // default: a client with a 10s timeout (also for robot-update)
 	ForwardAttempts int           // default 4
 	ForwardBackoff  time.Duration // first pause between attempts, doubled each time; default 500ms
+
+	DaemonToken string // the robot daemon's API token for robot-update; default $ROBOT_DAEMON_TOKEN
 }
 
 func (c *Config) defaults() {
@@ -99,6 +102,9 @@ func (c *Config) defaults() {
 	if c.ForwardBackoff <= 0 {
 		c.ForwardBackoff = 500 * time.Millisecond
 	}
+	if c.DaemonToken == "" {
+		c.DaemonToken = os.Getenv(DaemonTokenEnv)
+	}
 }
 
 // Builder turns action specs into handlers. Commands of all exec actions share one concurrency cap.
@@ -126,8 +132,10 @@ func (b *Builder) Handler(route, action string) (webhook.HandlerFunc, error) {
 		return b.execAction(route, arg)
 	case "forward":
 		return b.forwardAction(route, arg)
+	case "robot-update":
+		return b.robotUpdateAction(route, arg)
 	default:
-		return nil, fmt.Errorf("route %s: unknown action %q: use log, exec:COMMAND ARGS... or forward:URL", route, action)
+		return nil, fmt.Errorf("route %s: unknown action %q: use log, exec:COMMAND ARGS..., forward:URL or robot-update:DAEMON_URL", route, action)
 	}
 }
 

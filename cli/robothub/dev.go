@@ -1,0 +1,276 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/robothub/robothub/adapters/nethttp"
+	"github.com/robothub/robothub/core/hubemu"
+	"github.com/robothub/robothub/core/webhook"
+	"github.com/robothub/robothub/core/webhook/actions"
+	"github.com/robothub/robothub/robotd"
+)
+
+// The routes robothub dev serves on its receiver.
+const (
+	devUpdateRoute = "robot-update"
+	devLogRoute    = "log"
+	devUser        = "local"
+)
+
+func devCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "dev",
+		Usage: "run the whole system on this machine: the local hub, a receiver and the simulated robot, wired together",
+		UsageText: `robothub dev [--data-dir DIR] [--hub-addr 127.0.0.1:7861] [--receiver-addr 127.0.0.1:7860] [--daemon-port 8000]
+
+Starts, in one process:
+  the local hub       the webhook management API, event delivery, and spaces as git repositories
+  a webhook receiver  with a robot-update route (and a log route)
+  robot-daemon --sim  the simulated robot, its apps, its dashboard
+and wires them: a webhook on the hub watches the user's repositories (domain repo) and delivers to the
+receiver, whose robot-update route asks the daemon to reinstall and restart an app whose space was
+pushed to. So robot-app-assistant publish (or git push to the space) updates the app on the robot.
+
+State (the hub's database and spaces, the robot's apps venv and installed apps, the webhook secret
+and the hub token) is kept in DIR and survives restarts. Ctrl-C stops everything.`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "data-dir", Usage: "keep all state in `DIR` (default $XDG_DATA_HOME/robothub/dev or ~/.local/share/robothub/dev)"},
+			&cli.StringFlag{Name: "hub-addr", Value: DefaultHubAddr, Usage: "the local hub listens on `ADDRESS`"},
+			&cli.StringFlag{Name: "receiver-addr", Value: nethttp.DefaultAddr, Usage: "the receiver listens on `ADDRESS`"},
+			&cli.IntFlag{Name: "daemon-port", Value: 8000, Usage: "the robot daemon listens on 127.0.0.1:`PORT` (apps reach it through $ROBOT_DAEMON_URL)"},
+			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "log level: debug, info, warn, error"},
+		},
+		OnUsageError: onUsageError,
+		Action:       func(c *cli.Context) error { return runDev(c, e) },
+	}
+}
+
+func runDev(c *cli.Context, e *env) error {
+	if c.NArg() > 0 {
+		return usagef("dev takes no arguments, got %q", c.Args().Slice())
+	}
+	logger, err := newLogger(e.stderr, "text", c.String("log-level"))
+	if err != nil {
+		return err
+	}
+	dir := c.String("data-dir")
+	if dir == "" {
+		dir = filepath.Join(filepath.Dir(defaultDataDir(e.getenv)), "dev")
+	}
+	for _, d := range []string{dir, filepath.Join(dir, "hub"), filepath.Join(dir, "robot")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return cli.Exit(fmt.Sprintf("dev: creating the data directory: %v", err), exitError)
+		}
+	}
+	secret, err := devSecret(e.getenv, filepath.Join(dir, "webhook-secret"))
+	if err != nil {
+		return cli.Exit(fmt.Sprintf("dev: %v", err), exitError)
+	}
+
+	// Listen first, so that a port in use is reported before anything starts.
+	hubLn, err := net.Listen("tcp", c.String("hub-addr"))
+	if err != nil {
+		return cli.Exit(fmt.Sprintf("dev: the local hub cannot listen (--hub-addr): %v", err), exitError)
+	}
+	defer hubLn.Close()
+	recvLn, err := net.Listen("tcp", c.String("receiver-addr"))
+	if err != nil {
+		return cli.Exit(fmt.Sprintf("dev: the receiver cannot listen (--receiver-addr): %v", err), exitError)
+	}
+	defer recvLn.Close()
+	port := c.Int("daemon-port")
+	daemonURL := "http://127.0.0.1:" + strconv.Itoa(port)
+	if probe, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port)); err != nil {
+		return cli.Exit(fmt.Sprintf("dev: the robot daemon cannot listen (--daemon-port): %v", err), exitError)
+	} else {
+		probe.Close()
+	}
+	// Apps inherit the daemon's environment and find it through ROBOT_DAEMON_URL.
+	if os.Getenv("ROBOT_DAEMON_URL") != daemonURL {
+		os.Setenv("ROBOT_DAEMON_URL", daemonURL)
+	}
+
+	hubURL := "http://" + hubLn.Addr().String()
+	recvURL := "http://" + recvLn.Addr().String()
+	hookURL := recvURL + webhook.RoutePrefix + devUpdateRoute
+
+	emu, err := hubemu.Open(c.Context, hubemu.Config{
+		DSN: filepath.Join(dir, "hub", "hub.db"), PublicURL: hubURL, Logger: logger.With("component", "hub"),
+		Delivery: hubemu.DeliveryPolicy{Timeout: 30 * time.Second, MaxAttempts: 8, BaseDelay: time.Second, MaxDelay: time.Minute},
+	})
+	if err != nil {
+		return cli.Exit(fmt.Sprintf("dev: opening the local hub: %v", err), exitError)
+	}
+	defer emu.Close()
+	boot, err := emu.Bootstrap(c.Context, hubemu.BootstrapConfig{
+		User: devUser, WebhookURL: hookURL, WebhookSecret: secret,
+		Watched: []hubemu.WatchedItem{{Type: "user", Name: devUser}}, Domains: []string{"repo"},
+	})
+	if err != nil {
+		return cli.Exit(fmt.Sprintf("dev: setting up the local hub: %v", err), exitError)
+	}
+	tokenFile := filepath.Join(dir, "hub", "token")
+	if boot.Token != "" {
+		if err := writeTokenFile(tokenFile, boot.Token); err != nil {
+			return cli.Exit(fmt.Sprintf("dev: saving the hub token: %v", err), exitError)
+		}
+	}
+
+	recv := webhook.NewServer(webhook.WithSecret(secret), webhook.WithLogger(logger.With("component", "receiver")))
+	builder := actions.NewBuilder(actions.Config{Logger: logger.With("component", "receiver"), Output: e.stdout})
+	if err := builder.Register(recv, []actions.Route{
+		{Name: devUpdateRoute, Action: "robot-update:" + daemonURL},
+		{Name: devLogRoute, Action: "log"},
+	}); err != nil {
+		return err
+	}
+
+	ctx, cancel := context.WithCancel(c.Context)
+	defer cancel()
+	type result struct {
+		part string
+		err  error
+	}
+	results := make(chan result, 4)
+	running := 0
+	goPart := func(part string, run func() error) {
+		running++
+		go func() { results <- result{part, run()} }()
+	}
+
+	hubSrv := &http.Server{Handler: emu.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	goPart("local hub", func() error {
+		if err := hubSrv.Serve(hubLn); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
+	goPart("hub deliveries", func() error { return emu.Run(ctx) })
+	goPart("receiver", func() error {
+		return nethttp.Serve(ctx, recvLn, recv, nethttp.Options{Getenv: e.getenv, Logger: logger.With("component", "receiver"), Out: io.Discard})
+	})
+	goPart("robot daemon", func() error {
+		return robotd.Run(ctx, []string{"robot-daemon", "--sim", "--port", strconv.Itoa(port),
+			"--data-dir", filepath.Join(dir, "robot"), "--hub-url", hubURL, "--log-level", c.String("log-level")},
+			e.getenv, e.stdout, e.stderr)
+	})
+
+	ready := make(chan error, 1)
+	go func() { ready <- waitHealthy(ctx, hubURL+"/healthz", recvURL+"/healthz", daemonURL+"/healthz") }()
+	var failure error
+	select {
+	case err := <-ready:
+		if err == nil {
+			printDevSummary(e.stdout, dir, hubURL, recvURL, daemonURL, hookURL, tokenFile, boot)
+		}
+	case r := <-results:
+		running--
+		failure = fmt.Errorf("%s stopped: %v", r.part, r.err)
+	}
+	if failure == nil {
+		select {
+		case <-ctx.Done():
+		case r := <-results:
+			running--
+			failure = fmt.Errorf("%s stopped: %v", r.part, r.err)
+		}
+	}
+	cancel()
+	shutdown, stop := context.WithTimeout(context.Background(), 30*time.Second)
+	defer stop()
+	_ = hubSrv.Shutdown(shutdown)
+	for ; running > 0; running-- {
+		select {
+		case r := <-results:
+			if r.err != nil && failure == nil && !errors.Is(r.err, context.Canceled) {
+				failure = fmt.Errorf("%s: %v", r.part, r.err)
+			}
+		case <-shutdown.Done():
+			return cli.Exit("dev: not everything stopped within 30s", exitError)
+		}
+	}
+	if failure != nil {
+		return cli.Exit("dev: "+failure.Error(), exitError)
+	}
+	fmt.Fprintln(e.stdout, "robothub dev stopped.")
+	return nil
+}
+
+// devSecret is the receiver's secret: $WEBHOOK_SECRET, else one made on first start and kept in file.
+func devSecret(getenv func(string) string, file string) (string, error) {
+	if s := getenv(webhook.SecretEnv); s != "" {
+		return s, nil
+	}
+	if b, err := os.ReadFile(file); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+		return strings.TrimSpace(string(b)), nil
+	}
+	buf := make([]byte, 24)
+	if _, err := rand.Read(buf); err != nil {
+		return "", err
+	}
+	s := hex.EncodeToString(buf)
+	if err := os.WriteFile(file, []byte(s+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("saving the webhook secret: %w", err)
+	}
+	return s, nil
+}
+
+// waitHealthy waits until every URL answers 200 (the daemon prepares its apps venv first: on a first
+// start that takes a few seconds).
+func waitHealthy(ctx context.Context, urls ...string) error {
+	client := &http.Client{Timeout: 2 * time.Second}
+	for _, u := range urls {
+		for {
+			resp, err := client.Get(u)
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					break
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+	return nil
+}
+
+func printDevSummary(out io.Writer, dir, hubURL, recvURL, daemonURL, hookURL, tokenFile string, boot *hubemu.BootstrapResult) {
+	fmt.Fprintf(out, `
+robothub dev is running (state in %s):
+  local hub      %s
+  receiver       %s  (POST %s%s, %s%s)
+  robot daemon   %s  (dashboard: %s/)
+  webhook        %s watches user:%s (domain repo) and delivers to %s
+
+Point robothub and robot-app-assistant at the local hub:
+  export HF_ENDPOINT=%s
+  export HF_TOKEN_PATH=%s
+
+Try it: publish an app, install it on the robot, then push a change:
+  robot-app-assistant create my_app ./my_app --publish
+  curl -X POST %s/api/apps/install -H 'Content-Type: application/json' -d '{"url": "%s/spaces/%s/my_app"}'
+  curl -X POST %s/api/apps/start-app/my_app
+  (edit ./my_app/my_app/main.py) && git -C ./my_app commit -am change && git -C ./my_app push
+The robot reinstalls and restarts my_app within seconds. Ctrl-C stops everything.
+`, dir, hubURL, recvURL, webhook.RoutePrefix, devUpdateRoute, webhook.RoutePrefix, devLogRoute,
+		daemonURL, daemonURL, boot.Webhook.ID, devUser, hookURL,
+		hubURL, tokenFile, daemonURL, hubURL, devUser, daemonURL)
+}

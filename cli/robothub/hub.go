@@ -1,0 +1,576 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/robothub/robothub/core/hub"
+	"github.com/robothub/robothub/core/hubemu"
+	"github.com/robothub/robothub/core/webhook"
+)
+
+// DefaultHubAddr is where robothub hub serve listens: beside the receiver's 7860.
+const DefaultHubAddr = "127.0.0.1:7861"
+
+func hubCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "hub",
+		Usage: "run and drive the local hub emulator: serve, token, emit, job, spaces",
+		Flags: connectionFlags(),
+		Description: `The local hub is a stand-in for the public hub: the same webhook management API, with
+events you emit yourself, deliveries with retries, an activity view and job webhooks that run local
+commands. Start it with robothub hub serve and point the other commands at it with the two export
+lines it prints.`,
+		OnUsageError: onUsageError,
+		Subcommands: []*cli.Command{
+			hubServeCommand(e),
+			hubTokenCommand(e),
+			hubEmitCommand(e),
+			hubJobCommand(e),
+			hubSpacesCommand(e),
+		},
+	}
+}
+
+// storeFlags choose the emulator's database, for the commands that open it directly.
+func storeFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "data-dir", Usage: "keep the hub's database (hub.db) in `DIR` (default $XDG_DATA_HOME/robothub/hub or ~/.local/share/robothub/hub)"},
+		&cli.StringFlag{Name: "db", Usage: "database `PATH` instead of DIR/hub.db; :memory: keeps nothing (for tests)"},
+	}
+}
+
+func defaultDataDir(getenv func(string) string) string {
+	if x := getenv("XDG_DATA_HOME"); x != "" {
+		return filepath.Join(x, "robothub", "hub")
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".local", "share", "robothub", "hub")
+	}
+	return "robothub-hub"
+}
+
+// storeDSN resolves --db and --data-dir, creating the data directory.
+func storeDSN(c *cli.Context, e *env) (string, error) {
+	if db := c.String("db"); db != "" {
+		if c.IsSet("data-dir") {
+			return "", usagef("give --db or --data-dir, not both")
+		}
+		return db, nil
+	}
+	dir := c.String("data-dir")
+	if dir == "" {
+		dir = defaultDataDir(e.getenv)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", cli.Exit(fmt.Sprintf("creating the data directory: %v", err), exitError)
+	}
+	return filepath.Join(dir, "hub.db"), nil
+}
+
+func hubServeCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "serve",
+		Usage: "run the local hub emulator (webhook management API, event delivery, job runs, git spaces)",
+		UsageText: `robothub hub serve [--addr 127.0.0.1:7861] [--data-dir DIR] [--bootstrap-webhook URL ...] [options]
+
+On first start (no users yet) it makes a user (--user) and a write token, and prints the two lines
+that point robothub (and the public hub's own tools) at it:
+  export HF_ENDPOINT=http://127.0.0.1:7861
+  export HF_TOKEN=hf_...
+State (users, tokens, webhooks, pending deliveries, activity, job runs, spaces) is kept in DIR/hub.db,
+and the spaces' git repositories in DIR/repos; both survive restarts, and pending deliveries resume.
+Spaces clone from http://ADDRESS/spaces/USER/NAME (see robothub hub spaces --help).
+
+Examples:
+  robothub hub serve
+  robothub hub serve --data-dir ./.robothub/hub --token-file ./.robothub/hub/token
+  WEBHOOK_SECRET=dev robothub hub serve --bootstrap-webhook http://127.0.0.1:7860/webhooks/hello
+  robothub hub serve --db :memory: --trigger-limit 0 --addr 127.0.0.1:0`,
+		Flags: append(storeFlags(),
+			&cli.StringFlag{Name: "addr", Value: DefaultHubAddr, Usage: "listen on `ADDRESS` (host:port; port 0 picks a free one)"},
+			&cli.StringFlag{Name: "public-url", Usage: "the hub's `URL` as clients see it, used in printed lines and payload links (default http://ADDRESS)"},
+			&cli.StringFlag{Name: "user", Value: "local", Usage: "`NAME` of the user made on first start"},
+			&cli.StringFlag{Name: "token-file", Usage: "also write the first-start token to `FILE` (mode 0600), for HF_TOKEN_PATH"},
+			&cli.StringFlag{Name: "bootstrap-webhook", Usage: "make sure the user has a webhook to `URL` (made once, found again on restart)"},
+			&cli.StringFlag{Name: "bootstrap-secret", Usage: "`SECRET` of the bootstrap webhook (default $" + webhook.SecretEnv + ")"},
+			&cli.StringSliceFlag{Name: "bootstrap-watch", Usage: "what the bootstrap webhook watches, `TYPE:NAME` (repeatable; default user:USER)"},
+			&cli.IntFlag{Name: "trigger-limit", Value: hubemu.DefaultTriggerLimit, Usage: "deliveries per webhook per 24 hours (0: no limit)"},
+			&cli.DurationFlag{Name: "delivery-timeout", Value: 10 * time.Second, Usage: "how long a receiver has to answer one delivery"},
+			&cli.IntFlag{Name: "delivery-attempts", Value: 8, Usage: "attempts per delivery before it fails"},
+			&cli.DurationFlag{Name: "retry-delay", Value: 2 * time.Second, Usage: "pause after the first failed attempt; doubled after each"},
+			&cli.DurationFlag{Name: "retry-max-delay", Value: 10 * time.Minute, Usage: "longest pause between attempts"},
+			&cli.IntFlag{Name: "workers", Value: 32, Usage: "deliveries sent at the same time"},
+			&cli.DurationFlag{Name: "job-timeout", Value: hubemu.DefaultJobTimeout, Usage: "kill a job run (and its children) after this long"},
+			&cli.StringFlag{Name: "log-format", Value: "text", Usage: "log format: text or json"},
+			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "log level: debug, info, warn, error"},
+		),
+		OnUsageError: onUsageError,
+		Action:       func(c *cli.Context) error { return runHubServe(c, e) },
+	}
+}
+
+func runHubServe(c *cli.Context, e *env) error {
+	if c.NArg() > 0 {
+		return usagef("hub serve takes no arguments, got %q", c.Args().Slice())
+	}
+	logger, err := newLogger(e.stderr, c.String("log-format"), c.String("log-level"))
+	if err != nil {
+		return err
+	}
+	var watched []hubemu.WatchedItem
+	for _, s := range c.StringSlice("bootstrap-watch") {
+		w, err := hub.ParseWatchedItem(s)
+		if err != nil {
+			return usagef("--bootstrap-watch %v", strings.TrimPrefix(err.Error(), "watch: "))
+		}
+		watched = append(watched, hubemu.WatchedItem{Type: w.Type, Name: w.Name})
+	}
+	if u := c.String("bootstrap-webhook"); u != "" {
+		if _, err := (hub.CreateRequest{URL: u, Watched: []hub.WatchedItem{{Type: "user", Name: "x"}}}).Validate(); err != nil {
+			return usagef("--bootstrap-webhook: %v", strings.TrimPrefix(err.Error(), "url: "))
+		}
+	}
+	dsn, err := storeDSN(c, e)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", c.String("addr"))
+	if err != nil {
+		return cli.Exit(fmt.Sprintf("hub serve: %v", err), exitError)
+	}
+	defer ln.Close()
+	public := strings.TrimRight(c.String("public-url"), "/")
+	if public == "" {
+		public = "http://" + ln.Addr().String()
+	}
+	limit := c.Int("trigger-limit")
+	if limit == 0 {
+		limit = -1
+	}
+	emu, err := hubemu.Open(c.Context, hubemu.Config{
+		DSN: dsn, PublicURL: public, TriggerLimit: limit, Logger: logger, JobTimeout: c.Duration("job-timeout"),
+		Delivery: hubemu.DeliveryPolicy{Timeout: c.Duration("delivery-timeout"), MaxAttempts: c.Int("delivery-attempts"),
+			BaseDelay: c.Duration("retry-delay"), MaxDelay: c.Duration("retry-max-delay"), Workers: c.Int("workers")},
+	})
+	if err != nil {
+		return cli.Exit(fmt.Sprintf("hub serve: opening %s: %v", dsn, err), exitError)
+	}
+	defer emu.Close()
+
+	secret := c.String("bootstrap-secret")
+	if !c.IsSet("bootstrap-secret") {
+		secret = e.getenv(webhook.SecretEnv)
+	}
+	boot, err := emu.Bootstrap(c.Context, hubemu.BootstrapConfig{User: c.String("user"), WebhookURL: c.String("bootstrap-webhook"),
+		WebhookSecret: secret, Watched: watched})
+	if err != nil {
+		return cli.Exit(fmt.Sprintf("hub serve: %v", err), exitError)
+	}
+
+	fmt.Fprintf(e.stdout, "Local hub listening on %s (database %s)\n", public, dsn)
+	fmt.Fprintf(e.stdout, "export HF_ENDPOINT=%s\n", public)
+	switch {
+	case boot.Token != "":
+		fmt.Fprintf(e.stdout, "export HF_TOKEN=%s\n", boot.Token)
+		if f := c.String("token-file"); f != "" {
+			if err := writeTokenFile(f, boot.Token); err != nil {
+				return cli.Exit(fmt.Sprintf("hub serve: --token-file: %v", err), exitError)
+			}
+			fmt.Fprintf(e.stdout, "# the token is also in %s: export HF_TOKEN_PATH=%s\n", f, f)
+		}
+	default:
+		fmt.Fprintf(e.stdout, "# HF_TOKEN: the token printed at first start; make another with: robothub hub token create %s\n", storeArgs(c))
+	}
+	if boot.Webhook != nil {
+		what := "found"
+		if boot.CreatedWH {
+			what = "created"
+		}
+		items := make([]string, len(boot.Webhook.Watched))
+		for i, w := range boot.Webhook.Watched {
+			items[i] = w.Type + ":" + w.Name
+		}
+		fmt.Fprintf(e.stdout, "# webhook %s (%s) -> %s, watching %s\n", boot.Webhook.ID, what, boot.Webhook.URL, strings.Join(items, ","))
+	}
+
+	srv := &http.Server{Handler: emu.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	runCtx, stopRun := context.WithCancel(context.WithoutCancel(c.Context))
+	runDone := make(chan error, 1)
+	go func() { runDone <- emu.Run(runCtx) }()
+	serveDone := make(chan error, 1)
+	go func() { serveDone <- srv.Serve(ln) }()
+	logger.Info("hub emulator started", "addr", ln.Addr().String(), "database", dsn)
+
+	var failure error
+	select {
+	case <-c.Context.Done():
+	case err := <-serveDone:
+		if !errors.Is(err, http.ErrServerClosed) {
+			failure = cli.Exit(fmt.Sprintf("hub serve: %v", err), exitError)
+		}
+	case err := <-runDone:
+		runDone <- err
+		failure = cli.Exit(fmt.Sprintf("hub serve: delivery stopped: %v", err), exitError)
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(shutdownCtx)
+	stopRun()
+	if err := <-runDone; err != nil && failure == nil {
+		failure = cli.Exit(fmt.Sprintf("hub serve: delivery stopped: %v", err), exitError)
+	}
+	logger.Info("hub emulator stopped")
+	return failure
+}
+
+func writeTokenFile(path, token string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(token+"\n"), 0o600)
+}
+
+// storeArgs repeats the --data-dir/--db flags of this command, for a printed hint.
+func storeArgs(c *cli.Context) string {
+	switch {
+	case c.String("db") != "":
+		return "--db " + shellQuote([]string{c.String("db")})
+	case c.String("data-dir") != "":
+		return "--data-dir " + shellQuote([]string{c.String("data-dir")})
+	}
+	return ""
+}
+
+func hubTokenCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:         "token",
+		Usage:        "manage the local hub's access tokens",
+		OnUsageError: onUsageError,
+		Subcommands: []*cli.Command{{
+			Name:  "create",
+			Usage: "make an access token for a user of the local hub (the user is made if new)",
+			UsageText: `robothub hub token create [--user NAME] [--role write|read] [--data-dir DIR | --db PATH]
+
+It opens the hub's database directly, so it works whether or not robothub hub serve is running; give
+the same --data-dir as the server. The token is shown once: the hub keeps only its hash.
+
+Examples:
+  robothub hub token create --user bob
+  robothub hub token create --user ci --role read --format quiet`,
+			Flags: append(storeFlags(),
+				&cli.StringFlag{Name: "user", Value: "local", Usage: "the token's user `NAME`"},
+				&cli.StringFlag{Name: "role", Value: hubemu.RoleWrite, Usage: "write (manage webhooks) or read (list and read only)"},
+				&cli.StringFlag{Name: "name", Value: "robothub", Usage: "a `LABEL` for the token"},
+				formatFlag()),
+			OnUsageError: onUsageError,
+			Action: func(c *cli.Context) error {
+				format, err := outputFormat(c)
+				if err != nil {
+					return err
+				}
+				if pos, err := positional(c); err != nil {
+					return err
+				} else if len(pos) > 0 {
+					return usagef("hub token create takes no arguments, got %q: name the user with --user", pos)
+				}
+				dsn, err := storeDSN(c, e)
+				if err != nil {
+					return err
+				}
+				emu, err := hubemu.Open(c.Context, hubemu.Config{DSN: dsn})
+				if err != nil {
+					return cli.Exit(fmt.Sprintf("opening %s: %v", dsn, err), exitError)
+				}
+				defer emu.Close()
+				token, user, err := emu.CreateToken(c.Context, c.String("user"), c.String("role"), c.String("name"))
+				if errors.Is(err, hubemu.ErrInvalid) {
+					return usagef("%v", err)
+				}
+				if err != nil {
+					return cli.Exit(err.Error(), exitError)
+				}
+				switch format {
+				case "json":
+					return printJSON(e.stdout, map[string]string{"user": user.Name, "role": c.String("role"), "name": c.String("name"), "token": token})
+				case "quiet":
+					_, err = fmt.Fprintln(e.stdout, token)
+					return err
+				}
+				fmt.Fprintf(e.stdout, "# %s token for user %s (shown once)\n", c.String("role"), user.Name)
+				_, err = fmt.Fprintf(e.stdout, "export HF_TOKEN=%s\n", token)
+				return err
+			},
+		}},
+	}
+}
+
+func hubEmitCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "emit",
+		Usage: "make the local hub emit an event, as a push or a discussion would, and deliver it",
+		UsageText: `robothub hub emit --repo TYPE:OWNER/NAME [--scope SCOPE] [--action ACTION] [options]
+
+The event goes to every enabled webhook that watches the repo or its owner, within its domains.
+Scopes and their actions: repo (create, update, delete, move), repo.content (update), repo.config
+(update), discussion (create, update, delete), discussion.comment (create, update).
+
+Examples:
+  robothub hub emit --repo model:alice/bert                                   # a push to main
+  robothub hub emit --repo dataset:alice/data --scope repo --action create
+  robothub hub emit --repo space:alice/app --scope discussion --action create --pr --title "Fix typo"
+  robothub hub emit --repo space:alice/app --scope discussion.comment --action create --comment "Thanks!"
+  robothub hub emit --repo model:alice/bert --scope repo.config --action update --private
+  robothub hub emit --repo model:alice/bert --scope repo --action move --moved-to acme/bert`,
+		Flags: append(hubFlags(),
+			&cli.StringFlag{Name: "repo", Usage: "the repo, `TYPE:OWNER/NAME` with TYPE model, dataset, space or bucket"},
+			&cli.StringFlag{Name: "scope", Value: "repo.content", Usage: "event `SCOPE`"},
+			&cli.StringFlag{Name: "action", Value: "update", Usage: "event `ACTION`"},
+			&cli.BoolFlag{Name: "private", Usage: "the repo is private (repo.config: the change made)"},
+			&cli.BoolFlag{Name: "public", Usage: "the repo is public (repo.config: the change made)"},
+			&cli.StringFlag{Name: "head-sha", Usage: "repo.content: the new `SHA` of main (default: a new random one)"},
+			&cli.StringFlag{Name: "config", Usage: "repo.config: the updatedConfig `JSON` object, e.g. '{\"private\":true}'"},
+			&cli.IntFlag{Name: "num", Usage: "discussion `NUMBER` (default: a new one on create, else the latest)"},
+			&cli.StringFlag{Name: "title", Usage: "discussion `TITLE`"},
+			&cli.BoolFlag{Name: "pr", Usage: "the discussion is a pull request"},
+			&cli.StringFlag{Name: "status", Usage: "discussion `STATUS`: open, closed, merged or draft"},
+			&cli.StringFlag{Name: "comment", Usage: "comment `TEXT`"},
+			&cli.BoolFlag{Name: "hidden", Usage: "the comment is hidden (its text is then left out)"},
+			&cli.StringFlag{Name: "moved-to", Usage: "repo move: the new `OWNER/NAME`"},
+		),
+		OnUsageError: onUsageError,
+		Action: hubAction(e, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
+			if err := noArgs(c, args, ": name the repo with --repo"); err != nil {
+				return err
+			}
+			if c.String("repo") == "" {
+				return usagef("hub emit: give the repo with --repo TYPE:OWNER/NAME, e.g. --repo model:alice/bert")
+			}
+			req := hub.EmitRequest{Repo: c.String("repo"), Scope: c.String("scope"), Action: c.String("action"),
+				HeadSha: c.String("head-sha"), MovedTo: c.String("moved-to")}
+			switch {
+			case c.Bool("private") && c.Bool("public"):
+				return usagef("give --private or --public, not both")
+			case c.Bool("private"):
+				req.Private = hub.Ptr(true)
+			case c.Bool("public"):
+				req.Private = hub.Ptr(false)
+			}
+			if s := c.String("config"); s != "" {
+				if !json.Valid([]byte(s)) || !strings.HasPrefix(strings.TrimSpace(s), "{") {
+					return usagef("--config %q is not a JSON object", s)
+				}
+				req.UpdatedConfig = json.RawMessage(s)
+			}
+			if c.IsSet("num") || c.IsSet("title") || c.IsSet("pr") || c.IsSet("status") {
+				req.Discussion = &hub.EmitDiscussion{Num: c.Int("num"), Title: c.String("title"), IsPullRequest: c.Bool("pr"), Status: c.String("status")}
+			}
+			if c.IsSet("comment") || c.IsSet("hidden") {
+				req.Comment = &hub.EmitComment{Content: c.String("comment"), Hidden: c.Bool("hidden")}
+			}
+			res, err := cl.Emit(c.Context, req)
+			if err != nil {
+				return err
+			}
+			switch format {
+			case "json":
+				return printJSON(e.stdout, res)
+			case "quiet":
+				for _, d := range res.Deliveries {
+					fmt.Fprintln(e.stdout, d.ID)
+				}
+				return nil
+			}
+			fmt.Fprintf(e.stdout, "Event %s: %s %s on %s, %d deliveries.\n", res.ID, req.Scope, req.Action, req.Repo, len(res.Deliveries))
+			if len(res.Deliveries) == 0 {
+				return nil
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "DELIVERY\tWEBHOOK\tSTATE")
+			for _, d := range res.Deliveries {
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", d.ID, d.WebhookID, d.State)
+			}
+			return tw.Flush()
+		}),
+	}
+}
+
+func hubJobCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:         "job",
+		Usage:        "source jobs for job webhooks on the local hub: create, ls, runs, logs",
+		OnUsageError: onUsageError,
+		Subcommands: []*cli.Command{
+			{
+				Name:  "create",
+				Usage: "store a source job: the command a job webhook runs on each event",
+				UsageText: `robothub hub job create [--env NAME=VALUE ...] [--secret NAME[=VALUE] ...] [--format ...] -- COMMAND [ARGS...]
+
+Each run is a local subprocess with the payload in $WEBHOOK_PAYLOAD (also WEBHOOK_REPO_ID,
+WEBHOOK_REPO_TYPE, WEBHOOK_SECRET), the job's --env, and the webhook's own --secrets. The job's
+--secret values are kept with the job and never handed to runs (a webhook passes its own). Options
+go before the command.
+
+Examples:
+  robothub hub job create -- sh -c 'echo "$WEBHOOK_REPO_ID changed"'
+  robothub hub job create --env MODE=fast --format quiet -- ./retrain.sh
+  JOB=$(robothub hub job create --format quiet -- ./retrain.sh) && robothub webhooks create --job-id "$JOB" --watch user:local`,
+				Flags: append(hubFlags(),
+					&cli.StringSliceFlag{Name: "env", Usage: "environment `NAME=VALUE` of every run (repeatable)"},
+					&cli.StringSliceFlag{Name: "secret", Usage: "the job's own secret `NAME` (value from $NAME) or NAME=VALUE (repeatable)"}),
+				OnUsageError: onUsageError,
+				// Everything after the options is the command, flags included: no positional() here.
+				Action: hubActionArgs(e, func(c *cli.Context) ([]string, error) { return c.Args().Slice(), nil }, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
+					argv := args
+					if len(argv) == 0 {
+						return usagef("hub job create: give the command after --, e.g. robothub hub job create -- sh -c 'echo $WEBHOOK_REPO_ID'")
+					}
+					req := hub.SourceJobRequest{Command: argv, Environment: map[string]string{}, Secrets: map[string]string{}}
+					for _, kv := range c.StringSlice("env") {
+						k, v, ok := strings.Cut(kv, "=")
+						if !ok {
+							return usagef("--env %q: want NAME=VALUE", kv)
+						}
+						req.Environment[k] = v
+					}
+					for _, spec := range c.StringSlice("secret") {
+						k, v, literal := strings.Cut(spec, "=")
+						if !literal {
+							var ok bool
+							if v, ok = lookupEnv(e, k); !ok {
+								return usagef("--secret %s: the environment variable %s is not set (or give %s=VALUE)", k, k, k)
+							}
+						}
+						req.Secrets[k] = v
+					}
+					job, err := cl.CreateSourceJob(c.Context, req)
+					if err != nil {
+						return err
+					}
+					switch format {
+					case "json":
+						return printJSON(e.stdout, job)
+					case "quiet":
+						_, err = fmt.Fprintln(e.stdout, job.ID)
+						return err
+					}
+					_, err = fmt.Fprintf(e.stdout, "Created job %s: %s\nUse it with: robothub webhooks create --job-id %s --watch TYPE:NAME\n", job.ID, shellQuote(job.Command), job.ID)
+					return err
+				}),
+			},
+			{
+				Name:         "ls",
+				Usage:        "list your source jobs",
+				UsageText:    "robothub hub job ls [--format table|json|quiet]",
+				Flags:        hubFlags(),
+				OnUsageError: onUsageError,
+				Action: hubAction(e, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
+					jobs, err := cl.SourceJobs(c.Context)
+					if err != nil {
+						return err
+					}
+					switch format {
+					case "json":
+						if jobs == nil {
+							jobs = []hub.SourceJob{}
+						}
+						return printJSON(e.stdout, jobs)
+					case "quiet":
+						for _, j := range jobs {
+							fmt.Fprintln(e.stdout, j.ID)
+						}
+						return nil
+					}
+					tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+					fmt.Fprintln(tw, "ID\tCOMMAND\tSECRETS\tCREATED")
+					for _, j := range jobs {
+						fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", j.ID, shellQuote(j.Command), strings.Join(j.SecretNames, ","), j.CreatedAt.Local().Format(time.DateTime))
+					}
+					return tw.Flush()
+				}),
+			},
+			{
+				Name:  "runs",
+				Usage: "list the runs of a job webhook, newest first",
+				UsageText: `robothub hub job runs WEBHOOK_ID [--format table|json|quiet]
+
+Example:
+  robothub hub job runs 6571a3f0c9d2e4b1a8f0def0`,
+				Flags:        hubFlags(),
+				OnUsageError: onUsageError,
+				BashComplete: completeWebhookIDs(e),
+				Action: hubAction(e, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
+					id, err := oneArg(c, args, "WEBHOOK_ID")
+					if err != nil {
+						return err
+					}
+					runs, err := cl.JobRuns(c.Context, id, 0)
+					if err != nil {
+						return err
+					}
+					switch format {
+					case "json":
+						if runs == nil {
+							runs = []hub.JobRun{}
+						}
+						return printJSON(e.stdout, runs)
+					case "quiet":
+						for _, r := range runs {
+							fmt.Fprintln(e.stdout, r.ID)
+						}
+						return nil
+					}
+					tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+					fmt.Fprintln(tw, "RUN\tSTATE\tEXIT\tSTARTED\tDURATION\tERROR")
+					for _, r := range runs {
+						exit, dur := "-", "-"
+						if r.ExitCode != nil {
+							exit = fmt.Sprint(*r.ExitCode)
+						}
+						if r.FinishedAt != nil {
+							dur = r.FinishedAt.Sub(r.StartedAt).String()
+						}
+						fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.State, exit, r.StartedAt.Local().Format(time.DateTime), dur, r.Error)
+					}
+					return tw.Flush()
+				}),
+			},
+			{
+				Name:  "logs",
+				Usage: "print the output of one job run",
+				UsageText: `robothub hub job logs RUN_ID [--format table|json]
+
+Example:
+  robothub hub job logs 6571a5d0aa01b2c3d4e5f602`,
+				Flags:        hubFlags(),
+				OnUsageError: onUsageError,
+				Action: hubAction(e, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
+					id, err := oneArg(c, args, "RUN_ID")
+					if err != nil {
+						return err
+					}
+					run, err := cl.JobRun(c.Context, id)
+					if err != nil {
+						return err
+					}
+					if format == "json" {
+						return printJSON(e.stdout, run)
+					}
+					_, err = fmt.Fprint(e.stdout, run.Log)
+					return err
+				}),
+			},
+		},
+	}
+}

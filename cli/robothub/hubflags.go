@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/robothub/robothub/core/hub"
+)
+
+// Flags shared by every command that talks to a hub.
+func hubFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "token", Usage: "hub access `TOKEN` (default $HF_TOKEN, then the token file: $HF_TOKEN_PATH, $HF_HOME/token, ~/.cache/huggingface/token)"},
+		&cli.StringFlag{Name: "endpoint", Usage: "hub base `URL` (default $HF_ENDPOINT, then " + hub.DefaultEndpoint + "); e.g. http://127.0.0.1:7861 for robothub hub serve"},
+		formatFlag(),
+	}
+}
+
+func formatFlag() cli.Flag {
+	return &cli.StringFlag{Name: "format", Value: "table", Usage: "output `FORMAT`: table (for people), json (stable, for scripts) or quiet (IDs only)"}
+}
+
+// outputFormat reads and checks --format.
+func outputFormat(c *cli.Context) (string, error) {
+	f := c.String("format")
+	switch f {
+	case "table", "json", "quiet":
+		return f, nil
+	}
+	return "", usagef("--format %q: use table, json or quiet", f)
+}
+
+// newHubClient builds a client from --endpoint/--token and the environment. Retries are reported
+// on stderr; the token never is.
+func newHubClient(c *cli.Context, e *env) (*hub.Client, error) {
+	cfg, err := hub.ConfigFromEnv(e.getenv, inherited(c, "endpoint"), inherited(c, "token"))
+	if err != nil {
+		return nil, err
+	}
+	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cl, err := hub.New(cfg.Endpoint, hub.WithToken(cfg.Token), hub.WithLogger(logger))
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	return cl, nil
+}
+
+// inherited reads a string flag set on this command or on one of its parents ("robothub webhooks
+// --token T ls" and "robothub webhooks ls --token T" both work).
+func inherited(c *cli.Context, name string) string {
+	for _, cc := range c.Lineage() {
+		if cc.Command != nil && findFlag(cc.Command.Flags, name) != nil && cc.IsSet(name) {
+			return cc.String(name)
+		}
+	}
+	return ""
+}
+
+// connectionFlags are --token and --endpoint, which the webhooks and hub commands also accept
+// before their subcommand.
+func connectionFlags() []cli.Flag { return hubFlags()[:2] }
+
+// hubError turns a client error into what the user reads: a mistake on the command line (exit 2),
+// or the hub's refusal with a hint (exit 1).
+func hubError(cl *hub.Client, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		return err
+	}
+	var ve *hub.ValidationError
+	if errors.As(err, &ve) {
+		return &usageError{err: err}
+	}
+	var hint string
+	var te *hub.TransportError
+	var he *hub.Error
+	switch {
+	case errors.Is(err, hub.ErrUnauthorized):
+		if cl.HasToken() {
+			hint = "the hub at " + cl.Endpoint() + " does not accept this token: check --token, $HF_TOKEN or the token file"
+		} else {
+			hint = "no token: pass --token, set $HF_TOKEN, or write the token file (for the local hub: robothub hub token create)"
+		}
+	case errors.Is(err, hub.ErrForbidden):
+		hint = "this token may not do that: use a token with the write role"
+	case errors.Is(err, hub.ErrNotFound) && errors.As(err, &he) && strings.HasPrefix(he.Path, hub.WebhooksPath+"/"):
+		hint = "no such webhook for this token's user on " + cl.Endpoint() + ": list yours with robothub webhooks ls"
+	case errors.Is(err, hub.ErrNotFound) && errors.As(err, &he) && (strings.HasPrefix(he.Path, hub.SpacesPath+"/") || he.Path == hub.DeleteRepoPath):
+		hint = "no such space that this token's user may see on " + cl.Endpoint() + ": list them with robothub hub spaces ls"
+	case errors.Is(err, hub.ErrNotFound) && errors.As(err, &he) && strings.HasPrefix(he.Path, hub.EmulatorPath+"/") && !isLoopback(cl.Endpoint()):
+		hint = "this command works against the local hub (robothub hub serve) only"
+	case errors.As(err, &te) && !errors.Is(err, context.Canceled):
+		hint = "cannot reach the hub at " + cl.Endpoint()
+		if isLoopback(cl.Endpoint()) {
+			hint += ": is robothub hub serve running there?"
+		}
+	}
+	if hint != "" {
+		return cli.Exit(fmt.Sprintf("%v\n  %s", err, hint), exitError)
+	}
+	return cli.Exit(err.Error(), exitError)
+}
+
+func isLoopback(endpoint string) bool {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return false
+	}
+	host := u.Hostname()
+	ip := net.ParseIP(host)
+	return host == "localhost" || ip != nil && ip.IsLoopback()
+}
+
+// positional returns the arguments that are not flags, applying flags that follow them: urfave/cli
+// stops parsing at the first argument, but "robothub webhooks delete ID --yes" must work.
+// Everything after "--" is positional.
+func positional(c *cli.Context) ([]string, error) {
+	rest := c.Args().Slice()
+	var pos []string
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		if a == "--" {
+			pos = append(pos, rest[i+1:]...)
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			pos = append(pos, a)
+			continue
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		f := findFlag(c.Command.Flags, name)
+		if f == nil {
+			return nil, usagef("flag provided but not defined: -%s", name)
+		}
+		canonical := f.Names()[0]
+		if _, isBool := f.(*cli.BoolFlag); isBool {
+			if !hasValue {
+				value = "true"
+			}
+		} else if !hasValue {
+			if i+1 >= len(rest) {
+				return nil, usagef("flag needs an argument: -%s", name)
+			}
+			i++
+			value = rest[i]
+		}
+		if err := c.Set(canonical, value); err != nil {
+			return nil, usagef("invalid value %q for flag -%s: %v", value, name, err)
+		}
+	}
+	return pos, nil
+}
+
+func findFlag(flags []cli.Flag, name string) cli.Flag {
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if n == name {
+				return f
+			}
+		}
+	}
+	return nil
+}
+
+// oneArg returns the single positional argument called what ("WEBHOOK_ID").
+func oneArg(c *cli.Context, pos []string, what string) (string, error) {
+	switch len(pos) {
+	case 0:
+		return "", usagef("%s: missing %s (see robothub webhooks ls)", c.Command.FullName(), what)
+	case 1:
+		return pos[0], nil
+	}
+	return "", usagef("%s takes one %s, got %d arguments: %q", c.Command.FullName(), what, len(pos), pos)
+}
+
+// isTerminal reports whether r is an interactive terminal (not merely a character device such as
+// /dev/null). Tests replace it.
+var isTerminal = func(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/robothub/robothub/core/hubemu"
+	"github.com/robothub/robothub/core/webhook"
+)
+
+// TestMain lets testscript run the real program: "exec robothub ..." in a script runs main.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){"robothub": main})
+}
+
+// TestScripts runs testdata/*.txtar. Each script gets its own in-memory hub emulator, with users
+// alice (HF_TOKEN, and READ_TOKEN with the read role) and bob (BOB_TOKEN), and these commands:
+//
+//	receiver start NAME [SECRET] [FAILURES]  a webhook receiver at $URL_NAME that refuses the first FAILURES deliveries
+//	receiver wait NAME N                     wait (up to 10 s) until it has handled N payloads
+//	receiver count NAME N                    it has handled exactly N payloads (after a short pause)
+//	receiver show NAME                       print one line per payload: scope action type:name webhook
+//	capture VAR                              set $VAR to the last command's stdout, trimmed
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:   "testdata",
+		Setup: setupScriptHub,
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"receiver": cmdReceiver,
+			"capture": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 1 {
+					ts.Fatalf("usage: capture VAR")
+				}
+				ts.Setenv(args[0], strings.TrimSpace(ts.ReadFile("stdout")))
+			},
+		},
+	})
+}
+
+type scriptReceiver struct {
+	srv      *httptest.Server
+	mu       sync.Mutex
+	failures int
+	got      []*webhook.Payload
+}
+
+func (r *scriptReceiver) payloads() []*webhook.Payload {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]*webhook.Payload(nil), r.got...)
+}
+
+type scriptState struct {
+	mu        sync.Mutex
+	receivers map[string]*scriptReceiver
+}
+
+func setupScriptHub(env *testscript.Env) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	emu, err := hubemu.Open(ctx, hubemu.Config{
+		Logger:   slog.New(slog.DiscardHandler),
+		Delivery: hubemu.DeliveryPolicy{Timeout: 2 * time.Second, MaxAttempts: 5, BaseDelay: 20 * time.Millisecond, MaxDelay: 100 * time.Millisecond},
+	})
+	if err != nil {
+		cancel()
+		return err
+	}
+	srv := httptest.NewServer(emu.Handler())
+	done := make(chan error, 1)
+	go func() { done <- emu.Run(ctx) }()
+	env.Defer(func() {
+		cancel()
+		<-done
+		srv.Close()
+		emu.Close()
+	})
+	tokens := map[string][3]string{"HF_TOKEN": {"alice", hubemu.RoleWrite}, "READ_TOKEN": {"alice", hubemu.RoleRead}, "BOB_TOKEN": {"bob", hubemu.RoleWrite}}
+	for name, spec := range tokens {
+		tok, _, err := emu.CreateToken(ctx, spec[0], spec[1], "script")
+		if err != nil {
+			return err
+		}
+		env.Setenv(name, tok)
+	}
+	env.Setenv("HF_ENDPOINT", srv.URL)
+	// A race-enabled binary sleeps a second before it exits, by default; each exec would pay it.
+	env.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	env.Setenv("HOME", env.WorkDir)
+	env.Values["state"] = &scriptState{receivers: map[string]*scriptReceiver{}}
+	return nil
+}
+
+func cmdReceiver(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 {
+		ts.Fatalf("usage: receiver start|wait|count|show NAME ...")
+	}
+	st := ts.Value("state").(*scriptState)
+	st.mu.Lock()
+	r := st.receivers[args[1]]
+	st.mu.Unlock()
+	if args[0] != "start" && r == nil {
+		ts.Fatalf("no receiver %s", args[1])
+	}
+	switch args[0] {
+	case "start":
+		secret, failures := "", 0
+		if len(args) > 2 {
+			secret = args[2]
+		}
+		if len(args) > 3 {
+			failures, _ = strconv.Atoi(args[3])
+		}
+		r = &scriptReceiver{failures: failures}
+		s := webhook.NewServer(webhook.WithSecret(secret), webhook.WithLogger(slog.New(slog.DiscardHandler)))
+		err := s.Add("hook", func(ctx context.Context, p *webhook.Payload, h http.Header) (any, error) {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			if r.failures > 0 {
+				r.failures--
+				return nil, &webhook.StatusError{Code: 503, Message: "warming up"}
+			}
+			r.got = append(r.got, p)
+			return nil, nil
+		})
+		ts.Check(err)
+		r.srv = httptest.NewServer(s)
+		ts.Defer(r.srv.Close)
+		st.mu.Lock()
+		st.receivers[args[1]] = r
+		st.mu.Unlock()
+		ts.Setenv("URL_"+args[1], r.srv.URL+"/webhooks/hook")
+	case "wait":
+		n, _ := strconv.Atoi(args[2])
+		deadline := time.Now().Add(10 * time.Second)
+		for len(r.payloads()) < n {
+			if time.Now().After(deadline) {
+				ts.Fatalf("receiver %s has %d payloads after 10 s, want %d", args[1], len(r.payloads()), n)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	case "count":
+		n, _ := strconv.Atoi(args[2])
+		time.Sleep(200 * time.Millisecond)
+		if got := len(r.payloads()); (got == n) == neg {
+			ts.Fatalf("receiver %s has %d payloads, want %d", args[1], got, n)
+		}
+	case "show":
+		for _, p := range r.payloads() {
+			fmt.Fprintf(ts.Stdout(), "%s %s %s:%s %s\n", p.Event.Scope, p.Event.Action, p.Repo.Type, p.Repo.Name, p.Webhook.ID)
+		}
+	default:
+		ts.Fatalf("unknown receiver command %s", args[0])
+	}
+}

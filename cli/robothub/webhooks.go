@@ -1,0 +1,454 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/robothub/robothub/core/hub"
+)
+
+func webhooksCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "webhooks",
+		Usage: "manage the webhooks of your hub account: ls, info, create, update, enable, disable, delete",
+		Flags: connectionFlags(),
+		Description: `Talks to the hub at $HF_ENDPOINT (default ` + hub.DefaultEndpoint + `) with the token in --token,
+$HF_TOKEN or the token file. Against the local hub, first run: robothub hub serve
+
+Exit codes: 0 done, 1 the hub refused or could not be reached, 2 the command line is wrong.`,
+		OnUsageError: onUsageError,
+		Subcommands: []*cli.Command{
+			webhooksLsCommand(e),
+			webhooksInfoCommand(e),
+			webhooksCreateCommand(e),
+			webhooksUpdateCommand(e),
+			webhooksStateCommand(e, "enable", "enable a disabled webhook: deliveries resume", (*hub.Client).Enable),
+			webhooksStateCommand(e, "disable", "disable a webhook: it is kept but receives nothing", (*hub.Client).Disable),
+			webhooksDeleteCommand(e),
+			webhooksActivityCommand(e),
+			webhooksReplayCommand(e),
+		},
+	}
+}
+
+// hubAction runs fn with a client and the positional arguments (flags that follow them applied
+// first), turning client errors into the CLI's messages and exit codes.
+func hubAction(e *env, fn func(c *cli.Context, cl *hub.Client, format string, args []string) error) cli.ActionFunc {
+	return hubActionArgs(e, positional, fn)
+}
+
+// hubActionArgs is hubAction with its own way of reading the positional arguments.
+func hubActionArgs(e *env, argsOf func(*cli.Context) ([]string, error), fn func(c *cli.Context, cl *hub.Client, format string, args []string) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		args, err := argsOf(c)
+		if err != nil {
+			return err
+		}
+		format, err := outputFormat(c)
+		if err != nil {
+			return err
+		}
+		cl, err := newHubClient(c, e)
+		if err != nil {
+			return err
+		}
+		return hubError(cl, fn(c, cl, format, args))
+	}
+}
+
+// noArgs refuses positional arguments for a command that takes none.
+func noArgs(c *cli.Context, args []string, hint string) error {
+	if len(args) > 0 {
+		return usagef("%s takes no arguments, got %q%s", c.Command.FullName(), args, hint)
+	}
+	return nil
+}
+
+// completeWebhookIDs offers the caller's webhook IDs for shell completion.
+func completeWebhookIDs(e *env) cli.BashCompleteFunc {
+	return func(c *cli.Context) {
+		if c.NArg() > 0 {
+			return
+		}
+		cl, err := newHubClient(c, e)
+		if err != nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(c.Context, 2*time.Second)
+		defer cancel()
+		list, err := cl.List(ctx)
+		if err != nil {
+			return
+		}
+		for _, w := range list {
+			fmt.Fprintf(e.stdout, "%s:%s\n", w.ID, target(w))
+		}
+	}
+}
+
+func webhooksLsCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:    "ls",
+		Aliases: []string{"list"},
+		Usage:   "list your webhooks: ID, URL (or \"(job)\"), status, domains, watched items",
+		UsageText: `robothub webhooks ls [--format table|json|quiet]
+
+Examples:
+  robothub webhooks ls
+  robothub webhooks ls --format json | jq '.[] | select(.status == "disabled") | .id'
+  robothub webhooks ls --format quiet | xargs -n1 robothub webhooks disable`,
+		Flags:        hubFlags(),
+		OnUsageError: onUsageError,
+		Action: hubAction(e, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
+			if err := noArgs(c, args, ""); err != nil {
+				return err
+			}
+			list, err := cl.List(c.Context)
+			if err != nil {
+				return err
+			}
+			return printWebhooks(e.stdout, format, list)
+		}),
+	}
+}
+
+func webhooksInfoCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "info",
+		Usage: "show one webhook in full",
+		UsageText: `robothub webhooks info WEBHOOK_ID [--show-secret] [--format table|json|quiet]
+
+Examples:
+  robothub webhooks info 6571a3f0c9d2e4b1a8f0def0
+  robothub webhooks info 6571a3f0c9d2e4b1a8f0def0 --format json`,
+		Flags: append(hubFlags(),
+			&cli.BoolFlag{Name: "show-secret", Usage: "print the webhook's secret (hidden by default so that it stays out of terminals and CI logs)"}),
+		OnUsageError: onUsageError,
+		BashComplete: completeWebhookIDs(e),
+		Action: hubAction(e, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
+			id, err := oneArg(c, args, "WEBHOOK_ID")
+			if err != nil {
+				return err
+			}
+			w, err := cl.Get(c.Context, id)
+			if err != nil {
+				return err
+			}
+			return printWebhook(e.stdout, format, "", w, c.Bool("show-secret"))
+		}),
+	}
+}
+
+// Flags that describe a webhook, for create and update.
+func webhookSpecFlags(update bool) []cli.Flag {
+	replaces := ""
+	if update {
+		replaces = "; on update the list replaces the stored one"
+	}
+	return []cli.Flag{
+		&cli.StringFlag{Name: "url", Usage: "send payloads to `URL` (absolute http:// or https://), e.g. --url https://example.com/webhooks/retrain"},
+		&cli.StringFlag{Name: "job-id", Usage: "instead of a URL, run the source job `ID` on each event, e.g. --job-id 687f911eaea852de79c4a50a"},
+		&cli.StringSliceFlag{Name: "watch", Aliases: []string{"w"}, Usage: "follow `TYPE:NAME` (repeatable" + replaces + "); types: " +
+			strings.Join(hub.WatchTypes, ", ") + "; e.g. --watch model:alice/bert --watch org:acme"},
+		&cli.StringSliceFlag{Name: "domain", Aliases: []string{"d"}, Usage: "follow `DOMAIN` activity: repo or discussion (\"discussions\" is accepted; repeatable" +
+			replaces + "; create defaults to both), e.g. --domain repo"},
+		&cli.StringFlag{Name: "secret", Usage: "`SECRET` the hub sends in X-Webhook-Secret (printable ASCII)" + map[bool]string{true: "; --secret '' removes it", false: ""}[update] +
+			"; prefer --secret-env: flags show in ps"},
+		&cli.StringFlag{Name: "secret-env", Usage: "read the webhook secret from environment variable `NAME`, e.g. --secret-env WEBHOOK_SECRET"},
+		&cli.StringSliceFlag{Name: "secrets", Usage: "job webhooks: hand secret `NAME` (value from $NAME) or NAME=VALUE to each run (repeatable)" +
+			map[bool]string{true: "; needs --job-id; NAME= removes it, unlisted secrets are kept", false: ""}[update] + ", e.g. --secrets HF_TOKEN"},
+	}
+}
+
+// readSpec reads the webhook-describing flags shared by create and update.
+func readSpec(c *cli.Context, e *env) (watched []hub.WatchedItem, domains []string, secret *string, secrets map[string]string, err error) {
+	if c.IsSet("watch") {
+		watched = []hub.WatchedItem{}
+		for _, s := range c.StringSlice("watch") {
+			w, err := hub.ParseWatchedItem(s)
+			if err != nil {
+				return nil, nil, nil, nil, usagef("--watch %v", strings.TrimPrefix(err.Error(), "watch: "))
+			}
+			watched = append(watched, w)
+		}
+	}
+	if c.IsSet("domain") {
+		if domains, err = hub.NormalizeDomains(c.StringSlice("domain")); err != nil {
+			return nil, nil, nil, nil, usagef("--domain: %v", err)
+		}
+	}
+	switch {
+	case c.IsSet("secret") && c.IsSet("secret-env"):
+		return nil, nil, nil, nil, usagef("give --secret or --secret-env, not both")
+	case c.IsSet("secret"):
+		s := c.String("secret")
+		secret = &s
+	case c.IsSet("secret-env"):
+		name := c.String("secret-env")
+		s, ok := lookupEnv(e, name)
+		if !ok {
+			return nil, nil, nil, nil, usagef("--secret-env %s: the environment variable %s is not set", name, name)
+		}
+		secret = &s
+	}
+	if c.IsSet("secrets") {
+		secrets = map[string]string{}
+		for _, spec := range c.StringSlice("secrets") {
+			name, value, literal := strings.Cut(spec, "=")
+			if !literal {
+				v, ok := lookupEnv(e, name)
+				if !ok {
+					return nil, nil, nil, nil, usagef("--secrets %s: the environment variable %s is not set (or give %s=VALUE)", name, name, name)
+				}
+				value = v
+			}
+			secrets[name] = value
+		}
+	}
+	return watched, domains, secret, secrets, nil
+}
+
+// lookupEnv reads a variable that must hold a value: an empty variable counts as unset, so that a
+// forgotten export does not silently become an empty secret.
+func lookupEnv(e *env, name string) (string, bool) {
+	if v := e.getenv(name); v != "" {
+		return v, true
+	}
+	return "", false
+}
+
+func webhooksCreateCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "create",
+		Usage: "create a webhook that POSTs payloads to a URL, or runs a job, on changes to what it watches",
+		UsageText: `robothub webhooks create (--url URL | --job-id ID) --watch TYPE:NAME [--watch ...] [options]
+
+Examples:
+  robothub webhooks create --url https://example.com/webhooks/retrain --watch model:alice/bert
+  robothub webhooks create --url https://example.com/hook --watch org:acme --watch dataset:alice/data --domain repo
+  WEBHOOK_SECRET=s3cret robothub webhooks create --url https://example.com/hook --watch user:alice --secret-env WEBHOOK_SECRET
+  robothub webhooks create --job-id 687f911eaea852de79c4a50a --watch user:alice --secrets HF_TOKEN --secrets MODE=fast
+  robothub webhooks create --url https://example.com/hook --watch user:alice --format quiet   # prints the new ID only`,
+		Flags:        append(hubFlags(), webhookSpecFlags(false)...),
+		OnUsageError: onUsageError,
+		Action: hubAction(e, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
+			if err := noArgs(c, args, ": give the URL with --url"); err != nil {
+				return err
+			}
+			watched, domains, secret, secrets, err := readSpec(c, e)
+			if err != nil {
+				return err
+			}
+			req := hub.CreateRequest{URL: c.String("url"), JobID: c.String("job-id"), Watched: watched, Domains: domains, Secrets: secrets}
+			if secret != nil {
+				req.Secret = *secret
+			}
+			if _, err := req.Validate(); err != nil {
+				return usagef("%v", cliWording(err))
+			}
+			w, err := cl.Create(c.Context, req)
+			if err != nil {
+				return err
+			}
+			return printWebhook(e.stdout, format, "Created webhook "+w.ID+".", w, false)
+		}),
+	}
+}
+
+// cliWording names flags rather than API fields in a validation error.
+func cliWording(err error) string {
+	return strings.NewReplacer("url: give the URL to send payloads to, or the ID of a source job to run",
+		"give --url URL or --job-id ID", "url: give a URL or a job ID, not both", "give --url or --job-id, not both",
+		"watched: watch at least one item", "give --watch TYPE:NAME at least once", "job_id:", "--job-id:", "url:", "--url:",
+		"secrets:", "--secrets:", "secret:", "--secret:", "domains:", "--domain:").Replace(err.Error())
+}
+
+func webhooksUpdateCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "update",
+		Usage: "change a webhook: only the options you give change, everything else is kept",
+		UsageText: `robothub webhooks update WEBHOOK_ID [--url URL] [--watch TYPE:NAME ...] [--domain D ...] [--secret S] [--job-id ID --secrets ...]
+
+Examples:
+  robothub webhooks update 6571a3f0c9d2e4b1a8f0def0 --url https://new.example.com/webhooks/retrain
+  robothub webhooks update 6571a3f0c9d2e4b1a8f0def0 --watch model:alice/bert --watch model:alice/gpt   # replaces the list
+  robothub webhooks update 6571a3f0c9d2e4b1a8f0def0 --domain repo
+  robothub webhooks update 6571a3f0c9d2e4b1a8f0def0 --secret ''      # removes the secret
+  robothub webhooks update 6571a3f0c9d2e4b1a8f0def0 --job-id 687f911eaea852de79c4a50a --secrets HF_TOKEN --secrets OLD=`,
+		Flags:        append(hubFlags(), webhookSpecFlags(true)...),
+		OnUsageError: onUsageError,
+		BashComplete: completeWebhookIDs(e),
+		Action: hubAction(e, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
+			id, err := oneArg(c, args, "WEBHOOK_ID")
+			if err != nil {
+				return err
+			}
+			watched, domains, secret, secrets, err := readSpec(c, e)
+			if err != nil {
+				return err
+			}
+			req := hub.UpdateRequest{Watched: watched, Domains: domains, Secret: secret, JobID: c.String("job-id"), Secrets: secrets}
+			if c.IsSet("url") {
+				u := c.String("url")
+				req.URL = &u
+			}
+			if _, err := req.Validate(); err != nil {
+				msg := cliWording(err)
+				if strings.Contains(msg, "nothing to update") {
+					msg = "nothing to update: give at least one of --url, --watch, --domain, --secret, or --job-id with --secrets"
+				}
+				return usagef("%s", msg)
+			}
+			w, err := cl.Update(c.Context, id, req)
+			if err != nil {
+				return err
+			}
+			return printWebhook(e.stdout, format, "Updated webhook "+w.ID+".", w, false)
+		}),
+	}
+}
+
+func webhooksStateCommand(e *env, name, usage string, call func(*hub.Client, context.Context, string) (*hub.Webhook, error)) *cli.Command {
+	past := map[string]string{"enable": "Enabled", "disable": "Disabled"}[name]
+	return &cli.Command{
+		Name:  name,
+		Usage: usage,
+		UsageText: fmt.Sprintf(`robothub webhooks %s WEBHOOK_ID [--format table|json|quiet]
+
+Example:
+  robothub webhooks %s 6571a3f0c9d2e4b1a8f0def0`, name, name),
+		Flags:        hubFlags(),
+		OnUsageError: onUsageError,
+		BashComplete: completeWebhookIDs(e),
+		Action: hubAction(e, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
+			id, err := oneArg(c, args, "WEBHOOK_ID")
+			if err != nil {
+				return err
+			}
+			w, err := call(cl, c.Context, id)
+			if err != nil {
+				return err
+			}
+			return printWebhook(e.stdout, format, past+" webhook "+w.ID+".", w, false)
+		}),
+	}
+}
+
+func webhooksDeleteCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "delete",
+		Usage: "delete a webhook for good (asks first; --yes does not)",
+		UsageText: `robothub webhooks delete WEBHOOK_ID [--yes] [--format table|json|quiet]
+
+On a terminal it asks "Delete webhook ...? [y/N]". Without a terminal (scripts, CI) it refuses unless
+--yes is given.
+
+Examples:
+  robothub webhooks delete 6571a3f0c9d2e4b1a8f0def0
+  robothub webhooks delete 6571a3f0c9d2e4b1a8f0def0 --yes`,
+		Flags: append(hubFlags(),
+			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "delete without asking, e.g. in a script"}),
+		OnUsageError: onUsageError,
+		BashComplete: completeWebhookIDs(e),
+		Action: hubAction(e, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
+			id, err := oneArg(c, args, "WEBHOOK_ID")
+			if err != nil {
+				return err
+			}
+			if !c.Bool("yes") {
+				if !isTerminal(e.stdin) {
+					return usagef("not deleting webhook %s without confirmation: stdin is not a terminal; add --yes to delete it", id)
+				}
+				fmt.Fprintf(e.stderr, "Delete webhook %s? This cannot be undone. [y/N] ", id)
+				answer, _ := bufio.NewReader(e.stdin).ReadString('\n')
+				if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+					return cli.Exit("not deleted", exitError)
+				}
+			}
+			if err := cl.Delete(c.Context, id); err != nil {
+				return err
+			}
+			switch format {
+			case "json":
+				return printJSON(e.stdout, map[string]any{"id": id, "deleted": true})
+			case "quiet":
+				_, err = fmt.Fprintln(e.stdout, id)
+				return err
+			}
+			_, err = fmt.Fprintf(e.stdout, "Deleted webhook %s.\n", id)
+			return err
+		}),
+	}
+}
+
+func webhooksActivityCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "activity",
+		Usage: "show a webhook's recent deliveries and every attempt (local hub only)",
+		UsageText: `robothub webhooks activity WEBHOOK_ID [--limit N] [--format table|json|quiet]
+
+Each attempt shows its time, the receiver's HTTP status, the latency and the error, if any. The public
+hub shows this in the webhook's settings page; this command works against robothub hub serve.
+
+Examples:
+  robothub webhooks activity 6571a3f0c9d2e4b1a8f0def0
+  robothub webhooks activity 6571a3f0c9d2e4b1a8f0def0 --limit 5 --format json`,
+		Flags: append(hubFlags(),
+			&cli.IntFlag{Name: "limit", Value: 20, Usage: "show the latest `N` deliveries (1 to 1000)"}),
+		OnUsageError: onUsageError,
+		BashComplete: completeWebhookIDs(e),
+		Action: hubAction(e, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
+			id, err := oneArg(c, args, "WEBHOOK_ID")
+			if err != nil {
+				return err
+			}
+			if n := c.Int("limit"); n < 1 || n > 1000 {
+				return usagef("--limit %d: use 1 to 1000", n)
+			}
+			a, err := cl.Activity(c.Context, id, c.Int("limit"))
+			if err != nil {
+				return err
+			}
+			return printActivity(e.stdout, format, a)
+		}),
+	}
+}
+
+func webhooksReplayCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "replay",
+		Usage: "send a past delivery's event again, to the webhook's current URL and secret (local hub only)",
+		UsageText: `robothub webhooks replay WEBHOOK_ID DELIVERY_ID [--format table|json|quiet]
+
+Find DELIVERY_ID with robothub webhooks activity WEBHOOK_ID.
+
+Example:
+  robothub webhooks replay 6571a3f0c9d2e4b1a8f0def0 6571a4c2aa01b2c3d4e5f601`,
+		Flags:        hubFlags(),
+		OnUsageError: onUsageError,
+		Action: hubAction(e, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
+			pos := args
+			if len(pos) != 2 {
+				return usagef("webhooks replay takes WEBHOOK_ID and DELIVERY_ID, got %d arguments", len(pos))
+			}
+			ref, err := cl.Replay(c.Context, pos[0], pos[1])
+			if err != nil {
+				return err
+			}
+			switch format {
+			case "json":
+				return printJSON(e.stdout, ref)
+			case "quiet":
+				_, err = fmt.Fprintln(e.stdout, ref.ID)
+				return err
+			}
+			_, err = fmt.Fprintf(e.stdout, "Replaying delivery %s as delivery %s (%s).\n", pos[1], ref.ID, ref.State)
+			return err
+		}),
+	}
+}

@@ -1,0 +1,237 @@
+package hub
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"runtime"
+	"strings"
+	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/robothub/robothub/core/version"
+)
+
+// DefaultEndpoint is the public hub.
+const DefaultEndpoint = "https://huggingface.co"
+
+// lenientJSON decodes answers with the decoder of the encoding/json/v2 proposal (a list of 1,000
+// webhooks decodes in about half the time encoding/json takes) but with encoding/json's tolerance,
+// so that whatever the public hub sends decodes as it would have before: names match without regard
+// to case, and duplicate names or invalid UTF-8 are not errors.
+var lenientJSON = jsonv2.JoinOptions(jsonv2.MatchCaseInsensitiveNames(true), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+
+// maxResponseBytes caps what the client reads from one response.
+const maxResponseBytes = 64 << 20
+
+// Client calls a hub's webhook management API. It is safe for concurrent use.
+type Client struct {
+	endpoint  *url.URL
+	base      string // scheme://host/path without credentials or a trailing slash
+	token     string
+	http      *http.Client
+	userAgent string
+	retry     RetryPolicy
+	timeout   time.Duration
+	log       *slog.Logger
+	now       func() time.Time
+	sleep     func(context.Context, time.Duration) error
+}
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithToken sets the access token, sent as "Authorization: Bearer <token>". Empty sends none.
+func WithToken(token string) Option { return func(c *Client) { c.token = strings.TrimSpace(token) } }
+
+// WithHTTPClient sets the HTTP client. Default: a client of its own with no overall timeout (each
+// attempt has its own, see WithAttemptTimeout).
+func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.http = hc } }
+
+// WithUserAgent sets the User-Agent header. Default "robothub/<version> (go; <os>/<arch>)".
+func WithUserAgent(ua string) Option { return func(c *Client) { c.userAgent = ua } }
+
+// WithRetry sets how idempotent calls are retried.
+func WithRetry(p RetryPolicy) Option { return func(c *Client) { c.retry = p } }
+
+// WithAttemptTimeout bounds each attempt of a request. Default 30s. An attempt of an idempotent call
+// that times out is retried.
+func WithAttemptTimeout(d time.Duration) Option { return func(c *Client) { c.timeout = d } }
+
+// WithLogger sets the logger for retries. Default: no logging.
+func WithLogger(l *slog.Logger) Option { return func(c *Client) { c.log = l } }
+
+// New returns a client for the hub at endpoint ("https://huggingface.co", "http://127.0.0.1:7861").
+// An empty endpoint is DefaultEndpoint.
+func New(endpoint string, opts ...Option) (*Client, error) {
+	if endpoint == "" {
+		endpoint = DefaultEndpoint
+	}
+	u, err := url.Parse(strings.TrimRight(endpoint, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, invalid("endpoint", "%q is not an http(s) URL such as %s", redactURL(endpoint), DefaultEndpoint)
+	}
+	c := &Client{
+		endpoint:  u,
+		http:      &http.Client{},
+		userAgent: fmt.Sprintf("robothub/%s (go; %s/%s)", version.String(), runtime.GOOS, runtime.GOARCH),
+		retry:     DefaultRetryPolicy,
+		timeout:   30 * time.Second,
+		log:       slog.New(slog.DiscardHandler),
+		now:       time.Now,
+		sleep:     sleepContext,
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	b := *u
+	b.User = nil
+	c.base = strings.TrimRight(b.String(), "/")
+	return c, nil
+}
+
+// Endpoint returns the hub's base URL, without credentials.
+func (c *Client) Endpoint() string { return c.endpoint.Redacted() }
+
+// HasToken reports whether requests carry a token.
+func (c *Client) HasToken() bool { return c.token != "" }
+
+// call says how one API call may be sent.
+type call struct {
+	method     string
+	path       string // escaped, from the API root: /api/settings/webhooks/abc
+	body       any    // JSON-encoded when not nil
+	idempotent bool   // may be sent again after a failure whose outcome is unknown
+}
+
+// do sends the call, retrying as the policy allows, and decodes a 2xx body into out (if not nil).
+// It reports whether an attempt's outcome was unknown (no response) before the returned result.
+func (c *Client) do(ctx context.Context, cl call, out any) (unknownBefore bool, err error) {
+	var payload []byte
+	if cl.body != nil {
+		if payload, err = json.Marshal(cl.body); err != nil {
+			return false, fmt.Errorf("%s %s: encoding the request: %w", cl.method, cl.path, err)
+		}
+	}
+	attempts := c.retry.MaxAttempts
+	if attempts < 1 || !cl.idempotent {
+		attempts = 1
+	}
+	for attempt := 1; ; attempt++ {
+		status, body, hdr, err := c.attempt(ctx, cl, payload)
+		if err == nil && status < 400 {
+			if out == nil || len(bytes.TrimSpace(body)) == 0 {
+				return unknownBefore, nil
+			}
+			if err := jsonv2.Unmarshal(body, out, lenientJSON); err != nil {
+				return unknownBefore, fmt.Errorf("%s %s: the hub's answer is not the expected JSON: %w", cl.method, cl.path, err)
+			}
+			return unknownBefore, nil
+		}
+		var failure error
+		var wait time.Duration
+		if err != nil {
+			if ctx.Err() != nil {
+				return unknownBefore, &TransportError{Method: cl.method, Path: cl.path, Err: ctx.Err()}
+			}
+			failure = &TransportError{Method: cl.method, Path: cl.path, Err: err}
+		} else {
+			herr := errorFromResponse(cl.method, cl.path, &http.Response{StatusCode: status, Header: hdr}, body, c.now())
+			failure, wait = herr, herr.RetryAfter
+			if !retryableStatus(status) {
+				return unknownBefore, herr
+			}
+		}
+		if attempt >= attempts {
+			return unknownBefore, failure
+		}
+		delay := c.retry.backoff(attempt)
+		if wait > 0 {
+			if c.retry.MaxRetryAfter > 0 && wait > c.retry.MaxRetryAfter {
+				return unknownBefore, failure // the hub asks for a longer pause than the caller accepts
+			}
+			delay = wait
+		}
+		c.log.LogAttrs(ctx, slog.LevelWarn, "hub request failed, retrying",
+			slog.String("method", cl.method), slog.String("path", cl.path), slog.Int("attempt", attempt),
+			slog.Duration("delay", delay), slog.String("error", failure.Error()))
+		if err != nil {
+			unknownBefore = true
+		}
+		if err := c.sleep(ctx, delay); err != nil {
+			return unknownBefore, failure
+		}
+	}
+}
+
+// attempt sends one request. A nil error means a response arrived (whatever its status).
+func (c *Client) attempt(ctx context.Context, cl call, payload []byte) (int, []byte, http.Header, error) {
+	if c.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
+	var body io.Reader
+	if payload != nil {
+		body = bytes.NewReader(payload)
+	}
+	req, err := http.NewRequestWithContext(ctx, cl.method, c.base+cl.path, body)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	req.Header.Set("User-Agent", c.userAgent)
+	req.Header.Set("Accept", "application/json")
+	if payload != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	if pw, ok := c.endpoint.User.Password(); ok {
+		req.SetBasicAuth(c.endpoint.User.Username(), pw)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // the url.Error repeats the full URL; the caller names the path
+		}
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+			err = fmt.Errorf("no answer within %s", c.timeout)
+		}
+		return 0, nil, nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
+	if err != nil {
+		return 0, nil, nil, fmt.Errorf("reading the answer: %w", err)
+	}
+	return resp.StatusCode, data, resp.Header, nil
+}
+
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
+
+func sleepContext(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

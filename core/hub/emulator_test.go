@@ -1,0 +1,186 @@
+package hub_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/robothub/robothub/core/hub"
+	"github.com/robothub/robothub/core/hubemu"
+)
+
+// localHub serves an in-memory emulator and records the bodies of the requests it gets.
+type localHub struct {
+	emu    *hubemu.Emulator
+	url    string
+	mu     sync.Mutex
+	bodies []string
+}
+
+func newLocalHub(t testing.TB) *localHub {
+	t.Helper()
+	emu, err := hubemu.Open(context.Background(), hubemu.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lh := &localHub{emu: emu}
+	api := emu.Handler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		lh.mu.Lock()
+		lh.bodies = append(lh.bodies, r.Method+" "+r.URL.Path+" "+string(body))
+		lh.mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		api.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { srv.Close(); emu.Close() })
+	lh.url = srv.URL
+	return lh
+}
+
+func (lh *localHub) client(t testing.TB, user, role string) *hub.Client {
+	t.Helper()
+	token, _, err := lh.emu.CreateToken(context.Background(), user, role, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := hub.New(lh.url, hub.WithToken(token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func (lh *localHub) lastBody() string {
+	lh.mu.Lock()
+	defer lh.mu.Unlock()
+	return lh.bodies[len(lh.bodies)-1]
+}
+
+func TestClientAgainstTheEmulator(t *testing.T) {
+	ctx := context.Background()
+	lh := newLocalHub(t)
+	c := lh.client(t, "alice", hubemu.RoleWrite)
+
+	wh, err := c.Create(ctx, hub.CreateRequest{
+		URL: "https://example.com/hook", Watched: []hub.WatchedItem{{"model", "alice/bert"}, {"org", "acme"}},
+		Domains: []string{"repo", "discussions"}, Secret: "s3cret",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wh.URL != "https://example.com/hook" || wh.Disabled || wh.Secret != "s3cret" || len(wh.Watched) != 2 || strings.Join(wh.Domains, ",") != "repo,discussion" {
+		t.Fatalf("created %+v", wh)
+	}
+
+	// Update sends only what changes: no "watched": [] behind the caller's back.
+	up, err := c.Update(ctx, wh.ID, hub.UpdateRequest{URL: hub.Ptr("https://example.org/new")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := lh.lastBody(); body != "POST /api/settings/webhooks/"+wh.ID+` {"url":"https://example.org/new"}` {
+		t.Fatalf("update sent %s", body)
+	}
+	if up.URL != "https://example.org/new" || len(up.Watched) != 2 || up.Secret != "s3cret" {
+		t.Fatalf("updated %+v", up)
+	}
+	up, err = c.Update(ctx, wh.ID, hub.UpdateRequest{Secret: hub.Ptr("")})
+	if err != nil || up.Secret != "" {
+		t.Fatalf("removing the secret: %+v %v", up, err)
+	}
+
+	// enabled -> disabled -> enabled -> deleted
+	got, err := c.Disable(ctx, wh.ID)
+	if err != nil || !got.Disabled {
+		t.Fatalf("disable: %+v %v", got, err)
+	}
+	got, err = c.Get(ctx, wh.ID)
+	if err != nil || !got.Disabled {
+		t.Fatalf("get after disable: %+v %v", got, err)
+	}
+	got, err = c.Enable(ctx, wh.ID)
+	if err != nil || got.Disabled {
+		t.Fatalf("enable: %+v %v", got, err)
+	}
+	list, err := c.List(ctx)
+	if err != nil || len(list) != 1 {
+		t.Fatalf("list: %+v %v", list, err)
+	}
+	if err := c.Delete(ctx, wh.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Get(ctx, wh.ID); !errors.Is(err, hub.ErrNotFound) {
+		t.Fatalf("get after delete: %v", err)
+	}
+	if err := c.Delete(ctx, wh.ID); !errors.Is(err, hub.ErrNotFound) {
+		t.Fatalf("second delete: %v", err)
+	}
+	if list, err = c.List(ctx); err != nil || len(list) != 0 {
+		t.Fatalf("list after delete: %+v %v", list, err)
+	}
+}
+
+func TestClientErrorsFromTheEmulator(t *testing.T) {
+	ctx := context.Background()
+	lh := newLocalHub(t)
+	alice := lh.client(t, "alice", hubemu.RoleWrite)
+	bob := lh.client(t, "bob", hubemu.RoleWrite)
+	reader := lh.client(t, "alice", hubemu.RoleRead)
+	wh, err := alice.Create(ctx, hub.CreateRequest{URL: "https://e.com", Watched: []hub.WatchedItem{{"user", "alice"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	_, err = bob.Get(ctx, wh.ID)
+	var he *hub.Error
+	if !errors.Is(err, hub.ErrNotFound) || !errors.As(err, &he) || he.RequestID == "" || !strings.Contains(he.Message, "not found") {
+		t.Fatalf("another user's webhook: %v", err)
+	}
+	if _, err := reader.Disable(ctx, wh.ID); !errors.Is(err, hub.ErrForbidden) || !strings.Contains(err.Error(), "write role") {
+		t.Fatalf("read token: %v", err)
+	}
+	wrong, _ := hub.New(lh.url, hub.WithToken("hf_wrong"))
+	if _, err := wrong.List(ctx); !errors.Is(err, hub.ErrUnauthorized) || !strings.Contains(err.Error(), "Invalid credentials") || strings.Contains(err.Error(), "hf_wrong") {
+		t.Fatalf("wrong token: %v", err)
+	}
+	if _, err := alice.Create(ctx, hub.CreateRequest{JobID: "0123456789abcdef01234567", Watched: []hub.WatchedItem{{"user", "a"}}}); !errors.Is(err, hub.ErrInvalid) || !strings.Contains(err.Error(), "no job") {
+		t.Fatalf("unknown job: %v", err)
+	}
+}
+
+func TestClientJobWebhookSecrets(t *testing.T) {
+	ctx := context.Background()
+	lh := newLocalHub(t)
+	c := lh.client(t, "alice", hubemu.RoleWrite)
+	job, err := c.CreateSourceJob(ctx, hub.SourceJobRequest{Command: []string{"true"}, Secrets: map[string]string{"OWN": "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wh, err := c.Create(ctx, hub.CreateRequest{JobID: job.ID, Watched: []hub.WatchedItem{{"user", "alice"}}, Secrets: map[string]string{"A": "1", "B": "2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wh.Job == nil || wh.Job.SourceID != job.ID || strings.Join(wh.Job.SecretNames, ",") != "A,B" {
+		t.Fatalf("job webhook %+v", wh.Job)
+	}
+	wh, err = c.Update(ctx, wh.ID, hub.UpdateRequest{JobID: job.ID, Secrets: map[string]string{"B": "", "C": "3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(wh.Job.SecretNames, ","); got != "A,C" {
+		t.Fatalf("secrets %s, want A,C", got)
+	}
+	var sent map[string]any
+	body := lh.lastBody()
+	if err := json.Unmarshal([]byte(body[strings.IndexByte(body, '{'):]), &sent); err != nil || len(sent) != 2 || sent["jobSourceId"] != job.ID {
+		t.Fatalf("update sent %s", body)
+	}
+}

@@ -1,0 +1,254 @@
+package hub
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The calls in this file are the hub's repo API as publishing needs it: who the token belongs to,
+// and creating, deleting, listing and reading spaces. The public hub and the local emulator (which
+// stores spaces only) both serve them.
+
+// Paths of the repo API.
+const (
+	WhoAmIPath     = "/api/whoami-v2"
+	CreateRepoPath = "/api/repos/create"
+	DeleteRepoPath = "/api/repos/delete"
+	SpacesPath     = "/api/spaces"
+)
+
+// RepoTypes are the kinds of repo the hub has.
+var RepoTypes = []string{"model", "dataset", "space"}
+
+// SpaceSDKs are the sdk values a space may have.
+var SpaceSDKs = []string{"gradio", "streamlit", "docker", "static"}
+
+// WhoAmI is the user a token belongs to, and what the token may do.
+type WhoAmI struct {
+	Type string `json:"type"` // "user"
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	Auth struct {
+		Type        string `json:"type"` // "access_token"
+		AccessToken struct {
+			DisplayName string `json:"displayName"`
+			Role        string `json:"role"` // "read", "write", or "fineGrained" on the public hub
+		} `json:"accessToken"`
+	} `json:"auth"`
+}
+
+// Role returns the token's role: "read", "write" or "fineGrained".
+func (w *WhoAmI) Role() string { return w.Auth.AccessToken.Role }
+
+// CanWrite reports whether the token has the write role. A fine-grained token of the public hub
+// may be allowed to write to some repos only: that shows only when it tries.
+func (w *WhoAmI) CanWrite() bool { return w.Role() == "write" }
+
+// WhoAmI returns the token's user and role.
+func (c *Client) WhoAmI(ctx context.Context) (*WhoAmI, error) {
+	var out WhoAmI
+	if _, err := c.do(ctx, call{method: http.MethodGet, path: WhoAmIPath, idempotent: true}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// CreateRepoRequest describes a new repo.
+type CreateRepoRequest struct {
+	Type    string // model, dataset or space (required: the hub's default is model)
+	ID      string // "name" (under the token's user) or "owner/name"
+	Private bool
+	SDK     string // for a space: gradio, streamlit, docker or static
+}
+
+// RepoURL is a created repo.
+type RepoURL struct {
+	URL  string `json:"url"`  // <hub>/spaces/<owner>/<name> for a space
+	Name string `json:"name"` // owner/name
+	ID   string `json:"id"`   // the hub's ID of the repo (the emulator sends it; the public hub may not)
+}
+
+type createRepoBody struct {
+	Name         string  `json:"name"`
+	Organization *string `json:"organization"`
+	Type         string  `json:"type"`
+	Private      bool    `json:"private"`
+	SDK          string  `json:"sdk,omitempty"`
+}
+
+// splitRepoID checks "name" or "owner/name" and returns its parts (owner "" when not given).
+func splitRepoID(id string) (owner, name string, err error) {
+	owner, name, hasOwner := strings.Cut(id, "/")
+	if !hasOwner {
+		owner, name = "", id
+	}
+	if name == "" || (hasOwner && owner == "") || strings.Contains(name, "/") {
+		return "", "", invalid("repo_id", "%q is not name or owner/name", id)
+	}
+	for _, part := range []string{owner, name} {
+		for _, c := range part {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+				return "", "", invalid("repo_id", "%q: use letters, digits, '-', '_' and '.' only", id)
+			}
+		}
+	}
+	return owner, name, nil
+}
+
+func checkRepoType(typ string) error {
+	for _, t := range RepoTypes {
+		if typ == t {
+			return nil
+		}
+	}
+	return invalid("repo_type", "%q is not one of %s", typ, strings.Join(RepoTypes, ", "))
+}
+
+// CreateRepo makes a repo. It is sent once and never retried; a repo that exists already is an
+// error that errors.Is matches with ErrConflict.
+func (c *Client) CreateRepo(ctx context.Context, r CreateRepoRequest) (*RepoURL, error) {
+	if err := checkRepoType(r.Type); err != nil {
+		return nil, err
+	}
+	owner, name, err := splitRepoID(r.ID)
+	if err != nil {
+		return nil, err
+	}
+	if r.SDK != "" {
+		if r.Type != "space" {
+			return nil, invalid("sdk", "only a space has an sdk")
+		}
+		ok := false
+		for _, s := range SpaceSDKs {
+			ok = ok || s == r.SDK
+		}
+		if !ok {
+			return nil, invalid("sdk", "%q is not one of %s", r.SDK, strings.Join(SpaceSDKs, ", "))
+		}
+	}
+	body := createRepoBody{Name: name, Type: r.Type, Private: r.Private, SDK: r.SDK}
+	if owner != "" {
+		body.Organization = &owner
+	}
+	var out RepoURL
+	if _, err := c.do(ctx, call{method: http.MethodPost, path: CreateRepoPath, body: body}, &out); err != nil {
+		return nil, err
+	}
+	if out.Name == "" {
+		out.Name = repoIDFromURL(out.URL)
+	}
+	return &out, nil
+}
+
+// repoIDFromURL returns owner/name from the end of a repo's URL.
+func repoIDFromURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return ""
+	}
+	parts := strings.Split(strings.Trim(u.Path, "/"), "/")
+	if len(parts) < 2 {
+		return ""
+	}
+	return parts[len(parts)-2] + "/" + parts[len(parts)-1]
+}
+
+type repoRefBody struct {
+	Name         string  `json:"name"`
+	Organization *string `json:"organization"`
+	Type         string  `json:"type"`
+}
+
+// DeleteRepo deletes a repo ("name" or "owner/name") with everything in it.
+func (c *Client) DeleteRepo(ctx context.Context, repoType, id string) error {
+	if err := checkRepoType(repoType); err != nil {
+		return err
+	}
+	owner, name, err := splitRepoID(id)
+	if err != nil {
+		return err
+	}
+	body := repoRefBody{Name: name, Type: repoType}
+	if owner != "" {
+		body.Organization = &owner
+	}
+	_, err = c.do(ctx, call{method: http.MethodDelete, path: DeleteRepoPath, body: body}, nil)
+	return err
+}
+
+// Space is a space as the hub lists it.
+type Space struct {
+	ID           string         `json:"id"` // owner/name
+	Author       string         `json:"author"`
+	SHA          string         `json:"sha"` // the head of main; "" before anything was pushed
+	LastModified time.Time      `json:"lastModified"`
+	CreatedAt    time.Time      `json:"createdAt"`
+	Private      bool           `json:"private"`
+	SDK          string         `json:"sdk"`
+	Tags         []string       `json:"tags"`
+	Likes        int            `json:"likes"`
+	CardData     map[string]any `json:"cardData"` // the README's front matter
+	Siblings     []struct {
+		RFilename string `json:"rfilename"`
+	} `json:"siblings"` // the files at the head of main
+}
+
+// SpaceQuery filters ListSpaces.
+type SpaceQuery struct {
+	Filter []string // tags the spaces must all carry, such as robot_python_app
+	Author string   // the owner
+	Search string   // a part of the ID
+	Limit  int      // 0: the hub's default
+}
+
+// ListSpaces returns the spaces that match q: the public ones and, with a token, the caller's own.
+func (c *Client) ListSpaces(ctx context.Context, q SpaceQuery) ([]Space, error) {
+	v := url.Values{}
+	for _, f := range q.Filter {
+		v.Add("filter", f)
+	}
+	if q.Author != "" {
+		v.Set("author", q.Author)
+	}
+	if q.Search != "" {
+		v.Set("search", q.Search)
+	}
+	if q.Limit > 0 {
+		v.Set("limit", strconv.Itoa(q.Limit))
+	}
+	v.Set("full", "true")
+	var out []Space
+	if _, err := c.do(ctx, call{method: http.MethodGet, path: SpacesPath + "?" + v.Encode(), idempotent: true}, &out); err != nil {
+		return nil, err
+	}
+	if out == nil {
+		out = []Space{}
+	}
+	return out, nil
+}
+
+// SpaceInfo returns one space ("owner/name"). A space that does not exist, or that the token may
+// not see, is ErrNotFound (or ErrUnauthorized without a token, as the public hub answers).
+func (c *Client) SpaceInfo(ctx context.Context, id string) (*Space, error) {
+	owner, name, err := splitRepoID(id)
+	if err != nil {
+		return nil, err
+	}
+	if owner == "" {
+		return nil, invalid("repo_id", "%q: give owner/name", id)
+	}
+	var out Space
+	path := SpacesPath + "/" + url.PathEscape(owner) + "/" + url.PathEscape(name)
+	if _, err := c.do(ctx, call{method: http.MethodGet, path: path, idempotent: true}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// SpaceGitURL returns the address to clone and push a space ("owner/name"): <hub>/spaces/owner/name.
+// It never holds the token: git gets it from a credential helper or an http.extraHeader.
+func (c *Client) SpaceGitURL(id string) string { return c.base + "/spaces/" + id }

@@ -1,0 +1,250 @@
+package hub
+
+import (
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+)
+
+// ValidationError is a request refused before it was sent: Field names what is wrong ("url",
+// "watched[1].type", "secrets.MY_TOKEN"). errors.Is(err, ErrInvalid) is true.
+type ValidationError struct {
+	Field   string
+	Problem string
+}
+
+func (e *ValidationError) Error() string {
+	if e.Field == "" {
+		return e.Problem
+	}
+	return e.Field + ": " + e.Problem
+}
+
+// Is makes errors.Is(err, ErrInvalid) true.
+func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
+
+func invalid(field, format string, args ...any) *ValidationError {
+	return &ValidationError{Field: field, Problem: fmt.Sprintf(format, args...)}
+}
+
+// ParseWatchedItem parses the CLI form type:name ("model:alice/bert", "org:acme").
+func ParseWatchedItem(s string) (WatchedItem, error) {
+	typ, name, ok := strings.Cut(s, ":")
+	if !ok {
+		return WatchedItem{}, invalid("watch", "%q is not type:name (for example model:alice/bert or user:alice); types: %s",
+			s, strings.Join(WatchTypes, ", "))
+	}
+	w := WatchedItem{Type: strings.TrimSpace(typ), Name: strings.TrimSpace(name)}
+	if err := checkWatchedItem("watch", w); err != nil {
+		return WatchedItem{}, err
+	}
+	return w, nil
+}
+
+func checkWatchedItem(field string, w WatchedItem) error {
+	known := false
+	for _, t := range WatchTypes {
+		if w.Type == t {
+			known = true
+		}
+	}
+	switch {
+	case !known:
+		return invalid(field+".type", "unknown watched type %q: use one of %s", w.Type, strings.Join(WatchTypes, ", "))
+	case w.Name == "":
+		return invalid(field+".name", "the name of the watched %s is empty", w.Type)
+	case strings.ContainsAny(w.Name, " \t\r\n?#"):
+		return invalid(field+".name", "watched name %q contains a space, '?' or '#'", w.Name)
+	case (w.Type == WatchUser || w.Type == WatchOrg) && strings.Contains(w.Name, "/"):
+		return invalid(field+".name", "a %s is a single name such as %q, not %q", w.Type, "alice", w.Name)
+	case w.Type == WatchBucket && strings.Count(w.Name, "/") != 1:
+		return invalid(field+".name", "a bucket is named owner/name, not %q", w.Name)
+	case strings.Count(w.Name, "/") > 1 || strings.HasPrefix(w.Name, "/") || strings.HasSuffix(w.Name, "/"):
+		return invalid(field+".name", "%q is not a repo name: use owner/name", w.Name)
+	}
+	return nil
+}
+
+func checkWatched(watched []WatchedItem) error {
+	if len(watched) == 0 {
+		return invalid("watched", "watch at least one item, such as model:alice/bert or user:alice")
+	}
+	for i, w := range watched {
+		if err := checkWatchedItem(fmt.Sprintf("watched[%d]", i), w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// NormalizeDomains checks domains and returns them deduplicated in a stable order. "discussions"
+// (the public Python client's spelling) is the same domain as "discussion".
+func NormalizeDomains(domains []string) ([]string, error) {
+	seen := map[string]bool{}
+	for i, d := range domains {
+		d = strings.ToLower(strings.TrimSpace(d))
+		if d == "discussions" {
+			d = DomainDiscussion
+		}
+		if d != DomainRepo && d != DomainDiscussion {
+			return nil, invalid(fmt.Sprintf("domains[%d]", i), "unknown domain %q: use %s or %s", domains[i], DomainRepo, DomainDiscussion)
+		}
+		seen[d] = true
+	}
+	out := make([]string, 0, len(seen))
+	for _, d := range Domains {
+		if seen[d] {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+func checkURL(field, s string) error {
+	u, err := url.Parse(s)
+	switch {
+	case s == "":
+		return invalid(field, "the URL is empty")
+	case err != nil:
+		return invalid(field, "%q is not a URL: %v", s, err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return invalid(field, "%q is not an absolute http(s) URL (it needs http:// or https:// and a host)", s)
+	case u.Host == "":
+		return invalid(field, "%q has no host", s)
+	}
+	return nil
+}
+
+func checkSecret(s string) error {
+	for _, c := range s {
+		if c < 0x20 || c > 0x7e {
+			return invalid("secret", "the secret may contain printable ASCII characters only")
+		}
+	}
+	return nil
+}
+
+// checkSecrets checks job secret names; values are never part of an error.
+func checkSecrets(secrets map[string]string) error {
+	names := make([]string, 0, len(secrets))
+	for n := range secrets {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if !isEnvName(n) {
+			return invalid("secrets", "%q is not a valid secret name: use letters, digits and '_', not starting with a digit", n)
+		}
+	}
+	return nil
+}
+
+func isEnvName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, c := range s {
+		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func checkID(field, id string) error {
+	if id == "" {
+		return invalid(field, "the ID is empty")
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return invalid(field, "%q is not a valid ID (letters, digits, '-' and '_' only)", id)
+		}
+	}
+	return nil
+}
+
+// Validate checks a create request and returns it normalized (domains deduplicated, "discussions"
+// spelled "discussion").
+func (r CreateRequest) Validate() (CreateRequest, error) {
+	switch {
+	case r.URL != "" && r.JobID != "":
+		return r, invalid("url", "give a URL or a job ID, not both")
+	case r.URL == "" && r.JobID == "":
+		return r, invalid("url", "give the URL to send payloads to, or the ID of a source job to run")
+	}
+	if r.URL != "" {
+		if err := checkURL("url", r.URL); err != nil {
+			return r, err
+		}
+		if len(r.Secrets) > 0 {
+			return r, invalid("secrets", "secrets are handed to job runs: they need a job ID, not a URL")
+		}
+	} else if err := checkID("job_id", r.JobID); err != nil {
+		return r, err
+	}
+	if err := checkWatched(r.Watched); err != nil {
+		return r, err
+	}
+	if r.Domains != nil {
+		d, err := NormalizeDomains(r.Domains)
+		if err != nil {
+			return r, err
+		}
+		r.Domains = d
+	}
+	if err := checkSecret(r.Secret); err != nil {
+		return r, err
+	}
+	if err := checkSecrets(r.Secrets); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+// Validate checks an update request and returns it normalized.
+func (r UpdateRequest) Validate() (UpdateRequest, error) {
+	if r.URL == nil && r.Watched == nil && r.Domains == nil && r.Secret == nil && r.JobID == "" && r.Secrets == nil {
+		return r, invalid("", "nothing to update: give at least one of url, watched, domains, secret, or a job ID with secrets")
+	}
+	if r.URL != nil {
+		if r.JobID != "" {
+			return r, invalid("url", "give a URL or a job ID, not both")
+		}
+		if err := checkURL("url", *r.URL); err != nil {
+			return r, err
+		}
+	}
+	if r.Secrets != nil && r.JobID == "" {
+		return r, invalid("secrets", "secrets are updated together with the job ID (pass the webhook's job ID as well)")
+	}
+	if r.JobID != "" {
+		if err := checkID("job_id", r.JobID); err != nil {
+			return r, err
+		}
+	}
+	if r.Watched != nil {
+		if err := checkWatched(r.Watched); err != nil {
+			return r, err
+		}
+	}
+	if r.Domains != nil {
+		if len(r.Domains) == 0 {
+			return r, invalid("domains", "give at least one domain (repo, discussion), or leave domains unchanged")
+		}
+		d, err := NormalizeDomains(r.Domains)
+		if err != nil {
+			return r, err
+		}
+		r.Domains = d
+	}
+	if r.Secret != nil {
+		if err := checkSecret(*r.Secret); err != nil {
+			return r, err
+		}
+	}
+	if err := checkSecrets(r.Secrets); err != nil {
+		return r, err
+	}
+	return r, nil
+}

@@ -1,0 +1,132 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+)
+
+// WebhooksPath is the root of the management API.
+const WebhooksPath = "/api/settings/webhooks"
+
+type webhookEnvelope struct {
+	Webhook *Webhook `json:"webhook"`
+}
+
+func webhookPath(id string, suffix string) string {
+	return WebhooksPath + "/" + url.PathEscape(id) + suffix
+}
+
+func (c *Client) one(ctx context.Context, cl call) (*Webhook, error) {
+	var env webhookEnvelope
+	if _, err := c.do(ctx, cl, &env); err != nil {
+		return nil, err
+	}
+	if env.Webhook == nil {
+		return nil, fmt.Errorf("%s %s: the hub's answer has no \"webhook\" object", cl.method, cl.path)
+	}
+	return env.Webhook, nil
+}
+
+// List returns the caller's webhooks.
+func (c *Client) List(ctx context.Context) ([]Webhook, error) {
+	var out []Webhook
+	if _, err := c.do(ctx, call{method: http.MethodGet, path: WebhooksPath, idempotent: true}, &out); err != nil {
+		return nil, err
+	}
+	if out == nil {
+		out = []Webhook{}
+	}
+	return out, nil
+}
+
+// Get returns one webhook. Another user's webhook is ErrNotFound, as a missing one is.
+func (c *Client) Get(ctx context.Context, id string) (*Webhook, error) {
+	if err := checkID("webhook_id", id); err != nil {
+		return nil, err
+	}
+	return c.one(ctx, call{method: http.MethodGet, path: webhookPath(id, ""), idempotent: true})
+}
+
+type createBody struct {
+	Watched     []WatchedItem     `json:"watched"`
+	Domains     []string          `json:"domains,omitempty"`
+	Secret      string            `json:"secret,omitempty"`
+	URL         string            `json:"url,omitempty"`
+	JobSourceID string            `json:"jobSourceId,omitempty"`
+	Secrets     map[string]string `json:"secrets,omitempty"`
+}
+
+// Create makes a webhook and returns its record. The request is checked first; it is sent once and
+// never retried, so a failure can never leave two webhooks behind.
+func (c *Client) Create(ctx context.Context, r CreateRequest) (*Webhook, error) {
+	r, err := r.Validate()
+	if err != nil {
+		return nil, err
+	}
+	body := createBody{Watched: r.Watched, Domains: r.Domains, Secret: r.Secret, URL: r.URL, JobSourceID: r.JobID, Secrets: r.Secrets}
+	return c.one(ctx, call{method: http.MethodPost, path: WebhooksPath, body: body})
+}
+
+// Update changes only the fields set in r and returns the updated record.
+func (c *Client) Update(ctx context.Context, id string, r UpdateRequest) (*Webhook, error) {
+	if err := checkID("webhook_id", id); err != nil {
+		return nil, err
+	}
+	r, err := r.Validate()
+	if err != nil {
+		return nil, err
+	}
+	body := map[string]any{}
+	if r.URL != nil {
+		body["url"] = *r.URL
+	}
+	if r.Watched != nil {
+		body["watched"] = r.Watched
+	}
+	if r.Domains != nil {
+		body["domains"] = r.Domains
+	}
+	if r.Secret != nil {
+		body["secret"] = *r.Secret
+	}
+	if r.JobID != "" {
+		body["jobSourceId"] = r.JobID
+	}
+	if r.Secrets != nil {
+		body["secrets"] = r.Secrets
+	}
+	// Setting the same fields twice gives the same webhook: safe to retry.
+	return c.one(ctx, call{method: http.MethodPost, path: webhookPath(id, ""), body: body, idempotent: true})
+}
+
+// Enable makes a disabled webhook deliver again. Enabling an enabled webhook changes nothing.
+func (c *Client) Enable(ctx context.Context, id string) (*Webhook, error) {
+	if err := checkID("webhook_id", id); err != nil {
+		return nil, err
+	}
+	return c.one(ctx, call{method: http.MethodPost, path: webhookPath(id, "/enable"), idempotent: true})
+}
+
+// Disable stops a webhook's deliveries and keeps the webhook.
+func (c *Client) Disable(ctx context.Context, id string) (*Webhook, error) {
+	if err := checkID("webhook_id", id); err != nil {
+		return nil, err
+	}
+	return c.one(ctx, call{method: http.MethodPost, path: webhookPath(id, "/disable"), idempotent: true})
+}
+
+// Delete removes a webhook for good.
+func (c *Client) Delete(ctx context.Context, id string) error {
+	if err := checkID("webhook_id", id); err != nil {
+		return err
+	}
+	unknown, err := c.do(ctx, call{method: http.MethodDelete, path: webhookPath(id, ""), idempotent: true}, nil)
+	if unknown && errors.Is(err, ErrNotFound) {
+		// An earlier attempt got no answer and this one finds nothing: that attempt deleted it.
+		return nil
+	}
+	return err
+}

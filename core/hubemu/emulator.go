@@ -1,0 +1,244 @@
+package hubemu
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults of an Emulator.
+const (
+	DefaultPublicURL    = "http://127.0.0.1:7861"
+	DefaultTriggerLimit = 1000 // deliveries per webhook per 24 hours, as on the public hub
+	DefaultJobTimeout   = 10 * time.Minute
+)
+
+// Config configures an Emulator. The zero value is an in-memory emulator with the defaults.
+type Config struct {
+	// DSN is the SQLite database: a file path, or MemoryDSN (the default) for a store that lives as
+	// long as the Emulator.
+	DSN string
+	// ReposDir holds the git repositories of spaces. Default: "repos" beside the DSN file; with
+	// MemoryDSN, a temporary directory that Close removes.
+	ReposDir string
+	// GitPath is the git program, whose git-http-backend serves the spaces. Default "git" on PATH.
+	GitPath string
+	// PublicURL is the emulator's address as clients see it; payload links (repo.url) start with it.
+	PublicURL string
+	// TriggerLimit caps the deliveries of one webhook in any 24 hours; over it, deliveries are
+	// recorded as rate_limited and not sent. 0 is DefaultTriggerLimit; negative means no limit.
+	TriggerLimit int
+	// Delivery sets timeouts, retries and concurrency of deliveries.
+	Delivery DeliveryPolicy
+	// JobTimeout bounds one job run. Default DefaultJobTimeout.
+	JobTimeout time.Duration
+	// JobPath is the PATH of job runs. Default: the emulator's own PATH.
+	JobPath string
+	// HTTPClient sends deliveries. Default: a client that follows no redirects.
+	HTTPClient *http.Client
+	// Logger receives the emulator's logs. Default slog.Default().
+	Logger *slog.Logger
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+}
+
+// Emulator is the local hub. Create it with Open; serve Handler; call Run to deliver events.
+type Emulator struct {
+	db           *store
+	publicURL    string
+	triggerLimit int
+	delivery     DeliveryPolicy
+	jobTimeout   time.Duration
+	jobPath      string
+	client       *http.Client
+	log          *slog.Logger
+	now          func() time.Time
+	wake         chan struct{}
+	running      atomic.Bool
+	lists        listCache
+	repos        *gitRepos
+}
+
+// Open opens (creating and migrating if needed) the emulator's store.
+func Open(ctx context.Context, cfg Config) (*Emulator, error) {
+	if cfg.DSN == "" {
+		cfg.DSN = MemoryDSN
+	}
+	repos, err := openRepos(cfg)
+	if err != nil {
+		return nil, err
+	}
+	db, err := openStore(ctx, cfg.DSN)
+	if err != nil {
+		_ = repos.close()
+		return nil, err
+	}
+	e := &Emulator{
+		db:           db,
+		publicURL:    strings.TrimRight(cfg.PublicURL, "/"),
+		triggerLimit: cfg.TriggerLimit,
+		delivery:     cfg.Delivery,
+		jobTimeout:   cfg.JobTimeout,
+		jobPath:      cfg.JobPath,
+		client:       cfg.HTTPClient,
+		log:          cfg.Logger,
+		now:          cfg.Now,
+		wake:         make(chan struct{}, 1),
+		repos:        repos,
+	}
+	if e.publicURL == "" {
+		e.publicURL = DefaultPublicURL
+	}
+	if e.triggerLimit == 0 {
+		e.triggerLimit = DefaultTriggerLimit
+	}
+	e.delivery.fill()
+	if e.jobTimeout <= 0 {
+		e.jobTimeout = DefaultJobTimeout
+	}
+	if e.jobPath == "" {
+		e.jobPath = os.Getenv("PATH")
+	}
+	if e.client == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConnsPerHost = e.delivery.Workers
+		e.client = &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	}
+	if e.log == nil {
+		e.log = slog.Default()
+	}
+	if e.now == nil {
+		e.now = time.Now
+	}
+	return e, nil
+}
+
+// Close closes the store (and removes the repositories of an in-memory emulator). Stop Run and
+// the HTTP server first.
+func (e *Emulator) Close() error {
+	err := e.db.close()
+	if rerr := e.repos.close(); err == nil {
+		err = rerr
+	}
+	return err
+}
+
+// openRepos prepares the directory of the spaces' git repositories.
+func openRepos(cfg Config) (*gitRepos, error) {
+	dir, temporary := cfg.ReposDir, false
+	switch {
+	case dir != "":
+	case cfg.DSN == MemoryDSN:
+		d, err := os.MkdirTemp("", "robothub-hub-repos-")
+		if err != nil {
+			return nil, fmt.Errorf("making a directory for the spaces' repositories: %w", err)
+		}
+		dir, temporary = d, true
+	default:
+		dir = filepath.Join(filepath.Dir(cfg.DSN), "repos")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("making the directory of the spaces' repositories: %w", err)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	return newGitRepos(abs, cfg.GitPath, temporary), nil
+}
+
+// PublicURL returns the address payload links start with.
+func (e *Emulator) PublicURL() string { return e.publicURL }
+
+// BootstrapConfig is what Bootstrap sets up on an emulator.
+type BootstrapConfig struct {
+	User          string        // the user to make when there is none; default "local"
+	WebhookURL    string        // if set: make sure the user has a webhook to this URL
+	WebhookSecret string        // its secret
+	Watched       []WatchedItem // what it watches; default the user's own repos (user:<User>)
+	Domains       []string      // default both
+}
+
+// BootstrapResult says what Bootstrap made.
+type BootstrapResult struct {
+	User      User
+	Token     string   // the new write token, when the user was created now; "" otherwise
+	Webhook   *Webhook // the bootstrap webhook, made now or found
+	CreatedWH bool     // the webhook was made now
+}
+
+// Bootstrap prepares a fresh emulator for use: with no users yet, it makes one (cfg.User) and a
+// write token for it. With cfg.WebhookURL, it makes sure that the user has a webhook to that URL
+// (found by URL, so that a restart does not make a second one). It is safe to call at every start.
+func (e *Emulator) Bootstrap(ctx context.Context, cfg BootstrapConfig) (*BootstrapResult, error) {
+	if cfg.User == "" {
+		cfg.User = "local"
+	}
+	res := &BootstrapResult{}
+	users, err := e.Users(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range users {
+		if u.Name == cfg.User {
+			res.User = u
+		}
+	}
+	if res.User.ID == "" {
+		hasAccounts, err := e.hasTokens(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if hasAccounts && cfg.WebhookURL == "" {
+			return res, nil // someone else's emulator already: nothing to do
+		}
+		res.Token, res.User, err = e.CreateToken(ctx, cfg.User, RoleWrite, "bootstrap")
+		if err != nil {
+			return nil, err
+		}
+	}
+	if cfg.WebhookURL == "" {
+		return res, nil
+	}
+	list, err := e.Webhooks(ctx, res.User.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range list {
+		if w.URL == cfg.WebhookURL {
+			res.Webhook = w
+			return res, nil
+		}
+	}
+	watched := cfg.Watched
+	if len(watched) == 0 {
+		watched = []WatchedItem{{Type: "user", Name: res.User.Name}}
+	}
+	in := WebhookInput{URL: &cfg.WebhookURL, Watched: &watched, Secret: &cfg.WebhookSecret}
+	if cfg.Domains != nil {
+		in.Domains = &cfg.Domains
+	}
+	res.Webhook, err = e.CreateWebhook(ctx, res.User.ID, in)
+	if err != nil {
+		return nil, err
+	}
+	res.CreatedWH = true
+	return res, nil
+}
+
+func (e *Emulator) hasTokens(ctx context.Context) (bool, error) {
+	var one int
+	err := e.db.r.QueryRowContext(ctx, "SELECT 1 FROM tokens LIMIT 1").Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}

@@ -1,0 +1,414 @@
+package hubemu
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/robothub/robothub/core/webhook"
+)
+
+// EmitInput describes an event on a repo, as a push, a settings change or a discussion would cause
+// it on the public hub. Only Repo, Scope and Action are required; the emulator fills in IDs, URLs,
+// commit IDs and discussion numbers.
+type EmitInput struct {
+	Repo          string               `json:"repo"`   // type:owner/name, such as model:alice/bert
+	Scope         string               `json:"scope"`  // repo, repo.content, repo.config, discussion, discussion.comment
+	Action        string               `json:"action"` // create, update, delete, move
+	Private       *bool                `json:"private,omitempty"`
+	HeadSha       string               `json:"headSha,omitempty"`     // repo.content: the new head of main
+	UpdatedRefs   []webhook.UpdatedRef `json:"updatedRefs,omitempty"` // repo.content: default main moved to HeadSha
+	UpdatedConfig json.RawMessage      `json:"updatedConfig,omitempty"`
+	Discussion    *DiscussionInput     `json:"discussion,omitempty"`
+	Comment       *CommentInput        `json:"comment,omitempty"`
+	MovedTo       string               `json:"movedTo,omitempty"` // repo move: the new owner/name
+
+	// fromGit marks an event of a stored space (a push, a creation, a deletion): HeadSha is the
+	// real head of main, even when it is empty (no main yet), and is never made up.
+	fromGit bool
+}
+
+// DiscussionInput describes the discussion of a discussion event. Num 0 means a new discussion on
+// create and the latest one otherwise.
+type DiscussionInput struct {
+	Num           int    `json:"num,omitempty"`
+	Title         string `json:"title,omitempty"`
+	IsPullRequest bool   `json:"isPullRequest,omitempty"`
+	Status        string `json:"status,omitempty"`
+}
+
+// CommentInput describes the comment of a discussion.comment event.
+type CommentInput struct {
+	Content string `json:"content,omitempty"`
+	Hidden  bool   `json:"hidden,omitempty"`
+}
+
+// EmitResult is an emitted event and the deliveries it caused.
+type EmitResult struct {
+	EventID    string          `json:"id"`
+	Payload    json.RawMessage `json:"payload"` // as delivered, without the webhook field each delivery adds
+	Deliveries []DeliveryRef   `json:"deliveries"`
+}
+
+// DeliveryRef names one delivery and its first state: pending, or rate_limited when the webhook has
+// used its triggers of the last 24 hours.
+type DeliveryRef struct {
+	ID        string `json:"id"`
+	WebhookID string `json:"webhookId"`
+	State     string `json:"state"`
+}
+
+var repoTypes = map[string]struct{ web, api string }{
+	"model":   {"", "models"},
+	"dataset": {"datasets/", "datasets"},
+	"space":   {"spaces/", "spaces"},
+	"bucket":  {"buckets/", "buckets"},
+}
+
+// validActions lists the actions of each documented scope. A narrower scope the hub may add later
+// (repo.config.dois) accepts any of create, update, delete, move.
+var validActions = map[string][]string{
+	webhook.ScopeRepo:              {"create", "update", "delete", "move"},
+	webhook.ScopeRepoContent:       {"update"},
+	webhook.ScopeRepoConfig:        {"update"},
+	webhook.ScopeDiscussion:        {"create", "update", "delete"},
+	webhook.ScopeDiscussionComment: {"create", "update"},
+}
+
+// domainOf returns the webhook domain an event scope belongs to.
+func domainOf(scope string) string {
+	if scope == "repo" || strings.HasPrefix(scope, "repo.") {
+		return "repo"
+	}
+	return "discussion"
+}
+
+func (in *EmitInput) validate() (repoType, repoName, owner string, err error) {
+	repoType, repoName, ok := strings.Cut(in.Repo, ":")
+	if _, known := repoTypes[repoType]; !ok || !known {
+		return "", "", "", errorf(ErrInvalid, "repo: %q is not type:owner/name with a type of model, dataset, space or bucket", in.Repo)
+	}
+	owner, name, ok := strings.Cut(repoName, "/")
+	if !ok || owner == "" || name == "" || strings.ContainsAny(name, "/ \t?#") {
+		return "", "", "", errorf(ErrInvalid, "repo: %q is not owner/name", repoName)
+	}
+	actions, known := validActions[in.Scope]
+	if !known {
+		if !strings.HasPrefix(in.Scope, "repo.") && !strings.HasPrefix(in.Scope, "discussion.") {
+			return "", "", "", errorf(ErrInvalid, "scope: %q is not one of repo, repo.content, repo.config, discussion, discussion.comment (or narrower)", in.Scope)
+		}
+		actions = validActions[webhook.ScopeRepo]
+	}
+	found := false
+	for _, a := range actions {
+		found = found || a == in.Action
+	}
+	if !found {
+		return "", "", "", errorf(ErrInvalid, "action: %q is not an action of scope %s (use %s)", in.Action, in.Scope, strings.Join(actions, ", "))
+	}
+	if in.Scope == webhook.ScopeRepo && in.Action == "move" {
+		o, n, ok := strings.Cut(in.MovedTo, "/")
+		if !ok || o == "" || n == "" || strings.Contains(n, "/") {
+			return "", "", "", errorf(ErrInvalid, "movedTo: a move needs the new owner/name, not %q", in.MovedTo)
+		}
+	}
+	if len(in.UpdatedConfig) > 0 && in.UpdatedConfig[0] != '{' {
+		return "", "", "", errorf(ErrInvalid, "updatedConfig: must be an object")
+	}
+	return repoType, repoName, owner, nil
+}
+
+// storedPayload is a payload without its webhook field: the outer, nil field hides the embedded one.
+type storedPayload struct {
+	*webhook.Payload
+	Webhook *webhook.Ref `json:"webhook,omitempty"`
+}
+
+type repoRow struct {
+	id, typ, name, ownerID string
+	private                bool
+	head                   string
+	discussions            int
+}
+
+// Emit records an event caused by the principal and queues a delivery for every enabled webhook
+// that watches the repo or its owner within the event's domain. Deliveries over a webhook's trigger
+// limit are recorded as rate_limited and not sent.
+func (e *Emulator) Emit(ctx context.Context, by Principal, in EmitInput) (*EmitResult, error) {
+	if _, _, _, err := in.validate(); err != nil {
+		return nil, err
+	}
+	var res *EmitResult
+	err := e.db.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		res, err = e.emitTx(ctx, tx, by, in)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	e.wakeDispatcher()
+	return res, nil
+}
+
+// emitTx is Emit inside the caller's transaction, so that a change and its event are stored
+// together. The caller wakes the dispatcher after the commit.
+func (e *Emulator) emitTx(ctx context.Context, tx *sql.Tx, by Principal, in EmitInput) (*EmitResult, error) {
+	repoType, repoName, ownerName, err := in.validate()
+	if err != nil {
+		return nil, err
+	}
+	res := &EmitResult{Deliveries: []DeliveryRef{}}
+	err = func() error {
+		now := e.now()
+		owner, _, err := ensureUser(ctx, tx, ownerName, "user", now)
+		if err != nil {
+			return err
+		}
+		repo, err := ensureRepo(ctx, tx, repoType, repoName, owner.ID, now)
+		if err != nil {
+			return err
+		}
+		if !in.fromGit && repoType == "space" {
+			if err := checkEmitOnStoredSpace(ctx, tx, repo.id, repoName, in); err != nil {
+				return err
+			}
+		}
+		if in.Private != nil {
+			repo.private = *in.Private
+		}
+		p, err := e.buildPayload(ctx, tx, by, repo, in, now)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, "UPDATE repos SET private = ?, head_sha = ?, discussion_count = ? WHERE id = ?",
+			repo.private, repo.head, repo.discussions, repo.id); err != nil {
+			return err
+		}
+		if p.MovedTo != nil {
+			if _, err := tx.ExecContext(ctx, "UPDATE repos SET name = ?, owner_id = ? WHERE id = ?", p.MovedTo.Name, p.MovedTo.Owner.ID, repo.id); err != nil {
+				return errorf(ErrConflict, "movedTo: %s:%s already exists", repoType, p.MovedTo.Name)
+			}
+		}
+		// Stored without its webhook field: each delivery adds its own (withWebhookRef).
+		raw, err := json.Marshal(storedPayload{Payload: p})
+		if err != nil {
+			return err
+		}
+		res.EventID, res.Payload = newID(now), raw
+		if _, err := tx.ExecContext(ctx, "INSERT INTO events (id, repo_id, scope, action, payload, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+			res.EventID, repo.id, in.Scope, in.Action, string(raw), ms(now)); err != nil {
+			return err
+		}
+		targets, err := matchingWebhooks(ctx, tx, repoType, repoName, ownerName, domainOf(in.Scope))
+		if err != nil {
+			return err
+		}
+		for _, id := range targets {
+			ref, err := e.queueDelivery(ctx, tx, id, res.EventID, "")
+			if err != nil {
+				return err
+			}
+			res.Deliveries = append(res.Deliveries, ref)
+		}
+		return nil
+	}()
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// checkEmitOnStoredSpace refuses the made-up events that would contradict a space's git data: a
+// push (its head is the real one) and a move (its repository would stay where it is).
+func checkEmitOnStoredSpace(ctx context.Context, tx *sql.Tx, repoID, name string, in EmitInput) error {
+	if in.Scope != webhook.ScopeRepoContent && !(in.Scope == webhook.ScopeRepo && in.Action == "move") {
+		return nil
+	}
+	var one int
+	err := tx.QueryRowContext(ctx, "SELECT 1 FROM spaces WHERE repo_id = ?", repoID).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if in.Scope == webhook.ScopeRepoContent {
+		return errorf(ErrConflict, "repo: space:%s is a git repository on this hub: push to it to emit repo.content events", name)
+	}
+	return errorf(ErrConflict, "repo: space:%s is a git repository on this hub and cannot be moved", name)
+}
+
+func ensureRepo(ctx context.Context, tx *sql.Tx, typ, name, ownerID string, now time.Time) (*repoRow, error) {
+	r := &repoRow{typ: typ, name: name, ownerID: ownerID}
+	err := tx.QueryRowContext(ctx, "SELECT id, private, head_sha, discussion_count FROM repos WHERE type = ? AND name = ?", typ, name).
+		Scan(&r.id, &r.private, &r.head, &r.discussions)
+	if err == nil {
+		return r, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return nil, err
+	}
+	r.id = newID(now)
+	_, err = tx.ExecContext(ctx, "INSERT INTO repos (id, type, name, owner_id, created_at) VALUES (?, ?, ?, ?, ?)", r.id, typ, name, ownerID, ms(now))
+	return r, err
+}
+
+// matchingWebhooks returns the enabled webhooks that watch the repo or its owner and follow domain.
+func matchingWebhooks(ctx context.Context, tx *sql.Tx, repoType, repoName, owner, domain string) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT w.id, w.domains FROM webhook_watch ww JOIN webhooks w ON w.id = ww.webhook_id
+		WHERE w.disabled = 0 AND ((ww.type = ? AND ww.name = ?) OR (ww.type IN ('user', 'org') AND ww.name = ?))
+		ORDER BY w.id`, repoType, repoName, owner)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id, domains string
+		if err := rows.Scan(&id, &domains); err != nil {
+			return nil, err
+		}
+		var list []string
+		if err := json.Unmarshal([]byte(domains), &list); err != nil {
+			return nil, fmt.Errorf("webhook %s: stored domains: %w", id, err)
+		}
+		for _, d := range list {
+			if d == domain {
+				out = append(out, id)
+				break
+			}
+		}
+	}
+	return out, rows.Err()
+}
+
+func (e *Emulator) buildPayload(ctx context.Context, tx *sql.Tx, by Principal, repo *repoRow, in EmitInput, now time.Time) (*webhook.Payload, error) {
+	kind := repoTypes[repo.typ]
+	base := e.publicURL
+	web := base + "/" + kind.web + repo.name
+	api := base + "/api/" + kind.api + "/" + repo.name
+	p := &webhook.Payload{
+		Event: webhook.Event{Action: in.Action, Scope: in.Scope},
+		Repo: webhook.Repo{Type: repo.typ, Name: repo.name, ID: repo.id, Private: repo.private,
+			URL: webhook.URL{Web: web, API: api}, Owner: webhook.Ref{ID: repo.ownerID}},
+	}
+	if repo.typ == "space" {
+		p.Repo.Subdomain = subdomainOf(repo.name)
+		tags, err := storedSpaceTags(ctx, tx, repo.id)
+		if err != nil {
+			return nil, err
+		}
+		p.Repo.Tags = tags
+	}
+	switch domainOf(in.Scope) {
+	case "repo":
+		if in.Scope == webhook.ScopeRepoContent || (in.Scope == webhook.ScopeRepo && in.Action == "create" && repo.head == "") {
+			old := repo.head
+			repo.head = in.HeadSha
+			if repo.head == "" && !in.fromGit {
+				repo.head = newSha()
+			}
+			if in.Scope == webhook.ScopeRepoContent {
+				p.UpdatedRefs = in.UpdatedRefs
+				if len(p.UpdatedRefs) == 0 {
+					newSha := repo.head
+					ref := webhook.UpdatedRef{Ref: "refs/heads/main", NewSha: &newSha}
+					if old != "" {
+						ref.OldSha = &old
+					}
+					p.UpdatedRefs = []webhook.UpdatedRef{ref}
+				}
+			}
+		}
+		p.Repo.HeadSha = repo.head
+		if in.Scope == webhook.ScopeRepoConfig || strings.HasPrefix(in.Scope, webhook.ScopeRepoConfig+".") {
+			p.UpdatedConfig = in.UpdatedConfig
+			if len(p.UpdatedConfig) == 0 {
+				p.UpdatedConfig = json.RawMessage("{}")
+				if in.Private != nil {
+					p.UpdatedConfig, _ = json.Marshal(map[string]bool{"private": *in.Private})
+				}
+			}
+		}
+		if in.Scope == webhook.ScopeRepo && in.Action == "move" {
+			newOwner, _, _ := strings.Cut(in.MovedTo, "/")
+			u, _, err := ensureUser(ctx, tx, newOwner, "user", now)
+			if err != nil {
+				return nil, err
+			}
+			p.MovedTo = &webhook.MovedTo{Name: in.MovedTo, Owner: webhook.Ref{ID: u.ID}}
+		}
+	case "discussion":
+		d := in.Discussion
+		if d == nil {
+			d = &DiscussionInput{}
+		}
+		num := d.Num
+		if num == 0 && in.Scope == webhook.ScopeDiscussion && in.Action == "create" {
+			repo.discussions++
+			num = repo.discussions
+		} else if num == 0 {
+			num = repo.discussions
+		}
+		if num <= 0 || num > repo.discussions {
+			return nil, errorf(ErrInvalid, "discussion: %s:%s has no discussion #%d (emit a discussion create first)", repo.typ, repo.name, max(num, 1))
+		}
+		title := d.Title
+		if title == "" {
+			title = fmt.Sprintf("Discussion #%d", num)
+			if d.IsPullRequest {
+				title = fmt.Sprintf("Pull request #%d", num)
+			}
+		}
+		status := d.Status
+		if status == "" {
+			status = "open"
+		}
+		switch status {
+		case "open", "closed", "merged", "draft":
+		default:
+			return nil, errorf(ErrInvalid, "discussion.status: %q is not one of open, closed, merged, draft", status)
+		}
+		dweb := fmt.Sprintf("%s/discussions/%d", web, num)
+		p.Discussion = &webhook.Discussion{
+			// The same discussion keeps the same ID across events: derive it from the repo and number.
+			ID: discussionID(repo.id, num), Num: num, Title: title, Status: status,
+			URL:    webhook.URL{Web: dweb, API: fmt.Sprintf("%s/discussions/%d", api, num)},
+			Author: webhook.Ref{ID: by.User.ID}, IsPullRequest: d.IsPullRequest,
+		}
+		if d.IsPullRequest {
+			p.Discussion.Changes = &webhook.DiscussionChanges{Base: "refs/heads/main"}
+			if status == "merged" {
+				p.Discussion.Changes.MergeCommitID = newSha()
+			}
+		}
+		if in.Scope == webhook.ScopeDiscussionComment || (in.Scope == webhook.ScopeDiscussion && in.Action == "create") {
+			c := in.Comment
+			if c == nil {
+				c = &CommentInput{}
+			}
+			id := newID(now)
+			p.Comment = &webhook.Comment{ID: id, Author: webhook.Ref{ID: by.User.ID}, Hidden: c.Hidden,
+				URL: webhook.URL{Web: dweb + "#" + id}}
+			if !c.Hidden {
+				p.Comment.Content = c.Content // the hub leaves out the content of a hidden comment
+			}
+		}
+	}
+	return p, nil
+}
+
+// subdomainOf is the host name label of a space owner/name, as the public hub makes it.
+func subdomainOf(name string) string {
+	return strings.ToLower(strings.NewReplacer("/", "-", ".", "-", "_", "-").Replace(name))
+}
+
+func discussionID(repoID string, num int) string {
+	s := fmt.Sprintf("%s%06x", repoID[:18], num)
+	return s[:24]
+}

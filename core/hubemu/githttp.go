@@ -1,0 +1,263 @@
+package hubemu
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cgi"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// maxGitBodyBytes caps one git request body (a pushed pack). A body git sends in chunks is spooled
+// to a file first, because CGI needs its length.
+const maxGitBodyBytes = 1 << 30
+
+// gitAccess is what a git request does to a space.
+type gitAccess int
+
+const (
+	gitRead  gitAccess = iota + 1 // clone, fetch (git-upload-pack, and the dumb protocol's files)
+	gitWrite                      // push (git-receive-pack)
+)
+
+// gitRequest classifies a request under /spaces/<owner>/<name>[.git]: the space, the path that
+// follows it, and the access it needs. path "" is the space itself, not a git request.
+func gitRequest(r *http.Request) (space, path string, access gitAccess) {
+	name, rest, _ := strings.Cut(r.PathValue("rest"), "/")
+	space = r.PathValue("owner") + "/" + strings.TrimSuffix(name, ".git")
+	if rest == "" {
+		return space, "", 0
+	}
+	path = "/" + rest
+	switch {
+	case path == "/git-receive-pack",
+		path == "/info/refs" && r.URL.Query().Get("service") == "git-receive-pack":
+		return space, path, gitWrite
+	}
+	return space, path, gitRead
+}
+
+// handleGit serves a space's git repository through git http-backend: anyone may read a public
+// space, only its owner a private one, and only the owner with a write token may push. After a push
+// that moved refs, the space's tags are read again and a repo.content update is emitted.
+func (e *Emulator) handleGit(w http.ResponseWriter, r *http.Request) {
+	name, path, access := gitRequest(r)
+	if err := checkRepoName(strings.TrimPrefix(name, r.PathValue("owner")+"/")); err != nil {
+		e.writeGitError(w, r, repoNotFound(false, name))
+		return
+	}
+	viewer, err := e.gitPrincipal(r)
+	if err != nil {
+		e.writeGitError(w, r, err)
+		return
+	}
+	sp, err := e.SpaceFor(r.Context(), viewer, name)
+	if err != nil {
+		e.writeGitError(w, r, err)
+		return
+	}
+	if path == "" {
+		e.writeSpaceLanding(w, r, sp)
+		return
+	}
+	if access == gitWrite {
+		switch {
+		case viewer == nil:
+			err = errorf(ErrUnauthorized, "pushing to %s needs a write token of its owner: git sends it as the password (any user name)", name)
+		case viewer.User.ID != sp.OwnerID:
+			err = errorf(ErrForbidden, "%s belongs to %s: you (%s) cannot push to it", name, sp.Owner, viewer.User.Name)
+		case !viewer.CanWrite():
+			err = errorf(ErrForbidden, "this token has the read role: pushing to %s needs a token with the write role", name)
+		}
+		if err != nil {
+			e.writeGitError(w, r, err)
+			return
+		}
+	}
+	backend, err := e.repos.httpBackend()
+	if err != nil {
+		e.writeGitError(w, r, err)
+		return
+	}
+	if r.ContentLength < 0 || len(r.TransferEncoding) > 0 {
+		cleanup, err := spoolBody(r, e.repos.root)
+		if err != nil {
+			e.writeGitError(w, r, err)
+			return
+		}
+		defer cleanup()
+	}
+	owner, repo, _ := strings.Cut(sp.Name, "/")
+	cgiReq := r.Clone(r.Context())
+	cgiReq.URL.Path = "/" + owner + "/" + repo + ".git" + path
+	cgiReq.URL.RawPath = ""
+	cgiReq.Header.Del("Authorization") // the token goes no further than this handler
+	env := append(e.repos.env(), "GIT_PROJECT_ROOT="+e.repos.projectRoot(), "GIT_HTTP_EXPORT_ALL=1")
+	if viewer != nil {
+		env = append(env, "REMOTE_USER="+viewer.User.Name)
+	}
+	h := &cgi.Handler{
+		Path:   backend,
+		Dir:    e.repos.root,
+		Env:    env,
+		Logger: slog.NewLogLogger(e.log.Handler(), slog.LevelError),
+		Stderr: &gitStderr{log: e.log, space: sp.Name},
+	}
+	if !(access == gitWrite && r.Method == http.MethodPost) {
+		h.ServeHTTP(w, cgiReq)
+		return
+	}
+
+	// A push: hold the space's lock so that the refs before and after are this push's alone.
+	lock := e.repos.lock(sp.Name)
+	lock.Lock()
+	defer lock.Unlock()
+	before, err := e.repos.refs(r.Context(), sp.Name)
+	if err != nil {
+		e.writeGitError(w, r, fmt.Errorf("reading the refs of %s: %w", sp.Name, err))
+		return
+	}
+	h.ServeHTTP(w, cgiReq)
+	// The push is over whatever the client does now: finish the bookkeeping even if it hung up.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), time.Minute)
+	defer cancel()
+	if err := e.afterPush(ctx, *viewer, sp, before); err != nil {
+		e.log.Error("recording a push", "space", sp.Name, "err", err)
+	}
+}
+
+// afterPush compares the refs with those before the push, and records and announces what changed.
+// A push that changed nothing (refused, or empty) emits nothing.
+func (e *Emulator) afterPush(ctx context.Context, by Principal, sp *Space, before map[string]string) error {
+	after, err := e.repos.refs(ctx, sp.Name)
+	if err != nil {
+		return err
+	}
+	changes := diffRefs(before, after)
+	if len(changes) == 0 {
+		return nil
+	}
+	mainSha := after[mainRef]
+	head, err := e.repos.readHead(ctx, sp.Name, mainSha)
+	if err != nil {
+		return err
+	}
+	res, err := e.recordPush(ctx, by, sp, changes, mainSha, head)
+	if err != nil {
+		return err
+	}
+	e.log.Info("space pushed", "space", sp.Name, "by", by.User.Name, "refs", len(changes), "head", mainSha, "deliveries", len(res.Deliveries))
+	return nil
+}
+
+// gitPrincipal returns the caller of a git request: nil without credentials, an error for a token
+// the hub does not know. git sends the token as the password of HTTP Basic (the user name is not
+// checked, as on the public hub), or as a bearer token through http.extraHeader.
+func (e *Emulator) gitPrincipal(r *http.Request) (*Principal, error) {
+	token := bearerToken(r)
+	if token == "" {
+		if _, password, ok := r.BasicAuth(); ok {
+			token = password
+		}
+	}
+	if token == "" {
+		return nil, nil
+	}
+	p, err := e.Authenticate(r.Context(), token)
+	if err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// writeGitError answers a git client: a status git understands, the message in text (git shows it
+// for some statuses) and in X-Error-Message, and on 401 a Basic challenge so that git asks its
+// credential helpers for the token.
+func (e *Emulator) writeGitError(w http.ResponseWriter, r *http.Request, err error) {
+	status, msg := statusOf(err)
+	if status == http.StatusInternalServerError {
+		e.log.Error("git request failed", "method", r.Method, "path", r.URL.Path, "request_id", w.Header().Get("X-Request-Id"), "err", err)
+	}
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Basic realm="robothub hub emulator"`)
+	}
+	var known *Error
+	if errors.As(err, &known) && known.Code != "" {
+		w.Header().Set("X-Error-Code", known.Code)
+	}
+	w.Header().Set("X-Error-Message", headerSafe(msg))
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(len(msg)+1))
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, msg+"\n")
+}
+
+// writeSpaceLanding answers a browser (or curl) at the space's own address with how to clone it.
+func (e *Emulator) writeSpaceLanding(w http.ResponseWriter, r *http.Request, sp *Space) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		e.writeGitError(w, r, errorf(ErrInvalid, "%s %s: a space's address takes GET; git uses the paths under it", r.Method, r.URL.Path))
+		return
+	}
+	visibility := "public"
+	if sp.Private {
+		visibility = "private"
+	}
+	body := fmt.Sprintf("%s: a %s %s space on the local hub.\n\n  git clone %s/spaces/%s\n\nDetails: %s/api/spaces/%s\n",
+		sp.Name, visibility, sp.SDK, e.publicURL, sp.Name, e.publicURL, sp.Name)
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodGet {
+		_, _ = io.WriteString(w, body)
+	}
+}
+
+// spoolBody replaces a request body of unknown length with a file holding it, so that CGI can pass
+// CONTENT_LENGTH.
+func spoolBody(r *http.Request, dir string) (cleanup func(), err error) {
+	f, err := os.CreateTemp(dir, "push-*.tmp")
+	if err != nil {
+		return nil, err
+	}
+	cleanup = func() { f.Close(); os.Remove(f.Name()) }
+	n, err := io.Copy(f, io.LimitReader(r.Body, maxGitBodyBytes+1))
+	if err == nil && n > maxGitBodyBytes {
+		err = &Error{Kind: ErrInvalid, Message: fmt.Sprintf("the request body is larger than %d bytes", maxGitBodyBytes)}
+	}
+	if err == nil {
+		_, err = f.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		cleanup()
+		var known *Error
+		if !errors.As(err, &known) {
+			err = errorf(ErrInvalid, "reading the request body: %v", err)
+		}
+		return nil, err
+	}
+	r.Body, r.ContentLength, r.TransferEncoding = f, n, nil
+	return cleanup, nil
+}
+
+// gitStderr logs what git http-backend writes to its standard error, one record per line.
+type gitStderr struct {
+	log   *slog.Logger
+	space string
+}
+
+func (g *gitStderr) Write(p []byte) (int, error) {
+	sc := bufio.NewScanner(strings.NewReader(string(p)))
+	for sc.Scan() {
+		if line := strings.TrimSpace(sc.Text()); line != "" {
+			g.log.Warn("git http-backend", "space", g.space, "stderr", line)
+		}
+	}
+	return len(p), nil
+}

@@ -1,0 +1,387 @@
+package hubemu
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/robothub/robothub/core/webhook"
+)
+
+// SpaceSDKs are the sdk values a space may have, as on the public hub.
+var SpaceSDKs = []string{"gradio", "streamlit", "docker", "static"}
+
+// DefaultSpaceSDK is the sdk of a space created without one: an app package's landing page is static.
+const DefaultSpaceSDK = "static"
+
+// maxRepoNameLen is the longest repo name the hub accepts.
+const maxRepoNameLen = 96
+
+// Space is a space stored on the emulator as a git repository.
+type Space struct {
+	RepoID       string
+	Name         string // owner/name
+	Owner        string
+	OwnerID      string
+	Private      bool
+	SDK          string
+	HeadSha      string   // the head of main; "" before the first push to main
+	Tags         []string // the README's front matter tags at the head of main, then the sdk
+	CardData     map[string]any
+	Files        []string // the paths at the head of main
+	LastModified time.Time
+	CreatedAt    time.Time
+}
+
+// hasTags reports whether the space carries every one of tags.
+func (s *Space) hasTags(tags []string) bool {
+	for _, t := range tags {
+		if !slices.Contains(s.Tags, t) {
+			return false
+		}
+	}
+	return true
+}
+
+// CreateRepoInput is the body of POST /api/repos/create, in the public hub's shape.
+type CreateRepoInput struct {
+	Name         string  `json:"name"`
+	Organization *string `json:"organization"`
+	Type         string  `json:"type"` // model (the default), dataset or space: only space is stored here
+	Private      *bool   `json:"private"`
+	SDK          string  `json:"sdk"`
+}
+
+// RepoRefInput names a repo, as the body of DELETE /api/repos/delete does.
+type RepoRefInput struct {
+	Name         string  `json:"name"`
+	Organization *string `json:"organization"`
+	Type         string  `json:"type"`
+}
+
+// fullName checks the repo's type and name for the caller and returns owner/name.
+func repoFullName(by Principal, name string, organization *string, typ string) (string, error) {
+	if typ == "" {
+		typ = "model"
+	}
+	switch typ {
+	case "space":
+	case "model", "dataset":
+		return "", errorf(ErrInvalid, "type: %q: only spaces are stored by this emulator (use \"type\": \"space\")", typ)
+	default:
+		return "", errorf(ErrInvalid, "type: %q is not one of model, dataset, space", typ)
+	}
+	org := ""
+	if organization != nil {
+		org = *organization
+	}
+	// Older clients send "owner/name" as the name.
+	if owner, rest, ok := strings.Cut(name, "/"); ok {
+		if org != "" && org != owner {
+			return "", errorf(ErrInvalid, "name: %q names the owner %s, but organization is %s", name, owner, org)
+		}
+		org, name = owner, rest
+	}
+	if err := checkRepoName(name); err != nil {
+		return "", err
+	}
+	if org != "" && org != by.User.Name {
+		return "", errorf(ErrForbidden, "organization: %q: this emulator has no organizations; you (%s) can make repos under your own name only", org, by.User.Name)
+	}
+	return by.User.Name + "/" + name, nil
+}
+
+// checkRepoName applies the public hub's rules to the name part of a repo ID.
+func checkRepoName(name string) error {
+	switch {
+	case name == "":
+		return errorf(ErrInvalid, "name: the repo name is empty")
+	case len(name) > maxRepoNameLen:
+		return errorf(ErrInvalid, "name: %q is longer than %d characters", name, maxRepoNameLen)
+	case strings.Contains(name, "..") || strings.Contains(name, "--"):
+		return errorf(ErrInvalid, "name: %q: '--' and '..' are not allowed", name)
+	case strings.HasPrefix(name, "-") || strings.HasPrefix(name, ".") || strings.HasSuffix(name, "-") || strings.HasSuffix(name, "."):
+		return errorf(ErrInvalid, "name: %q: '-' and '.' cannot start or end a repo name", name)
+	case strings.HasSuffix(strings.ToLower(name), ".git"):
+		return errorf(ErrInvalid, "name: %q: a repo name cannot end with .git", name)
+	}
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return errorf(ErrInvalid, "name: %q: use letters, digits, '-', '_' and '.' only", name)
+		}
+	}
+	return nil
+}
+
+func checkSDK(sdk string) (string, error) {
+	if sdk == "" {
+		return DefaultSpaceSDK, nil
+	}
+	if !slices.Contains(SpaceSDKs, sdk) {
+		return "", errorf(ErrInvalid, "sdk: %q is not one of %s", sdk, strings.Join(SpaceSDKs, ", "))
+	}
+	return sdk, nil
+}
+
+// spaceTags is a space's tags: the card's, then the sdk.
+func spaceTags(card cardData, sdk string) []string {
+	tags := card.tags()
+	if !slices.Contains(tags, sdk) {
+		tags = append(tags, sdk)
+	}
+	return tags
+}
+
+// CreateSpace makes an empty space owned by the caller: a git repository with no commits whose
+// branch will be main. It emits a repo create event.
+func (e *Emulator) CreateSpace(ctx context.Context, by Principal, in CreateRepoInput) (*Space, error) {
+	name, err := repoFullName(by, in.Name, in.Organization, in.Type)
+	if err != nil {
+		return nil, err
+	}
+	sdk, err := checkSDK(in.SDK)
+	if err != nil {
+		return nil, err
+	}
+	private := in.Private != nil && *in.Private
+	lock := e.repos.lock(name)
+	lock.Lock()
+	defer lock.Unlock()
+	if _, err := e.spaceByName(ctx, e.db.r, name); err == nil {
+		return nil, &Error{Kind: ErrConflict, Message: "You already created this space repo: " + name}
+	} else if !errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+	if _, err := e.repos.httpBackend(); err != nil {
+		return nil, err
+	}
+	if err := e.repos.create(ctx, name); err != nil {
+		return nil, fmt.Errorf("creating the git repository of %s: %w", name, err)
+	}
+	err = e.db.tx(ctx, func(tx *sql.Tx) error {
+		now := e.now()
+		// A repo that emitted events named before (it has a repos row, no git data) becomes this space.
+		repo, err := ensureRepo(ctx, tx, "space", name, by.User.ID, now)
+		if err != nil {
+			return err
+		}
+		tags, _ := json.Marshal(spaceTags(cardData{}, sdk))
+		if _, err := tx.ExecContext(ctx, "UPDATE repos SET private = ?, head_sha = '', owner_id = ? WHERE id = ?", private, by.User.ID, repo.id); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO spaces (repo_id, sdk, tags, last_modified) VALUES (?, ?, ?, ?)",
+			repo.id, sdk, string(tags), ms(now)); err != nil {
+			return err
+		}
+		_, err = e.emitTx(ctx, tx, by, EmitInput{Repo: "space:" + name, Scope: webhook.ScopeRepo, Action: "create", fromGit: true})
+		return err
+	})
+	if err != nil {
+		_ = e.repos.remove(name)
+		return nil, err
+	}
+	e.wakeDispatcher()
+	e.log.Info("space created", "space", name, "private", private, "sdk", sdk)
+	return e.spaceByName(ctx, e.db.r, name)
+}
+
+// DeleteSpace deletes one of the caller's spaces with its git data. It emits a repo delete event.
+func (e *Emulator) DeleteSpace(ctx context.Context, by Principal, in RepoRefInput) error {
+	name, err := repoFullName(by, in.Name, in.Organization, in.Type)
+	if err != nil {
+		return err
+	}
+	lock := e.repos.lock(name)
+	lock.Lock()
+	defer lock.Unlock()
+	sp, err := e.spaceByName(ctx, e.db.r, name)
+	if err != nil {
+		return err
+	}
+	err = e.db.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := e.emitTx(ctx, tx, by, EmitInput{Repo: "space:" + name, Scope: webhook.ScopeRepo, Action: "delete", fromGit: true}); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, "DELETE FROM repos WHERE id = ?", sp.RepoID)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	e.wakeDispatcher()
+	if err := e.repos.remove(name); err != nil {
+		e.log.Error("removing the git repository of a deleted space", "space", name, "err", err)
+	}
+	e.log.Info("space deleted", "space", name)
+	return nil
+}
+
+// repoNotFound is the public hub's answer for a repo that does not exist or that the caller may
+// not see: 401 to an anonymous caller (who may have forgotten the token), 404 to a signed-in one.
+func repoNotFound(anonymous bool, name string) error {
+	if anonymous {
+		return &Error{Kind: ErrUnauthorized, Code: "RepoNotFound",
+			Message: "Repository not found: space " + name + " does not exist, or it is private and the request has no token"}
+	}
+	return &Error{Kind: ErrNotFound, Code: "RepoNotFound", Message: "Repository not found: space " + name}
+}
+
+// SpaceFor returns the space owner/name if the viewer may see it (nil: an anonymous viewer).
+func (e *Emulator) SpaceFor(ctx context.Context, viewer *Principal, name string) (*Space, error) {
+	sp, err := e.spaceByName(ctx, e.db.r, name)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+	if err != nil || (sp.Private && (viewer == nil || viewer.User.ID != sp.OwnerID)) {
+		return nil, repoNotFound(viewer == nil, name)
+	}
+	return sp, nil
+}
+
+// SpaceQuery filters a listing of spaces.
+type SpaceQuery struct {
+	Tags   []string // every one of them (the filter parameter)
+	Author string   // the owner's name
+	Search string   // a part of the ID, any case
+	Limit  int      // 0: no limit
+}
+
+const spaceColumns = `r.id, r.name, r.private, r.head_sha, r.created_at, r.owner_id, u.name,
+	s.sdk, s.tags, s.card_data, s.files, s.last_modified
+	FROM spaces s JOIN repos r ON r.id = s.repo_id JOIN users u ON u.id = r.owner_id`
+
+// Spaces lists the spaces the viewer may see (the public ones, and the viewer's own private ones)
+// that match q, most recently changed first.
+func (e *Emulator) Spaces(ctx context.Context, viewer *Principal, q SpaceQuery) ([]*Space, error) {
+	viewerID := ""
+	if viewer != nil {
+		viewerID = viewer.User.ID
+	}
+	query := "SELECT " + spaceColumns + " WHERE (r.private = 0 OR r.owner_id = ?)"
+	args := []any{viewerID}
+	if q.Author != "" {
+		query += " AND u.name = ?"
+		args = append(args, q.Author)
+	}
+	query += " ORDER BY s.last_modified DESC, r.name"
+	rows, err := e.db.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []*Space{}
+	search := strings.ToLower(q.Search)
+	for rows.Next() {
+		sp, err := scanSpace(rows)
+		if err != nil {
+			return nil, err
+		}
+		if !sp.hasTags(q.Tags) || (search != "" && !strings.Contains(strings.ToLower(sp.Name), search)) {
+			continue
+		}
+		out = append(out, sp)
+		if q.Limit > 0 && len(out) >= q.Limit {
+			break
+		}
+	}
+	return out, rows.Err()
+}
+
+type rowScanner interface{ Scan(dest ...any) error }
+
+func scanSpace(row rowScanner) (*Space, error) {
+	sp := &Space{}
+	var created, modified int64
+	var tags, card, files string
+	if err := row.Scan(&sp.RepoID, &sp.Name, &sp.Private, &sp.HeadSha, &created, &sp.OwnerID, &sp.Owner,
+		&sp.SDK, &tags, &card, &files, &modified); err != nil {
+		return nil, err
+	}
+	sp.CreatedAt, sp.LastModified = fromMS(created), fromMS(modified)
+	if err := json.Unmarshal([]byte(tags), &sp.Tags); err != nil {
+		return nil, fmt.Errorf("space %s: stored tags: %w", sp.Name, err)
+	}
+	if err := json.Unmarshal([]byte(card), &sp.CardData); err != nil {
+		return nil, fmt.Errorf("space %s: stored card data: %w", sp.Name, err)
+	}
+	if err := json.Unmarshal([]byte(files), &sp.Files); err != nil {
+		return nil, fmt.Errorf("space %s: stored files: %w", sp.Name, err)
+	}
+	return sp, nil
+}
+
+// spaceByName returns the stored space owner/name, whoever may see it, or an ErrNotFound error.
+func (e *Emulator) spaceByName(ctx context.Context, q querier, name string) (*Space, error) {
+	sp, err := scanSpace(q.QueryRowContext(ctx, "SELECT "+spaceColumns+" WHERE r.type = 'space' AND r.name = ?", name))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("space", name)
+	}
+	return sp, err
+}
+
+// storedSpaceTags returns the tags of a stored space, or nil for any other repo.
+func storedSpaceTags(ctx context.Context, q querier, repoID string) ([]string, error) {
+	var tags string
+	err := q.QueryRowContext(ctx, "SELECT tags FROM spaces WHERE repo_id = ?", repoID).Scan(&tags)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	if err := json.Unmarshal([]byte(tags), &out); err != nil {
+		return nil, fmt.Errorf("stored tags of repo %s: %w", repoID, err)
+	}
+	return out, nil
+}
+
+// recordPush stores what a push changed and emits its repo.content update, in one transaction.
+// changes are the refs the push moved (at least one); head is what main now holds.
+func (e *Emulator) recordPush(ctx context.Context, by Principal, sp *Space, changes []refChange, mainSha string, head headState) (*EmitResult, error) {
+	refs := make([]webhook.UpdatedRef, len(changes))
+	for i, c := range changes {
+		refs[i] = webhook.UpdatedRef{Ref: c.Ref}
+		if c.Old != "" {
+			refs[i].OldSha = &c.Old
+		}
+		if c.New != "" {
+			refs[i].NewSha = &c.New
+		}
+	}
+	sdk := sp.SDK
+	if s, ok := head.card["sdk"].(string); ok && slices.Contains(SpaceSDKs, s) {
+		sdk = s // the README's sdk is the space's, as on the public hub
+	}
+	tags, _ := json.Marshal(spaceTags(head.card, sdk))
+	card, err := json.Marshal(head.card)
+	if err != nil {
+		return nil, fmt.Errorf("the README front matter of %s: %w", sp.Name, err)
+	}
+	files, _ := json.Marshal(head.files)
+	modified := head.modified
+	if modified.IsZero() {
+		modified = e.now()
+	}
+	var res *EmitResult
+	err = e.db.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, "UPDATE spaces SET sdk = ?, tags = ?, card_data = ?, files = ?, last_modified = ? WHERE repo_id = ?",
+			sdk, string(tags), string(card), string(files), ms(modified), sp.RepoID); err != nil {
+			return err
+		}
+		var err error
+		res, err = e.emitTx(ctx, tx, by, EmitInput{Repo: "space:" + sp.Name, Scope: webhook.ScopeRepoContent, Action: "update",
+			HeadSha: mainSha, UpdatedRefs: refs, fromGit: true})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	e.wakeDispatcher()
+	return res, nil
+}

@@ -1,0 +1,144 @@
+package hubemu
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+	"time"
+)
+
+// Token roles.
+const (
+	RoleRead  = "read"  // may list and read
+	RoleWrite = "write" // may also create, change and delete
+)
+
+// User is an account on the emulator. Organizations are users of kind "org"; they own repos but
+// cannot sign in.
+type User struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	Kind      string    `json:"type"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// Principal is the caller of a request: a user through one of its tokens.
+type Principal struct {
+	User      User
+	TokenName string
+	Role      string
+}
+
+// CanWrite reports whether the token may change things.
+func (p Principal) CanWrite() bool { return p.Role == RoleWrite }
+
+func checkUserName(name string) error {
+	if name == "" {
+		return errorf(ErrInvalid, "user name is empty")
+	}
+	if len(name) > 64 {
+		return errorf(ErrInvalid, "user name %q is longer than 64 characters", name)
+	}
+	for i, c := range name {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || (i > 0 && strings.ContainsRune("-_.", c))
+		if !ok {
+			return errorf(ErrInvalid, "user name %q may contain letters, digits, '-', '_' and '.', and starts with a letter or digit", name)
+		}
+	}
+	return nil
+}
+
+// ensureUser returns the user called name, creating it (of the given kind) if there is none.
+func ensureUser(ctx context.Context, tx *sql.Tx, name, kind string, now time.Time) (User, bool, error) {
+	u := User{Name: name}
+	var created int64
+	err := tx.QueryRowContext(ctx, "SELECT id, kind, created_at FROM users WHERE name = ?", name).Scan(&u.ID, &u.Kind, &created)
+	if err == nil {
+		u.CreatedAt = fromMS(created)
+		return u, false, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return u, false, err
+	}
+	if err := checkUserName(name); err != nil {
+		return u, false, err
+	}
+	u.ID, u.Kind, u.CreatedAt = newID(now), kind, now.UTC().Truncate(time.Millisecond)
+	_, err = tx.ExecContext(ctx, "INSERT INTO users (id, name, kind, created_at) VALUES (?, ?, ?, ?)", u.ID, u.Name, u.Kind, ms(now))
+	return u, true, err
+}
+
+// CreateToken makes a new access token for the user called userName, creating the user if it does
+// not exist, and returns the token. The token is shown only here: the store keeps its hash.
+func (e *Emulator) CreateToken(ctx context.Context, userName, role, tokenName string) (string, User, error) {
+	if role == "" {
+		role = RoleWrite
+	}
+	if role != RoleRead && role != RoleWrite {
+		return "", User{}, errorf(ErrInvalid, "token role %q: use %s or %s", role, RoleRead, RoleWrite)
+	}
+	if tokenName == "" {
+		tokenName = "robothub"
+	}
+	token := newToken()
+	var user User
+	err := e.db.tx(ctx, func(tx *sql.Tx) error {
+		now := e.now()
+		u, _, err := ensureUser(ctx, tx, userName, "user", now)
+		if err != nil {
+			return err
+		}
+		if u.Kind != "user" {
+			return errorf(ErrInvalid, "%s is an organization: tokens belong to users", userName)
+		}
+		user = u
+		_, err = tx.ExecContext(ctx, "INSERT INTO tokens (hash, user_id, name, role, created_at) VALUES (?, ?, ?, ?, ?)",
+			tokenHash(token), u.ID, tokenName, role, ms(now))
+		return err
+	})
+	if err != nil {
+		return "", User{}, err
+	}
+	return token, user, nil
+}
+
+// Authenticate returns the principal of a token, or an ErrUnauthorized error.
+func (e *Emulator) Authenticate(ctx context.Context, token string) (Principal, error) {
+	if token == "" {
+		return Principal{}, errorf(ErrUnauthorized, "Authorization header is missing: send Authorization: Bearer <token>")
+	}
+	var p Principal
+	var created int64
+	err := e.db.r.QueryRowContext(ctx, `SELECT u.id, u.name, u.kind, u.created_at, t.name, t.role
+		FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.hash = ?`, tokenHash(token)).
+		Scan(&p.User.ID, &p.User.Name, &p.User.Kind, &created, &p.TokenName, &p.Role)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Principal{}, errorf(ErrUnauthorized, "Invalid credentials in Authorization header")
+	}
+	if err != nil {
+		return Principal{}, err
+	}
+	p.User.CreatedAt = fromMS(created)
+	return p, nil
+}
+
+// Users returns every user, oldest first.
+func (e *Emulator) Users(ctx context.Context) ([]User, error) {
+	rows, err := e.db.r.QueryContext(ctx, "SELECT id, name, kind, created_at FROM users ORDER BY created_at, name")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []User
+	for rows.Next() {
+		var u User
+		var created int64
+		if err := rows.Scan(&u.ID, &u.Name, &u.Kind, &created); err != nil {
+			return nil, err
+		}
+		u.CreatedAt = fromMS(created)
+		out = append(out, u)
+	}
+	return out, rows.Err()
+}

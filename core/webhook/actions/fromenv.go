@@ -1,0 +1,40 @@
+package actions
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/robothub/robothub/core/webhook"
+)
+
+// PublicURLEnv optionally names the address at which the hub reaches an env-configured receiver
+// (a function URL, an API stage URL), so that its landing page shows routes at that address.
+const PublicURLEnv = "ROBOTHUB_PUBLIC_URL"
+
+// NewServerFromEnv builds the receiver that deployments configured by environment serve (the Lambda
+// function, the Cloud Function, a Space): the routes of ROBOTHUB_ROUTES, the secret of
+// WEBHOOK_SECRET, and the landing page address of ROBOTHUB_PUBLIC_URL. getenv is how the
+// environment is read (os.Getenv in a main); cfg.Logger, if set, is also the server's logger.
+// opts come after those and may override them. Empty or malformed routes are an error that names
+// the variable, so that a misconfigured function fails at start rather than on the first delivery.
+func NewServerFromEnv(getenv func(string) string, cfg Config, opts ...webhook.Option) (*webhook.Server, error) {
+	routes, err := ParseRoutes(getenv(RoutesEnv))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", RoutesEnv, err)
+	}
+	if len(routes) == 0 {
+		return nil, fmt.Errorf("%s is empty: set it to the routes to serve, such as %s='hello=log;build=exec:make build'", RoutesEnv, RoutesEnv)
+	}
+	base := []webhook.Option{webhook.WithGetenv(getenv)}
+	if cfg.Logger != nil {
+		base = append(base, webhook.WithLogger(cfg.Logger))
+	}
+	srv := webhook.NewServer(append(base, opts...)...)
+	if err := NewBuilder(cfg).Register(srv, routes); err != nil {
+		return nil, fmt.Errorf("%s: %w", RoutesEnv, err)
+	}
+	if u := strings.TrimSpace(getenv(PublicURLEnv)); u != "" {
+		srv.SetPublicURL(u)
+	}
+	return srv, nil
+}

@@ -1,0 +1,297 @@
+// Command benchreport runs every benchmark of the project (make bench) and writes the generated part
+// of docs/BENCHMARKS.md: each figure beside its target, the command that measured it, and the
+// machine it ran on. Comparisons (the receiver against a bare net/http handler, `robothub webhooks
+// ls` against curl, the daemon's app list against spawning Python for it) are made within one run.
+//
+//	go run ./internal/benchreport [-out docs/BENCHMARKS.md] [-only REGEXP]
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// A suite is one `go test -bench` invocation; its benchmarks feed several checks.
+type suite struct {
+	pkg       string
+	bench     string // -bench regexp
+	benchtime string
+	cpu       string // -cpu, when the deployed configuration fixes GOMAXPROCS
+}
+
+func (s suite) args() []string {
+	a := []string{"test", "-run", "^$", "-bench", s.bench, "-benchmem", "-benchtime", s.benchtime}
+	if s.cpu != "" {
+		a = append(a, "-cpu", s.cpu)
+	}
+	return append(a, s.pkg)
+}
+
+func (s suite) command() string { return "go " + strings.Join(quoteArgs(s.args()), " ") }
+
+// A check compares one metric of one benchmark with its target.
+type check struct {
+	area, what string
+	suite      suite
+	bench      string // benchmark name without the -GOMAXPROCS suffix
+	unit       string // the metric: "ns/op", "list-p99-ms", ...
+	limit      float64
+	atLeast    bool // the target is a floor (throughput), not a ceiling
+	show       func(float64) string
+	target     string
+	note       func(results) string // what it is compared with, from the same run
+}
+
+// results are the metrics of every benchmark run so far: results[bench][unit].
+type results map[string]map[string]float64
+
+var (
+	receiverParse = suite{pkg: "./core/webhook", bench: "^BenchmarkParse$", benchtime: "2s"}
+	receiverLoad  = suite{pkg: "./adapters/nethttp", bench: "^BenchmarkReceiverLoad$", benchtime: "1x"}
+	lambdaInvoke  = suite{pkg: "./adapters/lambda", bench: "^BenchmarkInvoke$", benchtime: "1s", cpu: "1"}
+	lambdaReady   = suite{pkg: "./functions/lambda", bench: "^BenchmarkBootstrapReady$", benchtime: "200x"}
+	hubLs         = suite{pkg: "./cli/robothub", bench: "^BenchmarkWebhooksLsVersusCurl$", benchtime: "100x"}
+	hubEmu        = suite{pkg: "./core/hubemu", bench: "^Benchmark(ListWebhooks|Delivery)$", benchtime: "3000x"}
+	daemonList    = suite{pkg: "./robotd", bench: "^BenchmarkListApps(BySpawningPython)?$", benchtime: "200x"}
+	daemonApps    = suite{pkg: "./robotd", bench: "^Benchmark(StartApp|StopCooperativeApp|StateStream50Hz)$", benchtime: "20x"}
+	daemonRSS     = suite{pkg: "./robotd", bench: "^BenchmarkIdleRSS$", benchtime: "3x"}
+)
+
+func ms(v float64) string  { return trimFloat(v, 2) + " ms" }
+func us(v float64) string  { return trimFloat(v/1000, 1) + " µs" }
+func mb(v float64) string  { return trimFloat(v, 1) + " MB" }
+func x(v float64) string   { return trimFloat(v, 2) + "×" }
+func per(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) + "/s" }
+
+var checks = []check{
+	{area: "Receiver", what: "Parse the hub's 1 KB payload", suite: receiverParse, bench: "BenchmarkParse/Parse", unit: "ns/op", limit: 10000, show: us, target: "≤ 10 µs/op",
+		note: func(r results) string {
+			return fmt.Sprintf("%s allocs/op; encoding/json on the same bytes: %s", trimFloat(r["BenchmarkParse/Parse"]["allocs/op"], 0), us(r["BenchmarkParse/encoding-json.Unmarshal"]["ns/op"]))
+		}},
+	{area: "Receiver", what: "Throughput, secret checked, 1 KB payload, 64 connections (wrk)", suite: receiverLoad, bench: "BenchmarkReceiverLoad", unit: "receiver/bare", limit: 0.8, atLeast: true, show: x, target: "≥ 0.8× bare net/http",
+		note: func(r results) string {
+			m := r["BenchmarkReceiverLoad"]
+			return fmt.Sprintf("receiver %s, bare handler %s", per(m["receiver-req/s"]), per(m["bare-req/s"]))
+		}},
+	{area: "Receiver", what: "p99 latency at 5,000 req/s, 64 connections (vegeta)", suite: receiverLoad, bench: "BenchmarkReceiverLoad", unit: "receiver-p99-ms", limit: 2, show: ms, target: "≤ 2 ms",
+		note: func(r results) string {
+			return "bare handler in the same run: " + ms(r["BenchmarkReceiverLoad"]["bare-p99-ms"])
+		}},
+	{area: "Lambda", what: "Per-invoke overhead, REST API (v1) event", suite: lambdaInvoke, bench: "BenchmarkInvoke/rest-api", unit: "ns/op", limit: 50000, show: us, target: "≤ 50 µs/op"},
+	{area: "Lambda", what: "Per-invoke overhead, REST API custom domain", suite: lambdaInvoke, bench: "BenchmarkInvoke/rest-api-custom-domain", unit: "ns/op", limit: 50000, show: us, target: "≤ 50 µs/op"},
+	{area: "Lambda", what: "Per-invoke overhead, HTTP API (v2) event", suite: lambdaInvoke, bench: "BenchmarkInvoke/http-api", unit: "ns/op", limit: 50000, show: us, target: "≤ 50 µs/op"},
+	{area: "Lambda", what: "Per-invoke overhead, function URL (base64 body)", suite: lambdaInvoke, bench: "BenchmarkInvoke/function-url", unit: "ns/op", limit: 50000, show: us, target: "≤ 50 µs/op"},
+	{area: "Lambda", what: "Per-invoke overhead, ALB event", suite: lambdaInvoke, bench: "BenchmarkInvoke/alb", unit: "ns/op", limit: 50000, show: us, target: "≤ 50 µs/op"},
+	{area: "Lambda", what: "bootstrap: process start to first /invocation/next (p50)", suite: lambdaReady, bench: "BenchmarkBootstrapReady", unit: "p50-ms", limit: 20, show: ms, target: "≤ 20 ms",
+		note: func(r results) string { return "slowest of the runs: " + ms(r["BenchmarkBootstrapReady"]["max-ms"]) }},
+	{area: "Lambda", what: "bootstrap binary size (linux, stripped)", suite: lambdaReady, bench: "BenchmarkBootstrapReady", unit: "binary-MB", limit: 10, show: mb, target: "≤ 10 MB"},
+	{area: "Local hub", what: "`robothub webhooks ls`, 1,000 webhooks, per process", suite: hubLs, bench: "BenchmarkWebhooksLsVersusCurl", unit: "ls-mean-ms", limit: 50, show: ms, target: "≤ 50 ms"},
+	{area: "Local hub", what: "`robothub webhooks ls` against curl of the same list", suite: hubLs, bench: "BenchmarkWebhooksLsVersusCurl", unit: "ls/curl", limit: 3, show: x, target: "≤ 3× curl",
+		note: func(r results) string {
+			return "curl: " + ms(r["BenchmarkWebhooksLsVersusCurl"]["curl-mean-ms"]) + " per process"
+		}},
+	{area: "Local hub", what: "List API p99 at 1,000 webhooks", suite: hubEmu, bench: "BenchmarkListWebhooks", unit: "p99-ms", limit: 5, show: ms, target: "≤ 5 ms"},
+	{area: "Local hub", what: "Deliveries to a local receiver", suite: hubEmu, bench: "BenchmarkDelivery", unit: "deliveries/s", limit: 1000, atLeast: true, show: per, target: "≥ 1,000/s"},
+	{area: "Robot daemon", what: "GET /api/apps/list p99, 51 apps installed", suite: daemonList, bench: "BenchmarkListApps", unit: "list-p99-ms", limit: 5, show: ms, target: "≤ 5 ms",
+		note: func(r results) string {
+			return "the same listing by spawning Python, as the anchor daemon does: p99 " + ms(r["BenchmarkListAppsBySpawningPython"]["list-p99-ms"])
+		}},
+	{area: "Robot daemon", what: "start-app answers (p99)", suite: daemonApps, bench: "BenchmarkStartApp", unit: "start-p99-ms", limit: 50, show: ms, target: "≤ 50 ms"},
+	{area: "Robot daemon", what: "A cooperative app stopped after the request (p99)", suite: daemonApps, bench: "BenchmarkStopCooperativeApp", unit: "stop-p99-ms", limit: 300, show: ms, target: "≤ 300 ms"},
+	{area: "Robot daemon", what: "State stream at 50 Hz: lag (p99)", suite: daemonApps, bench: "BenchmarkStateStream50Hz", unit: "lag-p99-ms", limit: 5, show: ms, target: "≤ 5 ms",
+		note: func(r results) string {
+			return "mean interval " + ms(r["BenchmarkStateStream50Hz"]["interval-mean-ms"])
+		}},
+	{area: "Robot daemon", what: "Idle daemon RSS", suite: daemonRSS, bench: "BenchmarkIdleRSS", unit: "RSS-MB", limit: 40, show: mb, target: "≤ 40 MB"},
+}
+
+const (
+	beginMark = "<!-- BEGIN GENERATED by make bench: do not edit by hand -->"
+	endMark   = "<!-- END GENERATED -->"
+)
+
+func main() {
+	out := flag.String("out", "docs/BENCHMARKS.md", "the file whose generated part is replaced")
+	only := flag.String("only", "", "run only the checks whose area or description matches this regexp")
+	flag.Parse()
+	var filter *regexp.Regexp
+	if *only != "" {
+		filter = regexp.MustCompile(*only)
+	}
+
+	res := results{}
+	ran := map[string]bool{}
+	var selected []check
+	start := time.Now()
+	load := loadAverage()
+	for _, c := range checks {
+		if filter != nil && !filter.MatchString(c.area+" "+c.what) {
+			continue
+		}
+		selected = append(selected, c)
+		key := c.suite.command()
+		if ran[key] {
+			continue
+		}
+		ran[key] = true
+		fmt.Fprintf(os.Stderr, "$ %s\n", key)
+		cmd := exec.Command("go", c.suite.args()...)
+		cmd.Stderr = os.Stderr
+		outBytes, err := cmd.Output()
+		os.Stderr.Write(outBytes)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "benchreport: %s failed: %v\n", key, err)
+		}
+		parseBench(outBytes, res)
+	}
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n\n", beginMark)
+	fmt.Fprintf(&b, "Measured by `make bench` on %s in %s. Machine: %s. Load average when it started: %s.\n\n",
+		start.UTC().Format("2006-01-02 15:04 MST"), time.Since(start).Round(time.Second), machine(), load)
+	b.WriteString("| Area | What | Target | Measured | Met | Compared in the same run | Command |\n|---|---|---|---|---|---|---|\n")
+	failed := 0
+	for _, c := range selected {
+		v, ok := res[c.bench][c.unit]
+		measured, met, note := "not measured (see the command's output)", "–", ""
+		if ok {
+			measured = c.show(v)
+			if (c.atLeast && v >= c.limit) || (!c.atLeast && v <= c.limit) {
+				met = "yes"
+			} else {
+				met, failed = "**no**", failed+1
+			}
+			if c.note != nil {
+				note = c.note(res)
+			}
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | `%s` |\n", c.area, c.what, c.target, measured, met, note, c.suite.command())
+	}
+	fmt.Fprintf(&b, "\n%s\n", endMark)
+
+	if err := writeGenerated(*out, b.String()); err != nil {
+		fmt.Fprintln(os.Stderr, "benchreport:", err)
+		os.Exit(1)
+	}
+	fmt.Fprintf(os.Stderr, "benchreport: wrote %s (%d checks, %d missed their target)\n", *out, len(selected), failed)
+}
+
+// parseBench reads `go test -bench` output: "BenchmarkX/y-2  N  12.3 ns/op  4 allocs/op  0.5 p99-ms".
+func parseBench(out []byte, res results) {
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") {
+			continue
+		}
+		if _, err := strconv.Atoi(f[1]); err != nil {
+			continue
+		}
+		name := f[0]
+		if i := strings.LastIndexByte(name, '-'); i > 0 {
+			if _, err := strconv.Atoi(name[i+1:]); err == nil {
+				name = name[:i]
+			}
+		}
+		m := res[name]
+		if m == nil {
+			m = map[string]float64{}
+			res[name] = m
+		}
+		for i := 2; i+1 < len(f); i += 2 {
+			if v, err := strconv.ParseFloat(f[i], 64); err == nil {
+				m[f[i+1]] = v
+			}
+		}
+	}
+}
+
+// writeGenerated replaces the generated part of path (between the markers), or prepends it.
+func writeGenerated(path, generated string) error {
+	old, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	text := string(old)
+	i, j := strings.Index(text, beginMark), strings.Index(text, endMark)
+	switch {
+	case i >= 0 && j > i:
+		text = text[:i] + strings.TrimSuffix(generated, "\n") + text[j+len(endMark):]
+	case strings.HasPrefix(text, "# "):
+		nl := strings.IndexByte(text, '\n')
+		text = text[:nl+1] + "\n" + generated + "\n" + text[nl+1:]
+	default:
+		text = "# Benchmarks\n\n" + generated + "\n" + text
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(text), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func machine() string {
+	cpu := "unknown CPU"
+	if out, err := exec.Command("lscpu").Output(); err == nil {
+		for _, line := range strings.Split(string(out), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "Model name" {
+				cpu = strings.TrimSpace(v)
+			}
+		}
+	}
+	mem := ""
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		var kb float64
+		fmt.Sscanf(strings.TrimPrefix(strings.SplitN(string(b), "\n", 2)[0], "MemTotal:"), "%g", &kb)
+		mem = fmt.Sprintf(", %.0f GiB", kb/1024/1024)
+	}
+	return fmt.Sprintf("%s, %d CPUs%s, %s/%s, %s", cpu, runtime.NumCPU(), mem, runtime.GOOS, runtime.GOARCH, goVersion())
+}
+
+func goVersion() string {
+	out, err := exec.Command("go", "env", "GOVERSION").Output()
+	if err != nil {
+		return runtime.Version()
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func trimFloat(v float64, prec int) string {
+	s := strconv.FormatFloat(v, 'f', prec, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}
+
+func quoteArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if strings.ContainsAny(a, "^$|()* ") {
+			a = "'" + a + "'"
+		}
+		out[i] = a
+	}
+	return out
+}
