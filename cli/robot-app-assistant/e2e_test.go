@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"net"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/core/hubemu"
 	"github.com/robothub/robothub/robotd"
 )
 
@@ -229,13 +231,48 @@ func (d *testDaemon) antennaSpread(watch time.Duration) float64 {
 	return hi - lo
 }
 
-// End to end, each step real: create, check, publish to the hub, the daemon installs from the
-// space URL, start, the app moves the simulated robot and answers on its web page, stop.
+// localHub is the project's hub emulator (core/hubemu) served on a loopback port, with a write and
+// a read token of the user alice.
+type localHub struct {
+	url, writeToken, readToken string
+}
+
+func startLocalHub(t *testing.T) *localHub {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String()
+	ctx := context.Background()
+	emu, err := hubemu.Open(ctx, hubemu.Config{PublicURL: url, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		ln.Close()
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: emu.Handler()}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() {
+		_ = srv.Close()
+		_ = emu.Close()
+	})
+	h := &localHub{url: url}
+	if h.writeToken, _, err = emu.CreateToken(ctx, "alice", hubemu.RoleWrite, "publish"); err != nil {
+		t.Fatal(err)
+	}
+	if h.readToken, _, err = emu.CreateToken(ctx, "alice", hubemu.RoleRead, "read-only"); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// End to end, each step real: create, check, publish to the local hub (core/hubemu), the daemon
+// installs from the space URL, start, the app moves the simulated robot and answers on its web
+// page, stop.
 func TestEndToEndCreateCheckPublishInstallRun(t *testing.T) {
-	h := newFakeHub(t)
+	h := startLocalHub(t)
 	webPort := freePort(t)
 	dest := t.TempDir()
-	token := "hf_write_alice"
 
 	r := runCLI(t, nil, "create", "wave_e2e", dest, "--web-port", strconv.Itoa(webPort))
 	if r.code != 0 {
@@ -245,12 +282,21 @@ func TestEndToEndCreateCheckPublishInstallRun(t *testing.T) {
 	if r = runCLI(t, nil, "check", dir); r.code != 0 {
 		t.Fatalf("check:\n%s\n%s", r.stdout, r.stderr)
 	}
-	if r = runCLI(t, hubEnv(h, token), "publish", "--nocheck", dir); r.code != 0 {
+	// A read token is refused before anything happens.
+	r = runCLI(t, map[string]string{"HF_ENDPOINT": h.url, "HF_TOKEN": h.readToken}, "publish", dir)
+	if r.code != exitError || !strings.Contains(r.stderr, "(user alice) has read permission: publishing needs write permission") {
+		t.Fatalf("publish with a read token: exit %d\n%s", r.code, r.stderr)
+	}
+	r = runCLI(t, map[string]string{"HF_ENDPOINT": h.url, "HF_TOKEN": h.writeToken}, "publish", "--nocheck", dir)
+	spaceURL := h.url + "/spaces/alice/wave_e2e"
+	if r.code != 0 || !strings.Contains(r.stdout, "Created the space alice/wave_e2e") || !strings.Contains(r.stdout, "Published alice/wave_e2e: "+spaceURL) {
 		t.Fatalf("publish:\n%s\n%s", r.stdout, r.stderr)
 	}
-	spaceURL := h.URL() + "/spaces/alice/wave_e2e"
+	if strings.Contains(r.stdout+r.stderr+readFile(t, filepath.Join(dir, ".git", "config")), h.writeToken) {
+		t.Fatal("the token shows in the output or in .git/config")
+	}
 
-	d := startDaemon(t, h.URL())
+	d := startDaemon(t, h.url)
 	t.Cleanup(func() { d.remove("wave_e2e") })
 
 	// The hub's catalog lists the space: its README carries the robot_python_app tag.
