@@ -1,7 +1,10 @@
 """The app's web UI: the routes of its SettingsApp and its static files, on the address of ``custom_app_url``."""
 
 import functools
+import ipaddress
 import json
+import os
+import socket
 import sys
 import threading
 import traceback
@@ -16,11 +19,53 @@ from .settings import HTTPError, Request, SettingsApp
 MAX_BODY_BYTES = 1 << 20
 
 
+def allowed_hosts(url_host: str) -> frozenset:
+    """The names the web UI answers to besides IP addresses: localhost, the machine's name (and
+    name.local), the host of custom_app_url, and those in $ROBOT_APP_ALLOWED_HOSTS (comma-separated)."""
+    names = {"localhost", url_host.lower()}
+    name = socket.gethostname().lower()
+    if name:
+        names |= {name, name + ".local"}
+    names |= {h.strip().lower().rstrip(".") for h in os.environ.get("ROBOT_APP_ALLOWED_HOSTS", "").split(",") if h.strip()}
+    return frozenset(names)
+
+
+def host_allowed(host_header: str, allowed: frozenset) -> bool:
+    """Whether a Host header names this machine: an IP address or an allowed name (a DNS-rebinding guard)."""
+    host = host_header.strip()
+    if host.startswith("["):
+        host = host[1:].split("]", 1)[0]
+    elif host.count(":") == 1:
+        host = host.split(":", 1)[0]
+    host = host.lower().rstrip(".")
+    if not host:
+        return True
+    try:
+        ipaddress.ip_address(host)
+        return True
+    except ValueError:
+        return host in allowed
+
+
 class _Handler(SimpleHTTPRequestHandler):
-    """Routes first, then files from the static directory; errors are JSON ``{"detail": ...}``."""
+    """Routes first, then files from the static directory; errors are JSON ``{"detail": ...}``.
+
+    Requests whose Host is not this machine are refused (421), so that a web page cannot reach the
+    app through DNS rebinding; state-changing requests from pages of other sites are refused (403).
+    """
 
     settings_app: SettingsApp = SettingsApp()
+    allowed: frozenset = frozenset({"localhost"})
     server_version = "robot_sdk"
+
+    def parse_request(self) -> bool:
+        if not super().parse_request():
+            return False
+        host = self.headers.get("Host", "")
+        if not host_allowed(host, self.allowed):
+            self._send_json(421, {"detail": f"Host {host} is not served here: use the robot's IP address or name"})
+            return False
+        return True
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - signature of the base class
         pass
@@ -133,7 +178,8 @@ class WebUI:
 
     def start(self) -> None:
         """Start serving; raises OSError when the port is taken."""
-        handler_class = type("AppHandler", (_Handler,), {"settings_app": self.settings_app})
+        handler_class = type("AppHandler", (_Handler,), {"settings_app": self.settings_app,
+                                                         "allowed": allowed_hosts(self.host)})
         handler = functools.partial(handler_class, directory=str(self.static_dir))
         self._server = ThreadingHTTPServer((self.host, self.port), handler)
         self._server.daemon_threads = True

@@ -4,6 +4,7 @@ import contextlib
 import http.client
 import io
 import json
+import socket
 import tempfile
 import unittest
 import urllib.error
@@ -114,6 +115,18 @@ class SettingsAppTest(unittest.TestCase):
         self.assertEqual(self.call("POST", "/danger", headers={"Origin": "http://evil.example"})[0], 403)
         self.assertEqual(self.call("POST", "/danger", headers={"Sec-Fetch-Site": "same-origin"})[0], 200)
         self.assertEqual(self.call("POST", "/danger", headers={"Origin": self.base})[0], 200)
+
+    def test_hosts_other_than_this_machine_are_refused(self):
+        @self.app.get("/ping")
+        def ping():
+            return {"pong": True}
+
+        for host in ("evil.example", "evil.example:8042", "robot.attacker.net"):
+            status, body, _ = self.call("GET", "/ping", headers={"Host": host})
+            self.assertEqual(status, 421, host)
+            self.assertIn("is not served here", body["detail"])
+        for host in (f"127.0.0.1:{self.port}", "localhost", "[::1]:80", "192.168.1.20:8042", socket.gethostname()):
+            self.assertEqual(self.call("GET", "/ping", headers={"Host": host})[0], 200, host)
 
     def test_static_files_behind_the_routes(self):
         with urllib.request.urlopen(self.base + "/") as r:
