@@ -32,7 +32,7 @@ test-go:
 # make test also runs every fuzz target for a short time (make fuzz, below).
 TEST_FUZZTIME ?= 3s
 
-test: vet test-go
+test: vet test-go test-python
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(TEST_FUZZTIME)
 
 # make bench: every benchmark with a target, run and compared with it; writes the generated table of
@@ -64,6 +64,21 @@ bench-daemon:
 	$(GO) test -run '^$$' -bench 'ListApps' -benchtime 3000x ./robotd/
 	$(GO) test -run '^$$' -bench 'StartApp|StopCooperativeApp|StateStream50Hz' -benchtime 20x ./robotd/
 	$(GO) test -run '^$$' -bench 'IdleRSS' -benchtime 3x ./robotd/
+
+# Python SDK (robotd/pysdk): unittest against a real robot-daemon --sim that the tests start on a free
+# loopback port.
+.PHONY: test-python
+test-python:
+	@mkdir -p $(BIN)
+	$(GO) build -trimpath -o $(BIN)/robot-daemon ./robotd/cmd/robot-daemon
+	cd robotd/pysdk && ROBOT_DAEMON_BIN=$(CURDIR)/$(BIN)/robot-daemon python3 -m unittest discover -s tests -t .
+
+# Robot apps (robot-app-assistant): the performance targets (figures in docs/BENCHMARKS.md).
+.PHONY: bench-apps
+bench-apps:
+	$(GO) test -run '^$$' -bench 'DefaultAppRunning' -benchtime 20x ./cli/robot-app-assistant/
+	$(GO) test -run '^$$' -bench 'Check$$' -benchtime 10x ./cli/robot-app-assistant/
+	$(GO) test -run '^$$' -bench 'CheckColdCache' -benchtime 3x ./cli/robot-app-assistant/
 
 # ---- Receivers as cloud functions: adapters/lambda, adapters/gcf, functions/, deploy/ ----
 #   make lambda-zip    bin/lambda/bootstrap-arm64.zip (LAMBDA_ARCH=amd64 for x86_64)

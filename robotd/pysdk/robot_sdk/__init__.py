@@ -3,7 +3,8 @@
 from .app import RobotApp
 from .errors import DaemonUnavailableError, RequestRefusedError, RobotError
 from .pose import HeadPose, create_head_pose
-from .robot import DEFAULT_DAEMON_URL, Robot
+from .robot import DEFAULT_DAEMON_URL, SAMPLE_RATE, Robot
+from .settings import HTTPError, Request, SettingsApp
 
 try:
     from importlib.metadata import PackageNotFoundError, version
@@ -18,11 +19,15 @@ except ImportError:  # pragma: no cover
 __all__ = [
     "DEFAULT_DAEMON_URL",
     "DaemonUnavailableError",
+    "HTTPError",
     "HeadPose",
+    "Request",
     "RequestRefusedError",
     "Robot",
     "RobotApp",
     "RobotError",
+    "SAMPLE_RATE",
+    "SettingsApp",
     "create_head_pose",
     "__version__",
 ]

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Optional
 
 from .robot import Robot
+from .settings import SettingsApp
 from .webui import WebUI
 
 
@@ -24,14 +25,16 @@ class RobotApp(ABC):
             except KeyboardInterrupt:
                 app.stop()
 
-    Set ``custom_app_url`` (e.g. ``"http://0.0.0.0:8042"``) to serve the package's ``static/``
-    directory as the app's web UI; the daemon's dashboard then links to it.
+    Set ``custom_app_url`` (e.g. ``"http://0.0.0.0:8042"``) to serve the app's web UI there: the
+    routes defined on ``settings_app`` (``@self.settings_app.post("/path")``, answered as JSON) and
+    the package's ``static/`` directory; the daemon's dashboard then links to it.
     """
 
     custom_app_url: Optional[str] = None
 
     def __init__(self) -> None:
         self.stop_event = threading.Event()
+        self.settings_app = SettingsApp()
         self.web_ui: Optional[WebUI] = None
 
     @abstractmethod
@@ -61,8 +64,15 @@ class RobotApp(ABC):
         owned = robot is None
         try:
             if self.custom_app_url:
-                self.web_ui = WebUI(self.custom_app_url, self.static_dir())
-                self.web_ui.start()
+                self.web_ui = WebUI(self.custom_app_url, self.static_dir(), self.settings_app)
+                try:
+                    self.web_ui.start()
+                except OSError as e:
+                    self.web_ui = None
+                    raise RuntimeError(
+                        f"cannot serve the web UI on custom_app_url {self.custom_app_url}: {e} "
+                        "(is another program using the port? change custom_app_url)"
+                    ) from e
             if robot is None:
                 robot = Robot()
             self.run(robot, self.stop_event)

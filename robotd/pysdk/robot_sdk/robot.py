@@ -2,6 +2,7 @@
 
 import http.client
 import json
+import math
 import os
 import threading
 import time
@@ -12,6 +13,12 @@ from .errors import DaemonUnavailableError, RequestRefusedError
 from .pose import HeadPose, create_head_pose
 
 DEFAULT_DAEMON_URL = "http://127.0.0.1:8000"
+
+# Audio is mono at this rate, both ways.
+SAMPLE_RATE = 16000
+
+# The daemon takes at most 10 seconds of audio per push.
+MAX_PUSH_SAMPLES = 10 * SAMPLE_RATE
 
 PoseLike = Union[HeadPose, dict]
 
@@ -127,9 +134,13 @@ class Robot:
         self.session_kind: Optional[str] = None
         self._heartbeat_stop = threading.Event()
         self._heartbeat: Optional[threading.Thread] = None
-        self.daemon_status = self._http.request("GET", "/api/daemon/status")
-        if open_session:
-            self._open_session()
+        try:
+            self.daemon_status = self._http.request("GET", "/api/daemon/status")
+            if open_session:
+                self._open_session()
+        except BaseException:
+            self._http.close()
+            raise
 
     # --- session -------------------------------------------------------------------------------
 
@@ -273,3 +284,43 @@ class Robot:
     def disable_motors(self) -> None:
         """Motors go limp."""
         self.set_motor_mode("disabled")
+
+    # --- audio ---------------------------------------------------------------------------------
+
+    def start_recording(self) -> int:
+        """Start keeping what the microphone hears (earlier sound is dropped); returns the sample rate."""
+        return int(self._http.request("POST", "/api/audio/start_recording")["sample_rate"])
+
+    def stop_recording(self) -> None:
+        """Stop recording and drop what was not read."""
+        self._http.request("POST", "/api/audio/stop_recording")
+
+    def get_audio_sample(self, max_samples: Optional[int] = None) -> list:
+        """The samples recorded since the last call: mono floats in [-1, 1] at SAMPLE_RATE Hz.
+
+        Returns an empty list when nothing new was heard. Raises RequestRefusedError when recording
+        is not started (call ``start_recording`` first).
+        """
+        query = None
+        if max_samples is not None:
+            if int(max_samples) < 0:
+                raise ValueError("max_samples must be a non-negative number of samples")
+            query = {"max": int(max_samples)}
+        return list(self._http.request("GET", "/api/audio/sample", query=query)["samples"])
+
+    def push_audio_sample(self, samples: Sequence[float]) -> int:
+        """Queue mono samples in [-1, 1] at SAMPLE_RATE Hz on the speaker; returns how many were queued.
+
+        Long sounds are sent in pieces of at most 10 seconds, as the daemon takes them.
+        """
+        values = [float(s) for s in samples]
+        for i, v in enumerate(values):
+            if not math.isfinite(v):
+                raise ValueError(f"samples[{i}] must be a finite number")
+        for start in range(0, len(values), MAX_PUSH_SAMPLES):
+            self._http.request("POST", "/api/audio/push_sample", {"samples": values[start:start + MAX_PUSH_SAMPLES]})
+        return len(values)
+
+    def play_sound(self, file: str) -> float:
+        """Play a WAV file found at ``file`` on the robot; returns its duration in seconds."""
+        return float(self._http.request("POST", "/api/audio/play_sound", {"file": os.fspath(file)})["duration"])

@@ -1,0 +1,164 @@
+// Command robot-app-assistant creates, checks and publishes robot app packages: Python packages
+// that the robot daemon installs from a hub space and runs, one at a time.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/robothub/robothub/core/version"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1 // the command ran and failed: a check failed, the hub refused, git failed
+	exitUsage = 2 // the command line is wrong
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args, os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// env is the outside world of one run: tests run the real program in-process with their own.
+type env struct {
+	getenv func(string) string
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	log    *slog.Logger
+}
+
+// run runs robot-app-assistant with args (args[0] is the program name) and returns the exit code.
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr, log: slog.New(slog.DiscardHandler)}
+	app := newApp(e)
+	err := app.RunContext(ctx, hoistFlags(app, args))
+	if err == nil {
+		return exitOK
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(stderr, "robot-app-assistant: %v\n", err)
+		fmt.Fprintln(stderr, "Run 'robot-app-assistant --help' or 'robot-app-assistant <command> --help' for usage.")
+		return exitUsage
+	}
+	fmt.Fprintf(stderr, "robot-app-assistant: %v\n", err)
+	return exitError
+}
+
+func newApp(e *env) *cli.App {
+	return &cli.App{
+		Name:            "robot-app-assistant",
+		Usage:           "create, check and publish robot apps",
+		Version:         version.String(),
+		Reader:          e.stdin,
+		Writer:          e.stdout,
+		ErrWriter:       e.stderr,
+		HideHelpCommand: true,
+		ExitErrHandler:  func(*cli.Context, error) {}, // run() reports errors and picks the exit code
+		OnUsageError:    onUsageError,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "log the commands it runs (debug) or only problems (warn) on stderr"},
+		},
+		Before: func(c *cli.Context) error {
+			var level slog.Level
+			if err := level.UnmarshalText([]byte(c.String("log-level"))); err != nil {
+				return usagef("--log-level: %q is not one of debug, info, warn, error", c.String("log-level"))
+			}
+			e.log = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+			return nil
+		},
+		Commands: []*cli.Command{
+			createCommand(e),
+			checkCommand(e),
+			publishCommand(e),
+		},
+	}
+}
+
+// usageError is a mistake on the command line: exit code 2.
+type usageError struct{ err error }
+
+func (u *usageError) Error() string { return u.err.Error() }
+func (u *usageError) Unwrap() error { return u.err }
+
+// usagef reports a command-line mistake.
+func usagef(format string, args ...any) error {
+	return &usageError{err: fmt.Errorf(format, args...)}
+}
+
+// onUsageError makes urfave/cli's flag errors usage errors (exit code 2). Set it on every command.
+func onUsageError(_ *cli.Context, err error, _ bool) error {
+	return &usageError{err: err}
+}
+
+// hoistFlags moves a command's flags in front of its arguments, so that both
+// `create --publish my_app .` and `create my_app . --publish` work (urfave/cli stops parsing flags
+// at the first argument). Everything after "--" stays where it is.
+func hoistFlags(app *cli.App, args []string) []string {
+	if len(args) < 2 {
+		return args
+	}
+	// Find the command: the first argument that is not a global flag (or its value).
+	i := 1
+	for i < len(args) && strings.HasPrefix(args[i], "-") && args[i] != "--" {
+		if !strings.Contains(args[i], "=") && takesValue(app.Flags, args[i]) {
+			i++
+		}
+		i++
+	}
+	if i >= len(args) {
+		return args
+	}
+	cmd := app.Command(args[i])
+	if cmd == nil {
+		return args
+	}
+	var flags, positional []string
+	rest := args[i+1:]
+	for j := 0; j < len(rest); j++ {
+		a := rest[j]
+		switch {
+		case a == "--":
+			positional = append(positional, rest[j:]...)
+			j = len(rest)
+		case strings.HasPrefix(a, "-") && a != "-":
+			flags = append(flags, a)
+			if !strings.Contains(a, "=") && takesValue(cmd.Flags, a) && j+1 < len(rest) {
+				flags = append(flags, rest[j+1])
+				j++
+			}
+		default:
+			positional = append(positional, a)
+		}
+	}
+	out := append(append([]string(nil), args[:i+1]...), flags...)
+	return append(out, positional...)
+}
+
+// takesValue reports whether the flag spelled arg (-x, --name) is defined and takes a value.
+func takesValue(flags []cli.Flag, arg string) bool {
+	name := strings.TrimLeft(arg, "-")
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if n == name {
+				_, isBool := f.(*cli.BoolFlag)
+				return !isBool
+			}
+		}
+	}
+	return false
+}

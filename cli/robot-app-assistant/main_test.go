@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// testCache is the XDG_CACHE_HOME of every run in this package: the base venv of check is built
+// once for all the tests.
+var testCache string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "robot-app-assistant-test-")
+	if err != nil {
+		panic(err)
+	}
+	testCache = filepath.Join(dir, "cache")
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// result is what one run of the program did.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// runCLI runs robot-app-assistant in-process with args and an environment of its own: HOME is a
+// fresh directory and the cache is the package's; vars adds or overrides variables.
+func runCLI(t testing.TB, vars map[string]string, args ...string) result {
+	t.Helper()
+	env := map[string]string{"HOME": t.TempDir(), "XDG_CACHE_HOME": testCache}
+	for k, v := range vars {
+		env[k] = v
+	}
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), append([]string{"robot-app-assistant"}, args...), func(k string) string { return env[k] },
+		strings.NewReader(""), &stdout, &stderr)
+	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// mustCreate creates an app with the default template (or the one in args) and returns its folder.
+func mustCreate(t testing.TB, name string, args ...string) string {
+	t.Helper()
+	dest := t.TempDir()
+	r := runCLI(t, nil, append([]string{"create", name, dest}, args...)...)
+	if r.code != 0 {
+		t.Fatalf("create %s: exit %d\n%s\n%s", name, r.code, r.stdout, r.stderr)
+	}
+	return filepath.Join(dest, name)
+}
+
+func TestUsage(t *testing.T) {
+	r := runCLI(t, nil, "frobnicate")
+	if r.code != exitUsage && r.code != exitError {
+		t.Fatalf("unknown command: exit %d", r.code)
+	}
+	r = runCLI(t, nil, "--help")
+	if r.code != 0 || !strings.Contains(r.stdout, "create") || !strings.Contains(r.stdout, "check") || !strings.Contains(r.stdout, "publish") {
+		t.Fatalf("--help: exit %d\n%s", r.code, r.stdout)
+	}
+	for _, args := range [][]string{{"create", "only_name"}, {"check"}, {"check", "a", "b"}, {"publish"}, {"create", "--bogus", "a", "b"}} {
+		r := runCLI(t, nil, args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "robot-app-assistant:") {
+			t.Errorf("%v: exit %d, stderr %q", args, r.code, r.stderr)
+		}
+	}
+	if r := runCLI(t, nil, "--log-level", "loud", "check", "."); r.code != exitUsage || !strings.Contains(r.stderr, "--log-level") {
+		t.Errorf("bad --log-level: exit %d, %q", r.code, r.stderr)
+	}
+}
+
+func TestHoistFlags(t *testing.T) {
+	app := newApp(&env{})
+	tests := []struct{ in, want string }{
+		{"raa create my_app dest --publish --template conversation", "raa create --publish --template conversation my_app dest"},
+		{"raa create --template=conversation my_app dest", "raa create --template=conversation my_app dest"},
+		{"raa --log-level debug check path --python python3.11", "raa --log-level debug check --python python3.11 path"},
+		{"raa publish path msg -m x -- --not-a-flag", "raa publish -m x path msg -- --not-a-flag"},
+		{"raa unknown a --b", "raa unknown a --b"},
+	}
+	for _, tt := range tests {
+		if got := strings.Join(hoistFlags(app, strings.Fields(tt.in)), " "); got != tt.want {
+			t.Errorf("hoistFlags(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,301 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/robothub/robothub/core/apps"
+)
+
+// spaceRemote is the name of the git remote that points at the app's space.
+const spaceRemote = "space"
+
+func publishCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "publish",
+		Usage:     "publish an app package to a hub space (create it if needed, commit, push)",
+		ArgsUsage: "<path> [commit_message]",
+		Description: `Publishes the app at <path> to the space <user>/<app_name> on the hub:
+  1. checks the token: it must have write permission (--token, else $HF_TOKEN, else the token file:
+     $HF_TOKEN_PATH, $HF_HOME/token, or ~/.cache/huggingface/token); the hub is $HF_ENDPOINT
+     (default https://huggingface.co);
+  2. runs check (unless --nocheck);
+  3. creates the space (a static space) if it does not exist;
+  4. commits everything in <path> (a git repository is made if there is none) and pushes it to
+     the space's main branch with git, through the remote "space".
+The token reaches git in an HTTP header passed through the environment: it is never written to
+.git/config or shown.`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "token", Usage: "hub token with write permission (default $HF_TOKEN, then the token file)"},
+			&cli.BoolFlag{Name: "nocheck", Usage: "publish without running check first"},
+			&cli.BoolFlag{Name: "private", Usage: "create the space private (when it does not exist yet)"},
+			&cli.StringFlag{Name: "message", Aliases: []string{"m"}, Usage: "commit message (default \"Update <app>\")"},
+			&cli.StringFlag{Name: "python", Value: "python3", Usage: "the Python interpreter check uses"},
+			&cli.StringSliceFlag{Name: "wheel-dir", Usage: "offline wheels for check's install (default " + defaultWheelDir + ")"},
+		},
+		OnUsageError: onUsageError,
+		Action: func(c *cli.Context) error {
+			if c.NArg() < 1 || c.NArg() > 2 {
+				return usagef("publish needs <path> and optionally a commit message, got %d argument(s)", c.NArg())
+			}
+			msg := c.String("message")
+			if c.NArg() == 2 {
+				if msg != "" {
+					return usagef("give the commit message once: as an argument or with --message")
+				}
+				msg = c.Args().Get(1)
+			}
+			return publishApp(c.Context, e, publishOptions{
+				dir: c.Args().First(), token: c.String("token"), noCheck: c.Bool("nocheck"),
+				private: c.Bool("private"), message: msg, check: checkOptionsFrom(c, e, c.Args().First()),
+			})
+		},
+	}
+}
+
+// publishOptions says what to publish and how.
+type publishOptions struct {
+	dir, token, message string
+	private, noCheck    bool
+	check               checkOptions
+}
+
+// publishApp publishes the package at opts.dir to the space <user>/<app> and prints its URL.
+func publishApp(ctx context.Context, e *env, opts publishOptions) error {
+	dir, err := filepath.Abs(opts.dir)
+	if err != nil {
+		return err
+	}
+	if !isDir(dir) {
+		return fmt.Errorf("%s is not a directory: give the folder of the app package", opts.dir)
+	}
+	if opts.check.python == "" {
+		opts.check = checkOptions{python: "python3", wheelDirs: []string{defaultWheelDir}, cacheDir: cacheDir(e.getenv)}
+	}
+	opts.check.dir = dir
+
+	// 1. The token, first: nothing else is worth doing without one that can write.
+	cfg, err := resolveHubConfig(e.getenv, opts.token)
+	if err != nil {
+		return err
+	}
+	if cfg.token == "" {
+		where := "a token file"
+		if cfg.tokenFile != "" {
+			where = cfg.tokenFile
+		}
+		return fmt.Errorf("publishing needs a hub token with write permission: pass --token, set HF_TOKEN, or save the token in %s (create one at %s/settings/tokens)", where, cfg.endpoint)
+	}
+	hub := newHubClient(cfg)
+	who, err := hub.whoami(ctx)
+	var he *hubError
+	switch {
+	case errors.As(err, &he) && (he.status == http.StatusUnauthorized || he.status == http.StatusForbidden):
+		return fmt.Errorf("the hub at %s refused the token from %s (%d: %s): create a token with write permission at %s/settings/tokens",
+			cfg.endpoint, cfg.tokenSource, he.status, he.message, cfg.endpoint)
+	case err != nil:
+		return fmt.Errorf("asking the hub at %s who the token belongs to: %w", cfg.endpoint, err)
+	case !who.canWriteSpaces():
+		role := who.Auth.AccessToken.Role
+		if role == "" {
+			role = "unknown"
+		}
+		return fmt.Errorf("the token from %s (user %s) has %s permission: publishing needs write permission; create a write token at %s/settings/tokens",
+			cfg.tokenSource, who.Name, role, cfg.endpoint)
+	}
+	fmt.Fprintf(e.stdout, "Publishing as %s to %s\n", who.Name, cfg.endpoint)
+
+	// 2. The checks (they also tell the app's name).
+	app := ""
+	if opts.noCheck {
+		fmt.Fprintln(e.stdout, "Skipping the checks (--nocheck).")
+		app = appNameOf(ctx, e, opts.check.python, dir)
+	} else {
+		r, err := checkApp(ctx, e, opts.check)
+		if err != nil {
+			return err
+		}
+		r.print(e)
+		if n := r.problems(); n > 0 {
+			return fmt.Errorf("not published: %w; fix them, or publish anyway with --nocheck", &checkFailedError{dir: dir, problems: n})
+		}
+		fmt.Fprintln(e.stdout, "All checks passed.")
+		app = r.app
+	}
+	if err := validateAppName(app); err != nil {
+		return fmt.Errorf("cannot name the space: %v", err)
+	}
+	if opts.message == "" {
+		opts.message = "Update " + app
+	}
+
+	// 3. The space.
+	created, err := hub.createSpace(ctx, who.Name, app, opts.private)
+	if err != nil {
+		return fmt.Errorf("creating the space %s/%s: %w", who.Name, app, err)
+	}
+	spaceURL := hub.spaceURL(who.Name, app)
+	if created {
+		fmt.Fprintf(e.stdout, "Created the space %s/%s\n", who.Name, app)
+	} else {
+		fmt.Fprintf(e.stdout, "The space %s/%s exists: updating it\n", who.Name, app)
+	}
+
+	// 4. Commit and push.
+	g := &gitRunner{e: e, dir: dir, token: cfg.token, authEnv: gitAuthEnv(cfg.endpoint, who.Name, cfg.token)}
+	if err := g.commitAll(ctx, opts.message, who.Name, cfg.endpoint); err != nil {
+		return err
+	}
+	if err := g.pushTo(ctx, spaceURL, created); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "Published %s/%s: %s\n", who.Name, app, spaceURL)
+	fmt.Fprintln(e.stdout, "Install it on a robot from the dashboard's app store, or with:")
+	fmt.Fprintf(e.stdout, "  curl -X POST http://localhost:8000/api/apps/install -H 'Content-Type: application/json' -d '{\"url\": \"%s\"}'\n", spaceURL)
+	fmt.Fprintf(e.stdout, "After changes, run robot-app-assistant publish %s again.\n", dir)
+	return nil
+}
+
+// appNameOf is the app's name without the full check: its robot_apps entry point, else the folder's name.
+func appNameOf(ctx context.Context, e *env, python, dir string) string {
+	if insp, err := inspectApp(ctx, e, python, dir); err == nil {
+		names := slices.Sorted(maps.Keys(insp.Pyproject.Groups[apps.EntryPointGroup]))
+		if len(names) > 0 {
+			return names[0]
+		}
+	}
+	return filepath.Base(dir)
+}
+
+// gitAuthEnv passes the token to git as an HTTP header for the hub's URLs only, through
+// GIT_CONFIG_* variables: it is not on the command line (ps shows that) nor in .git/config.
+func gitAuthEnv(endpoint, user, token string) []string {
+	basic := base64.StdEncoding.EncodeToString([]byte(user + ":" + token))
+	return []string{
+		"GIT_CONFIG_COUNT=1",
+		"GIT_CONFIG_KEY_0=http." + endpoint + "/.extraHeader",
+		"GIT_CONFIG_VALUE_0=Authorization: Basic " + basic,
+	}
+}
+
+// gitRunner runs git in the app's folder.
+type gitRunner struct {
+	e       *env
+	dir     string
+	token   string
+	authEnv []string
+}
+
+// run runs git with args; its output has the token removed.
+func (g *gitRunner) run(ctx context.Context, env []string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	start := time.Now()
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = g.dir
+	cmd.Env = append(append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=", "SSH_ASKPASS=", "LC_ALL=C"), env...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	text := out.String()
+	if g.token != "" {
+		text = strings.ReplaceAll(text, g.token, "<token>")
+	}
+	g.e.log.Debug("run", "cmd", "git "+strings.Join(args, " "), "elapsed", time.Since(start).Round(time.Millisecond), "err", err)
+	if err != nil {
+		if errors.Is(err, exec.ErrNotFound) {
+			return text, errors.New("git not found: publishing pushes with git; install it")
+		}
+		return text, fmt.Errorf("git %s: %v\n%s", args[0], err, tail(text, 10))
+	}
+	return text, nil
+}
+
+// commitAll makes the folder a git repository if it is not one, and commits everything in it.
+func (g *gitRunner) commitAll(ctx context.Context, message, user, endpoint string) error {
+	if !isDir(filepath.Join(g.dir, ".git")) {
+		if _, err := g.run(ctx, nil, "init", "--quiet", "--initial-branch=main"); err != nil {
+			return err
+		}
+		fmt.Fprintf(g.e.stdout, "Made %s a git repository\n", g.dir)
+	}
+	if !isFile(filepath.Join(g.dir, ".gitignore")) {
+		ignore := "__pycache__/\n*.py[cod]\n*.egg-info/\nbuild/\ndist/\n.venv/\nvenv/\n"
+		if err := os.WriteFile(filepath.Join(g.dir, ".gitignore"), []byte(ignore), 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintln(g.e.stdout, "Wrote .gitignore (caches, build output and venvs stay out of the space)")
+	}
+	if _, err := g.run(ctx, nil, "add", "--all"); err != nil {
+		return err
+	}
+	status, err := g.run(ctx, nil, "status", "--porcelain")
+	if err != nil {
+		return err
+	}
+	_, headErr := g.run(ctx, nil, "rev-parse", "--verify", "--quiet", "HEAD")
+	if strings.TrimSpace(status) == "" && headErr == nil {
+		fmt.Fprintln(g.e.stdout, "Nothing new to commit: pushing the current commit")
+		return nil
+	}
+	// A commit needs an author; without one configured, use the hub user.
+	var identity []string
+	if name, _ := g.run(ctx, nil, "config", "user.name"); strings.TrimSpace(name) == "" {
+		identity = append(identity, "-c", "user.name="+user)
+	}
+	if email, _ := g.run(ctx, nil, "config", "user.email"); strings.TrimSpace(email) == "" {
+		host := strings.TrimPrefix(strings.TrimPrefix(endpoint, "https://"), "http://")
+		host, _, _ = strings.Cut(host, "/")
+		host, _, _ = strings.Cut(host, ":")
+		identity = append(identity, "-c", "user.email="+user+"@users.noreply."+host)
+	}
+	if _, err := g.run(ctx, nil, append(identity, "commit", "--quiet", "-m", message)...); err != nil {
+		return err
+	}
+	n := len(strings.Split(strings.TrimSpace(status), "\n"))
+	fmt.Fprintf(g.e.stdout, "Committed %d changed file(s): %s\n", n, strconv.Quote(message))
+	return nil
+}
+
+// pushTo points the "space" remote at the space and pushes HEAD to its main branch. A space that
+// was just created holds only the hub's generated files: the push replaces them.
+func (g *gitRunner) pushTo(ctx context.Context, spaceURL string, created bool) error {
+	current, err := g.run(ctx, nil, "remote", "get-url", spaceRemote)
+	switch {
+	case err != nil:
+		if _, err := g.run(ctx, nil, "remote", "add", spaceRemote, spaceURL); err != nil {
+			return err
+		}
+	case strings.TrimSpace(current) != spaceURL:
+		if _, err := g.run(ctx, nil, "remote", "set-url", spaceRemote, spaceURL); err != nil {
+			return err
+		}
+	}
+	args := []string{"push", "--quiet", spaceRemote, "HEAD:refs/heads/main"}
+	if created {
+		args = []string{"push", "--quiet", "--force", spaceRemote, "HEAD:refs/heads/main"}
+	}
+	out, err := g.run(ctx, g.authEnv, args...)
+	if err != nil {
+		if strings.Contains(out, "non-fast-forward") || strings.Contains(out, "fetch first") || strings.Contains(out, "rejected") {
+			return fmt.Errorf("the space has commits that this folder does not have, so the push was refused: run git pull %s main in %s, then publish again", spaceRemote, g.dir)
+		}
+		return fmt.Errorf("pushing to %s: %w", spaceURL, err)
+	}
+	fmt.Fprintf(g.e.stdout, "Pushed to %s (branch main)\n", spaceURL)
+	return nil
+}

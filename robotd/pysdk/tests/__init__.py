@@ -1,0 +1,1 @@
+"""Tests of robot_sdk against a real robot-daemon --sim (see daemon.py)."""

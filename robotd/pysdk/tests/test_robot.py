@@ -1,0 +1,136 @@
+"""Robot: connection, state, motion and errors, against a real robot-daemon --sim."""
+
+import math
+import os
+import time
+import unittest
+from unittest import mock
+
+from robot_sdk import DaemonUnavailableError, RequestRefusedError, Robot, create_head_pose
+
+from .daemon import daemon, free_port
+
+
+def wait_for(predicate, timeout=3.0, interval=0.02):
+    """Poll predicate until it returns a true value or timeout passes; returns its last value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(interval)
+
+
+class RobotTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.daemon = daemon()
+
+    def setUp(self):
+        self.robot = Robot(url=self.daemon.url)
+        self.addCleanup(self.robot.close)
+
+    def test_connects_and_reads_state(self):
+        state = self.robot.get_state()
+        self.assertTrue(state["awake"])
+        self.assertEqual(state["backend"], "sim")
+        self.assertEqual(len(self.robot.get_present_antenna_joint_positions()), 2)
+        self.assertTrue(self.robot.is_awake())
+        self.assertEqual(self.robot.daemon_status["state"], "running")
+        # The session holds the slot as a remote session while it is open.
+        status = self.daemon.get("/api/daemon/status")
+        self.assertEqual(status["slot"]["state"], "remote_session")
+
+    def test_close_frees_the_slot(self):
+        self.robot.close()
+        self.assertEqual(self.daemon.get("/api/daemon/status")["slot"]["state"], "free")
+        self.robot.close()  # twice is fine
+
+    def test_set_target_moves_the_antennas(self):
+        self.robot.set_target(antennas=[0.6, -0.4])
+        state = self.daemon.get("/api/state/full")
+        self.assertEqual(state["target_antennas_position"], [0.6, -0.4])
+        reached = wait_for(lambda: all(
+            abs(a - b) < 0.01 for a, b in zip(self.daemon.get("/api/state/full")["antennas_position"], [0.6, -0.4])))
+        self.assertTrue(reached, self.daemon.get("/api/state/full"))
+
+    def test_set_target_head_pose(self):
+        self.robot.set_target(head=create_head_pose(pitch=10, degrees=True))
+        target = self.daemon.get("/api/state/full")["target_head_pose"]
+        self.assertAlmostEqual(target["pitch"], math.radians(10), places=6)
+        self.robot.set_target(head={"roll": 0.1})
+        self.assertAlmostEqual(self.daemon.get("/api/state/full")["target_head_pose"]["roll"], 0.1, places=6)
+
+    def test_goto_target_waits_for_the_move(self):
+        start = time.monotonic()
+        uuid = self.robot.goto_target(head=self.robot.create_head_pose(yaw=20, degrees=True),
+                                      antennas=[0.3, 0.3], duration=0.3)
+        self.assertGreaterEqual(time.monotonic() - start, 0.3)
+        self.assertTrue(uuid)
+        state = self.daemon.get("/api/state/full")
+        self.assertAlmostEqual(state["head_pose"]["yaw"], math.radians(20), places=2)
+        self.assertAlmostEqual(self.robot.get_current_head_pose().yaw, math.radians(20), places=2)
+        self.assertIsNone(state["move"])
+
+    def test_goto_target_without_waiting(self):
+        uuid = self.robot.goto_target(antennas=[-0.2, 0.2], duration=1.0, wait=False)
+        move = self.daemon.get("/api/state/full")["move"]
+        self.assertEqual(move["uuid"], uuid)
+        self.robot.stop_move(uuid)
+        self.assertIsNone(self.daemon.get("/api/state/full")["move"])
+
+    def test_bad_arguments_are_refused_before_sending(self):
+        with self.assertRaisesRegex(ValueError, "two angles"):
+            self.robot.set_target(antennas=[0.1, 0.2, 0.3])
+        with self.assertRaisesRegex(TypeError, "create_head_pose"):
+            self.robot.set_target(head=12)
+
+    def test_refusal_carries_the_daemons_detail(self):
+        with self.assertRaises(RequestRefusedError) as cm:
+            self.robot.set_motor_mode("flying")
+        self.assertEqual(cm.exception.status, 422)
+        self.assertIn("flying", cm.exception.detail)
+        with self.assertRaises(RequestRefusedError) as cm:
+            self.robot.goto_target(antennas=[0, 0], duration=120)
+        self.assertEqual(cm.exception.status, 422)
+        self.assertIn("duration", str(cm.exception))
+
+    def test_motor_modes(self):
+        self.robot.disable_motors()
+        self.assertEqual(self.daemon.get("/api/motors/status")["mode"], "disabled")
+        self.robot.enable_motors()
+        self.assertEqual(self.daemon.get("/api/motors/status")["mode"], "enabled")
+
+
+class ConnectionTest(unittest.TestCase):
+    def test_daemon_down_raises_daemon_unavailable(self):
+        url = f"http://127.0.0.1:{free_port()}"
+        with self.assertRaises(DaemonUnavailableError) as cm:
+            Robot(url=url)
+        self.assertIn(url, str(cm.exception))
+        self.assertIn("robot-daemon", str(cm.exception))
+
+    def test_url_from_the_environment(self):
+        d = daemon()
+        with mock.patch.dict(os.environ, {"ROBOT_DAEMON_URL": d.url}):
+            with Robot() as robot:
+                self.assertEqual(robot.url, d.url)
+                self.assertTrue(robot.get_state()["awake"])
+        with mock.patch.dict(os.environ, {"ROBOT_DAEMON_URL": f"http://127.0.0.1:{free_port()}"}):
+            with self.assertRaises(DaemonUnavailableError):
+                Robot()
+
+    def test_second_remote_session_is_refused(self):
+        d = daemon()
+        with Robot(url=d.url):
+            with self.assertRaises(RequestRefusedError) as cm:
+                Robot(url=d.url)
+            self.assertEqual(cm.exception.status, 400)
+
+    def test_invalid_url(self):
+        with self.assertRaisesRegex(ValueError, "http"):
+            Robot(url="ftp://robot")
+
+
+if __name__ == "__main__":
+    unittest.main()
