@@ -18,7 +18,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/robothub/robothub/cli/robot-app-assistant/frontmatter"
+	"github.com/robothub/robothub/core/frontmatter"
 	"github.com/robothub/robothub/core/apps"
 )
 
