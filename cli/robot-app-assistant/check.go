@@ -18,8 +18,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/robothub/robothub/cli/robot-app-assistant/frontmatter"
 	"github.com/robothub/robothub/core/apps"
+	"github.com/robothub/robothub/core/frontmatter"
 )
 
 //go:embed inspect_app.py

@@ -134,7 +134,6 @@ func TestCheckReportsBrokenPackages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
 			dir := mustCreate(t, "broken")
 			tt.breakIt(t, dir)
 			r := runCLI(t, nil, "check", dir)

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/robothub/robothub/cli/robot-app-assistant/frontmatter"
+	"github.com/robothub/robothub/core/frontmatter"
 )
 
 // files lists the regular files under dir, relative and sorted.

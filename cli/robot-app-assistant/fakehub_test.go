@@ -15,7 +15,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/robothub/robothub/cli/robot-app-assistant/frontmatter"
+	"github.com/robothub/robothub/core/frontmatter"
 )
 
 // fakeHub is a stand-in for the hub with the public hub's shapes: GET /api/whoami-v2,

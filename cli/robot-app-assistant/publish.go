@@ -19,6 +19,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/robothub/robothub/core/apps"
+	"github.com/robothub/robothub/core/hub"
+	"github.com/robothub/robothub/core/version"
 )
 
 // spaceRemote is the name of the git remote that points at the app's space.
@@ -89,35 +91,41 @@ func publishApp(ctx context.Context, e *env, opts publishOptions) error {
 	opts.check.dir = dir
 
 	// 1. The token, first: nothing else is worth doing without one that can write.
-	cfg, err := resolveHubConfig(e.getenv, opts.token)
+	cfg, err := hub.ConfigFromEnv(e.getenv, "", opts.token)
 	if err != nil {
 		return err
 	}
-	if cfg.token == "" {
+	cfg.Endpoint = strings.TrimRight(cfg.Endpoint, "/")
+	if cfg.Token == "" {
 		where := "a token file"
-		if cfg.tokenFile != "" {
-			where = cfg.tokenFile
+		if p := hub.TokenPath(e.getenv); p != "" {
+			where = p
 		}
-		return fmt.Errorf("publishing needs a hub token with write permission: pass --token, set HF_TOKEN, or save the token in %s (create one at %s/settings/tokens)", where, cfg.endpoint)
+		return fmt.Errorf("publishing needs a hub token with write permission: pass --token, set HF_TOKEN, or save the token in %s (create one at %s/settings/tokens)", where, cfg.Endpoint)
 	}
-	hub := newHubClient(cfg)
-	who, err := hub.whoami(ctx)
-	var he *hubError
+	client, err := hub.New(cfg.Endpoint, hub.WithToken(cfg.Token), hub.WithUserAgent("robot-app-assistant/"+version.String()))
+	if err != nil {
+		return fmt.Errorf("HF_ENDPOINT: %s", strings.TrimPrefix(err.Error(), "endpoint: "))
+	}
+	who, err := client.WhoAmI(ctx)
+	var he *hub.Error
 	switch {
-	case errors.As(err, &he) && (he.status == http.StatusUnauthorized || he.status == http.StatusForbidden):
+	case errors.As(err, &he) && (he.Status == http.StatusUnauthorized || he.Status == http.StatusForbidden):
 		return fmt.Errorf("the hub at %s refused the token from %s (%d: %s): create a token with write permission at %s/settings/tokens",
-			cfg.endpoint, cfg.tokenSource, he.status, he.message, cfg.endpoint)
+			cfg.Endpoint, cfg.TokenSource, he.Status, he.Message, cfg.Endpoint)
 	case err != nil:
-		return fmt.Errorf("asking the hub at %s who the token belongs to: %w", cfg.endpoint, err)
-	case !who.canWriteSpaces():
-		role := who.Auth.AccessToken.Role
+		return fmt.Errorf("asking the hub at %s who the token belongs to: %w", cfg.Endpoint, err)
+	case who.Name == "":
+		return fmt.Errorf("asking the hub at %s who the token belongs to: the answer names no user", cfg.Endpoint)
+	case !who.CanWrite(who.Name):
+		role := who.Role()
 		if role == "" {
 			role = "unknown"
 		}
 		return fmt.Errorf("the token from %s (user %s) has %s permission: publishing needs write permission; create a write token at %s/settings/tokens",
-			cfg.tokenSource, who.Name, role, cfg.endpoint)
+			cfg.TokenSource, who.Name, role, cfg.Endpoint)
 	}
-	fmt.Fprintf(e.stdout, "Publishing as %s to %s\n", who.Name, cfg.endpoint)
+	fmt.Fprintf(e.stdout, "Publishing as %s to %s\n", who.Name, cfg.Endpoint)
 
 	// 2. The checks (they also tell the app's name).
 	app := ""
@@ -144,11 +152,15 @@ func publishApp(ctx context.Context, e *env, opts publishOptions) error {
 	}
 
 	// 3. The space.
-	created, err := hub.createSpace(ctx, who.Name, app, opts.private)
-	if err != nil {
+	created := true
+	_, err = client.CreateRepo(ctx, hub.CreateRepoRequest{Type: "space", ID: who.Name + "/" + app, Private: opts.private, SDK: "static"})
+	switch {
+	case errors.Is(err, hub.ErrConflict): // it exists: publish updates it
+		created = false
+	case err != nil:
 		return fmt.Errorf("creating the space %s/%s: %w", who.Name, app, err)
 	}
-	spaceURL := hub.spaceURL(who.Name, app)
+	spaceURL := client.SpaceGitURL(who.Name + "/" + app)
 	if created {
 		fmt.Fprintf(e.stdout, "Created the space %s/%s\n", who.Name, app)
 	} else {
@@ -156,8 +168,8 @@ func publishApp(ctx context.Context, e *env, opts publishOptions) error {
 	}
 
 	// 4. Commit and push.
-	g := &gitRunner{e: e, dir: dir, token: cfg.token, authEnv: gitAuthEnv(cfg.endpoint, who.Name, cfg.token)}
-	if err := g.commitAll(ctx, opts.message, who.Name, cfg.endpoint); err != nil {
+	g := &gitRunner{e: e, dir: dir, token: cfg.Token, authEnv: gitAuthEnv(cfg.Endpoint, who.Name, cfg.Token)}
+	if err := g.commitAll(ctx, opts.message, who.Name, cfg.Endpoint); err != nil {
 		return err
 	}
 	if err := g.pushTo(ctx, spaceURL, created); err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -236,25 +235,5 @@ func TestPublishPushRefusedByTheHub(t *testing.T) {
 	}
 	if strings.Contains(r.stdout+r.stderr, "hf_write_alice") || strings.Contains(r.stdout+r.stderr, basicAuth("alice", "hf_write_alice")[6:]) {
 		t.Fatalf("the token shows in the output:\n%s", r.stderr)
-	}
-}
-
-func TestCanWriteSpaces(t *testing.T) {
-	w := &whoami{Name: "alice"}
-	for role, want := range map[string]bool{"write": true, "admin": true, "read": false, "": false} {
-		w.Auth.AccessToken.Role = role
-		if got := w.canWriteSpaces(); got != want {
-			t.Errorf("role %q: %v", role, got)
-		}
-	}
-	w.Auth.AccessToken.Role = "fineGrained"
-	if w.canWriteSpaces() {
-		t.Error("fine-grained token without permissions can write")
-	}
-	if err := json.Unmarshal([]byte(`{"name":"alice","auth":{"accessToken":{"role":"fineGrained","fineGrained":{"scoped":[{"entity":{"type":"user","name":"alice"},"permissions":["repo.content.read","repo.write"]}]}}}}`), w); err != nil {
-		t.Fatal(err)
-	}
-	if !w.canWriteSpaces() {
-		t.Error("fine-grained token with repo.write on the user cannot write")
 	}
 }

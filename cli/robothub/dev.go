@@ -264,13 +264,14 @@ Point robothub and robot-app-assistant at the local hub:
   export HF_ENDPOINT=%s
   export HF_TOKEN_PATH=%s
 
-Try it: publish an app, install it on the robot, then push a change:
-  robot-app-assistant create my_app ./my_app --publish
+Try it: create and publish an app, install it on the robot, then publish a change:
+  robot-app-assistant create my_app ./apps --publish
   curl -X POST %s/api/apps/install -H 'Content-Type: application/json' -d '{"url": "%s/spaces/%s/my_app"}'
   curl -X POST %s/api/apps/start-app/my_app
-  (edit ./my_app/my_app/main.py) && git -C ./my_app commit -am change && git -C ./my_app push
+  (edit ./apps/my_app/my_app/main.py)
+  robot-app-assistant publish ./apps/my_app        (or git push to %s/spaces/%s/my_app)
 The robot reinstalls and restarts my_app within seconds. Ctrl-C stops everything.
 `, dir, hubURL, recvURL, webhook.RoutePrefix, devUpdateRoute, webhook.RoutePrefix, devLogRoute,
 		daemonURL, daemonURL, boot.Webhook.ID, devUser, hookURL,
-		hubURL, tokenFile, daemonURL, hubURL, devUser, daemonURL)
+		hubURL, tokenFile, daemonURL, hubURL, devUser, daemonURL, hubURL, devUser)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -35,18 +36,45 @@ type WhoAmI struct {
 	Auth struct {
 		Type        string `json:"type"` // "access_token"
 		AccessToken struct {
-			DisplayName string `json:"displayName"`
-			Role        string `json:"role"` // "read", "write", or "fineGrained" on the public hub
+			DisplayName string       `json:"displayName"`
+			Role        string       `json:"role"` // "read", "write", or "fineGrained" on the public hub
+			FineGrained *FineGrained `json:"fineGrained,omitempty"`
 		} `json:"accessToken"`
 	} `json:"auth"`
+}
+
+// FineGrained lists what a fine-grained token of the public hub may do, per user or organization.
+type FineGrained struct {
+	Global []string `json:"global"`
+	Scoped []struct {
+		Entity struct {
+			Type string `json:"type"` // "user" or "org"
+			Name string `json:"name"`
+		} `json:"entity"`
+		Permissions []string `json:"permissions"` // e.g. "repo.content.read", "repo.write"
+	} `json:"scoped"`
 }
 
 // Role returns the token's role: "read", "write" or "fineGrained".
 func (w *WhoAmI) Role() string { return w.Auth.AccessToken.Role }
 
-// CanWrite reports whether the token has the write role. A fine-grained token of the public hub
-// may be allowed to write to some repos only: that shows only when it tries.
-func (w *WhoAmI) CanWrite() bool { return w.Role() == "write" }
+// CanWrite reports whether the token may create and push to repos of owner (a user or an
+// organization): a write (or admin) token may, and a fine-grained token with repo.write on owner.
+func (w *WhoAmI) CanWrite(owner string) bool {
+	switch w.Role() {
+	case "write", "admin":
+		return true
+	case "fineGrained":
+		if fg := w.Auth.AccessToken.FineGrained; fg != nil {
+			for _, s := range fg.Scoped {
+				if s.Entity.Name == owner && slices.Contains(s.Permissions, "repo.write") {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
 
 // WhoAmI returns the token's user and role.
 func (c *Client) WhoAmI(ctx context.Context) (*WhoAmI, error) {

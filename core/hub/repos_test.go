@@ -2,6 +2,7 @@ package hub_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -18,7 +19,7 @@ func TestWhoAmIGivesTheRole(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if me.Name != "alice" || me.Role() != role || me.CanWrite() != canWrite {
+		if me.Name != "alice" || me.Role() != role || me.CanWrite("alice") != canWrite {
 			t.Errorf("whoami with a %s token: %+v", role, me)
 		}
 	}
@@ -97,5 +98,25 @@ func TestSpacesThroughTheClient(t *testing.T) {
 	}
 	if err := alice.DeleteRepo(ctx, "space", "wave"); !errors.Is(err, hub.ErrNotFound) {
 		t.Fatalf("deleting twice: %v", err)
+	}
+}
+
+func TestCanWriteRoles(t *testing.T) {
+	w := &hub.WhoAmI{Name: "alice"}
+	for role, want := range map[string]bool{"write": true, "admin": true, "read": false, "": false} {
+		w.Auth.AccessToken.Role = role
+		if got := w.CanWrite("alice"); got != want {
+			t.Errorf("role %q: %v", role, got)
+		}
+	}
+	w.Auth.AccessToken.Role = "fineGrained"
+	if w.CanWrite("alice") {
+		t.Error("a fine-grained token without permissions can write")
+	}
+	if err := json.Unmarshal([]byte(`{"name":"alice","auth":{"accessToken":{"role":"fineGrained","fineGrained":{"scoped":[{"entity":{"type":"user","name":"alice"},"permissions":["repo.content.read","repo.write"]}]}}}}`), w); err != nil {
+		t.Fatal(err)
+	}
+	if !w.CanWrite("alice") || w.CanWrite("acme") {
+		t.Error("a fine-grained token with repo.write on alice: can write to alice's repos, and only those")
 	}
 }

@@ -64,6 +64,9 @@ var (
 	daemonList    = suite{pkg: "./robotd", bench: "^BenchmarkListApps(BySpawningPython)?$", benchtime: "200x"}
 	daemonApps    = suite{pkg: "./robotd", bench: "^Benchmark(StartApp|StopCooperativeApp|StateStream50Hz)$", benchtime: "20x"}
 	daemonRSS     = suite{pkg: "./robotd", bench: "^BenchmarkIdleRSS$", benchtime: "3x"}
+	appRunning    = suite{pkg: "./cli/robot-app-assistant", bench: "^BenchmarkDefaultAppRunning$", benchtime: "20x"}
+	appCheck      = suite{pkg: "./cli/robot-app-assistant", bench: "^BenchmarkCheck$", benchtime: "10x"}
+	appCheckCold  = suite{pkg: "./cli/robot-app-assistant", bench: "^BenchmarkCheckColdCache$", benchtime: "3x"}
 )
 
 func ms(v float64) string  { return trimFloat(v, 2) + " ms" }
@@ -112,6 +115,10 @@ var checks = []check{
 			return "mean interval " + ms(r["BenchmarkStateStream50Hz"]["interval-mean-ms"])
 		}},
 	{area: "Robot daemon", what: "Idle daemon RSS", suite: daemonRSS, bench: "BenchmarkIdleRSS", unit: "RSS-MB", limit: 40, show: mb, target: "≤ 40 MB"},
+	{area: "Robot apps", what: "A generated default app running (SDK connected) after start-app (p99)", suite: appRunning, bench: "BenchmarkDefaultAppRunning", unit: "running-p99-ms", limit: 1000, show: ms, target: "≤ 1 s"},
+	{area: "Robot apps", what: "`robot-app-assistant check` of a generated app (slowest run)", suite: appCheck, bench: "BenchmarkCheck", unit: "check-max-ms", limit: 10000, show: ms, target: "≤ 10 s",
+		note: func(r results) string { return "median " + ms(r["BenchmarkCheck"]["check-p50-ms"]) }},
+	{area: "Robot apps", what: "The first `check` on a machine (builds its cached base venv; slowest run)", suite: appCheckCold, bench: "BenchmarkCheckColdCache", unit: "check-max-ms", limit: 10000, show: ms, target: "≤ 10 s"},
 }
 
 const (

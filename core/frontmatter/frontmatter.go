@@ -749,3 +749,41 @@ func clip(s string) string {
 	}
 	return s
 }
+
+// Decode returns the node as plain Go values, as a JSON encoder shows them: a mapping is a
+// map[string]any, a sequence a []any, and a scalar a string, bool, int64, float64 or nil by its type
+// (an int that does not fit in an int64, and a float that is not finite, stay strings).
+func (n *Node) Decode() any {
+	if n == nil {
+		return nil
+	}
+	switch n.Kind {
+	case Mapping:
+		m := make(map[string]any, len(n.Keys))
+		for i, k := range n.Keys {
+			m[k.Value] = n.Vals[i].Decode()
+		}
+		return m
+	case Sequence:
+		l := make([]any, len(n.Items))
+		for i, it := range n.Items {
+			l[i] = it.Decode()
+		}
+		return l
+	}
+	switch n.Type {
+	case TypeNull:
+		return nil
+	case TypeBool:
+		return n.Value == "true"
+	case TypeInt:
+		if v, err := strconv.ParseInt(n.Value, 0, 64); err == nil {
+			return v
+		}
+	case TypeFloat:
+		if v, err := strconv.ParseFloat(n.Value, 64); err == nil && !math.IsInf(v, 0) && !math.IsNaN(v) {
+			return v
+		}
+	}
+	return n.Value
+}
