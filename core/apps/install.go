@@ -63,8 +63,8 @@ func parseSource(raw string) (source, error) {
 		if err != nil || !info.IsDir() {
 			return source{}, invalidError("url: local path " + clean + " is not a directory on the robot")
 		}
-		// Checked before the job copies the directory: a path such as / or /proc would otherwise
-		// be copied whole (and /proc/kmsg blocks its reader forever).
+		// Checked before a job copies the directory: a path such as / would otherwise be copied
+		// whole into a temporary directory before the job found no package there.
 		if !exists(filepath.Join(clean, "pyproject.toml")) && !exists(filepath.Join(clean, "setup.py")) {
 			return source{}, invalidError("url: local path " + clean + " is not a Python package: it has no pyproject.toml or setup.py")
 		}

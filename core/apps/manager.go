@@ -154,7 +154,8 @@ func (m *Manager) VenvDir() string { return m.cfg.VenvDir }
 func (m *Manager) SDKVersion() string { return SDKVersion(m.cfg.DaemonVersion, m.cfg.SDK) }
 
 // Prepare stops an app left running by a previous daemon, creates the apps venv if it is missing,
-// puts back the app package a previous daemon was changing when it was killed, installs the SDK at the daemon's version if it is not there, and discovers the installed apps.
+// puts back the app package a previous daemon was changing when it was killed, installs the SDK
+// at the daemon's version if it is not there, and discovers the installed apps.
 func (m *Manager) Prepare(ctx context.Context) error {
 	m.recoverOrphan()
 	m.venvMu.Lock()
