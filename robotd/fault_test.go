@@ -49,8 +49,19 @@ func daemonProcess(t *testing.T, dataDir, venv string) (*exec.Cmd, string) {
 	t.Setenv("ROBOT_DAEMON_URL", url)
 	args, _ := json.Marshal([]string{"robot-daemon", "--sim", "--port", strconv.Itoa(port), "--data-dir", dataDir,
 		"--apps-venv", venv, "--hub-url", "none", "--log-level", "warn", "--no-wake-up-on-start"})
+	// Its own temporary directory: a daemon killed mid-job leaves that job's directory behind.
+	tmp, err := os.MkdirTemp("", "robotd-killed-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// A build process that pip started may still be writing there for a moment.
+		for i := 0; i < 50 && os.RemoveAll(tmp) != nil; i++ {
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "ROBOTD_TEST_DAEMON_ARGS="+string(args))
+	cmd.Env = append(os.Environ(), "ROBOTD_TEST_DAEMON_ARGS="+string(args), "TMPDIR="+tmp)
 	log := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
