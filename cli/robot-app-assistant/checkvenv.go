@@ -86,7 +86,7 @@ func checkInstall(ctx context.Context, e *env, opts checkOptions, r *checkReport
 		return err
 	}
 	src := filepath.Join(tmp, "src")
-	if err := copyPackage(src, r.dir); err != nil {
+	if err := apps.CopyPackage(src, r.dir); err != nil {
 		return fmt.Errorf("copying the package: %w", err)
 	}
 	python := filepath.Join(venv, "bin", "python")

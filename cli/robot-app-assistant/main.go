@@ -4,8 +4,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -15,14 +13,16 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/robothub/robothub/cli/cliapp"
+
 	"github.com/robothub/robothub/core/version"
 )
 
-// Exit codes.
+// Exit codes (see cliapp).
 const (
-	exitOK    = 0
-	exitError = 1 // the command ran and failed: a check failed, the hub refused, git failed
-	exitUsage = 2 // the command line is wrong
+	exitOK    = cliapp.ExitOK
+	exitError = cliapp.ExitError
+	exitUsage = cliapp.ExitUsage
 )
 
 func main() {
@@ -45,18 +45,7 @@ type env struct {
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr, log: slog.New(slog.DiscardHandler)}
 	app := newApp(e)
-	err := app.RunContext(ctx, hoistFlags(app, args))
-	if err == nil {
-		return exitOK
-	}
-	var ue *usageError
-	if errors.As(err, &ue) {
-		fmt.Fprintf(stderr, "robot-app-assistant: %v\n", err)
-		fmt.Fprintln(stderr, "Run 'robot-app-assistant --help' or 'robot-app-assistant <command> --help' for usage.")
-		return exitUsage
-	}
-	fmt.Fprintf(stderr, "robot-app-assistant: %v\n", err)
-	return exitError
+	return cliapp.ExitCode("robot-app-assistant", app.RunContext(ctx, hoistFlags(app, args)), stderr)
 }
 
 func newApp(e *env) *cli.App {
@@ -90,20 +79,13 @@ func newApp(e *env) *cli.App {
 }
 
 // usageError is a mistake on the command line: exit code 2.
-type usageError struct{ err error }
-
-func (u *usageError) Error() string { return u.err.Error() }
-func (u *usageError) Unwrap() error { return u.err }
+type usageError = cliapp.UsageError
 
 // usagef reports a command-line mistake.
-func usagef(format string, args ...any) error {
-	return &usageError{err: fmt.Errorf(format, args...)}
-}
+var usagef = cliapp.Usagef
 
 // onUsageError makes urfave/cli's flag errors usage errors (exit code 2). Set it on every command.
-func onUsageError(_ *cli.Context, err error, _ bool) error {
-	return &usageError{err: err}
-}
+var onUsageError = cliapp.OnUsageError
 
 // hoistFlags moves a command's flags in front of its arguments, so that both
 // `create --publish my_app .` and `create my_app . --publish` work (urfave/cli stops parsing flags

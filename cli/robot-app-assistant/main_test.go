@@ -57,8 +57,8 @@ func mustCreate(t testing.TB, name string, args ...string) string {
 
 func TestUsage(t *testing.T) {
 	r := runCLI(t, nil, "frobnicate")
-	if r.code != exitUsage && r.code != exitError {
-		t.Fatalf("unknown command: exit %d", r.code)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "unknown command 'frobnicate'") {
+		t.Fatalf("unknown command: exit %d, stderr %q", r.code, r.stderr)
 	}
 	r = runCLI(t, nil, "--help")
 	if r.code != 0 || !strings.Contains(r.stdout, "create") || !strings.Contains(r.stdout, "check") || !strings.Contains(r.stdout, "publish") {

@@ -82,7 +82,7 @@ func hubError(cl *hub.Client, err error) error {
 	}
 	var ve *hub.ValidationError
 	if errors.As(err, &ve) {
-		return &usageError{err: err}
+		return &usageError{Err: err}
 	}
 	var hint string
 	var te *hub.TransportError

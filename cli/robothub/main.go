@@ -5,8 +5,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -14,14 +12,16 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/robothub/robothub/cli/cliapp"
+
 	"github.com/robothub/robothub/core/version"
 )
 
-// Exit codes.
+// Exit codes (see cliapp).
 const (
-	exitOK    = 0
-	exitError = 1 // the command ran and failed: the hub refused, a server stopped with an error
-	exitUsage = 2 // the command line is wrong
+	exitOK    = cliapp.ExitOK
+	exitError = cliapp.ExitError
+	exitUsage = cliapp.ExitUsage
 )
 
 func main() {
@@ -43,25 +43,7 @@ type env struct {
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
 	app := newApp(e)
-	err := app.RunContext(ctx, args)
-	if err == nil {
-		return exitOK
-	}
-	var ue *usageError
-	if errors.As(err, &ue) {
-		fmt.Fprintf(stderr, "robothub: %v\n", err)
-		fmt.Fprintln(stderr, "Run 'robothub --help' or 'robothub <command> --help' for usage.")
-		return exitUsage
-	}
-	var ec cli.ExitCoder
-	if errors.As(err, &ec) {
-		if msg := err.Error(); msg != "" {
-			fmt.Fprintf(stderr, "robothub: %s\n", msg)
-		}
-		return ec.ExitCode()
-	}
-	fmt.Fprintf(stderr, "robothub: %v\n", err)
-	return exitError
+	return cliapp.ExitCode("robothub", app.RunContext(ctx, args), stderr)
 }
 
 func newApp(e *env) *cli.App {
@@ -87,17 +69,10 @@ func newApp(e *env) *cli.App {
 }
 
 // usageError is a mistake on the command line: exit code 2.
-type usageError struct{ err error }
-
-func (u *usageError) Error() string { return u.err.Error() }
-func (u *usageError) Unwrap() error { return u.err }
+type usageError = cliapp.UsageError
 
 // usagef reports a command-line mistake.
-func usagef(format string, args ...any) error {
-	return &usageError{err: fmt.Errorf(format, args...)}
-}
+var usagef = cliapp.Usagef
 
 // onUsageError makes urfave/cli's flag errors usage errors (exit code 2). Set it on every command.
-func onUsageError(_ *cli.Context, err error, _ bool) error {
-	return &usageError{err: err}
-}
+var onUsageError = cliapp.OnUsageError

@@ -164,7 +164,7 @@ func (m *Manager) install(ctx context.Context, job *Job, src source) ([]string, 
 	switch src.kind {
 	case SourceLocal:
 		job.Logf("Copying %s", src.path)
-		if err := copyTree(srcDir, src.path); err != nil {
+		if err := CopyPackage(srcDir, src.path); err != nil {
 			return nil, fmt.Errorf("copying %s: %w", src.path, err)
 		}
 	default:
@@ -397,8 +397,9 @@ func normalizeDist(name string) string {
 	return strings.ToLower(regexp.MustCompile(`[-_.]+`).ReplaceAllString(name, "-"))
 }
 
-// copyTree copies the package at src to dst, leaving out VCS data, build output, caches and venvs.
-func copyTree(dst, src string) error {
+// CopyPackage copies the app package at src to dst, leaving out VCS data, build output, caches and
+// venvs: what the daemon installs from a local folder, and what robot-app-assistant check installs.
+func CopyPackage(dst, src string) error {
 	skip := map[string]bool{".git": true, "__pycache__": true, "build": true, "dist": true, ".venv": true, "venv": true, "node_modules": true}
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
