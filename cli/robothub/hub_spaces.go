@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -204,13 +203,8 @@ Example:
 				return err
 			}
 			if !c.Bool("yes") {
-				if !isTerminal(e.stdin) {
-					return usagef("not deleting space %s without confirmation: stdin is not a terminal; add --yes to delete it", id)
-				}
-				fmt.Fprintf(e.stderr, "Delete space %s with all its git data? This cannot be undone. [y/N] ", id)
-				answer, _ := bufio.NewReader(e.stdin).ReadString('\n')
-				if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
-					return cli.Exit("not deleted", exitError)
+				if err := confirmDelete(e, "space "+id, "Delete space "+id+" with all its git data? This cannot be undone."); err != nil {
+					return err
 				}
 			}
 			if err := cl.DeleteRepo(c.Context, "space", id); err != nil {

@@ -361,13 +361,8 @@ Examples:
 				return err
 			}
 			if !c.Bool("yes") {
-				if !isTerminal(e.stdin) {
-					return usagef("not deleting webhook %s without confirmation: stdin is not a terminal; add --yes to delete it", id)
-				}
-				fmt.Fprintf(e.stderr, "Delete webhook %s? This cannot be undone. [y/N] ", id)
-				answer, _ := bufio.NewReader(e.stdin).ReadString('\n')
-				if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
-					return cli.Exit("not deleted", exitError)
+				if err := confirmDelete(e, "webhook "+id, "Delete webhook "+id+"? This cannot be undone."); err != nil {
+					return err
 				}
 			}
 			if err := cl.Delete(c.Context, id); err != nil {
@@ -451,4 +446,18 @@ Example:
 			return err
 		}),
 	}
+}
+
+// confirmDelete asks question on the terminal and goes on only on y or yes. Without a terminal it
+// refuses, saying to add --yes: a script must say what it means.
+func confirmDelete(e *env, what, question string) error {
+	if !isTerminal(e.stdin) {
+		return usagef("not deleting %s without confirmation: stdin is not a terminal; add --yes to delete it", what)
+	}
+	fmt.Fprintf(e.stderr, "%s [y/N] ", question)
+	answer, _ := bufio.NewReader(e.stdin).ReadString('\n')
+	if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+		return cli.Exit("not deleted", exitError)
+	}
+	return nil
 }
