@@ -246,14 +246,14 @@ func TestAudioThroughTheAPI(t *testing.T) {
 func TestWebUIApp(t *testing.T) {
 	d := startDaemon(t, daemonOptions{})
 	d.install("webui_app")
-	if u := d.list()["webui_app"].Extra.CustomAppURL; u == nil || *u != "http://127.0.0.1:8042" {
+	if u := d.list()["webui_app"].Extra.CustomAppURL; u == nil || *u != webUIAppURL {
 		t.Fatalf("custom_app_url %v", u)
 	}
 	d.call("POST", "/api/apps/start-app/webui_app", nil, nil)
 	d.waitState(10*time.Second, "running")
 	var body string
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if resp, err := http.Get("http://127.0.0.1:8042/"); err == nil {
+		if resp, err := http.Get(webUIAppURL + "/"); err == nil {
 			data, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			body = string(data)
@@ -264,7 +264,7 @@ func TestWebUIApp(t *testing.T) {
 		t.Fatalf("web UI page: %q", body)
 	}
 	d.call("POST", "/api/apps/stop-current-app", nil, nil)
-	if _, err := http.Get("http://127.0.0.1:8042/"); err == nil {
+	if _, err := http.Get(webUIAppURL + "/"); err == nil {
 		t.Fatal("the web UI still answers after the app stopped")
 	}
 }

@@ -22,6 +22,9 @@ import (
 	"github.com/robothub/robothub/robotd"
 )
 
+// webUIAppURL is where the webui_app test app serves its page.
+var webUIAppURL string
+
 // sharedVenv is one apps venv for all the tests of the package: creating one takes seconds, and
 // apps installed by one test stay installed for the next.
 var sharedVenv string
@@ -46,6 +49,11 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	sharedVenv = filepath.Join(dir, "apps_venv")
+	// webui_app serves its page on $WEBUI_APP_PORT (apps inherit the daemon's environment): a port
+	// of its own, so that other test packages running at the same time cannot hold it.
+	port := freePort(nil)
+	os.Setenv("WEBUI_APP_PORT", strconv.Itoa(port))
+	webUIAppURL = fmt.Sprintf("http://127.0.0.1:%d", port)
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -61,9 +69,11 @@ func testdataApp(name string) string {
 }
 
 func freePort(t testing.TB) int {
-	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
+		if t == nil {
+			panic(err)
+		}
 		t.Fatal(err)
 	}
 	defer ln.Close()

@@ -111,8 +111,8 @@ func TestDashboardInstallStartStop(t *testing.T) {
 		t.Fatalf("starting the web UI app from the dashboard: %v", err)
 	}
 	href, err := chromedp.Run(steps, chromedp.Evaluate[string](`document.querySelector("#current-settings").href`))
-	if err != nil || href != "http://127.0.0.1:8042/" {
-		t.Fatalf("settings icon links to %q (%v), want the app's web UI http://127.0.0.1:8042/", href, err)
+	if err != nil || href != webUIAppURL+"/" {
+		t.Fatalf("settings icon links to %q (%v), want the app's web UI %s/", href, err, webUIAppURL)
 	}
 	if err := chromedp.Do(steps, chromedp.Click(chromedp.CSS("#stop-btn")), waitText("#current-state", "done")); err != nil {
 		t.Fatal(err)
