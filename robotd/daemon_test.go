@@ -22,8 +22,8 @@ import (
 	"github.com/robothub/robothub/robotd"
 )
 
-// webUIAppURL is where the webui_app test app serves its page.
-var webUIAppURL string
+// webUIAppURL is where the webui_app test app serves its page; webUIAppDir is that copy of it.
+var webUIAppURL, webUIAppDir string
 
 // sharedVenv is one apps venv for all the tests of the package: creating one takes seconds, and
 // apps installed by one test stay installed for the next.
@@ -49,11 +49,22 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	sharedVenv = filepath.Join(dir, "apps_venv")
-	// webui_app serves its page on $WEBUI_APP_PORT (apps inherit the daemon's environment): a port
-	// of its own, so that other test packages running at the same time cannot hold it.
-	port := freePort(nil)
-	os.Setenv("WEBUI_APP_PORT", strconv.Itoa(port))
-	webUIAppURL = fmt.Sprintf("http://127.0.0.1:%d", port)
+	// webui_app serves its page on a port of its own in these tests (a copy of the app with its
+	// custom_app_url rewritten), so that other test packages running at the same time cannot hold it.
+	webUIAppURL = fmt.Sprintf("http://127.0.0.1:%d", freePort(nil))
+	original := testdataApp("webui_app")
+	webUIAppDir = filepath.Join(dir, "webui_app")
+	if err := os.CopyFS(webUIAppDir, os.DirFS(original)); err != nil {
+		panic(err)
+	}
+	mainPy := filepath.Join(webUIAppDir, "webui_app", "main.py")
+	src, err := os.ReadFile(mainPy)
+	if err != nil {
+		panic(err)
+	}
+	if err := os.WriteFile(mainPy, []byte(strings.Replace(string(src), "http://127.0.0.1:8042", webUIAppURL, 1)), 0o644); err != nil {
+		panic(err)
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -61,6 +72,9 @@ func TestMain(m *testing.M) {
 
 // testdataApp is the path of a test app package.
 func testdataApp(name string) string {
+	if name == "webui_app" && webUIAppDir != "" {
+		return webUIAppDir
+	}
 	p, err := filepath.Abs(filepath.Join("..", "core", "apps", "testdata", "apps", name))
 	if err != nil {
 		panic(err)

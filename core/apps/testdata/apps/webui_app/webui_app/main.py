@@ -1,14 +1,12 @@
 """An app with a web UI: the SDK serves static/ on custom_app_url."""
 
-import os
 import threading
 
 from robot_sdk import Robot, RobotApp
 
 
 class WebUIApp(RobotApp):
-    # Tests that run packages side by side give each its own port.
-    custom_app_url: str = "http://127.0.0.1:" + os.environ.get("WEBUI_APP_PORT", "8042")
+    custom_app_url: str = "http://127.0.0.1:8042"
 
     def run(self, robot: Robot, stop_event: threading.Event) -> None:
         print("webui_app running", flush=True)
