@@ -3,9 +3,6 @@ package webhook
 import (
 	"errors"
 	"fmt"
-	"reflect"
-	"strconv"
-	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -34,12 +31,15 @@ func Parse(raw []byte) (*Payload, error) {
 		return nil, fmt.Errorf("%w: it is %s", ErrNotJSON, describeJSON(kind))
 	}
 	p := new(Payload)
-	// The decoder of the encoding/json/v2 proposal: three times faster than encoding/json here, and
-	// it reports where in the document a wrongly typed value sits.
-	if err := json.Unmarshal(raw, p); err != nil {
-		var semErr *json.SemanticError
-		if errors.As(err, &semErr) && len(semErr.JSONPointer) > 0 && semErr.GoType != nil {
-			return nil, &FieldError{Field: fieldPath(semErr.JSONPointer), Problem: "must be " + jsonKind(semErr.GoType.Kind())}
+	if err := decodePayload(raw, p); err != nil {
+		var fe *FieldError
+		if errors.As(err, &fe) {
+			if jsontext.Value(raw).IsValid() {
+				return nil, fe
+			}
+			// A broken document is reported as such, not as a mistyped field: say where it breaks.
+			var v jsontext.Value
+			err = json.Unmarshal(raw, &v)
 		}
 		return nil, fmt.Errorf("%w: %v", ErrNotJSON, err)
 	}
@@ -80,22 +80,6 @@ func describeJSON(c byte) string {
 	}
 }
 
-// fieldPath turns the JSON pointer /updatedRefs/0/ref into updatedRefs[0].ref.
-func fieldPath(ptr jsontext.Pointer) string {
-	var b strings.Builder
-	for tok := range ptr.Tokens() {
-		if _, err := strconv.Atoi(tok); err == nil && b.Len() > 0 {
-			b.WriteString("[" + tok + "]")
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte('.')
-		}
-		b.WriteString(tok)
-	}
-	return b.String()
-}
-
 func (p *Payload) validate() error {
 	switch {
 	case p.Event.Action == "" && p.Event.Scope == "":
@@ -120,21 +104,4 @@ func (p *Payload) validate() error {
 		return &FieldError{Field: "updatedConfig", Problem: "must be an object"}
 	}
 	return nil
-}
-
-// jsonKind names a Go kind the way a JSON author thinks of it.
-func jsonKind(kind reflect.Kind) string {
-	switch kind {
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "a boolean"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8,
-		reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	default:
-		return "an object"
-	}
 }

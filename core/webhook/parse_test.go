@@ -6,10 +6,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // loadPayloads returns every payload in testdata/payloads, by file name.
@@ -277,4 +280,99 @@ func BenchmarkParse(b *testing.B) {
 	run("Parse", func() error { _, err := Parse(raw); return err })
 	run("jsonv2.Unmarshal", func() error { return jsonv2.Unmarshal(raw, new(Payload)) })
 	run("encoding-json.Unmarshal", func() error { return json.Unmarshal(raw, new(Payload)) })
+}
+
+// unmarshalReference decodes with the general decoder of the encoding/json/v2 proposal, turning its
+// errors into Parse's: decodePayload must agree with it.
+func unmarshalReference(raw []byte) (*Payload, error) {
+	p := new(Payload)
+	if err := jsonv2.Unmarshal(raw, p); err != nil {
+		var semErr *jsonv2.SemanticError
+		if errors.As(err, &semErr) && len(semErr.JSONPointer) > 0 && semErr.GoType != nil {
+			return nil, &FieldError{Field: fieldPath(semErr.JSONPointer), Problem: "must be " + jsonKind(semErr.GoType.Kind())}
+		}
+		return nil, ErrNotJSON
+	}
+	return p, nil
+}
+
+// fieldPath turns the JSON pointer /updatedRefs/0/ref into updatedRefs[0].ref.
+func fieldPath(ptr jsontext.Pointer) string {
+	var b strings.Builder
+	for tok := range ptr.Tokens() {
+		if _, err := strconv.Atoi(tok); err == nil && b.Len() > 0 {
+			b.WriteString("[" + tok + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(tok)
+	}
+	return b.String()
+}
+
+// jsonKind names a Go kind the way a JSON author thinks of it.
+func jsonKind(kind reflect.Kind) string {
+	switch kind {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8,
+		reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	default:
+		return "an object"
+	}
+}
+
+// FuzzDecoderMatchesUnmarshal: on valid JSON the hand-written decoder gives exactly what the general
+// JSON v2 decoder gives: the same payload, or the same error on the same field. On invalid JSON it
+// always fails, and Parse says the body is not JSON.
+func FuzzDecoderMatchesUnmarshal(f *testing.F) {
+	for _, b := range loadPayloads(f) {
+		f.Add(b)
+	}
+	for _, s := range []string{`{"repo":{"tags":[]},"updatedRefs":[]}`, `{"repo":null,"discussion":null,"updatedConfig":null}`,
+		`{"webhook":{"version":3.5}}`, `{"webhook":{"version":"3"}}`, `{"a":1} x`, `{"event":{"action":"x","action":"y"}}`,
+		`{"updatedRefs":[null,{"ref":"r","oldSha":null}]}`, `{"repo":{"Name":"a"}}`, `{"comment":{"content":"\u00e9\n\ud83d\ude00"}}`,
+		`{"repo":{"owner":{"id":5}}}`, `{"updatedConfig":{ "private" : true }}`, `{"discussion":{"changes":null,"num":-0}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if firstByte(raw) != '{' {
+			return // Parse refuses these before decoding
+		}
+		got := new(Payload)
+		gotErr := decodePayload(raw, got)
+		if !jsontext.Value(raw).IsValid() {
+			if gotErr == nil {
+				t.Fatalf("decodePayload accepted invalid JSON %q", raw)
+			}
+			if _, err := Parse(raw); !errors.Is(err, ErrNotJSON) {
+				t.Fatalf("Parse(%q) = %v, want ErrNotJSON", raw, err)
+			}
+			return
+		}
+		want, wantErr := unmarshalReference(raw)
+		switch {
+		case wantErr == nil && gotErr == nil:
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("decoders disagree on %q:\nfast %+v\nref  %+v", raw, got, want)
+			}
+		case wantErr != nil && gotErr != nil:
+			var wf, gf *FieldError
+			if errors.As(wantErr, &wf) != errors.As(gotErr, &gf) {
+				t.Fatalf("error kinds differ on %q: fast %v, reference %v", raw, gotErr, wantErr)
+			}
+			if wf != nil && *wf != *gf {
+				t.Fatalf("field errors differ on %q: fast %v, reference %v", raw, gf, wf)
+			}
+		default:
+			t.Fatalf("one decoder failed on %q: fast %v, reference %v", raw, gotErr, wantErr)
+		}
+	})
 }

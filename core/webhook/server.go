@@ -223,6 +223,27 @@ type outcome struct {
 	stack []byte
 }
 
+// answerTimeout answers 503 for a handler that did not finish in time, or whose client left.
+func (s *Server) answerTimeout(w http.ResponseWriter, r *http.Request, rt *route) {
+	status, msg := http.StatusServiceUnavailable, "handler "+rt.Name+" did not finish within "+s.timeout.String()
+	if r.Context().Err() != nil {
+		msg = "client went away before handler " + rt.Name + " finished"
+	}
+	s.log.Error("webhook handler timed out", "route", rt.Path, "status", status, "reason", msg)
+	writeError(w, status, msg)
+}
+
+// call runs a handler, turning a panic into an outcome.
+func call(ctx context.Context, fn HandlerFunc, p *Payload, h http.Header) (res outcome) {
+	defer func() {
+		if v := recover(); v != nil {
+			res = outcome{panic: v, stack: debug.Stack()}
+		}
+	}()
+	v, err := fn(ctx, p, h)
+	return outcome{value: v, err: err}
+}
+
 func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request, path string) {
 	start := time.Now()
 	rt := (*s.routes.Load())[strings.TrimSuffix(path, "/")]
@@ -261,29 +282,26 @@ func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request, path strin
 		return
 	}
 
-	ctx, cancel := context.WithTimeout(r.Context(), s.timeout)
-	defer cancel()
-	done := make(chan outcome, 1)
-	go func() {
-		defer func() {
-			if v := recover(); v != nil {
-				done <- outcome{panic: v, stack: debug.Stack()}
-			}
-		}()
-		v, err := rt.fn(ctx, p, r.Header)
-		done <- outcome{value: v, err: err}
-	}()
-
-	var res outcome
-	select {
-	case res = <-done:
-	case <-ctx.Done():
-		status, msg := http.StatusServiceUnavailable, "handler "+rt.Name+" did not finish within "+s.timeout.String()
-		if r.Context().Err() != nil {
-			msg = "client went away before handler " + rt.Name + " finished"
-		}
-		s.log.Error("webhook handler timed out", "route", rt.Path, "status", status, "reason", msg)
-		writeError(w, status, msg)
+	// The handler runs on the request's goroutine. If it overruns its timeout, a timer cancels its
+	// context and answers 503 for it at once, while it finishes in the background.
+	ctx := newDeliveryContext(r.Context(), s.timeout)
+	var timer sync.WaitGroup
+	timer.Add(1)
+	deadline := time.AfterFunc(s.timeout, func() {
+		defer timer.Done()
+		ctx.cancel(context.DeadlineExceeded)
+		s.answerTimeout(w, r, rt)
+		_ = http.NewResponseController(w).Flush()
+	})
+	res := call(ctx, rt.fn, p, r.Header)
+	ctx.release()
+	if !deadline.Stop() {
+		timer.Wait() // the timer answered
+		return
+	}
+	timer.Done()
+	if r.Context().Err() != nil {
+		s.answerTimeout(w, r, rt) // the client is gone: nobody reads this answer
 		return
 	}
 
@@ -318,10 +336,16 @@ func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request, path strin
 	s.logDelivery(rt, p, status, start)
 }
 
-var okBody = []byte(`{"message":"ok"}`)
+var okBody = []byte(`{"message":"ok"}` + "\n")
 
+// logDelivery logs a delivery the handler answered, at debug level: a receiver is quiet about
+// success, as net/http is, and the actions of robothub serve log their own work. Refusals and
+// handler failures are logged at warn and error level.
 func (s *Server) logDelivery(rt *route, p *Payload, status int, start time.Time) {
-	s.log.LogAttrs(context.Background(), slog.LevelInfo, "webhook delivered",
+	if !s.log.Enabled(context.Background(), slog.LevelDebug) {
+		return
+	}
+	s.log.LogAttrs(context.Background(), slog.LevelDebug, "webhook delivered",
 		slog.String("route", rt.Path), slog.Int("status", status),
 		slog.String("scope", p.Event.Scope), slog.String("action", p.Event.Action),
 		slog.String("repo", p.Repo.Type+":"+p.Repo.Name), slog.Duration("duration", time.Since(start)))
@@ -396,10 +420,16 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	writeRaw(w, status, buf)
 }
 
+// writeRaw writes a JSON body; it ends it with a newline unless it has one.
 func writeRaw(w http.ResponseWriter, status int, buf []byte) {
+	if len(buf) == 0 || buf[len(buf)-1] != '\n' {
+		buf = append(buf, '\n')
+	}
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(buf)+1))
+	h["Content-Type"] = jsonContentType
+	h["Content-Length"] = []string{strconv.Itoa(len(buf))}
 	w.WriteHeader(status)
-	_, _ = w.Write(append(buf, '\n'))
+	_, _ = w.Write(buf)
 }
+
+var jsonContentType = []string{"application/json"}
