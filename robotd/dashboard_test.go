@@ -21,6 +21,29 @@ func chromium() string {
 }
 
 // waitText waits until the text of the element matching sel contains want.
+// clickEnabled clicks the button sel once it exists and is enabled. The dashboard re-renders its
+// table as the daemon's state changes (a Start button is disabled while an app runs), so the button
+// is looked up and clicked in one step in the page, not found first and clicked at its place later.
+func clickEnabled(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		js := fmt.Sprintf(`(() => { const b = document.querySelector(%q); if (!b || b.disabled) return false; b.click(); return true; })()`, sel)
+		for {
+			clicked, err := chromedp.Evaluate[bool](js)(ctx, t)
+			if err != nil {
+				return err
+			}
+			if clicked {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("%s never became an enabled button: %w", sel, ctx.Err())
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	})
+}
+
 func waitText(sel, want string) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
 		for {
@@ -85,8 +108,7 @@ func TestDashboardInstallStartStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = chromedp.Do(steps,
-		chromedp.WaitVisible(chromedp.CSS(`tr[data-app="parent_app"] button.start`)),
-		chromedp.Click(chromedp.CSS(`tr[data-app="parent_app"] button.start`)),
+		clickEnabled(`tr[data-app="parent_app"] button.start`),
 		waitText("#current-name", "parent_app"),
 		waitText("#current-state", "running"),
 		chromedp.Click(chromedp.CSS("#stop-btn")),
@@ -102,13 +124,13 @@ func TestDashboardInstallStartStop(t *testing.T) {
 	// An app with a web UI gets the settings icon, pointing at the host that serves the dashboard.
 	d.install("webui_app")
 	err = chromedp.Do(steps,
-		chromedp.WaitVisible(chromedp.CSS(`tr[data-app="webui_app"] button.start`)),
-		chromedp.Click(chromedp.CSS(`tr[data-app="webui_app"] button.start`)),
+		clickEnabled(`tr[data-app="webui_app"] button.start`),
 		waitText("#current-state", "running"),
 		chromedp.WaitVisible(chromedp.CSS("#current-settings")),
 	)
 	if err != nil {
-		t.Fatalf("starting the web UI app from the dashboard: %v", err)
+		shown, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#action-error")))
+		t.Fatalf("starting the web UI app from the dashboard: %v (the dashboard shows the error %q; apps %v)", err, shown, d.list())
 	}
 	href, err := chromedp.Run(steps, chromedp.Evaluate[string](`document.querySelector("#current-settings").href`))
 	if err != nil || href != webUIAppURL+"/" {
