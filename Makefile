@@ -9,7 +9,8 @@ GO      ?= go
 BIN     ?= bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/robothub/robothub/core/version.Version=$(VERSION)
-STATICCHECK_VERSION ?= latest
+# staticcheck is pinned: `latest` would let a new release fail CI on code that did not change.
+STATICCHECK_VERSION ?= v0.8.2
 
 .PHONY: run test test-go vet bench load-receiver lint build clean fuzz reliability-docs soak
 
@@ -29,10 +30,11 @@ vet:
 test-go:
 	$(GO) test -race -count=1 -timeout 15m ./...
 
-# make test also runs every fuzz target for a short time (make fuzz, below).
+# make test: the linters (gofmt, go vet, staticcheck), the Go tests under the race detector, the
+# Python SDK's tests, and every fuzz target for a short time (make fuzz, below).
 TEST_FUZZTIME ?= 3s
 
-test: vet test-go test-python
+test: lint test-go test-python
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(TEST_FUZZTIME)
 
 # make bench: every benchmark with a target, run and compared with it; writes the generated table of

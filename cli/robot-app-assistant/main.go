@@ -78,9 +78,6 @@ func newApp(e *env) *cli.App {
 	}
 }
 
-// usageError is a mistake on the command line: exit code 2.
-type usageError = cliapp.UsageError
-
 // usagef reports a command-line mistake.
 var usagef = cliapp.Usagef
 
