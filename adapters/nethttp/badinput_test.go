@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/robothub/robothub/internal/syncbuf"
+
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/badinput"
 	"github.com/robothub/robothub/internal/receivertest"
@@ -122,7 +124,7 @@ func TestBadInputReceiver(t *testing.T) {
 	addr := ln.Addr().String()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, ln, srv, Options{Getenv: noenv, Logger: quiet, Out: &syncBuffer{}}) }()
+	go func() { done <- Serve(ctx, ln, srv, Options{Getenv: noenv, Logger: quiet, Out: &syncbuf.Buffer{}}) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {

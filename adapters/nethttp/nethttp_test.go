@@ -1,7 +1,6 @@
 package nethttp
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -15,31 +14,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/internal/syncbuf"
+
 	"github.com/robothub/robothub/core/webhook"
 )
 
 const payload = `{"event":{"action":"update","scope":"repo"},"repo":{"type":"model","name":"alice/bert"}}`
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func noenv(string) string { return "" }
 
 // launch runs Launch in the background on a free loopback port and waits until it serves.
-func launch(t *testing.T, srv *webhook.Server, opts Options) (base string, out *syncBuffer, stop func() error) {
+func launch(t *testing.T, srv *webhook.Server, opts Options) (base string, out *syncbuf.Buffer, stop func() error) {
 	t.Helper()
-	out = &syncBuffer{}
+	out = &syncbuf.Buffer{}
 	opts.Out, opts.Logger = out, quiet
 	if opts.Getenv == nil {
 		opts.Getenv = noenv

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/robothub/robothub/internal/syncbuf"
+
 	"github.com/robothub/robothub/internal/receivertest"
 )
 
@@ -207,7 +209,7 @@ func TestSpaceCommand(t *testing.T) {
 	cmd := exec.Command(bin, cmdline[1:]...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "SPACE_HOST=alice-robothub-webhooks.hf.space",
 		"SPACE_ID=alice/robothub-webhooks", "PORT=" + port, "ROBOTHUB_ROUTES=" + receivertest.Routes, "WEBHOOK_SECRET=" + receivertest.Secret}
-	stdout, stderr := &receivertest.SyncBuffer{}, &receivertest.SyncBuffer{}
+	stdout, stderr := &syncbuf.Buffer{}, &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/internal/syncbuf"
+
 	"github.com/robothub/robothub/internal/receivertest"
 )
 
@@ -84,9 +86,9 @@ func functionEnv(api *runtimeAPI, env map[string]string) []string {
 }
 
 // startFunction runs the bootstrap binary as Lambda would, against api.
-func startFunction(t *testing.T, api *runtimeAPI, env map[string]string) (stdout, stderr *receivertest.SyncBuffer) {
+func startFunction(t *testing.T, api *runtimeAPI, env map[string]string) (stdout, stderr *syncbuf.Buffer) {
 	t.Helper()
-	stdout, stderr = &receivertest.SyncBuffer{}, &receivertest.SyncBuffer{}
+	stdout, stderr = &syncbuf.Buffer{}, &syncbuf.Buffer{}
 	cmd := exec.Command(buildBootstrap(t, runtime.GOARCH))
 	cmd.Env = functionEnv(api, env)
 	cmd.Stdout, cmd.Stderr = stdout, stderr

@@ -8,8 +8,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/robothub/robothub/internal/syncbuf"
 
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/core/webhook/actions"
@@ -123,17 +124,5 @@ func clip(b []byte) string {
 	return string(b)
 }
 
-// SyncBuffer is a bytes.Buffer that a process or a server may write while a test reads it.
-type SyncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *SyncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-// String returns what was written so far.
-func (s *SyncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+// SyncBuffer is kept for the tests not yet moved to syncbuf.Buffer.
+type SyncBuffer = syncbuf.Buffer

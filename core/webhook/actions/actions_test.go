@@ -1,7 +1,6 @@
 package actions
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -17,22 +16,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/internal/syncbuf"
+
 	"github.com/robothub/robothub/core/webhook"
 )
 
 const payload = `{"event":{"action":"update","scope":"repo.content"},"repo":{"type":"space","name":"alice/dance-app"},"updatedRefs":[{"ref":"refs/heads/main","oldSha":null,"newSha":"abc"}]}`
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // receiver serves routes built by b behind a real HTTP server with a secret.
 func receiver(t *testing.T, b *Builder, routes ...string) string {
@@ -151,7 +140,7 @@ func FuzzSplitCommand(f *testing.F) {
 }
 
 func TestLogAction(t *testing.T) {
-	out := &syncBuffer{}
+	out := &syncbuf.Buffer{}
 	url := receiver(t, NewBuilder(Config{Output: out}), "seen=log")
 	status, body := deliver(t, url+"/webhooks/seen", payload)
 	if status != 200 || body["message"] != "logged repo.content update on alice/dance-app" {
@@ -193,7 +182,7 @@ func TestExecActionGetsThePayload(t *testing.T) {
 }
 
 func TestExecActionEnvironment(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	b := NewBuilder(Config{
 		Logger:  slog.New(slog.NewTextHandler(logs, nil)),
 		Environ: []string{"PATH=" + os.Getenv("PATH"), "WEBHOOK_SECRET=hush", "KEEP=1"},
@@ -299,7 +288,7 @@ func TestForwardFailures(t *testing.T) {
 	defer refuses.Close()
 	down := httptest.NewServer(http.NotFoundHandler())
 	down.Close() // a closed port on loopback: connection refused
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	b := NewBuilder(Config{ForwardBackoff: 5 * time.Millisecond, ForwardAttempts: 3, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	url := receiver(t, b, "refused=forward:"+refuses.URL+"/?secret=topsecret", "down=forward:"+down.URL+"/hook?secret=topsecret")
 

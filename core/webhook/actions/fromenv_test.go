@@ -8,13 +8,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/robothub/robothub/internal/syncbuf"
+
 	"github.com/robothub/robothub/core/webhook"
 )
 
 func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
 func TestNewServerFromEnv(t *testing.T) {
-	out := &syncBuffer{}
+	out := &syncbuf.Buffer{}
 	srv, err := NewServerFromEnv(envOf(map[string]string{
 		RoutesEnv:         "hello=log;\n team/retrain = log ",
 		webhook.SecretEnv: "hush",
