@@ -19,6 +19,7 @@ type daemonStatus struct {
 	SDKVersion      string             `json:"sdk_version"`
 	Backend         string             `json:"backend"`
 	WirelessVersion bool               `json:"wireless_version"`
+	LoopbackOnly    bool               `json:"loopback_only"`
 	RobotAwake      bool               `json:"robot_awake"`
 	Slot            apps.SlotInfo      `json:"slot"`
 	Sessions        []apps.SessionInfo `json:"sessions"`
@@ -32,7 +33,7 @@ type daemonStatus struct {
 func (s *Server) handleDaemonStatus(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, daemonStatus{
 		State: "running", Version: s.version, SDKVersion: s.apps.SDKVersion(), Backend: s.robot.BackendName(),
-		WirelessVersion: s.wireless, RobotAwake: s.robot.Awake(), Slot: s.apps.Slot(), Sessions: s.apps.Sessions(),
+		WirelessVersion: s.wireless, LoopbackOnly: s.loopbackOnly, RobotAwake: s.robot.Awake(), Slot: s.apps.Slot(), Sessions: s.apps.Sessions(),
 		StartupApp: startupAppBody(s.apps.StartupApp()).StartupApp, AppsVenv: s.apps.VenvDir(),
 		StopTimeout: s.apps.StopTimeout().Seconds(), StartedAt: s.started, Uptime: time.Since(s.started).Seconds(),
 	})

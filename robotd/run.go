@@ -193,6 +193,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 		Handler: NewServer(ServerConfig{
 			Apps: mgr, Robot: rb, Log: log.With("component", "http"), Token: cfg.token,
 			AllowedHosts: cfg.allowedHosts, Version: version.String(), Wireless: cfg.wireless, Done: done,
+			LoopbackOnly: ln.Addr().(*net.TCPAddr).IP.IsLoopback(),
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,

@@ -18,6 +18,7 @@ type Server struct {
 	allowedHosts []string
 	version      string
 	wireless     bool
+	loopbackOnly bool
 	started      time.Time
 	done         <-chan struct{} // closed when the daemon shuts down: ends the streams
 	mux          *http.ServeMux
@@ -33,6 +34,9 @@ type ServerConfig struct {
 	AllowedHosts []string // host names served besides IP literals and localhost
 	Version      string
 	Wireless     bool
+	// LoopbackOnly: the daemon listens on a loopback address only. Apps read it from the daemon's
+	// status and serve their web UI on loopback too, whatever host custom_app_url names.
+	LoopbackOnly bool
 	Done         <-chan struct{}
 }
 
@@ -40,7 +44,7 @@ type ServerConfig struct {
 func NewServer(cfg ServerConfig) *Server {
 	s := &Server{
 		apps: cfg.Apps, robot: cfg.Robot, log: cfg.Log, token: cfg.Token, allowedHosts: cfg.AllowedHosts,
-		version: cfg.Version, wireless: cfg.Wireless, started: time.Now(), done: cfg.Done,
+		version: cfg.Version, wireless: cfg.Wireless, loopbackOnly: cfg.LoopbackOnly, started: time.Now(), done: cfg.Done,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

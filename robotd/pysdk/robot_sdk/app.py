@@ -27,7 +27,8 @@ class RobotApp(ABC):
 
     Set ``custom_app_url`` (e.g. ``"http://0.0.0.0:8042"``) to serve the app's web UI there: the
     routes defined on ``settings_app`` (``@self.settings_app.post("/path")``, answered as JSON) and
-    the package's ``static/`` directory; the daemon's dashboard then links to it.
+    the package's ``static/`` directory; the daemon's dashboard then links to it. While the daemon
+    listens on loopback only, a wildcard host (``0.0.0.0``, ``::``) is served on loopback too.
     """
 
     custom_app_url: Optional[str] = None
@@ -63,8 +64,12 @@ class RobotApp(ABC):
             signal.signal(signal.SIGINT, self._on_sigint)
         owned = robot is None
         try:
+            if robot is None:
+                robot = Robot()
             if self.custom_app_url:
-                self.web_ui = WebUI(self.custom_app_url, self.static_dir(), self.settings_app)
+                status = getattr(robot, "daemon_status", None) or {}
+                self.web_ui = WebUI(self.custom_app_url, self.static_dir(), self.settings_app,
+                                    loopback_only=bool(status.get("loopback_only")))
                 try:
                     self.web_ui.start()
                 except OSError as e:
@@ -73,8 +78,6 @@ class RobotApp(ABC):
                         f"cannot serve the web UI on custom_app_url {self.custom_app_url}: {e} "
                         "(is another program using the port? change custom_app_url)"
                     ) from e
-            if robot is None:
-                robot = Robot()
             self.run(robot, self.stop_event)
         finally:
             if previous is not None:

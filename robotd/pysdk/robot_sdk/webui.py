@@ -165,11 +165,18 @@ class _Handler(SimpleHTTPRequestHandler):
 class WebUI:
     """Serves a SettingsApp's routes and ``static_dir`` on the host and port of ``url`` in a background thread."""
 
-    def __init__(self, url: str, static_dir: Path, settings_app: Optional[SettingsApp] = None) -> None:
+    def __init__(self, url: str, static_dir: Path, settings_app: Optional[SettingsApp] = None,
+                 loopback_only: bool = False) -> None:
         parsed = urllib.parse.urlsplit(url)
         if parsed.scheme != "http" or not parsed.hostname or not parsed.port:
             raise ValueError(f"custom_app_url must be http://host:port, got {url!r}")
         self.host = parsed.hostname
+        # Apps name the wildcard address (http://0.0.0.0:8042) so that their page is reachable on a
+        # robot the network can reach. When the daemon itself listens on loopback only (a laptop,
+        # the Lite robot), that would open the app's page, and its POST routes, to every network the
+        # machine is on: serve it on loopback like the daemon.
+        if loopback_only and self.host in ("0.0.0.0", "::"):
+            self.host = "127.0.0.1" if self.host == "0.0.0.0" else "::1"
         self.port = parsed.port
         self.static_dir = Path(static_dir)
         self.settings_app = settings_app if settings_app is not None else SettingsApp()

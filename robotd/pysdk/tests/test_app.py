@@ -99,6 +99,19 @@ class WebApp(RobotApp):
 ''' + MAIN_BLOCK.format(cls="WebApp")
 
 
+def listening_addresses(port: int) -> list:
+    """The IPv4 addresses a TCP socket listens on at port, from /proc/net/tcp."""
+    found = []
+    with open("/proc/net/tcp") as f:
+        next(f)
+        for line in f:
+            fields = line.split()
+            addr, hexport = fields[1].split(":")
+            if fields[3] == "0A" and int(hexport, 16) == port:  # 0A: LISTEN
+                found.append(".".join(str(b) for b in reversed(bytes.fromhex(addr))))
+    return found
+
+
 class AppProcess:
     """An app package in a temporary directory, run with ``python -u -m <name>.main``."""
 
@@ -212,6 +225,25 @@ class RobotAppTest(unittest.TestCase):
         self.assertEqual(app.interrupt_and_wait(), 0, app.stderr())
         with self.assertRaises(OSError):  # the port is released
             urllib.request.urlopen(base + "/", timeout=1)
+
+    def test_web_ui_on_the_wildcard_address_stays_on_loopback_with_a_loopback_daemon(self):
+        self.assertTrue(self.daemon.get("/api/daemon/status")["loopback_only"])
+        port = free_port()
+        app = AppProcess(self, "web_app", WEB_APP.replace("http://127.0.0.1:{port}", "http://0.0.0.0:{port}").format(port=port),
+                         static={"index.html": "<h1>Web app</h1>"})
+        app.wait_line("running")
+        self.assertEqual(listening_addresses(port), ["127.0.0.1"])
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/") as r:
+            self.assertEqual(r.read().decode(), "<h1>Web app</h1>")
+        self.assertEqual(app.interrupt_and_wait(), 0, app.stderr())
+
+    def test_web_ui_keeps_the_wildcard_address_when_the_daemon_is_reachable_from_the_network(self):
+        from robot_sdk.webui import WebUI
+
+        self.assertEqual(WebUI("http://0.0.0.0:8042", Path("."), loopback_only=False).host, "0.0.0.0")
+        self.assertEqual(WebUI("http://0.0.0.0:8042", Path("."), loopback_only=True).host, "127.0.0.1")
+        self.assertEqual(WebUI("http://[::]:8042", Path("."), loopback_only=True).host, "::1")
+        self.assertEqual(WebUI("http://192.0.2.7:8042", Path("."), loopback_only=True).host, "192.0.2.7")
 
     def test_web_ui_port_in_use_is_a_clear_error(self):
         import socket
