@@ -34,6 +34,8 @@ func statusOf(err error) int {
 		return http.StatusNotFound
 	case errors.Is(err, fault.ErrRefused):
 		return http.StatusBadRequest
+	case errors.Is(err, fault.ErrUnavailable):
+		return http.StatusServiceUnavailable
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT), errors.Is(err, syscall.EROFS):
 		return http.StatusInsufficientStorage // the data dir cannot be written: not a bug, an operator's problem
 	}

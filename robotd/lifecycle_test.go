@@ -1,8 +1,12 @@
 package robotd_test
 
 import (
+	"bufio"
+	"fmt"
 	"math"
 	"net/http"
+	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -325,4 +329,61 @@ func TestJobLogStream(t *testing.T) {
 		t.Fatalf("first event %+v", events[0])
 	}
 	d.expectError("GET", "/api/apps/job-log/doesnotexist", nil, 404, "Job doesnotexist not found")
+}
+
+// holdScript attaches to a process with ptrace and never waits for it: until the tracer exits,
+// the process is not reaped, even after SIGKILL (as a process stuck in the kernel would not be).
+const holdScript = `
+import ctypes, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.ptrace(0x4206, int(sys.argv[1]), None, None) != 0:  # PTRACE_SEIZE
+    print("ptrace refused, errno", ctypes.get_errno(), flush=True)
+    sys.exit(3)
+print("attached", flush=True)
+time.sleep(60)
+`
+
+// An app that outlives SIGKILL: the stop answers 503 naming the app and its PID instead of hanging,
+// the slot stays taken while the process lives, and frees itself once it is reaped.
+func TestStopOfAnAppStuckAfterSIGKILL(t *testing.T) {
+	d := startDaemon(t, daemonOptions{})
+	d.install("stubborn_app", "coop_app")
+	d.call("POST", "/api/apps/start-app/stubborn_app", nil, nil)
+	d.waitState(10*time.Second, "running")
+	pid := d.runningPID()
+
+	tracer := exec.Command("python3", "-c", holdScript, strconv.Itoa(pid))
+	out, err := tracer.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tracer.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tracer.Process.Kill(); _ = tracer.Wait() }()
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	if strings.TrimSpace(line) != "attached" {
+		t.Skipf("cannot hold the app with ptrace here: %q", line)
+	}
+
+	start := time.Now()
+	var body struct{ Detail string }
+	code := d.call("POST", "/api/apps/stop-current-app", nil, &body)
+	took := time.Since(start)
+	want := fmt.Sprintf("App stubborn_app (PID %d) has not exited 5s after SIGKILL", pid)
+	if code != http.StatusServiceUnavailable || !strings.Contains(body.Detail, want) {
+		t.Fatalf("stop of an app held after SIGKILL: %d %q, want 503 with %q", code, body.Detail, want)
+	}
+	if took > 10*time.Second {
+		t.Errorf("the stop answered after %v (stop timeout 1s, then 5s after SIGKILL)", took)
+	}
+	d.expectError("POST", "/api/apps/start-app/coop_app", nil, http.StatusBadRequest, "An app is already running")
+
+	_ = tracer.Process.Kill() // the kernel reaps the app now
+	_ = tracer.Wait()
+	d.waitState(10*time.Second, "error")
+	if code := d.call("POST", "/api/apps/start-app/coop_app", nil, nil); code != http.StatusOK {
+		t.Fatalf("start after the stuck app was reaped: %d", code)
+	}
+	d.waitState(10*time.Second, "running")
 }

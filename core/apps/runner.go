@@ -11,11 +11,16 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
 // runningAfter is how long a started app may take to open its SDK session before it is reported
 // running anyway (an app that never talks to the daemon is running once it has lived this long).
 const runningAfter = 2 * time.Second
+
+// killGrace is how long Stop waits for the app's process to be reaped after SIGKILL.
+const killGrace = 5 * time.Second
 
 // errorTailLines is how many of the last stderr lines an error status shows.
 const errorTailLines = 10
@@ -213,7 +218,18 @@ func (m *Manager) Stop() (AppStatus, error) {
 			_ = syscall.Kill(-r.pid, syscall.SIGKILL)
 		}
 		m.mu.Unlock()
-		<-r.exited
+		grace := time.NewTimer(killGrace)
+		defer grace.Stop()
+		select {
+		case <-r.exited:
+		case <-grace.C:
+			// SIGKILL cannot be ignored, but a process in uninterruptible sleep (a hung device or
+			// NFS read) or held by a debugger is not reaped until that ends. Waiting here would
+			// hang the request, and every later stop, for as long: answer, and let monitor free
+			// the slot when the process is finally reaped.
+			m.log.Error("app survived SIGKILL", "app", r.info.Name, "pid", r.pid, "waited", killGrace)
+			return AppStatus{}, fault.Unavailablef("App %s (PID %d) has not exited %s after SIGKILL: it is stuck in the kernel or held by a debugger. The slot frees itself once it exits; if it never does, restart the daemon", r.info.Name, r.pid, killGrace)
+		}
 	}
 	if m.robot != nil && m.robot.ReturnToDefault() {
 		m.log.Info("returning the robot to its default pose")

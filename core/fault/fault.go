@@ -13,9 +13,10 @@ type Kind int
 
 // The kinds of error.
 const (
-	Invalid  Kind = iota + 1 // the request is malformed or out of range
-	NotFound                 // the thing named does not exist
-	Refused                  // the request is well formed but cannot be done in the current state
+	Invalid     Kind = iota + 1 // the request is malformed or out of range
+	NotFound                    // the thing named does not exist
+	Refused                     // the request is well formed but cannot be done in the current state
+	Unavailable                 // the request could not be done now for a cause outside the caller's request
 )
 
 // Error is an error of a Kind with a message meant for the caller.
@@ -37,12 +38,17 @@ var (
 	ErrInvalid  = &Error{Kind: Invalid}
 	ErrNotFound = &Error{Kind: NotFound}
 	ErrRefused  = &Error{Kind: Refused}
+	// ErrUnavailable: a transport answers it as "try later" (HTTP 503).
+	ErrUnavailable = &Error{Kind: Unavailable}
 )
 
 // Invalidf, NotFoundf and Refusedf build errors of their kind.
 func Invalidf(format string, args ...any) error  { return newf(Invalid, format, args) }
 func NotFoundf(format string, args ...any) error { return newf(NotFound, format, args) }
 func Refusedf(format string, args ...any) error  { return newf(Refused, format, args) }
+
+// Unavailablef builds an error of kind Unavailable.
+func Unavailablef(format string, args ...any) error { return newf(Unavailable, format, args) }
 
 func newf(k Kind, format string, args []any) error {
 	if len(args) == 0 {
