@@ -1,6 +1,7 @@
 package robotd_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -317,5 +318,26 @@ func TestInstallFromGitURL(t *testing.T) {
 	all, _ := json.Marshal(j)
 	if j.Status != "error" || strings.Contains(string(all), "hunter2secret") || strings.Contains(d.log.String(), "hunter2secret") {
 		t.Fatalf("a failed clone of a URL with a password: %s\n%s", all, d.log.String())
+	}
+}
+
+// A second daemon on the data dir of a running one exits with an error naming the lock and the
+// first daemon's PID, before it touches the data dir: the first one's app keeps running.
+func TestSecondDaemonOnOneDataDirIsRefused(t *testing.T) {
+	d := startDaemon(t, daemonOptions{})
+	d.install("coop_app")
+	d.call("POST", "/api/apps/start-app/coop_app", nil, nil)
+	d.waitState(10*time.Second, "running")
+
+	port := freePort(t)
+	var stderr bytes.Buffer
+	err := robotd.Run(context.Background(), []string{"robot-daemon", "--sim", "--port", strconv.Itoa(port),
+		"--data-dir", d.dataDir, "--apps-venv", sharedVenv, "--hub-url", "none"}, os.Getenv, io.Discard, &stderr)
+	want := fmt.Sprintf("%s is in use by another robot-daemon (PID %d)", filepath.Join(d.dataDir, "robot-daemon.lock"), os.Getpid())
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("second daemon: %v, want an error with %q\n%s", err, want, stderr.String())
+	}
+	if st := d.status(); st == nil || st.State != "running" {
+		t.Fatalf("the first daemon's app after the second daemon was refused: %+v", st)
 	}
 }

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/robothub/robothub/internal/dirlock"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/robothub/robothub/core/apps"
@@ -165,6 +167,17 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	if !cfg.sim {
 		return errors.New("no hardware backend is built into this daemon: run it with --sim for the simulated robot")
 	}
+	if err := os.MkdirAll(cfg.dataDir, 0o755); err != nil {
+		return fmt.Errorf("creating the data dir: %w", err)
+	}
+	// Before anything reads the data dir: a second daemon would take the first one's running app
+	// for an orphan and stop it.
+	lock, err := dirlock.Acquire(filepath.Join(cfg.dataDir, "robot-daemon.lock"), "robot-daemon")
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+
 	rb := robot.New(robot.NewSim(), log.With("component", "robot"))
 	defer rb.Close()
 

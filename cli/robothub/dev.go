@@ -76,6 +76,12 @@ func runDev(c *cli.Context, e *env) error {
 			return cli.Exit(fmt.Sprintf("dev: creating the data directory: %v", err), exitError)
 		}
 	}
+	hubDB := filepath.Join(dir, "hub", "hub.db")
+	lock, err := lockDatabase(hubDB)
+	if err != nil {
+		return cli.Exit("dev: "+err.Error(), exitError)
+	}
+	defer lock.Release()
 	secret, err := devSecret(e.getenv, filepath.Join(dir, "webhook-secret"))
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("dev: %v", err), exitError)
@@ -109,7 +115,7 @@ func runDev(c *cli.Context, e *env) error {
 	hookURL := recvURL + webhook.RoutePrefix + devUpdateRoute
 
 	emu, err := hubemu.Open(c.Context, hubemu.Config{
-		DSN: filepath.Join(dir, "hub", "hub.db"), PublicURL: hubURL, Logger: logger.With("component", "hub"),
+		DSN: hubDB, PublicURL: hubURL, Logger: logger.With("component", "hub"),
 		Delivery: hubemu.DeliveryPolicy{Timeout: 30 * time.Second, MaxAttempts: 8, BaseDelay: time.Second, MaxDelay: time.Minute},
 	})
 	if err != nil {

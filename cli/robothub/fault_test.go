@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -180,4 +181,29 @@ func TestHubKilledWithPendingDeliveriesResumesAfterRestart(t *testing.T) {
 			t.Errorf("event %s arrived %d times", sha, n)
 		}
 	}
+}
+
+// One server per database: a second hub serve, or a robothub dev, on the data dir of a running
+// hub exits 1 naming the database and the running hub's PID, and the first one keeps serving.
+// Once the first is SIGKILLed, the lock it held is gone and a new server starts.
+func TestSecondHubOnOneDataDirIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	first := startHubProcess(t, nil, "--addr", "127.0.0.1:0", "--data-dir", dir, "--log-level", "warn")
+	endpoint := first.waitFor(t, `(?m)^export HF_ENDPOINT=(http://127\.0\.0\.1:\d+)$`)
+
+	want := fmt.Sprintf("%s is in use by another robothub hub server (PID %d)", filepath.Join(dir, "hub.db.lock"), first.cmd.Process.Pid)
+	code, _, stderr := runCLI(t, nil, "", "hub", "serve", "--addr", "127.0.0.1:0", "--data-dir", dir)
+	if code != exitError || !strings.Contains(stderr, want) {
+		t.Fatalf("second hub serve: exit %d, stderr %q; want exit 1 with %q", code, stderr, want)
+	}
+	resp, err := http.Get(endpoint + "/api/whoami-v2")
+	if err != nil {
+		t.Fatalf("the first hub stopped serving: %v", err)
+	}
+	resp.Body.Close()
+
+	_ = first.cmd.Process.Kill()
+	_ = first.cmd.Wait()
+	second := startHubProcess(t, nil, "--addr", "127.0.0.1:0", "--data-dir", dir, "--log-level", "warn")
+	second.waitFor(t, `(?m)^export HF_ENDPOINT=(http://127\.0\.0\.1:\d+)$`)
 }

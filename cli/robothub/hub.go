@@ -13,6 +13,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/robothub/robothub/internal/dirlock"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/robothub/robothub/core/hub"
@@ -77,6 +79,16 @@ func storeDSN(c *cli.Context, e *env) (string, error) {
 		return "", cli.Exit(fmt.Sprintf("creating the data directory: %v", err), exitError)
 	}
 	return filepath.Join(dir, "hub.db"), nil
+}
+
+// lockDatabase keeps a second server (hub serve or dev) off a database file: two would deliver
+// every pending event twice. Other commands (token create, emit) open the database beside a
+// running server and take no lock. An in-memory database needs none.
+func lockDatabase(dsn string) (*dirlock.Lock, error) {
+	if dsn == ":memory:" || strings.HasPrefix(dsn, "file:") {
+		return nil, nil
+	}
+	return dirlock.Acquire(dsn+".lock", "robothub hub server")
 }
 
 func hubServeCommand(e *env) *cli.Command {
@@ -146,6 +158,11 @@ func runHubServe(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
+	lock, err := lockDatabase(dsn)
+	if err != nil {
+		return cli.Exit("hub serve: "+err.Error(), exitError)
+	}
+	defer lock.Release()
 	ln, err := net.Listen("tcp", c.String("addr"))
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("hub serve: %v", err), exitError)
