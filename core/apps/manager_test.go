@@ -325,3 +325,29 @@ func TestJobLogFollow(t *testing.T) {
 		t.Fatalf("log starts %q, ends %q", seen[0], seen[len(seen)-1])
 	}
 }
+
+// A daemon killed while `python -m venv` ran leaves an interpreter without pip (the last step of
+// venv creation). The next Prepare completes the venv, and apps install into it.
+func TestVenvWhoseCreationWasCutShortIsCompleted(t *testing.T) {
+	venv := filepath.Join(t.TempDir(), "apps_venv")
+	if out, err := exec.Command("python3", "-m", "venv", "--without-pip", venv).CombinedOutput(); err != nil {
+		t.Fatalf("python3 -m venv --without-pip: %v\n%s", err, out)
+	}
+	m, err := apps.NewManager(apps.Config{DataDir: t.TempDir(), VenvDir: venv, SDK: pysdk.Files, DaemonVersion: "v1.0.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := m.Prepare(ctx); err != nil {
+		t.Fatalf("Prepare on a venv without pip: %v", err)
+	}
+	installOK(t, m, appDir("coop_app"))
+	if list := m.List(); len(list) != 1 || list[0].Name != "coop_app" {
+		t.Fatalf("apps after installing into the completed venv: %+v", list)
+	}
+	if out, err := exec.Command(filepath.Join(venv, "bin", "python"), "-m", "pip", "--version").CombinedOutput(); err != nil {
+		t.Fatalf("pip in the completed venv: %v\n%s", err, out)
+	}
+}

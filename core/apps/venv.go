@@ -62,6 +62,15 @@ func (v *Venv) Ensure(ctx context.Context, log io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// `python -m venv` makes the interpreter first and runs ensurepip last: a daemon killed in
+	// between leaves a venv without pip, which no later pip call could repair. ensurepip installs
+	// pip from the wheel bundled with Python, offline, and leaves installed apps alone.
+	if m, _ := filepath.Glob(filepath.Join(site, "pip-*.dist-info")); len(m) == 0 {
+		fmt.Fprintf(log, "The apps venv at %s has no pip (its creation was cut short?): installing it with ensurepip\n", v.Dir)
+		if err := runLoggedEnv(ctx, log, nil, v.Python(), "-m", "ensurepip", "--default-pip"); err != nil {
+			return fmt.Errorf("installing pip into the apps venv with ensurepip: %w", err)
+		}
+	}
 	var missing []string
 	for _, pkg := range []string{"setuptools", "wheel"} {
 		if m, _ := filepath.Glob(filepath.Join(site, pkg+"-*.dist-info")); len(m) == 0 {
