@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/robothub/robothub/internal/receivertest"
@@ -30,12 +32,37 @@ func TestTable(t *testing.T) {
 	runTable(t, ts.URL, receivertest.Reference(t, srv))
 }
 
+// tableFunction is registered with the Functions Framework once per process (the framework
+// refuses a name twice, and go test -count=N runs a test N times in one process); each run points
+// it at its own receiver.
+var tableFunction = &swappableFunction{}
+
+type swappableFunction struct {
+	once sync.Once
+	mu   sync.Mutex
+	h    http.Handler
+}
+
+func (f *swappableFunction) register(h http.Handler) {
+	f.mu.Lock()
+	f.h = h
+	f.mu.Unlock()
+	f.once.Do(func() { Register("TableFunction", f) })
+}
+
+func (f *swappableFunction) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	h := f.h
+	f.mu.Unlock()
+	h.ServeHTTP(w, r)
+}
+
 // TestTableThroughFuncframework registers the receiver as a function, serves it the way Google's
 // runtime does (funcframework with FUNCTION_TARGET) and sends it the table.
 func TestTableThroughFuncframework(t *testing.T) {
 	logs := &bytes.Buffer{}
 	srv := receivertest.NewReceiver(t, true, logs)
-	Register("TableFunction", srv)
+	tableFunction.register(srv)
 	t.Setenv("FUNCTION_TARGET", "TableFunction")
 	base := receivertest.StartFuncframework(t)
 
