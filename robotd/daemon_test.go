@@ -14,10 +14,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/robothub/robothub/internal/syncbuf"
 
 	"github.com/robothub/robothub/robotd"
 )
@@ -94,30 +95,12 @@ func freePort(t testing.TB) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// syncBuffer collects the daemon's log, shown when a test fails.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // daemon is a robot daemon run in-process by a test.
 type daemon struct {
 	t       testing.TB
 	url     string
 	dataDir string
-	log     *syncBuffer
+	log     *syncbuf.Buffer
 	cancel  context.CancelFunc
 	done    chan error
 }
@@ -149,7 +132,7 @@ func startDaemon(t testing.TB, opts daemonOptions) *daemon {
 		getenv = os.Getenv
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	d := &daemon{t: t, url: url, dataDir: opts.dataDir, log: &syncBuffer{}, cancel: cancel, done: make(chan error, 1)}
+	d := &daemon{t: t, url: url, dataDir: opts.dataDir, log: &syncbuf.Buffer{}, cancel: cancel, done: make(chan error, 1)}
 	go func() { d.done <- robotd.Run(ctx, args, getenv, io.Discard, d.log) }()
 	t.Cleanup(func() {
 		d.stop()

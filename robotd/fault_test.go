@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/robothub/robothub/internal/syncbuf"
 )
 
 // copyApp copies the test app name to a new directory, changing its version and adding files
@@ -62,7 +64,7 @@ func daemonProcess(t *testing.T, dataDir, venv string) (*exec.Cmd, string) {
 	})
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "ROBOTD_TEST_DAEMON_ARGS="+string(args), "TMPDIR="+tmp)
-	log := &syncBuffer{}
+	log := &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/internal/syncbuf"
+
 	"github.com/robothub/robothub/core/webhook"
 )
 
@@ -23,8 +25,8 @@ import (
 // on PATH as robothub), so that a test can SIGKILL it.
 type hubProcess struct {
 	cmd    *exec.Cmd
-	stdout *syncBuffer
-	stderr *syncBuffer
+	stdout *syncbuf.Buffer
+	stderr *syncbuf.Buffer
 }
 
 func startHubProcess(t *testing.T, env []string, args ...string) *hubProcess {
@@ -33,7 +35,7 @@ func startHubProcess(t *testing.T, env []string, args ...string) *hubProcess {
 	if err != nil {
 		t.Fatalf("robothub is not on PATH (testscript puts it there): %v", err)
 	}
-	p := &hubProcess{stdout: &syncBuffer{}, stderr: &syncBuffer{}}
+	p := &hubProcess{stdout: &syncbuf.Buffer{}, stderr: &syncbuf.Buffer{}}
 	p.cmd = exec.Command(bin, append([]string{"hub", "serve"}, args...)...)
 	p.cmd.Env = append([]string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}, env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr

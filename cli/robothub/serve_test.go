@@ -11,28 +11,17 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/robothub/robothub/internal/syncbuf"
 
 	"github.com/robothub/robothub/core/hubemu"
 )
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
 // program is one in-process run of robothub.
 type program struct {
-	stdout, stderr *syncBuffer
+	stdout, stderr *syncbuf.Buffer
 	cancel         context.CancelFunc
 	done           chan int
 }
@@ -41,7 +30,7 @@ type program struct {
 func start(t *testing.T, env map[string]string, args ...string) *program {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &program{stdout: &syncBuffer{}, stderr: &syncBuffer{}, cancel: cancel, done: make(chan int, 1)}
+	p := &program{stdout: &syncbuf.Buffer{}, stderr: &syncbuf.Buffer{}, cancel: cancel, done: make(chan int, 1)}
 	getenv := func(k string) string {
 		if v, ok := env[k]; ok {
 			return v

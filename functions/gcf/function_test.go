@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/robothub/robothub/internal/syncbuf"
+
 	"github.com/robothub/robothub/internal/receivertest"
 )
 
@@ -83,7 +85,7 @@ func TestLocalCommand(t *testing.T) {
 	cmd := exec.Command(bin)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "PORT=" + port,
 		"ROBOTHUB_ROUTES=" + receivertest.Routes, "WEBHOOK_SECRET=" + receivertest.Secret}
-	stderr := &receivertest.SyncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/robothub/robothub/internal/syncbuf"
-
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/core/webhook/actions"
 )
@@ -123,6 +121,3 @@ func clip(b []byte) string {
 	}
 	return string(b)
 }
-
-// SyncBuffer is kept for the tests not yet moved to syncbuf.Buffer.
-type SyncBuffer = syncbuf.Buffer
