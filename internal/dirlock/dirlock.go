@@ -19,7 +19,9 @@ type Lock struct{ f *os.File }
 // into it. The kernel drops the lock when the process dies, however it dies, so a SIGKILLed
 // process leaves no stale lock. what names the directory's owner in the error, e.g. "robot-daemon".
 func Acquire(path, what string) (*Lock, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	// The lock is held through a read-only descriptor: a file open for writing would keep the
+	// data dir's filesystem from being remounted read-only (EBUSY) while the process runs.
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("locking %s: %w", path, err)
 	}
@@ -36,9 +38,9 @@ func Acquire(path, what string) (*Lock, error) {
 		}
 		return nil, fmt.Errorf("locking %s: %w", path, err)
 	}
-	if err := f.Truncate(0); err == nil {
-		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	}
+	// Best effort: the PID only makes the error of a second process clearer, and a full disk must
+	// not keep the first one from starting.
+	_ = os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600)
 	return &Lock{f: f}, nil
 }
 
