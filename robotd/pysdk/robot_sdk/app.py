@@ -65,7 +65,9 @@ class RobotApp(ABC):
         owned = robot is None
         try:
             if robot is None:
-                robot = Robot()
+                # The daemon's status first, the session last: the web UI binds according to the
+                # status, and is serving by the time the session makes the daemon say "running".
+                robot = Robot(open_session=False)
             if self.custom_app_url:
                 status = getattr(robot, "daemon_status", None) or {}
                 self.web_ui = WebUI(self.custom_app_url, self.static_dir(), self.settings_app,
@@ -78,6 +80,8 @@ class RobotApp(ABC):
                         f"cannot serve the web UI on custom_app_url {self.custom_app_url}: {e} "
                         "(is another program using the port? change custom_app_url)"
                     ) from e
+            if owned:
+                robot._open_session()
             self.run(robot, self.stop_event)
         finally:
             if previous is not None:
