@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -94,48 +96,126 @@ func TestHubAPIOnFullDisk(t *testing.T) {
 	}
 }
 
-// TestHubFullDiskWithPendingDeliveries: a full disk stops the local hub's delivery loop, which
-// cannot record attempts any more, and with it hub serve: it exits 1 naming the database and the
-// cause. Its pending deliveries stay in the database: once there is space, the next start sends
-// them.
+// TestHubFullDiskWithPendingDeliveries: when the local hub's disk fills up while it delivers,
+// its delivery loop pauses instead of stopping hub serve, saying so once, with the database and the
+// cause. A delivery sent while the disk was full is recorded once there is space again, and is not
+// sent a second time; a delivery left pending is sent then, without a restart, and the hub says
+// once that delivery resumed.
 func TestHubFullDiskWithPendingDeliveries(t *testing.T) {
 	dir := faultfs.Tmpfs(t, 4<<20)
-	rc := newTestReceiver(t, "fill-secret") // listening, but the webhook first points elsewhere
-	args := []string{"hub", "serve", "--addr", "127.0.0.1:0", "--data-dir", dir, "--log-level", "error",
-		"--retry-delay", "20ms", "--retry-max-delay", "50ms", "--delivery-attempts", "1000"}
-	p := start(t, nil, args...)
+	db := filepath.Join(dir, "hub.db")
+	rc := newTestReceiver(t, "fill-secret") // listening, but the second webhook first points elsewhere
+	// The first webhook's receiver holds the delivery until the disk is full, then takes it: the
+	// hub has to record a delivery it made while its database refuses writes.
+	var arrivals atomic.Int32
+	arrived, answer := make(chan struct{}, 1), make(chan struct{})
+	held := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrivals.Add(1)
+		select {
+		case arrived <- struct{}{}:
+		default:
+		}
+		select {
+		case <-answer:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(held.Close)
+	t.Cleanup(func() {
+		select {
+		case <-answer:
+		default:
+			close(answer)
+		}
+	})
+
+	p := start(t, nil, "hub", "serve", "--addr", "127.0.0.1:0", "--data-dir", dir, "--log-level", "info",
+		"--retry-delay", "20ms", "--retry-max-delay", "50ms", "--delivery-attempts", "1000")
 	endpoint := p.waitFor(t, `(?m)^export HF_ENDPOINT=(http://127\.0\.0\.1:\d+)$`)
 	token := p.waitFor(t, `(?m)^export HF_TOKEN=(hf_[A-Za-z]{34})$`)
 	env := map[string]string{"HF_ENDPOINT": endpoint, "HF_TOKEN": token}
-	code, out, errOut := runCLI(t, env, "", "webhooks", "create", "--url", "http://127.0.0.1:1/webhooks/hook",
-		"--watch", "user:local", "--secret", "fill-secret", "--format", "quiet")
-	if code != 0 {
-		t.Fatalf("create: %d %s %s", code, out, errOut)
+	create := func(url string) string {
+		t.Helper()
+		code, out, errOut := runCLI(t, env, "", "webhooks", "create", "--url", url, "--watch", "user:local",
+			"--secret", "fill-secret", "--format", "quiet")
+		if code != 0 {
+			t.Fatalf("create: %d %s %s", code, out, errOut)
+		}
+		return strings.TrimSpace(out)
 	}
-	id := strings.TrimSpace(out)
+	heldID := create(held.URL + "/webhooks/hook")
+	pendingID := create("http://127.0.0.1:1/webhooks/hook") // refused: retried until it is moved
 	if code, out, errOut := runCLI(t, env, "", "hub", "emit", "--repo", "model:local/demo"); code != 0 {
 		t.Fatalf("emit: %d %s %s", code, out, errOut)
 	}
-	time.Sleep(100 * time.Millisecond) // a few refused attempts
+	select {
+	case <-arrived:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the hub did not send the event to the first webhook")
+	}
+	time.Sleep(100 * time.Millisecond) // a few refused attempts of the second webhook
 	filler := faultfs.Fill(t, dir)
+	close(answer) // the first receiver takes the delivery now: the hub cannot record that
+
+	const paused, resumed = "delivery paused", "delivery resumed"
+	waitUntil(t, 10*time.Second, "the log line that delivery paused", func() bool { return strings.Contains(p.stderr.String(), paused) })
+	time.Sleep(300 * time.Millisecond) // many retry delays: hub serve must still be running
 	select {
 	case code := <-p.done:
 		p.done <- code
-		if code != exitError || !strings.Contains(p.stderr.String(), filepath.Join(dir, "hub.db")) || !strings.Contains(p.stderr.String(), "disk is full") {
-			t.Fatalf("hub serve on a full disk: exit %d\n%s", code, p.stderr)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("hub serve went on without recording its deliveries")
+		t.Fatalf("hub serve exited %d on a full disk:\n%s", code, p.stderr)
+	default:
+	}
+	line := logLine(p.stderr.String(), paused)
+	if !strings.Contains(line, db) || !strings.Contains(line, "disk is full") {
+		t.Errorf("the pause line does not name the database %s and the cause:\n%s", db, line)
+	}
+	if code, out, errOut := runCLI(t, env, "", "webhooks", "ls", "--format", "quiet"); code != 0 || !strings.Contains(out, heldID) {
+		t.Errorf("webhooks ls while the disk is full: %d %s %s", code, out, errOut)
 	}
 
 	os.Remove(filler)
-	p = start(t, nil, args...)
-	endpoint = p.waitFor(t, `(?m)^export HF_ENDPOINT=(http://127\.0\.0\.1:\d+)$`)
-	env["HF_ENDPOINT"] = endpoint
-	if code, out, errOut := runCLI(t, env, "", "webhooks", "update", id, "--url", rc.url); code != 0 {
+	waitUntil(t, 10*time.Second, "the log line that delivery resumed", func() bool { return strings.Contains(p.stderr.String(), resumed) })
+	if code, out, errOut := runCLI(t, env, "", "webhooks", "update", pendingID, "--url", rc.url); code != 0 {
 		t.Fatalf("update: %d %s %s", code, out, errOut)
 	}
 	if got := rc.wait(t, 1); got[0].Repo.Name != "local/demo" {
 		t.Fatalf("delivered %s", got[0].Raw)
 	}
+
+	code, out, errOut := runCLI(t, env, "", "webhooks", "activity", heldID, "--format", "json")
+	var a struct {
+		Deliveries []struct {
+			State    string `json:"state"`
+			Attempts []struct {
+				Status int `json:"status"`
+			} `json:"attempts"`
+		} `json:"deliveries"`
+	}
+	if err := json.Unmarshal([]byte(out), &a); code != 0 || err != nil {
+		t.Fatalf("activity: %d %v %s %s", code, err, out, errOut)
+	}
+	if len(a.Deliveries) != 1 || a.Deliveries[0].State != "delivered" || len(a.Deliveries[0].Attempts) != 1 || a.Deliveries[0].Attempts[0].Status != 200 {
+		t.Errorf("the delivery made while the disk was full is not recorded as delivered once: %s", out)
+	}
+	time.Sleep(200 * time.Millisecond) // a second send would come within a few retry delays
+	if n := arrivals.Load(); n != 1 {
+		t.Errorf("the event reached the first receiver %d times, want once", n)
+	}
+	if code := p.stop(t); code != 0 {
+		t.Errorf("hub serve exited %d:\n%s", code, p.stderr)
+	}
+	if n, m := strings.Count(p.stderr.String(), paused), strings.Count(p.stderr.String(), resumed); n != 1 || m != 1 {
+		t.Errorf("%d lines say %q and %d say %q, want one each:\n%s", n, paused, m, resumed, p.stderr)
+	}
+}
+
+// logLine is the first line of logs that contains s.
+func logLine(logs, s string) string {
+	for l := range strings.SplitSeq(logs, "\n") {
+		if strings.Contains(l, s) {
+			return l
+		}
+	}
+	return ""
 }

@@ -125,10 +125,12 @@ type outcome struct {
 	err        string
 	response   string
 	jobRunID   string
+	run        *runEnd // how the job run ended, recorded with the attempt
 	retryAfter time.Duration
-	final      bool // no retry whatever happened (job runs)
-	skipped    bool // the webhook is disabled: nothing was sent
-	cancelled  bool // cut short because Run stopped: not recorded, sent again by the next Run
+	final      bool  // no retry whatever happened (job runs)
+	skipped    bool  // the webhook is disabled: nothing was sent
+	cancelled  bool  // cut short because Run stopped: not recorded, sent again by the next Run
+	unsent     error // the database refused the job run's record: nothing ran, the delivery is released
 }
 
 func (o outcome) ok() bool { return o.err == "" && (o.final || o.status >= 200 && o.status < 300) }
@@ -140,19 +142,88 @@ func (e *Emulator) wakeDispatcher() {
 	}
 }
 
+// storageRetry is how often a paused delivery loop tries its database again (and at once when an
+// emitted event wakes it: the database took that write).
+const storageRetry = time.Second
+
+// backlog is what the delivery loop holds in memory while its database refuses writes (a full or
+// read-only disk): the outcomes of attempts already made, recorded once the database takes writes
+// again. Their deliveries stay leased meanwhile, so that none is sent a second time.
+type backlog struct {
+	outcomes []outcome
+	paused   error // the storage failure delivery is paused for; nil while delivering
+	since    time.Time
+}
+
+// pause stops claiming deliveries on a storage failure, saying so once; any other error is
+// returned, wrapped with what the loop was doing.
+func (e *Emulator) pause(b *backlog, doing string, err error) error {
+	if !storageFailure(err) {
+		return fmt.Errorf("hubemu: %s: %w", doing, err)
+	}
+	if b.paused == nil {
+		b.since = time.Now()
+		e.log.Error("delivery paused: the hub cannot write its database; deliveries resume once it can",
+			"database", e.dsn, "err", err, "doing", doing, "retry_every", storageRetry)
+	}
+	b.paused = err
+	return nil
+}
+
+// resume is called after a write succeeded. It is logged at warn, so that the end of a pause shows
+// wherever its start did.
+func (e *Emulator) resume(b *backlog, recorded int) {
+	if b.paused != nil {
+		e.log.Warn("delivery resumed: the hub database takes writes again", "database", e.dsn,
+			"paused_for", time.Since(b.since).Round(time.Millisecond), "results_recorded", recorded)
+	}
+	b.paused = nil
+}
+
+// flush records the outcomes waiting in b. On a storage failure they stay in b and delivery pauses.
+func (e *Emulator) flush(ctx context.Context, b *backlog) error {
+	if len(b.outcomes) == 0 {
+		return nil
+	}
+	if err := e.record(ctx, b.outcomes); err != nil {
+		if ctx.Err() != nil {
+			return nil // kept for the shutdown's record
+		}
+		return e.pause(b, "recording deliveries", err)
+	}
+	e.resume(b, len(b.outcomes))
+	b.outcomes = nil
+	return nil
+}
+
 // Run delivers events and runs jobs until ctx ends. Deliveries that were being sent when an earlier
-// Run stopped (or the process died) are sent again: delivery is at least once. Run returns nil when
-// ctx ends, and an error only when the store fails.
+// Run stopped (or the process died) are sent again: delivery is at least once. While the database
+// refuses writes (a full or read-only disk), Run pauses: it claims nothing, keeps the results of
+// attempts already made, and records them once it can. Run returns nil when ctx ends, and an error
+// only when the store fails otherwise.
 func (e *Emulator) Run(ctx context.Context) error {
 	if !e.running.CompareAndSwap(false, true) {
 		return errors.New("hubemu: Run is already running")
 	}
 	defer e.running.Store(false)
-	if err := e.recover(ctx); err != nil {
+	b := &backlog{}
+	for {
+		err := e.recover(ctx)
+		if err == nil {
+			break
+		}
 		if ctx.Err() != nil {
 			return nil
 		}
-		return err
+		if err := e.pause(b, "releasing the deliveries of the last run", err); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-e.wake:
+		case <-time.After(storageRetry):
+		}
 	}
 	p := e.delivery
 	urls, jobs := make(chan task), make(chan task)
@@ -182,17 +253,18 @@ func (e *Emulator) Run(ctx context.Context) error {
 		close(jobs)
 		stopWork()
 		go func() { wg.Wait(); close(results) }()
-		// Record what finished before the stop; what was cut short stays pending for the next Run.
-		var done []outcome
+		// Record what finished before the stop, with what still waited for the disk; what was cut
+		// short stays pending for the next Run.
 		for o := range results {
 			if !o.cancelled {
-				done = append(done, o)
+				b.outcomes = append(b.outcomes, o)
 			}
 		}
 		bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		if err := e.record(bg, done); err != nil {
-			e.log.Error("recording delivery results at shutdown", "err", err)
+		if err := e.record(bg, b.outcomes); err != nil {
+			e.log.Error("recording delivery results at shutdown: those deliveries are sent again at the next start",
+				"database", e.dsn, "results", len(b.outcomes), "err", err)
 		}
 	}()
 
@@ -200,20 +272,32 @@ func (e *Emulator) Run(ctx context.Context) error {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
+		if err := e.flush(ctx, b); err != nil {
+			return err
+		}
 		var queued []task
 		freeURL, freeJob := p.Workers-busyURL, p.JobWorkers-busyJob
-		if freeURL > 0 || freeJob > 0 {
+		// While results wait for the disk, claiming (a write) would fail too. Paused with nothing
+		// waiting, the claim is what finds out that the database takes writes again.
+		if (freeURL > 0 || freeJob > 0) && len(b.outcomes) == 0 {
 			var err error
 			if queued, err = e.claim(ctx, freeURL, freeJob); err != nil {
 				if ctx.Err() != nil {
 					return nil
 				}
-				return fmt.Errorf("hubemu: claiming deliveries: %w", err)
+				if err := e.pause(b, "claiming deliveries", err); err != nil {
+					return err
+				}
+			} else if len(queued) > 0 {
+				e.resume(b, 0) // a claim that leased nothing wrote nothing, and proves nothing
 			}
 		}
+		switch {
+		case b.paused != nil:
+			timer.Reset(storageRetry)
 		// When the claim took fewer than the free workers could, nothing else is due now: sleep
 		// until the next delivery is due. Otherwise a finishing worker wakes the loop.
-		if freeURL > 0 || freeJob > 0 {
+		case freeURL > 0 || freeJob > 0:
 			urlRoom, jobRoom := freeURL > 0, freeJob > 0
 			for _, t := range queued {
 				if t.jobID != "" {
@@ -237,7 +321,8 @@ func (e *Emulator) Run(ctx context.Context) error {
 				timer.Reset(wait)
 			}
 		}
-		// Hand out the claimed tasks while collecting results, so that no worker waits on us.
+		// Hand out the claimed tasks while collecting results, so that no worker waits on us. They
+		// are leased: a pause meanwhile does not stop them, their results wait in the backlog.
 		for len(queued) > 0 {
 			t := queued[0]
 			ch := urls
@@ -253,7 +338,7 @@ func (e *Emulator) Run(ctx context.Context) error {
 					busyURL++
 				}
 			case o := <-results:
-				if err := e.collect(ctx, o, results, &busyURL, &busyJob); err != nil {
+				if err := e.collect(ctx, b, o, results, &busyURL, &busyJob); err != nil {
 					return err
 				}
 			case <-ctx.Done():
@@ -266,15 +351,16 @@ func (e *Emulator) Run(ctx context.Context) error {
 		case <-e.wake:
 		case <-timer.C:
 		case o := <-results:
-			if err := e.collect(ctx, o, results, &busyURL, &busyJob); err != nil {
+			if err := e.collect(ctx, b, o, results, &busyURL, &busyJob); err != nil {
 				return err
 			}
 		}
 	}
 }
 
-// collect records o and every other result already waiting, in one transaction.
-func (e *Emulator) collect(ctx context.Context, o outcome, results <-chan outcome, busyURL, busyJob *int) error {
+// collect records o and every other result already waiting, with any that wait for the disk, in
+// one transaction.
+func (e *Emulator) collect(ctx context.Context, b *backlog, o outcome, results <-chan outcome, busyURL, busyJob *int) error {
 	batch := []outcome{o}
 	for more := true; more && len(batch) < 256; {
 		select {
@@ -290,14 +376,18 @@ func (e *Emulator) collect(ctx context.Context, o outcome, results <-chan outcom
 		} else {
 			*busyURL--
 		}
-	}
-	if err := e.record(ctx, batch); err != nil {
-		if ctx.Err() != nil {
-			return nil
+		if o.unsent != nil {
+			if err := e.pause(b, "recording a job run", o.unsent); err != nil {
+				return err
+			}
 		}
-		return fmt.Errorf("hubemu: recording deliveries: %w", err)
 	}
-	return nil
+	if len(b.outcomes) == 0 {
+		b.outcomes = batch
+	} else {
+		b.outcomes = append(b.outcomes, batch...)
+	}
+	return e.flush(ctx, b)
 }
 
 // recover prepares the store for a new Run: deliveries claimed by a Run that stopped are pending
@@ -467,20 +557,41 @@ func redactTarget(target string) string {
 	return u.String()
 }
 
-// record stores the outcomes: one attempt each, and the new state of each delivery.
+// record stores the outcomes: one attempt each, the end of its job run, and the new state of each
+// delivery. It logs them only once they are stored, so that a record tried again after a storage
+// failure does not log an attempt twice.
 func (e *Emulator) record(ctx context.Context, batch []outcome) error {
 	if len(batch) == 0 {
 		return nil
 	}
+	type logged struct {
+		o       outcome
+		attempt int
+		state   string
+	}
+	var logs []logged
+	debug := e.log.Enabled(ctx, slog.LevelDebug)
 	err := e.db.tx(ctx, func(tx *sql.Tx) error {
+		logs = logs[:0]
 		now := e.now()
 		for _, o := range batch {
+			if o.unsent != nil {
+				if _, err := tx.ExecContext(ctx, "UPDATE deliveries SET leased = 0 WHERE id = ?", o.deliveryID); err != nil {
+					return err
+				}
+				continue
+			}
 			if o.skipped {
 				if _, err := tx.ExecContext(ctx, "UPDATE deliveries SET state = ?, leased = 0, last_error = ?, updated_at = ? WHERE id = ?",
 					StateSkipped, "the webhook is disabled", ms(now), o.deliveryID); err != nil {
 					return err
 				}
 				continue
+			}
+			if o.run != nil {
+				if err := o.run.record(ctx, tx, o.jobRunID); err != nil {
+					return err
+				}
 			}
 			// The webhook (and with it the delivery) may have been deleted while this attempt ran.
 			if _, err := tx.ExecContext(ctx, `INSERT INTO attempts (delivery_id, at, target, status, latency_us, error, response, job_run_id)
@@ -506,16 +617,22 @@ func (e *Emulator) record(ctx context.Context, batch []outcome) error {
 				last_error = ?, updated_at = ? WHERE id = ?`, state, n, ms(next), o.status, o.err, ms(now), o.deliveryID); err != nil {
 				return err
 			}
-			if e.log.Enabled(ctx, slog.LevelDebug) || !o.ok() {
-				level := slog.LevelDebug
-				if !o.ok() {
-					level = slog.LevelWarn
-				}
-				e.log.Log(ctx, level, "delivery attempt", "delivery", o.deliveryID, "webhook", o.webhookID, "attempt", n,
-					"status", o.status, "latency", o.latency, "error", o.err, "state", state)
+			if debug || !o.ok() {
+				logs = append(logs, logged{o, n, state})
 			}
 		}
 		return nil
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	for _, l := range logs {
+		level := slog.LevelDebug
+		if !l.o.ok() {
+			level = slog.LevelWarn
+		}
+		e.log.Log(ctx, level, "delivery attempt", "delivery", l.o.deliveryID, "webhook", l.o.webhookID, "attempt", l.attempt,
+			"status", l.o.status, "latency", l.o.latency, "error", l.o.err, "state", l.state)
+	}
+	return nil
 }

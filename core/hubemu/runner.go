@@ -2,6 +2,7 @@ package hubemu
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -46,15 +47,24 @@ func (e *Emulator) runJob(runCtx context.Context, t task) outcome {
 	o.jobRunID = runID
 	if _, err := e.db.w.ExecContext(runCtx, `INSERT INTO job_runs (id, webhook_id, delivery_id, source_job_id, state, started_at)
 		VALUES (?, ?, ?, ?, ?, ?)`, runID, t.webhookID, t.deliveryID, t.jobID, RunRunning, ms(e.now())); err != nil {
-		o.err = "recording the run: " + err.Error()
-		o.cancelled = runCtx.Err() != nil
+		o.jobRunID = ""
+		switch {
+		case runCtx.Err() != nil:
+			o.cancelled = true
+		case storageFailure(err):
+			// A full or read-only disk: the job does not run, and the delivery waits for the
+			// delivery loop to resume instead of failing for good.
+			o.unsent = err
+		default:
+			o.err = "recording the run: " + err.Error()
+		}
 		return o
 	}
 
 	dir, err := os.MkdirTemp("", "hubemu-run-")
 	if err != nil {
 		o.err = "making the run's directory: " + err.Error()
-		e.finishRun(runID, RunError, nil, o.err, "")
+		o.run = &runEnd{state: RunError, err: o.err, at: e.now()}
 		return o
 	}
 	defer os.RemoveAll(dir)
@@ -103,22 +113,29 @@ func (e *Emulator) runJob(runCtx context.Context, t task) outcome {
 		state, o.err = RunError, "the job could not start: "+err.Error()
 	}
 	if !o.cancelled {
-		e.finishRun(runID, state, exitCode, o.err, log.String())
+		o.run = &runEnd{state: state, exitCode: exitCode, err: o.err, log: log.String(), at: e.now()}
 	}
 	return o
 }
 
-func (e *Emulator) finishRun(id, state string, exitCode *int, errMsg, log string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+// runEnd is how a job run ended. It is recorded with the delivery's attempt, in one transaction, so
+// that a disk that refuses writes loses neither: both wait in the delivery loop's backlog.
+type runEnd struct {
+	state    string
+	exitCode *int
+	err      string
+	log      string
+	at       time.Time
+}
+
+func (r *runEnd) record(ctx context.Context, tx *sql.Tx, runID string) error {
 	var code any
-	if exitCode != nil {
-		code = *exitCode
+	if r.exitCode != nil {
+		code = *r.exitCode
 	}
-	if _, err := e.db.w.ExecContext(ctx, "UPDATE job_runs SET state = ?, exit_code = ?, error = ?, log = ?, finished_at = ? WHERE id = ?",
-		state, code, errMsg, log, ms(e.now()), id); err != nil {
-		e.log.Error("recording the end of a job run", "run", id, "err", err)
-	}
+	_, err := tx.ExecContext(ctx, "UPDATE job_runs SET state = ?, exit_code = ?, error = ?, log = ?, finished_at = ? WHERE id = ?",
+		r.state, code, r.err, r.log, ms(r.at), runID)
+	return err
 }
 
 // cappedBuffer keeps the first maxJobLog bytes written to it, from any number of goroutines.
