@@ -102,7 +102,12 @@ var checks = []check{
 		note: func(r results) string {
 			return "curl: " + ms(r["BenchmarkWebhooksLsVersusCurl"]["curl-mean-ms"]) + " per process"
 		}},
-	{area: "Local hub", what: "List API p99 at 1,000 webhooks", suite: hubEmu, bench: "BenchmarkListWebhooks", unit: "p99-ms", limit: 5, show: ms, target: "≤ 5 ms"},
+	// BenchmarkListWebhooks has two cases; the target is held to the harder one, where a webhook
+	// changes between requests so that no cached answer can serve the list.
+	{area: "Local hub", what: "List API p99 at 1,000 webhooks, the list changing between requests", suite: hubEmu, bench: "BenchmarkListWebhooks/after-change", unit: "p99-ms", limit: 5, show: ms, target: "≤ 5 ms",
+		note: func(r results) string {
+			return "the same list unchanged: p99 " + ms(r["BenchmarkListWebhooks/repeat"]["p99-ms"])
+		}},
 	{area: "Local hub", what: "Deliveries to a local receiver", suite: hubEmu, bench: "BenchmarkDelivery", unit: "deliveries/s", limit: 1000, atLeast: true, show: per, target: "≥ 1,000/s"},
 	{area: "Robot daemon", what: "GET /api/apps/list p99, 51 apps installed", suite: daemonList, bench: "BenchmarkListApps", unit: "list-p99-ms", limit: 5, show: ms, target: "≤ 5 ms",
 		note: func(r results) string {
