@@ -14,9 +14,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/robothub/robothub/internal/syncbuf"
 
 	"github.com/robothub/robothub/core/hubemu"
 	"github.com/robothub/robothub/robotd"
@@ -32,29 +33,11 @@ func freePort(t testing.TB) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// lockedBuffer collects the daemon's log.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // testDaemon is a robot-daemon --sim run in-process, its apps venv shared by the package's tests.
 type testDaemon struct {
 	t   testing.TB
 	url string
-	log *lockedBuffer
+	log *syncbuf.Buffer
 }
 
 // startDaemon runs the daemon on a free port with hubURL as its hub and waits for /healthz. Apps
@@ -64,7 +47,7 @@ func startDaemon(t testing.TB, hubURL string) *testDaemon {
 	port := freePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	t.Setenv("ROBOT_DAEMON_URL", url)
-	d := &testDaemon{t: t, url: url, log: &lockedBuffer{}}
+	d := &testDaemon{t: t, url: url, log: &syncbuf.Buffer{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	args := []string{"robot-daemon", "--sim", "--port", strconv.Itoa(port), "--data-dir", t.TempDir(),

@@ -1,7 +1,6 @@
 package webhook
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,31 +14,15 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/robothub/robothub/internal/syncbuf"
 )
 
 const testSecret = "s3cret-value-for-tests"
 
-// quietLogger collects log output so tests can assert on it (and keep `go test` output clean).
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func newTestServer(t *testing.T, opts ...Option) (*Server, *httptest.Server, *logBuffer) {
+func newTestServer(t *testing.T, opts ...Option) (*Server, *httptest.Server, *syncbuf.Buffer) {
 	t.Helper()
-	logs := &logBuffer{}
+	logs := &syncbuf.Buffer{}
 	opts = append([]Option{WithLogger(slog.New(slog.NewTextHandler(logs, nil))), WithGetenv(func(string) string { return "" })}, opts...)
 	s := NewServer(opts...)
 	ts := httptest.NewServer(s)
@@ -204,7 +187,7 @@ func TestOpenServerWarnsOnce(t *testing.T) {
 
 func TestSecretFromEnvironment(t *testing.T) {
 	env := map[string]string{SecretEnv: "from-env"}
-	logs := &logBuffer{}
+	logs := &syncbuf.Buffer{}
 	s := NewServer(WithGetenv(func(k string) string { return env[k] }), WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
 	if !s.SecretIsSet() {
 		t.Fatal("WEBHOOK_SECRET was not read")
