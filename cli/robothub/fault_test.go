@@ -209,3 +209,29 @@ func TestSecondHubOnOneDataDirIsRefused(t *testing.T) {
 	second := startHubProcess(t, nil, "--addr", "127.0.0.1:0", "--data-dir", dir, "--log-level", "warn")
 	second.waitFor(t, `(?m)^export HF_ENDPOINT=(http://127\.0\.0\.1:\d+)$`)
 }
+
+// robothub dev runs a hub too: on a data dir whose hub database a running hub serve holds, it exits
+// 1 naming that database's lock file and the running hub's PID, before it starts anything.
+func TestDevOnTheDatabaseOfARunningHubIsRefused(t *testing.T) {
+	devDir := t.TempDir()
+	hubDir := filepath.Join(devDir, "hub") // where robothub dev keeps its hub's database
+	first := startHubProcess(t, nil, "--addr", "127.0.0.1:0", "--data-dir", hubDir, "--log-level", "warn")
+	first.waitFor(t, `(?m)^export HF_ENDPOINT=(http://127\.0\.0\.1:\d+)$`)
+
+	_, port, _ := net.SplitHostPort(freeAddr(t))
+	p := start(t, nil, "dev", "--data-dir", devDir, "--hub-addr", "127.0.0.1:0", "--receiver-addr", "127.0.0.1:0",
+		"--daemon-port", port, "--log-level", "warn")
+	want := fmt.Sprintf("dev: %s is in use by another robothub hub server (PID %d)", filepath.Join(hubDir, "hub.db.lock"), first.cmd.Process.Pid)
+	select {
+	case code := <-p.done:
+		p.done <- code
+		if code != exitError || !strings.Contains(p.stderr.String(), want) {
+			t.Fatalf("robothub dev: exit %d, stderr %q; want exit 1 with %q", code, p.stderr, want)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("robothub dev started beside a running hub on its database:\n%s", p.stdout)
+	}
+	if strings.Contains(p.stdout.String(), "http://") {
+		t.Errorf("robothub dev printed addresses before it was refused:\n%s", p.stdout)
+	}
+}
