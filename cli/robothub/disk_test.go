@@ -4,7 +4,6 @@ package main
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -50,15 +49,7 @@ func TestHubAPIOnFullDisk(t *testing.T) {
 	token := p.waitFor(t, `(?m)^export HF_TOKEN=(hf_[A-Za-z]{34})$`)
 	call := func(method, path, body string) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequest(method, endpoint+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatalf("%s %s: %v", method, path, err)
-		}
-		defer resp.Body.Close()
-		data, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(data)
+		return hubAPI(t, endpoint, token, method, path, body)
 	}
 	create := func(url string) (int, string) {
 		return call("POST", "/api/settings/webhooks", `{"url":"`+url+`","watched":[{"type":"user","name":"local"}]}`)

@@ -90,17 +90,11 @@ func TestHubKilledWithPendingDeliveriesResumesAfterRestart(t *testing.T) {
 	whID := first.waitFor(t, `(?m)^# webhook (\w{24}) \(created\)`)
 	call := func(base, method, path, body string, out any) int {
 		t.Helper()
-		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatalf("%s %s: %v", method, path, err)
-		}
-		defer resp.Body.Close()
+		code, data := hubAPI(t, base, token, method, path, body)
 		if out != nil {
-			_ = json.NewDecoder(resp.Body).Decode(out)
+			_ = json.Unmarshal([]byte(data), out)
 		}
-		return resp.StatusCode
+		return code
 	}
 	for i := range events {
 		body := fmt.Sprintf(`{"repo":"model:local/demo","scope":"repo.content","action":"update","headSha":"%040x"}`, i+1)

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/robothub/robothub/internal/dirlock"
@@ -318,16 +317,11 @@ Examples:
 				if err != nil {
 					return cli.Exit(err.Error(), exitError)
 				}
-				switch format {
-				case "json":
-					return printJSON(e.stdout, map[string]string{"user": user.Name, "role": c.String("role"), "name": c.String("name"), "token": token})
-				case "quiet":
-					_, err = fmt.Fprintln(e.stdout, token)
+				v := map[string]string{"user": user.Name, "role": c.String("role"), "name": c.String("name"), "token": token}
+				return printResult(e.stdout, format, v, []string{token}, func() error {
+					_, err := fmt.Fprintf(e.stdout, "# %s token for user %s (shown once)\nexport HF_TOKEN=%s\n", c.String("role"), user.Name, token)
 					return err
-				}
-				fmt.Fprintf(e.stdout, "# %s token for user %s (shown once)\n", c.String("role"), user.Name)
-				_, err = fmt.Fprintf(e.stdout, "export HF_TOKEN=%s\n", token)
-				return err
+				})
 			},
 		}},
 	}
@@ -400,25 +394,18 @@ Examples:
 			if err != nil {
 				return err
 			}
-			switch format {
-			case "json":
-				return printJSON(e.stdout, res)
-			case "quiet":
-				for _, d := range res.Deliveries {
-					fmt.Fprintln(e.stdout, d.ID)
+			return printResult(e.stdout, format, res, idsOf(res.Deliveries, func(d hub.DeliveryRef) string { return d.ID }), func() error {
+				fmt.Fprintf(e.stdout, "Event %s: %s %s on %s, %d deliveries.\n", res.ID, req.Scope, req.Action, req.Repo, len(res.Deliveries))
+				if len(res.Deliveries) == 0 {
+					return nil
 				}
-				return nil
-			}
-			fmt.Fprintf(e.stdout, "Event %s: %s %s on %s, %d deliveries.\n", res.ID, req.Scope, req.Action, req.Repo, len(res.Deliveries))
-			if len(res.Deliveries) == 0 {
-				return nil
-			}
-			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "DELIVERY\tWEBHOOK\tSTATE")
-			for _, d := range res.Deliveries {
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", d.ID, d.WebhookID, d.State)
-			}
-			return tw.Flush()
+				tw := newTable(e.stdout)
+				fmt.Fprintln(tw, "DELIVERY\tWEBHOOK\tSTATE")
+				for _, d := range res.Deliveries {
+					fmt.Fprintf(tw, "%s\t%s\t%s\n", d.ID, d.WebhookID, d.State)
+				}
+				return tw.Flush()
+			})
 		}),
 	}
 }
@@ -475,15 +462,10 @@ Examples:
 					if err != nil {
 						return err
 					}
-					switch format {
-					case "json":
-						return printJSON(e.stdout, job)
-					case "quiet":
-						_, err = fmt.Fprintln(e.stdout, job.ID)
+					return printResult(e.stdout, format, job, []string{job.ID}, func() error {
+						_, err := fmt.Fprintf(e.stdout, "Created job %s: %s\nUse it with: robothub webhooks create --job-id %s --watch TYPE:NAME\n", job.ID, shellQuote(job.Command), job.ID)
 						return err
-					}
-					_, err = fmt.Fprintf(e.stdout, "Created job %s: %s\nUse it with: robothub webhooks create --job-id %s --watch TYPE:NAME\n", job.ID, shellQuote(job.Command), job.ID)
-					return err
+					})
 				}),
 			},
 			{
@@ -497,24 +479,17 @@ Examples:
 					if err != nil {
 						return err
 					}
-					switch format {
-					case "json":
-						if jobs == nil {
-							jobs = []hub.SourceJob{}
-						}
-						return printJSON(e.stdout, jobs)
-					case "quiet":
+					if jobs == nil {
+						jobs = []hub.SourceJob{} // JSON: [], not null
+					}
+					return printResult(e.stdout, format, jobs, idsOf(jobs, func(j hub.SourceJob) string { return j.ID }), func() error {
+						tw := newTable(e.stdout)
+						fmt.Fprintln(tw, "ID\tCOMMAND\tSECRETS\tCREATED")
 						for _, j := range jobs {
-							fmt.Fprintln(e.stdout, j.ID)
+							fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", j.ID, shellQuote(j.Command), strings.Join(j.SecretNames, ","), j.CreatedAt.Local().Format(time.DateTime))
 						}
-						return nil
-					}
-					tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-					fmt.Fprintln(tw, "ID\tCOMMAND\tSECRETS\tCREATED")
-					for _, j := range jobs {
-						fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", j.ID, shellQuote(j.Command), strings.Join(j.SecretNames, ","), j.CreatedAt.Local().Format(time.DateTime))
-					}
-					return tw.Flush()
+						return tw.Flush()
+					})
 				}),
 			},
 			{
@@ -527,40 +502,29 @@ Example:
 				Flags:        hubFlags(),
 				OnUsageError: onUsageError,
 				BashComplete: completeWebhookIDs(e),
-				Action: hubAction(e, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
-					id, err := oneArg(c, args, "WEBHOOK_ID")
-					if err != nil {
-						return err
-					}
+				Action: hubActionOn(e, "WEBHOOK_ID", func(c *cli.Context, cl *hub.Client, format, id string) error {
 					runs, err := cl.JobRuns(c.Context, id, 0)
 					if err != nil {
 						return err
 					}
-					switch format {
-					case "json":
-						if runs == nil {
-							runs = []hub.JobRun{}
-						}
-						return printJSON(e.stdout, runs)
-					case "quiet":
+					if runs == nil {
+						runs = []hub.JobRun{} // JSON: [], not null
+					}
+					return printResult(e.stdout, format, runs, idsOf(runs, func(r hub.JobRun) string { return r.ID }), func() error {
+						tw := newTable(e.stdout)
+						fmt.Fprintln(tw, "RUN\tSTATE\tEXIT\tSTARTED\tDURATION\tERROR")
 						for _, r := range runs {
-							fmt.Fprintln(e.stdout, r.ID)
+							exit, dur := "-", "-"
+							if r.ExitCode != nil {
+								exit = fmt.Sprint(*r.ExitCode)
+							}
+							if r.FinishedAt != nil {
+								dur = r.FinishedAt.Sub(r.StartedAt).String()
+							}
+							fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.State, exit, r.StartedAt.Local().Format(time.DateTime), dur, r.Error)
 						}
-						return nil
-					}
-					tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-					fmt.Fprintln(tw, "RUN\tSTATE\tEXIT\tSTARTED\tDURATION\tERROR")
-					for _, r := range runs {
-						exit, dur := "-", "-"
-						if r.ExitCode != nil {
-							exit = fmt.Sprint(*r.ExitCode)
-						}
-						if r.FinishedAt != nil {
-							dur = r.FinishedAt.Sub(r.StartedAt).String()
-						}
-						fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.State, exit, r.StartedAt.Local().Format(time.DateTime), dur, r.Error)
-					}
-					return tw.Flush()
+						return tw.Flush()
+					})
 				}),
 			},
 			{
@@ -572,11 +536,7 @@ Example:
   robothub hub job logs 6571a5d0aa01b2c3d4e5f602`,
 				Flags:        hubFlags(),
 				OnUsageError: onUsageError,
-				Action: hubAction(e, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
-					id, err := oneArg(c, args, "RUN_ID")
-					if err != nil {
-						return err
-					}
+				Action: hubActionOn(e, "RUN_ID", func(c *cli.Context, cl *hub.Client, format, id string) error {
 					run, err := cl.JobRun(c.Context, id)
 					if err != nil {
 						return err

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -74,22 +73,15 @@ Examples:
 			if err != nil {
 				return err
 			}
-			switch format {
-			case "json":
-				return printJSON(e.stdout, spaces)
-			case "quiet":
+			return printResult(e.stdout, format, spaces, idsOf(spaces, func(s hub.Space) string { return s.ID }), func() error {
+				tw := newTable(e.stdout)
+				fmt.Fprintln(tw, "ID\tVISIBILITY\tSDK\tHEAD\tMODIFIED\tTAGS")
 				for _, s := range spaces {
-					fmt.Fprintln(e.stdout, s.ID)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, visibility(s.Private), s.SDK, shortSha(s.SHA),
+						s.LastModified.Local().Format(time.DateTime), strings.Join(s.Tags, ","))
 				}
-				return nil
-			}
-			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tVISIBILITY\tSDK\tHEAD\tMODIFIED\tTAGS")
-			for _, s := range spaces {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, visibility(s.Private), s.SDK, shortSha(s.SHA),
-					s.LastModified.Local().Format(time.DateTime), strings.Join(s.Tags, ","))
-			}
-			return tw.Flush()
+				return tw.Flush()
+			})
 		}),
 	}
 }
@@ -110,24 +102,15 @@ Examples:
 			&cli.BoolFlag{Name: "private", Usage: "only you can see and clone it"},
 			&cli.StringFlag{Name: "sdk", Value: "static", Usage: "the space's `SDK`: " + strings.Join(hub.SpaceSDKs, ", ")}),
 		OnUsageError: onUsageError,
-		Action: hubAction(e, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
-			name, err := oneArg(c, args, "NAME")
-			if err != nil {
-				return err
-			}
+		Action: hubActionOn(e, "NAME", func(c *cli.Context, cl *hub.Client, format, name string) error {
 			created, err := cl.CreateRepo(c.Context, hub.CreateRepoRequest{Type: "space", ID: name, Private: c.Bool("private"), SDK: c.String("sdk")})
 			if err != nil {
 				return err
 			}
-			switch format {
-			case "json":
-				return printJSON(e.stdout, created)
-			case "quiet":
-				_, err = fmt.Fprintln(e.stdout, created.URL)
+			return printResult(e.stdout, format, created, []string{created.URL}, func() error {
+				_, err := fmt.Fprintf(e.stdout, "Created space %s: %s\nClone it with: git clone %s\n", created.Name, created.URL, created.URL)
 				return err
-			}
-			_, err = fmt.Fprintf(e.stdout, "Created space %s: %s\nClone it with: git clone %s\n", created.Name, created.URL, created.URL)
-			return err
+			})
 		}),
 	}
 }
@@ -142,36 +125,27 @@ Example:
   robothub hub spaces info alice/wave`,
 		Flags:        hubFlags(),
 		OnUsageError: onUsageError,
-		Action: hubAction(e, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
-			id, err := oneArg(c, args, "OWNER/NAME")
-			if err != nil {
-				return err
-			}
+		Action: hubActionOn(e, "OWNER/NAME", func(c *cli.Context, cl *hub.Client, format, id string) error {
 			s, err := cl.SpaceInfo(c.Context, id)
 			if err != nil {
 				return err
 			}
-			switch format {
-			case "json":
-				return printJSON(e.stdout, s)
-			case "quiet":
-				_, err = fmt.Fprintln(e.stdout, s.ID)
-				return err
-			}
-			files := make([]string, len(s.Siblings))
-			for i, f := range s.Siblings {
-				files[i] = f.RFilename
-			}
-			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintf(tw, "ID:\t%s\n", s.ID)
-			fmt.Fprintf(tw, "Git:\t%s\n", cl.SpaceGitURL(s.ID))
-			fmt.Fprintf(tw, "Visibility:\t%s\n", visibility(s.Private))
-			fmt.Fprintf(tw, "SDK:\t%s\n", s.SDK)
-			fmt.Fprintf(tw, "Head of main:\t%s\n", orDash(s.SHA))
-			fmt.Fprintf(tw, "Tags:\t%s\n", orDash(strings.Join(s.Tags, ", ")))
-			fmt.Fprintf(tw, "Modified:\t%s\n", s.LastModified.Local().Format(time.DateTime))
-			fmt.Fprintf(tw, "Files:\t%s\n", orDash(strings.Join(files, ", ")))
-			return tw.Flush()
+			return printResult(e.stdout, format, s, []string{s.ID}, func() error {
+				files := make([]string, len(s.Siblings))
+				for i, f := range s.Siblings {
+					files[i] = f.RFilename
+				}
+				tw := newTable(e.stdout)
+				fmt.Fprintf(tw, "ID:\t%s\n", s.ID)
+				fmt.Fprintf(tw, "Git:\t%s\n", cl.SpaceGitURL(s.ID))
+				fmt.Fprintf(tw, "Visibility:\t%s\n", visibility(s.Private))
+				fmt.Fprintf(tw, "SDK:\t%s\n", s.SDK)
+				fmt.Fprintf(tw, "Head of main:\t%s\n", orDash(s.SHA))
+				fmt.Fprintf(tw, "Tags:\t%s\n", orDash(strings.Join(s.Tags, ", ")))
+				fmt.Fprintf(tw, "Modified:\t%s\n", s.LastModified.Local().Format(time.DateTime))
+				fmt.Fprintf(tw, "Files:\t%s\n", orDash(strings.Join(files, ", ")))
+				return tw.Flush()
+			})
 		}),
 	}
 }
@@ -197,11 +171,7 @@ Example:
 		Flags: append(hubFlags(),
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "delete without asking, e.g. in a script"}),
 		OnUsageError: onUsageError,
-		Action: hubAction(e, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
-			id, err := oneArg(c, args, "NAME")
-			if err != nil {
-				return err
-			}
+		Action: hubActionOn(e, "NAME", func(c *cli.Context, cl *hub.Client, format, id string) error {
 			if !c.Bool("yes") {
 				if err := confirmDelete(e, "space "+id, "Delete space "+id+" with all its git data? This cannot be undone."); err != nil {
 					return err
@@ -210,15 +180,7 @@ Example:
 			if err := cl.DeleteRepo(c.Context, "space", id); err != nil {
 				return err
 			}
-			switch format {
-			case "json":
-				return printJSON(e.stdout, map[string]any{"id": id, "deleted": true})
-			case "quiet":
-				_, err = fmt.Fprintln(e.stdout, id)
-				return err
-			}
-			_, err = fmt.Fprintf(e.stdout, "Deleted space %s.\n", id)
-			return err
+			return printDeleted(e.stdout, format, "space", id)
 		}),
 	}
 }

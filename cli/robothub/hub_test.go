@@ -37,6 +37,24 @@ func runCLI(t *testing.T, env map[string]string, stdin string, args ...string) (
 	return code, stdout.String(), stderr.String()
 }
 
+// hubAPI sends a request with the token to a hub's API at endpoint and returns the status and the
+// body.
+func hubAPI(t *testing.T, endpoint, token, method, path, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, endpoint+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(data)
+}
+
 // testReceiver is a webhook receiver that records the payloads its handler gets.
 type testReceiver struct {
 	url string

@@ -61,6 +61,18 @@ func hubActionArgs(e *env, argsOf func(*cli.Context) ([]string, error), fn func(
 	}
 }
 
+// hubActionOn is hubAction for a command that takes exactly one argument, named what in its
+// usage error ("WEBHOOK_ID").
+func hubActionOn(e *env, what string, fn func(c *cli.Context, cl *hub.Client, format, arg string) error) cli.ActionFunc {
+	return hubAction(e, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
+		arg, err := oneArg(c, args, what)
+		if err != nil {
+			return err
+		}
+		return fn(c, cl, format, arg)
+	})
+}
+
 // noArgs refuses positional arguments for a command that takes none.
 func noArgs(c *cli.Context, args []string, hint string) error {
 	if len(args) > 0 {
@@ -130,11 +142,7 @@ Examples:
 			&cli.BoolFlag{Name: "show-secret", Usage: "print the webhook's secret (hidden by default so that it stays out of terminals and CI logs)"}),
 		OnUsageError: onUsageError,
 		BashComplete: completeWebhookIDs(e),
-		Action: hubAction(e, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
-			id, err := oneArg(c, args, "WEBHOOK_ID")
-			if err != nil {
-				return err
-			}
+		Action: hubActionOn(e, "WEBHOOK_ID", func(c *cli.Context, cl *hub.Client, format, id string) error {
 			w, err := cl.Get(c.Context, id)
 			if err != nil {
 				return err
@@ -283,11 +291,7 @@ Examples:
 		Flags:        append(hubFlags(), webhookSpecFlags(true)...),
 		OnUsageError: onUsageError,
 		BashComplete: completeWebhookIDs(e),
-		Action: hubAction(e, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
-			id, err := oneArg(c, args, "WEBHOOK_ID")
-			if err != nil {
-				return err
-			}
+		Action: hubActionOn(e, "WEBHOOK_ID", func(c *cli.Context, cl *hub.Client, format, id string) error {
 			watched, domains, secret, secrets, err := readSpec(c, e)
 			if err != nil {
 				return err
@@ -325,11 +329,7 @@ Example:
 		Flags:        hubFlags(),
 		OnUsageError: onUsageError,
 		BashComplete: completeWebhookIDs(e),
-		Action: hubAction(e, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
-			id, err := oneArg(c, args, "WEBHOOK_ID")
-			if err != nil {
-				return err
-			}
+		Action: hubActionOn(e, "WEBHOOK_ID", func(c *cli.Context, cl *hub.Client, format, id string) error {
 			w, err := call(cl, c.Context, id)
 			if err != nil {
 				return err
@@ -355,11 +355,7 @@ Examples:
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "delete without asking, e.g. in a script"}),
 		OnUsageError: onUsageError,
 		BashComplete: completeWebhookIDs(e),
-		Action: hubAction(e, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
-			id, err := oneArg(c, args, "WEBHOOK_ID")
-			if err != nil {
-				return err
-			}
+		Action: hubActionOn(e, "WEBHOOK_ID", func(c *cli.Context, cl *hub.Client, format, id string) error {
 			if !c.Bool("yes") {
 				if err := confirmDelete(e, "webhook "+id, "Delete webhook "+id+"? This cannot be undone."); err != nil {
 					return err
@@ -368,15 +364,7 @@ Examples:
 			if err := cl.Delete(c.Context, id); err != nil {
 				return err
 			}
-			switch format {
-			case "json":
-				return printJSON(e.stdout, map[string]any{"id": id, "deleted": true})
-			case "quiet":
-				_, err = fmt.Fprintln(e.stdout, id)
-				return err
-			}
-			_, err = fmt.Fprintf(e.stdout, "Deleted webhook %s.\n", id)
-			return err
+			return printDeleted(e.stdout, format, "webhook", id)
 		}),
 	}
 }
@@ -397,11 +385,7 @@ Examples:
 			&cli.IntFlag{Name: "limit", Value: 20, Usage: "show the latest `N` deliveries (1 to 1000)"}),
 		OnUsageError: onUsageError,
 		BashComplete: completeWebhookIDs(e),
-		Action: hubAction(e, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
-			id, err := oneArg(c, args, "WEBHOOK_ID")
-			if err != nil {
-				return err
-			}
+		Action: hubActionOn(e, "WEBHOOK_ID", func(c *cli.Context, cl *hub.Client, format, id string) error {
 			if n := c.Int("limit"); n < 1 || n > 1000 {
 				return usagef("--limit %d: use 1 to 1000", n)
 			}
@@ -435,15 +419,10 @@ Example:
 			if err != nil {
 				return err
 			}
-			switch format {
-			case "json":
-				return printJSON(e.stdout, ref)
-			case "quiet":
-				_, err = fmt.Fprintln(e.stdout, ref.ID)
+			return printResult(e.stdout, format, ref, []string{ref.ID}, func() error {
+				_, err := fmt.Fprintf(e.stdout, "Replaying delivery %s as delivery %s (%s).\n", pos[1], ref.ID, ref.State)
 				return err
-			}
-			_, err = fmt.Fprintf(e.stdout, "Replaying delivery %s as delivery %s (%s).\n", pos[1], ref.ID, ref.State)
-			return err
+			})
 		}),
 	}
 }

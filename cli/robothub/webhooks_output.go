@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -47,13 +46,6 @@ func toJSON(w hub.Webhook, showSecret bool) webhookJSON {
 	return out
 }
 
-func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
-
 func watchedList(w hub.Webhook) string {
 	parts := make([]string, len(w.Watched))
 	for i, it := range w.Watched {
@@ -71,43 +63,30 @@ func target(w hub.Webhook) string {
 
 // printWebhooks writes a list in the chosen format.
 func printWebhooks(out io.Writer, format string, list []hub.Webhook) error {
-	switch format {
-	case "json":
-		recs := make([]webhookJSON, len(list))
-		for i, w := range list {
-			recs[i] = toJSON(w, false)
+	recs := make([]webhookJSON, len(list))
+	for i, w := range list {
+		recs[i] = toJSON(w, false)
+	}
+	return printResult(out, format, recs, idsOf(list, func(w hub.Webhook) string { return w.ID }), func() error {
+		if len(list) == 0 {
+			_, err := fmt.Fprintln(out, "No webhooks. Create one with: robothub webhooks create --url URL --watch TYPE:NAME")
+			return err
 		}
-		return printJSON(out, recs)
-	case "quiet":
-		var b strings.Builder
+		tw := newTable(out)
+		fmt.Fprintln(tw, "ID\tURL\tSTATUS\tDOMAINS\tWATCHED")
 		for _, w := range list {
-			b.WriteString(w.ID)
-			b.WriteByte('\n')
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", w.ID, target(w), webhookStatus(w), strings.Join(w.Domains, ","), watchedList(w))
 		}
-		_, err := io.WriteString(out, b.String())
-		return err
-	}
-	if len(list) == 0 {
-		_, err := fmt.Fprintln(out, "No webhooks. Create one with: robothub webhooks create --url URL --watch TYPE:NAME")
-		return err
-	}
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tURL\tSTATUS\tDOMAINS\tWATCHED")
-	for _, w := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", w.ID, target(w), webhookStatus(w), strings.Join(w.Domains, ","), watchedList(w))
-	}
-	return tw.Flush()
+		return tw.Flush()
+	})
 }
 
 // printWebhook writes one webhook in the chosen format, after a one-line summary (table only).
 func printWebhook(out io.Writer, format, summary string, w *hub.Webhook, showSecret bool) error {
-	switch format {
-	case "json":
-		return printJSON(out, toJSON(*w, showSecret))
-	case "quiet":
-		_, err := fmt.Fprintln(out, w.ID)
-		return err
-	}
+	return printResult(out, format, toJSON(*w, showSecret), []string{w.ID}, func() error { return webhookTable(out, summary, w, showSecret) })
+}
+
+func webhookTable(out io.Writer, summary string, w *hub.Webhook, showSecret bool) error {
 	if summary != "" {
 		fmt.Fprintln(out, summary)
 	}
@@ -168,15 +147,10 @@ func shellQuote(argv []string) string {
 
 // printActivity writes a webhook's deliveries, one row per attempt.
 func printActivity(out io.Writer, format string, a *hub.Activity) error {
-	switch format {
-	case "json":
-		return printJSON(out, a)
-	case "quiet":
-		for _, d := range a.Deliveries {
-			fmt.Fprintln(out, d.ID)
-		}
-		return nil
-	}
+	return printResult(out, format, a, idsOf(a.Deliveries, func(d hub.Delivery) string { return d.ID }), func() error { return activityTable(out, a) })
+}
+
+func activityTable(out io.Writer, a *hub.Activity) error {
 	limit := "no limit"
 	if a.TriggerLimit > 0 {
 		limit = fmt.Sprintf("limit %d", a.TriggerLimit)
@@ -186,7 +160,7 @@ func printActivity(out io.Writer, format string, a *hub.Activity) error {
 		_, err := fmt.Fprintln(out, "No deliveries yet.")
 		return err
 	}
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	tw := newTable(out)
 	fmt.Fprintln(tw, "DELIVERY\tEVENT\tREPO\tSTATE\tTIME\tSTATUS\tLATENCY\tERROR")
 	for _, d := range a.Deliveries {
 		event := d.Scope + "/" + d.Action
