@@ -1,36 +1,18 @@
 package hubemu_test
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/robothub/robothub/core/hubemu"
+	"github.com/robothub/robothub/internal/syncbuf"
 )
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestLogsHoldNoTokensOrSecrets drives every kind of request and delivery, failures included, with
 // debug logging on, and looks for tokens and secrets in the log.
 func TestLogsHoldNoTokensOrSecrets(t *testing.T) {
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	h := newTestHub(t, hubemu.Config{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	rc := newReceiver(t, "the-right-secret")
 	rc.failures = 2
