@@ -382,11 +382,7 @@ func (e *Emulator) collect(ctx context.Context, b *backlog, o outcome, results <
 			}
 		}
 	}
-	if len(b.outcomes) == 0 {
-		b.outcomes = batch
-	} else {
-		b.outcomes = append(b.outcomes, batch...)
-	}
+	b.outcomes = append(b.outcomes, batch...)
 	return e.flush(ctx, b)
 }
 
