@@ -19,7 +19,7 @@ import (
 
 	"github.com/robothub/robothub/internal/syncbuf"
 
-	"github.com/robothub/robothub/core/hubemu"
+	"github.com/robothub/robothub/internal/hubemu"
 	"github.com/robothub/robothub/robotd"
 )
 
@@ -214,7 +214,7 @@ func (d *testDaemon) antennaSpread(watch time.Duration) float64 {
 	return hi - lo
 }
 
-// localHub is the project's hub emulator (core/hubemu) served on a loopback port, with a write and
+// localHub is the project's hub emulator (internal/hubemu) served on a loopback port, with a write and
 // a read token of the user alice.
 type localHub struct {
 	url, writeToken, readToken string
@@ -249,7 +249,7 @@ func startLocalHub(t *testing.T) *localHub {
 	return h
 }
 
-// End to end, each step real: create, check, publish to the local hub (core/hubemu), the daemon
+// End to end, each step real: create, check, publish to the local hub (internal/hubemu), the daemon
 // installs from the space URL, start, the app moves the simulated robot and answers on its web
 // page, stop.
 func TestEndToEndCreateCheckPublishInstallRun(t *testing.T) {

@@ -18,9 +18,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/robothub/robothub/adapters/nethttp"
-	"github.com/robothub/robothub/core/hubemu"
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/core/webhook/actions"
+	"github.com/robothub/robothub/internal/hubemu"
 	"github.com/robothub/robothub/robotd"
 )
 

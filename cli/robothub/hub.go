@@ -17,8 +17,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/robothub/robothub/core/hub"
-	"github.com/robothub/robothub/core/hubemu"
 	"github.com/robothub/robothub/core/webhook"
+	"github.com/robothub/robothub/internal/hubemu"
 )
 
 // DefaultHubAddr is where robothub hub serve listens: beside the receiver's 7860.
@@ -368,7 +368,7 @@ Examples:
 			if c.String("repo") == "" {
 				return usagef("hub emit: give the repo with --repo TYPE:OWNER/NAME, e.g. --repo model:alice/bert")
 			}
-			req := hub.EmitRequest{Repo: c.String("repo"), Scope: c.String("scope"), Action: c.String("action"),
+			req := hubemu.EmitInput{Repo: c.String("repo"), Scope: c.String("scope"), Action: c.String("action"),
 				HeadSha: c.String("head-sha"), MovedTo: c.String("moved-to")}
 			switch {
 			case c.Bool("private") && c.Bool("public"):
@@ -385,17 +385,17 @@ Examples:
 				req.UpdatedConfig = json.RawMessage(s)
 			}
 			if c.IsSet("num") || c.IsSet("title") || c.IsSet("pr") || c.IsSet("status") {
-				req.Discussion = &hub.EmitDiscussion{Num: c.Int("num"), Title: c.String("title"), IsPullRequest: c.Bool("pr"), Status: c.String("status")}
+				req.Discussion = &hubemu.DiscussionInput{Num: c.Int("num"), Title: c.String("title"), IsPullRequest: c.Bool("pr"), Status: c.String("status")}
 			}
 			if c.IsSet("comment") || c.IsSet("hidden") {
-				req.Comment = &hub.EmitComment{Content: c.String("comment"), Hidden: c.Bool("hidden")}
+				req.Comment = &hubemu.CommentInput{Content: c.String("comment"), Hidden: c.Bool("hidden")}
 			}
-			res, err := cl.Emit(c.Context, req)
+			res, err := hubemu.Client{Client: cl}.Emit(c.Context, req)
 			if err != nil {
 				return err
 			}
-			return printResult(e.stdout, format, res, idsOf(res.Deliveries, func(d hub.DeliveryRef) string { return d.ID }), func() error {
-				fmt.Fprintf(e.stdout, "Event %s: %s %s on %s, %d deliveries.\n", res.ID, req.Scope, req.Action, req.Repo, len(res.Deliveries))
+			return printResult(e.stdout, format, res, idsOf(res.Deliveries, func(d hubemu.DeliveryRef) string { return d.ID }), func() error {
+				fmt.Fprintf(e.stdout, "Event %s: %s %s on %s, %d deliveries.\n", res.EventID, req.Scope, req.Action, req.Repo, len(res.Deliveries))
 				if len(res.Deliveries) == 0 {
 					return nil
 				}
@@ -440,7 +440,7 @@ Examples:
 					if len(argv) == 0 {
 						return usagef("hub job create: give the command after --, e.g. robothub hub job create -- sh -c 'echo $WEBHOOK_REPO_ID'")
 					}
-					req := hub.SourceJobRequest{Command: argv, Environment: map[string]string{}, Secrets: map[string]string{}}
+					req := hubemu.JobInput{Command: argv, Environment: map[string]string{}, Secrets: map[string]string{}}
 					for _, kv := range c.StringSlice("env") {
 						k, v, ok := strings.Cut(kv, "=")
 						if !ok {
@@ -458,7 +458,7 @@ Examples:
 						}
 						req.Secrets[k] = v
 					}
-					job, err := cl.CreateSourceJob(c.Context, req)
+					job, err := hubemu.Client{Client: cl}.CreateSourceJob(c.Context, req)
 					if err != nil {
 						return err
 					}
@@ -475,18 +475,18 @@ Examples:
 				Flags:        hubFlags(),
 				OnUsageError: onUsageError,
 				Action: hubAction(e, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
-					jobs, err := cl.SourceJobs(c.Context)
+					jobs, err := hubemu.Client{Client: cl}.SourceJobs(c.Context)
 					if err != nil {
 						return err
 					}
 					if jobs == nil {
-						jobs = []hub.SourceJob{} // JSON: [], not null
+						jobs = []hubemu.SourceJobRecord{} // JSON: [], not null
 					}
-					return printResult(e.stdout, format, jobs, idsOf(jobs, func(j hub.SourceJob) string { return j.ID }), func() error {
+					return printResult(e.stdout, format, jobs, idsOf(jobs, func(j hubemu.SourceJobRecord) string { return j.ID }), func() error {
 						tw := newTable(e.stdout)
 						fmt.Fprintln(tw, "ID\tCOMMAND\tSECRETS\tCREATED")
 						for _, j := range jobs {
-							fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", j.ID, shellQuote(j.Command), strings.Join(j.SecretNames, ","), j.CreatedAt.Local().Format(time.DateTime))
+							fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", j.ID, shellQuote(j.Command), strings.Join(j.Secrets, ","), j.CreatedAt.Local().Format(time.DateTime))
 						}
 						return tw.Flush()
 					})
@@ -503,14 +503,14 @@ Example:
 				OnUsageError: onUsageError,
 				BashComplete: completeWebhookIDs(e),
 				Action: hubActionOn(e, "WEBHOOK_ID", func(c *cli.Context, cl *hub.Client, format, id string) error {
-					runs, err := cl.JobRuns(c.Context, id, 0)
+					runs, err := hubemu.Client{Client: cl}.JobRuns(c.Context, id, 0)
 					if err != nil {
 						return err
 					}
 					if runs == nil {
-						runs = []hub.JobRun{} // JSON: [], not null
+						runs = []hubemu.JobRun{} // JSON: [], not null
 					}
-					return printResult(e.stdout, format, runs, idsOf(runs, func(r hub.JobRun) string { return r.ID }), func() error {
+					return printResult(e.stdout, format, runs, idsOf(runs, func(r hubemu.JobRun) string { return r.ID }), func() error {
 						tw := newTable(e.stdout)
 						fmt.Fprintln(tw, "RUN\tSTATE\tEXIT\tSTARTED\tDURATION\tERROR")
 						for _, r := range runs {
@@ -537,7 +537,7 @@ Example:
 				Flags:        hubFlags(),
 				OnUsageError: onUsageError,
 				Action: hubActionOn(e, "RUN_ID", func(c *cli.Context, cl *hub.Client, format, id string) error {
-					run, err := cl.JobRun(c.Context, id)
+					run, err := hubemu.Client{Client: cl}.JobRun(c.Context, id)
 					if err != nil {
 						return err
 					}

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/core/hubemu"
 	"github.com/robothub/robothub/core/webhook"
+	"github.com/robothub/robothub/internal/hubemu"
 )
 
 // runCLI runs robothub in-process to completion and returns its exit code and output.

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/robothub/robothub/core/hub"
+	"github.com/robothub/robothub/internal/hubemu"
 )
 
 // Flags shared by every command that talks to a hub.
@@ -100,7 +101,7 @@ func hubError(cl *hub.Client, err error) error {
 		hint = "no such webhook for this token's user on " + cl.Endpoint() + ": list yours with robothub webhooks ls"
 	case errors.Is(err, hub.ErrNotFound) && errors.As(err, &he) && (strings.HasPrefix(he.Path, hub.SpacesPath+"/") || he.Path == hub.DeleteRepoPath):
 		hint = "no such space that this token's user may see on " + cl.Endpoint() + ": list them with robothub hub spaces ls"
-	case errors.Is(err, hub.ErrNotFound) && errors.As(err, &he) && strings.HasPrefix(he.Path, hub.EmulatorPath+"/") && !isLoopback(cl.Endpoint()):
+	case errors.Is(err, hub.ErrNotFound) && errors.As(err, &he) && strings.HasPrefix(he.Path, hubemu.APIPath+"/") && !isLoopback(cl.Endpoint()):
 		hint = "this command works against the local hub (robothub hub serve) only"
 	case errors.As(err, &te) && !errors.Is(err, context.Canceled):
 		hint = "cannot reach the hub at " + cl.Endpoint()

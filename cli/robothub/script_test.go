@@ -15,8 +15,8 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/robothub/robothub/core/hubemu"
 	"github.com/robothub/robothub/core/webhook"
+	"github.com/robothub/robothub/internal/hubemu"
 )
 
 // TestMain lets testscript run the real program: "exec robothub ..." in a script runs main.

@@ -16,7 +16,7 @@ import (
 
 	"github.com/robothub/robothub/internal/syncbuf"
 
-	"github.com/robothub/robothub/core/hubemu"
+	"github.com/robothub/robothub/internal/hubemu"
 )
 
 // program is one in-process run of robothub.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/hub"
+	"github.com/robothub/robothub/internal/hubemu"
 )
 
 // webhookJSON is a webhook in the CLI's JSON output: the hub's record, with "status" spelled out
@@ -146,11 +147,11 @@ func shellQuote(argv []string) string {
 }
 
 // printActivity writes a webhook's deliveries, one row per attempt.
-func printActivity(out io.Writer, format string, a *hub.Activity) error {
-	return printResult(out, format, a, idsOf(a.Deliveries, func(d hub.Delivery) string { return d.ID }), func() error { return activityTable(out, a) })
+func printActivity(out io.Writer, format string, a *hubemu.Activity) error {
+	return printResult(out, format, a, idsOf(a.Deliveries, func(d hubemu.Delivery) string { return d.ID }), func() error { return activityTable(out, a) })
 }
 
-func activityTable(out io.Writer, a *hub.Activity) error {
+func activityTable(out io.Writer, a *hubemu.Activity) error {
 	limit := "no limit"
 	if a.TriggerLimit > 0 {
 		limit = fmt.Sprintf("limit %d", a.TriggerLimit)

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/robothub/robothub/core/hub"
-	"github.com/robothub/robothub/core/hubemu"
+	"github.com/robothub/robothub/internal/hubemu"
 )
 
 // BenchmarkClientList measures Client.List against an in-process emulator holding 1,000 webhooks:

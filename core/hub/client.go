@@ -104,6 +104,23 @@ func (c *Client) Endpoint() string { return c.endpoint.Redacted() }
 // HasToken reports whether requests carry a token.
 func (c *Client) HasToken() bool { return c.token != "" }
 
+// Call is one API request that this package has no method for, such as the local hub's own API
+// (internal/hubemu): Path is escaped and starts at the API root, Body is JSON-encoded when not nil,
+// and an Idempotent call is retried as the client's policy allows.
+type Call struct {
+	Method     string
+	Path       string
+	Body       any
+	Idempotent bool
+}
+
+// Send sends c with the client's token, retries and error handling, and decodes a 2xx body into out
+// (if not nil).
+func (c *Client) Send(ctx context.Context, cl Call, out any) error {
+	_, err := c.do(ctx, call{method: cl.Method, path: cl.Path, body: cl.Body, idempotent: cl.Idempotent}, out)
+	return err
+}
+
 // call says how one API call may be sent.
 type call struct {
 	method     string

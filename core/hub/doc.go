@@ -9,6 +9,6 @@
 // The token is sent only in the Authorization header: it appears in no error and no log record.
 //
 // repos.go holds the repo calls that publishing needs: WhoAmI (the token's user and role),
-// CreateRepo, DeleteRepo, ListSpaces and SpaceInfo. The calls in emulator.go exist only on the local
-// emulator; the public hub has no such routes.
+// CreateRepo, DeleteRepo, ListSpaces and SpaceInfo. Send carries calls this package has no method for,
+// such as the local hub's own API (internal/hubemu.Client).
 package hub

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/robothub/robothub/core/hub"
-	"github.com/robothub/robothub/core/hubemu"
+	"github.com/robothub/robothub/internal/hubemu"
 )
 
 func TestWhoAmIGivesTheRole(t *testing.T) {

@@ -125,8 +125,8 @@ func checkSecret(s string) error {
 	return nil
 }
 
-// checkSecrets checks job secret names; values are never part of an error.
-func checkSecrets(secrets map[string]string) error {
+// CheckSecrets checks that every name of a secrets (or environment) map is a variable name.
+func CheckSecrets(secrets map[string]string) error {
 	names := make([]string, 0, len(secrets))
 	for n := range secrets {
 		names = append(names, n)
@@ -152,7 +152,8 @@ func isEnvName(s string) bool {
 	return true
 }
 
-func checkID(field, id string) error {
+// CheckID checks an ID (of a webhook, a delivery, a run) before it goes into a request path.
+func CheckID(field, id string) error {
 	if id == "" {
 		return invalid(field, "the ID is empty")
 	}
@@ -180,7 +181,7 @@ func (r CreateRequest) Validate() (CreateRequest, error) {
 		if len(r.Secrets) > 0 {
 			return r, invalid("secrets", "secrets are handed to job runs: they need a job ID, not a URL")
 		}
-	} else if err := checkID("job_id", r.JobID); err != nil {
+	} else if err := CheckID("job_id", r.JobID); err != nil {
 		return r, err
 	}
 	if err := checkWatched(r.Watched); err != nil {
@@ -196,7 +197,7 @@ func (r CreateRequest) Validate() (CreateRequest, error) {
 	if err := checkSecret(r.Secret); err != nil {
 		return r, err
 	}
-	if err := checkSecrets(r.Secrets); err != nil {
+	if err := CheckSecrets(r.Secrets); err != nil {
 		return r, err
 	}
 	return r, nil
@@ -219,7 +220,7 @@ func (r UpdateRequest) Validate() (UpdateRequest, error) {
 		return r, invalid("secrets", "secrets are updated together with the job ID (pass the webhook's job ID as well)")
 	}
 	if r.JobID != "" {
-		if err := checkID("job_id", r.JobID); err != nil {
+		if err := CheckID("job_id", r.JobID); err != nil {
 			return r, err
 		}
 	}
@@ -243,7 +244,7 @@ func (r UpdateRequest) Validate() (UpdateRequest, error) {
 			return r, err
 		}
 	}
-	if err := checkSecrets(r.Secrets); err != nil {
+	if err := CheckSecrets(r.Secrets); err != nil {
 		return r, err
 	}
 	return r, nil

@@ -44,7 +44,7 @@ func (c *Client) List(ctx context.Context) ([]Webhook, error) {
 
 // Get returns one webhook. Another user's webhook is ErrNotFound, as a missing one is.
 func (c *Client) Get(ctx context.Context, id string) (*Webhook, error) {
-	if err := checkID("webhook_id", id); err != nil {
+	if err := CheckID("webhook_id", id); err != nil {
 		return nil, err
 	}
 	return c.one(ctx, call{method: http.MethodGet, path: webhookPath(id, ""), idempotent: true})
@@ -72,7 +72,7 @@ func (c *Client) Create(ctx context.Context, r CreateRequest) (*Webhook, error) 
 
 // Update changes only the fields set in r and returns the updated record.
 func (c *Client) Update(ctx context.Context, id string, r UpdateRequest) (*Webhook, error) {
-	if err := checkID("webhook_id", id); err != nil {
+	if err := CheckID("webhook_id", id); err != nil {
 		return nil, err
 	}
 	r, err := r.Validate()
@@ -104,7 +104,7 @@ func (c *Client) Update(ctx context.Context, id string, r UpdateRequest) (*Webho
 
 // Enable makes a disabled webhook deliver again. Enabling an enabled webhook changes nothing.
 func (c *Client) Enable(ctx context.Context, id string) (*Webhook, error) {
-	if err := checkID("webhook_id", id); err != nil {
+	if err := CheckID("webhook_id", id); err != nil {
 		return nil, err
 	}
 	return c.one(ctx, call{method: http.MethodPost, path: webhookPath(id, "/enable"), idempotent: true})
@@ -112,7 +112,7 @@ func (c *Client) Enable(ctx context.Context, id string) (*Webhook, error) {
 
 // Disable stops a webhook's deliveries and keeps the webhook.
 func (c *Client) Disable(ctx context.Context, id string) (*Webhook, error) {
-	if err := checkID("webhook_id", id); err != nil {
+	if err := CheckID("webhook_id", id); err != nil {
 		return nil, err
 	}
 	return c.one(ctx, call{method: http.MethodPost, path: webhookPath(id, "/disable"), idempotent: true})
@@ -120,7 +120,7 @@ func (c *Client) Disable(ctx context.Context, id string) (*Webhook, error) {
 
 // Delete removes a webhook for good.
 func (c *Client) Delete(ctx context.Context, id string) error {
-	if err := checkID("webhook_id", id); err != nil {
+	if err := CheckID("webhook_id", id); err != nil {
 		return err
 	}
 	unknown, err := c.do(ctx, call{method: http.MethodDelete, path: webhookPath(id, ""), idempotent: true}, nil)

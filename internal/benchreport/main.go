@@ -60,7 +60,7 @@ var (
 	lambdaInvoke  = suite{pkg: "./adapters/lambda", bench: "^BenchmarkInvoke$", benchtime: "1s", cpu: "1"}
 	lambdaReady   = suite{pkg: "./functions/lambda", bench: "^BenchmarkBootstrapReady$", benchtime: "200x"}
 	hubLs         = suite{pkg: "./cli/robothub", bench: "^BenchmarkWebhooksLsVersusCurl$", benchtime: "100x"}
-	hubEmu        = suite{pkg: "./core/hubemu", bench: "^Benchmark(ListWebhooks|Delivery)$", benchtime: "3000x"}
+	hubEmu        = suite{pkg: "./internal/hubemu", bench: "^Benchmark(ListWebhooks|Delivery)$", benchtime: "3000x"}
 	daemonList    = suite{pkg: "./robotd", bench: "^BenchmarkListApps(BySpawningPython)?$", benchtime: "200x"}
 	daemonApps    = suite{pkg: "./robotd", bench: "^Benchmark(StartApp|StopCooperativeApp|StateStream50Hz)$", benchtime: "20x"}
 	daemonRSS     = suite{pkg: "./robotd", bench: "^BenchmarkIdleRSS$", benchtime: "3x"}

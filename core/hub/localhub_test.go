@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/robothub/robothub/core/hub"
-	"github.com/robothub/robothub/core/hubemu"
+	"github.com/robothub/robothub/internal/hubemu"
 )
 
 // localHub serves an in-memory emulator and records the bodies of the requests it gets.
@@ -160,7 +160,7 @@ func TestClientJobWebhookSecrets(t *testing.T) {
 	ctx := context.Background()
 	lh := newLocalHub(t)
 	c := lh.client(t, "alice", hubemu.RoleWrite)
-	job, err := c.CreateSourceJob(ctx, hub.SourceJobRequest{Command: []string{"true"}, Secrets: map[string]string{"OWN": "x"}})
+	job, err := hubemu.Client{Client: c}.CreateSourceJob(ctx, hubemu.JobInput{Command: []string{"true"}, Secrets: map[string]string{"OWN": "x"}})
 	if err != nil {
 		t.Fatal(err)
 	}

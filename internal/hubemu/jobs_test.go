@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/core/hubemu"
 	"github.com/robothub/robothub/core/webhook"
+	"github.com/robothub/robothub/internal/hubemu"
 )
 
 func TestJobWebhookRunsTheJobWithPayloadAndWebhookSecrets(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/robothub/robothub/core/hubemu"
+	"github.com/robothub/robothub/internal/hubemu"
 )
 
 // FuzzRequestBodies sends arbitrary bodies to the routes that decode one: whatever arrives, the

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/core/hubemu"
 	"github.com/robothub/robothub/core/webhook"
+	"github.com/robothub/robothub/internal/hubemu"
 )
 
 func watch(items ...string) []map[string]string {

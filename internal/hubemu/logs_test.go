@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/robothub/robothub/core/hubemu"
+	"github.com/robothub/robothub/internal/hubemu"
 	"github.com/robothub/robothub/internal/syncbuf"
 )
 

@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/apps"
-	"github.com/robothub/robothub/core/hubemu"
 	"github.com/robothub/robothub/core/webhook"
+	"github.com/robothub/robothub/internal/hubemu"
 )
 
 // gitClient runs the real git client against the test hub, with no system or user configuration

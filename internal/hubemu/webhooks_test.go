@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/robothub/robothub/core/hubemu"
+	"github.com/robothub/robothub/internal/hubemu"
 )
 
 func TestWebhookLifecycle(t *testing.T) {

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/core/hubemu"
 	"github.com/robothub/robothub/internal/faultfs"
+	"github.com/robothub/robothub/internal/hubemu"
 	"github.com/robothub/robothub/internal/syncbuf"
 )
 

@@ -450,8 +450,8 @@ func (e *Emulator) handleJobRun(w http.ResponseWriter, r *http.Request, p Princi
 	return nil
 }
 
-// sourceJobRecord is a source job in the emulator's JSON: the names of its secrets, not their values.
-type sourceJobRecord struct {
+// SourceJobRecord is a source job in the emulator's JSON: the names of its secrets, not their values.
+type SourceJobRecord struct {
 	ID          string            `json:"id"`
 	Command     []string          `json:"command"`
 	Environment map[string]string `json:"environment"`
@@ -459,8 +459,8 @@ type sourceJobRecord struct {
 	CreatedAt   time.Time         `json:"createdAt"`
 }
 
-func jobRecordOf(j *SourceJob) sourceJobRecord {
-	rec := sourceJobRecord{ID: j.ID, Command: j.Command, Environment: j.Environment, Secrets: j.SecretNames, CreatedAt: j.CreatedAt}
+func jobRecordOf(j *SourceJob) SourceJobRecord {
+	rec := SourceJobRecord{ID: j.ID, Command: j.Command, Environment: j.Environment, Secrets: j.SecretNames, CreatedAt: j.CreatedAt}
 	if rec.Secrets == nil {
 		rec.Secrets = []string{}
 	}
@@ -485,7 +485,7 @@ func (e *Emulator) handleListJobs(w http.ResponseWriter, r *http.Request, p Prin
 	if err != nil {
 		return err
 	}
-	out := make([]sourceJobRecord, len(jobs))
+	out := make([]SourceJobRecord, len(jobs))
 	for i, j := range jobs {
 		out[i] = jobRecordOf(j)
 	}

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/core/hubemu"
 	"github.com/robothub/robothub/core/webhook"
+	"github.com/robothub/robothub/internal/hubemu"
 )
 
 // TestReceiverDownWhileEventsAreEmitted emits events to a webhook whose receiver is not listening

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/core/hubemu"
+	"github.com/robothub/robothub/internal/hubemu"
 )
 
 // fillWebhooks gives user alice n URL webhooks, each watching two items.
