@@ -267,6 +267,9 @@ func (r *Robot) SetTarget(t Target) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if err := r.validateMove(t.applyTo(r.target), t.applyTo(r.target), Linear); err != nil { // a jump: only where it lands matters
+		return err
+	}
 	r.endMove(false)
 	r.target = t.applyTo(r.target)
 	r.targetAt = time.Now()
@@ -287,6 +290,9 @@ func (r *Robot) Goto(t Target, duration time.Duration, interp Interpolation) (*M
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if err := r.validateMove(r.target, t.applyTo(r.target), interp); err != nil {
+		return nil, err
+	}
 	return r.startMove("goto", t.applyTo(r.target), duration, interp, nil), nil
 }
 

@@ -43,7 +43,7 @@ type Bus struct {
 
 // NewBus returns a Bus on port at baud (bits per second).
 func NewBus(port Port, baud int) *Bus {
-	return &Bus{port: port, Timeout: 4 * time.Millisecond, Retries: 2, Baud: baud}
+	return &Bus{port: port, Timeout: 5 * time.Millisecond, Retries: 2, Baud: baud}
 }
 
 // wire is how long n bytes take on the line (10 bits a byte).
@@ -54,7 +54,22 @@ func (b *Bus) wire(n int) time.Duration {
 	return time.Duration(n) * 10 * time.Second / time.Duration(b.Baud)
 }
 
+// send drops whatever is waiting on the line (late answers to an abandoned instruction would be
+// taken for answers to this one) and sends an instruction.
 func (b *Bus) send(id, inst byte, params []byte) error {
+	b.in = b.in[:0]
+	if err := b.port.SetReadTimeout(0); err != nil {
+		return &PortError{err}
+	}
+	for {
+		n, err := b.port.Read(b.chunk[:])
+		if err != nil {
+			return &PortError{err}
+		}
+		if n == 0 {
+			break
+		}
+	}
 	b.out = AppendPacket(b.out[:0], id, inst, params)
 	if _, err := b.port.Write(b.out); err != nil {
 		return &PortError{err}
@@ -91,12 +106,13 @@ func (b *Bus) next(deadline time.Time) (Packet, error) {
 	}
 }
 
-// receive reads status packets until one from id arrives or the deadline passes; answers from
-// other ids (late answers to an earlier instruction) are dropped.
-func (b *Bus) receive(id byte, deadline time.Time) (Packet, error) {
+// receive reads status packets until the answer of id (answer bytes of data, or an error
+// without data) arrives or the deadline passes. Late answers to an earlier, abandoned
+// instruction, from id or another device, are dropped.
+func (b *Bus) receive(id byte, answer int, deadline time.Time) (Packet, error) {
 	for {
 		p, err := b.next(deadline)
-		if err != nil || p.ID == id {
+		if err != nil || (p.ID == id && (len(p.Params) == answer || p.Err.Code() != 0)) {
 			return p, err
 		}
 	}
@@ -107,18 +123,14 @@ func (b *Bus) receive(id byte, deadline time.Time) (Packet, error) {
 func (b *Bus) transact(id, inst byte, params []byte, answer int) (Packet, error) {
 	var err error
 	for range b.Retries + 1 {
-		b.in = b.in[:0] // whatever is left belongs to an earlier, abandoned transaction
 		if err = b.send(id, inst, params); err != nil {
 			return Packet{}, err
 		}
 		var p Packet
-		p, err = b.receive(id, time.Now().Add(b.wire(len(b.out)+11+answer)+b.Timeout))
+		p, err = b.receive(id, answer, time.Now().Add(b.wire(len(b.out)+11+answer)+b.Timeout))
 		if err == nil {
 			if p.Err.Code() != 0 {
 				return p, fmt.Errorf("motor %d: %w", id, p.Err)
-			}
-			if len(p.Params) != answer {
-				return p, fmt.Errorf("motor %d: answered %d bytes, want %d: %w", id, len(p.Params), answer, ErrMalformed)
 			}
 			return p, nil
 		}
@@ -189,7 +201,6 @@ func (b *Bus) SyncRead(addr uint16, n int, ids []byte) ([]SyncResult, error) {
 	params := make([]byte, 0, 4+len(ids))
 	params = append(params, byte(addr), byte(addr>>8), byte(n), byte(n>>8))
 	params = append(params, ids...)
-	b.in = b.in[:0]
 	if err := b.send(BroadcastID, InstSyncRead, params); err != nil {
 		return nil, err
 	}
@@ -210,18 +221,15 @@ func (b *Bus) SyncRead(addr uint16, n int, ids []byte) ([]SyncResult, error) {
 			return res, nil // the deadline: the silent ones keep ErrTimeout
 		}
 		i, ok := index[p.ID]
-		if !ok || res[i].Err != ErrTimeout {
-			continue
+		if !ok || res[i].Err != ErrTimeout || (p.Err.Code() == 0 && len(p.Params) != n) {
+			continue // a late answer to an earlier instruction
 		}
 		missing--
 		r := &res[i]
 		r.Alert = p.Err.Alert()
-		switch {
-		case p.Err.Code() != 0:
+		if p.Err.Code() != 0 {
 			r.Err = p.Err
-		case len(p.Params) != n:
-			r.Err = ErrMalformed
-		default:
+		} else {
 			r.Data, r.Err = p.Params, nil
 		}
 	}
