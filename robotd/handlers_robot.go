@@ -185,10 +185,16 @@ func (s *Server) handleStopMove(w http.ResponseWriter, r *http.Request) {
 
 type motorStatus struct {
 	Mode robot.MotorMode `json:"mode"`
+	// Motors is each motor's health on the hardware; null on the simulation.
+	Motors []robot.MotorHealth `json:"motors"`
 }
 
 func (s *Server) handleMotorStatus(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, motorStatus{Mode: s.robot.MotorMode()})
+	st := motorStatus{Mode: s.robot.MotorMode()}
+	if hw := s.robot.HardwareStatus(); hw != nil {
+		st.Motors = hw.Motors
+	}
+	writeJSON(w, http.StatusOK, st)
 }
 
 func (s *Server) handleSetMotorMode(w http.ResponseWriter, r *http.Request) {
