@@ -9,6 +9,7 @@ import (
 	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/core/robot/dynamixel"
 	"github.com/robothub/robothub/internal/busemu"
+	"github.com/robothub/robothub/internal/hwconfig"
 )
 
 // simMode is --sim's value: "" drives the robot's motors, "sim" (plain --sim) the simulation,
@@ -42,10 +43,10 @@ func openBackend(cfg config, log *slog.Logger) (robot.Backend, func(), error) {
 	if cfg.sim == "sim" {
 		return robot.NewSim(), func() {}, nil
 	}
-	hwCfg := robot.DefaultHardwareConfig()
+	hwCfg := hwconfig.Default()
 	if cfg.hardwareConfig != "" {
 		var err error
-		if hwCfg, err = robot.LoadHardwareConfig(cfg.hardwareConfig); err != nil {
+		if hwCfg, err = hwconfig.Load(cfg.hardwareConfig); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -62,7 +63,7 @@ func openBackend(cfg config, log *slog.Logger) (robot.Backend, func(), error) {
 		path = emu.Path()
 	} else if path == "" {
 		var err error
-		if path, err = robot.FindSerialPort(cfg.wireless); err != nil {
+		if path, err = findSerialPort(cfg.wireless); err != nil {
 			return nil, nil, err
 		}
 	}

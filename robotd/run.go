@@ -42,7 +42,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		HideHelpCommand: true,
 		Flags: []cli.Flag{
 			&cli.GenericFlag{Name: "sim", Value: new(simMode), Usage: "run the simulated robot; --sim=bus runs the hardware backend on a motor bus emulator"},
-			&cli.StringFlag{Name: "serialport", Usage: "the motor bus's serial port (default: the Lite's USB adapter 1a86:55d3, or " + robot.WirelessUART + " with --wireless-version)"},
+			&cli.StringFlag{Name: "serialport", Usage: "the motor bus's serial port (default: the Lite's USB adapter " + liteAdapterVID + ":" + liteAdapterPID + ", or " + wirelessUART + " with --wireless-version)"},
 			&cli.StringFlag{Name: "hardware-config", Usage: "a hardware config YAML file (motor ids, offsets, limits) instead of the built-in one"},
 			&cli.StringFlag{Name: "startup-app", Usage: "app to start after the robot wakes up (installed from the catalog if missing)", Value: ""},
 			&cli.BoolFlag{Name: "wireless-version", Usage: "run as on the Wireless robot: listen on 0.0.0.0, apps venv at " + wirelessAppsVenv},

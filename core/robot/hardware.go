@@ -31,10 +31,8 @@ const (
 // HardwareOptions configure NewHardware.
 type HardwareOptions struct {
 	Port   string          // the serial port's path
-	Config *HardwareConfig // nil: the embedded default
-	// Open opens the port (default OpenSerial); a test or an emulator may pass its own.
-	Open func(path string, baud int) (SerialPort, error)
-	Log  *slog.Logger
+	Config *HardwareConfig // the motors (internal/hwconfig reads the robot's)
+	Log    *slog.Logger
 }
 
 // motorState is one motor, as the loop knows it.
@@ -58,7 +56,6 @@ type motorState struct {
 type Hardware struct {
 	path string
 	cfg  *HardwareConfig
-	open func(string, int) (SerialPort, error)
 	log  *slog.Logger
 	geom *kinematics.Geometry
 
@@ -74,7 +71,6 @@ type Hardware struct {
 	ticks      uint64
 	overruns   uint64
 	warnings   []string
-	micClock   time.Time
 
 	// The loop's own state.
 	port       SerialPort
@@ -92,20 +88,17 @@ type Hardware struct {
 // NewHardware opens the motor bus at opts.Port, reads where the motors are, and starts the control
 // loop. The motors are left as they are until the Robot sets a mode.
 func NewHardware(opts HardwareOptions) (*Hardware, error) {
-	h := &Hardware{path: opts.Port, cfg: opts.Config, open: opts.Open, log: opts.Log, geom: kinematics.Default,
+	h := &Hardware{path: opts.Port, cfg: opts.Config, log: opts.Log, geom: kinematics.Default,
 		mode: MotorsDisabled, quit: make(chan struct{}), done: make(chan struct{})}
-	if h.cfg == nil {
-		h.cfg = DefaultHardwareConfig()
-	}
-	if h.open == nil {
-		h.open = OpenSerial
-	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
-	for _, name := range hardwareMotorNames {
-		h.motors = append(h.motors, motorState{cfg: h.cfg.motor(name)})
-		h.ids = append(h.ids, h.cfg.motor(name).ID)
+	for _, name := range HardwareMotorNames {
+		m, ok := h.cfg.Motor(name)
+		if !ok {
+			return nil, fmt.Errorf("hardware config: motor %s is missing", name)
+		}
+		h.motors, h.ids = append(h.motors, motorState{cfg: m}), append(h.ids, m.ID)
 	}
 	if err := h.connect(); err != nil {
 		return nil, err
@@ -146,20 +139,11 @@ func (h *Hardware) Read(time.Time) Joints {
 	return h.present
 }
 
-// Speak implements Backend. The robot's sound card is not driven by this backend.
+// Speak implements Backend: this backend does not drive the robot's sound card.
 func (h *Hardware) Speak([]float32) {}
 
-// Listen implements Backend with silence, in real time, so that recordings keep their shape.
-func (h *Hardware) Listen(dst []float32, now time.Time) []float32 {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.micClock.IsZero() || now.Sub(h.micClock) > time.Second {
-		h.micClock = now
-	}
-	n := int(now.Sub(h.micClock).Seconds() * SampleRate)
-	h.micClock = h.micClock.Add(time.Duration(n) * time.Second / SampleRate)
-	return append(dst, make([]float32, max(n, 0))...)
-}
+// Listen implements Backend: no microphone is wired to this backend, so it hears nothing.
+func (h *Hardware) Listen(dst []float32, _ time.Time) []float32 { return dst }
 
 // Close implements Backend: it stops the loop, turns the torque off and closes the port.
 func (h *Hardware) Close() error {
@@ -167,19 +151,11 @@ func (h *Hardware) Close() error {
 		close(h.quit)
 		<-h.done
 		if h.bus != nil {
-			_ = h.bus.SyncWrite(dynamixel.AddrTorqueEnable, h.ids, repeat([]byte{0}, len(h.ids)))
+			_ = h.torque(h.ids, 0)
 			h.disconnect(nil)
 		}
 	})
 	return nil
-}
-
-func repeat(b []byte, n int) [][]byte {
-	out := make([][]byte, n)
-	for i := range out {
-		out[i] = b
-	}
-	return out
 }
 
 // Validate implements Validator: j's head pose must be inside the platform's workspace with every
@@ -220,7 +196,7 @@ func (h *Hardware) legGoals(j Joints) ([6]int32, error) {
 
 // connect opens the port, finds the motors, checks their setup and reads where they are.
 func (h *Hardware) connect() error {
-	port, err := h.open(h.path, h.cfg.Baud)
+	port, err := OpenSerial(h.path, h.cfg.Baud)
 	if err != nil {
 		h.setPortError(err)
 		return err
@@ -230,8 +206,7 @@ func (h *Hardware) connect() error {
 	for i := range h.motors {
 		m := &h.motors[i]
 		if err := h.setUp(m, &warnings); err != nil {
-			var pe *dynamixel.PortError
-			if errors.As(err, &pe) {
+			if isPortError(err) {
 				h.disconnect(err)
 				return err
 			}
@@ -250,7 +225,7 @@ func (h *Hardware) connect() error {
 // setUp pings a motor, checks the EEPROM settings the hardware config expects (written once by
 // the setup tool, never by the daemon: EEPROM wears), writes its PID gains and reads its position.
 func (h *Hardware) setUp(m *motorState, warnings *[]string) error {
-	if _, _, _, err := h.bus.Ping(m.cfg.ID); err != nil {
+	if _, err := h.bus.Ping(m.cfg.ID); err != nil {
 		h.mu.Lock()
 		m.silent, m.misses = true, silentAfter
 		h.mu.Unlock()
@@ -436,7 +411,11 @@ func isPortError(err error) bool {
 // torque turns the torque of ids on or off with one sync write (the bus answers nothing to it;
 // the next reads show a motor that missed it).
 func (h *Hardware) torque(ids []byte, on byte) error {
-	return h.bus.SyncWrite(dynamixel.AddrTorqueEnable, ids, repeat([]byte{on}, len(ids)))
+	data := make([][]byte, len(ids))
+	for i := range data {
+		data[i] = []byte{on}
+	}
+	return h.bus.SyncWrite(dynamixel.AddrTorqueEnable, ids, data)
 }
 
 // sendGoals sends every motor's goal, clamped to its limits, in one sync write. An unreachable
@@ -454,7 +433,7 @@ func (h *Hardware) sendGoals(target Joints, mode MotorMode) error {
 		switch {
 		case mode == MotorsGravityCompensation && i > 0:
 			// Follow the hand: a joint pushed beyond the slack stays where it was pushed.
-			if abs32(m.present-m.goal) > complianceSlack {
+			if max(m.present-m.goal, m.goal-m.present) > complianceSlack {
 				goal = m.present
 			}
 		case i == 0:
@@ -470,13 +449,6 @@ func (h *Hardware) sendGoals(target Joints, mode MotorMode) error {
 		data[i] = dynamixel.PutInt32(m.goal)
 	}
 	return h.bus.SyncWrite(dynamixel.AddrGoalPosition, h.ids, data)
-}
-
-func abs32(v int32) int32 {
-	if v < 0 {
-		return -v
-	}
-	return v
 }
 
 // readPresent reads every answering motor's position in one sync read and computes the pose.

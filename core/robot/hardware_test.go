@@ -10,6 +10,7 @@ import (
 	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/core/robot/dynamixel"
 	"github.com/robothub/robothub/internal/busemu"
+	"github.com/robothub/robothub/internal/hwconfig"
 )
 
 // onBus starts an emulated bus with the robot asleep on it, and a Robot on the hardware backend.
@@ -24,7 +25,7 @@ func onBus(t *testing.T) (*robot.Robot, *robot.Hardware, *busemu.Bus) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { emu.Close() })
-	hw, err := robot.NewHardware(robot.HardwareOptions{Port: emu.Path()})
+	hw, err := robot.NewHardware(robot.HardwareOptions{Port: emu.Path(), Config: hwconfig.Default()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,11 +227,11 @@ func TestHardwareNeedsMotors(t *testing.T) {
 	for id := byte(10); id <= 18; id++ {
 		emu.SetSilent(id, true)
 	}
-	_, err = robot.NewHardware(robot.HardwareOptions{Port: emu.Path()})
+	_, err = robot.NewHardware(robot.HardwareOptions{Port: emu.Path(), Config: hwconfig.Default()})
 	if err == nil || !strings.Contains(err.Error(), "no motor answered on "+emu.Path()) {
 		t.Fatalf("err = %v, want no motor answered", err)
 	}
-	_, err = robot.NewHardware(robot.HardwareOptions{Port: t.TempDir() + "/ttyNone"})
+	_, err = robot.NewHardware(robot.HardwareOptions{Port: t.TempDir() + "/ttyNone", Config: hwconfig.Default()})
 	if err == nil || !strings.Contains(err.Error(), "ttyNone") {
 		t.Fatalf("err = %v, want the port named", err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/internal/busemu"
+	"github.com/robothub/robothub/internal/hwconfig"
 )
 
 // BenchmarkControlLoop50Hz runs the hardware control loop on the emulated bus (with the wire time
@@ -29,7 +30,7 @@ func BenchmarkControlLoop50Hz(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		hw, err := robot.NewHardware(robot.HardwareOptions{Port: emu.Path()})
+		hw, err := robot.NewHardware(robot.HardwareOptions{Port: emu.Path(), Config: hwconfig.Default()})
 		if err != nil {
 			b.Fatal(err)
 		}

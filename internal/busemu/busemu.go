@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/creack/pty"
@@ -23,6 +24,7 @@ import (
 	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/core/robot/dynamixel"
 	"github.com/robothub/robothub/core/robot/kinematics"
+	"github.com/robothub/robothub/internal/hwconfig"
 )
 
 // Options configure Start.
@@ -93,7 +95,7 @@ type Bus struct {
 // Start creates the motors and plugs the bus in.
 func Start(opts Options) (*Bus, error) {
 	if opts.Config == nil {
-		opts.Config = robot.DefaultHardwareConfig()
+		opts.Config = hwconfig.Default()
 	}
 	if opts.Speed <= 0 {
 		opts.Speed = 6000
@@ -153,6 +155,18 @@ func (b *Bus) Replug() error {
 	if err != nil {
 		return fmt.Errorf("busemu: opening a pseudo-terminal: %w", err)
 	}
+	// A non-blocking copy of the pty's master goes through Go's poller, so that Unplug's Close
+	// ends a Read that waits on it (a blocking read would wait for the next byte forever).
+	fd, err := syscall.Dup(int(ptmx.Fd()))
+	ptmx.Close()
+	if err == nil {
+		err = syscall.SetNonblock(fd, true)
+	}
+	if err != nil {
+		tty.Close()
+		return fmt.Errorf("busemu: the pseudo-terminal's master: %w", err)
+	}
+	ptmx = os.NewFile(uintptr(fd), "ptmx")
 	// Raw, so that the line discipline passes every byte through untouched. The emulator keeps its
 	// own handle on the terminal side so the pty lives between the daemon's opens.
 	if _, err := term.MakeRaw(int(tty.Fd())); err != nil {
@@ -400,7 +414,7 @@ func (b *Bus) write(m *motor, addr uint16, data []byte) dynamixel.DeviceError {
 // starts them (the sleep pose, for a robot that was switched off).
 func RestingAt(cfg *robot.HardwareConfig, j robot.Joints) (map[byte]int32, error) {
 	if cfg == nil {
-		cfg = robot.DefaultHardwareConfig()
+		cfg = hwconfig.Default()
 	}
 	h := j.Head
 	legs, err := kinematics.Default.Inverse(kinematics.Pose{X: h.X, Y: h.Y, Z: h.Z, Roll: h.Roll, Pitch: h.Pitch, Yaw: h.Yaw}, j.BodyYaw)

@@ -142,13 +142,13 @@ func (b *Bus) transact(id, inst byte, params []byte, answer int) (Packet, error)
 	return Packet{}, fmt.Errorf("motor %d: %w", id, err)
 }
 
-// Ping returns the model number and firmware version of device id.
-func (b *Bus) Ping(id byte) (model uint16, firmware byte, alert bool, err error) {
+// Ping returns the model number of device id.
+func (b *Bus) Ping(id byte) (model uint16, err error) {
 	p, err := b.transact(id, InstPing, nil, 3)
 	if err != nil {
-		return 0, 0, false, err
+		return 0, err
 	}
-	return binary.LittleEndian.Uint16(p.Params), p.Params[2], p.Err.Alert(), nil
+	return binary.LittleEndian.Uint16(p.Params), nil
 }
 
 // Read reads n bytes at addr of device id.

@@ -14,7 +14,6 @@ const (
 	InstPing      byte = 0x01
 	InstRead      byte = 0x02
 	InstWrite     byte = 0x03
-	InstReboot    byte = 0x08
 	InstStatus    byte = 0x55
 	InstSyncRead  byte = 0x82
 	InstSyncWrite byte = 0x83
@@ -176,17 +175,11 @@ func (e DeviceError) Alert() bool { return e&AlertBit != 0 }
 func (e DeviceError) Code() DeviceError { return e &^ AlertBit }
 
 func (e DeviceError) Error() string {
-	names := map[DeviceError]string{
-		ErrResultFail: "result fail", ErrInstruction: "instruction error", ErrCRCDevice: "CRC error (as received by the device)",
-		ErrDataRange: "data range error", ErrDataLength: "data length error", ErrDataLimit: "data limit error",
-		ErrAccess: "access error",
-	}
-	msg, ok := names[e.Code()]
-	switch {
-	case e.Code() == 0:
-		msg = "no processing error"
-	case !ok:
-		msg = fmt.Sprintf("error code %#x", byte(e.Code()))
+	names := [8]string{"no processing error", "result fail", "instruction error", "CRC error (as received by the device)",
+		"data range error", "data length error", "data limit error", "access error"}
+	msg := fmt.Sprintf("error code %#x", byte(e.Code()))
+	if e.Code() < 8 {
+		msg = names[e.Code()]
 	}
 	if e.Alert() {
 		msg += " (hardware error alert)"

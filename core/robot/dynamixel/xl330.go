@@ -22,27 +22,17 @@ const (
 	AddrPositionPGain    uint16 = 84  // 2
 	AddrGoalCurrent      uint16 = 102 // 2, signed, mA
 	AddrGoalPosition     uint16 = 116 // 4, signed ticks
-	AddrPresentCurrent   uint16 = 126 // 2
 	AddrPresentPosition  uint16 = 132 // 4, signed ticks
 	AddrPresentVoltage   uint16 = 144 // 2, 0.1 V
 	AddrPresentTemp      uint16 = 146 // 1, °C
 	ControlTableSize            = 147
 )
 
-// Operating modes (address 11).
+// Operating modes (address 11) the robot uses, and the XL330-M288's model number.
 const (
-	ModeCurrent              byte = 0
-	ModeVelocity             byte = 1
-	ModePosition             byte = 3
-	ModeExtendedPosition     byte = 4
-	ModeCurrentBasedPosition byte = 5
-	ModePWM                  byte = 16
-)
-
-// Model numbers the robot's motors report to a ping.
-const (
-	ModelXL330M077 uint16 = 1190
-	ModelXL330M288 uint16 = 1200
+	ModePosition             byte   = 3
+	ModeCurrentBasedPosition byte   = 5
+	ModelXL330M288           uint16 = 1200
 )
 
 // TicksPerTurn is the position resolution: 4096 ticks a turn, 2048 at the centre (0 rad).

@@ -1,6 +1,6 @@
 //go:build darwin && !cgo
 
-package robot
+package robotd
 
 import "go.bug.st/serial"
 

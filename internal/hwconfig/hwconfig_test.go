@@ -1,4 +1,4 @@
-package robot_test
+package hwconfig_test
 
 import (
 	"os"
@@ -6,11 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/robothub/robothub/core/robot"
+	"github.com/robothub/robothub/internal/hwconfig"
 )
 
 func TestHardwareConfig(t *testing.T) {
-	c := robot.DefaultHardwareConfig()
+	c := hwconfig.Default()
 	if c.Baud != 1_000_000 || len(c.Motors) != 9 {
 		t.Fatalf("default config: %d baud, %d motors", c.Baud, len(c.Motors))
 	}
@@ -31,23 +31,8 @@ func TestHardwareConfig(t *testing.T) {
 		}
 		path := filepath.Join(t.TempDir(), "hw.yaml")
 		os.WriteFile(path, []byte(data), 0o644)
-		if _, err := robot.LoadHardwareConfig(path); err == nil || !strings.Contains(err.Error(), bad.want) || !strings.Contains(err.Error(), path) {
+		if _, err := hwconfig.Load(path); err == nil || !strings.Contains(err.Error(), bad.want) || !strings.Contains(err.Error(), path) {
 			t.Errorf("%s: err = %v, want it to name the file and say %q", bad.old, err, bad.want)
 		}
-	}
-}
-
-func TestFindSerialPortSaysWhatItLookedFor(t *testing.T) {
-	if _, err := os.Stat(robot.WirelessUART); err == nil {
-		t.Skip("this machine has the Wireless robot's UART")
-	}
-	_, err := robot.FindSerialPort(true)
-	if err == nil || !strings.Contains(err.Error(), robot.WirelessUART) || !strings.Contains(err.Error(), "--serialport") {
-		t.Errorf("wireless: %v", err)
-	}
-	if path, err := robot.FindSerialPort(false); err == nil {
-		t.Skipf("a Lite adapter is plugged in at %s", path)
-	} else if !strings.Contains(err.Error(), "1a86:55d3") || !strings.Contains(err.Error(), "--serialport") {
-		t.Errorf("lite: %v", err)
 	}
 }
