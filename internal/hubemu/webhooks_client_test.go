@@ -28,7 +28,9 @@ func TestUpdateWithEmptyWatchedKeepsTheList(t *testing.T) {
 		{"1.x --domain", map[string]any{"watched": []any{}, "domains": []string{"discussions"}},
 			func(r record) bool { return len(r.Domains) == 1 && r.Domains[0] == "discussion" && r.Secret == "s2" }},
 		{"0.x with nulls", map[string]any{"watched": []any{}, "url": "https://x.org/c", "domains": nil, "secret": nil},
-			func(r record) bool { return r.URL == "https://x.org/c" && r.Secret == "s2" && r.Domains[0] == "discussion" }},
+			func(r record) bool {
+				return r.URL == "https://x.org/c" && r.Secret == "s2" && r.Domains[0] == "discussion"
+			}},
 	}
 	for _, u := range updates {
 		var env struct{ Webhook record }
