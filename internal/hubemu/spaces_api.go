@@ -1,6 +1,7 @@
 package hubemu
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -76,6 +77,12 @@ func (e *Emulator) handleCreateRepo(w http.ResponseWriter, r *http.Request, p Pr
 		return err
 	}
 	sp, err := e.CreateSpace(r.Context(), p, in)
+	var exists *repoExistsError
+	if errors.As(err, &exists) {
+		w.Header().Set("X-Error-Message", headerSafe(exists.Error()))
+		writeJSON(w, http.StatusConflict, map[string]string{"error": exists.Error(), "url": e.publicURL + "/spaces/" + exists.name})
+		return nil
+	}
 	if err != nil {
 		return err
 	}
