@@ -77,7 +77,7 @@ type treeEntry struct {
 	Mode string // 100644, 100755, 120000, 040000, 160000
 	Type string // blob, tree, commit (a submodule)
 	OID  string
-	Size int64 // blobs only
+	Size int64  // blobs only
 	Path string // from the root of the repository
 }
 

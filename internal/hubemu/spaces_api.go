@@ -27,6 +27,8 @@ type spaceRecord struct {
 // sibling is one file at the head of main.
 type sibling struct {
 	RFilename string `json:"rfilename"`
+	Size      *int64 `json:"size,omitempty"`   // with blobs=true
+	BlobID    string `json:"blobId,omitempty"` // with blobs=true
 }
 
 func (e *Emulator) spaceRecordOf(sp *Space) spaceRecord {
