@@ -67,7 +67,11 @@ func openBackend(cfg config, log *slog.Logger) (robot.Backend, func(), error) {
 			return nil, nil, err
 		}
 	}
-	hw, err := robot.NewHardware(robot.HardwareOptions{Port: path, Config: hwCfg, Log: log.With("component", "hardware")})
+	opts := robot.HardwareOptions{Port: path, Config: hwCfg, Log: log.With("component", "hardware")}
+	if emu != nil {
+		opts.Timeout = 15 * time.Millisecond // the emulator shares the daemon's CPU
+	}
+	hw, err := robot.NewHardware(opts)
 	if err != nil {
 		if emu != nil {
 			emu.Close()

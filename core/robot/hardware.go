@@ -33,6 +33,9 @@ type HardwareOptions struct {
 	Port   string          // the serial port's path
 	Config *HardwareConfig // the motors (internal/hwconfig reads the robot's)
 	Log    *slog.Logger
+	// Timeout is how long a motor gets to start answering (default 5 ms); an emulated bus sharing
+	// a busy CPU needs more.
+	Timeout time.Duration
 }
 
 // motorState is one motor, as the loop knows it.
@@ -54,10 +57,11 @@ type motorState struct {
 // or reports a hardware error is reported in Status while the loop keeps driving the others; a
 // port that vanishes (a USB cable pulled) is reopened.
 type Hardware struct {
-	path string
-	cfg  *HardwareConfig
-	log  *slog.Logger
-	geom *kinematics.Geometry
+	path    string
+	cfg     *HardwareConfig
+	log     *slog.Logger
+	geom    *kinematics.Geometry
+	timeout time.Duration
 
 	mu         sync.Mutex // guards what the API reads and writes: below, up to the loop's own state
 	target     Joints
@@ -88,7 +92,7 @@ type Hardware struct {
 // NewHardware opens the motor bus at opts.Port, reads where the motors are, and starts the control
 // loop. The motors are left as they are until the Robot sets a mode.
 func NewHardware(opts HardwareOptions) (*Hardware, error) {
-	h := &Hardware{path: opts.Port, cfg: opts.Config, log: opts.Log, geom: kinematics.Default,
+	h := &Hardware{path: opts.Port, cfg: opts.Config, log: opts.Log, geom: kinematics.Default, timeout: opts.Timeout,
 		mode: MotorsDisabled, quit: make(chan struct{}), done: make(chan struct{})}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
@@ -202,6 +206,9 @@ func (h *Hardware) connect() error {
 		return err
 	}
 	h.port, h.bus, h.applied = port, dynamixel.NewBus(port, h.cfg.Baud), ""
+	if h.timeout > 0 {
+		h.bus.Timeout = h.timeout
+	}
 	var warnings []string
 	for i := range h.motors {
 		m := &h.motors[i]
