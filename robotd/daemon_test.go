@@ -287,7 +287,7 @@ func (d *daemon) waitJob(id string) jobInfo {
 		if code := d.call("GET", "/api/apps/job-status/"+id, nil, &j); code != 200 {
 			d.t.Fatalf("job-status %s: %d", id, code)
 		}
-		if j.Status == "done" || j.Status == "error" {
+		if j.Status == "done" || j.Status == "failed" {
 			return j
 		}
 		if time.Now().After(deadline) {

@@ -108,7 +108,7 @@ func FuzzDaemonRequestBodies(f *testing.F) {
 func FuzzDaemonNamesInPaths(f *testing.F) {
 	for _, seed := range []string{
 		"coop_app", "../../etc/passwd", "..", "%2e%2e", "a\x00b", "a;rm -rf /", "$(touch /tmp/x)", "`id`",
-		"соор_app", "app\u202e", strings.Repeat("a", 5000), "enabled", "installed", "hub_space", "",
+		"соор_app", "app\u202e", strings.Repeat("a", 5000), "enabled", "installed", "hf_space", "",
 	} {
 		f.Add(seed)
 	}

@@ -33,3 +33,27 @@ func builtinSound(name string) ([]float32, bool) {
 	}
 	return out, true
 }
+
+// Silencer is implemented by backends that can drop what the speaker has queued.
+type Silencer interface {
+	StopSpeaking()
+}
+
+// StopSpeaking implements Silencer.
+func (s *Sim) StopSpeaking() {
+	s.mu.Lock()
+	s.speaker = s.speaker[:0]
+	s.mu.Unlock()
+}
+
+// StopSound stops what the speaker plays and drops what is queued.
+func (r *Robot) StopSound() error {
+	sl, ok := r.backend.(Silencer)
+	if !ok {
+		return refusedError("the " + r.backend.Name() + " backend cannot stop its speaker")
+	}
+	r.mu.Lock()
+	sl.StopSpeaking()
+	r.mu.Unlock()
+	return nil
+}
