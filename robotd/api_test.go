@@ -36,7 +36,7 @@ func TestBadRequestsGetClearErrors(t *testing.T) {
 	d.expectError("POST", "/api/apps/install", map[string]string{"url": "/does/not/exist"}, 422, "is not a directory on the robot")
 	d.expectError("PUT", "/api/apps/startup-app", `{"startup_app": 3}`, 422, "field startup_app: expected an installed app's name, or null to clear")
 	d.expectError("POST", "/api/move/set_target", `{"target_antennas": [1, 2, 3]}`, 422, "target_antennas: expected 2 angles")
-	d.expectError("POST", "/api/move/set_target", `{"target_head_pose": {"yaw": "left"}}`, 422, "body: field target_head_pose.yaw: expected float64")
+	d.expectError("POST", "/api/move/set_target", `{"target_head_pose": {"yaw": "left"}}`, 422, "body: pose: yaw: expected a number")
 	d.expectError("POST", "/api/move/goto", `{"antennas": [0, 0]}`, 422, "body: field duration is required")
 	d.expectError("POST", "/api/move/goto", `{"duration": -1}`, 422, "duration: must be more than 0")
 	d.expectError("POST", "/api/move/goto", `{"duration": 1, "interpolation": "bouncy"}`, 422, `interpolation "bouncy" is not one of`)

@@ -210,6 +210,7 @@ func (d *daemon) call(method, path string, body any, out any, headers ...string)
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
+	checkOpenAPI(d.t, req, resp.StatusCode, resp.Header, data)
 	if out != nil {
 		if err := json.Unmarshal(data, out); err != nil {
 			d.t.Fatalf("%s %s: %d %s: %v", method, path, resp.StatusCode, data, err)
