@@ -79,7 +79,10 @@ class PlainTextResponse(Response):
 
 def is_model_class(obj: Any) -> bool:
     """A pydantic model class (v2's model_validate, or v1's parse_obj), found without importing pydantic."""
-    return inspect.isclass(obj) and (hasattr(obj, "model_validate") or hasattr(obj, "parse_obj")) and hasattr(obj, "__fields__")
+    if not inspect.isclass(obj):
+        return False
+    # v2 first: touching v1's __fields__ on a v2 model warns.
+    return (hasattr(obj, "model_validate") and hasattr(obj, "model_fields")) or (hasattr(obj, "parse_obj") and hasattr(obj, "__fields__"))
 
 
 def is_model(obj: Any) -> bool:
