@@ -18,7 +18,7 @@ import (
 // writeDepApp writes, in a new folder, an app package dep_app at version that requires requires.
 // Its module prints the version of the dep package it imports, then idles until SIGINT: an app
 // that runs only if its dependencies were installed.
-func writeDepApp(t *testing.T, version string, requires ...string) string {
+func writeDepApp(t testing.TB, version string, requires ...string) string {
 	t.Helper()
 	dir := t.TempDir()
 	quoted := make([]string, len(requires))
@@ -60,7 +60,7 @@ packages = ["dep_app"]
 
 // indexManager is a manager on a venv of its own whose packages come from the index of pip's
 // configuration, which the test points at idx through PIP_INDEX_URL, as a user would.
-func indexManager(t *testing.T, venv string, cfg apps.Config) *apps.Manager {
+func indexManager(t testing.TB, venv string, cfg apps.Config) *apps.Manager {
 	t.Helper()
 	cfg.DataDir, cfg.VenvDir, cfg.SDK, cfg.StopTimeout = t.TempDir(), venv, pysdk.Files, 2*time.Second
 	m, err := apps.NewManager(cfg)
