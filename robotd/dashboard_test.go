@@ -136,7 +136,7 @@ func TestDashboardInstallStartStop(t *testing.T) {
 	if err != nil || href != webUIAppURL+"/" {
 		t.Fatalf("settings icon links to %q (%v), want the app's web UI %s/", href, err, webUIAppURL)
 	}
-	if err := chromedp.Do(steps, chromedp.Click(chromedp.CSS("#stop-btn")), waitText("#current-state", "done")); err != nil {
+	if err := chromedp.Do(steps, chromedp.Click(chromedp.CSS("#stop-btn")), waitText("#current-name", "none")); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(jobLog, "Successfully installed parent-app-1.0.0") {
