@@ -38,7 +38,9 @@ func publishCommand(e *env) *cli.Command {
   2. runs check (unless --nocheck);
   3. creates the space (a static space) if it does not exist;
   4. commits everything in <path> (a git repository is made if there is none) and pushes it to
-     the space's main branch with git, through the remote "space".
+     the space's main branch with git, through the remote "space"; without git on PATH, it makes
+     the space's main hold exactly the folder's files (less those .gitignore names) in one commit
+     through the hub's commit API instead.
 The token reaches git in an HTTP header passed through the environment: it is never written to
 .git/config or shown.`,
 		Flags: []cli.Flag{
@@ -167,13 +169,20 @@ func publishApp(ctx context.Context, e *env, opts publishOptions) error {
 		fmt.Fprintf(e.stdout, "The space %s/%s exists: updating it\n", who.Name, app)
 	}
 
-	// 4. Commit and push.
-	g := &gitRunner{e: e, dir: dir, token: cfg.Token, authEnv: gitAuthEnv(cfg.Endpoint, who.Name, cfg.Token)}
-	if err := g.commitAll(ctx, opts.message, who.Name, cfg.Endpoint); err != nil {
-		return err
-	}
-	if err := g.pushTo(ctx, spaceURL, created); err != nil {
-		return err
+	// 4. Commit and push; without git, one commit through the hub's commit API.
+	if git, ok := gitAvailable(e.getenv); !ok {
+		fmt.Fprintf(e.stdout, "No %s on PATH: publishing through the hub's commit API instead of git\n", git)
+		if err := commitByAPI(ctx, e, client, who.Name+"/"+app, dir, opts.message); err != nil {
+			return err
+		}
+	} else {
+		g := &gitRunner{e: e, dir: dir, token: cfg.Token, authEnv: gitAuthEnv(cfg.Endpoint, who.Name, cfg.Token)}
+		if err := g.commitAll(ctx, opts.message, who.Name, cfg.Endpoint); err != nil {
+			return err
+		}
+		if err := g.pushTo(ctx, spaceURL, created); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(e.stdout, "Published %s/%s: %s\n", who.Name, app, spaceURL)
 	fmt.Fprintln(e.stdout, "Install it on a robot from the dashboard's app store, or with:")
@@ -245,12 +254,8 @@ func (g *gitRunner) commitAll(ctx context.Context, message, user, endpoint strin
 		}
 		fmt.Fprintf(g.e.stdout, "Made %s a git repository\n", g.dir)
 	}
-	if !isFile(filepath.Join(g.dir, ".gitignore")) {
-		ignore := "__pycache__/\n*.py[cod]\n*.egg-info/\nbuild/\ndist/\n.venv/\nvenv/\n"
-		if err := os.WriteFile(filepath.Join(g.dir, ".gitignore"), []byte(ignore), 0o644); err != nil {
-			return err
-		}
-		fmt.Fprintln(g.e.stdout, "Wrote .gitignore (caches, build output and venvs stay out of the space)")
+	if err := ensureGitignore(g.e, g.dir); err != nil {
+		return err
 	}
 	if _, err := g.run(ctx, nil, "add", "--all"); err != nil {
 		return err

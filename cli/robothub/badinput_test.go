@@ -101,7 +101,7 @@ func TestBadInputHubAPI(t *testing.T) {
 		{"limit that is not a number", req("GET", "/api/emulator/webhooks/"+id+"/activity?limit=ten", ""), 400},
 		{"limit far too large", req("GET", "/api/emulator/webhooks/"+id+"/activity?limit=99999999999999999999", ""), 400},
 		{"limit with a semicolon (the query is dropped)", req("GET", "/api/emulator/webhooks/"+id+"/activity?limit=1;id", ""), 200},
-		{"update: watched emptied", req("POST", "/api/settings/webhooks/"+id, `{"watched":[]}`), 400},
+		{"update: watched emptied (kept: the public client sends it)", req("POST", "/api/settings/webhooks/"+id, `{"watched":[]}`), 200},
 		{"update: url of the wrong type", req("POST", "/api/settings/webhooks/"+id, `{"url":["https://example.com"]}`), 400},
 		{"update: a 1 MiB secret", req("POST", "/api/settings/webhooks/"+id, `{"secret":"`+strings.Repeat("s", 1<<20)+`"}`), 400},
 

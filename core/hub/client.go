@@ -127,12 +127,15 @@ type call struct {
 	path       string // escaped, from the API root: /api/settings/webhooks/abc
 	body       any    // JSON-encoded when not nil
 	idempotent bool   // may be sent again after a failure whose outcome is unknown
+
+	raw         []byte // sent as is instead of body (the commit API's NDJSON), with contentType
+	contentType string
 }
 
 // do sends the call, retrying as the policy allows, and decodes a 2xx body into out (if not nil).
 // It reports whether an attempt's outcome was unknown (no response) before the returned result.
 func (c *Client) do(ctx context.Context, cl call, out any) (unknownBefore bool, err error) {
-	var payload []byte
+	payload := cl.raw
 	if cl.body != nil {
 		if payload, err = json.Marshal(cl.body); err != nil {
 			return false, fmt.Errorf("%s %s: encoding the request: %w", cl.method, cl.path, err)
@@ -207,7 +210,11 @@ func (c *Client) attempt(ctx context.Context, cl call, payload []byte) (int, []b
 	req.Header.Set("User-Agent", c.userAgent)
 	req.Header.Set("Accept", "application/json")
 	if payload != nil {
-		req.Header.Set("Content-Type", "application/json")
+		ct := cl.contentType
+		if ct == "" {
+			ct = "application/json"
+		}
+		req.Header.Set("Content-Type", ct)
 	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)

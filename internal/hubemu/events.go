@@ -344,60 +344,9 @@ func (e *Emulator) buildPayload(ctx context.Context, tx *sql.Tx, by Principal, r
 			p.MovedTo = &webhook.MovedTo{Name: in.MovedTo, Owner: webhook.Ref{ID: u.ID}}
 		}
 	case "discussion":
-		d := in.Discussion
-		if d == nil {
-			d = &DiscussionInput{}
-		}
-		num := d.Num
-		if num == 0 && in.Scope == webhook.ScopeDiscussion && in.Action == "create" {
-			repo.discussions++
-			num = repo.discussions
-		} else if num == 0 {
-			num = repo.discussions
-		}
-		if num <= 0 || num > repo.discussions {
-			return nil, errorf(ErrInvalid, "discussion: %s:%s has no discussion #%d (emit a discussion create first)", repo.typ, repo.name, max(num, 1))
-		}
-		title := d.Title
-		if title == "" {
-			title = fmt.Sprintf("Discussion #%d", num)
-			if d.IsPullRequest {
-				title = fmt.Sprintf("Pull request #%d", num)
-			}
-		}
-		status := d.Status
-		if status == "" {
-			status = "open"
-		}
-		switch status {
-		case "open", "closed", "merged", "draft":
-		default:
-			return nil, errorf(ErrInvalid, "discussion.status: %q is not one of open, closed, merged, draft", status)
-		}
-		dweb := fmt.Sprintf("%s/discussions/%d", web, num)
-		p.Discussion = &webhook.Discussion{
-			// The same discussion keeps the same ID across events: derive it from the repo and number.
-			ID: discussionID(repo.id, num), Num: num, Title: title, Status: status,
-			URL:    webhook.URL{Web: dweb, API: fmt.Sprintf("%s/discussions/%d", api, num)},
-			Author: webhook.Ref{ID: by.User.ID}, IsPullRequest: d.IsPullRequest,
-		}
-		if d.IsPullRequest {
-			p.Discussion.Changes = &webhook.DiscussionChanges{Base: "refs/heads/main"}
-			if status == "merged" {
-				p.Discussion.Changes.MergeCommitID = newSha()
-			}
-		}
-		if in.Scope == webhook.ScopeDiscussionComment || (in.Scope == webhook.ScopeDiscussion && in.Action == "create") {
-			c := in.Comment
-			if c == nil {
-				c = &CommentInput{}
-			}
-			id := newID(now)
-			p.Comment = &webhook.Comment{ID: id, Author: webhook.Ref{ID: by.User.ID}, Hidden: c.Hidden,
-				URL: webhook.URL{Web: dweb + "#" + id}}
-			if !c.Hidden {
-				p.Comment.Content = c.Content // the hub leaves out the content of a hidden comment
-			}
+		var err error
+		if p.Discussion, p.Comment, err = e.discussionEvent(ctx, tx, by, repo, in, web, api, now); err != nil {
+			return nil, err
 		}
 	}
 	return p, nil

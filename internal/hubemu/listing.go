@@ -118,7 +118,7 @@ func (e *Emulator) webhookListJSON(ctx context.Context, userID string) ([]byte, 
 // readWebhookList joins the stored records without decoding them (the covering index webhooks_list
 // serves the scan).
 func (e *Emulator) readWebhookList(ctx context.Context, userID string) ([]byte, error) {
-	rows, err := e.db.r.QueryContext(ctx, "SELECT record FROM webhooks WHERE user_id = ? ORDER BY id", userID)
+	rows, err := e.db.r.QueryContext(ctx, "SELECT record FROM webhooks w WHERE user_id = ? ORDER BY "+creationOrder, userID)
 	if err != nil {
 		return nil, err
 	}

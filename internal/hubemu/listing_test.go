@@ -84,7 +84,7 @@ func TestMigrationFillsRecordsOfOlderWebhooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{"DROP TABLE spaces", "DROP INDEX deliveries_due_by_kind", "ALTER TABLE deliveries DROP COLUMN kind",
+	for _, q := range []string{"DROP TABLE discussion_events", "DROP TABLE discussions", "DROP TABLE spaces", "DROP INDEX deliveries_due_by_kind", "ALTER TABLE deliveries DROP COLUMN kind",
 		"DROP INDEX webhooks_list", "ALTER TABLE webhooks DROP COLUMN record", "PRAGMA user_version = 1"} {
 		if _, err := e.db.w.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)

@@ -17,6 +17,14 @@ const (
 //	DELETE /api/repos/delete                           delete a space   -> {}
 //	GET    /api/spaces?filter=&author=&search=&limit=  spaces (no token needed) -> a bare array
 //	GET    /api/spaces/{owner}/{name}                  one space
+//	POST   /api/spaces/{owner}/{name}/preupload/{rev}  how each file of a commit is sent (regular)
+//	POST   /api/spaces/{owner}/{name}/commit/{rev}     a commit: NDJSON files and deletions
+//	POST   /api/validate-yaml                          check README.md's front matter
+//	GET    /api/spaces/{owner}/{name}/revision/{rev}   the space at a revision (sha, files, card)
+//	GET    /api/spaces/{owner}/{name}/tree/{rev}[/{path}]  a folder's entries, pages linked by Link
+//	GET    /spaces/{owner}/{name}/resolve/{rev}/{path}  a file (X-Repo-Commit, ETag, ranges); HEAD too
+//	GET    /api/{type}/{owner}/{name}/discussions      discussions made by emitted events, newest first
+//	GET    /api/{type}/{owner}/{name}/discussions/{num} one, with its comments and changes
 //	GET    /spaces/{owner}/{name}[.git]/...            git clone and fetch (git http-backend)
 //	POST   /spaces/{owner}/{name}[.git]/...            git fetch and push (push: the owner's write token)
 //	GET    /api/settings/webhooks                      the caller's webhooks (a bare array)
@@ -48,6 +56,15 @@ func (e *Emulator) Handler() http.Handler {
 	mux.Handle("DELETE /api/repos/delete", e.authed(RoleWrite, e.handleDeleteRepo))
 	mux.Handle("GET /api/spaces", e.public(e.handleListSpaces))
 	mux.Handle("GET /api/spaces/{owner}/{name}", e.public(e.handleSpaceInfo))
+	mux.Handle("POST /api/{type}/{owner}/{name}/preupload/{rev...}", e.authed(RoleWrite, e.handlePreupload))
+	mux.Handle("POST /api/{type}/{owner}/{name}/commit/{rev...}", e.authed(RoleWrite, e.handleCommit))
+	mux.Handle("POST /api/validate-yaml", e.public(e.handleValidateYAML))
+	mux.Handle("GET /api/{type}/{owner}/{name}/revision/{rev...}", e.public(e.handleSpaceRevision))
+	mux.Handle("GET /api/{type}/{owner}/{name}/tree/{rev}", e.public(e.handleTree))
+	mux.Handle("GET /api/{type}/{owner}/{name}/tree/{rev}/{path...}", e.public(e.handleTree))
+	mux.Handle("GET /spaces/{owner}/{name}/resolve/{rev}/{path...}", e.public(e.handleResolve))
+	mux.Handle("GET /api/{type}/{owner}/{name}/discussions", e.public(e.handleDiscussions))
+	mux.Handle("GET /api/{type}/{owner}/{name}/discussions/{num}", e.public(e.handleDiscussion))
 	mux.HandleFunc("GET /spaces/{owner}/{rest...}", e.handleGit)
 	mux.HandleFunc("POST /spaces/{owner}/{rest...}", e.handleGit)
 

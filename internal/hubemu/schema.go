@@ -132,4 +132,29 @@ CREATE INDEX deliveries_due_by_kind ON deliveries (state, leased, kind, next_att
 	files         TEXT NOT NULL DEFAULT '[]',         -- JSON array: the paths at the head of main
 	last_modified INTEGER NOT NULL                    -- commit time of main's head; the creation time before the first push
 );`,
+	// 5: discussions as the events emitted on them left them, and their history (comments, status
+	// and title changes), for the hub's discussion API and the state of the next event.
+	`CREATE TABLE discussions (
+	repo_id         TEXT NOT NULL REFERENCES repos(id) ON DELETE CASCADE,
+	num             INTEGER NOT NULL,
+	title           TEXT NOT NULL,
+	is_pull_request INTEGER NOT NULL,
+	status          TEXT NOT NULL,                    -- open | closed | merged | draft
+	author_id       TEXT NOT NULL,
+	merge_commit_id TEXT NOT NULL DEFAULT '',
+	deleted         INTEGER NOT NULL DEFAULT 0,
+	created_at      INTEGER NOT NULL,
+	PRIMARY KEY (repo_id, num)
+);
+CREATE TABLE discussion_events (
+	id         TEXT PRIMARY KEY,
+	repo_id    TEXT NOT NULL,
+	num        INTEGER NOT NULL,
+	type       TEXT NOT NULL,                         -- comment | status-change | title-change
+	author_id  TEXT NOT NULL,
+	data       TEXT NOT NULL,                         -- JSON, as the discussion's details show it
+	created_at INTEGER NOT NULL,
+	FOREIGN KEY (repo_id, num) REFERENCES discussions (repo_id, num) ON DELETE CASCADE
+);
+CREATE INDEX discussion_events_by_discussion ON discussion_events (repo_id, num, created_at);`,
 }

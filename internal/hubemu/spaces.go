@@ -54,6 +54,7 @@ type CreateRepoInput struct {
 	Organization *string `json:"organization"`
 	Type         string  `json:"type"` // model (the default), dataset or space: only space is stored here
 	Private      *bool   `json:"private"`
+	Visibility   *string `json:"visibility"` // the 1.x client's form of private: "public" or "private"
 	SDK          string  `json:"sdk"`
 }
 
@@ -148,12 +149,15 @@ func (e *Emulator) CreateSpace(ctx context.Context, by Principal, in CreateRepoI
 	if err != nil {
 		return nil, err
 	}
-	private := in.Private != nil && *in.Private
+	private, err := in.private()
+	if err != nil {
+		return nil, err
+	}
 	lock := e.repos.lock(name)
 	lock.Lock()
 	defer lock.Unlock()
 	if _, err := e.spaceByName(ctx, e.db.r, name); err == nil {
-		return nil, &Error{Kind: ErrConflict, Message: "You already created this space repo: " + name}
+		return nil, &repoExistsError{&Error{Kind: ErrConflict, Message: "You already created this space repo: " + name}, name}
 	} else if !errors.Is(err, ErrNotFound) {
 		return nil, err
 	}
@@ -189,6 +193,35 @@ func (e *Emulator) CreateSpace(ctx context.Context, by Principal, in CreateRepoI
 	e.log.Info("space created", "space", name, "private", private, "sdk", sdk)
 	return e.spaceByName(ctx, e.db.r, name)
 }
+
+// private reads the visibility of a new space from either form the public clients send.
+func (in *CreateRepoInput) private() (bool, error) {
+	private := in.Private != nil && *in.Private
+	if in.Visibility == nil {
+		return private, nil
+	}
+	switch v := *in.Visibility; v {
+	case "public", "private":
+		if in.Private != nil && private != (v == "private") {
+			return false, errorf(ErrInvalid, "private and visibility disagree: give one of them")
+		}
+		return v == "private", nil
+	case "protected":
+		return false, errorf(ErrInvalid, "visibility: protected spaces (a public app with private files) are not emulated: use public or private")
+	default:
+		return false, errorf(ErrInvalid, "visibility: %q is not one of public, private", v)
+	}
+}
+
+// repoExistsError is the 409 of a create whose repo exists; the answer carries the repo's URL, as
+// the public hub's does (the Python client's create_repo(exist_ok=True) reads it).
+type repoExistsError struct {
+	err  *Error
+	name string
+}
+
+func (e *repoExistsError) Error() string { return e.err.Message }
+func (e *repoExistsError) Unwrap() error { return e.err }
 
 // DeleteSpace deletes one of the caller's spaces with its git data. It emits a repo delete event.
 func (e *Emulator) DeleteSpace(ctx context.Context, by Principal, in RepoRefInput) error {

@@ -1,6 +1,7 @@
 package hubemu
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -26,6 +27,8 @@ type spaceRecord struct {
 // sibling is one file at the head of main.
 type sibling struct {
 	RFilename string `json:"rfilename"`
+	Size      *int64 `json:"size,omitempty"`   // with blobs=true
+	BlobID    string `json:"blobId,omitempty"` // with blobs=true
 }
 
 func (e *Emulator) spaceRecordOf(sp *Space) spaceRecord {
@@ -76,6 +79,12 @@ func (e *Emulator) handleCreateRepo(w http.ResponseWriter, r *http.Request, p Pr
 		return err
 	}
 	sp, err := e.CreateSpace(r.Context(), p, in)
+	var exists *repoExistsError
+	if errors.As(err, &exists) {
+		w.Header().Set("X-Error-Message", headerSafe(exists.Error()))
+		writeJSON(w, http.StatusConflict, map[string]string{"error": exists.Error(), "url": e.publicURL + "/spaces/" + exists.name})
+		return nil
+	}
 	if err != nil {
 		return err
 	}

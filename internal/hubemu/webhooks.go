@@ -78,6 +78,11 @@ func (in *WebhookInput) validate(create bool) error {
 	if create && in.Watched == nil {
 		return errorf(ErrInvalid, "watched: at least one item is required")
 	}
+	if !create && in.Watched != nil && len(*in.Watched) == 0 {
+		// The public Python client sends "watched": [] on every update that does not change the
+		// list (its CLI's update "only changes the provided options"): an empty list keeps it.
+		in.Watched = nil
+	}
 	if in.Watched != nil {
 		if len(*in.Watched) == 0 {
 			return errorf(ErrInvalid, "watched: at least one item is required")
@@ -398,9 +403,13 @@ func (e *Emulator) Webhooks(ctx context.Context, userID string) ([]*Webhook, err
 	return loadWebhooks(ctx, e.db.r, "w.user_id = ?", userID)
 }
 
+// creationOrder sorts webhooks oldest first. IDs start with the creation second only, so within a
+// second the rowid, which SQLite gives in insertion order, decides.
+const creationOrder = "w.created_at, w.rowid"
+
 func loadWebhooks(ctx context.Context, q querier, where string, args ...any) ([]*Webhook, error) {
 	rows, err := q.QueryContext(ctx, `SELECT w.id, w.user_id, w.url, COALESCE(w.job_id, ''), w.watched, w.domains, w.secret,
-		w.disabled, w.created_at, w.updated_at FROM webhooks w WHERE `+where+` ORDER BY w.id`, args...)
+		w.disabled, w.created_at, w.updated_at FROM webhooks w WHERE `+where+` ORDER BY `+creationOrder, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,514 @@
+package hubemu
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// This file is the hub's commit API, which the public Python client's create_commit, upload_file and
+// upload_folder (and so `hf upload`) use instead of git: POST .../commit/{revision} with NDJSON
+// lines (a header, then files in base64, deleted files and deleted folders). Each commit becomes a
+// git commit on the branch, made with git fast-import while the space's pushes wait, and is then
+// recorded and announced exactly as a push is (afterPush): tags re-read, repo.content emitted.
+
+// Limits of the commit API.
+const (
+	// MaxInlineFileBytes is the largest file a commit may carry inline: the public hub refuses
+	// larger ones with a message that points to LFS, which this emulator does not store.
+	MaxInlineFileBytes = 10 << 20
+	// maxCommitBodyBytes caps a commit request (base64 makes files a third larger).
+	maxCommitBodyBytes = 256 << 20
+	// maxCommitLineBytes caps one NDJSON line: a file at the inline limit, in base64, with its path.
+	maxCommitLineBytes = MaxInlineFileBytes/3*4 + 64<<10
+)
+
+// CommitResult is the answer of a commit, in the public hub's shape.
+type CommitResult struct {
+	Success        bool    `json:"success"`
+	CommitOID      string  `json:"commitOid"`
+	CommitURL      string  `json:"commitUrl"`
+	PullRequestURL *string `json:"pullRequestUrl"`
+}
+
+// commitOp is one operation of a commit. A file's content waits in the commit's spool file at
+// [offset, offset+size).
+type commitOp struct {
+	kind   string // file, deletedFile, deletedFolder
+	path   string
+	offset int64
+	size   int64
+}
+
+// commitRequest is a parsed commit: its header and operations, the files' contents in spool.
+type commitRequest struct {
+	summary, description, parentCommit string
+	ops                                []commitOp
+	spool                              *os.File
+}
+
+func (c *commitRequest) close() {
+	if c.spool != nil {
+		c.spool.Close()
+		os.Remove(c.spool.Name())
+	}
+}
+
+type commitLine struct {
+	Key   string          `json:"key"`
+	Value json.RawMessage `json:"value"`
+}
+
+type commitHeader struct {
+	Summary      string `json:"summary"`
+	Description  string `json:"description"`
+	ParentCommit string `json:"parentCommit"`
+}
+
+type commitFile struct {
+	Path     string `json:"path"`
+	Content  string `json:"content"`
+	Encoding string `json:"encoding"`
+}
+
+// parseCommit reads an NDJSON commit body, checks every line, and decodes the files into a spool
+// file in dir. Nothing of the repository is touched: a bad line refuses the whole commit.
+func parseCommit(body io.Reader, dir string) (*commitRequest, error) {
+	spool, err := os.CreateTemp(dir, "commit-*.tmp")
+	if err != nil {
+		return nil, err
+	}
+	req := &commitRequest{spool: spool}
+	if err := req.read(body); err != nil {
+		req.close()
+		return nil, err
+	}
+	return req, nil
+}
+
+func (req *commitRequest) read(body io.Reader) error {
+	br := bufio.NewReaderSize(io.LimitReader(body, maxCommitBodyBytes+1), 64<<10)
+	var total int64
+	var tooLarge []string
+	haveHeader := false
+	for n := 1; ; n++ {
+		line, err := readLine(br, maxCommitLineBytes)
+		total += int64(len(line))
+		if total > maxCommitBodyBytes {
+			return errorf(ErrInvalid, "the commit is larger than %d MiB: split it into several commits", maxCommitBodyBytes>>20)
+		}
+		if errors.Is(err, errLineTooLong) {
+			return errorf(ErrInvalid, "line %d: longer than %d bytes: a file over %d MiB cannot be sent inline", n, maxCommitLineBytes, MaxInlineFileBytes>>20)
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return errorf(ErrInvalid, "reading the commit: %v", err)
+		}
+		if trimmed := bytes.TrimSpace(line); len(trimmed) > 0 {
+			if err := req.readOp(n, trimmed, &haveHeader, &tooLarge); err != nil {
+				return err
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+	}
+	switch {
+	case !haveHeader:
+		return errorf(ErrInvalid, "the commit has no header line: send {\"key\": \"header\", \"value\": {\"summary\": ...}} first, as application/x-ndjson")
+	case len(tooLarge) > 0:
+		// The public hub's words, so that what users search for finds the same answers.
+		return errorf(ErrInvalid, "Your push was rejected because it contains files larger than 10 MiB. Please use https://git-lfs.github.com/ to store large files. "+
+			"This local hub does not store LFS files: keep each file under 10 MiB.\n\nOffending files:\n - %s", strings.Join(tooLarge, "\n - "))
+	}
+	return nil
+}
+
+var errLineTooLong = errors.New("line too long")
+
+// readLine reads up to and including '\n', refusing lines over limit without buffering them.
+func readLine(br *bufio.Reader, limit int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(line)+len(chunk) > limit {
+			return line, errLineTooLong
+		}
+		line = append(line, chunk...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return line, err
+	}
+}
+
+func (req *commitRequest) readOp(n int, raw []byte, haveHeader *bool, tooLarge *[]string) error {
+	var l commitLine
+	if err := json.Unmarshal(raw, &l); err != nil {
+		return errorf(ErrInvalid, "line %d: not a JSON object {\"key\", \"value\"}: %v", n, err)
+	}
+	if l.Key != "header" && !*haveHeader {
+		return errorf(ErrInvalid, "line %d: the header must come first (got %q)", n, l.Key)
+	}
+	switch l.Key {
+	case "header":
+		if *haveHeader {
+			return errorf(ErrInvalid, "line %d: a second header", n)
+		}
+		var h commitHeader
+		if err := json.Unmarshal(l.Value, &h); err != nil {
+			return errorf(ErrInvalid, "line %d: header: %v", n, err)
+		}
+		if strings.TrimSpace(h.Summary) == "" {
+			return errorf(ErrInvalid, "line %d: header.summary: the commit message is empty", n)
+		}
+		if h.ParentCommit != "" && !isHex(h.ParentCommit, 7, 40) {
+			return errorf(ErrInvalid, "line %d: header.parentCommit: %q is not a commit ID", n, h.ParentCommit)
+		}
+		req.summary, req.description, req.parentCommit = h.Summary, h.Description, h.ParentCommit
+		*haveHeader = true
+	case "file":
+		var f commitFile
+		if err := json.Unmarshal(l.Value, &f); err != nil {
+			return errorf(ErrInvalid, "line %d: file: %v", n, err)
+		}
+		path, err := checkCommitPath(f.Path)
+		if err != nil {
+			return errorf(ErrInvalid, "line %d: file.path: %v", n, err)
+		}
+		var content []byte
+		switch f.Encoding {
+		case "base64":
+			if content, err = base64.StdEncoding.DecodeString(f.Content); err != nil {
+				return errorf(ErrInvalid, "line %d: file %s: the content is not base64: %v", n, path, err)
+			}
+		case "utf-8", "utf8":
+			content = []byte(f.Content)
+		default:
+			return errorf(ErrInvalid, "line %d: file %s: encoding %q is not base64", n, path, f.Encoding)
+		}
+		if len(content) > MaxInlineFileBytes {
+			*tooLarge = append(*tooLarge, path)
+			return nil
+		}
+		offset, err := req.spool.Seek(0, io.SeekEnd)
+		if err == nil {
+			_, err = req.spool.Write(content)
+		}
+		if err != nil {
+			return fmt.Errorf("spooling a commit: %w", err)
+		}
+		req.ops = append(req.ops, commitOp{kind: "file", path: path, offset: offset, size: int64(len(content))})
+	case "deletedFile", "deletedFolder":
+		var v struct {
+			Path string `json:"path"`
+		}
+		if err := json.Unmarshal(l.Value, &v); err != nil {
+			return errorf(ErrInvalid, "line %d: %s: %v", n, l.Key, err)
+		}
+		path, err := checkCommitPath(strings.TrimSuffix(v.Path, "/"))
+		if err != nil {
+			return errorf(ErrInvalid, "line %d: %s.path: %v", n, l.Key, err)
+		}
+		req.ops = append(req.ops, commitOp{kind: l.Key, path: path})
+	case "lfsFile":
+		var v struct {
+			Path string `json:"path"`
+		}
+		_ = json.Unmarshal(l.Value, &v)
+		return errorf(ErrInvalid, "line %d: lfsFile %s: this local hub does not store LFS files (its preupload answers \"regular\" for every file): send the file inline, under 10 MiB", n, v.Path)
+	default:
+		return errorf(ErrInvalid, "line %d: key %q is not one of header, file, deletedFile, deletedFolder", n, l.Key)
+	}
+	return nil
+}
+
+// checkCommitPath checks a path in the repository and returns it without a leading "/" or "./".
+func checkCommitPath(p string) (string, error) {
+	p = strings.TrimPrefix(strings.TrimPrefix(p, "/"), "./")
+	switch {
+	case p == "":
+		return "", errors.New("empty")
+	case len(p) > 4096:
+		return "", fmt.Errorf("longer than 4096 bytes")
+	case strings.ContainsFunc(p, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+		return "", fmt.Errorf("%q has a control character", p)
+	}
+	for _, seg := range strings.Split(p, "/") {
+		switch {
+		case seg == "":
+			return "", fmt.Errorf("%q has an empty segment", p)
+		case seg == "." || seg == "..":
+			return "", fmt.Errorf("%q has a %q segment", p, seg)
+		case strings.EqualFold(strings.TrimRight(seg, ". "), ".git"):
+			return "", fmt.Errorf("%q is inside .git, which a repository cannot hold", p)
+		}
+	}
+	return p, nil
+}
+
+func isHex(s string, minLen, maxLen int) bool {
+	if len(s) < minLen || len(s) > maxLen {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// writableSpace returns the space owner/name if p may change it: its owner with a write token.
+func (e *Emulator) writableSpace(ctx context.Context, p Principal, name string) (*Space, error) {
+	sp, err := e.SpaceFor(ctx, &p, name)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case p.User.ID != sp.OwnerID:
+		return nil, errorf(ErrForbidden, "%s belongs to %s: you (%s) cannot change it", name, sp.Owner, p.User.Name)
+	case !p.CanWrite():
+		return nil, errorf(ErrForbidden, "this token has the read role: changing %s needs a token with the write role", name)
+	}
+	return sp, nil
+}
+
+// Commit applies an NDJSON commit (the body of the hub's commit API) to the branch rev of the space
+// owner/name and announces it as a push: a repo.content event with updatedRefs and headSha, and on
+// main the tags read again from README.md.
+func (e *Emulator) Commit(ctx context.Context, by Principal, name, rev string, body io.Reader) (*CommitResult, error) {
+	sp, err := e.writableSpace(ctx, by, name)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := e.repos.httpBackend(); err != nil { // git must be there
+		return nil, err
+	}
+	req, err := parseCommit(body, e.repos.root)
+	if err != nil {
+		return nil, err
+	}
+	defer req.close()
+
+	lock := e.repos.lock(sp.Name)
+	lock.Lock()
+	defer lock.Unlock()
+	before, err := e.repos.refs(ctx, sp.Name)
+	if err != nil {
+		return nil, fmt.Errorf("reading the refs of %s: %w", sp.Name, err)
+	}
+	ref, parent, err := commitTarget(rev, before)
+	if err != nil {
+		return nil, err
+	}
+	if req.parentCommit != "" && !strings.HasPrefix(parent, req.parentCommit) {
+		return nil, errorf(ErrConflict, "parentCommit %s is not the head of %s (%s): the branch moved since; fetch it and commit again",
+			req.parentCommit, strings.TrimPrefix(ref, "refs/heads/"), orNone(shortID(parent)))
+	}
+	var files []treeEntry
+	if parent != "" {
+		if files, err = e.repos.lsTree(ctx, sp.Name, parent, "", true); err != nil {
+			return nil, err
+		}
+	}
+	modes, err := planCommit(files, req.ops)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.fastImport(ctx, sp.Name, by, ref, parent, req, modes); err != nil {
+		return nil, err
+	}
+	// The commit is made: record it even if the client hangs up now.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if err := e.afterPush(ctx, by, sp, before); err != nil {
+		return nil, fmt.Errorf("recording the commit to %s: %w", sp.Name, err)
+	}
+	after, err := e.repos.refs(ctx, sp.Name)
+	if err != nil {
+		return nil, err
+	}
+	oid := after[ref]
+	return &CommitResult{Success: true, CommitOID: oid, CommitURL: e.publicURL + "/spaces/" + sp.Name + "/commit/" + oid}, nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none yet"
+	}
+	return s
+}
+
+// commitTarget returns the branch a commit goes to and its head ("" for the first commit of an
+// empty space's main). Commits go to branches (and pull request refs), not to tags or commit IDs.
+func commitTarget(rev string, refs map[string]string) (ref, head string, err error) {
+	if rev == "" {
+		rev = "main"
+	}
+	ref = rev
+	if !strings.HasPrefix(rev, "refs/") {
+		ref = "refs/heads/" + rev
+	}
+	if head, ok := refs[ref]; ok && (strings.HasPrefix(ref, "refs/heads/") || strings.HasPrefix(ref, "refs/pr/")) {
+		return ref, head, nil
+	}
+	if ref == mainRef && len(refs) == 0 {
+		return ref, "", nil // an empty space: the first commit makes main
+	}
+	if _, isTag := refs["refs/tags/"+rev]; isTag || commitIDPattern.MatchString(rev) {
+		return "", "", errorf(ErrInvalid, "revision: %s is not a branch: commits go to a branch", rev)
+	}
+	return "", "", revisionNotFound(rev)
+}
+
+// planCommit plays the operations on the parent's files and returns the mode of each added file
+// (an executable keeps its mode when replaced). It refuses what the hub refuses: deleting what is
+// not there, and a file where a folder is (or the reverse).
+func planCommit(parent []treeEntry, ops []commitOp) (map[string]string, error) {
+	files := map[string]string{} // path -> mode of every file (blob or link)
+	for _, e := range parent {
+		if e.Type == "blob" || e.Type == "commit" {
+			files[e.Path] = e.Mode
+		}
+	}
+	isDir := func(p string) bool {
+		for f := range files {
+			if strings.HasPrefix(f, p+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	modes := map[string]string{}
+	for _, op := range ops {
+		switch op.kind {
+		case "deletedFile":
+			if _, ok := files[op.path]; !ok {
+				if isDir(op.path) {
+					return nil, entryNotFound("A file with this name doesn't exist: %s is a folder (delete it with deletedFolder)", op.path)
+				}
+				return nil, entryNotFound("A file with this name doesn't exist: %s", op.path)
+			}
+			delete(files, op.path)
+		case "deletedFolder":
+			if !isDir(op.path) {
+				return nil, entryNotFound("A folder with this name doesn't exist: %s", op.path)
+			}
+			for f := range files {
+				if strings.HasPrefix(f, op.path+"/") {
+					delete(files, f)
+				}
+			}
+		case "file":
+			if isDir(op.path) {
+				return nil, errorf(ErrInvalid, "file %s: a folder of that name exists (delete it in the same commit first)", op.path)
+			}
+			for dir := op.path; ; {
+				i := strings.LastIndexByte(dir, '/')
+				if i < 0 {
+					break
+				}
+				dir = dir[:i]
+				if _, ok := files[dir]; ok {
+					return nil, errorf(ErrInvalid, "file %s: %s is a file, not a folder", op.path, dir)
+				}
+			}
+			mode := "100644"
+			if files[op.path] == "100755" {
+				mode = "100755"
+			}
+			files[op.path], modes[op.path] = mode, mode
+		}
+	}
+	return modes, nil
+}
+
+// fastImport writes the commit with git fast-import, which updates ref only as a fast-forward of
+// parent (the space's lock keeps pushes out meanwhile).
+func (e *Emulator) fastImport(ctx context.Context, space string, by Principal, ref, parent string, req *commitRequest, modes map[string]string) error {
+	cmd := exec.CommandContext(ctx, e.repos.git, "fast-import", "--quiet", "--done", "--date-format=raw")
+	cmd.Dir, cmd.Env = e.repos.dir(space), e.repos.env()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting git fast-import: %w", err)
+	}
+	writeErr := writeFastImport(bufio.NewWriterSize(stdin, 64<<10), e.commitIdentity(by), e.now(), ref, parent, req, modes)
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if len(msg) > 500 {
+			msg = msg[:500] + "..."
+		}
+		return fmt.Errorf("git fast-import into %s: %w: %s", space, err, msg)
+	}
+	return writeErr
+}
+
+// commitIdentity is the author and committer of commits made through the API.
+func (e *Emulator) commitIdentity(by Principal) string {
+	host := strings.TrimPrefix(strings.TrimPrefix(e.publicURL, "http://"), "https://")
+	host, _, _ = strings.Cut(host, "/")
+	host, _, _ = strings.Cut(host, ":")
+	return by.User.Name + " <" + by.User.Name + "@users.noreply." + host + ">"
+}
+
+func writeFastImport(w *bufio.Writer, who string, now time.Time, ref, parent string, req *commitRequest, modes map[string]string) error {
+	message := strings.TrimSpace(req.summary)
+	if d := strings.TrimSpace(req.description); d != "" {
+		message += "\n\n" + d
+	}
+	message += "\n"
+	stamp := fmt.Sprintf("%s %d +0000", who, now.Unix())
+	fmt.Fprintf(w, "commit %s\nauthor %s\ncommitter %s\ndata %d\n%s", ref, stamp, stamp, len(message), message)
+	if parent != "" {
+		fmt.Fprintf(w, "from %s\n", parent)
+	}
+	for _, op := range req.ops {
+		switch op.kind {
+		case "deletedFile", "deletedFolder":
+			fmt.Fprintf(w, "D %s\n", quotePath(op.path))
+		case "file":
+			fmt.Fprintf(w, "M %s inline %s\ndata %d\n", modes[op.path], quotePath(op.path), op.size)
+			if _, err := io.Copy(w, io.NewSectionReader(req.spool, op.offset, op.size)); err != nil {
+				return err
+			}
+			w.WriteByte('\n')
+		}
+	}
+	w.WriteString("\ndone\n")
+	return w.Flush()
+}
+
+// quotePath quotes a path the way git's C-style quoting reads it, so that any name (with spaces,
+// quotes or non-ASCII letters) reaches fast-import intact.
+func quotePath(p string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c < 0x20 || c == 0x7f:
+			fmt.Fprintf(&b, "\\%03o", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}

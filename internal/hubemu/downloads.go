@@ -1,0 +1,242 @@
+package hubemu
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// This file is the hub's download side, which the public Python client's hf_hub_download,
+// snapshot_download and list_repo_tree (and so `hf download`) use:
+//
+//	GET /api/spaces/{owner}/{name}/revision/{rev}         the space at a revision: its sha, files, card
+//	GET /api/spaces/{owner}/{name}/tree/{rev}[/{path}]    the entries of a folder, paginated by Link
+//	GET /spaces/{owner}/{name}/resolve/{rev}/{path}       a file, with X-Repo-Commit, ETag and its size
+//
+// Reads follow the visibility of the space: anyone for a public one, its owner for a private one.
+
+// treePageSize is how many tree entries one page holds, as on the public hub.
+const treePageSize = 1000
+
+// maxInMemoryBlob is the largest file served from memory; larger ones are spooled to a file so that
+// ranges can be served from it.
+const maxInMemoryBlob = 32 << 20
+
+// readableSpace returns the space of a /api/{type}/{owner}/{name}/... route if viewer may read it.
+func (e *Emulator) readableSpace(ctx context.Context, r *http.Request, viewer *Principal) (*Space, error) {
+	name, err := repoPathSpace(r)
+	if err != nil {
+		return nil, err
+	}
+	return e.SpaceFor(ctx, viewer, name)
+}
+
+// handleSpaceRevision answers the space as it is at a revision (space_info(revision=...) and the
+// first call of snapshot_download): sha is the resolved commit, siblings its files, cardData and
+// tags its README's. With blobs=true, each sibling has its size and blob ID.
+func (e *Emulator) handleSpaceRevision(w http.ResponseWriter, r *http.Request, viewer *Principal) error {
+	sp, err := e.readableSpace(r.Context(), r, viewer)
+	if err != nil {
+		return err
+	}
+	rev, err := e.repos.resolve(r.Context(), sp.Name, r.PathValue("rev"))
+	if err != nil {
+		return err
+	}
+	head, err := e.repos.readHead(r.Context(), sp.Name, rev.Commit)
+	if err != nil {
+		return err
+	}
+	at := *sp
+	at.HeadSha, at.LastModified, at.CardData, at.Files = rev.Commit, head.modified, head.card, head.files
+	at.Tags = spaceTags(head.card, sp.SDK)
+	rec := e.spaceRecordOf(&at)
+	if b := r.URL.Query().Get("blobs"); b == "true" || b == "1" || b == "True" {
+		entries, err := e.repos.lsTree(r.Context(), sp.Name, rev.Commit, "", true)
+		if err != nil {
+			return err
+		}
+		rec.Siblings = rec.Siblings[:0]
+		for _, en := range entries {
+			if en.Type == "blob" {
+				size := en.Size
+				rec.Siblings = append(rec.Siblings, sibling{RFilename: en.Path, Size: &size, BlobID: en.OID})
+			}
+		}
+	}
+	writeJSON(w, http.StatusOK, rec)
+	return nil
+}
+
+// treeItem is one entry of a tree listing, in the public hub's shape.
+type treeItem struct {
+	Type string `json:"type"` // file or directory
+	OID  string `json:"oid"`
+	Size int64  `json:"size"`
+	Path string `json:"path"`
+}
+
+// handleTree lists a folder at a revision (list_repo_tree); recursive=true lists everything below
+// it, folders included. Pages of treePageSize entries are linked with Link: <...>; rel="next".
+func (e *Emulator) handleTree(w http.ResponseWriter, r *http.Request, viewer *Principal) error {
+	sp, err := e.readableSpace(r.Context(), r, viewer)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	recursive := false
+	switch v := strings.ToLower(q.Get("recursive")); v {
+	case "", "false", "0":
+	case "true", "1":
+		recursive = true
+	default:
+		return errorf(ErrInvalid, "recursive: %q is not true or false", q.Get("recursive"))
+	}
+	start := 0
+	if c := q.Get("cursor"); c != "" {
+		if start, err = strconv.Atoi(c); err != nil || start < 0 {
+			return errorf(ErrInvalid, "cursor: %q is not a cursor of this listing", c)
+		}
+	}
+	rev, err := e.repos.resolve(r.Context(), sp.Name, r.PathValue("rev"))
+	if err != nil {
+		return err
+	}
+	w.Header().Set("X-Repo-Commit", rev.Commit)
+	entries, err := e.repos.lsTree(r.Context(), sp.Name, rev.Commit, r.PathValue("path"), recursive)
+	if err != nil {
+		return err
+	}
+	items := []treeItem{}
+	for _, en := range entries {
+		switch en.Type {
+		case "blob":
+			items = append(items, treeItem{Type: "file", OID: en.OID, Size: en.Size, Path: en.Path})
+		case "tree":
+			items = append(items, treeItem{Type: "directory", OID: en.OID, Path: en.Path})
+		}
+	}
+	if start > len(items) {
+		start = len(items)
+	}
+	page := items[start:min(len(items), start+treePageSize)]
+	if end := start + len(page); end < len(items) {
+		next := url.Values{}
+		for k, v := range q {
+			next[k] = v
+		}
+		next.Set("cursor", strconv.Itoa(end))
+		w.Header().Set("Link", fmt.Sprintf("<%s%s?%s>; rel=\"next\"", e.publicURL, r.URL.EscapedPath(), next.Encode()))
+	}
+	writeJSON(w, http.StatusOK, page)
+	return nil
+}
+
+// handleResolve serves one file of a revision (hf_hub_download): X-Repo-Commit is the commit the
+// revision resolved to, ETag the file's blob ID, Content-Length its size; ranges are served. A HEAD
+// answers the same headers without the file. A missing file is 404 EntryNotFound, with
+// X-Repo-Commit so that the client can remember that the file does not exist at that commit.
+func (e *Emulator) handleResolve(w http.ResponseWriter, r *http.Request, viewer *Principal) error {
+	name := r.PathValue("owner") + "/" + r.PathValue("name")
+	if err := checkRepoName(r.PathValue("name")); err != nil {
+		return repoNotFound(viewer == nil, name)
+	}
+	sp, err := e.SpaceFor(r.Context(), viewer, name)
+	if err != nil {
+		return err
+	}
+	rev, err := e.repos.resolve(r.Context(), sp.Name, r.PathValue("rev"))
+	if err != nil {
+		return err
+	}
+	w.Header().Set("X-Repo-Commit", rev.Commit)
+	file := r.PathValue("path")
+	if _, err := checkCommitPath(file); err != nil {
+		return entryNotFound("%s has no file %q", shortID(rev.Commit), file)
+	}
+	out, err := e.repos.run(r.Context(), e.repos.dir(sp.Name), "ls-tree", "-l", "-z", rev.Commit, "--", file)
+	if err != nil {
+		return err
+	}
+	entries, err := parseLsTree(out)
+	if err != nil {
+		return err
+	}
+	if len(entries) != 1 || entries[0].Type != "blob" || entries[0].Path != file {
+		return entryNotFound("%s is not a file of %s at %s", file, sp.Name, shortID(rev.Commit))
+	}
+	blob := entries[0]
+	h := w.Header()
+	h.Set("ETag", `"`+blob.OID+`"`)
+	h.Set("Accept-Ranges", "bytes")
+	h.Set("Content-Disposition", contentDisposition(path.Base(file)))
+	ctype := mime.TypeByExtension(path.Ext(file))
+	if ctype == "" {
+		ctype = "application/octet-stream"
+	}
+	h.Set("Content-Type", ctype)
+	if r.Method == http.MethodHead {
+		h.Set("Content-Length", strconv.FormatInt(blob.Size, 10))
+		w.WriteHeader(http.StatusOK)
+		return nil
+	}
+	content, cleanup, err := e.blobReader(r.Context(), sp.Name, blob)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	// ServeContent answers ranges and If-None-Match against the ETag set above.
+	http.ServeContent(w, r, "", time.Time{}, content)
+	return nil
+}
+
+// blobReader returns a blob as a ReadSeeker: in memory when small, else spooled to a file.
+func (e *Emulator) blobReader(ctx context.Context, space string, blob treeEntry) (io.ReadSeeker, func(), error) {
+	if blob.Size <= maxInMemoryBlob {
+		data, err := e.repos.readBlob(ctx, space, blob.OID, blob.Size)
+		if err != nil {
+			return nil, nil, err
+		}
+		return bytes.NewReader(data), func() {}, nil
+	}
+	f, err := os.CreateTemp(e.repos.root, "blob-*.tmp")
+	if err != nil {
+		return nil, nil, err
+	}
+	cleanup := func() { f.Close(); os.Remove(f.Name()) }
+	r, wait, err := e.repos.blob(ctx, space, blob.OID)
+	if err == nil {
+		_, err = io.Copy(f, r)
+		if werr := wait(); err == nil {
+			err = werr
+		}
+	}
+	if err == nil {
+		_, err = f.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	return f, cleanup, nil
+}
+
+// contentDisposition names the file for a browser, in ASCII and in UTF-8 (RFC 6266).
+func contentDisposition(name string) string {
+	ascii := strings.Map(func(r rune) rune {
+		if r < 0x20 || r > 0x7e || r == '"' || r == '\\' {
+			return '_'
+		}
+		return r
+	}, name)
+	return fmt.Sprintf(`inline; filename*=UTF-8''%s; filename="%s";`, url.PathEscape(name), ascii)
+}
