@@ -20,7 +20,7 @@ func TestBadRequestsGetClearErrors(t *testing.T) {
 	d.expectError("POST", "/api/apps/start-app/coop_app%3Brm%20-rf", nil, 404, "is not installed")
 	d.expectError("POST", "/api/apps/start-app/..%2F..%2Fetc", nil, 404, "is not installed")
 	d.expectError("POST", "/api/apps/remove/nope", nil, 404, "App 'nope' is not installed")
-	d.expectError("PUT", "/api/apps/startup-app", map[string]any{"startup_app": "nope"}, 404, "App 'nope' is not installed")
+	d.expectError("PUT", "/api/apps/startup-app", map[string]any{"startup_app": "nope"}, 400, "App 'nope' is not installed")
 	d.expectError("GET", "/api/apps/job-status/0123abcd", nil, 404, "Job 0123abcd not found")
 	if st := d.status(); st != nil {
 		t.Fatalf("a refused start left a status: %+v", st)
@@ -34,10 +34,9 @@ func TestBadRequestsGetClearErrors(t *testing.T) {
 	d.expectError("POST", "/api/apps/install", ``, 422, "body: a JSON object is required")
 	d.expectError("POST", "/api/apps/install", map[string]string{"url": "not a url"}, 422, "url: must not contain spaces")
 	d.expectError("POST", "/api/apps/install", map[string]string{"url": "/does/not/exist"}, 422, "is not a directory on the robot")
-	d.expectError("PUT", "/api/apps/startup-app", `{"startup_app": 3}`, 422, "field startup_app: expected a string or null")
-	d.expectError("PUT", "/api/apps/startup-app", `{}`, 422, "field startup_app is required")
+	d.expectError("PUT", "/api/apps/startup-app", `{"startup_app": 3}`, 422, "field startup_app: expected an installed app's name, or null to clear")
 	d.expectError("POST", "/api/move/set_target", `{"target_antennas": [1, 2, 3]}`, 422, "target_antennas: expected 2 angles")
-	d.expectError("POST", "/api/move/set_target", `{"target_head_pose": {"yaw": "left"}}`, 422, "body: field target_head_pose.yaw: expected float64")
+	d.expectError("POST", "/api/move/set_target", `{"target_head_pose": {"yaw": "left"}}`, 422, "body: pose: yaw: expected a number")
 	d.expectError("POST", "/api/move/goto", `{"antennas": [0, 0]}`, 422, "body: field duration is required")
 	d.expectError("POST", "/api/move/goto", `{"duration": -1}`, 422, "duration: must be more than 0")
 	d.expectError("POST", "/api/move/goto", `{"duration": 1, "interpolation": "bouncy"}`, 422, `interpolation "bouncy" is not one of`)
@@ -194,7 +193,7 @@ with Robot() as r:
 	if s := d.daemonStatus(); s.Slot.State != "remote_session" || !strings.HasPrefix(s.Slot.Holder, "robot_sdk/") {
 		t.Fatalf("slot with a remote SDK session: %+v", s.Slot)
 	}
-	d.expectError("POST", "/api/apps/start-app/coop_app", nil, 400, "The robot is in use by a remote SDK session (robot_sdk/")
+	d.expectError("POST", "/api/apps/start-app/coop_app/no-evict", nil, 400, "The robot is in use by a remote SDK session (robot_sdk/")
 	stdin.Write([]byte("\n"))
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("script: %v", err)

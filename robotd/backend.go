@@ -2,6 +2,7 @@ package robotd
 
 import (
 	"fmt"
+	"image"
 	"log/slog"
 	"math"
 	"time"
@@ -85,8 +86,8 @@ func openBackend(cfg config, log *slog.Logger) (robot.Backend, func(), error) {
 }
 
 // emulatedBus is the hardware backend on the emulator (--sim=bus). Like the simulation, its
-// speaker plays into its microphone and its antennas can be pushed, so that every route of --sim
-// works the same.
+// speaker plays into its microphone, its camera shows a test pattern and its antennas can be
+// pushed, so that every route of --sim works the same.
 type emulatedBus struct {
 	*robot.Hardware
 	emu   *busemu.Bus
@@ -99,6 +100,11 @@ func (b *emulatedBus) Name() string { return "emulated-bus" }
 func (b *emulatedBus) Speak(samples []float32) { b.audio.Speak(samples) }
 
 func (b *emulatedBus) Listen(dst []float32, now time.Time) []float32 { return b.audio.Listen(dst, now) }
+
+// CameraSpecs and Frame implement robot.Camera with the simulation's test pattern.
+func (b *emulatedBus) CameraSpecs() robot.CameraSpecs { return b.audio.CameraSpecs() }
+
+func (b *emulatedBus) Frame(now time.Time) *image.RGBA { return b.audio.Frame(now) }
 
 // PushAntenna implements robot.Pushable: the emulated antenna motor is turned, as a hand would.
 func (b *emulatedBus) PushAntenna(index int, delta float64) {

@@ -80,9 +80,9 @@ func TestBadInputDaemonAPI(t *testing.T) {
 		{"job ID with path traversal", req("GET", "/api/apps/job-status/..%2F..%2Fetc", ""), 404},
 		{"job log of a job ID with a NUL", req("GET", "/api/apps/job-log/a%00b", ""), 404},
 		{"session ID with shell metacharacters", req("POST", "/api/sessions/"+url.PathEscape("$(id)")+"/heartbeat", ""), 404},
-		{"startup app with path traversal", req("PUT", "/api/apps/startup-app", `{"startup_app":"../../etc/passwd"}`), 404},
+		{"startup app with path traversal", req("PUT", "/api/apps/startup-app", `{"startup_app":"../../etc/passwd"}`), 400},
 		{"startup app as a list", req("PUT", "/api/apps/startup-app", `{"startup_app":["coop_app"]}`), 422},
-		{"source kind that does not exist", req("GET", "/api/apps/list-available/"+url.PathEscape("hub_space;id"), ""), 422},
+		{"source kind that does not exist", req("GET", "/api/apps/list-available/"+url.PathEscape("hf_space;id"), ""), 422},
 		{"motor mode with path traversal", req("POST", "/api/motors/set_mode/..%2Fenabled", ""), 422},
 
 		// Robot bodies: wrong types and values.
@@ -147,7 +147,7 @@ func TestBadInputDaemonAPI(t *testing.T) {
 		})
 	}
 	for _, id := range jobIDs {
-		if j := d.waitJob(id); j.Status != "error" || len(j.Apps) != 0 {
+		if j := d.waitJob(id); j.Status != "failed" || len(j.Apps) != 0 {
 			t.Errorf("a hostile install did not fail: job %+v", j)
 		}
 	}

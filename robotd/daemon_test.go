@@ -210,6 +210,7 @@ func (d *daemon) call(method, path string, body any, out any, headers ...string)
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
+	checkOpenAPI(d.t, req, resp.StatusCode, resp.Header, data)
 	if out != nil {
 		if err := json.Unmarshal(data, out); err != nil {
 			d.t.Fatalf("%s %s: %d %s: %v", method, path, resp.StatusCode, data, err)
@@ -287,7 +288,7 @@ func (d *daemon) waitJob(id string) jobInfo {
 		if code := d.call("GET", "/api/apps/job-status/"+id, nil, &j); code != 200 {
 			d.t.Fatalf("job-status %s: %d", id, code)
 		}
-		if j.Status == "done" || j.Status == "error" {
+		if j.Status == "done" || j.Status == "failed" {
 			return j
 		}
 		if time.Now().After(deadline) {

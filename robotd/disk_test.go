@@ -78,7 +78,7 @@ func TestDaemonDataDirReadOnlyOrFull(t *testing.T) {
 					t.Fatalf("%s: %d", job.what, code)
 				}
 				j := d.waitJob(created.JobID)
-				if j.Status != "error" || j.Error == nil || !strings.Contains(*j.Error, dataDir) || !strings.Contains(*j.Error, fault.cause) {
+				if j.Status != "failed" || j.Error == nil || !strings.Contains(*j.Error, dataDir) || !strings.Contains(*j.Error, fault.cause) {
 					t.Errorf("%s job on a broken data dir: %s %v, want an error naming %s and %q", job.what, j.Status, j.Error, dataDir, fault.cause)
 				}
 				if v := d.list()["coop_app"].Extra.Version; v != version {

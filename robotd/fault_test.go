@@ -224,7 +224,7 @@ func jobLogHas(t *testing.T, url, job, line string) bool {
 	defer resp.Body.Close()
 	var j jobInfo
 	_ = json.NewDecoder(resp.Body).Decode(&j)
-	if j.Status == "done" || j.Status == "error" {
+	if j.Status == "done" || j.Status == "failed" {
 		t.Fatalf("the job ended before the kill: %s %v\n%s", j.Status, j.Error, strings.Join(j.Logs, "\n"))
 	}
 	for _, l := range j.Logs {

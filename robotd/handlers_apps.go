@@ -2,8 +2,13 @@ package robotd
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
+	"strconv"
 	"strings"
+
+	"github.com/coder/websocket"
+	"github.com/coder/websocket/wsjson"
 
 	"github.com/robothub/robothub/core/apps"
 )
@@ -146,6 +151,15 @@ func (s *Server) handleStartApp(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, st)
 }
 
+func (s *Server) handleStartAppNoEvict(w http.ResponseWriter, r *http.Request) {
+	st, err := s.apps.StartNoEvict(r.PathValue("app_name"))
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
 func (s *Server) handleStopApp(w http.ResponseWriter, r *http.Request) {
 	st, err := s.apps.Stop()
 	if err != nil {
@@ -177,20 +191,18 @@ func (s *Server) handleGetStartupApp(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handlePutStartupApp(w http.ResponseWriter, r *http.Request) {
+	// The anchor's body model has startup_app default to null: {} clears the setting, as null does.
 	var req map[string]json.RawMessage
 	if err := decodeBody(w, r, &req, maxBodyBytes, false); err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}
-	raw, ok := req["startup_app"]
-	if !ok {
-		writeError(w, r, s.log, &errBody{"body: field startup_app is required: an installed app's name, or null to clear"})
-		return
-	}
 	var name *string
-	if err := json.Unmarshal(raw, &name); err != nil {
-		writeError(w, r, s.log, &errBody{"body: field startup_app: expected a string or null"})
-		return
+	if raw, ok := req["startup_app"]; ok {
+		if err := json.Unmarshal(raw, &name); err != nil {
+			writeError(w, r, s.log, &errBody{"body: field startup_app: expected an installed app's name, or null to clear"})
+			return
+		}
 	}
 	value := ""
 	if name != nil {
@@ -208,4 +220,113 @@ func startupAppBody(name string) startupApp {
 		return startupApp{}
 	}
 	return startupApp{StartupApp: &name}
+}
+
+// privateSpaceRequest is the body of POST /api/apps/install-private-space.
+type privateSpaceRequest struct {
+	SpaceID *string `json:"space_id"`
+}
+
+func (s *Server) handleInstallPrivateSpace(w http.ResponseWriter, r *http.Request) {
+	var req privateSpaceRequest
+	if err := decodeBody(w, r, &req, maxBodyBytes, false); err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	if req.SpaceID == nil {
+		writeError(w, r, s.log, &errBody{"body: field space_id is required: <user>/<space> on the daemon's hub"})
+		return
+	}
+	job, err := s.apps.InstallPrivateSpace(*req.SpaceID)
+	if errors.Is(err, apps.ErrNoHubToken) {
+		writeJSON(w, http.StatusUnauthorized, detail{Detail: err.Error()})
+		return
+	}
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, jobCreated{JobID: job.ID()})
+}
+
+func (s *Server) handleCheckUpdates(w http.ResponseWriter, r *http.Request) {
+	force := false
+	if v := r.URL.Query().Get("force"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			writeError(w, r, s.log, &errBody{"force: must be true or false"})
+			return
+		}
+		force = b
+	}
+	res, err := s.apps.CheckUpdates(r.Context(), force)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+func (s *Server) handleUpdateApp(w http.ResponseWriter, r *http.Request) {
+	job, err := s.apps.UpdateApp(r.PathValue("app_name"))
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, jobCreated{JobID: job.ID()})
+}
+
+// jobWSMessage is the anchor's job update on its websocket: after each batch of log lines (sent
+// one text message each), the job's command, status and those lines.
+type jobWSMessage struct {
+	Command string         `json:"command"`
+	Status  apps.JobStatus `json:"status"`
+	Logs    []string       `json:"logs"`
+}
+
+// handleJobWebSocket streams a job as the anchor's ws/apps-manager/{job_id} does: each new log
+// line as a text message, then a JSON message with the status and those lines, until the job
+// ends; an unknown job gets {"error": "Job ID not found"} and the socket closes. Browsers of other
+// origins are refused by the websocket library's origin check.
+func (s *Server) handleJobWebSocket(w http.ResponseWriter, r *http.Request) {
+	conn, err := websocket.Accept(w, r, nil)
+	if err != nil {
+		return // Accept answered the request
+	}
+	defer conn.CloseNow()
+	ctx := conn.CloseRead(r.Context())
+	job, err := s.apps.Job(r.PathValue("job_id"))
+	if err != nil {
+		_ = wsjson.Write(ctx, conn, map[string]string{"error": "Job ID not found"})
+		_ = conn.Close(websocket.StatusNormalClosure, "job not found")
+		return
+	}
+	next := 0
+	for {
+		lines, status, changed := job.Follow(next)
+		next += len(lines)
+		for _, line := range lines {
+			if err := conn.Write(ctx, websocket.MessageText, []byte(line)); err != nil {
+				return
+			}
+		}
+		if len(lines) > 0 || status.Finished() {
+			info := job.Info()
+			if err := wsjson.Write(ctx, conn, jobWSMessage{Command: info.Command, Status: status, Logs: append([]string{}, lines...)}); err != nil {
+				return
+			}
+		}
+		if status.Finished() {
+			_ = conn.Close(websocket.StatusNormalClosure, "job "+string(status))
+			return
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return
+		case <-s.done:
+			_ = conn.Close(websocket.StatusGoingAway, "daemon shutting down")
+			return
+		}
+	}
 }

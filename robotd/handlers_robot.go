@@ -14,8 +14,45 @@ import (
 // MaxStreamFrequency is the highest state stream rate, in Hz.
 const MaxStreamFrequency = 50.0
 
+// fullState is the robot's state; with ?use_pose_matrix=true the head poses are {"m": [16]}, as
+// the anchor's use_pose_matrix gives them.
+type fullState struct {
+	robot.State
+	HeadPose       any       `json:"head_pose"`
+	TargetHeadPose any       `json:"target_head_pose"`
+	HeadJoints     []float64 `json:"head_joints"` // the backend reports no Stewart joint angles: null
+	AutoBodyYaw    bool      `json:"automatic_body_yaw"`
+}
+
+type matrixPose struct {
+	M [16]float64 `json:"m"`
+}
+
 func (s *Server) handleFullState(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, s.robot.State())
+	matrix, err := boolQuery(r, "use_pose_matrix")
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	st := s.robot.State()
+	out := fullState{State: st, HeadPose: st.HeadPose, TargetHeadPose: st.TargetHeadPose, AutoBodyYaw: s.robot.AutomaticBodyYaw()}
+	if matrix {
+		out.HeadPose, out.TargetHeadPose = matrixPose{st.HeadPose.Matrix()}, matrixPose{st.TargetHeadPose.Matrix()}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// boolQuery reads an optional true/false query parameter.
+func boolQuery(r *http.Request, name string) (bool, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, &errBody{name + ": must be true or false"}
+	}
+	return b, nil
 }
 
 // handleStateStream streams the full state as server-sent events at ?frequency= Hz (default 10,
@@ -48,32 +85,72 @@ func (s *Server) handleStateStream(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// pose is a head pose in a request; missing fields are 0, as in the anchor's API.
-type pose struct {
-	X, Y, Z, Roll, Pitch, Yaw float64
-}
+// pose is a head pose in a request, in either of the anchor's shapes: {"x", "y", "z", "roll",
+// "pitch", "yaw"} (metres, radians; missing fields are 0) or {"m": [16 numbers]}, a row-major 4×4
+// homogeneous matrix. Anything else is refused by name, never read as the zero pose.
+type pose robot.HeadPose
+
+// poseError is a pose that cannot be read; decodeBody reports it as it is.
+type poseError struct{ msg string }
+
+func (e *poseError) Error() string { return e.msg }
 
 func (p *pose) UnmarshalJSON(data []byte) error {
-	var v struct {
-		X     float64 `json:"x"`
-		Y     float64 `json:"y"`
-		Z     float64 `json:"z"`
-		Roll  float64 `json:"roll"`
-		Pitch float64 `json:"pitch"`
-		Yaw   float64 `json:"yaw"`
+	err := p.unmarshal(data)
+	if err != nil {
+		return &poseError{"pose: " + err.Error()}
 	}
-	if err := json.Unmarshal(data, &v); err != nil {
-		return err
+	return nil
+}
+
+func (p *pose) unmarshal(data []byte) error {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return fmt.Errorf("a pose is a JSON object: {x, y, z, roll, pitch, yaw} or {m: [16 numbers]}")
+	}
+	if raw, ok := fields["m"]; ok {
+		if len(fields) > 1 {
+			return fmt.Errorf("a pose has either m (a 4x4 matrix) or x, y, z, roll, pitch, yaw, not both")
+		}
+		var m []float64
+		if err := json.Unmarshal(raw, &m); err != nil || len(m) != 16 {
+			return fmt.Errorf("m: expected 16 numbers, a 4x4 homogeneous matrix row by row")
+		}
+		hp, err := robot.PoseFromMatrix([16]float64(m))
+		if err != nil {
+			return err
+		}
+		*p = pose(hp)
+		return nil
+	}
+	var v robot.HeadPose
+	known := map[string]*float64{"x": &v.X, "y": &v.Y, "z": &v.Z, "roll": &v.Roll, "pitch": &v.Pitch, "yaw": &v.Yaw}
+	for k, raw := range fields {
+		dst, ok := known[k]
+		if !ok {
+			return fmt.Errorf("unknown pose field %q: a pose is {x, y, z, roll, pitch, yaw} in metres and radians, or {m: [16 numbers]}", truncateField(k))
+		}
+		if err := json.Unmarshal(raw, dst); err != nil {
+			return fmt.Errorf("%s: expected a number", k)
+		}
 	}
 	*p = pose(v)
 	return nil
+}
+
+func truncateField(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
 }
 
 // target builds a robot.Target from the optional parts of a request, checking the antennas.
 func target(head *pose, antennas []float64, bodyYaw *float64, antennasField string) (robot.Target, error) {
 	var t robot.Target
 	if head != nil {
-		t.Head = &robot.HeadPose{X: head.X, Y: head.Y, Z: head.Z, Roll: head.Roll, Pitch: head.Pitch, Yaw: head.Yaw}
+		hp := robot.HeadPose(*head)
+		t.Head = &hp
 	}
 	if antennas != nil {
 		if len(antennas) != 2 {
@@ -185,14 +262,16 @@ func (s *Server) handleStopMove(w http.ResponseWriter, r *http.Request) {
 
 type motorStatus struct {
 	Mode robot.MotorMode `json:"mode"`
-	// Motors is each motor's health on the hardware; null on the simulation.
-	Motors []robot.MotorHealth `json:"motors"`
 }
 
 func (s *Server) handleMotorStatus(w http.ResponseWriter, r *http.Request) {
-	st := motorStatus{Mode: s.robot.MotorMode()}
+	st := struct {
+		torqueStatus
+		// Health is each motor's state on the hardware; null on the simulation.
+		Health []robot.MotorHealth `json:"health"`
+	}{torqueStatus: torqueStatus{Mode: s.robot.MotorMode(), Motors: s.robot.MotorTorque()}}
 	if hw := s.robot.HardwareStatus(); hw != nil {
-		st.Motors = hw.Motors
+		st.Health = hw.Motors
 	}
 	writeJSON(w, http.StatusOK, st)
 }

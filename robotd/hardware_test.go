@@ -129,7 +129,7 @@ func TestDaemonOnTheEmulatedBus(t *testing.T) {
 	}
 
 	d.expectError("POST", "/api/move/goto", map[string]any{"head_pose": map[string]float64{"z": 0.03, "roll": 0.6}, "duration": 1}, 422, "out of the robot's reach")
-	d.expectError("POST", "/api/move/set_target", map[string]any{"target_head_pose": map[string]float64{"yaw": 1.6}}, 422, "at most 65° from the body")
+	d.expectError("POST", "/api/move/set_target", map[string]any{"target_head_pose": map[string]float64{"x": 0.03, "pitch": 0.7}}, 422, "out of the robot's reach")
 	if d.call("GET", "/api/state/full", nil, &s); !poseClose(s.TargetHeadPose, goal, 1e-9) || s.Move != nil {
 		t.Errorf("a refused pose moved the robot: %+v", s)
 	}
@@ -165,6 +165,19 @@ func TestEmulatedBusAnswersLikeTheSimulation(t *testing.T) {
 		{"GET", "/api/audio/sample", nil},
 		{"POST", "/api/audio/stop_recording", nil},
 		{"POST", "/api/sim/antenna-touch", map[string]any{"antenna": "left", "delta": 0.3}},
+		{"GET", "/api/state/present_head_pose", nil},
+		{"GET", "/api/state/present_body_yaw", nil},
+		{"GET", "/api/state/present_antenna_joint_positions", nil},
+		{"POST", "/api/move/look_at_world", map[string]any{"x": 0.5, "y": 0.1, "z": 0.1, "duration": 0.2}},
+		{"GET", "/api/move/running", nil},
+		{"POST", "/api/move/recording/start", nil},
+		{"POST", "/api/move/recording/stop", nil},
+		{"POST", "/api/motors/torque", map[string]any{"ids": []string{"left_antenna"}, "on": false}},
+		{"GET", "/api/motors/status", nil},
+		{"POST", "/api/motors/torque", map[string]any{"on": true}},
+		{"POST", "/api/motors/automatic_body_yaw", map[string]any{"enabled": false}},
+		{"GET", "/api/camera/specs", nil},
+		{"POST", "/api/move/look_at_image", map[string]any{"u": 100, "v": 100, "duration": 0.2}},
 		{"POST", "/api/move/play/goto_sleep", nil},
 		{"POST", "/api/move/play/wake_up", nil},
 	}

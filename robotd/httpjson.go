@@ -85,7 +85,10 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any, limit int64, opti
 	if err := json.Unmarshal(data, v); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		var syntaxErr *json.SyntaxError
+		var poseErr *poseError
 		switch {
+		case errors.As(err, &poseErr):
+			return &errBody{"body: " + poseErr.msg}
 		case errors.As(err, &typeErr) && typeErr.Field != "":
 			return &errBody{fmt.Sprintf("body: field %s: expected %s, got %s", typeErr.Field, typeErr.Type, typeErr.Value)}
 		case errors.As(err, &typeErr):

@@ -268,9 +268,9 @@ func TestStartupAppInstalledFromCatalog(t *testing.T) {
 		t.Fatalf("the robot woke up (at %d) before the startup app was installed (at %d)", woke, installed)
 	}
 	var available []appInfo
-	d.call("GET", "/api/apps/list-available/hub_space", nil, &available)
+	d.call("GET", "/api/apps/list-available/hf_space", nil, &available)
 	if len(available) != 1 || available[0].Name != "catalog_app" || available[0].URL != h.URL+"/spaces/pollen/catalog_app" {
-		t.Fatalf("list-available/hub_space: %+v", available)
+		t.Fatalf("list-available/hf_space: %+v", available)
 	}
 }
 
@@ -316,7 +316,7 @@ func TestInstallFromGitURL(t *testing.T) {
 	d.call("POST", "/api/apps/install", map[string]string{"url": secretURL}, &created)
 	j := d.waitJob(created.JobID)
 	all, _ := json.Marshal(j)
-	if j.Status != "error" || strings.Contains(string(all), "hunter2secret") || strings.Contains(d.log.String(), "hunter2secret") {
+	if j.Status != "failed" || strings.Contains(string(all), "hunter2secret") || strings.Contains(d.log.String(), "hunter2secret") {
 		t.Fatalf("a failed clone of a URL with a password: %s\n%s", all, d.log.String())
 	}
 }

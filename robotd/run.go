@@ -22,6 +22,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/robothub/robothub/core/apps"
+	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/core/version"
 	"github.com/robothub/robothub/robotd/pysdk"
@@ -56,7 +57,12 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			&cli.StringFlag{Name: "api-token", Usage: "require this bearer token on /api/ (default $ROBOT_DAEMON_TOKEN, which apps inherit)"},
 			&cli.StringFlag{Name: "hub-url", Usage: "the hub whose robot_python_app spaces form the app catalog (default $HF_ENDPOINT or https://huggingface.co; \"none\" disables the catalog)"},
 			&cli.StringFlag{Name: "python", Value: "python3", Usage: "the interpreter that creates the apps venv"},
-			&cli.StringSliceFlag{Name: "wheel-dir", Usage: "offline wheels for pip --find-links (default /usr/share/python-wheels)"},
+			&cli.StringSliceFlag{Name: "wheel-dir", Usage: "wheels for pip --find-links, the only source with --offline (default /usr/share/python-wheels)"},
+			&cli.StringFlag{Name: "index-url", Usage: "the package index app dependencies come from (default: pip's own configuration: PIP_INDEX_URL, pip.conf)"},
+			&cli.StringSliceFlag{Name: "extra-index-url", Usage: "another package index, searched as well"},
+			&cli.BoolFlag{Name: "offline", Usage: "install apps and their dependencies from the --wheel-dir directories only, never from an index"},
+			&cli.StringFlag{Name: "installer", Value: "auto", Usage: "auto (uv when on PATH, else pip), pip or uv"},
+			&cli.BoolFlag{Name: "system-site-packages", Usage: "let apps use the system's Python packages (numpy, OpenCV from apt on Raspberry Pi OS)"},
 			&cli.StringSliceFlag{Name: "allowed-host", Usage: "a host name the API answers to, besides IP addresses, localhost and this machine's name"},
 		},
 		Action: func(c *cli.Context) error {
@@ -82,6 +88,9 @@ type config struct {
 	logLevel                   slog.Level
 	token, hubURL, python      string
 	wheelDirs, allowedHosts    []string
+	offline, systemSite        bool
+	indexURL, uv, hubToken     string
+	extraIndexURLs             []string
 }
 
 func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
@@ -90,6 +99,19 @@ func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
 		wireless: c.Bool("wireless-version"), wakeOnStart: !c.Bool("no-wake-up-on-start"),
 		startupApp: strings.TrimSpace(c.String("startup-app")), stopTimeout: c.Duration("stop-timeout"),
 		python: c.String("python"), wheelDirs: c.StringSlice("wheel-dir"), allowedHosts: c.StringSlice("allowed-host"),
+	}
+	cfg.offline, cfg.systemSite = c.Bool("offline"), c.Bool("system-site-packages")
+	cfg.indexURL, cfg.extraIndexURLs = strings.TrimSpace(c.String("index-url")), c.StringSlice("extra-index-url")
+	switch c.String("installer") {
+	case "auto":
+		cfg.uv = apps.FindUV()
+	case "pip":
+	case "uv":
+		if cfg.uv = apps.FindUV(); cfg.uv == "" {
+			return cfg, errors.New("--installer uv: uv is not on PATH")
+		}
+	default:
+		return cfg, fmt.Errorf("--installer: %q is not one of auto, pip, uv", c.String("installer"))
 	}
 	if err := cfg.logLevel.UnmarshalText([]byte(c.String("log-level"))); err != nil {
 		return cfg, fmt.Errorf("--log-level: %q is not one of debug, info, warn, error", c.String("log-level"))
@@ -147,6 +169,10 @@ func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
 	if cfg.hubURL == "none" {
 		cfg.hubURL = ""
 	}
+	// The hub token reads private spaces (install-private-space); HF_TOKEN or the hub's token file.
+	if hc, err := hub.ConfigFromEnv(getenv, cfg.hubURL, ""); err == nil {
+		cfg.hubToken = hc.Token
+	}
 	if name, err := os.Hostname(); err == nil && name != "" {
 		name = strings.ToLower(name)
 		cfg.allowedHosts = append(cfg.allowedHosts, name, name+".local")
@@ -155,6 +181,23 @@ func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
 		cfg.allowedHosts[i] = strings.ToLower(strings.TrimSuffix(h, "."))
 	}
 	return cfg, nil
+}
+
+// appEnv is what the daemon puts into its apps' environment: its own URL when ROBOT_DAEMON_URL is
+// unset (so an app finds a daemon on any port), and its token when apps would not inherit it.
+func appEnv(getenv func(string) string, addr net.Addr, token string) []string {
+	var env []string
+	if getenv("ROBOT_DAEMON_URL") == "" {
+		host, port, _ := net.SplitHostPort(addr.String())
+		if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+			host = "127.0.0.1" // a wildcard listener is reached on loopback from the same machine
+		}
+		env = append(env, "ROBOT_DAEMON_URL=http://"+net.JoinHostPort(host, port))
+	}
+	if token != "" && getenv("ROBOT_DAEMON_TOKEN") != token {
+		env = append(env, "ROBOT_DAEMON_TOKEN="+token)
+	}
+	return env
 }
 
 // sameDaemonURL reports whether the SDK's URL (empty: its default) reaches the listener at addr.
@@ -191,6 +234,8 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	mgr, err := apps.NewManager(apps.Config{
 		DataDir: cfg.dataDir, VenvDir: cfg.venvDir, BasePython: cfg.python, WheelDirs: cfg.wheelDirs,
 		StopTimeout: cfg.stopTimeout, SDK: pysdk.Files, DaemonVersion: version.String(), HubURL: cfg.hubURL,
+		Offline: cfg.offline, IndexURL: cfg.indexURL, ExtraIndexURLs: cfg.extraIndexURLs, UV: cfg.uv,
+		SystemSitePackages: cfg.systemSite, HubToken: cfg.hubToken,
 		HTTPClient: &http.Client{Timeout: 30 * time.Second}, Robot: rb, StartupApp: cfg.startupApp,
 		Log: log.With("component", "apps"),
 	})
@@ -225,8 +270,9 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	log.Info("robot daemon listening", "url", listenURL, "version", version.String(), "sdk", mgr.SDKVersion(),
 		"backend", rb.BackendName(), "apps_venv", cfg.venvDir, "data_dir", cfg.dataDir, "token", cfg.token != "")
 	fmt.Fprintf(stdout, "robot-daemon listening on %s\n", listenURL)
-	if appURL := getenv("ROBOT_DAEMON_URL"); !sameDaemonURL(appURL, ln.Addr()) {
-		log.Warn("apps will not reach this daemon: they inherit ROBOT_DAEMON_URL (default http://127.0.0.1:8000); set it in the daemon's environment",
+	mgr.SetAppEnv(appEnv(getenv, ln.Addr(), cfg.token)...)
+	if appURL := getenv("ROBOT_DAEMON_URL"); appURL != "" && !sameDaemonURL(appURL, ln.Addr()) {
+		log.Warn("apps will not reach this daemon: ROBOT_DAEMON_URL, which they inherit, names another port",
 			"ROBOT_DAEMON_URL", appURL, "listening", listenURL)
 	}
 	if err := sdNotify(getenv, "READY=1"); err != nil {

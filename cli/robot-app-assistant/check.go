@@ -41,15 +41,21 @@ func checkCommand(e *env) *cli.Command {
     wrapped_run() and stop() on KeyboardInterrupt;
   - README.md front matter: valid YAML (the subset of hub cards: block and flow mappings and lists,
     plain, quoted and block scalars, comments), with a title and the tag robot_python_app;
-  - an offline install into a temporary venv (with the robot SDK of this version) registers the
-    entry point, loads a RobotApp subclass and its static/ files, and an uninstall removes it.
+  - an install into a temporary venv (with the robot SDK of this version), its dependencies
+    resolved as the robot resolves them: from the package index of pip's configuration
+    (PIP_INDEX_URL, pip.conf) or --index-url, or only from --wheel-dir with --offline; it must
+    register the entry point, load a RobotApp subclass and its static/ files, and an uninstall
+    must remove it.
 Exit status 1 when any check fails.
 
 The temporary venvs share a base (pip, setuptools, wheel, robot_sdk) kept in
 $XDG_CACHE_HOME/robot-app-assistant (default ~/.cache/robot-app-assistant); remove it to rebuild.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "python", Value: "python3", Usage: "the Python interpreter (3.11 or newer) to check and install with"},
-			&cli.StringSliceFlag{Name: "wheel-dir", Usage: "offline wheels for pip --find-links (default " + defaultWheelDir + ")"},
+			&cli.StringSliceFlag{Name: "wheel-dir", Usage: "wheels for pip --find-links, the only source with --offline (default " + defaultWheelDir + ")"},
+			&cli.StringFlag{Name: "index-url", Usage: "the package index dependencies come from (default: pip's configuration, as on the robot)"},
+			&cli.StringSliceFlag{Name: "extra-index-url", Usage: "another package index, searched as well"},
+			&cli.BoolFlag{Name: "offline", Usage: "install dependencies from the --wheel-dir directories only, as a robot started with --offline"},
 		},
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
@@ -64,10 +70,13 @@ $XDG_CACHE_HOME/robot-app-assistant (default ~/.cache/robot-app-assistant); remo
 
 // checkOptions says what to check and with what.
 type checkOptions struct {
-	dir       string
-	python    string
-	wheelDirs []string
-	cacheDir  string
+	dir            string
+	python         string
+	wheelDirs      []string
+	cacheDir       string
+	offline        bool
+	indexURL       string
+	extraIndexURLs []string
 }
 
 func checkOptionsFrom(c *cli.Context, e *env, dir string) checkOptions {
@@ -79,7 +88,8 @@ func checkOptionsFrom(c *cli.Context, e *env, dir string) checkOptions {
 	if python == "" {
 		python = "python3"
 	}
-	return checkOptions{dir: dir, python: python, wheelDirs: wheels, cacheDir: cacheDir(e.getenv)}
+	return checkOptions{dir: dir, python: python, wheelDirs: wheels, cacheDir: cacheDir(e.getenv),
+		offline: c.Bool("offline"), indexURL: c.String("index-url"), extraIndexURLs: c.StringSlice("extra-index-url")}
 }
 
 // cacheDir is where check keeps its base venvs.
@@ -334,7 +344,7 @@ func checkPyproject(r *checkReport, insp *inspection, dirName string) bool {
 	r.dist = *pp.Name
 	r.ok("pyproject.toml: project %s", r.dist)
 	if pp.BuildBackend != nil && !strings.HasPrefix(*pp.BuildBackend, "setuptools") {
-		r.fail(fmt.Sprintf("pyproject.toml: build backend %s: the robot builds apps offline with setuptools only", *pp.BuildBackend),
+		r.fail(fmt.Sprintf("pyproject.toml: build backend %s: the robot builds apps with the setuptools of its apps venv only", *pp.BuildBackend),
 			"use [build-system] requires = [\"setuptools>=61\"] and build-backend = \"setuptools.build_meta\"")
 	}
 

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/robothub/robothub/internal/pyindex"
 )
 
 // edit replaces old with new in a file of an app, failing when old is not there.
@@ -119,8 +121,11 @@ func TestCheckReportsBrokenPackages(t *testing.T) {
 			edit(t, filepath.Join(dir, "broken", "main.py"), "import math", "import math\nimport numpy_that_is_not_here")
 		}, []string{"FAIL  loading broken.main:Broken in a clean venv failed: ModuleNotFoundError: No module named 'numpy_that_is_not_here'"}},
 		{"unavailable dependency", func(t *testing.T, dir string) {
+			idx := pyindex.New()
+			t.Cleanup(idx.Close)
+			t.Setenv("PIP_INDEX_URL", idx.URL()) // pip's own configuration, which check follows
 			edit(t, filepath.Join(dir, "pyproject.toml"), "dependencies = []", `dependencies = ["requests>=2"]`)
-		}, []string{"FAIL  pip could not install the package offline into a temporary venv:", "No matching distribution found for requests>=2"}},
+		}, []string{"FAIL  pip could not install the package into a temporary venv from the package index of pip's configuration:", "No matching distribution found for requests>=2"}},
 		{"no package marker and no landing page", func(t *testing.T, dir string) {
 			for _, f := range []string{"broken/__init__.py", "index.html"} {
 				if err := os.Remove(filepath.Join(dir, f)); err != nil {
@@ -183,5 +188,28 @@ func TestCheckOnSomethingThatIsNotAFolder(t *testing.T) {
 	r = runCLI(t, nil, "check", "--python", "python-that-does-not-exist", t.TempDir())
 	if r.code != exitError || !strings.Contains(r.stderr, "python-that-does-not-exist not found") {
 		t.Fatalf("exit %d, %q", r.code, r.stderr)
+	}
+}
+
+// check installs dependencies as the robot does: from the index (pip's configuration, or
+// --index-url), and with --offline only from wheel directories, naming what is missing.
+func TestCheckInstallsDependenciesFromTheIndex(t *testing.T) {
+	idx := pyindex.New()
+	defer idx.Close()
+	idx.Publish("dep", "1.2")
+	dir := mustCreate(t, "with_dep")
+	edit(t, filepath.Join(dir, "pyproject.toml"), "dependencies = []", `dependencies = ["dep>=1.1"]`)
+	edit(t, filepath.Join(dir, "with_dep", "main.py"), "import math", "import math\nimport dep")
+	r := runCLI(t, nil, "check", "--index-url", idx.URL(), dir)
+	if r.code != 0 || !strings.Contains(r.stdout, "dependencies from the index "+idx.URL()) || !idx.Asked("dep") {
+		t.Fatalf("check with --index-url: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	t.Setenv("PIP_INDEX_URL", idx.URL())
+	if r := runCLI(t, nil, "check", dir); r.code != 0 || !strings.Contains(r.stdout, "dependencies from the package index of pip's configuration") {
+		t.Fatalf("check with PIP_INDEX_URL: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = runCLI(t, nil, "check", "--offline", dir)
+	if r.code != exitError || !strings.Contains(r.stdout, "(--offline)") || !strings.Contains(r.stdout, "dep>=1.1") || !strings.Contains(r.stdout, "a robot started with --offline installs only from wheel directories") {
+		t.Fatalf("check --offline of a dependency that is in no wheel directory: exit %d\n%s", r.code, r.stdout)
 	}
 }

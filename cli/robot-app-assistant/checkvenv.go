@@ -58,7 +58,9 @@ type probeResult struct {
 	Static     []string `json:"static"`
 }
 
-// checkInstall installs the package offline into a temporary venv layered on the cached base
+// checkInstall installs the package, with its dependencies from the package source the robot
+// uses (the index of pip's configuration, --index-url, or wheel directories offline), into a
+// temporary venv layered on the cached base
 // (pip, setuptools, wheel, robot_sdk), checks what got installed, uninstalls it and checks that
 // the entry point is gone. It returns an error only when the venv itself cannot be made.
 func checkInstall(ctx context.Context, e *env, opts checkOptions, r *checkReport, pythonExe string, bundled []string) error {
@@ -92,16 +94,35 @@ func checkInstall(ctx context.Context, e *env, opts checkOptions, r *checkReport
 	python := filepath.Join(venv, "bin", "python")
 	pip := []string{"-I", "-m", "pip", "--disable-pip-version-check", "--no-input"}
 
-	args := append(append([]string(nil), pip...), "install", "--no-index", "--no-build-isolation", "--no-compile")
+	// The app builds with the base's setuptools, as the daemon builds it with its venv's; its
+	// dependencies come from where the robot's come from.
+	args := append(append([]string(nil), pip...), "install", "--no-build-isolation", "--no-compile")
+	source := "the package index of pip's configuration"
+	switch {
+	case opts.offline:
+		args = append(args, "--no-index")
+		source = "wheels in " + strings.Join(opts.wheelDirs, ", ") + " only (--offline)"
+	case opts.indexURL != "":
+		args = append(args, "--index-url", opts.indexURL)
+		source = "the index " + apps.RedactURL(opts.indexURL)
+	}
+	if !opts.offline {
+		for _, u := range opts.extraIndexURLs {
+			args = append(args, "--extra-index-url", u)
+		}
+	}
 	for _, d := range opts.wheelDirs {
 		args = append(args, "--find-links", d)
 	}
 	if out, err := runCommand(ctx, e, tmp, python, append(args, src)...); err != nil {
-		r.fail("pip could not install the package offline into a temporary venv:\n"+tail(strings.ReplaceAll(out, tmp, "<tmp>"), 8),
-			"the robot installs apps offline as well: build with setuptools, and depend only on packages available as wheels in "+strings.Join(opts.wheelDirs, ", "))
+		hint := "the robot installs the dependencies of pyproject.toml from the package index of its pip configuration (or the daemon's --index-url): check each requirement's name and version, and that the index has it"
+		if opts.offline {
+			hint = "a robot started with --offline installs only from wheel directories: depend only on packages available as wheels in " + strings.Join(opts.wheelDirs, ", ")
+		}
+		r.fail("pip could not install the package into a temporary venv from "+source+":\n"+apps.RedactText(tail(strings.ReplaceAll(out, tmp, "<tmp>"), 8)), hint)
 		return nil
 	}
-	r.ok("offline install of %s into a temporary venv", r.dist)
+	r.ok("install of %s into a temporary venv, dependencies from %s", r.dist, source)
 
 	probe, err := runProbe(ctx, e, tmp, python, r.app)
 	if err != nil {

@@ -172,7 +172,7 @@ func (d *testDaemon) remove(name string) {
 			Status string `json:"status"`
 		}
 		callJSON(d.t, "GET", d.url+"/api/apps/job-status/"+job.JobID, nil, &j)
-		if j.Status == "done" || j.Status == "error" {
+		if j.Status == "done" || j.Status == "failed" {
 			return
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -288,7 +288,7 @@ func TestEndToEndCreateCheckPublishInstallRun(t *testing.T) {
 		URL         string `json:"url"`
 		Description string `json:"description"`
 	}
-	callJSON(t, "GET", d.url+"/api/apps/list-available/hub_space", nil, &catalog)
+	callJSON(t, "GET", d.url+"/api/apps/list-available/hf_space", nil, &catalog)
 	if len(catalog) != 1 || catalog[0].Name != "wave_e2e" || catalog[0].URL != spaceURL {
 		t.Fatalf("catalog %+v", catalog)
 	}

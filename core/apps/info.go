@@ -7,11 +7,17 @@ type SourceKind string
 
 // The source kinds.
 const (
-	SourceInstalled SourceKind = "installed" // an app installed in the apps venv
-	SourceHubSpace  SourceKind = "hub_space" // a space on the hub: <hub>/spaces/<user>/<app>
-	SourceGit       SourceKind = "git"       // any other git URL
-	SourceLocal     SourceKind = "local"     // a directory on the robot
+	SourceInstalled          SourceKind = "installed"           // an app installed in the apps venv
+	SourceHubSpace           SourceKind = "hf_space"            // a space on the hub: <hub>/spaces/<user>/<app>
+	SourceDashboardSelection SourceKind = "dashboard_selection" // the apps the dashboard offers: here, the hub catalog
+	SourceLocal              SourceKind = "local"               // a directory on the robot
+	// SourceGit is any other git URL. It appears only as extra.installed_from, where anchor clients
+	// read free-form data: source_kind itself keeps to the anchor's four kinds.
+	SourceGit SourceKind = "git"
 )
+
+// legacyHubSpace is what installed-app records written before the anchor's names said for a hub space.
+const legacyHubSpace SourceKind = "hub_space"
 
 // AppInfo describes an app, installed or available from the catalog.
 type AppInfo struct {

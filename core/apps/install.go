@@ -101,7 +101,7 @@ func (m *Manager) Install(rawURL string) (*Job, error) {
 		return nil, err
 	}
 	job := m.jobs.create("install", src.shown)
-	go m.runJob(job, func(ctx context.Context) ([]string, error) { return m.install(ctx, job, src) })
+	go m.runJob(job, func(ctx context.Context) ([]string, error) { return m.install(ctx, job, src, false) })
 	return job, nil
 }
 
@@ -133,14 +133,14 @@ func (m *Manager) refuseIfRunning(name, what string) error {
 func (m *Manager) runJob(job *Job, work func(ctx context.Context) ([]string, error)) {
 	m.venvMu.Lock()
 	defer m.venvMu.Unlock()
-	job.setStatus(JobRunning, nil)
+	job.setStatus(JobInProgress, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), installTimeout)
 	defer cancel()
 	apps, err := work(ctx)
 	if err != nil {
 		job.Logf("Job '%s %s' failed: %v", job.command, job.target, err)
 		m.log.Warn("job failed", "job", job.id, "command", job.command, "target", job.target, "err", err)
-		job.setStatus(JobError, err)
+		job.setStatus(JobFailed, err)
 		return
 	}
 	job.setApps(apps)
@@ -149,8 +149,11 @@ func (m *Manager) runJob(job *Job, work func(ctx context.Context) ([]string, err
 	job.setStatus(JobDone, nil)
 }
 
-func (m *Manager) install(ctx context.Context, job *Job, src source) ([]string, error) {
+// install installs the app package from src with its dependencies; with upgrade (an update), the
+// package's own requirements are brought to their newest versions too.
+func (m *Manager) install(ctx context.Context, job *Job, src source, upgrade bool) ([]string, error) {
 	job.Logf("Installing from %s (%s)", src.shown, src.kind)
+	job.Logf("Packages come from %s", m.venv.Source.Describe())
 	var revision string
 	if err := m.venv.Ensure(ctx, job); err != nil {
 		return nil, err
@@ -169,7 +172,7 @@ func (m *Manager) install(ctx context.Context, job *Job, src source) ([]string, 
 		}
 	default:
 		job.Logf("Cloning %s", src.shown)
-		if err := runLoggedEnv(ctx, job, []string{"GIT_ALLOW_PROTOCOL=http:https:ssh:git:file"},
+		if err := runLoggedEnv(ctx, job, append([]string{"GIT_ALLOW_PROTOCOL=http:https:ssh:git:file"}, m.gitAuthEnv(src)...),
 			"git", "clone", "--depth", "1", "--quiet", "--", src.cloneURL, srcDir); err != nil {
 			return nil, fmt.Errorf("cloning %s: %w", src.shown, err)
 		}
@@ -223,15 +226,13 @@ func (m *Manager) install(ctx context.Context, job *Job, src source) ([]string, 
 	if err := m.beginChange(job, meta.name, wheels[0], tmp); err != nil {
 		return nil, err
 	}
-	if meta.requires {
-		job.Logf("Installing dependencies")
-		args := append([]string{"install", "--no-index"}, m.venv.findLinks(wheelDir)...)
-		if err := m.venv.Pip(ctx, job, append(args, wheels[0])...); err != nil {
-			return nil, errors.Join(fmt.Errorf("installing dependencies failed (pip install: %v); the installed version, if any, is unchanged", err), m.endChange())
-		}
+	if err := m.installDependencies(ctx, job, meta, upgrade); err != nil {
+		return nil, errors.Join(fmt.Errorf("installing the dependencies of %s failed: %v; the installed version, if any, is unchanged and keeps working", meta.name, err), m.endChange())
 	}
 	job.Logf("Installing %s", filepath.Base(wheels[0]))
-	if err := m.venv.Pip(ctx, job, "install", "--no-index", "--no-deps", "--force-reinstall", wheels[0]); err != nil {
+	// The app's own wheel, replacing what is there even at the same version (a new commit of the
+	// same version is new code). Its dependencies are in place: this step needs no index.
+	if err := m.venv.install(ctx, job, installOptions{noDeps: true, reinstall: true, noIndex: true}, wheels[0]); err != nil {
 		return nil, errors.Join(fmt.Errorf("pip install failed: %v", err), m.endChange())
 	}
 	if err := m.keepWheel(meta.name, wheels[0]); err != nil {
@@ -241,6 +242,7 @@ func (m *Manager) install(ctx context.Context, job *Job, src source) ([]string, 
 		return nil, err
 	}
 	m.pruneWheels(meta.name, wheels[0])
+	m.installCount.Add(1)
 
 	m.listMu.Lock()
 	defer m.listMu.Unlock()
@@ -277,6 +279,7 @@ func (m *Manager) remove(ctx context.Context, job *Job, info AppInfo) ([]string,
 		return nil, err
 	}
 	m.pruneWheels(info.Extra.Package, "")
+	m.installCount.Add(1)
 	m.listMu.Lock()
 	var removed []string
 	for _, a := range m.apps.Load().list {
@@ -308,7 +311,7 @@ func (m *Manager) remove(ctx context.Context, job *Job, info AppInfo) ([]string,
 // wheelMeta is what install needs from a built wheel.
 type wheelMeta struct {
 	name, version string
-	requires      bool
+	requires      []string // Requires-Dist entries that apply without extras
 	apps          []struct{ name, module, class string }
 }
 
@@ -360,8 +363,8 @@ func parseMetadata(text string, meta *wheelMeta) {
 		case "version":
 			meta.version = value
 		case "requires-dist":
-			if !strings.Contains(value, "extra ==") {
-				meta.requires = true
+			if !extraMarker.MatchString(value) {
+				meta.requires = append(meta.requires, value)
 			}
 		}
 	}
@@ -392,6 +395,9 @@ func parseEntryPoints(text string) map[string][]struct{ name, module, class stri
 	}
 	return out
 }
+
+// extraMarker matches the environment marker of a requirement that applies only with an extra.
+var extraMarker = regexp.MustCompile(`;.*\bextra\s*==`)
 
 func normalizeDist(name string) string {
 	return strings.ToLower(regexp.MustCompile(`[-_.]+`).ReplaceAllString(name, "-"))

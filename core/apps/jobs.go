@@ -12,16 +12,16 @@ import (
 // JobStatus is the status of a background job.
 type JobStatus string
 
-// The job statuses: pending → running → done or error.
+// The job statuses, the anchor daemon's: pending → in_progress → done or failed.
 const (
-	JobPending JobStatus = "pending"
-	JobRunning JobStatus = "running"
-	JobDone    JobStatus = "done"
-	JobError   JobStatus = "error"
+	JobPending    JobStatus = "pending"
+	JobInProgress JobStatus = "in_progress"
+	JobDone       JobStatus = "done"
+	JobFailed     JobStatus = "failed"
 )
 
 // Finished reports whether a job in this status has ended.
-func (s JobStatus) Finished() bool { return s == JobDone || s == JobError }
+func (s JobStatus) Finished() bool { return s == JobDone || s == JobFailed }
 
 // JobInfo is a snapshot of a job.
 type JobInfo struct {
@@ -152,7 +152,7 @@ func (j *Job) Wait() error {
 		if status.Finished() {
 			j.mu.Lock()
 			defer j.mu.Unlock()
-			if j.status == JobError {
+			if j.status == JobFailed {
 				return fmt.Errorf("%s", j.err)
 			}
 			return nil

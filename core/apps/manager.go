@@ -41,19 +41,27 @@ type Robot interface {
 
 // Config configures a Manager.
 type Config struct {
-	DataDir       string        // installed-app records, startup config, running-app file
-	VenvDir       string        // the apps venv
-	BasePython    string        // creates the venv; default python3
-	WheelDirs     []string      // offline wheels for pip --find-links; default /usr/share/python-wheels
-	StopTimeout   time.Duration // default DefaultStopTimeout
-	SessionTTL    time.Duration // default DefaultSessionTTL
-	SDK           fs.FS         // the embedded Python SDK (pyproject.toml, robot_sdk/)
-	DaemonVersion string        // the SDK is installed at SDKVersion(DaemonVersion, SDK)
-	HubURL        string        // the hub whose spaces form the catalog; empty: no catalog
-	HTTPClient    *http.Client  // for the catalog
-	Robot         Robot         // may be nil (no pose reset, no startup app)
-	StartupApp    string        // the --startup-app flag; overrides the saved startup app
-	Log           *slog.Logger
+	DataDir    string   // installed-app records, startup config, running-app file
+	VenvDir    string   // the apps venv
+	BasePython string   // creates the venv; default python3
+	WheelDirs  []string // wheels for pip --find-links; default /usr/share/python-wheels
+	// Where packages come from: the package index of pip's configuration, unless Offline (wheel
+	// directories only) or IndexURL/ExtraIndexURLs; installed with UV when set (see FindUV).
+	Offline            bool
+	IndexURL           string
+	ExtraIndexURLs     []string
+	UV                 string
+	SystemSitePackages bool          // the apps venv sees the system's packages (numpy, OpenCV from apt)
+	HubToken           string        // reads private spaces of HubURL (install-private-space, their updates)
+	StopTimeout        time.Duration // default DefaultStopTimeout
+	SessionTTL         time.Duration // default DefaultSessionTTL
+	SDK                fs.FS         // the embedded Python SDK (pyproject.toml, robot_sdk/)
+	DaemonVersion      string        // the SDK is installed at SDKVersion(DaemonVersion, SDK)
+	HubURL             string        // the hub whose spaces form the catalog; empty: no catalog
+	HTTPClient         *http.Client  // for the catalog
+	Robot              Robot         // may be nil (no pose reset, no startup app)
+	StartupApp         string        // the --startup-app flag; overrides the saved startup app
+	Log                *slog.Logger
 }
 
 // Manager runs the app lifecycle. Its methods are safe for concurrent use.
@@ -70,6 +78,12 @@ type Manager struct {
 	listMu  sync.Mutex // serialises discovery and guards records
 	apps    atomic.Pointer[appSet]
 	records map[string]installRecord
+
+	updates      updateCache
+	installCount atomic.Uint64 // changes of the venv's apps since start: update checks go stale
+
+	envMu  sync.Mutex
+	appEnv []string // what the daemon adds to its apps' environment (SetAppEnv)
 
 	mu           sync.Mutex
 	current      *run
@@ -110,9 +124,11 @@ func NewManager(cfg Config) (*Manager, error) {
 		return nil, fmt.Errorf("apps: data dir: %w", err)
 	}
 	m := &Manager{
-		cfg:      cfg,
-		log:      cfg.Log,
-		venv:     &Venv{Dir: cfg.VenvDir, BasePython: cfg.BasePython, WheelDirs: cfg.WheelDirs},
+		cfg: cfg,
+		log: cfg.Log,
+		venv: &Venv{Dir: cfg.VenvDir, BasePython: cfg.BasePython, SystemSitePackages: cfg.SystemSitePackages,
+			Source: PackageSource{Offline: cfg.Offline, IndexURL: cfg.IndexURL, ExtraIndexURLs: cfg.ExtraIndexURLs,
+				WheelDirs: cfg.WheelDirs, UV: cfg.UV}},
 		robot:    cfg.Robot,
 		records:  map[string]installRecord{},
 		sessions: map[string]*session{},
@@ -123,9 +139,22 @@ func NewManager(cfg Config) (*Manager, error) {
 	if err := readJSON(m.path(installedFile), &m.records); err != nil {
 		return nil, fmt.Errorf("apps: %w", err)
 	}
+	for name, rec := range m.records {
+		if rec.SourceKind == legacyHubSpace {
+			rec.SourceKind = SourceHubSpace
+			m.records[name] = rec
+		}
+	}
 	var sc startupConfig
 	if err := readJSON(m.path(startupFile), &sc); err != nil {
-		return nil, fmt.Errorf("apps: %w", err)
+		// A startup setting that cannot be read (a torn write by another tool, an edit by hand)
+		// must not keep the robot from starting: it is unset until set again.
+		m.log.Warn("the saved startup app cannot be read; no startup app until one is set again", "file", m.path(startupFile), "err", err)
+		sc = startupConfig{}
+	}
+	if sc.StartupApp != "" && !AppNamePattern.MatchString(sc.StartupApp) {
+		m.log.Warn("the saved startup app is not an app name; no startup app until one is set again", "file", m.path(startupFile), "startup_app", truncate(sc.StartupApp, 100))
+		sc = startupConfig{}
 	}
 	m.startupApp = sc.StartupApp
 	if cfg.StartupApp != "" {
@@ -143,6 +172,14 @@ func NewManager(cfg Config) (*Manager, error) {
 }
 
 func (m *Manager) path(name string) string { return filepath.Join(m.cfg.DataDir, name) }
+
+// SetAppEnv sets variables ("NAME=value") that the daemon adds to its apps' environment, over
+// what they inherit: where the daemon listens, and its token.
+func (m *Manager) SetAppEnv(vars ...string) {
+	m.envMu.Lock()
+	m.appEnv = append([]string(nil), vars...)
+	m.envMu.Unlock()
+}
 
 // StopTimeout is how long Stop waits after SIGINT.
 func (m *Manager) StopTimeout() time.Duration { return m.cfg.StopTimeout }
@@ -247,18 +284,21 @@ func (m *Manager) App(name string) (AppInfo, error) {
 	return info, nil
 }
 
-// ListAvailable returns the installed apps and the catalog apps not installed, for kind "" (all),
-// "installed" or "hub_space". A catalog that cannot be fetched yields only installed apps, with the
-// error.
+// ListAvailable returns the installed apps and the catalog apps, for kind "" (all), "installed",
+// "hf_space" or "dashboard_selection" (the anchor's curated list; here the same hub catalog), and
+// "local" (apps in folders on the robot that are not installed: the daemon keeps none, so none).
+// A catalog that cannot be fetched yields only installed apps, with the error.
 func (m *Manager) ListAvailable(ctx context.Context, kind SourceKind) ([]AppInfo, error) {
 	switch kind {
-	case "", SourceInstalled, SourceHubSpace:
+	case "", SourceInstalled, SourceHubSpace, SourceDashboardSelection:
+	case SourceLocal:
+		return []AppInfo{}, nil
 	default:
-		return nil, invalidError(fmt.Sprintf("source kind %q is not one of installed, hub_space", kind))
+		return nil, invalidError(fmt.Sprintf("source kind %q is not one of hf_space, dashboard_selection, local, installed", kind))
 	}
 	set := m.installed()
 	var out []AppInfo
-	if kind != SourceHubSpace {
+	if kind == "" || kind == SourceInstalled {
 		out = append(out, set.list...)
 	}
 	if kind == SourceInstalled || m.catalog == nil {

@@ -206,7 +206,7 @@ func TestBrokenPackageFailsAndKeepsTheInstalledVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	info := waitJob(t, j)
-	if info.Status != apps.JobError || info.Error == nil || !strings.Contains(*info.Error, "building the package failed") {
+	if info.Status != apps.JobFailed || info.Error == nil || !strings.Contains(*info.Error, "building the package failed") {
 		t.Fatalf("broken install: status %s error %v", info.Status, info.Error)
 	}
 	logs := strings.Join(info.Logs, "\n")
@@ -223,7 +223,7 @@ func TestBrokenPackageFailsAndKeepsTheInstalledVersion(t *testing.T) {
 
 	j, _ = m.Install(appDir("not_an_app"))
 	info = waitJob(t, j)
-	if info.Status != apps.JobError || !strings.Contains(*info.Error, "declares no entry point in group robot_apps") {
+	if info.Status != apps.JobFailed || !strings.Contains(*info.Error, "declares no entry point in group robot_apps") {
 		t.Fatalf("installing a non-app: %s %v", info.Status, info.Error)
 	}
 	if got, _ := venvPython("import importlib.util; print(importlib.util.find_spec('not_an_app'))"); got != "None" {
@@ -241,8 +241,8 @@ func TestUnknownAppsAndJobs(t *testing.T) {
 	if _, err := m.Job("0123"); !errors.Is(err, apps.ErrNotFound) {
 		t.Errorf("unknown job: %v", err)
 	}
-	if err := m.SetStartupApp("nope"); !errors.Is(err, apps.ErrNotFound) {
-		t.Errorf("startup app not installed: %v", err)
+	if err := m.SetStartupApp("nope"); !errors.Is(err, apps.ErrRefused) || err.Error() != "App 'nope' is not installed" {
+		t.Errorf("startup app not installed: %v, want refused (400, as the anchor)", err)
 	}
 	if _, err := m.Install(""); !errors.Is(err, apps.ErrInvalid) {
 		t.Errorf("empty url: %v", err)

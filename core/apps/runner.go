@@ -49,9 +49,15 @@ func (r *run) statusLocked() AppStatus {
 }
 
 // Start launches the installed app name as `<venv python> -u -m <module>` in its own process
-// group, with the daemon's environment. It is refused while an app runs or a remote SDK session
-// holds the robot.
-func (m *Manager) Start(name string) (AppStatus, error) {
+// group, with the daemon's environment (and what SetAppEnv adds). It is refused while an app
+// runs; a remote SDK session holding the robot is evicted, as the anchor daemon's start-app does.
+func (m *Manager) Start(name string) (AppStatus, error) { return m.start(name, true) }
+
+// StartNoEvict is Start, refused also while a remote SDK session holds the robot: the anchor's
+// start-app/{name}/no-evict.
+func (m *Manager) StartNoEvict(name string) (AppStatus, error) { return m.start(name, false) }
+
+func (m *Manager) start(name string, evict bool) (AppStatus, error) {
 	info, err := m.App(name)
 	if err != nil {
 		return AppStatus{}, err
@@ -61,7 +67,16 @@ func (m *Manager) Start(name string) (AppStatus, error) {
 	if m.closed {
 		return AppStatus{}, refusedError("The daemon is shutting down")
 	}
-	if err := m.slotBusyLocked(time.Now()); err != nil {
+	now := time.Now()
+	if evict {
+		if r := m.current; r == nil || !r.state.Active() {
+			for s := m.remoteSessionLocked(now); s != nil; s = m.remoteSessionLocked(now) {
+				m.log.Info("evicting the remote SDK session for an app", "session", s.id, "client", s.client, "app", name)
+				delete(m.sessions, s.id)
+			}
+		}
+	}
+	if err := m.slotBusyLocked(now); err != nil {
 		return AppStatus{}, err
 	}
 	r, err := m.spawnLocked(info)
@@ -84,6 +99,10 @@ func (m *Manager) spawnLocked(info AppInfo) (*run, error) {
 		return nil, err
 	}
 	cmd := exec.Command(m.venv.Python(), "-u", "-m", info.Extra.Module)
+	m.envMu.Lock()
+	// Later entries win in exec: what the daemon adds overrides an empty inherited value.
+	cmd.Env = append(os.Environ(), m.appEnv...)
+	m.envMu.Unlock()
 	cmd.Stdout, cmd.Stderr = outW, errW // files, so exec starts no copying goroutines that Wait would block on
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = cmd.Start()
@@ -236,6 +255,11 @@ func (m *Manager) Stop() (AppStatus, error) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	// A stopped app is no current app: current-app-status answers null, as the anchor's does. An
+	// app that ends by itself stays visible (done, or error with its last stderr lines).
+	if m.current == r {
+		m.current = nil
+	}
 	return r.statusLocked(), nil
 }
 
@@ -250,11 +274,11 @@ func (m *Manager) Restart() (AppStatus, error) {
 	if _, err := m.Stop(); err != nil {
 		return AppStatus{}, err
 	}
-	return m.Start(r.info.Name)
+	return m.StartNoEvict(r.info.Name)
 }
 
-// Status returns the status of the running app, or of the last one when none runs (nil when no
-// app ran since the daemon started).
+// Status returns the status of the running app, or of the last one when it ended by itself (nil
+// when no app ran since the daemon started or since the last stop).
 func (m *Manager) Status() *AppStatus {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -108,8 +108,9 @@ func (v *Venv) ensureSDK(ctx context.Context, log io.Writer, sdk fs.FS, version 
 	if err := os.WriteFile(pyproject, data, 0o644); err != nil {
 		return false, err
 	}
-	args := append([]string{"install", "--no-index", "--no-build-isolation", "--no-deps", "--force-reinstall"}, v.findLinks()...)
-	if err := v.Pip(ctx, log, append(args, tmp)...); err != nil {
+	// The SDK needs nothing but the standard library, and builds with the venv's setuptools: the
+	// command reaches no index, online or not, and runs through the same installer as apps.
+	if err := v.install(ctx, log, installOptions{noDeps: true, reinstall: true, noBuildIsolation: true}, tmp); err != nil {
 		return false, fmt.Errorf("installing robot_sdk %s: %w", version, err)
 	}
 	if got := v.installedVersion(SDKDistribution); got != version {

@@ -1,6 +1,7 @@
 package apps
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -50,8 +51,8 @@ func TestParseSource(t *testing.T) {
 	for _, tc := range []struct {
 		in, kind, clone, shown string
 	}{
-		{"https://huggingface.co/spaces/pollen/hello_world", "hub_space", "https://huggingface.co/spaces/pollen/hello_world", ""},
-		{"http://127.0.0.1:7860/spaces/u/app/", "hub_space", "http://127.0.0.1:7860/spaces/u/app", ""},
+		{"https://huggingface.co/spaces/pollen/hello_world", "hf_space", "https://huggingface.co/spaces/pollen/hello_world", ""},
+		{"http://127.0.0.1:7860/spaces/u/app/", "hf_space", "http://127.0.0.1:7860/spaces/u/app", ""},
 		{"https://github.com/u/app.git", "git", "https://github.com/u/app.git", ""},
 		{"https://user:s3cret@git.example.com/u/app.git", "git", "https://user:s3cret@git.example.com/u/app.git", "https://user:xxxxx@git.example.com/u/app.git"},
 		{"git@github.com:u/app.git", "git", "git@github.com:u/app.git", ""},
@@ -103,8 +104,8 @@ func TestParseEntryPointsAndMetadata(t *testing.T) {
 		t.Fatalf("robot_apps entries: %+v", got)
 	}
 	var meta wheelMeta
-	parseMetadata("Metadata-Version: 2.1\nName: hello-world\nVersion: 1.0\nRequires-Dist: pytest ; extra == \"test\"\n\nRequires-Dist: not-a-header\n", &meta)
-	if meta.name != "hello-world" || meta.version != "1.0" || meta.requires {
+	parseMetadata("Metadata-Version: 2.1\nName: hello-world\nVersion: 1.0\nRequires-Dist: pytest ; extra == \"test\"\nRequires-Dist: dep>=1.1; python_version >= \"3\"\n\nRequires-Dist: not-a-header\n", &meta)
+	if meta.name != "hello-world" || meta.version != "1.0" || fmt.Sprint(meta.requires) != `[dep>=1.1; python_version >= "3"]` {
 		t.Fatalf("metadata: %+v (an extra's requirement or the body must not count)", meta)
 	}
 }

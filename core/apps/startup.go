@@ -19,7 +19,8 @@ func (m *Manager) StartupApp() string {
 func (m *Manager) SetStartupApp(name string) error {
 	if name != "" {
 		if _, err := m.App(name); err != nil {
-			return err
+			// The anchor answers 400: the request is refused, not a route to nothing.
+			return refusedError(fmt.Sprintf("App '%s' is not installed", truncate(name, 100)))
 		}
 	}
 	m.mu.Lock()
@@ -107,7 +108,7 @@ func (m *Manager) startStartupApp(name, reason string) {
 		m.log.Info("not starting the startup app: the slot is busy", "app", name, "reason", reason, "holder", slot.Holder)
 		return
 	}
-	if _, err := m.Start(name); err != nil {
+	if _, err := m.StartNoEvict(name); err != nil {
 		m.log.Warn("starting the startup app", "app", name, "reason", reason, "err", err)
 		return
 	}

@@ -49,7 +49,7 @@ func (m *Manager) update(ctx context.Context, job *Job, src source, revision str
 			return names, nil
 		}
 	}
-	names, err := m.install(ctx, job, src)
+	names, err := m.install(ctx, job, src, true)
 	if err != nil {
 		return nil, err
 	}

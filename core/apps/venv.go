@@ -15,13 +15,16 @@ import (
 	"sync"
 )
 
-// Venv is the apps venv: one Python virtual environment shared by every installed app. Every pip
-// call is offline (--no-index), with --find-links to the wheel directories (Debian's
+// Venv is the apps venv: one Python virtual environment shared by every installed app. Packages
+// come from Source: the package index by default, wheel directories offline (Debian's
 // /usr/share/python-wheels holds setuptools and wheel).
 type Venv struct {
-	Dir        string   // the venv directory
-	BasePython string   // the interpreter that creates it: python3
-	WheelDirs  []string // --find-links directories
+	Dir        string        // the venv directory
+	BasePython string        // the interpreter that creates it: python3
+	Source     PackageSource // where packages come from
+	// SystemSitePackages lets the venv see the system's packages: Raspberry Pi OS ships numpy and
+	// OpenCV built for the board through apt, which apps then use instead of building their own.
+	SystemSitePackages bool
 }
 
 // Python is the venv's interpreter.
@@ -54,9 +57,15 @@ func (v *Venv) Ensure(ctx context.Context, log io.Writer) error {
 		if base == "" {
 			base = "python3"
 		}
-		if err := runLoggedEnv(ctx, log, nil, base, "-m", "venv", v.Dir); err != nil {
+		args := []string{"-m", "venv"}
+		if v.SystemSitePackages {
+			args = append(args, "--system-site-packages")
+		}
+		if err := runLoggedEnv(ctx, log, nil, base, append(args, v.Dir)...); err != nil {
 			return fmt.Errorf("creating the apps venv with %s -m venv: %w", base, err)
 		}
+	} else if err := v.setSystemSitePackages(log); err != nil {
+		return err
 	}
 	site, err := v.SitePackages()
 	if err != nil {
@@ -80,17 +89,57 @@ func (v *Venv) Ensure(ctx context.Context, log io.Writer) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	fmt.Fprintf(log, "Installing %s into the apps venv from %s\n", strings.Join(missing, ", "), strings.Join(v.WheelDirs, ", "))
-	args := append([]string{"install", "--no-index"}, v.findLinks()...)
-	if err := v.Pip(ctx, log, append(args, missing...)...); err != nil {
+	// The wheel directories first: these build tools are bootstrap, and a robot whose index is
+	// slow or down should not wait on it for what Debian's python3-*-whl packages hold.
+	fmt.Fprintf(log, "Installing %s into the apps venv from %s\n", strings.Join(missing, ", "), strings.Join(v.Source.WheelDirs, ", "))
+	err = v.install(ctx, log, installOptions{noIndex: true}, missing...)
+	if err != nil && !v.Source.Offline {
+		fmt.Fprintf(log, "Not in the wheel directories; trying %s\n", v.Source.Describe())
+		err = v.install(ctx, log, installOptions{}, missing...)
+	}
+	if err != nil {
 		return fmt.Errorf("installing %s into the apps venv (are python3-setuptools-whl and python3-wheel-whl installed?): %w", strings.Join(missing, " and "), err)
 	}
 	return nil
 }
 
+// setSystemSitePackages makes an existing venv see the system's packages, or stop seeing them,
+// as configured: venv records the choice as one line of pyvenv.cfg, read at each interpreter start.
+func (v *Venv) setSystemSitePackages(log io.Writer) error {
+	cfgPath := filepath.Join(v.Dir, "pyvenv.cfg")
+	data, err := os.ReadFile(cfgPath)
+	if err != nil {
+		return fmt.Errorf("reading the apps venv's configuration: %w", err)
+	}
+	want := "false"
+	if v.SystemSitePackages {
+		want = "true"
+	}
+	line := "include-system-site-packages = " + want
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	found := false
+	for i, l := range lines {
+		key, value, ok := strings.Cut(l, "=")
+		if !ok || strings.TrimSpace(key) != "include-system-site-packages" {
+			continue
+		}
+		found = true
+		if strings.EqualFold(strings.TrimSpace(value), want) {
+			return nil
+		}
+		lines[i] = line
+	}
+	if !found {
+		lines = append(lines, line)
+	}
+	fmt.Fprintf(log, "Setting %s in %s\n", line, cfgPath)
+	return os.WriteFile(cfgPath, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+}
+
+// findLinks returns --find-links arguments for the wheel directories and extra directories.
 func (v *Venv) findLinks(extra ...string) []string {
 	var args []string
-	for _, d := range append(append([]string(nil), v.WheelDirs...), extra...) {
+	for _, d := range append(append([]string(nil), v.Source.WheelDirs...), extra...) {
 		args = append(args, "--find-links", d)
 	}
 	return args

@@ -73,10 +73,17 @@ func (r *Robot) PushAudio(samples []float32) error {
 }
 
 // PlaySound plays a WAV file (PCM 8/16/24/32-bit or IEEE float, any channel count and rate) found
-// at path on the robot, and returns its duration.
+// at path on the robot, or a built-in sound named as a bare file name (wake_up.wav, go_sleep.wav,
+// as apps written for the anchor play them), and returns its duration.
 func (r *Robot) PlaySound(path string) (time.Duration, error) {
 	if path == "" {
 		return 0, invalidError("file: a path to a .wav file is required")
+	}
+	if samples, ok := builtinSound(path); ok {
+		r.mu.Lock()
+		r.backend.Speak(samples)
+		r.mu.Unlock()
+		return time.Duration(len(samples)) * time.Second / SampleRate, nil
 	}
 	info, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {

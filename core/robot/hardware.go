@@ -25,7 +25,6 @@ const (
 	complianceCurrent = 150                    // mA: what a leg pushes with in gravity compensation
 	complianceSlack   = 40                     // ticks (3.5°) a hand must move a joint before it follows
 	statsWindow       = 3000                   // loop periods kept for the status: 60 s at 50 Hz
-	maxRelativeYaw    = 65 * math.Pi / 180     // the head's yaw from the body's, as the robot's maker limits it
 )
 
 // HardwareOptions configure NewHardware.
@@ -67,7 +66,8 @@ type Hardware struct {
 	target     Joints
 	mode       MotorMode
 	present    Joints
-	motors     []motorState // index order: hardwareMotorNames
+	motors     []motorState    // index order: MotorNames (body, six legs, right and left antennas)
+	limp       map[string]bool // motors switched off one by one (SetTorque) while the others hold
 	connected  bool
 	portErr    string
 	reconnects int
@@ -79,7 +79,8 @@ type Hardware struct {
 	// The loop's own state.
 	port       SerialPort
 	bus        *dynamixel.Bus
-	applied    MotorMode // "" until a mode is applied on this connection
+	applied    MotorMode       // "" until a mode is applied on this connection
+	limpNow    map[string]bool // the limp motors as applied
 	nextOpen   time.Time
 	lastTick   time.Time
 	ikWarnedAt time.Time
@@ -97,7 +98,7 @@ func NewHardware(opts HardwareOptions) (*Hardware, error) {
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
-	for _, name := range HardwareMotorNames {
+	for _, name := range MotorNames {
 		m, ok := h.cfg.Motor(name)
 		if !ok {
 			return nil, fmt.Errorf("hardware config: motor %s is missing", name)
@@ -143,6 +144,17 @@ func (h *Hardware) Read(time.Time) Joints {
 	return h.present
 }
 
+// SetTorque implements TorqueSetter: the motors on is false for go limp, the others hold.
+func (h *Hardware) SetTorque(on map[string]bool) {
+	limp := map[string]bool{}
+	for name, v := range on {
+		limp[name] = !v
+	}
+	h.mu.Lock()
+	h.limp = limp
+	h.mu.Unlock()
+}
+
 // Speak implements Backend: this backend does not drive the robot's sound card.
 func (h *Hardware) Speak([]float32) {}
 
@@ -180,11 +192,6 @@ func (h *Hardware) legGoals(j Joints) ([6]int32, error) {
 	}
 	if err != nil {
 		return goals, invalidError(describe() + ": " + err.Error())
-	}
-	// Far from the body's heading the platform's rods would cross before any leg reaches a limit.
-	if rel := math.Remainder(p.Yaw-j.BodyYaw, 2*math.Pi); math.Abs(rel) > maxRelativeYaw {
-		return goals, invalidError(fmt.Sprintf("%s: the head can turn at most %.0f° from the body, this is %.1f° (turn the body with body_yaw)",
-			describe(), maxRelativeYaw*180/math.Pi, rel*180/math.Pi))
 	}
 	for i, a := range angles {
 		m := h.motors[1+i].cfg
@@ -323,9 +330,12 @@ func (h *Hardware) tick(now time.Time) {
 		h.log.Info("motor bus reopened", "port", h.path)
 	}
 	h.mu.Lock()
-	target, mode := h.target, h.mode
+	target, mode, limp := h.target, h.mode, h.limp
 	h.mu.Unlock()
 	err := h.applyMode(mode)
+	if err == nil && mode != MotorsDisabled {
+		err = h.applyTorque(limp)
+	}
 	if err == nil && mode != MotorsDisabled {
 		err = h.sendGoals(target, mode)
 	}
@@ -379,8 +389,29 @@ func (h *Hardware) applyMode(mode MotorMode) error {
 			return err
 		}
 	}
-	h.applied = mode
+	h.applied, h.limpNow = mode, nil
 	h.log.Info("motors switched", "mode", mode)
+	return nil
+}
+
+// applyTorque switches single motors off or back on (set up like the others, from where they are).
+func (h *Hardware) applyTorque(limp map[string]bool) error {
+	for i := range h.motors {
+		m := &h.motors[i]
+		if limp[m.cfg.Name] == h.limpNow[m.cfg.Name] {
+			continue
+		}
+		err := h.torque([]byte{m.cfg.ID}, 0)
+		if err == nil && !limp[m.cfg.Name] {
+			if err = h.prepare(i, h.applied); err == nil {
+				err = h.torque([]byte{m.cfg.ID}, 1)
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	h.limpNow = limp
 	return nil
 }
 
@@ -438,6 +469,8 @@ func (h *Hardware) sendGoals(target Joints, mode MotorMode) error {
 		m := &h.motors[i]
 		goal := m.goal
 		switch {
+		case h.limpNow[m.cfg.Name]:
+			goal = m.present // a limp joint is where a hand leaves it
 		case mode == MotorsGravityCompensation && i > 0:
 			// Follow the hand: a joint pushed beyond the slack stays where it was pushed.
 			if max(m.present-m.goal, m.goal-m.present) > complianceSlack {
@@ -449,8 +482,8 @@ func (h *Hardware) sendGoals(target Joints, mode MotorMode) error {
 			if err == nil {
 				goal = legs[i-1]
 			}
-		default:
-			goal = dynamixel.Ticks(target.Antennas[i-7])
+		default: // right (7), left (8); Antennas is [left, right]
+			goal = dynamixel.Ticks(target.Antennas[8-i])
 		}
 		m.goal = min(max(goal, m.cfg.Lower), m.cfg.Upper)
 		data[i] = dynamixel.PutInt32(m.goal)
@@ -497,7 +530,7 @@ func (h *Hardware) readPresent(now time.Time) error {
 	// The pose: body yaw and antennas are motor angles; the head comes from the legs.
 	p := &h.present
 	p.BodyYaw = dynamixel.Radians(h.motors[0].present)
-	p.Antennas = [2]float64{dynamixel.Radians(h.motors[7].present), dynamixel.Radians(h.motors[8].present)}
+	p.Antennas = [2]float64{dynamixel.Radians(h.motors[8].present), dynamixel.Radians(h.motors[7].present)}
 	var angles [6]float64
 	for i := range angles {
 		angles[i] = dynamixel.Radians(h.motors[1+i].present)
@@ -531,7 +564,7 @@ func (h *Hardware) probe(now time.Time) error {
 				continue
 			}
 			h.log.Info("motor answers again", "motor", m.cfg.Name, "id", m.cfg.ID)
-			if h.applied == "" || h.applied == MotorsDisabled {
+			if h.applied == "" || h.applied == MotorsDisabled || h.limpNow[m.cfg.Name] {
 				continue
 			}
 			// It may have lost power (and its torque): set it up like the others, alone.

@@ -20,11 +20,6 @@ type HardwareConfig struct {
 	Motors []MotorConfig
 }
 
-// HardwareMotorNames are the motors the hardware backend drives, by the names a hardware config
-// gives them (internal/hwconfig reads the file); the order is the order of its motor table.
-var HardwareMotorNames = []string{"body_rotation", "stewart_1", "stewart_2", "stewart_3", "stewart_4",
-	"stewart_5", "stewart_6", "left_antenna", "right_antenna"}
-
 // Motor returns the named motor's config.
 func (c *HardwareConfig) Motor(name string) (MotorConfig, bool) {
 	i := slices.IndexFunc(c.Motors, func(m MotorConfig) bool { return m.Name == name })

@@ -114,7 +114,6 @@ func TestHardwareRefusesUnreachablePoses(t *testing.T) {
 	before := emu.Instructions()
 	for name, head := range map[string]robot.HeadPose{
 		"3 cm up, 35° of roll":    {Z: 0.03, Roll: 0.6},
-		"yaw 100° from the body":  {Yaw: 1.75},
 		"3 cm forward, 40° pitch": {X: 0.03, Pitch: 0.7},
 	} {
 		_, err := r.Goto(robot.Target{Head: &head}, time.Second, robot.MinJerk)
@@ -217,6 +216,30 @@ func TestHardwareGravityCompensationYieldsToAHand(t *testing.T) {
 	// Enabled, it holds where it was left, and pulls back when pushed.
 	emu.Push(18, 300)
 	waitFor(t, 5*time.Second, "an enabled antenna goes back to its goal", func() bool { return math.Abs(float64(emu.Position(18)-left)) < 5 })
+}
+
+func TestHardwareSwitchesSingleMotors(t *testing.T) {
+	r, _, emu := onBus(t)
+	<-r.WakeUp().Done()
+	if err := r.SetMotorTorque([]string{"left_antenna", "stewart_2"}, false); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the left antenna and stewart_2 go limp", func() bool { return !emu.Torque(18) && !emu.Torque(12) })
+	for _, id := range []byte{10, 11, 13, 14, 15, 16, 17} {
+		if !emu.Torque(id) {
+			t.Errorf("motor %d went limp too", id)
+		}
+	}
+	emu.Push(18, 200) // a limp antenna stays where a hand puts it
+	time.Sleep(5 * robot.HardwarePeriod)
+	if got := emu.Position(18); got != 2248 {
+		t.Errorf("limp left antenna at %d, want 2248 where it was pushed", got)
+	}
+	if err := r.SetMotorTorque([]string{"left_antenna"}, true); err != nil {
+		t.Fatal(err)
+	}
+	// Back on, it tracks its target again, as on the simulation.
+	waitFor(t, 5*time.Second, "the left antenna returns to its target", func() bool { return emu.Torque(18) && emu.Position(18) == 2048 })
 }
 
 func TestHardwareNeedsMotors(t *testing.T) {

@@ -118,19 +118,22 @@ type Interpolation string
 const (
 	Linear  Interpolation = "linear"
 	MinJerk Interpolation = "minjerk"
-	Ease    Interpolation = "ease"
+	Ease    Interpolation = "ease_in_out"
 	Cartoon Interpolation = "cartoon"
 )
 
-// ParseInterpolation accepts the interpolation names; empty means MinJerk.
+// ParseInterpolation accepts the anchor's interpolation names; empty means MinJerk, and "ease",
+// this daemon's first name for ease_in_out, is still taken.
 func ParseInterpolation(s string) (Interpolation, error) {
 	switch Interpolation(s) {
 	case "":
 		return MinJerk, nil
+	case "ease":
+		return Ease, nil
 	case Linear, MinJerk, Ease, Cartoon:
 		return Interpolation(s), nil
 	}
-	return "", invalidError(fmt.Sprintf("interpolation %q is not one of linear, minjerk, ease, cartoon", s))
+	return "", invalidError(fmt.Sprintf("interpolation %q is not one of linear, minjerk, ease_in_out, cartoon", s))
 }
 
 // progress maps elapsed fraction t in [0,1] to the fraction of the way covered.

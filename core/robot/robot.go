@@ -89,22 +89,26 @@ type Robot struct {
 	backend Backend
 	log     *slog.Logger
 
-	mu          sync.Mutex
-	target      Joints
-	present     Joints
-	mode        MotorMode
-	awake       bool
-	move        *Move
-	targetAt    time.Time // when the target last changed by command
-	touchRef    *[2]float64
-	touchArmed  bool
-	recording   bool
-	recorded    []float32
-	micScratch  []float32
-	onTouch     []func()
-	onWake      []func()
-	closeOnce   sync.Once
-	quit, ended chan struct{}
+	mu              sync.Mutex
+	target          Joints
+	present         Joints
+	mode            MotorMode
+	awake           bool
+	move            *Move
+	targetAt        time.Time // when the target last changed by command
+	touchRef        *[2]float64
+	touchArmed      bool
+	recording       bool
+	recorded        []float32
+	micScratch      []float32
+	torque          map[string]bool // per-motor torque while enabled; nil: all as the mode says
+	manualBodyYaw   bool            // automatic body yaw off (SetAutomaticBodyYaw)
+	recordingMotion bool
+	motionRec       []MotionFrame
+	onTouch         []func()
+	onWake          []func()
+	closeOnce       sync.Once
+	quit, ended     chan struct{}
 }
 
 const maxRecordedSamples = 30 * SampleRate
@@ -185,6 +189,7 @@ func (r *Robot) tick(now time.Time) {
 		}
 		r.targetAt = now
 	}
+	r.recordMotion(now)
 	r.present = r.backend.Read(now)
 	r.micScratch = r.backend.Listen(r.micScratch[:0], now)
 	if r.recording {
@@ -267,11 +272,12 @@ func (r *Robot) SetTarget(t Target) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err := r.validateMove(t.applyTo(r.target), t.applyTo(r.target), Linear); err != nil { // a jump: only where it lands matters
+	to := r.yawRule(t.applyTo(r.target))
+	if err := r.validateMove(to, to, Linear); err != nil { // a jump: only where it lands matters
 		return err
 	}
 	r.endMove(false)
-	r.target = t.applyTo(r.target)
+	r.target = to
 	r.targetAt = time.Now()
 	r.backend.Command(r.target)
 	return nil
@@ -290,10 +296,11 @@ func (r *Robot) Goto(t Target, duration time.Duration, interp Interpolation) (*M
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err := r.validateMove(r.target, t.applyTo(r.target), interp); err != nil {
+	to := r.yawRule(t.applyTo(r.target))
+	if err := r.validateMove(r.target, to, interp); err != nil {
 		return nil, err
 	}
-	return r.startMove("goto", t.applyTo(r.target), duration, interp, nil), nil
+	return r.startMove("goto", to, duration, interp, nil), nil
 }
 
 // startMove replaces the running move. Call with r.mu held.
@@ -382,6 +389,12 @@ func (r *Robot) SetMotorMode(mode MotorMode) error {
 
 // setMode switches modes. Call with r.mu held.
 func (r *Robot) setMode(mode MotorMode) {
+	if r.torque != nil {
+		r.torque = nil // a mode applies to every motor, including those switched one by one
+		if ts, ok := r.backend.(TorqueSetter); ok {
+			ts.SetTorque(r.allTorque(true))
+		}
+	}
 	if mode == r.mode {
 		return
 	}

@@ -14,6 +14,7 @@ type Sim struct {
 	present  Joints
 	target   Joints
 	mode     MotorMode
+	limp     map[string]bool // motors switched off one by one (SetTorque)
 	last     time.Time
 	speaker  []float32
 	micClock time.Time
@@ -65,16 +66,37 @@ func (s *Sim) Read(now time.Time) Joints {
 	}
 	lin, ang := simMaxLinearSpeed*dt, simMaxAngularSpeed*dt
 	p, t := &s.present, s.target
-	p.Head.X = approach(p.Head.X, t.Head.X, lin)
-	p.Head.Y = approach(p.Head.Y, t.Head.Y, lin)
-	p.Head.Z = approach(p.Head.Z, t.Head.Z, lin)
-	p.Head.Roll = approach(p.Head.Roll, t.Head.Roll, ang)
-	p.Head.Pitch = approach(p.Head.Pitch, t.Head.Pitch, ang)
-	p.Head.Yaw = approach(p.Head.Yaw, t.Head.Yaw, ang)
-	p.Antennas[0] = approach(p.Antennas[0], t.Antennas[0], ang)
-	p.Antennas[1] = approach(p.Antennas[1], t.Antennas[1], ang)
-	p.BodyYaw = approach(p.BodyYaw, t.BodyYaw, ang)
+	// The six Stewart motors move the head together: one limp motor leaves it where it is.
+	if !s.limp["stewart_1"] && !s.limp["stewart_2"] && !s.limp["stewart_3"] && !s.limp["stewart_4"] && !s.limp["stewart_5"] && !s.limp["stewart_6"] {
+		p.Head.X = approach(p.Head.X, t.Head.X, lin)
+		p.Head.Y = approach(p.Head.Y, t.Head.Y, lin)
+		p.Head.Z = approach(p.Head.Z, t.Head.Z, lin)
+		p.Head.Roll = approach(p.Head.Roll, t.Head.Roll, ang)
+		p.Head.Pitch = approach(p.Head.Pitch, t.Head.Pitch, ang)
+		p.Head.Yaw = approach(p.Head.Yaw, t.Head.Yaw, ang)
+	}
+	if !s.limp["left_antenna"] {
+		p.Antennas[0] = approach(p.Antennas[0], t.Antennas[0], ang)
+	}
+	if !s.limp["right_antenna"] {
+		p.Antennas[1] = approach(p.Antennas[1], t.Antennas[1], ang)
+	}
+	if !s.limp["body_rotation"] {
+		p.BodyYaw = approach(p.BodyYaw, t.BodyYaw, ang)
+	}
 	return s.present
+}
+
+// SetTorque implements TorqueSetter.
+func (s *Sim) SetTorque(on map[string]bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.limp = map[string]bool{}
+	for name, v := range on {
+		if !v {
+			s.limp[name] = true
+		}
+	}
 }
 
 // approach moves v toward target by at most step.

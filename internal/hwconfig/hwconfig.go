@@ -105,9 +105,9 @@ func Parse(data []byte) (*robot.HardwareConfig, error) {
 			c.Motors = append(c.Motors, mc)
 		}
 	}
-	for _, name := range robot.HardwareMotorNames {
+	for _, name := range robot.MotorNames {
 		if _, ok := c.Motor(name); !ok {
-			return nil, fmt.Errorf("motors: %s is missing (the robot has %v)", name, robot.HardwareMotorNames)
+			return nil, fmt.Errorf("motors: %s is missing (the robot has %v)", name, robot.MotorNames)
 		}
 	}
 	return c, nil

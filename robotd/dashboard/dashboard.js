@@ -161,7 +161,7 @@ function followJob(id) {
     const info = JSON.parse(e.data);
     status.textContent = "Job " + id + ": " + info.status + (info.error ? ": " + info.error : "") +
       (info.apps && info.apps.length ? " (" + info.apps.join(", ") + ")" : "");
-    status.className = info.status === "error" ? "error" : "muted";
+    status.className = info.status === "failed" ? "error" : "muted";
     jobStream.close();
     jobStream = null;
     refreshApps().catch(showError);

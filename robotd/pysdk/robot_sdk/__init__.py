@@ -1,10 +1,18 @@
-"""SDK for robot apps: the RobotApp base class and the Robot client of the robot daemon."""
+"""SDK for robot apps: the RobotApp base class and the Robot client of the robot daemon.
+
+Its surface is the anchor SDK's (reachy_mini) under our names: ``RobotApp`` for ``ReachyMiniApp``,
+``Robot`` for ``ReachyMini``, ``robot_sdk`` for ``reachy_mini`` (``robot_sdk.utils``,
+``robot_sdk.utils.interpolation``, ``robot_sdk.motion.move``, ``robot_sdk.media``).
+"""
 
 from .app import RobotApp
 from .errors import DaemonUnavailableError, RequestRefusedError, RobotError
+from .media import Frame, Media, MediaUnavailableError
+from .motion.move import Move
 from .pose import HeadPose, create_head_pose
 from .robot import DEFAULT_DAEMON_URL, SAMPLE_RATE, Robot
-from .settings import HTTPError, Request, SettingsApp
+from .settings import HTMLResponse, HTTPError, HTTPException, JSONResponse, Request, Response, SettingsApp
+from .utils.interpolation import InterpolationTechnique
 
 try:
     from importlib.metadata import PackageNotFoundError, version
@@ -19,10 +27,19 @@ except ImportError:  # pragma: no cover
 __all__ = [
     "DEFAULT_DAEMON_URL",
     "DaemonUnavailableError",
+    "Frame",
+    "HTMLResponse",
     "HTTPError",
+    "HTTPException",
     "HeadPose",
+    "InterpolationTechnique",
+    "JSONResponse",
+    "Media",
+    "MediaUnavailableError",
+    "Move",
     "Request",
     "RequestRefusedError",
+    "Response",
     "Robot",
     "RobotApp",
     "RobotError",

@@ -1,11 +1,13 @@
 """RobotApp: the base class every robot app subclasses."""
 
+import logging
 import signal
 import sys
 import threading
+import traceback
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from .robot import Robot
 from .settings import SettingsApp
@@ -32,11 +34,19 @@ class RobotApp(ABC):
     """
 
     custom_app_url: Optional[str] = None
+    # The anchor's class attributes: dont_start_webserver keeps the web UI off even with a
+    # custom_app_url; request_media_backend is the media_backend the app's Robot gets.
+    dont_start_webserver: bool = False
+    request_media_backend: Optional[str] = None
 
-    def __init__(self) -> None:
+    def __init__(self, running_on_wireless: bool = False) -> None:
         self.stop_event = threading.Event()
         self.settings_app = SettingsApp()
         self.web_ui: Optional[WebUI] = None
+        self.error = ""
+        self.running_on_wireless = running_on_wireless
+        self.logger = logging.getLogger("robot_sdk.app")
+        self.media_backend = self.request_media_backend or "default"
 
     @abstractmethod
     def run(self, robot: Robot, stop_event: threading.Event) -> None:
@@ -52,8 +62,9 @@ class RobotApp(ABC):
         base = Path(module.__file__).parent if module and getattr(module, "__file__", None) else Path.cwd()
         return base / "static"
 
-    def wrapped_run(self, robot: Optional[Robot] = None) -> None:
-        """Connect a Robot (unless one is given), start the web UI, and call run.
+    def wrapped_run(self, robot: Optional[Robot] = None, *args: Any, **kwargs: Any) -> None:
+        """Connect a Robot (unless one is given; other arguments go to Robot()), start the web
+        UI, and call run.
 
         While it runs, SIGINT sets ``stop_event`` instead of raising KeyboardInterrupt, so ``run``
         can finish its loop; a second SIGINT raises KeyboardInterrupt as usual.
@@ -67,8 +78,9 @@ class RobotApp(ABC):
             if robot is None:
                 # The daemon's status first, the session last: the web UI binds according to the
                 # status, and is serving by the time the session makes the daemon say "running".
-                robot = Robot(open_session=False)
-            if self.custom_app_url:
+                kwargs.setdefault("media_backend", self.media_backend)
+                robot = Robot(*args, open_session=False, **kwargs)
+            if self.custom_app_url and not self.dont_start_webserver:
                 status = getattr(robot, "daemon_status", None) or {}
                 self.web_ui = WebUI(self.custom_app_url, self.static_dir(), self.settings_app,
                                     loopback_only=bool(status.get("loopback_only")))
@@ -83,6 +95,9 @@ class RobotApp(ABC):
             if owned:
                 robot._open_session()
             self.run(robot, self.stop_event)
+        except Exception:
+            self.error = traceback.format_exc()
+            raise
         finally:
             if previous is not None:
                 signal.signal(signal.SIGINT, previous)

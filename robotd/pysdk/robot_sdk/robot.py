@@ -1,37 +1,33 @@
 """The Robot client: the robot daemon's HTTP API as Python calls."""
 
+import asyncio
 import http.client
 import json
-import math
+import logging
 import os
 import threading
 import time
 import urllib.parse
-from typing import Any, Optional, Sequence, Union
+import warnings
+from enum import Enum
+from typing import Any, List, Optional, Sequence, Tuple, Union
 
-from .errors import DaemonUnavailableError, RequestRefusedError
-from .pose import HeadPose, create_head_pose
+from .errors import DaemonUnavailableError, RequestRefusedError, RobotError
+from .media import MAX_PUSH_SAMPLES, SAMPLE_RATE, Media
+from .pose import HeadPose, create_head_pose, pose_body
 
 DEFAULT_DAEMON_URL = "http://127.0.0.1:8000"
 
-# Audio is mono at this rate, both ways.
-SAMPLE_RATE = 16000
+__all__ = ["DEFAULT_DAEMON_URL", "MAX_PUSH_SAMPLES", "SAMPLE_RATE", "Robot"]
 
-# The daemon takes at most 10 seconds of audio per push.
-MAX_PUSH_SAMPLES = 10 * SAMPLE_RATE
+logger = logging.getLogger("robot_sdk")
 
-PoseLike = Union[HeadPose, dict]
+PoseLike = Union[HeadPose, dict, Sequence[Sequence[float]], Any]
 
 
-def _pose_dict(head: PoseLike) -> dict:
-    if isinstance(head, HeadPose):
-        return head.to_dict()
-    if isinstance(head, dict):
-        return HeadPose.from_dict(head).to_dict()
-    raise TypeError("head must be a HeadPose (see create_head_pose) or a dict with x, y, z, roll, pitch, yaw")
-
-
-def _antennas(antennas: Sequence[float]) -> list:
+def _antennas(antennas: Any) -> list:
+    if hasattr(antennas, "tolist"):
+        antennas = antennas.tolist()
     values = [float(a) for a in antennas]
     if len(values) != 2:
         raise ValueError("antennas must be two angles in radians: [left, right]")
@@ -69,6 +65,12 @@ class _Transport:
             self._local.conn = None
 
     def request(self, method: str, path: str, body: Any = None, query: Optional[dict] = None) -> Any:
+        text = self.request_bytes(method, path, body, query).decode("utf-8", "replace")
+        if not text:
+            return None
+        return json.loads(text)
+
+    def request_bytes(self, method: str, path: str, body: Any = None, query: Optional[dict] = None) -> bytes:
         url = self._prefix + path
         if query:
             url += "?" + urllib.parse.urlencode(query)
@@ -93,49 +95,99 @@ class _Transport:
                     raise DaemonUnavailableError(
                         f"robot daemon at {self.base_url} is not reachable ({e}); is robot-daemon running?"
                     ) from e
-        text = raw.decode("utf-8", "replace")
         if resp.status >= 400:
+            text = raw.decode("utf-8", "replace")
             detail = text
             try:
                 detail = json.loads(text).get("detail", text)
             except (ValueError, AttributeError):
                 pass
             raise RequestRefusedError(method, path, resp.status, str(detail))
-        if not text:
-            return None
-        return json.loads(text)
+        return raw
 
     def close(self) -> None:
         self._drop()
 
 
-class Robot:
-    """A connection to the robot through the robot daemon.
+_CONNECTION_MODES = ("auto", "localhost_only", "network")
+_MEDIA_BACKENDS = ("default", "auto", "no_media", "local", "webrtc", "gstreamer", "gstreamer_no_video", "sounddevice", "opencv")
 
-    ``url`` defaults to ``$ROBOT_DAEMON_URL`` or http://127.0.0.1:8000; ``token`` to
-    ``$ROBOT_DAEMON_TOKEN``. Opening a Robot opens a session on the daemon: inside an app the daemon
-    started, the session belongs to that app; anywhere else it holds the robot's single app slot
-    until ``close()`` (or until the process ends and the session lease expires).
+
+class Robot:
+    """A connection to the robot through the robot daemon: the anchor SDK's robot class.
+
+    The daemon is found at ``url``, else at ``host``/``port`` when given, else at
+    ``$ROBOT_DAEMON_URL`` (the daemon sets it for the apps it runs), else http://127.0.0.1:8000.
+    ``token`` defaults to ``$ROBOT_DAEMON_TOKEN``.
+
+    The anchor's keyword arguments are taken: ``connection_mode`` ("localhost_only" forces
+    127.0.0.1; "auto" and "network" use the address above), ``localhost_only`` (its deprecated
+    alias), ``timeout`` (of each request), ``automatic_body_yaw`` (set on the daemon when
+    connecting, as the anchor does), ``log_level`` (of the "robot_sdk" logger), and
+    ``media_backend`` ("no_media" turns ``robot.media`` off; every other backend name means the
+    daemon's media). ``robot_name`` and ``use_sim`` mean nothing here (one daemon serves one robot,
+    simulated or not by its own --sim) and are ignored; ``spawn_daemon=True`` only checks that a
+    daemon answers, since this SDK does not start one.
+
+    Opening a Robot opens a session on the daemon: inside an app the daemon started, the session
+    belongs to that app; anywhere else it holds the robot's single app slot until ``close()`` (or
+    until the process ends and the session lease expires).
     """
 
     def __init__(
         self,
+        robot_name: str = "robot",
+        host: Optional[str] = None,
+        port: Optional[int] = None,
+        connection_mode: str = "auto",
+        spawn_daemon: bool = False,
+        use_sim: bool = False,
+        timeout: float = 5.0,
+        automatic_body_yaw: bool = True,
+        log_level: Union[str, int] = "INFO",
+        media_backend: str = "default",
+        localhost_only: Optional[bool] = None,
+        *,
         url: Optional[str] = None,
         token: Optional[str] = None,
-        timeout: float = 5.0,
         open_session: bool = True,
     ) -> None:
-        base = (url or os.environ.get("ROBOT_DAEMON_URL") or DEFAULT_DAEMON_URL).rstrip("/")
+        logger.setLevel(log_level)
+        mode = str(connection_mode).lower()
+        if mode not in _CONNECTION_MODES:
+            raise ValueError("connection_mode must be 'auto', 'localhost_only' or 'network'")
+        if localhost_only is not None:
+            warnings.warn("localhost_only is deprecated: use connection_mode", DeprecationWarning, stacklevel=2)
+            if mode == "auto":
+                mode = "localhost_only" if localhost_only else "network"
+        backend = str(getattr(media_backend, "value", media_backend)).lower()
+        if backend not in _MEDIA_BACKENDS:
+            logger.warning("unknown media backend %r: using the daemon's media", media_backend)
+        base = _daemon_url(url, host, port, mode)
         if token is None:
             token = os.environ.get("ROBOT_DAEMON_TOKEN") or None
         self._http = _Transport(base, token, timeout)
         self.url = base
+        self.robot_name = robot_name
+        self.connection_mode = mode
         self.session_id: Optional[str] = None
         self.session_kind: Optional[str] = None
         self._heartbeat_stop = threading.Event()
         self._heartbeat: Optional[threading.Thread] = None
+        self._move_cancelled = threading.Event()
+        self.is_recording = False
+        self._media = Media(self._http, enabled=backend != "no_media")
+        self._media_released = False
         try:
-            self.daemon_status = self._http.request("GET", "/api/daemon/status")
+            try:
+                self.daemon_status = self._http.request("GET", "/api/daemon/status")
+            except DaemonUnavailableError as e:
+                if spawn_daemon:
+                    raise DaemonUnavailableError(
+                        f"spawn_daemon=True: this SDK does not start a daemon, and none answers at {base}: "
+                        "start one with `robot-daemon --sim` (simulated) or `robot-daemon`") from e
+                raise
+            self.set_automatic_body_yaw(bool(automatic_body_yaw))
             if open_session:
                 self._open_session()
         except BaseException:
@@ -182,8 +234,36 @@ class Robot:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # The module-level helper, also reachable from a Robot: robot.create_head_pose(yaw=30, degrees=True).
+    # The module-level helper, also reachable from a Robot: robot.create_head_pose(yaw=30).
     create_head_pose = staticmethod(create_head_pose)
+
+    # --- media ---------------------------------------------------------------------------------
+
+    @property
+    def media(self) -> Media:
+        """The microphone, speaker and camera (see robot_sdk.media.Media)."""
+        return self._media
+
+    @property
+    def media_released(self) -> bool:
+        """Whether release_media() turned this Robot's media off."""
+        return self._media_released
+
+    def release_media(self) -> None:
+        """Stop using the robot's media through this Robot (``robot.media`` calls then raise), as
+        the anchor's apps do before opening the camera or microphone themselves. Idempotent."""
+        self._media_released = True
+        self._media._enabled = False
+
+    def acquire_media(self) -> None:
+        """Use the robot's media through this Robot again. Idempotent."""
+        self._media_released = False
+        self._media._enabled = True
+
+    @property
+    def imu(self) -> Optional[dict]:
+        """The IMU's data: None, as on robots without one (the simulated robot has none)."""
+        return None
 
     # --- state ---------------------------------------------------------------------------------
 
@@ -192,12 +272,24 @@ class Robot:
         return self._http.request("GET", "/api/state/full")
 
     def get_current_head_pose(self) -> HeadPose:
-        """The present head pose."""
+        """The present head pose (``numpy.asarray(pose)`` is the anchor's 4x4 matrix)."""
         return HeadPose.from_dict(self.get_state()["head_pose"])
 
     def get_present_antenna_joint_positions(self) -> list:
         """The present antenna angles [left, right] in radians."""
         return list(self.get_state()["antennas_position"])
+
+    def get_current_joint_positions(self) -> Tuple[List[float], List[float]]:
+        """The present joint angles: the head's 7 ([body yaw, the six Stewart motors]) and the 2
+        antennas'. Raises RobotError when the daemon's backend does not report head joints (the
+        simulated robot models the head's pose, not its motors' angles)."""
+        state = self.get_state()
+        head = state.get("head_joints")
+        if head is None:
+            raise RobotError(
+                f"the daemon's {state.get('backend', '?')} backend does not report head joint angles: "
+                "use get_current_head_pose() and get_present_antenna_joint_positions()")
+        return list(head), list(state["antennas_position"])
 
     def is_awake(self) -> bool:
         """Whether the robot is awake."""
@@ -205,45 +297,81 @@ class Robot:
 
     # --- motion --------------------------------------------------------------------------------
 
-    def _target(self, head, antennas, body_yaw, prefix: str) -> dict:
+    def _target(self, head: Any, antennas: Any, body_yaw: Any, prefix: str) -> dict:
         body: dict = {}
         if head is not None:
-            body[prefix + "head_pose"] = _pose_dict(head)
+            body[prefix + "head_pose"] = pose_body(head)
         if antennas is not None:
             body[prefix + "antennas"] = _antennas(antennas)
         if body_yaw is not None:
             body[prefix + "body_yaw"] = float(body_yaw)
         return body
 
-    def set_target(
-        self,
-        head: Optional[PoseLike] = None,
-        antennas: Optional[Sequence[float]] = None,
-        body_yaw: Optional[float] = None,
-    ) -> None:
-        """Set targets immediately; omitted parts keep their target."""
+    def set_target(self, head: Optional[PoseLike] = None, antennas: Any = None, body_yaw: Optional[float] = None) -> None:
+        """Set targets immediately; omitted parts keep their target. ``head`` is a HeadPose or a
+        4x4 matrix (nested lists or a numpy array); ``antennas`` two angles in radians."""
+        if head is None and antennas is None and body_yaw is None:
+            raise ValueError("At least one of head, antennas or body_yaw must be provided.")
         self._http.request("POST", "/api/move/set_target", self._target(head, antennas, body_yaw, "target_"))
+
+    def set_target_head_pose(self, pose: PoseLike) -> None:
+        """Set the head's target pose (a HeadPose or a 4x4 matrix)."""
+        if pose is None:
+            raise ValueError("Pose must be provided as a 4x4 matrix.")
+        self.set_target(head=pose)
+
+    def set_target_antenna_joint_positions(self, antennas: Any) -> None:
+        """Set the antennas' targets (two angles in radians)."""
+        self.set_target(antennas=antennas)
+
+    def set_target_body_yaw(self, body_yaw: float) -> None:
+        """Set the body's target yaw in radians."""
+        self.set_target(body_yaw=body_yaw)
 
     def goto_target(
         self,
         head: Optional[PoseLike] = None,
-        antennas: Optional[Sequence[float]] = None,
-        body_yaw: Optional[float] = None,
+        antennas: Any = None,
         duration: float = 0.5,
-        method: str = "minjerk",
+        method: Union[str, Enum] = "minjerk",
+        body_yaw: Optional[float] = 0.0,
         wait: bool = True,
     ) -> str:
         """Move smoothly to the targets over ``duration`` seconds; returns the move's uuid.
 
-        ``method`` is linear, minjerk, ease or cartoon. With ``wait`` the call returns when the move ends.
+        The anchor's order and defaults: ``body_yaw`` is 0.0 unless given (None keeps it);
+        ``method`` is linear, minjerk, ease_in_out or cartoon (or an InterpolationTechnique). The call
+        returns when the move ends, unless ``wait=False``.
         """
+        if head is None and antennas is None and body_yaw is None:
+            raise ValueError("At least one of head, antennas or body_yaw must be provided.")
+        if float(duration) <= 0:
+            raise ValueError("Duration must be positive and non-zero. Use set_target() for immediate position setting.")
         body = self._target(head, antennas, body_yaw, "")
         body["duration"] = float(duration)
-        body["interpolation"] = method
+        body["interpolation"] = str(getattr(method, "value", method))
         move = self._http.request("POST", "/api/move/goto", body)
         if wait:
             self._wait_move(move)
         return move["uuid"]
+
+    def look_at_world(self, x: float, y: float, z: float, duration: float = 1.0, perform_movement: bool = True) -> HeadPose:
+        """Point the head at (x, y, z) metres in the robot's frame (x forward, y left, z up) over
+        ``duration`` seconds (0: at once); returns the pose (only computed if not perform_movement)."""
+        return self._look_at("/api/move/look_at_world", {"x": float(x), "y": float(y), "z": float(z)}, duration, perform_movement)
+
+    def look_at_image(self, u: float, v: float, duration: float = 1.0, perform_movement: bool = True) -> HeadPose:
+        """Point the head at pixel (u, v) of the camera image (from its top left corner)."""
+        return self._look_at("/api/move/look_at_image", {"u": float(u), "v": float(v)}, duration, perform_movement)
+
+    def _look_at(self, path: str, body: dict, duration: float, perform_movement: bool) -> HeadPose:
+        if duration < 0:
+            raise ValueError("Duration can't be negative.")
+        body.update(duration=float(duration), perform_movement=bool(perform_movement))
+        answer = self._http.request("POST", path, body)
+        if answer.get("uuid"):
+            self._wait_move({"uuid": answer["uuid"], "duration": duration})
+        return HeadPose.from_dict(answer["head_pose"])
 
     def wake_up(self, wait: bool = True) -> str:
         """Enable the motors and move to the default pose."""
@@ -273,54 +401,107 @@ class Robot:
         """Stop the running move (or the one with this uuid)."""
         self._http.request("POST", "/api/move/stop", {"uuid": uuid} if uuid else {})
 
+    def play_move(self, move: Any, play_frequency: float = 100.0, initial_goto_duration: float = 0.0, sound: bool = True) -> None:
+        """Play a move (an object with ``duration`` and ``evaluate(t)``, see robot_sdk.motion.Move)
+        at ``play_frequency`` Hz until it ends or ``cancel_move()`` is called."""
+        if play_frequency <= 0:
+            raise ValueError("play_frequency must be positive")
+        self._move_cancelled.clear()
+        if initial_goto_duration > 0:
+            head, antennas, body_yaw = move.evaluate(0.0)
+            self.goto_target(head=head, antennas=antennas, duration=initial_goto_duration, body_yaw=body_yaw)
+        path = getattr(move, "sound_path", None)
+        if sound and path is not None:
+            self._media.play_sound(str(path))
+        period = 1.0 / play_frequency
+        duration = float(move.duration)
+        t0 = time.monotonic()
+        while not self._move_cancelled.is_set():
+            elapsed = time.monotonic() - t0
+            if elapsed >= duration:
+                break
+            head, antennas, body_yaw = move.evaluate(min(elapsed, duration))
+            if head is not None or antennas is not None or body_yaw is not None:
+                self.set_target(head=head, antennas=antennas, body_yaw=body_yaw)
+            spent = time.monotonic() - t0 - elapsed
+            self._move_cancelled.wait(max(0.001, period - spent))
+
+    async def async_play_move(self, move: Any, play_frequency: float = 100.0, initial_goto_duration: float = 0.0, sound: bool = True) -> None:
+        """play_move for asyncio code: the move plays in a worker thread."""
+        await asyncio.get_running_loop().run_in_executor(
+            None, lambda: self.play_move(move, play_frequency, initial_goto_duration, sound))
+
+    def cancel_move(self) -> None:
+        """Stop a move that play_move plays, at its next step."""
+        self._move_cancelled.set()
+
+    # --- motion recording ---------------------------------------------------------------------
+
+    def start_recording(self) -> None:
+        """Start recording the commanded motion (one frame per 10 ms control period)."""
+        self._http.request("POST", "/api/move/recording/start")
+        self.is_recording = True
+
+    def stop_recording(self) -> List[dict]:
+        """Stop recording; returns the frames: {"time", "head" (4x4), "antennas", "body_yaw"}."""
+        frames = self._http.request("POST", "/api/move/recording/stop")["frames"]
+        self.is_recording = False
+        return frames
+
+    # --- motors --------------------------------------------------------------------------------
+
     def set_motor_mode(self, mode: str) -> None:
         """Set the motors to enabled, disabled or gravity_compensation."""
         self._http.request("POST", f"/api/motors/set_mode/{mode}")
 
-    def enable_motors(self) -> None:
-        """Motors hold their targets."""
+    def enable_motors(self, ids: Optional[List[str]] = None) -> None:
+        """Motors hold their targets: all, or those named (body_rotation, stewart_1 … stewart_6,
+        right_antenna, left_antenna)."""
+        self._http.request("POST", "/api/motors/torque", {"ids": list(ids) if ids else None, "on": True})
+
+    def disable_motors(self, ids: Optional[List[str]] = None) -> None:
+        """Motors go limp: all, or those named."""
+        self._http.request("POST", "/api/motors/torque", {"ids": list(ids) if ids else None, "on": False})
+
+    def enable_gravity_compensation(self) -> None:
+        """The head holds against gravity only and can be moved by hand."""
+        self.set_motor_mode("gravity_compensation")
+
+    def disable_gravity_compensation(self) -> None:
+        """The motors hold their targets again."""
         self.set_motor_mode("enabled")
 
-    def disable_motors(self) -> None:
-        """Motors go limp."""
-        self.set_motor_mode("disabled")
+    def set_automatic_body_yaw(self, enabled: bool) -> None:
+        """With automatic body yaw (on by default), the body turns when the head must turn more
+        than 65° from it."""
+        self._http.request("POST", "/api/motors/automatic_body_yaw", {"enabled": bool(enabled)})
 
-    # --- audio ---------------------------------------------------------------------------------
+    # --- audio (also on robot.media) -----------------------------------------------------------
 
-    def start_recording(self) -> int:
-        """Start keeping what the microphone hears (earlier sound is dropped); returns the sample rate."""
-        return int(self._http.request("POST", "/api/audio/start_recording")["sample_rate"])
-
-    def stop_recording(self) -> None:
-        """Stop recording and drop what was not read."""
-        self._http.request("POST", "/api/audio/stop_recording")
-
-    def get_audio_sample(self, max_samples: Optional[int] = None) -> list:
-        """The samples recorded since the last call: mono floats in [-1, 1] at SAMPLE_RATE Hz.
-
-        Returns an empty list when nothing new was heard. Raises RequestRefusedError when recording
-        is not started (call ``start_recording`` first).
-        """
-        query = None
-        if max_samples is not None:
-            if int(max_samples) < 0:
-                raise ValueError("max_samples must be a non-negative number of samples")
-            query = {"max": int(max_samples)}
-        return list(self._http.request("GET", "/api/audio/sample", query=query)["samples"])
+    def get_audio_sample(self, max_samples: Optional[int] = None) -> Any:
+        """robot.media.get_audio_sample, kept on Robot for apps written before media."""
+        return self._media.get_audio_sample(max_samples)
 
     def push_audio_sample(self, samples: Sequence[float]) -> int:
-        """Queue mono samples in [-1, 1] at SAMPLE_RATE Hz on the speaker; returns how many were queued.
-
-        Long sounds are sent in pieces of at most 10 seconds, as the daemon takes them.
-        """
-        values = [float(s) for s in samples]
-        for i, v in enumerate(values):
-            if not math.isfinite(v):
-                raise ValueError(f"samples[{i}] must be a finite number")
-        for start in range(0, len(values), MAX_PUSH_SAMPLES):
-            self._http.request("POST", "/api/audio/push_sample", {"samples": values[start:start + MAX_PUSH_SAMPLES]})
-        return len(values)
+        """robot.media.push_audio_sample."""
+        return self._media.push_audio_sample(samples)
 
     def play_sound(self, file: str) -> float:
-        """Play a WAV file found at ``file`` on the robot; returns its duration in seconds."""
-        return float(self._http.request("POST", "/api/audio/play_sound", {"file": os.fspath(file)})["duration"])
+        """robot.media.play_sound."""
+        return self._media.play_sound(file)
+
+
+def _daemon_url(url: Optional[str], host: Optional[str], port: Optional[int], mode: str) -> str:
+    if url:
+        return url.rstrip("/")
+    env = os.environ.get("ROBOT_DAEMON_URL") or DEFAULT_DAEMON_URL
+    if host is None and port is None and mode != "localhost_only":
+        return env.rstrip("/")
+    parsed = urllib.parse.urlsplit(env)
+    if mode == "localhost_only":
+        host = "127.0.0.1"
+    h = host or parsed.hostname or "127.0.0.1"
+    p = port if port is not None else (parsed.port or 8000)
+    if ":" in h and not h.startswith("["):
+        h = f"[{h}]"
+    return f"http://{h}:{int(p)}"

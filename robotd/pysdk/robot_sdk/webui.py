@@ -75,6 +75,13 @@ class _Handler(SimpleHTTPRequestHandler):
         self.send_header("Cache-Control", "no-store")
         super().end_headers()
 
+    def translate_path(self, path: str) -> str:
+        # The anchor's apps serve static/ at /static/ as well as at the root.
+        parts = urllib.parse.urlsplit(path)
+        if parts.path.startswith("/static/"):
+            path = parts.path[len("/static"):]
+        return super().translate_path(path)
+
     def do_GET(self) -> None:  # noqa: N802 - http.server's naming
         if not self._route("GET"):
             super().do_GET()
@@ -82,6 +89,21 @@ class _Handler(SimpleHTTPRequestHandler):
     def do_HEAD(self) -> None:  # noqa: N802
         if not self._route("HEAD"):
             super().do_HEAD()
+
+    def _send_response_object(self, resp: Any) -> None:
+        body = resp.body if isinstance(resp.body, bytes) else bytes(resp.body)
+        self.send_response(int(resp.status_code))
+        media = getattr(resp, "media_type", None)
+        headers = dict(getattr(resp, "headers", {}) or {})
+        if media and not any(k.lower() == "content-type" for k in headers):
+            self.send_header("Content-Type", media)
+        for k, v in headers.items():
+            if k.lower() != "content-length":
+                self.send_header(k, v)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
 
     def do_POST(self) -> None:  # noqa: N802
         self._route("POST", required=True)
@@ -152,9 +174,16 @@ class _Handler(SimpleHTTPRequestHandler):
             status, body = self.settings_app.call(route, request)
         except HTTPError as e:
             status, body = e.status, {"detail": e.detail}
-        except Exception as e:  # a bug in the app's route: answer 500, keep serving
-            traceback.print_exc(file=sys.stderr)
-            status, body = 500, {"detail": f"{type(e).__name__}: {e}"}
+        except Exception as e:
+            if isinstance(getattr(e, "status_code", None), int) and hasattr(e, "detail"):
+                # FastAPI's or Starlette's HTTPException, from an app that imports them.
+                status, body = e.status_code, {"detail": e.detail}
+            else:  # a bug in the app's route: answer 500, keep serving
+                traceback.print_exc(file=sys.stderr)
+                status, body = 500, {"detail": f"{type(e).__name__}: {e}"}
+        if hasattr(body, "status_code") and hasattr(body, "body"):
+            self._send_response_object(body)
+            return True
         try:
             self._send_json(status, body)
         except TypeError as e:  # the route returned something json cannot encode

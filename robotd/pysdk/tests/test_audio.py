@@ -11,7 +11,7 @@ import wave
 from unittest import mock
 
 from robot_sdk import SAMPLE_RATE, RequestRefusedError, Robot
-from robot_sdk import robot as robot_module
+from robot_sdk import media as robot_module
 
 from .daemon import daemon
 
@@ -32,7 +32,7 @@ class AudioTest(unittest.TestCase):
     def setUp(self):
         self.robot = Robot(url=self.daemon.url)
         self.addCleanup(self.robot.close)
-        self.addCleanup(self.robot.stop_recording)
+        self.addCleanup(self.robot.media.stop_recording)
 
     def record(self, seconds):
         """Everything heard during the next `seconds`."""
@@ -40,18 +40,18 @@ class AudioTest(unittest.TestCase):
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             time.sleep(0.05)
-            heard += self.robot.get_audio_sample()
+            heard += self.robot.media.get_audio_sample() or []
         return heard
 
     def test_reading_before_recording_is_refused(self):
-        self.robot.stop_recording()
+        self.robot.media.stop_recording()
         with self.assertRaises(RequestRefusedError) as cm:
-            self.robot.get_audio_sample()
+            self.robot.media.get_audio_sample()
         self.assertEqual(cm.exception.status, 400)
         self.assertIn("start_recording", cm.exception.detail)
 
     def test_pushed_samples_are_heard_back(self):
-        self.assertEqual(self.robot.start_recording(), SAMPLE_RATE)
+        self.assertEqual(self.robot.media.start_recording(), SAMPLE_RATE)
         sent = tone(0.3)
         self.assertEqual(self.robot.push_audio_sample(sent), len(sent))
         heard = self.record(0.6)
@@ -60,17 +60,17 @@ class AudioTest(unittest.TestCase):
         self.assertAlmostEqual(rms(loud), 0.5 / math.sqrt(2), delta=0.05)
 
     def test_max_samples_limits_a_read(self):
-        self.robot.start_recording()
+        self.robot.media.start_recording()
         self.robot.push_audio_sample(tone(0.2))
         time.sleep(0.3)
-        self.assertEqual(len(self.robot.get_audio_sample(max_samples=100)), 100)
-        self.assertGreater(len(self.robot.get_audio_sample()), 0)
+        self.assertEqual(len(self.robot.media.get_audio_sample(max_samples=100)), 100)
+        self.assertGreater(len(self.robot.media.get_audio_sample()), 0)
         with self.assertRaises(ValueError):
-            self.robot.get_audio_sample(max_samples=-1)
+            self.robot.media.get_audio_sample(max_samples=-1)
 
     def test_long_sounds_are_pushed_in_pieces_and_arrive_in_order(self):
         ramp = [i / 2500 for i in range(2500)]
-        self.robot.start_recording()
+        self.robot.media.start_recording()
         with mock.patch.object(robot_module, "MAX_PUSH_SAMPLES", 1000):
             self.robot.push_audio_sample(ramp)
         heard = [s for s in self.record(0.4) if s != 0.0]
@@ -89,7 +89,7 @@ class AudioTest(unittest.TestCase):
             w.setsampwidth(2)
             w.setframerate(8000)
             w.writeframes(b"".join(struct.pack("<h", int(s * 32767)) for s in tone(0.25, rate=8000)))
-        self.robot.start_recording()
+        self.robot.media.start_recording()
         self.assertAlmostEqual(self.robot.play_sound(path), 0.25, places=2)
         heard = self.record(0.5)
         self.assertGreater(rms([s for s in heard if abs(s) > 0.01]), 0.3)

@@ -150,7 +150,7 @@ class Listener:
         finally:
             if self.recording:
                 try:
-                    self.robot.stop_recording()
+                    self.robot.media.stop_recording()
                 except Exception:
                     pass
 
@@ -158,14 +158,14 @@ class Listener:
         cfg = self.conversation.store.get()
         if not cfg.listen:
             if self.recording:
-                self.robot.stop_recording()
+                self.robot.media.stop_recording()
                 self.recording = False
             return
         if not self.recording:
-            self.robot.start_recording()
+            self.robot.media.start_recording()
             self.recording = True
             self.detector.reset()
-        samples = self.robot.get_audio_sample()
+        samples = self.robot.media.get_audio_sample() or []
         if self.voice.muted():  # the microphone hears the robot itself
             self.detector.reset()
             return

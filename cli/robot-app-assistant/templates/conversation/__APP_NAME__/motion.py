@@ -134,7 +134,7 @@ class MovementManager:
         while not self._stop.is_set():
             p = self.pose_at(time.monotonic())
             try:
-                self.robot.set_target(head=create_head_pose(yaw=p.yaw, pitch=p.pitch, roll=p.roll),
+                self.robot.set_target(head=create_head_pose(yaw=p.yaw, pitch=p.pitch, roll=p.roll, degrees=False),
                                       antennas=[p.left, p.right])
             except Exception:  # the daemon refused or is restarting: keep the loop alive
                 self.errors += 1

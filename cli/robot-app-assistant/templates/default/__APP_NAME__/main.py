@@ -20,9 +20,10 @@ class __CLASS_NAME__(RobotApp):
         def get_settings():
             return {"waving": self.waving, "amplitude_deg": self.amplitude_deg}
 
+        # Routes take what FastAPI routes take: here the JSON body as a dict (a pydantic model
+        # works too when the app depends on pydantic), path and query parameters.
         @self.settings_app.post("/api/settings")
-        def set_settings(request):
-            body = request.json if isinstance(request.json, dict) else {}
+        def set_settings(body: dict):
             waving = body.get("waving", self.waving)
             amplitude = body.get("amplitude_deg", self.amplitude_deg)
             if not isinstance(waving, bool):
@@ -40,8 +41,8 @@ class __CLASS_NAME__(RobotApp):
                 t = time.monotonic() - t0
                 swing = math.radians(self.amplitude_deg) * math.sin(2 * math.pi * 0.5 * t)
                 robot.set_target(
-                    head=create_head_pose(yaw=15 * math.sin(2 * math.pi * 0.2 * t), degrees=True),
-                    antennas=[swing, -swing],
+                    head=create_head_pose(yaw=15 * math.sin(2 * math.pi * 0.2 * t)),  # degrees
+                    antennas=[swing, -swing],  # radians
                 )
             stop_event.wait(0.02)  # 50 updates a second
 

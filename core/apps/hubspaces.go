@@ -1,0 +1,191 @@
+package apps
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ErrNoHubToken is returned when a private space is asked for and the daemon has no hub token.
+var ErrNoHubToken = errors.New("no hub token: set HF_TOKEN (or the hub's token file) in the daemon's environment to install private spaces")
+
+var spaceIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// InstallPrivateSpace starts a job that installs the space spaceID ("<user>/<app>") of the daemon's
+// hub, reading it with the hub token: what the anchor's install-private-space does.
+func (m *Manager) InstallPrivateSpace(spaceID string) (*Job, error) {
+	spaceID = strings.TrimSpace(spaceID)
+	if !spaceIDPattern.MatchString(spaceID) {
+		return nil, invalidError("space_id: " + truncate(spaceID, 100) + " is not <user>/<space>")
+	}
+	if m.cfg.HubURL == "" {
+		return nil, refusedError("No hub is configured (--hub-url none): private spaces cannot be installed")
+	}
+	if m.cfg.HubToken == "" {
+		return nil, ErrNoHubToken
+	}
+	return m.Install(strings.TrimRight(m.cfg.HubURL, "/") + "/spaces/" + spaceID)
+}
+
+// gitAuthEnv gives git the hub token, as an Authorization header for the hub's URLs only, when
+// src is on the daemon's hub: private spaces can then be cloned. The token travels in GIT_CONFIG_*
+// variables, never on a command line (ps shows those), in .git/config or in a log.
+func (m *Manager) gitAuthEnv(src source) []string {
+	if m.cfg.HubToken == "" || m.cfg.HubURL == "" || src.kind != SourceHubSpace {
+		return nil
+	}
+	hub, err := url.Parse(strings.TrimRight(m.cfg.HubURL, "/"))
+	if err != nil {
+		return nil
+	}
+	u, err := url.Parse(src.cloneURL)
+	if err != nil || u.Scheme != hub.Scheme || u.Host != hub.Host || u.User != nil {
+		return nil
+	}
+	basic := base64.StdEncoding.EncodeToString([]byte("user:" + m.cfg.HubToken))
+	return []string{
+		"GIT_CONFIG_COUNT=1",
+		"GIT_CONFIG_KEY_0=http." + hub.String() + "/.extraHeader",
+		"GIT_CONFIG_VALUE_0=Authorization: Basic " + basic,
+	}
+}
+
+// UpdateApp starts a job that reinstalls the installed app name from the source it was installed
+// from, with the newest versions of its requirements, and restarts it if it runs: the anchor's
+// update/{app_name}.
+func (m *Manager) UpdateApp(name string) (*Job, error) {
+	info, err := m.App(name)
+	if err != nil {
+		return nil, err
+	}
+	if info.Extra.Source == "" {
+		return nil, refusedError(fmt.Sprintf("App '%s' was not installed through the daemon: it has no source to update from", name))
+	}
+	return m.Update(info.Extra.Source, "")
+}
+
+// AppUpdateStatus is the update check of one app (the anchor's shape).
+type AppUpdateStatus struct {
+	AppName         string  `json:"app_name"`
+	SpaceID         string  `json:"space_id"`
+	InstalledSHA    string  `json:"installed_sha"`
+	LatestSHA       string  `json:"latest_sha"`
+	UpdateAvailable bool    `json:"update_available"`
+	LastModified    *string `json:"last_modified"`
+}
+
+// AppUpdates is the answer of an update check: the apps that have an update, how many apps were
+// checked (installed from a hub space or git URL at a known revision) and how many could not be.
+type AppUpdates struct {
+	AppsWithUpdates []AppUpdateStatus `json:"apps_with_updates"`
+	AppsChecked     int               `json:"apps_checked"`
+	AppsSkipped     int               `json:"apps_skipped"`
+	// Errors names the sources that could not be reached (our extension).
+	Errors []string `json:"errors,omitempty"`
+}
+
+// updateCheckTTL is how long an update check is reused unless forced, as the anchor does.
+const updateCheckTTL = 5 * time.Minute
+
+type updateCache struct {
+	mu      sync.Mutex
+	at      time.Time
+	result  *AppUpdates
+	changed uint64 // installs since the result: any install makes it stale
+}
+
+// CheckUpdates compares the revision each app was installed at with the head of its source
+// (git ls-remote), reusing a check less than five minutes old unless force is set.
+func (m *Manager) CheckUpdates(ctx context.Context, force bool) (*AppUpdates, error) {
+	c := &m.updates
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !force && c.result != nil && time.Since(c.at) < updateCheckTTL && c.changed == m.installCount.Load() {
+		return c.result, nil
+	}
+	installed := m.List()
+	bySource := map[string][]AppInfo{}
+	res := &AppUpdates{AppsWithUpdates: []AppUpdateStatus{}}
+	for _, a := range installed {
+		if a.Extra.Revision == "" || (a.Extra.SourceKind != SourceHubSpace && a.Extra.SourceKind != SourceGit) {
+			res.AppsSkipped++
+			continue
+		}
+		bySource[a.Extra.Source] = append(bySource[a.Extra.Source], a)
+	}
+	sources := make([]string, 0, len(bySource))
+	for s := range bySource {
+		sources = append(sources, s)
+	}
+	sort.Strings(sources)
+	for _, shown := range sources {
+		list := bySource[shown]
+		src, err := parseSource(shown)
+		var head string
+		if err == nil {
+			head, err = m.remoteHead(ctx, src)
+		}
+		if err != nil {
+			res.AppsSkipped += len(list)
+			res.Errors = append(res.Errors, fmt.Sprintf("%s: %v", shown, err))
+			m.log.Warn("checking for updates", "source", shown, "err", err)
+			continue
+		}
+		for _, a := range list {
+			res.AppsChecked++
+			if head != a.Extra.Revision {
+				res.AppsWithUpdates = append(res.AppsWithUpdates, AppUpdateStatus{
+					AppName: a.Name, SpaceID: spaceID(src), InstalledSHA: a.Extra.Revision, LatestSHA: head, UpdateAvailable: true,
+				})
+			}
+		}
+	}
+	c.result, c.at, c.changed = res, time.Now(), m.installCount.Load()
+	return res, nil
+}
+
+// spaceID is "<user>/<space>" for a hub space, else the source as shown.
+func spaceID(src source) string {
+	if src.kind == SourceHubSpace {
+		if u, err := url.Parse(src.cloneURL); err == nil {
+			return strings.TrimPrefix(u.Path, "/spaces/")
+		}
+	}
+	return src.shown
+}
+
+// remoteHead returns the commit the source's HEAD points at.
+func (m *Manager) remoteHead(ctx context.Context, src source) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", "ls-remote", "--", src.cloneURL, "HEAD")
+	cmd.Env = append(gitEnv(), m.gitAuthEnv(src)...)
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return "", fmt.Errorf("git ls-remote: %s", RedactText(strings.TrimSpace(string(ee.Stderr))))
+		}
+		return "", err
+	}
+	sha, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\t")
+	if !revisionPattern.MatchString(sha) {
+		return "", fmt.Errorf("git ls-remote: no HEAD")
+	}
+	return sha, nil
+}
+
+// gitEnv is the environment of git commands: never a prompt, only network protocols git can
+// use safely for a URL from outside.
+func gitEnv() []string {
+	return append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_ALLOW_PROTOCOL=http:https:ssh:git:file")
+}

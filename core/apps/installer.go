@@ -1,0 +1,245 @@
+package apps
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// PackageSource says where the apps venv's packages come from.
+//
+// Online (the default), pip resolves dependencies from the package index of its own configuration
+// (PIP_INDEX_URL, PIP_EXTRA_INDEX_URL, pip.conf), which the daemon does not override unless
+// IndexURL or ExtraIndexURLs are set. Offline, every install runs with --no-index and finds
+// packages only in WheelDirs, as robots without a network need.
+type PackageSource struct {
+	Offline        bool
+	IndexURL       string   // pip --index-url; "" keeps pip's configuration
+	ExtraIndexURLs []string // pip --extra-index-url
+	WheelDirs      []string // pip --find-links, online too: local wheels are candidates beside the index
+	// UV is the uv executable to install with instead of pip (`uv pip install --python <venv>`), as
+	// the anchor daemon does when uv is on PATH; "" installs with pip.
+	UV string
+}
+
+// FindUV returns the path of uv on PATH, or "".
+func FindUV() string {
+	p, err := exec.LookPath("uv")
+	if err != nil {
+		return ""
+	}
+	return p
+}
+
+// Describe says where packages come from, for logs: credentials in index URLs are redacted.
+func (s PackageSource) Describe() string {
+	tool := "pip"
+	if s.UV != "" {
+		tool = "uv"
+	}
+	switch {
+	case s.Offline:
+		return fmt.Sprintf("%s, offline: wheels in %s", tool, strings.Join(s.WheelDirs, ", "))
+	case s.IndexURL != "":
+		return fmt.Sprintf("%s, index %s", tool, RedactURL(s.IndexURL))
+	}
+	return tool + ", the package index of pip's configuration"
+}
+
+// RedactURL hides the password (or token) of a URL's user information: index URLs of private
+// indexes often carry one, and it must not reach logs, job logs or error messages.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	} else {
+		u.User = url.User("xxxxx")
+	}
+	return u.String()
+}
+
+// installOptions are the flags of one install command.
+type installOptions struct {
+	noDeps           bool
+	reinstall        bool     // replace what is installed even at the same version
+	upgradePackages  []string // distributions to take at their newest versions (requirements named in targets)
+	noBuildIsolation bool     // build with the venv's setuptools and wheel
+	noIndex          bool     // this command needs no index whatever the mode (a local wheel without its dependencies)
+	findLinks        []string
+}
+
+// installCommand returns the program and arguments that install targets (requirements, wheel
+// files or directories) into the venv: `<venv python> -m pip install ...`, or
+// `uv pip install --python <venv python> ...` when the source says uv.
+func (v *Venv) installCommand(ctx context.Context, opts installOptions, targets ...string) (string, []string) {
+	src := v.Source
+	var name string
+	var args []string
+	if src.UV != "" {
+		name = src.UV
+		args = []string{"pip", "install", "--python", v.Python()}
+	} else {
+		name = v.Python()
+		args = []string{"-m", "pip", "--disable-pip-version-check", "--no-input", "install"}
+	}
+	switch {
+	case src.Offline || opts.noIndex:
+		args = append(args, "--no-index")
+	case src.IndexURL != "":
+		args = append(args, "--index-url", src.IndexURL)
+	case src.UV != "":
+		// uv reads neither pip.conf nor PIP_INDEX_URL: hand it pip's configuration, unless uv has
+		// one of its own.
+		if os.Getenv("UV_INDEX_URL") == "" && os.Getenv("UV_DEFAULT_INDEX") == "" {
+			if idx := v.pipConfig(ctx, "index-url"); idx != "" {
+				args = append(args, "--index-url", idx)
+			}
+		}
+	}
+	if !src.Offline && !opts.noIndex {
+		extra := src.ExtraIndexURLs
+		if src.UV != "" && len(extra) == 0 && os.Getenv("UV_EXTRA_INDEX_URL") == "" && os.Getenv("UV_INDEX") == "" {
+			extra = strings.Fields(v.pipConfig(ctx, "extra-index-url"))
+		}
+		for _, e := range extra {
+			args = append(args, "--extra-index-url", e)
+		}
+	}
+	for _, d := range append(append([]string(nil), src.WheelDirs...), opts.findLinks...) {
+		if d != "" {
+			args = append(args, "--find-links", d)
+		}
+	}
+	if opts.noDeps {
+		args = append(args, "--no-deps")
+	}
+	if opts.reinstall {
+		if src.UV != "" {
+			args = append(args, "--reinstall")
+		} else {
+			args = append(args, "--force-reinstall")
+		}
+	}
+	if len(opts.upgradePackages) > 0 {
+		if src.UV != "" {
+			// uv's --upgrade would upgrade every package of the venv: name them.
+			for _, p := range opts.upgradePackages {
+				args = append(args, "--upgrade-package", p)
+			}
+		} else {
+			// pip's --upgrade, with its default only-if-needed strategy, upgrades the requirements
+			// named on the command line and their dependencies only where they must.
+			args = append(args, "--upgrade")
+		}
+	}
+	if opts.noBuildIsolation {
+		args = append(args, "--no-build-isolation")
+	}
+	return name, append(args, targets...)
+}
+
+// pipConfigLine matches a line of `pip config list`: `global.index-url='https://...'`, or
+// `:env:.index-url='...'` for PIP_INDEX_URL.
+var pipConfigLine = regexp.MustCompile(`^([^=]*)\.([a-z-]+)='(.*)'$`)
+
+// pipConfig returns the value pip's own configuration (files and PIP_* variables) gives key,
+// "" when none: how uv gets the index a user configured for pip. The environment's value wins,
+// then the most specific file, as pip itself does.
+func (v *Venv) pipConfig(ctx context.Context, key string) string {
+	out, err := exec.CommandContext(ctx, v.Python(), "-m", "pip", "--disable-pip-version-check", "config", "list").Output()
+	if err != nil {
+		return ""
+	}
+	rank := map[string]int{":env:": 4, "install": 3, "global": 2}
+	best, bestRank := "", 0
+	for _, line := range strings.Split(string(out), "\n") {
+		m := pipConfigLine.FindStringSubmatch(strings.TrimSpace(line))
+		if m == nil || m[2] != key {
+			continue
+		}
+		if r := rank[m[1]] + 1; r > bestRank {
+			best, bestRank = m[3], r
+		}
+	}
+	return best
+}
+
+// install runs one install command, its output going to log; a failure's error carries the
+// installer's own explanation (pip's ERROR lines, uv's report), which names what could not be
+// resolved.
+func (v *Venv) install(ctx context.Context, log io.Writer, opts installOptions, targets ...string) error {
+	name, args := v.installCommand(ctx, opts, targets...)
+	shown := make([]string, len(args))
+	for i, a := range args {
+		shown[i] = RedactURL(a)
+	}
+	fmt.Fprintf(log, "Running %s %s\n", filepath.Base(name), strings.Join(shown, " "))
+	tail := &lineTail{max: 40}
+	err := runLoggedEnv(ctx, io.MultiWriter(log, tail), nil, name, args...)
+	if err == nil {
+		return nil
+	}
+	if why := installerMessage(tail.last(40)); why != "" {
+		return fmt.Errorf("%w: %s", err, why)
+	}
+	return err
+}
+
+// installerMessage picks the lines that explain an installer's failure: pip's "ERROR:" lines,
+// else uv's report (from its "×" line on), else the last lines.
+func installerMessage(lines []string) string {
+	var picked []string
+	for _, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), "ERROR:") {
+			picked = append(picked, strings.TrimSpace(l))
+		}
+	}
+	if len(picked) == 0 {
+		for i, l := range lines {
+			if t := strings.TrimSpace(l); strings.HasPrefix(t, "×") || strings.HasPrefix(t, "error:") {
+				for _, r := range lines[i:] {
+					if r = strings.TrimSpace(r); r != "" {
+						picked = append(picked, r)
+					}
+				}
+				break
+			}
+		}
+	}
+	if len(picked) == 0 {
+		for _, l := range lines[max(0, len(lines)-3):] {
+			if l = strings.TrimSpace(l); l != "" {
+				picked = append(picked, l)
+			}
+		}
+	}
+	if len(picked) > 8 {
+		picked = picked[len(picked)-8:]
+	}
+	return RedactText(strings.Join(picked, "; "))
+}
+
+// urlWithUserinfo finds URLs that carry credentials in running text.
+var urlWithUserinfo = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)([^/\s:@]+)(:[^/\s@]*)?@`)
+
+// RedactText hides the credentials of every URL in s.
+func RedactText(s string) string {
+	return urlWithUserinfo.ReplaceAllString(s, "${1}xxxxx@")
+}
+
+// Write makes a lineTail an io.Writer of whole lines.
+func (t *lineTail) Write(p []byte) (int, error) {
+	for _, l := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		t.add(l)
+	}
+	return len(p), nil
+}

@@ -1,0 +1,248 @@
+package robotd
+
+import (
+	"bytes"
+	"fmt"
+	"image"
+	"image/jpeg"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/robothub/robothub/core/robot"
+)
+
+// The anchor SDK's motion calls that its daemon serves over its websocket protocol, served here as
+// REST routes that robot_sdk calls: present state, look-at, motion recording, single motors,
+// automatic body yaw, and the camera.
+
+func (s *Server) handlePresentHeadPose(w http.ResponseWriter, r *http.Request) {
+	matrix, err := boolQuery(r, "use_pose_matrix")
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	p := s.robot.State().HeadPose
+	if matrix {
+		writeJSON(w, http.StatusOK, matrixPose{p.Matrix()})
+		return
+	}
+	writeJSON(w, http.StatusOK, p)
+}
+
+func (s *Server) handlePresentBodyYaw(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.robot.State().BodyYaw)
+}
+
+func (s *Server) handlePresentAntennas(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.robot.State().Antennas)
+}
+
+type moveUUID struct {
+	UUID string `json:"uuid"`
+}
+
+func (s *Server) handleRunningMoves(w http.ResponseWriter, r *http.Request) {
+	out := []moveUUID{}
+	if m := s.robot.State().Move; m != nil {
+		out = append(out, moveUUID{m.UUID})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+type lookAtAnswer struct {
+	HeadPose robot.HeadPose `json:"head_pose"`
+	M        [16]float64    `json:"m"`
+	UUID     *string        `json:"uuid"`
+}
+
+func (s *Server) handleLookAtWorld(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		X, Y, Z         *float64
+		Duration        *float64 `json:"duration"`
+		PerformMovement *bool    `json:"perform_movement"`
+	}
+	if err := decodeBody(w, r, &req, maxBodyBytes, false); err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	if req.X == nil || req.Y == nil || req.Z == nil {
+		writeError(w, r, s.log, &errBody{"body: fields x, y and z are required: the point to look at, in metres (x forward, y left, z up)"})
+		return
+	}
+	p, err := robot.LookAtWorld(*req.X, *req.Y, *req.Z)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	s.lookAt(w, r, p, req.Duration, req.PerformMovement)
+}
+
+func (s *Server) handleLookAtImage(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		U, V            *float64
+		Duration        *float64 `json:"duration"`
+		PerformMovement *bool    `json:"perform_movement"`
+	}
+	if err := decodeBody(w, r, &req, maxBodyBytes, false); err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	if req.U == nil || req.V == nil {
+		writeError(w, r, s.log, &errBody{"body: fields u and v are required: the pixel to look at, from the image's top left corner"})
+		return
+	}
+	p, err := s.robot.LookAtImage(*req.U, *req.V)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	s.lookAt(w, r, p, req.Duration, req.PerformMovement)
+}
+
+func (s *Server) lookAt(w http.ResponseWriter, r *http.Request, p robot.HeadPose, duration *float64, perform *bool) {
+	d := 1.0
+	if duration != nil {
+		d = *duration
+	}
+	if math.IsNaN(d) || d < 0 || d > 60 {
+		writeError(w, r, s.log, &errBody{"duration: must be 0 (at once) or more, at most 60 seconds"})
+		return
+	}
+	out := lookAtAnswer{HeadPose: p, M: p.Matrix()}
+	if perform == nil || *perform {
+		t := robot.Target{Head: &p}
+		if d == 0 {
+			if err := s.robot.SetTarget(t); err != nil {
+				writeError(w, r, s.log, err)
+				return
+			}
+		} else {
+			m, err := s.robot.Goto(t, time.Duration(d*float64(time.Second)), robot.MinJerk)
+			if err != nil {
+				writeError(w, r, s.log, err)
+				return
+			}
+			out.UUID = &m.ID
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) handleStartMotionRecording(w http.ResponseWriter, r *http.Request) {
+	s.robot.StartMotionRecording()
+	writeJSON(w, http.StatusOK, statusOK{Status: "recording"})
+}
+
+type motionFrames struct {
+	Frames []robot.MotionFrame `json:"frames"`
+}
+
+func (s *Server) handleStopMotionRecording(w http.ResponseWriter, r *http.Request) {
+	frames, err := s.robot.StopMotionRecording()
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, motionFrames{Frames: frames})
+}
+
+type torqueRequest struct {
+	IDs []string `json:"ids"`
+	On  *bool    `json:"on"`
+}
+
+type torqueStatus struct {
+	Mode   robot.MotorMode `json:"mode"`
+	Motors map[string]bool `json:"motors"`
+}
+
+func (s *Server) handleSetTorque(w http.ResponseWriter, r *http.Request) {
+	var req torqueRequest
+	if err := decodeBody(w, r, &req, maxBodyBytes, false); err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	if req.On == nil {
+		writeError(w, r, s.log, &errBody{fmt.Sprintf("body: field on is required (true or false); ids names motors among %v, or all when left out", robot.MotorNames)})
+		return
+	}
+	if err := s.robot.SetMotorTorque(req.IDs, *req.On); err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, torqueStatus{Mode: s.robot.MotorMode(), Motors: s.robot.MotorTorque()})
+}
+
+func (s *Server) handleAutomaticBodyYaw(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Enabled *bool `json:"enabled"`
+	}
+	if err := decodeBody(w, r, &req, maxBodyBytes, false); err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	if req.Enabled == nil {
+		writeError(w, r, s.log, &errBody{"body: field enabled is required (true or false)"})
+		return
+	}
+	s.robot.SetAutomaticBodyYaw(*req.Enabled)
+	writeJSON(w, http.StatusOK, map[string]bool{"automatic_body_yaw": *req.Enabled})
+}
+
+func (s *Server) handleCameraSpecs(w http.ResponseWriter, r *http.Request) {
+	specs, err := s.robot.CameraSpecs()
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, specs)
+}
+
+// handleCameraFrame answers a camera image: binary PPM (P6, RGB; the default, what robot_sdk reads
+// without any image library) or JPEG (?format=jpeg).
+func (s *Server) handleCameraFrame(w http.ResponseWriter, r *http.Request) {
+	format := r.URL.Query().Get("format")
+	if format != "" && format != "ppm" && format != "jpeg" {
+		writeError(w, r, s.log, &errBody{"format: must be ppm or jpeg"})
+		return
+	}
+	img, err := s.robot.CameraFrame()
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	var buf bytes.Buffer
+	if format == "jpeg" {
+		if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: 85}); err != nil {
+			writeError(w, r, s.log, err)
+			return
+		}
+		w.Header().Set("Content-Type", "image/jpeg")
+	} else {
+		writePPM(&buf, img)
+		w.Header().Set("Content-Type", "image/x-portable-pixmap")
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	_, _ = w.Write(buf.Bytes())
+}
+
+func writePPM(buf *bytes.Buffer, img *image.RGBA) {
+	b := img.Bounds()
+	fmt.Fprintf(buf, "P6\n%d %d\n255\n", b.Dx(), b.Dy())
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		row := img.Pix[(y-b.Min.Y)*img.Stride:]
+		for x := 0; x < b.Dx(); x++ {
+			buf.Write(row[4*x : 4*x+3])
+		}
+	}
+}
+
+func (s *Server) handleStopSound(w http.ResponseWriter, r *http.Request) {
+	if err := s.robot.StopSound(); err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, statusOK{Status: "stopped"})
+}

@@ -1,0 +1,152 @@
+package robotd_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/legacy"
+)
+
+// openAPIDoc is docs/robot-api.openapi.json, loaded and validated once.
+var openAPIDoc = sync.OnceValues(func() (*openapi3.T, error) {
+	doc, err := openapi3.NewLoader().LoadFromFile("../docs/robot-api.openapi.json")
+	if err != nil {
+		return nil, err
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		return nil, err
+	}
+	doc.Servers = nil // the tests' daemons listen on ports of their own
+	return doc, nil
+})
+
+var openAPIRouter = sync.OnceValues(func() (routers.Router, error) {
+	doc, err := openAPIDoc()
+	if err != nil {
+		return nil, err
+	}
+	for _, ct := range []string{"text/event-stream", "image/x-portable-pixmap", "image/jpeg"} {
+		openapi3filter.RegisterBodyDecoder(ct, openapi3filter.FileBodyDecoder)
+	}
+	return legacy.NewRouter(doc)
+})
+
+// checkOpenAPI validates a response of the daemon against docs/robot-api.openapi.json: its route
+// must be documented, its status documented (or covered by the default error response), and its
+// body match the schema. Requests to routes that do not exist must be answered with the error body.
+func checkOpenAPI(t testing.TB, req *http.Request, status int, header http.Header, body []byte) {
+	t.Helper()
+	if err := openAPIError(req, status, header, body); err != nil {
+		t.Error(err)
+	}
+}
+
+func openAPIError(req *http.Request, status int, header http.Header, body []byte) error {
+	router, err := openAPIRouter()
+	if err != nil {
+		return fmt.Errorf("docs/robot-api.openapi.json: %v", err)
+	}
+	doc, _ := openAPIDoc()
+	route, params, err := router.FindRoute(req)
+	if err != nil {
+		// A request to a path the API does not have: the answer is still the API's error body.
+		if status != http.StatusNotFound && status != http.StatusMethodNotAllowed && status != http.StatusForbidden &&
+			status != http.StatusMisdirectedRequest && status != http.StatusUnauthorized {
+			return fmt.Errorf("OpenAPI: %s %s answered %d but the route is not in docs/robot-api.openapi.json: %v", req.Method, req.URL.Path, status, err)
+		}
+		route = &routers.Route{Spec: doc, Path: "/healthz", PathItem: &openapi3.PathItem{}, Method: req.Method,
+			Operation: &openapi3.Operation{Responses: openapi3.NewResponses(openapi3.WithName("default", doc.Components.Responses["Error"].Value))}}
+	}
+	in := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
+			Options: &openapi3filter.Options{ExcludeRequestBody: true, ExcludeRequestQueryParams: true}},
+		Status: status, Header: header, Body: io.NopCloser(bytes.NewReader(body)),
+		Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
+	}
+	if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
+		return fmt.Errorf("OpenAPI: %s %s answered %d %s, which docs/robot-api.openapi.json does not allow:\n%v", req.Method, req.URL.Path, status, truncateBody(body), err)
+	}
+	return nil
+}
+
+// The validator refuses what the document does not allow: a wrong shape, an undocumented
+// status, an undocumented route.
+func TestOpenAPIValidatorRefusesWrongAnswers(t *testing.T) {
+	get := func(path string) *http.Request {
+		r, _ := http.NewRequest("GET", "http://127.0.0.1:1"+path, nil)
+		return r
+	}
+	json := http.Header{"Content-Type": {"application/json"}}
+	for _, c := range []struct {
+		req    *http.Request
+		status int
+		body   string
+		ok     bool
+	}{
+		{get("/api/apps/current-app-status"), 200, `null`, true},
+		{get("/api/apps/current-app-status"), 200, `{"info": {"name": "a", "source_kind": "installed", "extra": {}}, "state": "running", "error": null}`, true},
+		{get("/api/apps/current-app-status"), 200, `{"state": 3}`, false},
+		{get("/api/apps/job-status/x"), 200, `{"id": "x", "command": "install", "status": "running", "logs": []}`, false},
+		{get("/api/apps/job-status/x"), 404, `{"detail": "Job x not found"}`, true},
+		{get("/api/apps/job-status/x"), 404, `{"error": "not found"}`, false},
+		{get("/api/not-a-route"), 200, `{}`, false},
+		{get("/api/not-a-route"), 404, `{"detail": "Not found: /api/not-a-route"}`, true},
+	} {
+		err := openAPIError(c.req, c.status, json, []byte(c.body))
+		if (err == nil) != c.ok {
+			t.Errorf("%s %d %s: %v, want ok=%v", c.req.URL.Path, c.status, c.body, err, c.ok)
+		}
+	}
+}
+
+func truncateBody(b []byte) string {
+	if len(b) > 300 {
+		return string(b[:300]) + "…"
+	}
+	return string(b)
+}
+
+var routePattern = regexp.MustCompile(`mux\.HandleFunc\("(GET|POST|PUT|DELETE) (/api/[^"]*)"`)
+
+// Every route of routes.go is in the OpenAPI document, and the document has no route the daemon
+// does not serve.
+func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
+	doc, err := openAPIDoc()
+	if err != nil {
+		t.Fatalf("docs/robot-api.openapi.json: %v", err)
+	}
+	src, err := os.ReadFile("routes.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := map[string]bool{}
+	for _, m := range routePattern.FindAllStringSubmatch(string(src), -1) {
+		key := m[1] + " " + m[2]
+		served[key] = true
+		item := doc.Paths.Find(m[2])
+		if item == nil || item.GetOperation(m[1]) == nil {
+			t.Errorf("%s is served but not in docs/robot-api.openapi.json", key)
+		}
+	}
+	for path, item := range doc.Paths.Map() {
+		if !strings.HasPrefix(path, "/api/") {
+			continue
+		}
+		for method := range item.Operations() {
+			if !served[method+" "+path] {
+				t.Errorf("docs/robot-api.openapi.json has %s %s, which the daemon does not serve", method, path)
+			}
+		}
+	}
+}
