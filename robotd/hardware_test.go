@@ -47,10 +47,10 @@ func (d *daemon) hardware() hardwareStatus {
 func (d *daemon) motorState(name string) string {
 	d.t.Helper()
 	var s struct {
-		Motors []motorHealth `json:"motors"`
+		Health []motorHealth `json:"health"`
 	}
 	d.call("GET", "/api/motors/status", nil, &s)
-	for _, m := range s.Motors {
+	for _, m := range s.Health {
 		if m.Name == name {
 			return m.State
 		}
