@@ -7,6 +7,7 @@ require (
 	github.com/akrylysov/algnhsa v1.1.0
 	github.com/aws/aws-lambda-go v1.55.1
 	github.com/chromedp/chromedp v0.23.0
+	github.com/creack/pty v1.1.24
 	github.com/coder/websocket v1.8.15
 	github.com/getkin/kin-openapi v0.153.0
 	github.com/go-git/go-git/v5 v5.19.3
@@ -14,8 +15,10 @@ require (
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/tsenart/vegeta/v12 v12.12.0
 	github.com/urfave/cli/v2 v2.27.7
+	go.bug.st/serial v1.8.0
 	golang.ngrok.com/ngrok/v2 v2.4.0
 	golang.org/x/term v0.47.0
+	gopkg.in/yaml.v3 v3.0.1
 	modernc.org/sqlite v1.61.1
 )
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/apps"
+	"github.com/robothub/robothub/core/robot"
 )
 
 func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
@@ -28,6 +29,8 @@ type daemonStatus struct {
 	StopTimeout     float64            `json:"stop_timeout"`
 	StartedAt       time.Time          `json:"started_at"`
 	Uptime          float64            `json:"uptime"`
+	// Hardware is the motor bus's health: null on the simulation.
+	Hardware *robot.HardwareStatus `json:"hardware"`
 }
 
 func (s *Server) handleDaemonStatus(w http.ResponseWriter, r *http.Request) {
@@ -36,6 +39,7 @@ func (s *Server) handleDaemonStatus(w http.ResponseWriter, r *http.Request) {
 		WirelessVersion: s.wireless, LoopbackOnly: s.loopbackOnly, RobotAwake: s.robot.Awake(), Slot: s.apps.Slot(), Sessions: s.apps.Sessions(),
 		StartupApp: startupAppBody(s.apps.StartupApp()).StartupApp, AppsVenv: s.apps.VenvDir(),
 		StopTimeout: s.apps.StopTimeout().Seconds(), StartedAt: s.started, Uptime: time.Since(s.started).Seconds(),
+		Hardware: s.robot.HardwareStatus(),
 	})
 }
 

@@ -265,7 +265,15 @@ type motorStatus struct {
 }
 
 func (s *Server) handleMotorStatus(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, torqueStatus{Mode: s.robot.MotorMode(), Motors: s.robot.MotorTorque()})
+	st := struct {
+		torqueStatus
+		// Health is each motor's state on the hardware; null on the simulation.
+		Health []robot.MotorHealth `json:"health"`
+	}{torqueStatus: torqueStatus{Mode: s.robot.MotorMode(), Motors: s.robot.MotorTorque()}}
+	if hw := s.robot.HardwareStatus(); hw != nil {
+		st.Health = hw.Motors
+	}
+	writeJSON(w, http.StatusOK, st)
 }
 
 func (s *Server) handleSetMotorMode(w http.ResponseWriter, r *http.Request) {

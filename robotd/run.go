@@ -42,7 +42,9 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ErrWriter:       stderr,
 		HideHelpCommand: true,
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "sim", Usage: "run the simulated robot"},
+			&cli.GenericFlag{Name: "sim", Value: new(simMode), Usage: "run the simulated robot; --sim=bus runs the hardware backend on a motor bus emulator"},
+			&cli.StringFlag{Name: "serialport", Usage: "the motor bus's serial port (default: the Lite's USB adapter " + liteAdapterVID + ":" + liteAdapterPID + ", or " + wirelessUART + " with --wireless-version)"},
+			&cli.StringFlag{Name: "hardware-config", Usage: "a hardware config YAML file (motor ids, offsets, limits) instead of the built-in one"},
 			&cli.StringFlag{Name: "startup-app", Usage: "app to start after the robot wakes up (installed from the catalog if missing)", Value: ""},
 			&cli.BoolFlag{Name: "wireless-version", Usage: "run as on the Wireless robot: listen on 0.0.0.0, apps venv at " + wirelessAppsVenv},
 			&cli.BoolFlag{Name: "no-wake-up-on-start", Usage: "keep the robot asleep at start"},
@@ -76,7 +78,9 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 // config is the daemon's resolved configuration.
 type config struct {
-	sim, wireless, wakeOnStart bool
+	sim                        simMode
+	serialPort, hardwareConfig string
+	wireless, wakeOnStart      bool
 	startupApp                 string
 	addr                       string
 	dataDir, venvDir           string
@@ -91,7 +95,8 @@ type config struct {
 
 func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
 	cfg := config{
-		sim: c.Bool("sim"), wireless: c.Bool("wireless-version"), wakeOnStart: !c.Bool("no-wake-up-on-start"),
+		sim: *c.Generic("sim").(*simMode), serialPort: c.String("serialport"), hardwareConfig: c.String("hardware-config"),
+		wireless: c.Bool("wireless-version"), wakeOnStart: !c.Bool("no-wake-up-on-start"),
 		startupApp: strings.TrimSpace(c.String("startup-app")), stopTimeout: c.Duration("stop-timeout"),
 		python: c.String("python"), wheelDirs: c.StringSlice("wheel-dir"), allowedHosts: c.StringSlice("allowed-host"),
 	}
@@ -207,9 +212,6 @@ func sameDaemonURL(sdkURL string, addr net.Addr) bool {
 
 func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, stderr io.Writer) error {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
-	if !cfg.sim {
-		return errors.New("no hardware backend is built into this daemon: run it with --sim for the simulated robot")
-	}
 	if err := os.MkdirAll(cfg.dataDir, 0o755); err != nil {
 		return fmt.Errorf("creating the data dir: %w", err)
 	}
@@ -221,7 +223,12 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	}
 	defer lock.Release()
 
-	rb := robot.New(robot.NewSim(), log.With("component", "robot"))
+	backend, closeBackend, err := openBackend(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer closeBackend()
+	rb := robot.New(backend, log.With("component", "robot"))
 	defer rb.Close()
 
 	mgr, err := apps.NewManager(apps.Config{

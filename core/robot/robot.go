@@ -272,8 +272,12 @@ func (r *Robot) SetTarget(t Target) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	to := r.yawRule(t.applyTo(r.target))
+	if err := r.validateMove(to, to, Linear); err != nil { // a jump: only where it lands matters
+		return err
+	}
 	r.endMove(false)
-	r.target = r.yawRule(t.applyTo(r.target))
+	r.target = to
 	r.targetAt = time.Now()
 	r.backend.Command(r.target)
 	return nil
@@ -292,7 +296,11 @@ func (r *Robot) Goto(t Target, duration time.Duration, interp Interpolation) (*M
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.startMove("goto", r.yawRule(t.applyTo(r.target)), duration, interp, nil), nil
+	to := r.yawRule(t.applyTo(r.target))
+	if err := r.validateMove(r.target, to, interp); err != nil {
+		return nil, err
+	}
+	return r.startMove("goto", to, duration, interp, nil), nil
 }
 
 // startMove replaces the running move. Call with r.mu held.

@@ -67,6 +67,9 @@ var (
 	appRunning    = suite{pkg: "./cli/robot-app-assistant", bench: "^BenchmarkDefaultAppRunning$", benchtime: "20x"}
 	appCheck      = suite{pkg: "./cli/robot-app-assistant", bench: "^BenchmarkCheck$", benchtime: "10x"}
 	appCheckCold  = suite{pkg: "./cli/robot-app-assistant", bench: "^BenchmarkCheckColdCache$", benchtime: "3x"}
+	hwLoop        = suite{pkg: "./internal/busemu", bench: "^BenchmarkControlLoop50Hz$", benchtime: "1x"}
+	hwKinematics  = suite{pkg: "./core/robot/kinematics", bench: "^Benchmark(Inverse|Forward)$", benchtime: "1s"}
+	hwDaemon      = suite{pkg: "./robotd", bench: "^BenchmarkHardwareDaemonCPU$", benchtime: "1x"}
 )
 
 func ms(v float64) string  { return trimFloat(v, 2) + " ms" }
@@ -74,6 +77,7 @@ func us(v float64) string  { return trimFloat(v/1000, 1) + " µs" }
 func mb(v float64) string  { return trimFloat(v, 1) + " MB" }
 func x(v float64) string   { return trimFloat(v, 2) + "×" }
 func per(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) + "/s" }
+func pct(v float64) string { return trimFloat(v, 1) + "%" }
 
 var checks = []check{
 	{area: "Receiver", what: "Parse the hub's 1 KB payload", suite: receiverParse, bench: "BenchmarkParse/Parse", unit: "ns/op", limit: 10000, show: us, target: "≤ 10 µs/op",
@@ -124,6 +128,18 @@ var checks = []check{
 	{area: "Robot apps", what: "`robot-app-assistant check` of a generated app (slowest run)", suite: appCheck, bench: "BenchmarkCheck", unit: "check-max-ms", limit: 10000, show: ms, target: "≤ 10 s",
 		note: func(r results) string { return "median " + ms(r["BenchmarkCheck"]["check-p50-ms"]) }},
 	{area: "Robot apps", what: "The first `check` on a machine (builds its cached base venv; slowest run)", suite: appCheckCold, bench: "BenchmarkCheckColdCache", unit: "check-max-ms", limit: 10000, show: ms, target: "≤ 10 s"},
+	{area: "Robot hardware", what: "Control loop period p99 at 50 Hz, 60 s on the emulated bus", suite: hwLoop, bench: "BenchmarkControlLoop50Hz", unit: "period-p99-ms", limit: 22, show: ms, target: "≤ 22 ms",
+		note: func(r results) string {
+			m := r["BenchmarkControlLoop50Hz"]
+			return fmt.Sprintf("p50 %s, max %s, jitter (std dev) %s", ms(m["period-p50-ms"]), ms(m["period-max-ms"]), ms(m["jitter-ms"]))
+		}},
+	{area: "Robot hardware", what: "Inverse kinematics of the head, per call", suite: hwKinematics, bench: "BenchmarkInverse", unit: "ns/op", limit: 10000, show: us, target: "≤ 10 µs/op"},
+	{area: "Robot hardware", what: "Forward kinematics of the head (Newton, warm start), per call", suite: hwKinematics, bench: "BenchmarkForward", unit: "ns/op", limit: 50000, show: us, target: "≤ 50 µs/op"},
+	{area: "Robot hardware", what: "Daemon CPU driving the bus at 50 Hz (one core = 100%)", suite: hwDaemon, bench: "BenchmarkHardwareDaemonCPU", unit: "hardware-cpu-%", limit: 10, show: pct, target: "≤ 10%",
+		note: func(r results) string {
+			return "the same daemon on --sim: " + pct(r["BenchmarkHardwareDaemonCPU"]["sim-cpu-%"])
+		}},
+	{area: "Robot hardware", what: "robot-daemon built for linux/arm64 (stripped)", suite: hwDaemon, bench: "BenchmarkHardwareDaemonCPU", unit: "arm64-binary-MB", limit: 20, show: mb, target: "≤ 20 MB"},
 }
 
 const (

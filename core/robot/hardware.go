@@ -1,0 +1,599 @@
+package robot
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/robothub/robothub/core/robot/dynamixel"
+	"github.com/robothub/robothub/core/robot/kinematics"
+)
+
+// HardwarePeriod is the period of the hardware control loop: each tick sends the goals of every
+// motor in one sync write and reads their positions in one sync read.
+const HardwarePeriod = 20 * time.Millisecond
+
+// Tuning of the hardware loop.
+const (
+	silentAfter       = 5                      // missed reads in a row (100 ms) before a motor is reported silent
+	probeEvery        = time.Second            // how often a silent motor is pinged, and an alerting one's error read
+	reopenEvery       = 500 * time.Millisecond // how often a vanished port is looked for
+	complianceCurrent = 150                    // mA: what a leg pushes with in gravity compensation
+	complianceSlack   = 40                     // ticks (3.5°) a hand must move a joint before it follows
+	statsWindow       = 3000                   // loop periods kept for the status: 60 s at 50 Hz
+)
+
+// HardwareOptions configure NewHardware.
+type HardwareOptions struct {
+	Port   string          // the serial port's path
+	Config *HardwareConfig // the motors (internal/hwconfig reads the robot's)
+	Log    *slog.Logger
+	// Timeout is how long a motor gets to start answering (default 5 ms); an emulated bus sharing
+	// a busy CPU needs more.
+	Timeout time.Duration
+}
+
+// motorState is one motor, as the loop knows it.
+type motorState struct {
+	cfg      MotorConfig
+	present  int32 // ticks, last read
+	seen     bool
+	lastSeen time.Time
+	misses   int
+	silent   bool
+	alert    bool
+	hwErrors []string
+	probed   time.Time
+	goal     int32 // last goal sent (gravity compensation follows the hand from it)
+}
+
+// Hardware is the Backend of the real robot: the motors on the Dynamixel bus, driven by a 50 Hz
+// control loop, with the head's pose from the platform's kinematics. A motor that stops answering
+// or reports a hardware error is reported in Status while the loop keeps driving the others; a
+// port that vanishes (a USB cable pulled) is reopened.
+type Hardware struct {
+	path    string
+	cfg     *HardwareConfig
+	log     *slog.Logger
+	geom    *kinematics.Geometry
+	timeout time.Duration
+
+	mu         sync.Mutex // guards what the API reads and writes: below, up to the loop's own state
+	target     Joints
+	mode       MotorMode
+	present    Joints
+	motors     []motorState    // index order: MotorNames (body, six legs, right and left antennas)
+	limp       map[string]bool // motors switched off one by one (SetTorque) while the others hold
+	connected  bool
+	portErr    string
+	reconnects int
+	periods    []time.Duration // ring of the last statsWindow loop periods
+	ticks      uint64
+	overruns   uint64
+	warnings   []string
+
+	// The loop's own state.
+	port       SerialPort
+	bus        *dynamixel.Bus
+	applied    MotorMode       // "" until a mode is applied on this connection
+	limpNow    map[string]bool // the limp motors as applied
+	nextOpen   time.Time
+	lastTick   time.Time
+	ikWarnedAt time.Time
+	ids        []byte
+
+	quit, done chan struct{}
+	closeOnce  sync.Once
+}
+
+// NewHardware opens the motor bus at opts.Port, reads where the motors are, and starts the control
+// loop. The motors are left as they are until the Robot sets a mode.
+func NewHardware(opts HardwareOptions) (*Hardware, error) {
+	h := &Hardware{path: opts.Port, cfg: opts.Config, log: opts.Log, geom: kinematics.Default, timeout: opts.Timeout,
+		mode: MotorsDisabled, quit: make(chan struct{}), done: make(chan struct{})}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	for _, name := range MotorNames {
+		m, ok := h.cfg.Motor(name)
+		if !ok {
+			return nil, fmt.Errorf("hardware config: motor %s is missing", name)
+		}
+		h.motors, h.ids = append(h.motors, motorState{cfg: m}), append(h.ids, m.ID)
+	}
+	if err := h.connect(); err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	answered := slices.ContainsFunc(h.motors, func(m motorState) bool { return m.seen })
+	h.mu.Unlock()
+	if !answered {
+		h.disconnect(nil)
+		return nil, fmt.Errorf("no motor answered on %s (ids %v at %d baud): is the robot powered on?", h.path, h.ids, h.cfg.Baud)
+	}
+	h.target = h.present
+	go h.loop()
+	return h, nil
+}
+
+// Name implements Backend.
+func (h *Hardware) Name() string { return "hardware" }
+
+// Command implements Backend: the next tick sends the goals of target.
+func (h *Hardware) Command(target Joints) {
+	h.mu.Lock()
+	h.target = target
+	h.mu.Unlock()
+}
+
+// SetMotorMode implements Backend; the next tick applies it.
+func (h *Hardware) SetMotorMode(mode MotorMode) {
+	h.mu.Lock()
+	h.mode = mode
+	h.mu.Unlock()
+}
+
+// Read implements Backend: the pose the last tick read.
+func (h *Hardware) Read(time.Time) Joints {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.present
+}
+
+// SetTorque implements TorqueSetter: the motors on is false for go limp, the others hold.
+func (h *Hardware) SetTorque(on map[string]bool) {
+	limp := map[string]bool{}
+	for name, v := range on {
+		limp[name] = !v
+	}
+	h.mu.Lock()
+	h.limp = limp
+	h.mu.Unlock()
+}
+
+// Speak implements Backend: this backend does not drive the robot's sound card.
+func (h *Hardware) Speak([]float32) {}
+
+// Listen implements Backend: no microphone is wired to this backend, so it hears nothing.
+func (h *Hardware) Listen(dst []float32, _ time.Time) []float32 { return dst }
+
+// Close implements Backend: it stops the loop, turns the torque off and closes the port.
+func (h *Hardware) Close() error {
+	h.closeOnce.Do(func() {
+		close(h.quit)
+		<-h.done
+		if h.bus != nil {
+			_ = h.torque(h.ids, 0)
+			h.disconnect(nil)
+		}
+	})
+	return nil
+}
+
+// Validate implements Validator: j's head pose must be inside the platform's workspace with every
+// leg within its limits.
+func (h *Hardware) Validate(j Joints) error {
+	_, err := h.legGoals(j)
+	return err
+}
+
+// legGoals returns the goal ticks of the six legs for j.
+func (h *Hardware) legGoals(j Joints) ([6]int32, error) {
+	var goals [6]int32
+	p := j.Head
+	angles, err := h.geom.Inverse(kinematics.Pose{X: p.X, Y: p.Y, Z: p.Z, Roll: p.Roll, Pitch: p.Pitch, Yaw: p.Yaw}, j.BodyYaw)
+	describe := func() string {
+		return fmt.Sprintf("head pose (x=%.3f m, y=%.3f m, z=%.3f m, roll=%.1f°, pitch=%.1f°, yaw=%.1f°) with body_yaw %.1f° is out of the robot's reach",
+			p.X, p.Y, p.Z, p.Roll*180/math.Pi, p.Pitch*180/math.Pi, p.Yaw*180/math.Pi, j.BodyYaw*180/math.Pi)
+	}
+	if err != nil {
+		return goals, invalidError(describe() + ": " + err.Error())
+	}
+	for i, a := range angles {
+		m := h.motors[1+i].cfg
+		t := dynamixel.Ticks(a)
+		if t < m.Lower || t > m.Upper {
+			return goals, invalidError(fmt.Sprintf("%s: leg %s would turn to %.1f°, beyond its limits [%.1f°, %.1f°]", describe(), m.Name,
+				a*180/math.Pi, dynamixel.Radians(m.Lower)*180/math.Pi, dynamixel.Radians(m.Upper)*180/math.Pi))
+		}
+		goals[i] = t
+	}
+	return goals, nil
+}
+
+// connect opens the port, finds the motors, checks their setup and reads where they are.
+func (h *Hardware) connect() error {
+	port, err := OpenSerial(h.path, h.cfg.Baud)
+	if err != nil {
+		h.setPortError(err)
+		return err
+	}
+	h.port, h.bus, h.applied = port, dynamixel.NewBus(port, h.cfg.Baud), ""
+	if h.timeout > 0 {
+		h.bus.Timeout = h.timeout
+	}
+	var warnings []string
+	for i := range h.motors {
+		m := &h.motors[i]
+		if err := h.setUp(m, &warnings); err != nil {
+			if isPortError(err) {
+				h.disconnect(err)
+				return err
+			}
+			h.log.Warn("motor did not answer at connection", "motor", m.cfg.Name, "id", m.cfg.ID, "err", err)
+		}
+	}
+	h.mu.Lock()
+	h.connected, h.portErr, h.warnings = true, "", warnings
+	h.mu.Unlock()
+	for _, w := range warnings {
+		h.log.Warn("motor setup differs from the hardware config", "warning", w)
+	}
+	return h.readPresent(time.Now())
+}
+
+// setUp pings a motor, checks the EEPROM settings the hardware config expects (written once by
+// the setup tool, never by the daemon: EEPROM wears), writes its PID gains and reads its position.
+func (h *Hardware) setUp(m *motorState, warnings *[]string) error {
+	if _, err := h.bus.Ping(m.cfg.ID); err != nil {
+		h.mu.Lock()
+		m.silent, m.misses = true, silentAfter
+		h.mu.Unlock()
+		return err
+	}
+	checks := []struct {
+		what string
+		addr uint16
+		want int32
+	}{
+		{"homing offset", dynamixel.AddrHomingOffset, m.cfg.Offset},
+		{"min position limit", dynamixel.AddrMinPositionLimit, m.cfg.Lower},
+		{"max position limit", dynamixel.AddrMaxPositionLimit, m.cfg.Upper},
+	}
+	for _, c := range checks {
+		b, err := h.bus.Read(m.cfg.ID, c.addr, 4)
+		if err != nil {
+			return err
+		}
+		if got := dynamixel.Int32(b); got != c.want {
+			*warnings = append(*warnings, fmt.Sprintf("%s (id %d): %s is %d, the hardware config says %d", m.cfg.Name, m.cfg.ID, c.what, got, c.want))
+		}
+	}
+	if pid := m.cfg.PID; pid != nil {
+		for k, addr := range []uint16{dynamixel.AddrPositionPGain, dynamixel.AddrPositionIGain, dynamixel.AddrPositionDGain} {
+			if err := h.bus.Write(m.cfg.ID, addr, []byte{byte(pid[k]), byte(pid[k] >> 8)}); err != nil {
+				return err
+			}
+		}
+	}
+	b, err := h.bus.Read(m.cfg.ID, dynamixel.AddrPresentPosition, 4)
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	m.present, m.goal, m.seen, m.lastSeen, m.silent, m.misses = dynamixel.Int32(b), dynamixel.Int32(b), true, time.Now(), false, 0
+	h.mu.Unlock()
+	return nil
+}
+
+func (h *Hardware) setPortError(err error) {
+	h.mu.Lock()
+	h.connected, h.portErr = false, err.Error()
+	h.mu.Unlock()
+}
+
+// disconnect closes a port that failed; the loop reopens it.
+func (h *Hardware) disconnect(cause error) {
+	if h.port != nil {
+		_ = h.port.Close()
+	}
+	h.port, h.bus, h.applied = nil, nil, ""
+	h.nextOpen = time.Now().Add(reopenEvery)
+	if cause != nil {
+		h.log.Error("motor bus lost; reopening it", "port", h.path, "err", cause)
+		h.setPortError(cause)
+	}
+}
+
+func (h *Hardware) loop() {
+	defer close(h.done)
+	t := time.NewTicker(HardwarePeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.quit:
+			return
+		case now := <-t.C:
+			h.tick(now)
+		}
+	}
+}
+
+// tick is one period of the control loop.
+func (h *Hardware) tick(now time.Time) {
+	h.record(now)
+	if h.bus == nil {
+		if now.Before(h.nextOpen) {
+			return
+		}
+		if err := h.connect(); err != nil {
+			h.nextOpen = now.Add(reopenEvery)
+			return
+		}
+		h.mu.Lock()
+		h.reconnects++
+		h.mu.Unlock()
+		h.log.Info("motor bus reopened", "port", h.path)
+	}
+	h.mu.Lock()
+	target, mode, limp := h.target, h.mode, h.limp
+	h.mu.Unlock()
+	err := h.applyMode(mode)
+	if err == nil && mode != MotorsDisabled {
+		err = h.applyTorque(limp)
+	}
+	if err == nil && mode != MotorsDisabled {
+		err = h.sendGoals(target, mode)
+	}
+	if err == nil {
+		err = h.readPresent(now)
+	}
+	if err == nil {
+		err = h.probe(now)
+	}
+	if err != nil {
+		h.disconnect(err)
+	}
+	if d := time.Since(now); d > HardwarePeriod {
+		h.mu.Lock()
+		h.overruns++
+		h.mu.Unlock()
+	}
+}
+
+// record keeps the period since the previous tick for the loop's statistics.
+func (h *Hardware) record(now time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.ticks++
+	if !h.lastTick.IsZero() {
+		if len(h.periods) < statsWindow {
+			h.periods = append(h.periods, now.Sub(h.lastTick))
+		} else {
+			h.periods[h.ticks%statsWindow] = now.Sub(h.lastTick)
+		}
+	}
+	h.lastTick = now
+}
+
+// applyMode switches the motors to mode if they are not in it yet: torque off to change the
+// operating mode, goals set to where the motors are so that nothing jumps, then torque on.
+func (h *Hardware) applyMode(mode MotorMode) error {
+	if mode == h.applied {
+		return nil
+	}
+	if err := h.torque(h.ids, 0); err != nil {
+		return err
+	}
+	if mode != MotorsDisabled {
+		for i := range h.motors {
+			if err := h.prepare(i, mode); err != nil {
+				return err
+			}
+		}
+		if err := h.torque(h.ids, 1); err != nil {
+			return err
+		}
+	}
+	h.applied, h.limpNow = mode, nil
+	h.log.Info("motors switched", "mode", mode)
+	return nil
+}
+
+// applyTorque switches single motors off or back on (set up like the others, from where they are).
+func (h *Hardware) applyTorque(limp map[string]bool) error {
+	for i := range h.motors {
+		m := &h.motors[i]
+		if limp[m.cfg.Name] == h.limpNow[m.cfg.Name] {
+			continue
+		}
+		err := h.torque([]byte{m.cfg.ID}, 0)
+		if err == nil && !limp[m.cfg.Name] {
+			if err = h.prepare(i, h.applied); err == nil {
+				err = h.torque([]byte{m.cfg.ID}, 1)
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	h.limpNow = limp
+	return nil
+}
+
+// prepare sets motor i's operating mode for mode (with the torque off) and its goal to where it
+// is. Only a port failure is returned: a motor that does not take it is logged and read as usual.
+func (h *Hardware) prepare(i int, mode MotorMode) error {
+	m := &h.motors[i]
+	m.goal = m.present
+	if m.silent {
+		return nil
+	}
+	op := m.cfg.OperatingMode
+	if mode == MotorsGravityCompensation && i > 0 {
+		op = dynamixel.ModeCurrentBasedPosition // the legs and antennas yield to a hand
+	}
+	err := h.bus.Write(m.cfg.ID, dynamixel.AddrOperatingMode, []byte{op})
+	if err == nil && op == dynamixel.ModeCurrentBasedPosition {
+		err = h.bus.Write(m.cfg.ID, dynamixel.AddrGoalCurrent, []byte{complianceCurrent, 0})
+	}
+	if err == nil {
+		err = h.bus.Write(m.cfg.ID, dynamixel.AddrGoalPosition, dynamixel.PutInt32(m.present))
+	}
+	if err != nil && !isPortError(err) {
+		h.log.Warn("setting a motor's mode", "motor", m.cfg.Name, "err", err)
+		return nil
+	}
+	return err
+}
+
+func isPortError(err error) bool {
+	var pe *dynamixel.PortError
+	return errors.As(err, &pe)
+}
+
+// torque turns the torque of ids on or off with one sync write (the bus answers nothing to it;
+// the next reads show a motor that missed it).
+func (h *Hardware) torque(ids []byte, on byte) error {
+	data := make([][]byte, len(ids))
+	for i := range data {
+		data[i] = []byte{on}
+	}
+	return h.bus.SyncWrite(dynamixel.AddrTorqueEnable, ids, data)
+}
+
+// sendGoals sends every motor's goal, clamped to its limits, in one sync write. An unreachable
+// head pose (Validate refuses those before they become targets) keeps the legs' previous goals.
+func (h *Hardware) sendGoals(target Joints, mode MotorMode) error {
+	legs, err := h.legGoals(target)
+	if err != nil && time.Since(h.ikWarnedAt) > time.Second {
+		h.ikWarnedAt = time.Now()
+		h.log.Warn("not sending an unreachable head pose", "err", err)
+	}
+	data := make([][]byte, len(h.motors))
+	for i := range h.motors {
+		m := &h.motors[i]
+		goal := m.goal
+		switch {
+		case h.limpNow[m.cfg.Name]:
+			goal = m.present // a limp joint is where a hand leaves it
+		case mode == MotorsGravityCompensation && i > 0:
+			// Follow the hand: a joint pushed beyond the slack stays where it was pushed.
+			if max(m.present-m.goal, m.goal-m.present) > complianceSlack {
+				goal = m.present
+			}
+		case i == 0:
+			goal = dynamixel.Ticks(target.BodyYaw)
+		case i <= 6:
+			if err == nil {
+				goal = legs[i-1]
+			}
+		default: // right (7), left (8); Antennas is [left, right]
+			goal = dynamixel.Ticks(target.Antennas[8-i])
+		}
+		m.goal = min(max(goal, m.cfg.Lower), m.cfg.Upper)
+		data[i] = dynamixel.PutInt32(m.goal)
+	}
+	return h.bus.SyncWrite(dynamixel.AddrGoalPosition, h.ids, data)
+}
+
+// readPresent reads every answering motor's position in one sync read and computes the pose.
+func (h *Hardware) readPresent(now time.Time) error {
+	var ids []byte
+	var idx []int
+	for i, m := range h.motors {
+		if !m.silent {
+			ids, idx = append(ids, m.cfg.ID), append(idx, i)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	res, err := h.bus.SyncRead(dynamixel.AddrPresentPosition, 4, ids)
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for k, r := range res {
+		m := &h.motors[idx[k]]
+		if r.Err != nil {
+			m.misses++
+			if m.misses >= silentAfter && !m.silent {
+				m.silent = true
+				h.log.Error("motor stopped answering; driving the others", "motor", m.cfg.Name, "id", m.cfg.ID, "err", r.Err)
+			}
+			continue
+		}
+		m.present, m.seen, m.lastSeen, m.misses = dynamixel.Int32(r.Data), true, now, 0
+		if r.Alert != m.alert {
+			m.alert, m.probed = r.Alert, time.Time{}
+			if !r.Alert {
+				m.hwErrors = nil
+			}
+		}
+	}
+	// The pose: body yaw and antennas are motor angles; the head comes from the legs.
+	p := &h.present
+	p.BodyYaw = dynamixel.Radians(h.motors[0].present)
+	p.Antennas = [2]float64{dynamixel.Radians(h.motors[8].present), dynamixel.Radians(h.motors[7].present)}
+	var angles [6]float64
+	for i := range angles {
+		angles[i] = dynamixel.Radians(h.motors[1+i].present)
+	}
+	guess := kinematics.Pose{X: p.Head.X, Y: p.Head.Y, Z: p.Head.Z, Roll: p.Head.Roll, Pitch: p.Head.Pitch, Yaw: p.Head.Yaw}
+	head, err := h.geom.Forward(angles, p.BodyYaw, guess)
+	if err != nil {
+		head, err = h.geom.Forward(angles, p.BodyYaw, kinematics.Pose{Yaw: p.BodyYaw})
+	}
+	if err == nil {
+		p.Head = HeadPose{X: head.X, Y: head.Y, Z: head.Z, Roll: head.Roll, Pitch: head.Pitch, Yaw: head.Yaw}
+	}
+	return nil
+}
+
+// probe pings silent motors and reads the hardware error of alerting ones, each at most once per
+// probeEvery; a silent motor that answers again is set up and rejoins the loop.
+func (h *Hardware) probe(now time.Time) error {
+	for i := range h.motors {
+		m := &h.motors[i]
+		if !(m.silent || m.alert) || now.Sub(m.probed) < probeEvery {
+			continue
+		}
+		m.probed = now
+		if m.silent {
+			var warnings []string
+			if err := h.setUp(m, &warnings); err != nil {
+				if isPortError(err) {
+					return err
+				}
+				continue
+			}
+			h.log.Info("motor answers again", "motor", m.cfg.Name, "id", m.cfg.ID)
+			if h.applied == "" || h.applied == MotorsDisabled || h.limpNow[m.cfg.Name] {
+				continue
+			}
+			// It may have lost power (and its torque): set it up like the others, alone.
+			err := h.torque([]byte{m.cfg.ID}, 0)
+			if err == nil {
+				err = h.prepare(i, h.applied)
+			}
+			if err == nil {
+				err = h.torque([]byte{m.cfg.ID}, 1)
+			}
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		b, err := h.bus.Read(m.cfg.ID, dynamixel.AddrHardwareError, 1)
+		if err != nil {
+			if isPortError(err) {
+				return err
+			}
+			continue
+		}
+		errs := dynamixel.HardwareErrors(b[0])
+		h.mu.Lock()
+		if !slices.Equal(errs, m.hwErrors) {
+			h.log.Error("motor reports a hardware error", "motor", m.cfg.Name, "id", m.cfg.ID, "errors", errs)
+		}
+		m.hwErrors = errs
+		h.mu.Unlock()
+	}
+	return nil
+}

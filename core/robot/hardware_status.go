@@ -1,0 +1,145 @@
+package robot
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/robothub/robothub/core/robot/dynamixel"
+)
+
+// Validator is implemented by backends that refuse targets they cannot reach (the hardware: a
+// head pose outside the platform's workspace). The Robot asks it before accepting a target, so
+// that the caller gets the error and nothing is sent.
+type Validator interface {
+	Validate(j Joints) error
+}
+
+// validateMove checks the end of a move from from to to and points along the way (the cartoon
+// interpolation overshoots the end).
+func (r *Robot) validateMove(from, to Joints, interp Interpolation) error {
+	v, ok := r.backend.(Validator)
+	if !ok {
+		return nil
+	}
+	if err := v.Validate(to); err != nil || from == to {
+		return err
+	}
+	for k := 1; k < 16; k++ {
+		if err := v.Validate(between(from, to, interp.progress(float64(k)/16))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// MotorHealth is one motor's state as the control loop last saw it.
+type MotorHealth struct {
+	Name  string `json:"name"`
+	ID    int    `json:"id"`
+	State string `json:"state"` // ok, silent, hardware_error, or unknown before its first answer
+	// Error says what is wrong, for a person: null when the motor is fine.
+	Error          *string    `json:"error"`
+	HardwareErrors []string   `json:"hardware_errors"`
+	Position       *float64   `json:"position"` // radians, last read
+	LastSeen       *time.Time `json:"last_seen"`
+}
+
+// LoopStats describe the control loop over its last minute.
+type LoopStats struct {
+	RateHz      float64 `json:"rate_hz"`
+	Ticks       uint64  `json:"ticks"`
+	Overruns    uint64  `json:"overruns"` // ticks whose bus traffic outlasted the period
+	PeriodP50Ms float64 `json:"period_p50_ms"`
+	PeriodP99Ms float64 `json:"period_p99_ms"`
+	PeriodMaxMs float64 `json:"period_max_ms"`
+	JitterMs    float64 `json:"jitter_ms"` // standard deviation of the period
+}
+
+// HardwareStatus is the motor bus's health.
+type HardwareStatus struct {
+	Port           string        `json:"port"`
+	Connected      bool          `json:"connected"`
+	Error          *string       `json:"error"` // why the port is not connected
+	Reconnects     int           `json:"reconnects"`
+	ControlLoop    LoopStats     `json:"control_loop"`
+	Motors         []MotorHealth `json:"motors"`
+	ConfigWarnings []string      `json:"config_warnings"`
+}
+
+// Status reports the bus, the control loop and every motor.
+func (h *Hardware) Status() HardwareStatus {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := HardwareStatus{Port: h.path, Connected: h.connected, Reconnects: h.reconnects,
+		ConfigWarnings: append([]string{}, h.warnings...), Motors: []MotorHealth{}}
+	if h.portErr != "" {
+		e := h.portErr
+		s.Error = &e
+	}
+	for i := range h.motors {
+		m := &h.motors[i] // not a copy: the loop writes its own fields without the lock
+		mh := MotorHealth{Name: m.cfg.Name, ID: int(m.cfg.ID), State: "ok", HardwareErrors: append([]string{}, m.hwErrors...)}
+		if m.seen {
+			pos, seen := dynamixel.Radians(m.present), m.lastSeen
+			mh.Position, mh.LastSeen = &pos, &seen
+		}
+		var msg string
+		switch {
+		case m.silent && !m.seen:
+			mh.State, msg = "silent", "has not answered since the daemon started"
+		case m.silent:
+			mh.State, msg = "silent", "stopped answering at "+m.lastSeen.UTC().Format(time.RFC3339)
+		case !m.seen:
+			mh.State = "unknown"
+		case m.alert:
+			mh.State, msg = "hardware_error", "reports a hardware error"
+			if len(m.hwErrors) > 0 {
+				msg = "reports: " + strings.Join(m.hwErrors, ", ")
+			}
+		}
+		if !s.Connected {
+			mh.State, msg = "unknown", "the motor bus is not connected"
+		}
+		if msg != "" {
+			mh.Error = &msg
+		}
+		s.Motors = append(s.Motors, mh)
+	}
+	s.ControlLoop = loopStats(h.periods, h.ticks, h.overruns)
+	return s
+}
+
+func loopStats(periods []time.Duration, ticks, overruns uint64) LoopStats {
+	st := LoopStats{RateHz: float64(time.Second / HardwarePeriod), Ticks: ticks, Overruns: overruns}
+	if len(periods) == 0 {
+		return st
+	}
+	sorted := slices.Clone(periods)
+	slices.Sort(sorted)
+	ms := func(d time.Duration) float64 { return math.Round(float64(d)/1e3) / 1e3 }
+	st.PeriodP50Ms = ms(sorted[len(sorted)/2])
+	st.PeriodP99Ms = ms(sorted[min(len(sorted)-1, len(sorted)*99/100)])
+	st.PeriodMaxMs = ms(sorted[len(sorted)-1])
+	var sum, sq float64
+	for _, p := range periods {
+		sum += float64(p)
+	}
+	mean := sum / float64(len(periods))
+	for _, p := range periods {
+		sq += (float64(p) - mean) * (float64(p) - mean)
+	}
+	st.JitterMs = math.Round(math.Sqrt(sq/float64(len(periods)))/1e3) / 1e3
+	return st
+}
+
+// HardwareStatus reports the motor bus's health, or nil on a backend without one (the simulation).
+func (r *Robot) HardwareStatus() *HardwareStatus {
+	h, ok := r.backend.(interface{ Status() HardwareStatus })
+	if !ok {
+		return nil
+	}
+	s := h.Status()
+	return &s
+}

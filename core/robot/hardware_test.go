@@ -1,0 +1,262 @@
+package robot_test
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/robothub/robothub/core/robot"
+	"github.com/robothub/robothub/core/robot/dynamixel"
+	"github.com/robothub/robothub/internal/busemu"
+	"github.com/robothub/robothub/internal/hwconfig"
+)
+
+// onBus starts an emulated bus with the robot asleep on it, and a Robot on the hardware backend.
+func onBus(t *testing.T) (*robot.Robot, *robot.Hardware, *busemu.Bus) {
+	t.Helper()
+	rest, err := busemu.RestingAt(nil, robot.SleepPose)
+	if err != nil {
+		t.Fatal(err)
+	}
+	emu, err := busemu.Start(busemu.Options{Rest: rest, Dir: t.TempDir(), Latency: 50 * time.Microsecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { emu.Close() })
+	// The emulator shares this machine's CPU with the test: give it time to answer.
+	hw, err := robot.NewHardware(robot.HardwareOptions{Port: emu.Path(), Config: hwconfig.Default(), Timeout: 15 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := robot.New(hw, nil)
+	t.Cleanup(func() { r.Close() })
+	return r, hw, emu
+}
+
+func poseNear(a, b robot.HeadPose, tol float64) bool {
+	return math.Abs(a.X-b.X) < tol && math.Abs(a.Y-b.Y) < tol && math.Abs(a.Z-b.Z) < tol &&
+		math.Abs(a.Roll-b.Roll) < tol && math.Abs(a.Pitch-b.Pitch) < tol && math.Abs(a.Yaw-b.Yaw) < tol
+}
+
+// waitFor polls cond every control period until it holds.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(robot.HardwarePeriod)
+	}
+}
+
+func motor(s robot.HardwareStatus, name string) robot.MotorHealth {
+	for _, m := range s.Motors {
+		if m.Name == name {
+			return m
+		}
+	}
+	return robot.MotorHealth{}
+}
+
+func TestHardwareWakesAndFollowsAGoto(t *testing.T) {
+	r, hw, emu := onBus(t)
+	// A tick is 0.09°: the pose read back from the motors is within a few of them.
+	const tol = 3e-3
+	if s := r.State(); !poseNear(s.HeadPose, robot.SleepPose.Head, tol) || s.Backend != "hardware" {
+		t.Fatalf("asleep: head %+v on %q, want the sleep pose %+v read from the motors", s.HeadPose, s.Backend, robot.SleepPose.Head)
+	}
+	if emu.Torque(11) {
+		t.Fatal("torque is on before the robot woke up")
+	}
+	<-r.WakeUp().Done()
+	waitFor(t, 5*time.Second, "the head reaches the default pose", func() bool { return poseNear(r.State().HeadPose, robot.HeadPose{}, tol) })
+	for id := byte(10); id <= 18; id++ {
+		if !emu.Torque(id) {
+			t.Errorf("motor %d: torque off after wake-up", id)
+		}
+	}
+
+	head := robot.HeadPose{Z: 0.01, Roll: 0.15, Yaw: -0.3}
+	antennas := [2]float64{0.5, -0.5}
+	yaw := 0.4
+	m, err := r.Goto(robot.Target{Head: &head, Antennas: &antennas, BodyYaw: &yaw}, 300*time.Millisecond, robot.MinJerk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-m.Done()
+	waitFor(t, 5*time.Second, "the motors reach the goto's pose", func() bool {
+		s := r.State()
+		return poseNear(s.HeadPose, head, tol) && math.Abs(s.BodyYaw-yaw) < tol && math.Abs(s.Antennas[0]-0.5) < tol
+	})
+	if got := dynamixel.Radians(emu.Position(17)); math.Abs(got+0.5) > tol { // right antenna
+		t.Errorf("right antenna motor at %.4f rad, want -0.5", got)
+	}
+	st := hw.Status()
+	if !st.Connected || st.ControlLoop.Ticks == 0 || st.ControlLoop.PeriodP50Ms < 15 || st.ControlLoop.PeriodP50Ms > 25 {
+		t.Errorf("status %+v, want a connected bus and a loop at about 20 ms", st)
+	}
+	for _, mh := range st.Motors {
+		if mh.State != "ok" || mh.Error != nil || mh.LastSeen == nil {
+			t.Errorf("motor %s: %+v, want ok", mh.Name, mh)
+		}
+	}
+	if n := emu.GoalsRefused(); n != 0 {
+		t.Errorf("%d goals beyond a motor's limits reached the bus", n)
+	}
+}
+
+func TestHardwareRefusesUnreachablePoses(t *testing.T) {
+	r, _, emu := onBus(t)
+	<-r.WakeUp().Done()
+	before := emu.Instructions()
+	for name, head := range map[string]robot.HeadPose{
+		"3 cm up, 35° of roll":    {Z: 0.03, Roll: 0.6},
+		"3 cm forward, 40° pitch": {X: 0.03, Pitch: 0.7},
+	} {
+		_, err := r.Goto(robot.Target{Head: &head}, time.Second, robot.MinJerk)
+		if !errors.Is(err, robot.ErrInvalid) || !strings.Contains(err.Error(), "out of the robot's reach") {
+			t.Errorf("goto %s: err = %v, want an invalid-target error saying it is out of reach", name, err)
+		}
+		if err := r.SetTarget(robot.Target{Head: &head}); !errors.Is(err, robot.ErrInvalid) {
+			t.Errorf("set_target %s: err = %v, want it refused", name, err)
+		}
+	}
+	if s := r.State(); s.Move != nil || !poseNear(s.TargetHeadPose, robot.HeadPose{}, 1e-9) {
+		t.Errorf("a refused target changed the robot: %+v", s)
+	}
+	// The loop went on (instructions flowed) and no goal beyond a limit was ever sent.
+	waitFor(t, 5*time.Second, "the loop keeps running", func() bool { return emu.Instructions() > before+10 })
+	if n := emu.GoalsRefused(); n != 0 {
+		t.Errorf("%d goals beyond a motor's limits reached the bus", n)
+	}
+}
+
+func TestHardwareSurvivesASilentMotorAndAHardwareError(t *testing.T) {
+	r, hw, emu := onBus(t)
+	<-r.WakeUp().Done()
+	emu.SetSilent(13, true) // stewart_3
+	waitFor(t, 5*time.Second, "stewart_3 is reported silent", func() bool { return motor(hw.Status(), "stewart_3").State == "silent" })
+	if e := motor(hw.Status(), "stewart_3").Error; e == nil || !strings.Contains(*e, "stopped answering") {
+		t.Errorf("silent motor's error: %v", e)
+	}
+	// The others are still driven.
+	antennas := [2]float64{-0.7, 0.7}
+	m, err := r.Goto(robot.Target{Antennas: &antennas}, 200*time.Millisecond, robot.Linear)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-m.Done()
+	waitFor(t, 5*time.Second, "the antennas move with a leg silent", func() bool { return math.Abs(r.State().Antennas[0]+0.7) < 3e-3 })
+	if got := motor(hw.Status(), "left_antenna"); got.State != "ok" {
+		t.Errorf("left antenna: %+v", got)
+	}
+
+	// Back: it is set up again and holds.
+	emu.SetSilent(13, false)
+	waitFor(t, 5*time.Second, "stewart_3 answers again", func() bool { return motor(hw.Status(), "stewart_3").State == "ok" })
+	waitFor(t, 5*time.Second, "stewart_3's torque is back on", func() bool { return emu.Torque(13) })
+
+	emu.SetHardwareError(17, 0x20) // overload: in the shutdown mask, so its torque goes off
+	waitFor(t, 5*time.Second, "the overload is reported", func() bool {
+		mh := motor(hw.Status(), "right_antenna")
+		return mh.State == "hardware_error" && len(mh.HardwareErrors) == 1 && mh.HardwareErrors[0] == "overload error"
+	})
+	if mh := motor(hw.Status(), "left_antenna"); mh.State != "ok" {
+		t.Errorf("left antenna after the right one's error: %+v", mh)
+	}
+}
+
+func TestHardwareReopensAnUnpluggedPort(t *testing.T) {
+	r, hw, emu := onBus(t)
+	<-r.WakeUp().Done()
+	emu.Unplug()
+	waitFor(t, 5*time.Second, "the bus is reported disconnected", func() bool {
+		s := hw.Status()
+		return !s.Connected && s.Error != nil
+	})
+	if err := emu.Replug(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the bus is reopened", func() bool {
+		s := hw.Status()
+		return s.Connected && s.Reconnects == 1 && motor(s, "stewart_1").State == "ok"
+	})
+	head := robot.HeadPose{Pitch: -0.2}
+	m, err := r.Goto(robot.Target{Head: &head}, 200*time.Millisecond, robot.MinJerk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-m.Done()
+	waitFor(t, 5*time.Second, "the head moves after the port came back", func() bool { return poseNear(r.State().HeadPose, head, 3e-3) })
+}
+
+func TestHardwareGravityCompensationYieldsToAHand(t *testing.T) {
+	r, _, emu := onBus(t)
+	<-r.WakeUp().Done()
+	if err := r.SetMotorMode(robot.MotorsGravityCompensation); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the antenna is compliant and on", func() bool {
+		return emu.OperatingMode(18) == dynamixel.ModeCurrentBasedPosition && emu.Torque(18)
+	})
+	start := emu.Position(18)
+	emu.Push(18, 300) // a hand turns the left antenna by 26°
+	time.Sleep(10 * robot.HardwarePeriod)
+	// It may give back a little before the loop sees the push, not the whole of it.
+	if got := emu.Position(18); got-start < 200 {
+		t.Errorf("pushed antenna at %d, want it to stay about where the hand left it (%d)", got, start+300)
+	}
+	left := emu.Position(18)
+	if err := r.SetMotorMode(robot.MotorsEnabled); err != nil {
+		t.Fatal(err)
+	}
+	// Enabled, it holds where it was left, and pulls back when pushed.
+	emu.Push(18, 300)
+	waitFor(t, 5*time.Second, "an enabled antenna goes back to its goal", func() bool { return math.Abs(float64(emu.Position(18)-left)) < 5 })
+}
+
+func TestHardwareSwitchesSingleMotors(t *testing.T) {
+	r, _, emu := onBus(t)
+	<-r.WakeUp().Done()
+	if err := r.SetMotorTorque([]string{"left_antenna", "stewart_2"}, false); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the left antenna and stewart_2 go limp", func() bool { return !emu.Torque(18) && !emu.Torque(12) })
+	for _, id := range []byte{10, 11, 13, 14, 15, 16, 17} {
+		if !emu.Torque(id) {
+			t.Errorf("motor %d went limp too", id)
+		}
+	}
+	emu.Push(18, 200) // a limp antenna stays where a hand puts it
+	time.Sleep(5 * robot.HardwarePeriod)
+	if got := emu.Position(18); got != 2248 {
+		t.Errorf("limp left antenna at %d, want 2248 where it was pushed", got)
+	}
+	if err := r.SetMotorTorque([]string{"left_antenna"}, true); err != nil {
+		t.Fatal(err)
+	}
+	// Back on, it tracks its target again, as on the simulation.
+	waitFor(t, 5*time.Second, "the left antenna returns to its target", func() bool { return emu.Torque(18) && emu.Position(18) == 2048 })
+}
+
+func TestHardwareNeedsMotors(t *testing.T) {
+	emu, err := busemu.Start(busemu.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emu.Close()
+	for id := byte(10); id <= 18; id++ {
+		emu.SetSilent(id, true)
+	}
+	_, err = robot.NewHardware(robot.HardwareOptions{Port: emu.Path(), Config: hwconfig.Default()})
+	if err == nil || !strings.Contains(err.Error(), "no motor answered on "+emu.Path()) {
+		t.Fatalf("err = %v, want no motor answered", err)
+	}
+	_, err = robot.NewHardware(robot.HardwareOptions{Port: t.TempDir() + "/ttyNone", Config: hwconfig.Default()})
+	if err == nil || !strings.Contains(err.Error(), "ttyNone") {
+		t.Fatalf("err = %v, want the port named", err)
+	}
+}

@@ -1,0 +1,117 @@
+package robotd
+
+import (
+	"fmt"
+	"image"
+	"log/slog"
+	"math"
+	"time"
+
+	"github.com/robothub/robothub/core/robot"
+	"github.com/robothub/robothub/core/robot/dynamixel"
+	"github.com/robothub/robothub/internal/busemu"
+	"github.com/robothub/robothub/internal/hwconfig"
+)
+
+// simMode is --sim's value: "" drives the robot's motors, "sim" (plain --sim) the simulation,
+// "bus" (--sim=bus) the hardware backend on an emulated motor bus.
+type simMode string
+
+func (m *simMode) String() string { return string(*m) }
+
+// IsBoolFlag lets --sim stand alone, as the flag package does for booleans.
+func (m *simMode) IsBoolFlag() bool { return true }
+
+func (m *simMode) Set(s string) error {
+	switch s {
+	case "true", "sim":
+		*m = "sim"
+	case "false", "":
+		*m = ""
+	case "bus":
+		*m = "bus"
+	default:
+		return fmt.Errorf("%q is not one of --sim (the simulated robot) or --sim=bus (the motor bus emulator)", s)
+	}
+	return nil
+}
+
+// busWireLatency is what one status packet of the emulated bus takes: 15 bytes at 1 Mbaud.
+const busWireLatency = 150 * time.Microsecond
+
+// openBackend returns the backend cfg asks for, and what to close after the robot.
+func openBackend(cfg config, log *slog.Logger) (robot.Backend, func(), error) {
+	if cfg.sim == "sim" {
+		return robot.NewSim(), func() {}, nil
+	}
+	hwCfg := hwconfig.Default()
+	if cfg.hardwareConfig != "" {
+		var err error
+		if hwCfg, err = hwconfig.Load(cfg.hardwareConfig); err != nil {
+			return nil, nil, err
+		}
+	}
+	path := cfg.serialPort
+	var emu *busemu.Bus
+	if cfg.sim == "bus" {
+		rest, err := busemu.RestingAt(hwCfg, robot.SleepPose)
+		if err == nil {
+			emu, err = busemu.Start(busemu.Options{Config: hwCfg, Rest: rest, Latency: busWireLatency, Log: log.With("component", "busemu")})
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("starting the motor bus emulator: %w", err)
+		}
+		path = emu.Path()
+	} else if path == "" {
+		var err error
+		if path, err = findSerialPort(cfg.wireless); err != nil {
+			return nil, nil, err
+		}
+	}
+	opts := robot.HardwareOptions{Port: path, Config: hwCfg, Log: log.With("component", "hardware")}
+	if emu != nil {
+		opts.Timeout = 15 * time.Millisecond // the emulator shares the daemon's CPU
+	}
+	hw, err := robot.NewHardware(opts)
+	if err != nil {
+		if emu != nil {
+			emu.Close()
+		}
+		return nil, nil, err
+	}
+	if emu == nil {
+		return hw, func() {}, nil
+	}
+	return &emulatedBus{Hardware: hw, emu: emu, cfg: hwCfg, audio: robot.NewSim()}, func() { emu.Close() }, nil
+}
+
+// emulatedBus is the hardware backend on the emulator (--sim=bus). Like the simulation, its
+// speaker plays into its microphone, its camera shows a test pattern and its antennas can be
+// pushed, so that every route of --sim works the same.
+type emulatedBus struct {
+	*robot.Hardware
+	emu   *busemu.Bus
+	cfg   *robot.HardwareConfig
+	audio *robot.Sim
+}
+
+func (b *emulatedBus) Name() string { return "emulated-bus" }
+
+func (b *emulatedBus) Speak(samples []float32) { b.audio.Speak(samples) }
+
+func (b *emulatedBus) Listen(dst []float32, now time.Time) []float32 { return b.audio.Listen(dst, now) }
+
+// CameraSpecs and Frame implement robot.Camera with the simulation's test pattern.
+func (b *emulatedBus) CameraSpecs() robot.CameraSpecs { return b.audio.CameraSpecs() }
+
+func (b *emulatedBus) Frame(now time.Time) *image.RGBA { return b.audio.Frame(now) }
+
+// PushAntenna implements robot.Pushable: the emulated antenna motor is turned, as a hand would.
+func (b *emulatedBus) PushAntenna(index int, delta float64) {
+	name := [2]string{"left_antenna", "right_antenna"}[index]
+	for _, m := range b.cfg.Motors {
+		if m.Name == name {
+			b.emu.Push(m.ID, int32(math.Round(delta*dynamixel.TicksPerTurn/(2*math.Pi))))
+		}
+	}
+}

@@ -1,0 +1,259 @@
+package robotd_test
+
+import (
+	"context"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/robothub/robothub/core/robot"
+	"github.com/robothub/robothub/internal/busemu"
+	"github.com/robothub/robothub/robotd"
+)
+
+type motorHealth struct {
+	Name           string   `json:"name"`
+	State          string   `json:"state"`
+	Error          *string  `json:"error"`
+	HardwareErrors []string `json:"hardware_errors"`
+}
+
+type hardwareStatus struct {
+	Backend  string `json:"backend"`
+	Hardware *struct {
+		Port        string        `json:"port"`
+		Connected   bool          `json:"connected"`
+		Error       *string       `json:"error"`
+		Reconnects  int           `json:"reconnects"`
+		Motors      []motorHealth `json:"motors"`
+		ControlLoop struct {
+			Ticks       int     `json:"ticks"`
+			PeriodP50Ms float64 `json:"period_p50_ms"`
+		} `json:"control_loop"`
+	} `json:"hardware"`
+}
+
+func (d *daemon) hardware() hardwareStatus {
+	d.t.Helper()
+	var s hardwareStatus
+	d.call("GET", "/api/daemon/status", nil, &s)
+	return s
+}
+
+func (d *daemon) motorState(name string) string {
+	d.t.Helper()
+	var s struct {
+		Health []motorHealth `json:"health"`
+	}
+	d.call("GET", "/api/motors/status", nil, &s)
+	for _, m := range s.Health {
+		if m.Name == name {
+			return m.State
+		}
+	}
+	return ""
+}
+
+func (d *daemon) waitFor(timeout time.Duration, what string, cond func() bool) {
+	d.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			d.t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+type pose struct{ X, Y, Z, Roll, Pitch, Yaw float64 }
+
+// fullState is the state with whole poses (robotState keeps what the app tests need).
+type fullState struct {
+	HeadPose       pose       `json:"head_pose"`
+	TargetHeadPose pose       `json:"target_head_pose"`
+	Antennas       [2]float64 `json:"antennas_position"`
+	Awake          bool       `json:"awake"`
+	Move           *struct{}  `json:"move"`
+}
+
+func (d *daemon) waitFull(timeout time.Duration, what string, cond func(fullState) bool) fullState {
+	d.t.Helper()
+	var s fullState
+	d.waitFor(timeout, what, func() bool {
+		s = fullState{}
+		d.call("GET", "/api/state/full", nil, &s)
+		return cond(s)
+	})
+	return s
+}
+
+func poseClose(p pose, want map[string]float64, tol float64) bool {
+	got := map[string]float64{"x": p.X, "y": p.Y, "z": p.Z, "roll": p.Roll, "pitch": p.Pitch, "yaw": p.Yaw}
+	for k, v := range got {
+		if math.Abs(v-want[k]) > tol {
+			return false
+		}
+	}
+	return true
+}
+
+// The daemon on --sim=bus: the hardware path (serial port, protocol, kinematics, loop) against the
+// emulated motors. It wakes, follows a goto, reports the pose the motors reached, and refuses a
+// pose the head cannot take.
+func TestDaemonOnTheEmulatedBus(t *testing.T) {
+	d := startDaemon(t, daemonOptions{args: []string{"--sim=bus", "--no-wake-up-on-start"}})
+	st := d.hardware()
+	if st.Backend != "emulated-bus" || st.Hardware == nil || !st.Hardware.Connected || len(st.Hardware.Motors) != 9 {
+		t.Fatalf("daemon status: %+v", st)
+	}
+	var s fullState
+	if d.call("GET", "/api/state/full", nil, &s); s.Awake || !poseClose(s.HeadPose, map[string]float64{"z": -0.02, "pitch": 0.35}, 3e-3) {
+		t.Fatalf("at start: %+v, want asleep in the sleep pose read from the motors", s)
+	}
+	d.call("POST", "/api/move/play/wake_up", nil, nil)
+	d.waitFull(5*time.Second, "woke up", func(s fullState) bool { return s.Awake && s.Move == nil })
+
+	goal := map[string]float64{"x": 0.005, "z": 0.01, "roll": 0.1, "pitch": -0.15, "yaw": 0.3}
+	if code := d.call("POST", "/api/move/goto", map[string]any{"head_pose": goal, "body_yaw": 0.2, "duration": 0.5}, nil); code != 200 {
+		t.Fatalf("goto: %d", code)
+	}
+	s = d.waitFull(5*time.Second, "reached the goto's pose", func(s fullState) bool {
+		return s.Move == nil && poseClose(s.HeadPose, goal, 3e-3)
+	})
+	if !poseClose(s.TargetHeadPose, goal, 1e-9) {
+		t.Errorf("target %+v, want %v", s.TargetHeadPose, goal)
+	}
+
+	d.expectError("POST", "/api/move/goto", map[string]any{"head_pose": map[string]float64{"z": 0.03, "roll": 0.6}, "duration": 1}, 422, "out of the robot's reach")
+	d.expectError("POST", "/api/move/set_target", map[string]any{"target_head_pose": map[string]float64{"x": 0.03, "pitch": 0.7}}, 422, "out of the robot's reach")
+	if d.call("GET", "/api/state/full", nil, &s); !poseClose(s.TargetHeadPose, goal, 1e-9) || s.Move != nil {
+		t.Errorf("a refused pose moved the robot: %+v", s)
+	}
+	for _, m := range d.hardware().Hardware.Motors {
+		if m.State != "ok" {
+			t.Errorf("motor %s: %+v", m.Name, m)
+		}
+	}
+}
+
+// Every route that works on --sim answers the same on --sim=bus: same status, same JSON keys.
+func TestEmulatedBusAnswersLikeTheSimulation(t *testing.T) {
+	sim := startDaemon(t, daemonOptions{})
+	bus := startDaemon(t, daemonOptions{args: []string{"--sim=bus"}})
+	for _, d := range []*daemon{sim, bus} {
+		d.waitRobot(5*time.Second, "woke up", func(s robotState) bool { return s.Awake })
+	}
+	calls := []struct {
+		method, path string
+		body         any
+	}{
+		{"GET", "/api/state/full", nil},
+		{"GET", "/api/daemon/status", nil},
+		{"GET", "/api/motors/status", nil},
+		{"POST", "/api/move/set_target", map[string]any{"target_head_pose": map[string]float64{"pitch": 0.1}, "target_antennas": []float64{0.2, -0.2}}},
+		{"POST", "/api/move/goto", map[string]any{"head_pose": map[string]float64{"yaw": 0.2}, "duration": 0.2}},
+		{"POST", "/api/move/stop", nil},
+		{"POST", "/api/move/stop", nil},
+		{"POST", "/api/motors/set_mode/gravity_compensation", nil},
+		{"POST", "/api/motors/set_mode/enabled", nil},
+		{"POST", "/api/audio/start_recording", nil},
+		{"POST", "/api/audio/push_sample", map[string]any{"samples": []float32{0.1, 0.2}}},
+		{"GET", "/api/audio/sample", nil},
+		{"POST", "/api/audio/stop_recording", nil},
+		{"POST", "/api/sim/antenna-touch", map[string]any{"antenna": "left", "delta": 0.3}},
+		{"GET", "/api/state/present_head_pose", nil},
+		{"GET", "/api/state/present_body_yaw", nil},
+		{"GET", "/api/state/present_antenna_joint_positions", nil},
+		{"POST", "/api/move/look_at_world", map[string]any{"x": 0.5, "y": 0.1, "z": 0.1, "duration": 0.2}},
+		{"GET", "/api/move/running", nil},
+		{"POST", "/api/move/recording/start", nil},
+		{"POST", "/api/move/recording/stop", nil},
+		{"POST", "/api/motors/torque", map[string]any{"ids": []string{"left_antenna"}, "on": false}},
+		{"GET", "/api/motors/status", nil},
+		{"POST", "/api/motors/torque", map[string]any{"on": true}},
+		{"POST", "/api/motors/automatic_body_yaw", map[string]any{"enabled": false}},
+		{"GET", "/api/camera/specs", nil},
+		{"POST", "/api/move/look_at_image", map[string]any{"u": 100, "v": 100, "duration": 0.2}},
+		{"POST", "/api/move/play/goto_sleep", nil},
+		{"POST", "/api/move/play/wake_up", nil},
+	}
+	keys := func(v any) string {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return "not an object"
+		}
+		var k []string
+		for key := range m {
+			k = append(k, key)
+		}
+		sort.Strings(k)
+		return strings.Join(k, ",")
+	}
+	for _, c := range calls {
+		var a, b any
+		ca, cb := sim.call(c.method, c.path, c.body, &a), bus.call(c.method, c.path, c.body, &b)
+		if ca != cb || keys(a) != keys(b) {
+			t.Errorf("%s %s: --sim %d {%s}, --sim=bus %d {%s}", c.method, c.path, ca, keys(a), cb, keys(b))
+		}
+	}
+}
+
+// The daemon on a serial port, as on the robot (no --sim): a motor that goes silent and a cable
+// pulled out and plugged back are reported and survived.
+func TestDaemonSurvivesASilentMotorAndAnUnpluggedPort(t *testing.T) {
+	rest, err := busemu.RestingAt(nil, robot.SleepPose)
+	if err != nil {
+		t.Fatal(err)
+	}
+	emu, err := busemu.Start(busemu.Options{Rest: rest, Dir: t.TempDir(), Latency: 150 * time.Microsecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emu.Close()
+	d := startDaemon(t, daemonOptions{args: []string{"--sim=false", "--serialport", emu.Path()}})
+	d.waitRobot(5*time.Second, "woke up", func(s robotState) bool { return s.Awake })
+	if st := d.hardware(); st.Backend != "hardware" || st.Hardware.Port != emu.Path() {
+		t.Fatalf("status: %+v", st)
+	}
+
+	emu.SetSilent(14, true) // stewart_4
+	d.waitFor(3*time.Second, "stewart_4 is reported silent", func() bool { return d.motorState("stewart_4") == "silent" })
+	if code := d.call("POST", "/api/move/goto", map[string]any{"antennas": []float64{0.6, -0.6}, "duration": 0.3}, nil); code != 200 {
+		t.Fatalf("goto with a silent leg: %d", code)
+	}
+	d.waitRobot(3*time.Second, "the antennas moved with a leg silent", func(s robotState) bool { return math.Abs(s.Antennas[0]-0.6) < 3e-3 })
+	emu.SetSilent(14, false)
+	d.waitFor(3*time.Second, "stewart_4 answers again", func() bool { return d.motorState("stewart_4") == "ok" })
+
+	emu.Unplug()
+	d.waitFor(3*time.Second, "the port is reported lost", func() bool {
+		h := d.hardware().Hardware
+		return !h.Connected && h.Error != nil
+	})
+	if err := emu.Replug(); err != nil {
+		t.Fatal(err)
+	}
+	d.waitFor(5*time.Second, "the port is reopened", func() bool {
+		h := d.hardware().Hardware
+		return h.Connected && h.Reconnects == 1
+	})
+	goal := map[string]float64{"pitch": -0.2}
+	d.call("POST", "/api/move/goto", map[string]any{"head_pose": goal, "duration": 0.3}, nil)
+	d.waitFull(3*time.Second, "the head moved after the port came back", func(s fullState) bool { return poseClose(s.HeadPose, goal, 3e-3) })
+}
+
+func TestDaemonWithoutAMotorBus(t *testing.T) {
+	dir := t.TempDir()
+	err := robotd.Run(context.Background(), []string{"robot-daemon", "--port", "0", "--data-dir", dir, "--hub-url", "none"}, os.Getenv, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "1a86:55d3") || !strings.Contains(err.Error(), "--serialport") {
+		t.Fatalf("err = %v, want it to say which adapter it looked for and how to name a port", err)
+	}
+	err = robotd.Run(context.Background(), []string{"robot-daemon", "--sim=maybe", "--data-dir", dir}, os.Getenv, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--sim=bus") {
+		t.Fatalf("--sim=maybe: %v", err)
+	}
+}
