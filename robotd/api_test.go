@@ -203,7 +203,7 @@ with Robot() as r:
 		got = append(got, l)
 	}
 	want := []string{"kind remote", "target -0.2618 [0.3, -0.3] 0.2", "antennas [0.1, 0.1] 0.0873",
-		"rejected antennas must be two angles in radians: [left, right]", "asleep True"}
+		"rejected antennas must be two angles in radians: [right, left]", "asleep True"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("script output:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}

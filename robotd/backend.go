@@ -108,7 +108,7 @@ func (b *emulatedBus) Frame(now time.Time) *image.RGBA { return b.audio.Frame(no
 
 // PushAntenna implements robot.Pushable: the emulated antenna motor is turned, as a hand would.
 func (b *emulatedBus) PushAntenna(index int, delta float64) {
-	name := [2]string{"left_antenna", "right_antenna"}[index]
+	name := [2]string{"right_antenna", "left_antenna"}[index]
 	for _, m := range b.cfg.Motors {
 		if m.Name == name {
 			b.emu.Push(m.ID, int32(math.Round(delta*dynamixel.TicksPerTurn/(2*math.Pi))))

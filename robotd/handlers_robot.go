@@ -154,7 +154,7 @@ func target(head *pose, antennas []float64, bodyYaw *float64, antennasField stri
 	}
 	if antennas != nil {
 		if len(antennas) != 2 {
-			return t, &errBody{fmt.Sprintf("%s: expected 2 angles in radians [left, right], got %d", antennasField, len(antennas))}
+			return t, &errBody{fmt.Sprintf("%s: expected 2 angles in radians [right, left], got %d", antennasField, len(antennas))}
 		}
 		t.Antennas = &[2]float64{antennas[0], antennas[1]}
 	}
@@ -370,7 +370,7 @@ func (s *Server) handleAntennaTouch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
-	index := map[string]int{"left": 0, "right": 1}
+	index := map[string]int{"right": 0, "left": 1}
 	i, ok := index[req.Antenna]
 	if !ok {
 		writeError(w, r, s.log, &errBody{"antenna: must be left or right"})

@@ -482,8 +482,8 @@ func (h *Hardware) sendGoals(target Joints, mode MotorMode) error {
 			if err == nil {
 				goal = legs[i-1]
 			}
-		default: // right (7), left (8); Antennas is [left, right]
-			goal = dynamixel.Ticks(target.Antennas[8-i])
+		default: // right (7), left (8); Antennas is [right, left]
+			goal = dynamixel.Ticks(target.Antennas[i-7])
 		}
 		m.goal = min(max(goal, m.cfg.Lower), m.cfg.Upper)
 		data[i] = dynamixel.PutInt32(m.goal)
@@ -530,7 +530,7 @@ func (h *Hardware) readPresent(now time.Time) error {
 	// The pose: body yaw and antennas are motor angles; the head comes from the legs.
 	p := &h.present
 	p.BodyYaw = dynamixel.Radians(h.motors[0].present)
-	p.Antennas = [2]float64{dynamixel.Radians(h.motors[8].present), dynamixel.Radians(h.motors[7].present)}
+	p.Antennas = [2]float64{dynamixel.Radians(h.motors[7].present), dynamixel.Radians(h.motors[8].present)}
 	var angles [6]float64
 	for i := range angles {
 		angles[i] = dynamixel.Radians(h.motors[1+i].present)

@@ -91,8 +91,12 @@ func TestHardwareWakesAndFollowsAGoto(t *testing.T) {
 		s := r.State()
 		return poseNear(s.HeadPose, head, tol) && math.Abs(s.BodyYaw-yaw) < tol && math.Abs(s.Antennas[0]-0.5) < tol
 	})
-	if got := dynamixel.Radians(emu.Position(17)); math.Abs(got+0.5) > tol { // right antenna
-		t.Errorf("right antenna motor at %.4f rad, want -0.5", got)
+	// Antennas are [right, left], as in the anchor SDK: motor 17 is the right antenna.
+	if got := dynamixel.Radians(emu.Position(17)); math.Abs(got-0.5) > tol {
+		t.Errorf("right antenna motor at %.4f rad, want 0.5", got)
+	}
+	if got := dynamixel.Radians(emu.Position(18)); math.Abs(got+0.5) > tol {
+		t.Errorf("left antenna motor at %.4f rad, want -0.5", got)
 	}
 	st := hw.Status()
 	if !st.Connected || st.ControlLoop.Ticks == 0 || st.ControlLoop.PeriodP50Ms < 15 || st.ControlLoop.PeriodP50Ms > 25 {
@@ -219,7 +223,7 @@ func TestHardwareGravityCompensationYieldsToAHand(t *testing.T) {
 }
 
 func TestHardwareSwitchesSingleMotors(t *testing.T) {
-	r, _, emu := onBus(t)
+	r, hw, emu := onBus(t)
 	<-r.WakeUp().Done()
 	if err := r.SetMotorTorque([]string{"left_antenna", "stewart_2"}, false); err != nil {
 		t.Fatal(err)
@@ -230,10 +234,13 @@ func TestHardwareSwitchesSingleMotors(t *testing.T) {
 			t.Errorf("motor %d went limp too", id)
 		}
 	}
-	emu.Push(18, 200) // a limp antenna stays where a hand puts it
-	time.Sleep(5 * robot.HardwarePeriod)
-	if got := emu.Position(18); got != 2248 {
-		t.Errorf("limp left antenna at %d, want 2248 where it was pushed", got)
+	// A limp antenna stays where a hand puts it, through five ticks of the control loop.
+	pushed := emu.Position(18) + 200
+	emu.Push(18, 200)
+	ticks := hw.Status().ControlLoop.Ticks
+	waitFor(t, 5*time.Second, "five control-loop ticks", func() bool { return hw.Status().ControlLoop.Ticks >= ticks+5 })
+	if got := emu.Position(18); got != pushed {
+		t.Errorf("limp left antenna at %d, want %d where it was pushed", got, pushed)
 	}
 	if err := r.SetMotorTorque([]string{"left_antenna"}, true); err != nil {
 		t.Fatal(err)

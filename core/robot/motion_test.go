@@ -109,12 +109,13 @@ func TestPerMotorTorque(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(2 * time.Second)
-	for r.State().Antennas[1] != 1 && time.Now().Before(deadline) {
+	for r.State().Antennas[0] != 1 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
+	// Antennas are [right, left], as in the anchor SDK.
 	s := r.State()
-	if s.Antennas[1] != 1 || s.Antennas[0] != before[0] {
-		t.Fatalf("antennas %v (before %v): the right one must reach 1, the limp left one stay", s.Antennas, before)
+	if s.Antennas[0] != 1 || s.Antennas[1] != before[1] {
+		t.Fatalf("antennas %v (before %v): the right one (index 0) must reach 1, the limp left one stay", s.Antennas, before)
 	}
 	if err := r.SetMotorTorque([]string{"tail"}, true); !errors.Is(err, robot.ErrInvalid) {
 		t.Fatalf("unknown motor: %v", err)

@@ -16,7 +16,7 @@ type HeadPose struct {
 	Yaw   float64 `json:"yaw"`
 }
 
-// Joints is one full configuration of the robot: head pose, antenna angles [left, right] in radians
+// Joints is one full configuration of the robot: head pose, antenna angles [right, left] in radians
 // and body yaw in radians.
 type Joints struct {
 	Head     HeadPose

@@ -408,7 +408,7 @@ func (r *Robot) setMode(mode MotorMode) {
 	r.backend.SetMotorMode(mode)
 }
 
-// PushAntenna applies an external push of delta radians to antenna 0 (left) or 1 (right), as a
+// PushAntenna applies an external push of delta radians to antenna 0 (right) or 1 (left), the anchor SDK's order, as a
 // hand would. Only backends that simulate pushes accept it.
 func (r *Robot) PushAntenna(index int, delta float64) error {
 	if index != 0 && index != 1 {

@@ -75,10 +75,10 @@ func (s *Sim) Read(now time.Time) Joints {
 		p.Head.Pitch = approach(p.Head.Pitch, t.Head.Pitch, ang)
 		p.Head.Yaw = approach(p.Head.Yaw, t.Head.Yaw, ang)
 	}
-	if !s.limp["left_antenna"] {
+	if !s.limp["right_antenna"] {
 		p.Antennas[0] = approach(p.Antennas[0], t.Antennas[0], ang)
 	}
-	if !s.limp["right_antenna"] {
+	if !s.limp["left_antenna"] {
 		p.Antennas[1] = approach(p.Antennas[1], t.Antennas[1], ang)
 	}
 	if !s.limp["body_rotation"] {

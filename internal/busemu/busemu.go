@@ -421,7 +421,7 @@ func RestingAt(cfg *robot.HardwareConfig, j robot.Joints) (map[byte]int32, error
 	if err != nil {
 		return nil, err
 	}
-	angles := map[string]float64{"body_rotation": j.BodyYaw, "left_antenna": j.Antennas[0], "right_antenna": j.Antennas[1]}
+	angles := map[string]float64{"body_rotation": j.BodyYaw, "right_antenna": j.Antennas[0], "left_antenna": j.Antennas[1]}
 	for i, a := range legs {
 		angles[fmt.Sprintf("stewart_%d", i+1)] = a
 	}

@@ -30,7 +30,7 @@ def _antennas(antennas: Any) -> list:
         antennas = antennas.tolist()
     values = [float(a) for a in antennas]
     if len(values) != 2:
-        raise ValueError("antennas must be two angles in radians: [left, right]")
+        raise ValueError("antennas must be two angles in radians: [right, left]")
     return values
 
 
@@ -276,7 +276,7 @@ class Robot:
         return HeadPose.from_dict(self.get_state()["head_pose"])
 
     def get_present_antenna_joint_positions(self) -> list:
-        """The present antenna angles [left, right] in radians."""
+        """The present antenna angles [right, left] in radians."""
         return list(self.get_state()["antennas_position"])
 
     def get_current_joint_positions(self) -> Tuple[List[float], List[float]]:

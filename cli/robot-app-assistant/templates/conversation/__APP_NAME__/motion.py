@@ -135,7 +135,7 @@ class MovementManager:
             p = self.pose_at(time.monotonic())
             try:
                 self.robot.set_target(head=create_head_pose(yaw=p.yaw, pitch=p.pitch, roll=p.roll, degrees=False),
-                                      antennas=[p.left, p.right])
+                                      antennas=[p.right, p.left])  # the SDK orders antennas [right, left]
             except Exception:  # the daemon refused or is restarting: keep the loop alive
                 self.errors += 1
             next_tick += period
