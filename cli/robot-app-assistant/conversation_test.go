@@ -290,11 +290,12 @@ func TestConversationTemplateAgainstAFakeChatServer(t *testing.T) {
 	if pitchHi-pitchLo < 0.02 {
 		t.Errorf("no speech wobble: head pitch target moved %.4f rad while speaking", pitchHi-pitchLo)
 	}
-	// The tool's base pose holds once the voice is done: antennas at +-40 degrees.
-	waitFor(t, 3*time.Second, "the antennas at +-40 degrees", func() bool {
+	// The tool's base pose holds once the voice is done: left antenna at +40
+	// degrees, right at -40. The state lists them [right, left], as the SDK does.
+	waitFor(t, 3*time.Second, "the antennas at right -40, left +40 degrees", func() bool {
 		var s robotState
 		callJSON(t, "GET", d.url+"/api/state/full", nil, &s)
-		return math.Abs(s.Antennas[0]-0.698) < 0.05 && math.Abs(s.Antennas[1]+0.698) < 0.05
+		return math.Abs(s.Antennas[0]+0.698) < 0.05 && math.Abs(s.Antennas[1]-0.698) < 0.05
 	})
 	chats, auth, _, speeches := llm.snapshot()
 	if len(chats) != 2 || chats[0].Model != "test-model" || len(chats[0].Tools) != 3 {
