@@ -7,11 +7,17 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/robothub/robothub/core/robot"
 )
 
+// The simulated robot's tests run in a testing/synctest bubble: the control loop's
+// ticker and every sleep and timeout of a test use the bubble's clock, which moves
+// only when all goroutines wait. A "nothing happens for 100 ms" check is then a
+// deterministic statement about five control ticks, not a race with the machine's
+// load, and the tests take milliseconds instead of seconds.
 func newSimRobot(t *testing.T) *robot.Robot {
 	t.Helper()
 	r := robot.New(robot.NewSim(), nil)
@@ -46,222 +52,234 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() bo
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-3 }
 
 func TestStartsAsleepThenWakesAndSleeps(t *testing.T) {
-	r := newSimRobot(t)
-	s := r.State()
-	if s.Awake || s.ControlMode != robot.MotorsDisabled || s.Backend != "sim" {
-		t.Fatalf("initial state: awake=%v mode=%s backend=%s, want asleep, disabled, sim", s.Awake, s.ControlMode, s.Backend)
-	}
-	if !near(s.Antennas[0], robot.SleepPose.Antennas[0]) || !near(s.HeadPose.Pitch, robot.SleepPose.Head.Pitch) {
-		t.Fatalf("initial pose %+v %v is not the sleep pose", s.HeadPose, s.Antennas)
-	}
-
-	woke := make(chan struct{}, 1)
-	r.OnWake(func() { woke <- struct{}{} })
-	m := r.WakeUp()
-	if r.State().Move == nil || r.State().Move.Kind != "wake_up" {
-		t.Fatalf("state during wake-up shows no wake_up move: %+v", r.State().Move)
-	}
-	waitMove(t, m)
-	select {
-	case <-woke:
-	case <-time.After(time.Second):
-		t.Fatal("OnWake callback did not run")
-	}
-	eventually(t, time.Second, "default pose", func() bool {
+	synctest.Test(t, func(t *testing.T) {
+		r := newSimRobot(t)
 		s := r.State()
-		return near(s.Antennas[0], 0) && near(s.Antennas[1], 0) && near(s.HeadPose.Pitch, 0) && near(s.HeadPose.Z, 0)
-	})
-	if s := r.State(); !s.Awake || s.ControlMode != robot.MotorsEnabled || s.Move != nil {
-		t.Fatalf("after wake-up: awake=%v mode=%s move=%v", s.Awake, s.ControlMode, s.Move)
-	}
+		if s.Awake || s.ControlMode != robot.MotorsDisabled || s.Backend != "sim" {
+			t.Fatalf("initial state: awake=%v mode=%s backend=%s, want asleep, disabled, sim", s.Awake, s.ControlMode, s.Backend)
+		}
+		if !near(s.Antennas[0], robot.SleepPose.Antennas[0]) || !near(s.HeadPose.Pitch, robot.SleepPose.Head.Pitch) {
+			t.Fatalf("initial pose %+v %v is not the sleep pose", s.HeadPose, s.Antennas)
+		}
 
-	waitMove(t, r.GotoSleep())
-	s = r.State()
-	if s.Awake || s.ControlMode != robot.MotorsDisabled || !near(s.Antennas[1], robot.SleepPose.Antennas[1]) {
-		t.Fatalf("after sleep: awake=%v mode=%s antennas=%v", s.Awake, s.ControlMode, s.Antennas)
-	}
-	if r.ReturnToDefault() {
-		t.Fatal("ReturnToDefault moved an asleep robot")
-	}
+		woke := make(chan struct{}, 1)
+		r.OnWake(func() { woke <- struct{}{} })
+		m := r.WakeUp()
+		if r.State().Move == nil || r.State().Move.Kind != "wake_up" {
+			t.Fatalf("state during wake-up shows no wake_up move: %+v", r.State().Move)
+		}
+		waitMove(t, m)
+		select {
+		case <-woke:
+		case <-time.After(time.Second):
+			t.Fatal("OnWake callback did not run")
+		}
+		eventually(t, time.Second, "default pose", func() bool {
+			s := r.State()
+			return near(s.Antennas[0], 0) && near(s.Antennas[1], 0) && near(s.HeadPose.Pitch, 0) && near(s.HeadPose.Z, 0)
+		})
+		if s := r.State(); !s.Awake || s.ControlMode != robot.MotorsEnabled || s.Move != nil {
+			t.Fatalf("after wake-up: awake=%v mode=%s move=%v", s.Awake, s.ControlMode, s.Move)
+		}
+
+		waitMove(t, r.GotoSleep())
+		s = r.State()
+		if s.Awake || s.ControlMode != robot.MotorsDisabled || !near(s.Antennas[1], robot.SleepPose.Antennas[1]) {
+			t.Fatalf("after sleep: awake=%v mode=%s antennas=%v", s.Awake, s.ControlMode, s.Antennas)
+		}
+		if r.ReturnToDefault() {
+			t.Fatal("ReturnToDefault moved an asleep robot")
+		}
+	})
 }
 
 func TestSetTargetClampsAndRejectsNonFinite(t *testing.T) {
-	r := newSimRobot(t)
-	waitMove(t, r.WakeUp())
-	yaw := 0.5
-	if err := r.SetTarget(robot.Target{Head: &robot.HeadPose{Pitch: 2, Yaw: 0.3}, Antennas: &[2]float64{0.4, -0.4}, BodyYaw: &yaw}); err != nil {
-		t.Fatal(err)
-	}
-	s := r.State()
-	if !near(s.TargetHeadPose.Pitch, 0.7) || !near(s.TargetHeadPose.Yaw, 0.3) || !near(s.TargetBodyYaw, 0.5) {
-		t.Fatalf("target %+v body %v: pitch should clamp to 0.7, yaw 0.3, body 0.5", s.TargetHeadPose, s.TargetBodyYaw)
-	}
-	eventually(t, time.Second, "present to reach target", func() bool {
+	synctest.Test(t, func(t *testing.T) {
+		r := newSimRobot(t)
+		waitMove(t, r.WakeUp())
+		yaw := 0.5
+		if err := r.SetTarget(robot.Target{Head: &robot.HeadPose{Pitch: 2, Yaw: 0.3}, Antennas: &[2]float64{0.4, -0.4}, BodyYaw: &yaw}); err != nil {
+			t.Fatal(err)
+		}
 		s := r.State()
-		return near(s.Antennas[0], 0.4) && near(s.HeadPose.Pitch, 0.7) && near(s.BodyYaw, 0.5)
-	})
+		if !near(s.TargetHeadPose.Pitch, 0.7) || !near(s.TargetHeadPose.Yaw, 0.3) || !near(s.TargetBodyYaw, 0.5) {
+			t.Fatalf("target %+v body %v: pitch should clamp to 0.7, yaw 0.3, body 0.5", s.TargetHeadPose, s.TargetBodyYaw)
+		}
+		eventually(t, time.Second, "present to reach target", func() bool {
+			s := r.State()
+			return near(s.Antennas[0], 0.4) && near(s.HeadPose.Pitch, 0.7) && near(s.BodyYaw, 0.5)
+		})
 
-	err := r.SetTarget(robot.Target{Antennas: &[2]float64{math.NaN(), 0}})
-	if !errors.Is(err, robot.ErrInvalid) || err.Error() != "antennas[0] must be a finite number" {
-		t.Fatalf("NaN antenna: got %v, want invalid naming antennas[0]", err)
-	}
-	if s := r.State(); !near(s.TargetAntennas[0], 0.4) {
-		t.Fatalf("rejected target changed the state: %v", s.TargetAntennas)
-	}
+		err := r.SetTarget(robot.Target{Antennas: &[2]float64{math.NaN(), 0}})
+		if !errors.Is(err, robot.ErrInvalid) || err.Error() != "antennas[0] must be a finite number" {
+			t.Fatalf("NaN antenna: got %v, want invalid naming antennas[0]", err)
+		}
+		if s := r.State(); !near(s.TargetAntennas[0], 0.4) {
+			t.Fatalf("rejected target changed the state: %v", s.TargetAntennas)
+		}
+	})
 }
 
 func TestGotoInterpolatesAndStops(t *testing.T) {
-	r := newSimRobot(t)
-	waitMove(t, r.WakeUp())
-	m, err := r.Goto(robot.Target{Antennas: &[2]float64{1, -1}}, 400*time.Millisecond, robot.Linear)
-	if err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(200 * time.Millisecond)
-	mid := r.State().TargetAntennas[0]
-	if mid < 0.2 || mid > 0.8 {
-		t.Fatalf("halfway through a linear move the target is %v, want about 0.5", mid)
-	}
-	waitMove(t, m)
-	if s := r.State(); !near(s.TargetAntennas[0], 1) || !near(s.TargetAntennas[1], -1) {
-		t.Fatalf("after goto the target is %v", s.TargetAntennas)
-	}
-
-	m, _ = r.Goto(robot.Target{Antennas: &[2]float64{0, 0}}, 2*time.Second, robot.MinJerk)
-	time.Sleep(300 * time.Millisecond)
-	if err := r.StopMove("not-a-move"); !errors.Is(err, robot.ErrNotFound) {
-		t.Fatalf("stopping an unknown move: %v, want not found", err)
-	}
-	if err := r.StopMove(m.ID); err != nil {
-		t.Fatal(err)
-	}
-	<-m.Done()
-	if m.Completed() {
-		t.Fatal("a stopped move reports completed")
-	}
-	stoppedAt := r.State().TargetAntennas[0]
-	time.Sleep(100 * time.Millisecond)
-	if got := r.State().TargetAntennas[0]; got != stoppedAt || got <= 0 || got >= 1 {
-		t.Fatalf("target moved after stop or stopped outside the path: %v then %v", stoppedAt, got)
-	}
-
-	for _, tc := range []struct {
-		d      time.Duration
-		interp robot.Interpolation
-	}{{0, robot.MinJerk}, {-time.Second, robot.Linear}, {time.Hour, robot.Linear}, {time.Second, "bouncy"}} {
-		if _, err := r.Goto(robot.Target{}, tc.d, tc.interp); !errors.Is(err, robot.ErrInvalid) {
-			t.Errorf("Goto(%v, %q) = %v, want invalid", tc.d, tc.interp, err)
+	synctest.Test(t, func(t *testing.T) {
+		r := newSimRobot(t)
+		waitMove(t, r.WakeUp())
+		m, err := r.Goto(robot.Target{Antennas: &[2]float64{1, -1}}, 400*time.Millisecond, robot.Linear)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		time.Sleep(200 * time.Millisecond)
+		mid := r.State().TargetAntennas[0]
+		if mid < 0.2 || mid > 0.8 {
+			t.Fatalf("halfway through a linear move the target is %v, want about 0.5", mid)
+		}
+		waitMove(t, m)
+		if s := r.State(); !near(s.TargetAntennas[0], 1) || !near(s.TargetAntennas[1], -1) {
+			t.Fatalf("after goto the target is %v", s.TargetAntennas)
+		}
+
+		m, _ = r.Goto(robot.Target{Antennas: &[2]float64{0, 0}}, 2*time.Second, robot.MinJerk)
+		time.Sleep(300 * time.Millisecond)
+		if err := r.StopMove("not-a-move"); !errors.Is(err, robot.ErrNotFound) {
+			t.Fatalf("stopping an unknown move: %v, want not found", err)
+		}
+		if err := r.StopMove(m.ID); err != nil {
+			t.Fatal(err)
+		}
+		<-m.Done()
+		if m.Completed() {
+			t.Fatal("a stopped move reports completed")
+		}
+		stoppedAt := r.State().TargetAntennas[0]
+		time.Sleep(100 * time.Millisecond)
+		if got := r.State().TargetAntennas[0]; got != stoppedAt || got <= 0 || got >= 1 {
+			t.Fatalf("target moved after stop or stopped outside the path: %v then %v", stoppedAt, got)
+		}
+
+		for _, tc := range []struct {
+			d      time.Duration
+			interp robot.Interpolation
+		}{{0, robot.MinJerk}, {-time.Second, robot.Linear}, {time.Hour, robot.Linear}, {time.Second, "bouncy"}} {
+			if _, err := r.Goto(robot.Target{}, tc.d, tc.interp); !errors.Is(err, robot.ErrInvalid) {
+				t.Errorf("Goto(%v, %q) = %v, want invalid", tc.d, tc.interp, err)
+			}
+		}
+	})
 }
 
 func TestAntennaTouchWhileAsleep(t *testing.T) {
-	r := newSimRobot(t)
-	touches := make(chan struct{}, 10)
-	r.OnAntennaTouch(func() { touches <- struct{}{} })
-	time.Sleep(600 * time.Millisecond) // let the detector settle on the resting pose
+	synctest.Test(t, func(t *testing.T) {
+		r := newSimRobot(t)
+		touches := make(chan struct{}, 10)
+		r.OnAntennaTouch(func() { touches <- struct{}{} })
+		time.Sleep(600 * time.Millisecond) // let the detector settle on the resting pose
 
-	if err := r.PushAntenna(0, 0.1); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-touches:
-		t.Fatal("a 0.1 rad nudge counted as a touch")
-	case <-time.After(100 * time.Millisecond):
-	}
-	if err := r.PushAntenna(1, -0.5); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-touches:
-	case <-time.After(time.Second):
-		t.Fatal("a 0.5 rad push on a limp antenna was not detected")
-	}
-	select {
-	case <-touches:
-		t.Fatal("one push fired two touches")
-	case <-time.After(200 * time.Millisecond):
-	}
-
-	// Commanded motion is not a touch.
-	waitMove(t, r.WakeUp())
-	select {
-	case <-touches:
-		t.Fatal("the wake-up move fired a touch")
-	case <-time.After(700 * time.Millisecond):
-	}
-	// Awake, enabled motors pull the antenna back: each push is one touch.
-	for i := range 2 {
-		if err := r.PushAntenna(0, 0.6); err != nil {
+		if err := r.PushAntenna(0, 0.1); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-touches:
+			t.Fatal("a 0.1 rad nudge counted as a touch")
+		case <-time.After(100 * time.Millisecond):
+		}
+		if err := r.PushAntenna(1, -0.5); err != nil {
 			t.Fatal(err)
 		}
 		select {
 		case <-touches:
 		case <-time.After(time.Second):
-			t.Fatalf("push %d on an awake robot not detected", i+1)
+			t.Fatal("a 0.5 rad push on a limp antenna was not detected")
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	if err := r.PushAntenna(2, 1); !errors.Is(err, robot.ErrInvalid) {
-		t.Fatalf("push on antenna 2: %v, want invalid", err)
-	}
+		select {
+		case <-touches:
+			t.Fatal("one push fired two touches")
+		case <-time.After(200 * time.Millisecond):
+		}
+
+		// Commanded motion is not a touch.
+		waitMove(t, r.WakeUp())
+		select {
+		case <-touches:
+			t.Fatal("the wake-up move fired a touch")
+		case <-time.After(700 * time.Millisecond):
+		}
+		// Awake, enabled motors pull the antenna back: each push is one touch.
+		for i := range 2 {
+			if err := r.PushAntenna(0, 0.6); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-touches:
+			case <-time.After(time.Second):
+				t.Fatalf("push %d on an awake robot not detected", i+1)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		if err := r.PushAntenna(2, 1); !errors.Is(err, robot.ErrInvalid) {
+			t.Fatalf("push on antenna 2: %v, want invalid", err)
+		}
+	})
 }
 
 func TestMotorModes(t *testing.T) {
-	r := newSimRobot(t)
-	if err := r.SetMotorMode("turbo"); !errors.Is(err, robot.ErrInvalid) {
-		t.Fatalf("unknown mode: %v", err)
-	}
-	if err := r.SetMotorMode(robot.MotorsGravityCompensation); err != nil {
-		t.Fatal(err)
-	}
-	if got := r.State().ControlMode; got != robot.MotorsGravityCompensation {
-		t.Fatalf("mode %s", got)
-	}
-	// Limp joints do not follow targets.
-	before := r.State().Antennas
-	_ = r.SetTarget(robot.Target{Antennas: &[2]float64{0, 0}})
-	time.Sleep(100 * time.Millisecond)
-	if after := r.State().Antennas; after != before {
-		t.Fatalf("antennas moved with motors in gravity compensation: %v -> %v", before, after)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		r := newSimRobot(t)
+		if err := r.SetMotorMode("turbo"); !errors.Is(err, robot.ErrInvalid) {
+			t.Fatalf("unknown mode: %v", err)
+		}
+		if err := r.SetMotorMode(robot.MotorsGravityCompensation); err != nil {
+			t.Fatal(err)
+		}
+		if got := r.State().ControlMode; got != robot.MotorsGravityCompensation {
+			t.Fatalf("mode %s", got)
+		}
+		// Limp joints do not follow targets.
+		before := r.State().Antennas
+		_ = r.SetTarget(robot.Target{Antennas: &[2]float64{0, 0}})
+		time.Sleep(100 * time.Millisecond)
+		if after := r.State().Antennas; after != before {
+			t.Fatalf("antennas moved with motors in gravity compensation: %v -> %v", before, after)
+		}
+	})
 }
 
 func TestAudioLoopback(t *testing.T) {
-	r := newSimRobot(t)
-	if _, err := r.AudioSample(0); !errors.Is(err, robot.ErrRefused) {
-		t.Fatalf("reading before start_recording: %v, want refused", err)
-	}
-	r.StartRecording()
-	tone := make([]float32, robot.SampleRate/10)
-	for i := range tone {
-		tone[i] = float32(0.5 * math.Sin(2*math.Pi*440*float64(i)/robot.SampleRate))
-	}
-	if err := r.PushAudio(tone); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(300 * time.Millisecond)
-	got, err := r.AudioSample(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) < robot.SampleRate/5 {
-		t.Fatalf("300 ms of recording gave %d samples", len(got))
-	}
-	var energy float64
-	var loud int
-	for _, s := range got {
-		energy += float64(s * s)
-		if math.Abs(float64(s)) > 0.4 {
-			loud++
+	synctest.Test(t, func(t *testing.T) {
+		r := newSimRobot(t)
+		if _, err := r.AudioSample(0); !errors.Is(err, robot.ErrRefused) {
+			t.Fatalf("reading before start_recording: %v, want refused", err)
 		}
-	}
-	if loud < 100 {
-		t.Fatalf("the pushed 440 Hz tone was not recorded (loud samples %d, energy %f)", loud, energy)
-	}
-	if err := r.PushAudio([]float32{float32(math.Inf(1))}); !errors.Is(err, robot.ErrInvalid) {
-		t.Fatalf("pushing +Inf: %v", err)
-	}
+		r.StartRecording()
+		tone := make([]float32, robot.SampleRate/10)
+		for i := range tone {
+			tone[i] = float32(0.5 * math.Sin(2*math.Pi*440*float64(i)/robot.SampleRate))
+		}
+		if err := r.PushAudio(tone); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(300 * time.Millisecond)
+		got, err := r.AudioSample(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) < robot.SampleRate/5 {
+			t.Fatalf("300 ms of recording gave %d samples", len(got))
+		}
+		var energy float64
+		var loud int
+		for _, s := range got {
+			energy += float64(s * s)
+			if math.Abs(float64(s)) > 0.4 {
+				loud++
+			}
+		}
+		if loud < 100 {
+			t.Fatalf("the pushed 440 Hz tone was not recorded (loud samples %d, energy %f)", loud, energy)
+		}
+		if err := r.PushAudio([]float32{float32(math.Inf(1))}); !errors.Is(err, robot.ErrInvalid) {
+			t.Fatalf("pushing +Inf: %v", err)
+		}
+	})
 }
 
 // wav builds a 16-bit PCM WAV file.
@@ -288,36 +306,38 @@ func wav(rate, channels int, frames [][]int16) []byte {
 }
 
 func TestPlaySound(t *testing.T) {
-	r := newSimRobot(t)
-	dir := t.TempDir()
-	frames := make([][]int16, 8000) // 1 s of stereo at 8 kHz
-	for i := range frames {
-		frames[i] = []int16{16384, 16384}
-	}
-	path := filepath.Join(dir, "beep.wav")
-	if err := os.WriteFile(path, wav(8000, 2, frames), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	d, err := r.PlaySound(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d != time.Second {
-		t.Fatalf("duration %v, want 1s", d)
-	}
-	samples, err := robot.DecodeWAV(wav(8000, 2, frames))
-	if err != nil || len(samples) != robot.SampleRate || math.Abs(float64(samples[100])-0.5) > 1e-3 {
-		t.Fatalf("decoded %d samples (first %v), err %v; want 16000 samples of 0.5", len(samples), samples[:1], err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		r := newSimRobot(t)
+		dir := t.TempDir()
+		frames := make([][]int16, 8000) // 1 s of stereo at 8 kHz
+		for i := range frames {
+			frames[i] = []int16{16384, 16384}
+		}
+		path := filepath.Join(dir, "beep.wav")
+		if err := os.WriteFile(path, wav(8000, 2, frames), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		d, err := r.PlaySound(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d != time.Second {
+			t.Fatalf("duration %v, want 1s", d)
+		}
+		samples, err := robot.DecodeWAV(wav(8000, 2, frames))
+		if err != nil || len(samples) != robot.SampleRate || math.Abs(float64(samples[100])-0.5) > 1e-3 {
+			t.Fatalf("decoded %d samples (first %v), err %v; want 16000 samples of 0.5", len(samples), samples[:1], err)
+		}
 
-	if _, err := r.PlaySound(filepath.Join(dir, "missing.wav")); !errors.Is(err, robot.ErrNotFound) {
-		t.Fatalf("missing file: %v", err)
-	}
-	junk := filepath.Join(dir, "junk.wav")
-	_ = os.WriteFile(junk, []byte("not a wav file at all"), 0o644)
-	if _, err := r.PlaySound(junk); !errors.Is(err, robot.ErrInvalid) {
-		t.Fatalf("junk file: %v", err)
-	}
+		if _, err := r.PlaySound(filepath.Join(dir, "missing.wav")); !errors.Is(err, robot.ErrNotFound) {
+			t.Fatalf("missing file: %v", err)
+		}
+		junk := filepath.Join(dir, "junk.wav")
+		_ = os.WriteFile(junk, []byte("not a wav file at all"), 0o644)
+		if _, err := r.PlaySound(junk); !errors.Is(err, robot.ErrInvalid) {
+			t.Fatalf("junk file: %v", err)
+		}
+	})
 }
 
 func FuzzDecodeWAV(f *testing.F) {
