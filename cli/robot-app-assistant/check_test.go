@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/robothub/robothub/internal/pyindex"
 )
@@ -24,10 +23,9 @@ func edit(t testing.TB, path, old, new string) {
 
 func TestCheckPassesOnACreatedApp(t *testing.T) {
 	dir := mustCreate(t, "good_app")
-	runCLI(t, nil, "check", dir) // the first check may build the shared base venv
-	start := time.Now()
+	// How long a check takes is measured by BenchmarkCheck (make bench-apps), not here:
+	// a wall-clock limit in a test fails on a loaded machine.
 	r := runCLI(t, nil, "check", dir)
-	elapsed := time.Since(start)
 	if r.code != 0 {
 		t.Fatalf("check of a created app: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -50,9 +48,6 @@ func TestCheckPassesOnACreatedApp(t *testing.T) {
 	// check leaves the package as it was: no build output, no egg-info, no caches.
 	if got := files(t, dir); len(got) != 10 {
 		t.Errorf("check changed the package: %v", got)
-	}
-	if elapsed > 10*time.Second {
-		t.Errorf("check took %s, want at most 10s", elapsed)
 	}
 }
 
@@ -139,6 +134,12 @@ func TestCheckReportsBrokenPackages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			// The cases run two at a time (each check runs pip in its own temporary
+			// venv); the one that sets PIP_INDEX_URL with t.Setenv runs alone, before
+			// the parallel ones resume, so its variable reaches no other case.
+			if tt.name != "unavailable dependency" {
+				t.Parallel()
+			}
 			dir := mustCreate(t, "broken")
 			tt.breakIt(t, dir)
 			r := runCLI(t, nil, "check", dir)
