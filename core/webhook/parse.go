@@ -3,6 +3,9 @@ package webhook
 import (
 	"errors"
 	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -24,6 +27,11 @@ func (e *FieldError) Error() string { return "payload field " + e.Field + " " + 
 // event.scope, and a repo with a type and a name. Other fields are optional, so payloads from newer
 // hub versions still parse; unknown fields stay available through Payload.Raw, which shares raw.
 //
+// The decoder is the encoding/json/v2 proposal's (github.com/go-json-experiment/json; the standard
+// library's copy needs GOEXPERIMENT=jsonv2 in Go 1.26, which every build would have to set). Its
+// defaults are the strictness a receiver wants: names match exactly, duplicate names, invalid UTF-8
+// and trailing data are refused.
+//
 // The error wraps ErrNotJSON when raw is not a JSON object, and is a *FieldError when it is one but
 // not a payload.
 func Parse(raw []byte) (*Payload, error) {
@@ -31,23 +39,67 @@ func Parse(raw []byte) (*Payload, error) {
 		return nil, fmt.Errorf("%w: it is %s", ErrNotJSON, describeJSON(kind))
 	}
 	p := new(Payload)
-	if err := decodePayload(raw, p); err != nil {
-		var fe *FieldError
-		if errors.As(err, &fe) {
-			if jsontext.Value(raw).IsValid() {
-				return nil, fe
-			}
-			// A broken document is reported as such, not as a mistyped field: say where it breaks.
-			var v jsontext.Value
-			err = json.Unmarshal(raw, &v)
+	if err := json.Unmarshal(raw, p); err != nil {
+		fe := fieldError(err)
+		if fe == nil {
+			return nil, fmt.Errorf("%w: %v", ErrNotJSON, err)
 		}
-		return nil, fmt.Errorf("%w: %v", ErrNotJSON, err)
+		// The decoder stops at the first error, which may be a mistyped field before the document
+		// breaks. A broken document is reported as such, not as a mistyped field: say where it breaks.
+		var v jsontext.Value
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrNotJSON, err)
+		}
+		return nil, fe
 	}
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
 	p.Raw = raw
 	return p, nil
+}
+
+// fieldError turns the decoder's error for a value of the wrong kind into a *FieldError naming the
+// field as the hub spells it; it returns nil for any other error.
+func fieldError(err error) *FieldError {
+	var se *json.SemanticError
+	if !errors.As(err, &se) || len(se.JSONPointer) == 0 || se.GoType == nil {
+		return nil
+	}
+	return &FieldError{Field: fieldPath(se.JSONPointer), Problem: "must be " + jsonKind(se.GoType.Kind())}
+}
+
+// fieldPath turns the JSON pointer /updatedRefs/0/ref into updatedRefs[0].ref.
+func fieldPath(ptr jsontext.Pointer) string {
+	var b strings.Builder
+	for tok := range ptr.Tokens() {
+		if _, err := strconv.Atoi(tok); err == nil && b.Len() > 0 {
+			b.WriteString("[" + tok + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(tok)
+	}
+	return b.String()
+}
+
+// jsonKind names a Go kind the way a JSON author thinks of it.
+func jsonKind(kind reflect.Kind) string {
+	switch kind {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8,
+		reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	default:
+		return "an object"
+	}
 }
 
 func firstByte(raw []byte) byte {

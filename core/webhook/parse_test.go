@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strconv"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -259,7 +259,7 @@ func FuzzParse(f *testing.F) {
 }
 
 // BenchmarkParse measures Parse on the hub's own example payload in compact form (998 bytes, as
-// the hub sends it), beside the general JSON decoders on the same bytes.
+// the hub sends it), beside encoding/json on the same bytes.
 func BenchmarkParse(b *testing.B) {
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, loadPayloads(b)["discussion-create-pr.json"]); err != nil {
@@ -278,101 +278,123 @@ func BenchmarkParse(b *testing.B) {
 		})
 	}
 	run("Parse", func() error { _, err := Parse(raw); return err })
-	run("jsonv2.Unmarshal", func() error { return jsonv2.Unmarshal(raw, new(Payload)) })
 	run("encoding-json.Unmarshal", func() error { return json.Unmarshal(raw, new(Payload)) })
 }
 
-// unmarshalReference decodes with the general decoder of the encoding/json/v2 proposal, turning its
-// errors into Parse's: decodePayload must agree with it.
-func unmarshalReference(raw []byte) (*Payload, error) {
-	p := new(Payload)
-	if err := jsonv2.Unmarshal(raw, p); err != nil {
-		var semErr *jsonv2.SemanticError
-		if errors.As(err, &semErr) && len(semErr.JSONPointer) > 0 && semErr.GoType != nil {
-			return nil, &FieldError{Field: fieldPath(semErr.JSONPointer), Problem: "must be " + jsonKind(semErr.GoType.Kind())}
+// payloadNames is every JSON name of the payload model, by its case-folded form.
+var payloadNames = func() map[string]string {
+	names := map[string]string{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+			t = t.Elem()
 		}
-		return nil, ErrNotJSON
+		if t.Kind() != reflect.Struct {
+			return
+		}
+		for f := range t.Fields() {
+			if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "" && name != "-" {
+				names[strings.ToLower(name)] = name
+				walk(f.Type)
+			}
+		}
 	}
-	return p, nil
+	walk(reflect.TypeFor[Payload]())
+	return names
+}()
+
+// namesDifferOnlyByCase reports whether a JSON document has a member whose name matches a payload
+// field only when case is ignored: encoding/json matches names without case, Parse does not.
+func namesDifferOnlyByCase(raw []byte) bool {
+	var doc any
+	if err := jsonv2.Unmarshal(raw, &doc); err != nil {
+		return false
+	}
+	var visit func(v any) bool
+	visit = func(v any) bool {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				for _, name := range payloadNames {
+					if k != name && strings.EqualFold(k, name) {
+						return true
+					}
+				}
+				if visit(e) {
+					return true
+				}
+			}
+		case []any:
+			for _, e := range v {
+				if visit(e) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return visit(doc)
 }
 
-// fieldPath turns the JSON pointer /updatedRefs/0/ref into updatedRefs[0].ref.
-func fieldPath(ptr jsontext.Pointer) string {
-	var b strings.Builder
-	for tok := range ptr.Tokens() {
-		if _, err := strconv.Atoi(tok); err == nil && b.Len() > 0 {
-			b.WriteString("[" + tok + "]")
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte('.')
-		}
-		b.WriteString(tok)
-	}
-	return b.String()
-}
-
-// jsonKind names a Go kind the way a JSON author thinks of it.
-func jsonKind(kind reflect.Kind) string {
-	switch kind {
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "a boolean"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8,
-		reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	default:
-		return "an object"
-	}
-}
-
-// FuzzDecoderMatchesUnmarshal: on valid JSON the hand-written decoder gives exactly what the general
-// JSON v2 decoder gives: the same payload, or the same error on the same field. On invalid JSON it
-// always fails, and Parse says the body is not JSON.
-func FuzzDecoderMatchesUnmarshal(f *testing.F) {
+// FuzzParseMatchesEncodingJSON: on valid JSON Parse gives what encoding/json gives, the same payload
+// or an error on the same field, except where the two decoders differ by design: Parse refuses
+// duplicate names and invalid UTF-8 (encoding/json keeps the last duplicate and replaces bad bytes)
+// and matches names exactly (encoding/json ignores case). Whatever encoding/json refuses as JSON,
+// Parse refuses as not JSON.
+func FuzzParseMatchesEncodingJSON(f *testing.F) {
 	for _, b := range loadPayloads(f) {
 		f.Add(b)
 	}
 	for _, s := range []string{`{"repo":{"tags":[]},"updatedRefs":[]}`, `{"repo":null,"discussion":null,"updatedConfig":null}`,
 		`{"webhook":{"version":3.5}}`, `{"webhook":{"version":"3"}}`, `{"a":1} x`, `{"event":{"action":"x","action":"y"}}`,
 		`{"updatedRefs":[null,{"ref":"r","oldSha":null}]}`, `{"repo":{"Name":"a"}}`, `{"comment":{"content":"\u00e9\n\ud83d\ude00"}}`,
-		`{"repo":{"owner":{"id":5}}}`, `{"updatedConfig":{ "private" : true }}`, `{"discussion":{"changes":null,"num":-0}}`} {
+		`{"repo":{"owner":{"id":5}}}`, `{"updatedConfig":{ "private" : true }}`, `{"discussion":{"changes":null,"num":-0}}`,
+		`{"event":{"action":"update","scope":"repo"},"repo":{"type":"model","name":"a/b"},"updatedRefs":[{"ref":1}]}`,
+		`{"event":{"action":"update","scope":"repo"},"repo":{"type":"model","name":"a/b","tags":["x"]},"updatedConfig":[]}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		if firstByte(raw) != '{' {
 			return // Parse refuses these before decoding
 		}
-		got := new(Payload)
-		gotErr := decodePayload(raw, got)
-		if !jsontext.Value(raw).IsValid() {
-			if gotErr == nil {
-				t.Fatalf("decodePayload accepted invalid JSON %q", raw)
-			}
-			if _, err := Parse(raw); !errors.Is(err, ErrNotJSON) {
-				t.Fatalf("Parse(%q) = %v, want ErrNotJSON", raw, err)
+		got, gotErr := Parse(raw)
+		if !jsontext.Value(raw).IsValid() || !json.Valid(raw) {
+			if !errors.Is(gotErr, ErrNotJSON) {
+				t.Fatalf("Parse(%q) = %v, want ErrNotJSON", raw, gotErr)
 			}
 			return
 		}
-		want, wantErr := unmarshalReference(raw)
+		if namesDifferOnlyByCase(raw) {
+			return
+		}
+		want := new(Payload)
+		wantErr := json.Unmarshal(raw, want)
+		var ute *json.UnmarshalTypeError
 		switch {
-		case wantErr == nil && gotErr == nil:
-			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("decoders disagree on %q:\nfast %+v\nref  %+v", raw, got, want)
+		case wantErr == nil:
+			if wantErr = want.validate(); wantErr == nil {
+				want.Raw = raw
+				if gotErr != nil || !reflect.DeepEqual(got, want) {
+					t.Fatalf("decoders disagree on %q:\nParse         %+v %v\nencoding/json %+v", raw, got, gotErr, want)
+				}
+				return
 			}
-		case wantErr != nil && gotErr != nil:
-			var wf, gf *FieldError
-			if errors.As(wantErr, &wf) != errors.As(gotErr, &gf) {
-				t.Fatalf("error kinds differ on %q: fast %v, reference %v", raw, gotErr, wantErr)
+			var gf *FieldError
+			if !errors.As(gotErr, &gf) || *gf != *wantErr.(*FieldError) {
+				t.Fatalf("Parse(%q) = %v, want %v", raw, gotErr, wantErr)
 			}
-			if wf != nil && *wf != *gf {
-				t.Fatalf("field errors differ on %q: fast %v, reference %v", raw, gf, wf)
+		case errors.As(wantErr, &ute):
+			var gf *FieldError
+			if !errors.As(gotErr, &gf) {
+				t.Fatalf("Parse(%q) = %v, want a field error like %v", raw, gotErr, wantErr)
+			}
+			// encoding/json names the field without array indices: updatedRefs.ref.
+			field := regexp.MustCompile(`\[\d+\]`).ReplaceAllString(gf.Field, "")
+			if field != ute.Field || gf.Problem != "must be "+jsonKind(ute.Type.Kind()) {
+				t.Fatalf("Parse(%q) = %v; encoding/json: %v", raw, gotErr, wantErr)
 			}
 		default:
-			t.Fatalf("one decoder failed on %q: fast %v, reference %v", raw, gotErr, wantErr)
+			t.Fatalf("encoding/json failed on valid JSON %q: %v", raw, wantErr)
 		}
 	})
 }

@@ -282,26 +282,25 @@ func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request, path strin
 		return
 	}
 
-	// The handler runs on the request's goroutine. If it overruns its timeout, a timer cancels its
-	// context and answers 503 for it at once, while it finishes in the background.
-	ctx := newDeliveryContext(r.Context(), s.timeout)
-	var timer sync.WaitGroup
-	timer.Add(1)
-	deadline := time.AfterFunc(s.timeout, func() {
-		defer timer.Done()
-		ctx.cancel(context.DeadlineExceeded)
+	// The handler runs on the request's goroutine. When its context ends (the timeout passed or the
+	// client went away), 503 is answered at once, while the handler finishes in the background.
+	ctx, cancel := context.WithTimeout(r.Context(), s.timeout)
+	var answered sync.WaitGroup
+	answered.Add(1)
+	stop := context.AfterFunc(ctx, func() {
+		defer answered.Done()
 		s.answerTimeout(w, r, rt)
 		_ = http.NewResponseController(w).Flush()
 	})
 	res := call(ctx, rt.fn, p, r.Header)
-	ctx.release()
-	if !deadline.Stop() {
-		timer.Wait() // the timer answered
+	if !stop() {
+		cancel()
+		answered.Wait() // the context ended first and answered
 		return
 	}
-	timer.Done()
+	cancel()
 	if r.Context().Err() != nil {
-		s.answerTimeout(w, r, rt) // the client is gone: nobody reads this answer
+		s.answerTimeout(w, r, rt) // the client left as the handler returned: nobody reads this answer
 		return
 	}
 

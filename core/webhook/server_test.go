@@ -449,3 +449,41 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestClientLeavingCancelsHandler: a handler's context ends with context.Canceled when the hub hangs
+// up, and the receiver logs why it gave up.
+func TestClientLeavingCancelsHandler(t *testing.T) {
+	s, ts, logs := newTestServer(t, WithHandlerTimeout(time.Hour))
+	started, ended := make(chan struct{}), make(chan error, 1)
+	must(t, s.Add("wait", func(ctx context.Context, _ *Payload, _ http.Header) (any, error) {
+		close(started)
+		<-ctx.Done()
+		ended <- ctx.Err()
+		return nil, nil
+	}))
+	ctx, hangUp := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, "POST", ts.URL+"/webhooks/wait", strings.NewReader(minimalPayload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := make(chan error, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		sent <- err
+	}()
+	<-started
+	hangUp()
+	if err := <-ended; !errors.Is(err, context.Canceled) {
+		t.Fatalf("handler context ended with %v, want context.Canceled", err)
+	}
+	if err := <-sent; !errors.Is(err, context.Canceled) {
+		t.Fatalf("client: %v", err)
+	}
+	ts.Close() // waits for the request to finish, and so for its log
+	if !strings.Contains(logs.String(), "client went away before handler wait finished") {
+		t.Errorf("log does not say the client left:\n%s", logs)
+	}
+}
