@@ -14,7 +14,7 @@ import (
 	"github.com/robothub/robothub/adapters/nethttp"
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/webhook"
-	"github.com/robothub/robothub/core/webhook/actions"
+	"github.com/robothub/robothub/internal/actions"
 )
 
 func serveCommand(e *env) *cli.Command {

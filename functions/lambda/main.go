@@ -23,7 +23,7 @@ import (
 
 	lambdaadapter "github.com/robothub/robothub/adapters/lambda"
 	"github.com/robothub/robothub/core/webhook"
-	"github.com/robothub/robothub/core/webhook/actions"
+	"github.com/robothub/robothub/internal/actions"
 )
 
 // BasePathEnv names the custom-domain base path to remove before routing.
