@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/robothub/robothub/core/webhook"
-	"github.com/robothub/robothub/core/webhook/actions"
+	"github.com/robothub/robothub/internal/actions"
 	"github.com/robothub/robothub/internal/receivertest"
 )
 

@@ -110,7 +110,11 @@ func TestBadInputHubAPI(t *testing.T) {
 		{"emit: repo type with a shell command", emit(`{"repo":"$(id):a/b","scope":"repo","action":"update"}`), 400},
 		{"emit: scope with a semicolon", emit(`{"repo":"model:alice/bert","scope":"repo;rm","action":"update"}`), 400},
 		{"emit: action that does not exist", emit(`{"repo":"model:alice/bert","scope":"repo","action":"explode"}`), 400},
-		{"emit: headSha that is not hex (taken as given; never run)", emit(`{"repo":"model:alice/bert","scope":"repo.content","action":"update","headSha":"$(id)"}`), 200},
+		{"emit: headSha that is not hex (taken as given; never run)", emit(`{"repo":"model:local/bert","scope":"repo.content","action":"update","headSha":"$(id)"}`), 200},
+		{"emit: a push to another user's repo", emit(`{"repo":"model:alice/bert","scope":"repo.content","action":"update"}`), 403},
+		{"emit: another user's repo made private", emit(`{"repo":"model:alice/bert","scope":"repo.config","action":"update","private":true}`), 403},
+		{"emit: visibility changed by a push event", emit(`{"repo":"model:local/bert","scope":"repo.content","action":"update","private":true}`), 400},
+		{"emit: a move of one's repo into another user's namespace", emit(`{"repo":"model:local/bert","scope":"repo","action":"move","movedTo":"alice/bert"}`), 403},
 		{"emit: discussion number as a string", emit(`{"repo":"model:alice/bert","scope":"discussion","action":"create","discussion":{"num":"1"}}`), 400},
 		{"emit: updatedConfig that is not an object", emit(`{"repo":"model:alice/bert","scope":"repo.config","action":"update","updatedConfig":[1]}`), 400},
 

@@ -19,7 +19,7 @@ import (
 
 	"github.com/robothub/robothub/adapters/nethttp"
 	"github.com/robothub/robothub/core/webhook"
-	"github.com/robothub/robothub/core/webhook/actions"
+	"github.com/robothub/robothub/internal/actions"
 	"github.com/robothub/robothub/internal/hubemu"
 	"github.com/robothub/robothub/robotd"
 )

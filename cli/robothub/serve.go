@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,7 +15,7 @@ import (
 	"github.com/robothub/robothub/adapters/nethttp"
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/webhook"
-	"github.com/robothub/robothub/core/webhook/actions"
+	"github.com/robothub/robothub/internal/actions"
 )
 
 func serveCommand(e *env) *cli.Command {
@@ -42,6 +43,7 @@ Examples:
 			&cli.StringSliceFlag{Name: "route", Aliases: []string{"r"}, Usage: "add a route `NAME=ACTION` (repeatable); also read from $" + actions.RoutesEnv + ", separated by ';' or newlines"},
 			&cli.StringFlag{Name: "addr", Usage: "listen `ADDRESS` (default 127.0.0.1:7860, or 127.0.0.1:$PORT; 0.0.0.0:7860 on a hub Space)"},
 			&cli.StringFlag{Name: "secret", Usage: "secret that deliveries must carry in X-Webhook-Secret (default $" + webhook.SecretEnv + "; prefer the variable: flags show in ps)"},
+			&cli.BoolFlag{Name: "insecure-no-secret", Usage: "serve exec:, forward: and robot-update: routes without a secret, to anyone who reaches the receiver (also $" + actions.InsecureNoSecretEnv + "=1)"},
 			&cli.Int64Flag{Name: "max-body-bytes", Value: webhook.DefaultMaxBodyBytes, Usage: "refuse larger deliveries with 413"},
 			&cli.DurationFlag{Name: "exec-timeout", Value: 60 * time.Second, Usage: "kill an exec: command (and its children) after this long"},
 			&cli.IntFlag{Name: "exec-concurrency", Value: 4, Usage: "exec: commands running at once; further deliveries wait"},
@@ -95,6 +97,7 @@ func runServe(c *cli.Context, e *env) error {
 	b := actions.NewBuilder(actions.Config{
 		Logger: logger, Output: e.stdout,
 		ExecTimeout: c.Duration("exec-timeout"), ExecConcurrency: c.Int("exec-concurrency"),
+		InsecureNoSecret: c.Bool("insecure-no-secret") || truthy(e.getenv(actions.InsecureNoSecretEnv)),
 	})
 	if err := b.Register(srv, routes); err != nil {
 		return usagef("%v", err)
@@ -230,4 +233,10 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	default:
 		return nil, usagef("--log-format %q: use text or json", format)
 	}
+}
+
+// truthy reads a boolean environment variable: 1, t, true (any case) are true.
+func truthy(v string) bool {
+	b, _ := strconv.ParseBool(strings.TrimSpace(v))
+	return b
 }

@@ -155,6 +155,8 @@ func TestServeUsageErrors(t *testing.T) {
 		{[]string{"serve", "--route", "x=log", "--log-level", "loud"}, nil, "--log-level"},
 		{[]string{"serve", "--no-such-flag"}, nil, "flag provided but not defined"},
 		{[]string{"serve", "extra"}, nil, "serve takes no arguments"},
+		{[]string{"serve", "--route", "seen=log", "--route", "build=exec:true"}, nil, "route build: exec: routes run or send something on every delivery, so they need a secret"},
+		{[]string{"serve", "--route", "relay=forward:http://127.0.0.1:9/"}, nil, "--insecure-no-secret"},
 		{[]string{"serve"}, map[string]string{"ROBOTHUB_ROUTES": "broken"}, "$ROBOTHUB_ROUTES"},
 	}
 	for _, c := range cases {
@@ -227,4 +229,19 @@ func TestServeUpdatesTheHubWebhook(t *testing.T) {
 	q := start(t, map[string]string{"ROBOTHUB_ROUTES": "a=log", "HF_ENDPOINT": hubSrv.URL, "HF_TOKEN": token},
 		"serve", "--addr", "127.0.0.1:0", "--tunnel-command", "sh -c '"+fake+"'", "--update-webhook", "000000000000000000000000")
 	q.waitFor(t, `Could not update hub webhook 000000000000000000000000: .*\n  Run: robothub webhooks update 000000000000000000000000 --url https://brave-otter.loca.lt/webhooks/a`)
+}
+
+// TestServeInsecureNoSecret: --insecure-no-secret is the one way to serve an exec: route open; the
+// command then runs for a delivery that carries no secret.
+func TestServeInsecureNoSecret(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "ran")
+	p := start(t, nil, "serve", "--addr", "127.0.0.1:0", "--insecure-no-secret",
+		"--route", `touch=exec:sh -c 'echo "$WEBHOOK_REPO_NAME" > "$0"' `+out)
+	base := p.waitFor(t, `Webhook receiver listening on (http://\S+)`)
+	if status, body := deliver(t, base+"/webhooks/touch", "", pushPayload); status != 200 {
+		t.Fatalf("open exec route: %d %s", status, body)
+	}
+	if got, err := os.ReadFile(out); err != nil || string(got) != "alice/dance-app\n" {
+		t.Fatalf("the command wrote %q (%v)", got, err)
+	}
 }

@@ -244,8 +244,22 @@ func call(ctx context.Context, fn HandlerFunc, p *Payload, h http.Header) (res o
 	return outcome{value: v, err: err}
 }
 
+// browserGuard refuses unsafe requests that a browser sends on behalf of another site
+// (Sec-Fetch-Site cross-site or same-site, or an Origin that is not the request's host). Hubs
+// deliver from servers, which send neither header, so no delivery is refused; but a page that a
+// user of the receiver opens cannot make the browser trigger a route (which may run a command).
+var browserGuard = http.NewCrossOriginProtection()
+
+// browserRefused is the answer to a request the browser guard refuses.
+const browserRefused = "cross-origin browser requests are refused: webhooks are delivered by the hub's servers, not by a browser"
+
 func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request, path string) {
 	start := time.Now()
+	if err := browserGuard.Check(r); err != nil {
+		s.log.Warn("webhook refused", "route", path, "status", http.StatusForbidden, "reason", err.Error(), "remote", r.RemoteAddr)
+		writeError(w, http.StatusForbidden, browserRefused)
+		return
+	}
 	rt := (*s.routes.Load())[strings.TrimSuffix(path, "/")]
 	if rt == nil {
 		writeError(w, http.StatusNotFound, "no webhook handler at "+path)

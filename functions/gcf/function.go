@@ -22,7 +22,7 @@ import (
 	"sync"
 
 	gcfadapter "github.com/robothub/robothub/adapters/gcf"
-	"github.com/robothub/robothub/core/webhook/actions"
+	"github.com/robothub/robothub/internal/actions"
 )
 
 // EntryPoint is the function's name for the Functions Framework: gcloud's --entry-point and

@@ -3,7 +3,8 @@
 // configured by the function's environment, so a user deploys it without writing Go:
 //
 //	ROBOTHUB_ROUTES     routes and actions: hello=log;build=exec:make build;relay=forward:https://...
-//	WEBHOOK_SECRET      the secret the hub's webhook is configured with (empty: routes are open)
+//	WEBHOOK_SECRET      the secret the hub's webhook is configured with (empty: log routes are open,
+//	                    other routes refuse to start unless ROBOTHUB_INSECURE_NO_SECRET=1)
 //	ROBOTHUB_BASE_PATH  the base path of a custom domain in front of the routes, if any
 //	ROBOTHUB_PUBLIC_URL the function's URL, shown on the landing page, if wanted
 //	AWS_LAMBDA_LOG_LEVEL set by Lambda's logging controls: the level of the JSON logs
@@ -23,7 +24,7 @@ import (
 
 	lambdaadapter "github.com/robothub/robothub/adapters/lambda"
 	"github.com/robothub/robothub/core/webhook"
-	"github.com/robothub/robothub/core/webhook/actions"
+	"github.com/robothub/robothub/internal/actions"
 )
 
 // BasePathEnv names the custom-domain base path to remove before routing.

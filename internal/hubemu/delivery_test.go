@@ -83,8 +83,8 @@ func TestPayloadsOfEveryScopeParse(t *testing.T) {
 		{Repo: "space:alice/app", Scope: "discussion.comment", Action: "create", Comment: &hubemu.CommentInput{Content: "thanks"}},
 		{Repo: "space:alice/app", Scope: "discussion", Action: "update", Discussion: &hubemu.DiscussionInput{IsPullRequest: true, Status: "merged"}},
 		{Repo: "space:alice/app", Scope: "repo.config.dois", Action: "update"},
-		{Repo: "space:alice/app", Scope: "repo", Action: "move", MovedTo: "acme/app"},
-		{Repo: "dataset:acme/data", Scope: "repo", Action: "delete"},
+		{Repo: "space:alice/app", Scope: "repo", Action: "move", MovedTo: "alice/app2"},
+		{Repo: "dataset:alice/data", Scope: "repo", Action: "delete"},
 	}
 	var prevHead string
 	for _, in := range cases {
@@ -118,7 +118,7 @@ func TestPayloadsOfEveryScopeParse(t *testing.T) {
 				t.Errorf("comment payload %s", raw)
 			}
 		}
-		if in.Action == "move" && (p.MovedTo == nil || p.MovedTo.Name != "acme/app") {
+		if in.Action == "move" && (p.MovedTo == nil || p.MovedTo.Name != "alice/app2") {
 			t.Errorf("move payload %s", raw)
 		}
 		if p.Repo.Subdomain == "" && p.Repo.Type == "space" {

@@ -145,7 +145,8 @@ func TestDiscussionsListing(t *testing.T) {
 	h.mustCall("GET", "/api/spaces/alice/nope/discussions", h.token, nil, 404, nil)
 
 	// Discussions of a model that only events made are listed too; a private repo's only to its owner.
-	h.emit(h.token, hubemu.EmitInput{Repo: "model:alice/secret", Scope: "discussion", Action: "create", Private: ptr(true)})
+	h.emit(h.token, hubemu.EmitInput{Repo: "model:alice/secret", Scope: "repo.config", Action: "update", Private: ptr(true)})
+	h.emit(h.token, hubemu.EmitInput{Repo: "model:alice/secret", Scope: "discussion", Action: "create"})
 	h.mustCall("GET", "/api/models/alice/secret/discussions", "", nil, 401, nil)
 	h.mustCall("GET", "/api/models/alice/secret/discussions", bob, nil, 404, nil)
 	h.mustCall("GET", "/api/models/alice/secret/discussions", h.token, nil, 200, &page)

@@ -165,6 +165,11 @@ func (e *Emulator) emitTx(ctx context.Context, tx *sql.Tx, by Principal, in Emit
 	res := &EmitResult{Deliveries: []DeliveryRef{}}
 	err = func() error {
 		now := e.now()
+		if !in.fromGit {
+			if err := checkEmitAllowed(ctx, tx, by, repoType, repoName, ownerName, in); err != nil {
+				return err
+			}
+		}
 		owner, _, err := ensureUser(ctx, tx, ownerName, "user", now)
 		if err != nil {
 			return err
@@ -204,7 +209,7 @@ func (e *Emulator) emitTx(ctx context.Context, tx *sql.Tx, by Principal, in Emit
 			res.EventID, repo.id, in.Scope, in.Action, string(raw), ms(now)); err != nil {
 			return err
 		}
-		targets, err := matchingWebhooks(ctx, tx, repoType, repoName, ownerName, domainOf(in.Scope))
+		targets, err := matchingWebhooks(ctx, tx, repo, ownerName, domainOf(in.Scope))
 		if err != nil {
 			return err
 		}
@@ -221,6 +226,38 @@ func (e *Emulator) emitTx(ctx context.Context, tx *sql.Tx, by Principal, in Emit
 		return nil, err
 	}
 	return res, nil
+}
+
+// checkEmitAllowed keeps one user from acting for another through emitted events (issue 11).
+//   - Events are emitted only on the caller's own repos (owner/... is the caller's name), and a
+//     move only into the caller's own namespace (the emulator has no organizations to share).
+//   - The exception is what the public hub lets anyone do: open a discussion, or comment, on a
+//     public repo that exists. The event's author is then the caller, never the owner.
+//   - A repo's visibility changes only through a repo.config update (by its owner): private on
+//     any other event is refused, so that no event flips a repo's visibility on the side.
+func checkEmitAllowed(ctx context.Context, tx *sql.Tx, by Principal, repoType, repoName, ownerName string, in EmitInput) error {
+	if in.Private != nil && in.Scope != webhook.ScopeRepoConfig {
+		return errorf(ErrInvalid, "private: a repo's visibility changes only with a repo.config update event (--scope repo.config), not with %s %s", in.Scope, in.Action)
+	}
+	if ownerName == by.User.Name {
+		if in.Scope == webhook.ScopeRepo && in.Action == "move" {
+			if newOwner, _, _ := strings.Cut(in.MovedTo, "/"); newOwner != by.User.Name {
+				return errorf(ErrForbidden, "movedTo: %s is not in your namespace (%s/...): you may move your repos only among your own", in.MovedTo, by.User.Name)
+			}
+		}
+		return nil
+	}
+	denied := errorf(ErrForbidden, "repo: %s:%s belongs to %s: you (%s) may emit events only on your own repos", repoType, repoName, ownerName, by.User.Name)
+	publicAct := (in.Scope == webhook.ScopeDiscussion || in.Scope == webhook.ScopeDiscussionComment) && in.Action == "create"
+	if !publicAct {
+		return denied
+	}
+	var private bool
+	err := tx.QueryRowContext(ctx, "SELECT private FROM repos WHERE type = ? AND name = ?", repoType, repoName).Scan(&private)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && private) {
+		return denied // a private repo is not shown to others: the same answer as a missing one
+	}
+	return err
 }
 
 // checkEmitOnStoredSpace refuses the made-up events that would contradict a space's git data: a
@@ -259,10 +296,13 @@ func ensureRepo(ctx context.Context, tx *sql.Tx, typ, name, ownerID string, now 
 }
 
 // matchingWebhooks returns the enabled webhooks that watch the repo or its owner and follow domain.
-func matchingWebhooks(ctx context.Context, tx *sql.Tx, repoType, repoName, owner, domain string) ([]string, error) {
+// An event on a private repo (private after the event) goes only to webhooks of users who may read
+// the repo: here, with no organizations, its owner.
+func matchingWebhooks(ctx context.Context, tx *sql.Tx, repo *repoRow, owner, domain string) ([]string, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT w.id, w.domains FROM webhook_watch ww JOIN webhooks w ON w.id = ww.webhook_id
 		WHERE w.disabled = 0 AND ((ww.type = ? AND ww.name = ?) OR (ww.type IN ('user', 'org') AND ww.name = ?))
-		ORDER BY w.id`, repoType, repoName, owner)
+		AND (? = 0 OR w.user_id = ?)
+		ORDER BY w.id`, repo.typ, repo.name, owner, repo.private, repo.ownerID)
 	if err != nil {
 		return nil, err
 	}

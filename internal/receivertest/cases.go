@@ -61,6 +61,7 @@ func Cases() []Case {
 	logged := map[string]any{"message": "logged repo.content update on alice/dance-app"}
 	missing := map[string]any{"error": "x-webhook-secret header not set."}
 	invalid := map[string]any{"error": "Invalid webhook secret."}
+	browser := map[string]any{"error": "cross-origin browser requests are refused: webhooks are delivered by the hub's servers, not by a browser"}
 	return []Case{
 		{Name: "log route", Method: "POST", Path: "/webhooks/hello", Header: good, Body: Payload, Status: 200, Want: logged},
 		{Name: "trailing slash", Method: "POST", Path: "/webhooks/hello/", Header: good, Body: Payload, Status: 200, Want: logged},
@@ -92,6 +93,15 @@ func Cases() []Case {
 			Want: map[string]any{"error": "command false exited with status 1"}},
 		{Name: "health", Method: "GET", Path: "/healthz", Status: 200, Want: map[string]any{"status": "ok"}},
 		{Name: "landing page", Method: "GET", Path: "/", Status: 200, HTML: "/webhooks/team/retrain"},
+		// What headless Chromium 156 sent for fetch(url, {method: "POST", mode: "no-cors", body}) from
+		// a page on http://localhost:18765 (captured by a logging server): with the right secret in
+		// the URL, the browser guard still refuses it.
+		{Name: "browser POST from another site", Method: "POST", Path: "/webhooks/hello?secret=" + Secret, Header: chromium("cross-site", "http://localhost:18765"),
+			Body: Payload, Status: 403, Want: browser},
+		{Name: "browser POST from the same site", Method: "POST", Path: "/webhooks/hello?secret=" + Secret, Header: chromium("same-site", "http://127.0.0.1:1"),
+			Body: Payload, Status: 403, Want: browser},
+		{Name: "foreign Origin without Sec-Fetch-Site", Method: "POST", Path: "/webhooks/hello", Header: map[string]string{webhook.SecretHeader: Secret, "Origin": "https://attacker.example"},
+			Body: Payload, Status: 403, Want: browser},
 
 		{Name: "handler returns a string", GoRoute: true, Method: "POST", Path: "/webhooks/text", Header: good, Body: Payload, Status: 200,
 			Want: map[string]any{"message": "hello"}},
@@ -144,5 +154,19 @@ func mustRead(rel string) []byte {
 			panic("receivertest: no go.mod above the working directory")
 		}
 		dir = parent
+	}
+}
+
+// chromium is the headers headless Chromium sends with a no-cors fetch POST from a page at origin.
+func chromium(site, origin string) map[string]string {
+	return map[string]string{
+		"User-Agent":     "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/156.0.0.0 Safari/537.36",
+		"Content-Type":   "text/plain;charset=UTF-8",
+		"Accept":         "*/*",
+		"Origin":         origin,
+		"Referer":        origin + "/",
+		"Sec-Fetch-Site": site,
+		"Sec-Fetch-Mode": "no-cors",
+		"Sec-Fetch-Dest": "empty",
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/robothub/robothub/core/webhook"
-	"github.com/robothub/robothub/core/webhook/actions"
+	"github.com/robothub/robothub/internal/actions"
 )
 
 // NewReceiver returns the table's receiver, built the way deployments build it (from Env), plus

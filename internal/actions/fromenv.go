@@ -2,6 +2,7 @@ package actions
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/robothub/robothub/core/webhook"
@@ -10,6 +11,10 @@ import (
 // PublicURLEnv optionally names the address at which the hub reaches an env-configured receiver
 // (a function URL, an API stage URL), so that its landing page shows routes at that address.
 const PublicURLEnv = "ROBOTHUB_PUBLIC_URL"
+
+// InsecureNoSecretEnv, set to 1 (or true), is --insecure-no-secret for receivers configured by
+// environment: their exec, forward and robot-update routes are served without a secret.
+const InsecureNoSecretEnv = "ROBOTHUB_INSECURE_NO_SECRET"
 
 // NewServerFromEnv builds the receiver that deployments configured by environment serve (the Lambda
 // function, the Cloud Function, a Space): the routes of ROBOTHUB_ROUTES, the secret of
@@ -24,6 +29,13 @@ func NewServerFromEnv(getenv func(string) string, cfg Config, opts ...webhook.Op
 	}
 	if len(routes) == 0 {
 		return nil, fmt.Errorf("%s is empty: set it to the routes to serve, such as %s='hello=log;build=exec:make build'", RoutesEnv, RoutesEnv)
+	}
+	if v := strings.TrimSpace(getenv(InsecureNoSecretEnv)); v != "" {
+		insecure, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s=%q: want 1 or 0 (true or false)", InsecureNoSecretEnv, v)
+		}
+		cfg.InsecureNoSecret = cfg.InsecureNoSecret || insecure
 	}
 	base := []webhook.Option{webhook.WithGetenv(getenv)}
 	if cfg.Logger != nil {

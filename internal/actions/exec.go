@@ -92,20 +92,24 @@ func childEnviron(environ []string) []string {
 	return out
 }
 
-// payloadEnv describes the delivery to a command.
+// payloadEnv describes the delivery to a command. A payload string may hold a NUL (JSON's
+// \u0000), which no environment variable can: it becomes U+FFFD in the variable, so that the
+// command still starts (the exact text is in WEBHOOK_PAYLOAD, where it is still escaped).
 func payloadEnv(route string, p *webhook.Payload) []string {
 	env := []string{
-		"WEBHOOK_ROUTE=" + route,
-		"WEBHOOK_EVENT_SCOPE=" + p.Event.Scope,
-		"WEBHOOK_EVENT_ACTION=" + p.Event.Action,
-		"WEBHOOK_REPO_TYPE=" + p.Repo.Type,
-		"WEBHOOK_REPO_NAME=" + p.Repo.Name,
+		"WEBHOOK_ROUTE=" + envValue(route),
+		"WEBHOOK_EVENT_SCOPE=" + envValue(p.Event.Scope),
+		"WEBHOOK_EVENT_ACTION=" + envValue(p.Event.Action),
+		"WEBHOOK_REPO_TYPE=" + envValue(p.Repo.Type),
+		"WEBHOOK_REPO_NAME=" + envValue(p.Repo.Name),
 	}
-	if len(p.Raw) <= maxEnvPayload {
+	if len(p.Raw) <= maxEnvPayload && bytes.IndexByte(p.Raw, 0) < 0 {
 		env = append(env, "WEBHOOK_PAYLOAD="+string(p.Raw))
 	}
 	return env
 }
+
+func envValue(s string) string { return strings.ReplaceAll(s, "\x00", "\uFFFD") }
 
 // tailBuffer keeps the last limit bytes written to it.
 type tailBuffer struct {

@@ -72,6 +72,11 @@ type Config struct {
 	ForwardBackoff  time.Duration // first pause between attempts, doubled each time; default 500ms
 
 	DaemonToken string // the robot daemon's API token for robot-update; default $ROBOT_DAEMON_TOKEN
+
+	// InsecureNoSecret lets routes that run or send something (exec, forward, robot-update) be
+	// served by a receiver without a secret, where anyone who reaches it may trigger them. Without
+	// it Register refuses them; log routes are always allowed (the server warns that they are open).
+	InsecureNoSecret bool
 }
 
 func (c *Config) defaults() {
@@ -96,6 +101,11 @@ func (c *Config) defaults() {
 	if c.ForwardClient == nil {
 		c.ForwardClient = &http.Client{Timeout: 10 * time.Second}
 	}
+	// A forward target (or a robot daemon) that redirects does not choose where the payload goes
+	// next: the redirect is answered as a refusal (502 naming the status).
+	noRedirect := *c.ForwardClient
+	noRedirect.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	c.ForwardClient = &noRedirect
 	if c.ForwardAttempts <= 0 {
 		c.ForwardAttempts = 4
 	}
@@ -139,12 +149,17 @@ func (b *Builder) Handler(route, action string) (webhook.HandlerFunc, error) {
 	}
 }
 
-// Register adds every route to srv, stopping at the first bad one.
+// Register adds every route to srv, stopping at the first bad one. A route that runs or sends
+// something is refused when srv has no secret, unless Config.InsecureNoSecret.
 func (b *Builder) Register(srv *webhook.Server, routes []Route) error {
 	for _, r := range routes {
 		h, err := b.Handler(r.Name, r.Action)
 		if err != nil {
 			return err
+		}
+		if kind, _, _ := strings.Cut(r.Action, ":"); kind != "log" && !srv.SecretIsSet() && !b.cfg.InsecureNoSecret {
+			return fmt.Errorf("route %s: %s: routes run or send something on every delivery, so they need a secret: set %s (and the same secret on the hub webhook), or serve it open to anyone with --insecure-no-secret (%s=1)",
+				r.Name, kind, webhook.SecretEnv, InsecureNoSecretEnv)
 		}
 		if err := srv.Add(r.Name, h); err != nil {
 			return err
