@@ -3,6 +3,7 @@ package webhook
 import (
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"strconv"
 	"strings"
@@ -42,13 +43,13 @@ func Parse(raw []byte) (*Payload, error) {
 	if err := json.Unmarshal(raw, p); err != nil {
 		fe := fieldError(err)
 		if fe == nil {
-			return nil, fmt.Errorf("%w: %v", ErrNotJSON, err)
+			return nil, fmt.Errorf("%w: %s", ErrNotJSON, syntaxProblem(err))
 		}
 		// The decoder stops at the first error, which may be a mistyped field before the document
 		// breaks. A broken document is reported as such, not as a mistyped field: say where it breaks.
 		var v jsontext.Value
 		if err := json.Unmarshal(raw, &v); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrNotJSON, err)
+			return nil, fmt.Errorf("%w: %s", ErrNotJSON, syntaxProblem(err))
 		}
 		return nil, fe
 	}
@@ -57,6 +58,30 @@ func Parse(raw []byte) (*Payload, error) {
 	}
 	p.Raw = raw
 	return p, nil
+}
+
+// syntaxProblem says where and how a body stops being JSON, in the receiver's words rather than the
+// decoder's ("invalid JSON at byte 9: unexpected end of input", not "jsontext: unexpected EOF within
+// "/event" after offset 9"): the byte offset is what a sender needs to find the fault.
+func syntaxProblem(err error) string {
+	var se *jsontext.SyntacticError
+	if !errors.As(err, &se) {
+		return err.Error()
+	}
+	why := strings.TrimPrefix(se.Err.Error(), "jsontext: ")
+	switch {
+	case errors.Is(se.Err, io.ErrUnexpectedEOF):
+		why = "unexpected end of input"
+	case strings.Contains(why, "after top-level value"):
+		why = "data after the top-level value"
+	case strings.Contains(why, "exceeded max depth"):
+		why = "nested too deeply"
+	case strings.HasPrefix(why, "invalid UTF-8"):
+		why = "invalid UTF-8 in a string"
+	case strings.HasPrefix(why, "invalid surrogate pair"):
+		why = "invalid surrogate pair in a \\u escape"
+	}
+	return fmt.Sprintf("invalid JSON at byte %d: %s", se.ByteOffset, why)
 }
 
 // fieldError turns the decoder's error for a value of the wrong kind into a *FieldError naming the
