@@ -39,8 +39,10 @@ test: lint test-go test-python
 
 # make bench: every benchmark with a target, run and compared with it; writes the generated table of
 # docs/BENCHMARKS.md (needs wrk and curl: apt-get install wrk curl). ONLY=regexp runs a subset.
+# Each command runs RUNS times (default 3); the document gives the range over the runs.
+RUNS ?= 3
 bench:
-	$(GO) run ./internal/benchreport -out docs/BENCHMARKS.md $(if $(ONLY),-only '$(ONLY)')
+	$(GO) run ./internal/benchreport -out docs/BENCHMARKS.md -runs $(RUNS) $(if $(ONLY),-only '$(ONLY)')
 
 # The receiver's load command: receiver vs a bare net/http handler, driven by wrk (apt-get install wrk).
 load-receiver:

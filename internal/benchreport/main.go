@@ -51,8 +51,39 @@ type check struct {
 	note       func(results) string // what it is compared with, from the same run
 }
 
-// results are the metrics of every benchmark run so far: results[bench][unit].
-type results map[string]map[string]float64
+// results are the metrics of every benchmark run so far, one value per run of its command:
+// results[bench][unit].
+type results map[string]map[string][]float64
+
+// span is the lowest and highest value of a metric over the runs.
+func (r results) span(bench, unit string) (lo, hi float64, ok bool) {
+	vs := r[bench][unit]
+	if len(vs) == 0 {
+		return 0, 0, false
+	}
+	lo, hi = vs[0], vs[0]
+	for _, v := range vs[1:] {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	return lo, hi, true
+}
+
+// show formats a metric as the range over the runs ("2.1–2.3 µs"), or one figure when the runs
+// agree to the shown precision.
+func (r results) show(bench, unit string, format func(float64) string) string {
+	lo, hi, ok := r.span(bench, unit)
+	if !ok {
+		return "not measured"
+	}
+	a, b := format(lo), format(hi)
+	if a == b {
+		return a
+	}
+	if unitA, unitB := strings.TrimLeft(a, "0123456789.-"), strings.TrimLeft(b, "0123456789.-"); unitA == unitB {
+		return strings.TrimSuffix(a, unitA) + "–" + b
+	}
+	return a + " – " + b
+}
 
 var (
 	receiverParse = suite{pkg: "./core/webhook", bench: "^BenchmarkParse$", benchtime: "2s"}
@@ -82,16 +113,15 @@ func pct(v float64) string { return trimFloat(v, 1) + "%" }
 var checks = []check{
 	{area: "Receiver", what: "Parse the hub's 1 KB payload", suite: receiverParse, bench: "BenchmarkParse/Parse", unit: "ns/op", limit: 10000, show: us, target: "≤ 10 µs/op",
 		note: func(r results) string {
-			return fmt.Sprintf("%s allocs/op; encoding/json on the same bytes: %s", trimFloat(r["BenchmarkParse/Parse"]["allocs/op"], 0), us(r["BenchmarkParse/encoding-json.Unmarshal"]["ns/op"]))
+			return fmt.Sprintf("%s allocs/op; encoding/json on the same bytes: %s", r.show("BenchmarkParse/Parse", "allocs/op", func(v float64) string { return trimFloat(v, 0) }), r.show("BenchmarkParse/encoding-json.Unmarshal", "ns/op", us))
 		}},
 	{area: "Receiver", what: "Throughput, secret checked, 1 KB payload, 64 connections (wrk)", suite: receiverLoad, bench: "BenchmarkReceiverLoad", unit: "receiver/bare", limit: 0.8, atLeast: true, show: x, target: "≥ 0.8× bare net/http",
 		note: func(r results) string {
-			m := r["BenchmarkReceiverLoad"]
-			return fmt.Sprintf("receiver %s, bare handler %s", per(m["receiver-req/s"]), per(m["bare-req/s"]))
+			return fmt.Sprintf("receiver %s, bare handler %s", r.show("BenchmarkReceiverLoad", "receiver-req/s", per), r.show("BenchmarkReceiverLoad", "bare-req/s", per))
 		}},
 	{area: "Receiver", what: "p99 latency at 5,000 req/s, 64 connections (vegeta)", suite: receiverLoad, bench: "BenchmarkReceiverLoad", unit: "receiver-p99-ms", limit: 2, show: ms, target: "≤ 2 ms",
 		note: func(r results) string {
-			return "bare handler in the same run: " + ms(r["BenchmarkReceiverLoad"]["bare-p99-ms"])
+			return "bare handler in the same run: " + r.show("BenchmarkReceiverLoad", "bare-p99-ms", ms)
 		}},
 	{area: "Lambda", what: "Per-invoke overhead, REST API (v1) event", suite: lambdaInvoke, bench: "BenchmarkInvoke/rest-api", unit: "ns/op", limit: 50000, show: us, target: "≤ 50 µs/op"},
 	{area: "Lambda", what: "Per-invoke overhead, REST API custom domain", suite: lambdaInvoke, bench: "BenchmarkInvoke/rest-api-custom-domain", unit: "ns/op", limit: 50000, show: us, target: "≤ 50 µs/op"},
@@ -99,45 +129,47 @@ var checks = []check{
 	{area: "Lambda", what: "Per-invoke overhead, function URL (base64 body)", suite: lambdaInvoke, bench: "BenchmarkInvoke/function-url", unit: "ns/op", limit: 50000, show: us, target: "≤ 50 µs/op"},
 	{area: "Lambda", what: "Per-invoke overhead, ALB event", suite: lambdaInvoke, bench: "BenchmarkInvoke/alb", unit: "ns/op", limit: 50000, show: us, target: "≤ 50 µs/op"},
 	{area: "Lambda", what: "bootstrap: process start to first /invocation/next (p50)", suite: lambdaReady, bench: "BenchmarkBootstrapReady", unit: "p50-ms", limit: 20, show: ms, target: "≤ 20 ms",
-		note: func(r results) string { return "slowest of the runs: " + ms(r["BenchmarkBootstrapReady"]["max-ms"]) }},
+		note: func(r results) string {
+			return "slowest of the runs: " + r.show("BenchmarkBootstrapReady", "max-ms", ms)
+		}},
 	{area: "Lambda", what: "bootstrap binary size (linux, stripped)", suite: lambdaReady, bench: "BenchmarkBootstrapReady", unit: "binary-MB", limit: 10, show: mb, target: "≤ 10 MB"},
 	{area: "Local hub", what: "`robothub webhooks ls`, 1,000 webhooks, per process", suite: hubLs, bench: "BenchmarkWebhooksLsVersusCurl", unit: "ls-mean-ms", limit: 50, show: ms, target: "≤ 50 ms"},
 	{area: "Local hub", what: "`robothub webhooks ls` against curl of the same list", suite: hubLs, bench: "BenchmarkWebhooksLsVersusCurl", unit: "ls/curl", limit: 3, show: x, target: "≤ 3× curl",
 		note: func(r results) string {
-			return "curl: " + ms(r["BenchmarkWebhooksLsVersusCurl"]["curl-mean-ms"]) + " per process"
+			return "curl: " + r.show("BenchmarkWebhooksLsVersusCurl", "curl-mean-ms", ms) + " per process"
 		}},
 	// BenchmarkListWebhooks has two cases; the target is held to the harder one, where a webhook
 	// changes between requests so that no cached answer can serve the list.
 	{area: "Local hub", what: "List API p99 at 1,000 webhooks, the list changing between requests", suite: hubEmu, bench: "BenchmarkListWebhooks/after-change", unit: "p99-ms", limit: 5, show: ms, target: "≤ 5 ms",
 		note: func(r results) string {
-			return "the same list unchanged: p99 " + ms(r["BenchmarkListWebhooks/repeat"]["p99-ms"])
+			return "the same list unchanged: p99 " + r.show("BenchmarkListWebhooks/repeat", "p99-ms", ms)
 		}},
 	{area: "Local hub", what: "Deliveries to a local receiver", suite: hubEmu, bench: "BenchmarkDelivery", unit: "deliveries/s", limit: 1000, atLeast: true, show: per, target: "≥ 1,000/s"},
 	{area: "Robot daemon", what: "GET /api/apps/list p99, 51 apps installed", suite: daemonList, bench: "BenchmarkListApps", unit: "list-p99-ms", limit: 5, show: ms, target: "≤ 5 ms",
 		note: func(r results) string {
-			return "the same listing by spawning Python, as the anchor daemon does: p99 " + ms(r["BenchmarkListAppsBySpawningPython"]["list-p99-ms"])
+			return "the same listing by spawning Python, as the anchor daemon does: p99 " + r.show("BenchmarkListAppsBySpawningPython", "list-p99-ms", ms)
 		}},
 	{area: "Robot daemon", what: "start-app answers (p99)", suite: daemonApps, bench: "BenchmarkStartApp", unit: "start-p99-ms", limit: 50, show: ms, target: "≤ 50 ms"},
 	{area: "Robot daemon", what: "A cooperative app stopped after the request (p99)", suite: daemonApps, bench: "BenchmarkStopCooperativeApp", unit: "stop-p99-ms", limit: 300, show: ms, target: "≤ 300 ms"},
 	{area: "Robot daemon", what: "State stream at 50 Hz: lag (p99)", suite: daemonApps, bench: "BenchmarkStateStream50Hz", unit: "lag-p99-ms", limit: 5, show: ms, target: "≤ 5 ms",
 		note: func(r results) string {
-			return "mean interval " + ms(r["BenchmarkStateStream50Hz"]["interval-mean-ms"])
+			return "mean interval " + r.show("BenchmarkStateStream50Hz", "interval-mean-ms", ms)
 		}},
 	{area: "Robot daemon", what: "Idle daemon RSS", suite: daemonRSS, bench: "BenchmarkIdleRSS", unit: "RSS-MB", limit: 40, show: mb, target: "≤ 40 MB"},
 	{area: "Robot apps", what: "A generated default app running (SDK connected) after start-app (p99)", suite: appRunning, bench: "BenchmarkDefaultAppRunning", unit: "running-p99-ms", limit: 1000, show: ms, target: "≤ 1 s"},
 	{area: "Robot apps", what: "`robot-app-assistant check` of a generated app (slowest run)", suite: appCheck, bench: "BenchmarkCheck", unit: "check-max-ms", limit: 10000, show: ms, target: "≤ 10 s",
-		note: func(r results) string { return "median " + ms(r["BenchmarkCheck"]["check-p50-ms"]) }},
+		note: func(r results) string { return "median " + r.show("BenchmarkCheck", "check-p50-ms", ms) }},
 	{area: "Robot apps", what: "The first `check` on a machine (builds its cached base venv; slowest run)", suite: appCheckCold, bench: "BenchmarkCheckColdCache", unit: "check-max-ms", limit: 10000, show: ms, target: "≤ 10 s"},
 	{area: "Robot hardware", what: "Control loop period p99 at 50 Hz, 60 s on the emulated bus", suite: hwLoop, bench: "BenchmarkControlLoop50Hz", unit: "period-p99-ms", limit: 22, show: ms, target: "≤ 22 ms",
 		note: func(r results) string {
-			m := r["BenchmarkControlLoop50Hz"]
-			return fmt.Sprintf("p50 %s, max %s, jitter (std dev) %s", ms(m["period-p50-ms"]), ms(m["period-max-ms"]), ms(m["jitter-ms"]))
+			const b = "BenchmarkControlLoop50Hz"
+			return fmt.Sprintf("p50 %s, max %s, jitter (std dev) %s", r.show(b, "period-p50-ms", ms), r.show(b, "period-max-ms", ms), r.show(b, "jitter-ms", ms))
 		}},
 	{area: "Robot hardware", what: "Inverse kinematics of the head, per call", suite: hwKinematics, bench: "BenchmarkInverse", unit: "ns/op", limit: 10000, show: us, target: "≤ 10 µs/op"},
 	{area: "Robot hardware", what: "Forward kinematics of the head (Newton, warm start), per call", suite: hwKinematics, bench: "BenchmarkForward", unit: "ns/op", limit: 50000, show: us, target: "≤ 50 µs/op"},
 	{area: "Robot hardware", what: "Daemon CPU driving the bus at 50 Hz (one core = 100%)", suite: hwDaemon, bench: "BenchmarkHardwareDaemonCPU", unit: "hardware-cpu-%", limit: 10, show: pct, target: "≤ 10%",
 		note: func(r results) string {
-			return "the same daemon on --sim: " + pct(r["BenchmarkHardwareDaemonCPU"]["sim-cpu-%"])
+			return "the same daemon on --sim: " + r.show("BenchmarkHardwareDaemonCPU", "sim-cpu-%", pct)
 		}},
 	{area: "Robot hardware", what: "robot-daemon built for linux/arm64 (stripped)", suite: hwDaemon, bench: "BenchmarkHardwareDaemonCPU", unit: "arm64-binary-MB", limit: 20, show: mb, target: "≤ 20 MB"},
 }
@@ -150,6 +182,7 @@ const (
 func main() {
 	out := flag.String("out", "docs/BENCHMARKS.md", "the file whose generated part is replaced")
 	only := flag.String("only", "", "run only the checks whose area or description matches this regexp")
+	runs := flag.Int("runs", 3, "how many times each command runs; every figure is the range over the runs")
 	flag.Parse()
 	var filter *regexp.Regexp
 	if *only != "" {
@@ -171,29 +204,38 @@ func main() {
 			continue
 		}
 		ran[key] = true
-		fmt.Fprintf(os.Stderr, "$ %s\n", key)
-		cmd := exec.Command("go", c.suite.args()...)
-		cmd.Stderr = os.Stderr
-		outBytes, err := cmd.Output()
-		os.Stderr.Write(outBytes)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "benchreport: %s failed: %v\n", key, err)
+		// Each run is a separate process, as a rerun by someone else would be: a figure that holds
+		// only in one lucky run shows as a wide range.
+		for run := 1; run <= *runs; run++ {
+			fmt.Fprintf(os.Stderr, "$ %s   # run %d of %d\n", key, run, *runs)
+			cmd := exec.Command("go", c.suite.args()...)
+			cmd.Stderr = os.Stderr
+			outBytes, err := cmd.Output()
+			os.Stderr.Write(outBytes)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "benchreport: %s failed: %v\n", key, err)
+			}
+			parseBench(outBytes, res)
 		}
-		parseBench(outBytes, res)
 	}
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n\n", beginMark)
 	fmt.Fprintf(&b, "Measured by `make bench` on %s in %s. Machine: %s. Load average when it started: %s.\n\n",
 		start.UTC().Format("2006-01-02 15:04 MST"), time.Since(start).Round(time.Second), machine(), load)
+	fmt.Fprintf(&b, "Each command ran %d times, each time in a new process. A figure is the range over those runs "+
+		"(lowest–highest); a target is met only when every run met it.\n\n", *runs)
 	b.WriteString("| Area | What | Target | Measured | Met | Compared in the same run | Command |\n|---|---|---|---|---|---|---|\n")
 	failed := 0
 	for _, c := range selected {
-		v, ok := res[c.bench][c.unit]
+		lo, hi, ok := res.span(c.bench, c.unit)
 		measured, met, note := "not measured (see the command's output)", "–", ""
 		if ok {
-			measured = c.show(v)
-			if (c.atLeast && v >= c.limit) || (!c.atLeast && v <= c.limit) {
+			measured = res.show(c.bench, c.unit, c.show)
+			if n := len(res[c.bench][c.unit]); n < *runs {
+				measured += fmt.Sprintf(" (%d of %d runs)", n, *runs)
+			}
+			if (c.atLeast && lo >= c.limit) || (!c.atLeast && hi <= c.limit) {
 				met = "yes"
 			} else {
 				met, failed = "**no**", failed+1
@@ -232,12 +274,12 @@ func parseBench(out []byte, res results) {
 		}
 		m := res[name]
 		if m == nil {
-			m = map[string]float64{}
+			m = map[string][]float64{}
 			res[name] = m
 		}
 		for i := 2; i+1 < len(f); i += 2 {
 			if v, err := strconv.ParseFloat(f[i], 64); err == nil {
-				m[f[i+1]] = v
+				m[f[i+1]] = append(m[f[i+1]], v)
 			}
 		}
 	}
