@@ -16,9 +16,10 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"gopkg.in/yaml.v3"
 
 	"github.com/robothub/robothub/core/apps"
-	"github.com/robothub/robothub/core/frontmatter"
+	"github.com/robothub/robothub/core/hub"
 )
 
 //go:embed inspect_app.py
@@ -487,10 +488,10 @@ func checkReadme(r *checkReport, dir string) {
 		r.fail("README.md is missing: the space's card (title, tags) is its front matter", "add README.md starting with:\n"+card)
 		return
 	}
-	text, first, err := frontmatter.Extract(data)
-	var fe *frontmatter.Error
+	text, first, err := hub.SplitCard(data)
+	var fe *hub.CardError
 	switch {
-	case errors.Is(err, frontmatter.ErrNoFrontMatter):
+	case errors.Is(err, hub.ErrNoCard):
 		r.fail("README.md has no front matter (a block between --- lines at the very top)", "start README.md with:\n"+card)
 		return
 	case errors.As(err, &fe):
@@ -500,7 +501,7 @@ func checkReadme(r *checkReport, dir string) {
 		r.fail("README.md: "+err.Error(), "")
 		return
 	}
-	doc, err := frontmatter.Parse(text, first)
+	doc, err := hub.ParseCard(text, first)
 	if errors.As(err, &fe) {
 		r.fail(fmt.Sprintf("README.md:%d: front matter is not valid YAML: %s", fe.Line, fe.Msg),
 			"fix the YAML on that line (run robot-app-assistant check --help for the YAML that check reads)")
@@ -510,36 +511,36 @@ func checkReadme(r *checkReport, dir string) {
 		r.fail("README.md: front matter: "+err.Error(), "")
 		return
 	}
-	if doc == nil || doc.Kind != frontmatter.Mapping {
+	if doc == nil || doc.Kind != yaml.MappingNode {
 		line := first
 		kind := "empty"
 		if doc != nil {
-			line, kind = doc.Line, "a "+doc.Kind.String()
+			line, kind = doc.Line, "a "+hub.CardKind(doc)
 		}
 		r.fail(fmt.Sprintf("README.md:%d: front matter is %s, not keys and values", line, kind), "write it as:\n"+card)
 		return
 	}
 	r.ok("README.md: front matter is valid YAML")
-	title := doc.Get("title")
+	title := hub.CardField(doc, "title")
 	switch {
 	case title == nil:
 		r.fail("README.md: front matter has no title", "add a line title: <the app's name for people> to the front matter")
-	case title.Kind != frontmatter.Scalar || title.Type == frontmatter.TypeNull || strings.TrimSpace(title.Value) == "":
+	case title.Kind != yaml.ScalarNode || title.Tag == "!!null" || strings.TrimSpace(title.Value) == "":
 		r.fail(fmt.Sprintf("README.md:%d: title is empty or not text", title.Line), "give the title a value: title: My App")
 	default:
 		r.ok("README.md: title %q", title.Value)
 	}
-	tags := doc.Get("tags")
+	tags := hub.CardField(doc, "tags")
 	switch {
 	case tags == nil:
 		r.fail("README.md: front matter has no tags: the app store lists only spaces tagged "+apps.AppTag,
 			"add to the front matter:\ntags:\n  - robot\n  - "+apps.AppTag)
-	case tags.Kind != frontmatter.Sequence:
-		r.fail(fmt.Sprintf("README.md:%d: tags is a %s, not a list", tags.Line, tags.Kind),
+	case tags.Kind != yaml.SequenceNode:
+		r.fail(fmt.Sprintf("README.md:%d: tags is a %s, not a list", tags.Line, hub.CardKind(tags)),
 			"write the tags as a list:\ntags:\n  - robot\n  - "+apps.AppTag)
 	default:
-		found := slices.ContainsFunc(tags.Items, func(n *frontmatter.Node) bool {
-			return n.Kind == frontmatter.Scalar && n.Value == apps.AppTag
+		found := slices.ContainsFunc(tags.Content, func(n *yaml.Node) bool {
+			return n.Kind == yaml.ScalarNode && n.Value == apps.AppTag
 		})
 		if found {
 			r.ok("README.md: tagged %s", apps.AppTag)

@@ -84,7 +84,7 @@ func TestCheckReportsBrokenPackages(t *testing.T) {
 			"FAIL  the entry point loads broken.main.Broken, which is not a subclass of robot_sdk.RobotApp"}},
 		{"invalid front matter", func(t *testing.T, dir string) {
 			edit(t, filepath.Join(dir, "README.md"), "title: Broken", "title: Broken: the app")
-		}, []string{"FAIL  README.md:2: front matter is not valid YAML: `: ` inside the value \"Broken: the app\": quote the value"}},
+		}, []string{"FAIL  README.md:2: front matter is not valid YAML: mapping values are not allowed in this context (\": \" inside a value: quote the value)"}},
 		{"unclosed front matter", func(t *testing.T, dir string) {
 			edit(t, filepath.Join(dir, "README.md"), "  - robot_python_app\n---\n", "  - robot_python_app\n")
 		}, []string{"FAIL  README.md:1: the front matter that starts here is not closed by a --- line"}},

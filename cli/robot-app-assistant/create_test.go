@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/robothub/robothub/core/frontmatter"
+	"github.com/robothub/robothub/core/hub"
 )
 
 // files lists the regular files under dir, relative and sorted.
@@ -74,19 +74,19 @@ func TestCreateDefaultWritesTheSpecLayout(t *testing.T) {
 			t.Errorf("pyproject.toml lacks %q:\n%s", s, pyproject)
 		}
 	}
-	text, first, err := frontmatter.Extract([]byte(readFile(t, filepath.Join(dir, "README.md"))))
+	text, first, err := hub.SplitCard([]byte(readFile(t, filepath.Join(dir, "README.md"))))
 	if err != nil {
 		t.Fatal(err)
 	}
-	card, err := frontmatter.Parse(text, first)
+	card, err := hub.ParseCard(text, first)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if card.Get("title").Value != "Wave Hello" {
-		t.Errorf("title %q", card.Get("title").Value)
+	if hub.CardField(card, "title").Value != "Wave Hello" {
+		t.Errorf("title %q", hub.CardField(card, "title").Value)
 	}
 	var tags []string
-	for _, n := range card.Get("tags").Items {
+	for _, n := range hub.CardField(card, "tags").Content {
 		tags = append(tags, n.Value)
 	}
 	if !slices.Contains(tags, "robot") || !slices.Contains(tags, "robot_python_app") {

@@ -15,7 +15,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/robothub/robothub/core/frontmatter"
+	"github.com/robothub/robothub/core/hub"
 )
 
 // fakeHub is a stand-in for the hub with the public hub's shapes: GET /api/whoami-v2,
@@ -172,17 +172,17 @@ func (h *fakeHub) listSpaces(w http.ResponseWriter, r *http.Request) {
 			if err != nil {
 				continue
 			}
-			text, first, err := frontmatter.Extract(readme)
+			text, first, err := hub.SplitCard(readme)
 			if err != nil {
 				continue
 			}
-			card, err := frontmatter.Parse(text, first)
+			card, err := hub.ParseCard(text, first)
 			if err != nil || card == nil {
 				continue
 			}
 			var tags []string
-			if t := card.Get("tags"); t != nil {
-				for _, it := range t.Items {
+			if t := hub.CardField(card, "tags"); t != nil {
+				for _, it := range t.Content {
 					tags = append(tags, it.Value)
 				}
 			}
@@ -190,7 +190,7 @@ func (h *fakeHub) listSpaces(w http.ResponseWriter, r *http.Request) {
 				continue
 			}
 			desc := ""
-			if d := card.Get("short_description"); d != nil {
+			if d := hub.CardField(card, "short_description"); d != nil {
 				desc = d.Value
 			}
 			out = append(out, map[string]any{"id": o.Name() + "/" + s.Name(), "tags": tags, "cardData": map[string]string{"short_description": desc}})

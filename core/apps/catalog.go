@@ -2,21 +2,20 @@ package apps
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/robothub/robothub/core/hub"
 )
 
 // AppTag is the README tag that makes a hub space an app of the catalog.
 const AppTag = "robot_python_app"
 
-// Catalog lists the apps published on the hub: the spaces tagged robot_python_app, fetched from
-// <hub>/api/spaces?filter=robot_python_app and cached.
+// Catalog lists the apps published on the hub: the spaces tagged robot_python_app, fetched with
+// core/hub's client (<hub>/api/spaces?filter=robot_python_app&full=true) and cached.
 type Catalog struct {
 	HubURL string
 	Client *http.Client
@@ -25,13 +24,6 @@ type Catalog struct {
 	mu      sync.Mutex
 	fetched time.Time
 	apps    []AppInfo
-}
-
-type hubSpace struct {
-	ID       string `json:"id"`
-	CardData struct {
-		ShortDescription string `json:"short_description"`
-	} `json:"cardData"`
 }
 
 // List returns the catalog, from the cache when it is fresh. On a fetch error it returns the
@@ -57,24 +49,17 @@ func (c *Catalog) fetch(ctx context.Context) ([]AppInfo, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	base := strings.TrimRight(c.HubURL, "/")
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/spaces?filter="+url.QueryEscape(AppTag)+"&full=true", nil)
+	httpClient := c.Client
+	if httpClient == nil {
+		httpClient = http.DefaultClient
+	}
+	// One attempt: the daemon answers from its stale cache rather than keep a page waiting.
+	client, err := hub.New(base, hub.WithHTTPClient(httpClient), hub.WithRetry(hub.RetryPolicy{MaxAttempts: 1}))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("the app catalog's hub: %w", err)
 	}
-	client := c.Client
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(req)
+	spaces, err := client.ListSpaces(ctx, hub.SpaceQuery{Filter: []string{AppTag}})
 	if err != nil {
-		return nil, fmt.Errorf("fetching the app catalog from %s: %w", base, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("fetching the app catalog from %s: %s", base, resp.Status)
-	}
-	var spaces []hubSpace
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&spaces); err != nil {
 		return nil, fmt.Errorf("fetching the app catalog from %s: %w", base, err)
 	}
 	var apps []AppInfo
@@ -83,9 +68,9 @@ func (c *Catalog) fetch(ctx context.Context) ([]AppInfo, error) {
 		if !ok || name == "" {
 			continue
 		}
+		desc, _ := s.CardData["short_description"].(string)
 		apps = append(apps, AppInfo{
-			Name: name, SourceKind: SourceHubSpace, Description: s.CardData.ShortDescription,
-			URL: base + "/spaces/" + s.ID,
+			Name: name, SourceKind: SourceHubSpace, Description: desc, URL: client.SpaceGitURL(s.ID),
 		})
 	}
 	return apps, nil

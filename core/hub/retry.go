@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -22,16 +23,24 @@ type RetryPolicy struct {
 // DefaultRetryPolicy: 4 attempts, pauses of about 0.5 s, 1 s, 2 s, Retry-After honoured up to 1 min.
 var DefaultRetryPolicy = RetryPolicy{MaxAttempts: 4, BaseDelay: 500 * time.Millisecond, MaxDelay: 10 * time.Second, MaxRetryAfter: time.Minute}
 
-// backoff returns the pause after the given failed attempt (1-based): exponential with "equal
-// jitter", so that clients that failed together do not come back together, yet each waits at least
-// half the nominal pause.
+// backoff returns the pause after the given failed attempt (1-based).
 func (p RetryPolicy) backoff(attempt int) time.Duration {
-	d := p.BaseDelay
-	for i := 1; i < attempt && d < p.MaxDelay; i++ {
+	return Backoff(p.BaseDelay, p.MaxDelay, attempt)
+}
+
+// Backoff is the one retry pause of the project (the hub client, the local hub's deliveries, the
+// receiver's forward action): the pause after the given failed attempt (1-based) is base doubled
+// for each attempt after the first, capped at maxDelay (0: no cap), with "equal jitter": a random pause
+// between half and all of that, so that clients that failed together do not come back together,
+// yet each waits at least half the nominal pause. (No maintained backoff module is on the module
+// proxy this project uses, and this is one function.)
+func Backoff(base, maxDelay time.Duration, attempt int) time.Duration {
+	d := base
+	for i := 1; i < attempt && (maxDelay <= 0 || d < maxDelay) && d < math.MaxInt64/2; i++ {
 		d *= 2
 	}
-	if p.MaxDelay > 0 && d > p.MaxDelay {
-		d = p.MaxDelay
+	if maxDelay > 0 && d > maxDelay {
+		d = maxDelay
 	}
 	if d <= 0 {
 		return 0

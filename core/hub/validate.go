@@ -36,13 +36,15 @@ func ParseWatchedItem(s string) (WatchedItem, error) {
 			s, strings.Join(WatchTypes, ", "))
 	}
 	w := WatchedItem{Type: strings.TrimSpace(typ), Name: strings.TrimSpace(name)}
-	if err := checkWatchedItem("watch", w); err != nil {
+	if err := CheckWatchedItem("watch", w); err != nil {
 		return WatchedItem{}, err
 	}
 	return w, nil
 }
 
-func checkWatchedItem(field string, w WatchedItem) error {
+// CheckWatchedItem checks one watched item; field names it in the error ("watched[0]"). The local
+// hub checks with it too, so that client and emulator refuse the same items.
+func CheckWatchedItem(field string, w WatchedItem) error {
 	known := false
 	for _, t := range WatchTypes {
 		if w.Type == t {
@@ -71,7 +73,7 @@ func checkWatched(watched []WatchedItem) error {
 		return invalid("watched", "watch at least one item, such as model:alice/bert or user:alice")
 	}
 	for i, w := range watched {
-		if err := checkWatchedItem(fmt.Sprintf("watched[%d]", i), w); err != nil {
+		if err := CheckWatchedItem(fmt.Sprintf("watched[%d]", i), w); err != nil {
 			return err
 		}
 	}
@@ -101,7 +103,8 @@ func NormalizeDomains(domains []string) ([]string, error) {
 	return out, nil
 }
 
-func checkURL(field, s string) error {
+// CheckURL checks a webhook's target URL: absolute http(s) with a host.
+func CheckURL(field, s string) error {
 	u, err := url.Parse(s)
 	switch {
 	case s == "":
@@ -116,7 +119,8 @@ func checkURL(field, s string) error {
 	return nil
 }
 
-func checkSecret(s string) error {
+// CheckSecret checks a webhook's secret: printable ASCII only, as it travels in a header.
+func CheckSecret(s string) error {
 	for _, c := range s {
 		if c < 0x20 || c > 0x7e {
 			return invalid("secret", "the secret may contain printable ASCII characters only")
@@ -133,14 +137,15 @@ func CheckSecrets(secrets map[string]string) error {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		if !isEnvName(n) {
+		if !IsEnvName(n) {
 			return invalid("secrets", "%q is not a valid secret name: use letters, digits and '_', not starting with a digit", n)
 		}
 	}
 	return nil
 }
 
-func isEnvName(s string) bool {
+// IsEnvName reports whether s is a variable name: letters, digits and '_', not starting with a digit.
+func IsEnvName(s string) bool {
 	if s == "" {
 		return false
 	}
@@ -175,7 +180,7 @@ func (r CreateRequest) Validate() (CreateRequest, error) {
 		return r, invalid("url", "give the URL to send payloads to, or the ID of a source job to run")
 	}
 	if r.URL != "" {
-		if err := checkURL("url", r.URL); err != nil {
+		if err := CheckURL("url", r.URL); err != nil {
 			return r, err
 		}
 		if len(r.Secrets) > 0 {
@@ -194,7 +199,7 @@ func (r CreateRequest) Validate() (CreateRequest, error) {
 		}
 		r.Domains = d
 	}
-	if err := checkSecret(r.Secret); err != nil {
+	if err := CheckSecret(r.Secret); err != nil {
 		return r, err
 	}
 	if err := CheckSecrets(r.Secrets); err != nil {
@@ -212,7 +217,7 @@ func (r UpdateRequest) Validate() (UpdateRequest, error) {
 		if r.JobID != "" {
 			return r, invalid("url", "give a URL or a job ID, not both")
 		}
-		if err := checkURL("url", *r.URL); err != nil {
+		if err := CheckURL("url", *r.URL); err != nil {
 			return r, err
 		}
 	}
@@ -240,7 +245,7 @@ func (r UpdateRequest) Validate() (UpdateRequest, error) {
 		r.Domains = d
 	}
 	if r.Secret != nil {
-		if err := checkSecret(*r.Secret); err != nil {
+		if err := CheckSecret(*r.Secret); err != nil {
 			return r, err
 		}
 	}

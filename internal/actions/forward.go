@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"time"
 
+	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/version"
 	"github.com/robothub/robothub/core/webhook"
 )
@@ -32,19 +32,16 @@ func (b *Builder) forwardAction(route, target string) (webhook.HandlerFunc, erro
 	agent := "robothub-forward/" + version.String()
 
 	return func(ctx context.Context, p *webhook.Payload, _ http.Header) (any, error) {
-		pause := b.cfg.ForwardBackoff
 		var last string
 		for attempt := 1; attempt <= b.cfg.ForwardAttempts; attempt++ {
 			if attempt > 1 {
-				// Full jitter keeps many receivers from retrying in step.
-				wait := pause/2 + rand.N(pause/2+1)
+				// Equal jitter keeps many receivers from retrying in step.
 				select {
-				case <-time.After(wait):
+				case <-time.After(hub.Backoff(b.cfg.ForwardBackoff, 0, attempt-1)):
 				case <-ctx.Done():
 					return nil, &webhook.StatusError{Code: http.StatusBadGateway,
 						Message: fmt.Sprintf("forward to %s gave up after %d attempts: %s", shown, attempt-1, last)}
 				}
-				pause *= 2
 			}
 			req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(p.Raw))
 			if err != nil {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 
-	"github.com/robothub/robothub/core/frontmatter"
+	"github.com/robothub/robothub/core/hub"
 )
 
 // The HTTP side of uploads, as the public Python client calls it before and for a commit:
@@ -166,21 +166,21 @@ func (e *Emulator) handleCommit(w http.ResponseWriter, r *http.Request, p Princi
 // cardProblem says what keeps a README's front matter from being read, or "" when it reads (a README
 // without front matter reads: it has no metadata).
 func cardProblem(readme []byte) string {
-	text, first, err := frontmatter.Extract(readme)
-	if errors.Is(err, frontmatter.ErrNoFrontMatter) {
+	text, first, err := hub.SplitCard(readme)
+	if errors.Is(err, hub.ErrNoCard) {
 		return ""
 	}
 	if err != nil {
 		return err.Error()
 	}
-	doc, err := frontmatter.Parse(text, first)
+	doc, err := hub.ParseCard(text, first)
 	if err != nil {
 		return err.Error()
 	}
 	if doc == nil {
 		return ""
 	}
-	if _, ok := doc.Decode().(map[string]any); !ok {
+	if _, ok := hub.CardData(doc).(map[string]any); !ok {
 		return "the front matter is not a mapping of keys to values"
 	}
 	return ""

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/webhook"
 )
 
@@ -59,15 +59,9 @@ func (p *DeliveryPolicy) fill() {
 	}
 }
 
-// backoff is the pause after the n-th failed attempt: exponential, with jitter between 50 and 100 %.
-func (p DeliveryPolicy) backoff(n int) time.Duration {
-	d := p.BaseDelay
-	for i := 1; i < n && d < p.MaxDelay; i++ {
-		d *= 2
-	}
-	d = min(d, p.MaxDelay)
-	return d/2 + rand.N(d/2+1)
-}
+// backoff is the pause after the n-th failed attempt: hub.Backoff, between 50 and 100 % of the
+// exponential pause.
+func (p DeliveryPolicy) backoff(n int) time.Duration { return hub.Backoff(p.BaseDelay, p.MaxDelay, n) }
 
 // deliveryKindOf is the SQL for the kind of delivery a row of webhooks gets: "url" or "job".
 const deliveryKindOf = "CASE WHEN job_id IS NULL THEN 'url' ELSE 'job' END"

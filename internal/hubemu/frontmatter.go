@@ -3,7 +3,7 @@ package hubemu
 import (
 	"strconv"
 
-	"github.com/robothub/robothub/core/frontmatter"
+	"github.com/robothub/robothub/core/hub"
 )
 
 // maxReadmeBytes caps how much of a README is read for its front matter.
@@ -42,19 +42,18 @@ func scalarString(v any) (string, bool) {
 	return "", false
 }
 
-// parseFrontMatter reads the YAML front matter at the head of a README (see core/frontmatter for the
-// subset of YAML it reads). A README without front matter, or with front matter that is not valid,
-// has an empty card: the space is stored all the same, as the public hub stores it, without tags.
+// parseFrontMatter reads the YAML front matter at the head of a README with core/hub's card reader.
+// A README without front matter, or with front matter that is not valid, has an empty card: the space is stored all the same, as the public hub stores it, without tags.
 func parseFrontMatter(readme []byte) cardData {
-	text, first, err := frontmatter.Extract(readme)
+	text, first, err := hub.SplitCard(readme)
 	if err != nil {
 		return cardData{}
 	}
-	doc, err := frontmatter.Parse(text, first)
+	doc, err := hub.ParseCard(text, first)
 	if err != nil {
 		return cardData{}
 	}
-	if m, ok := doc.Decode().(map[string]any); ok {
+	if m, ok := hub.CardData(doc).(map[string]any); ok {
 		return m
 	}
 	return cardData{}

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/robothub/robothub/core/hub"
 )
 
 // SourceJob is a job definition that job webhooks run: a command (program and arguments), run
@@ -34,12 +36,12 @@ func (e *Emulator) CreateSourceJob(ctx context.Context, userID string, in JobInp
 		return nil, errorf(ErrInvalid, "command: give the program to run and its arguments, such as [\"sh\", \"-c\", \"echo $WEBHOOK_PAYLOAD\"]")
 	}
 	for name := range in.Environment {
-		if !isEnvName(name) {
+		if !hub.IsEnvName(name) {
 			return nil, errorf(ErrInvalid, "environment: %q is not a valid variable name", name)
 		}
 	}
 	for name := range in.Secrets {
-		if !isEnvName(name) {
+		if !hub.IsEnvName(name) {
 			return nil, errorf(ErrInvalid, "secrets: %q is not a valid variable name", name)
 		}
 	}

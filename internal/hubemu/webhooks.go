@@ -5,17 +5,16 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/robothub/robothub/core/hub"
 )
 
-// Watched item types and domains the emulator accepts, as the public hub does.
-var (
-	watchTypes = []string{"model", "dataset", "space", "user", "org", "bucket"}
-	domainList = []string{"repo", "discussion"}
-)
+// domainList is every domain, the hub's default. Items and domains are checked by core/hub's
+// validation, the client's, so that the local hub refuses what the client refuses.
+var domainList = []string{"repo", "discussion"}
 
 // WatchedItem is one thing a webhook follows: a repo by type and full name, or every repo of a user
 // or organization.
@@ -65,7 +64,7 @@ func (in *WebhookInput) validate(create bool) error {
 		return errorf(ErrInvalid, "jobSourceId: must not be empty")
 	}
 	if hasURL {
-		if err := checkTargetURL(*in.URL); err != nil {
+		if err := invalidInput(hub.CheckURL("url", *in.URL)); err != nil {
 			return err
 		}
 	}
@@ -88,7 +87,7 @@ func (in *WebhookInput) validate(create bool) error {
 			return errorf(ErrInvalid, "watched: at least one item is required")
 		}
 		for i, w := range *in.Watched {
-			if err := checkWatchedItem(i, w); err != nil {
+			if err := invalidInput(hub.CheckWatchedItem(fmt.Sprintf("watched[%d]", i), hub.WatchedItem(w))); err != nil {
 				return err
 			}
 		}
@@ -104,81 +103,36 @@ func (in *WebhookInput) validate(create bool) error {
 		*in.Domains = d
 	}
 	if in.Secret != nil {
-		for _, c := range *in.Secret {
-			if c < 0x20 || c > 0x7e {
-				return errorf(ErrInvalid, "secret: only printable ASCII characters are supported")
-			}
+		if err := invalidInput(hub.CheckSecret(*in.Secret)); err != nil {
+			return err
 		}
 	}
 	if in.Secrets != nil {
-		for name := range *in.Secrets {
-			if !isEnvName(name) {
-				return errorf(ErrInvalid, "secrets: %q is not a valid name (letters, digits and '_', not starting with a digit)", name)
-			}
+		if err := invalidInput(hub.CheckSecrets(*in.Secrets)); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-func checkTargetURL(s string) error {
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return errorf(ErrInvalid, "url: %q is not an absolute http(s) URL", s)
+// invalidInput turns the hub client's validation error into the emulator's: the local hub refuses
+// what the client refuses, with the same words.
+func invalidInput(err error) error {
+	if err == nil {
+		return nil
 	}
-	return nil
-}
-
-func checkWatchedItem(i int, w WatchedItem) error {
-	known := false
-	for _, t := range watchTypes {
-		known = known || w.Type == t
-	}
-	switch {
-	case !known:
-		return errorf(ErrInvalid, "watched[%d].type: %q is not one of %s", i, w.Type, strings.Join(watchTypes, ", "))
-	case w.Name == "" || strings.ContainsAny(w.Name, " \t\r\n?#"):
-		return errorf(ErrInvalid, "watched[%d].name: %q is not a valid name", i, w.Name)
-	case (w.Type == "user" || w.Type == "org") && strings.Contains(w.Name, "/"):
-		return errorf(ErrInvalid, "watched[%d].name: a %s name has no '/': %q", i, w.Type, w.Name)
-	case strings.Count(w.Name, "/") > 1:
-		return errorf(ErrInvalid, "watched[%d].name: %q is not owner/name", i, w.Name)
-	}
-	return nil
+	return errorf(ErrInvalid, "%s", err.Error())
 }
 
 func normalizeDomains(in []string) ([]string, error) {
-	seen := map[string]bool{}
-	for i, d := range in {
-		if d == "discussions" {
-			d = "discussion"
-		}
-		if d != "repo" && d != "discussion" {
-			return nil, errorf(ErrInvalid, "domains[%d]: %q is not one of repo, discussion", i, in[i])
-		}
-		seen[d] = true
+	out, err := hub.NormalizeDomains(in)
+	if err != nil {
+		return nil, invalidInput(err)
 	}
-	if len(seen) == 0 {
+	if len(out) == 0 {
 		return append([]string(nil), domainList...), nil // the hub's default: every domain
 	}
-	var out []string
-	for _, d := range domainList {
-		if seen[d] {
-			out = append(out, d)
-		}
-	}
 	return out, nil
-}
-
-func isEnvName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, c := range s {
-		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
 }
 
 // CreateWebhook stores a new webhook of the user. A new webhook is enabled.

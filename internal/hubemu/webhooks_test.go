@@ -148,9 +148,13 @@ func TestInvalidWebhooksAreRefused(t *testing.T) {
 		{"ftp url", map[string]any{"url": "ftp://x.org/", "watched": watch}, "not an absolute http(s) URL"},
 		{"no watched", map[string]any{"url": "https://x.org"}, "watched: at least one item"},
 		{"empty watched", map[string]any{"url": "https://x.org", "watched": []any{}}, "watched: at least one item"},
-		{"bad type", map[string]any{"url": "https://x.org", "watched": []map[string]string{{"type": "team", "name": "a"}}}, `watched[0].type: "team"`},
+		{"bad type", map[string]any{"url": "https://x.org", "watched": []map[string]string{{"type": "team", "name": "a"}}}, `watched[0].type: unknown watched type "team"`},
 		{"user with slash", map[string]any{"url": "https://x.org", "watched": []map[string]string{{"type": "user", "name": "a/b"}}}, "watched[0].name"},
-		{"bad domain", map[string]any{"url": "https://x.org", "watched": watch, "domains": []string{"code"}}, `domains[0]: "code"`},
+		{"bad domain", map[string]any{"url": "https://x.org", "watched": watch, "domains": []string{"code"}}, `domains[0]: unknown domain "code"`},
+		// Where the local hub and the client disagreed, the client's rule (core/hub) now holds for both.
+		{"bucket without owner", map[string]any{"url": "https://x.org", "watched": []map[string]string{{"type": "bucket", "name": "foo"}}}, `watched[0].name: a bucket is named owner/name, not "foo"`},
+		{"repo name with a leading slash", map[string]any{"url": "https://x.org", "watched": []map[string]string{{"type": "model", "name": "/bert"}}}, `watched[0].name: "/bert" is not a repo name`},
+		{"repo name with a trailing slash", map[string]any{"url": "https://x.org", "watched": []map[string]string{{"type": "model", "name": "alice/"}}}, `watched[0].name: "alice/" is not a repo name`},
 		{"secrets without job", map[string]any{"url": "https://x.org", "watched": watch, "secrets": map[string]string{"A": "b"}}, "only a job webhook"},
 		{"unknown job", map[string]any{"jobSourceId": "0123456789abcdef01234567", "watched": watch}, "you have no job"},
 		{"non-ascii secret", map[string]any{"url": "https://x.org", "watched": watch, "secret": "naïve"}, "printable ASCII"},
@@ -249,5 +253,17 @@ func TestWhoami(t *testing.T) {
 	h.mustCall("GET", "/api/whoami-v2", reader, nil, 200, &who)
 	if who.Type != "user" || who.Name != "alice" || who.Auth.AccessToken.Role != "read" || who.Auth.AccessToken.DisplayName != "ci" {
 		t.Fatalf("whoami %+v", who)
+	}
+}
+
+// TestWebhookDomainsAsTheClientSpellsThem: the client trims and lowercases domains, so the local hub
+// accepts what the client sends (it refused "Repo" before the two shared one validation).
+func TestWebhookDomainsAsTheClientSpellsThem(t *testing.T) {
+	h := newTestHub(t, hubemu.Config{})
+	created := h.createWebhook(h.token, map[string]any{
+		"url": "https://x.org/hook", "watched": []map[string]string{{"type": "model", "name": "alice/bert"}},
+		"domains": []string{"Repo", " discussions "}})
+	if got := strings.Join(created.Domains, ","); got != "repo,discussion" {
+		t.Fatalf("domains %s, want repo,discussion", got)
 	}
 }
