@@ -15,7 +15,7 @@ import (
 // docs/hub-emulator.md documents (or net/http's own 400 or 431 for a request that is not HTTP),
 // never a 500, and the hub still serves afterwards. The rows go into docs/RELIABILITY.md.
 func TestBadInputHubAPI(t *testing.T) {
-	p := start(t, nil, "hub", "serve", "--addr", "127.0.0.1:0", "--db", ":memory:", "--log-level", "error")
+	p := start(t, nil, "hub", "serve", "--addr", "127.0.0.1:0", "--db", ":memory:", "--log-level", "error", "--allow-jobs")
 	endpoint := p.waitFor(t, `(?m)^export HF_ENDPOINT=(http://127\.0\.0\.1:\d+)$`)
 	token := p.waitFor(t, `(?m)^export HF_TOKEN=(hf_[A-Za-z]{34})$`)
 	addr := strings.TrimPrefix(endpoint, "http://")
