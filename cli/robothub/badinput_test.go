@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -15,7 +18,7 @@ import (
 // docs/hub-emulator.md documents (or net/http's own 400 or 431 for a request that is not HTTP),
 // never a 500, and the hub still serves afterwards. The rows go into docs/RELIABILITY.md.
 func TestBadInputHubAPI(t *testing.T) {
-	p := start(t, nil, "hub", "serve", "--addr", "127.0.0.1:0", "--db", ":memory:", "--log-level", "error")
+	p := start(t, nil, "hub", "serve", "--addr", "127.0.0.1:0", "--db", ":memory:", "--log-level", "error", "--allow-jobs")
 	endpoint := p.waitFor(t, `(?m)^export HF_ENDPOINT=(http://127\.0\.0\.1:\d+)$`)
 	token := p.waitFor(t, `(?m)^export HF_TOKEN=(hf_[A-Za-z]{34})$`)
 	addr := strings.TrimPrefix(endpoint, "http://")
@@ -147,6 +150,16 @@ func TestBadInputHubAPI(t *testing.T) {
 		{"git: an escaped NUL in the path", git("/spaces/local/demo/HEAD%00"), 404},
 		{"git: no token, a space that does not exist", badinput.Request{Method: "GET", Target: "/spaces/local/nope/info/refs?service=git-upload-pack"}, 401},
 		{"git: push without a token", badinput.Request{Method: "POST", Target: "/spaces/local/demo/git-receive-pack", Body: []byte("0000")}, 401},
+		{"git: a repeated service parameter (checked as upload-pack, run as receive-pack)", git("/spaces/local/demo/info/refs?service=git-upload-pack&service=git-receive-pack"), 400},
+		{"git: an empty path segment", git("/spaces/local/demo//info/refs?service=git-upload-pack"), 404},
+		{"git: an empty owner segment", git("/spaces//local/demo/info/refs?service=git-upload-pack"), 404},
+		{"git: an encoded slash joining two segments", git("/spaces/local/demo%2Finfo/refs?service=git-upload-pack"), 404},
+		{"git: an upload-pack body declared over its 16 MiB cap", badinput.Request{Method: "POST", Target: "/spaces/local/demo/git-upload-pack",
+			Header: [][2]string{{"Content-Type", "application/x-git-upload-pack-request"}, {"Content-Length", strconv.Itoa(16<<20 + 1)}}, Body: []byte("0000")}, 413},
+		{"git: a chunked upload-pack body over its 16 MiB cap", badinput.Request{Method: "POST", Target: "/spaces/local/demo/git-upload-pack",
+			Header: [][2]string{{"Content-Type", "application/x-git-upload-pack-request"}, {"Transfer-Encoding", "chunked"}}, Body: chunked(16<<20 + 1)}, 413},
+		{"git: a push body declared over its 1 GiB cap", badinput.Request{Method: "POST", Target: "/spaces/local/demo/git-receive-pack",
+			Header: [][2]string{auth, {"Content-Type", "application/x-git-receive-pack-request"}, {"Content-Length", strconv.Itoa(1<<30 + 1)}}, Body: []byte("0000")}, 413},
 		{"git: a malformed upload-pack request", badinput.Request{Method: "POST", Target: "/spaces/local/demo/git-upload-pack",
 			Header: [][2]string{auth, {"Content-Type", "application/x-git-upload-pack-request"}}, Body: []byte("garbage")}, 200},
 
@@ -187,4 +200,18 @@ func TestBadInputHubAPI(t *testing.T) {
 		t.Errorf("the hub logged a failed request (a 500):\n%s", p.stderr)
 	}
 	table.Finish(t, ran == len(cases))
+}
+
+// chunked is a chunked request body of n zero bytes (in 1 MiB chunks), with its last chunk.
+func chunked(n int) []byte {
+	var b bytes.Buffer
+	for n > 0 {
+		size := min(n, 1<<20)
+		fmt.Fprintf(&b, "%x\r\n", size)
+		b.Write(make([]byte, size))
+		b.WriteString("\r\n")
+		n -= size
+	}
+	b.WriteString("0\r\n\r\n")
+	return b.Bytes()
 }

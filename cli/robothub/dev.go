@@ -114,8 +114,13 @@ func runDev(c *cli.Context, e *env) error {
 	recvURL := "http://" + recvLn.Addr().String()
 	hookURL := recvURL + webhook.RoutePrefix + devUpdateRoute
 
+	// dev is one user's development loop: job webhooks are on (hub serve needs --allow-jobs), and
+	// the process is non-dumpable so that a job cannot read its environment through /proc.
+	if err := hubemu.Harden(); err != nil {
+		logger.Warn("could not make the process non-dumpable: a job may read its environment through /proc", "err", err)
+	}
 	emu, err := hubemu.Open(c.Context, hubemu.Config{
-		DSN: hubDB, PublicURL: hubURL, Logger: logger.With("component", "hub"),
+		DSN: hubDB, PublicURL: hubURL, Logger: logger.With("component", "hub"), AllowJobs: true,
 		Delivery: hubemu.DeliveryPolicy{Timeout: 30 * time.Second, MaxAttempts: 8, BaseDelay: time.Second, MaxDelay: time.Minute},
 	})
 	if err != nil {

@@ -124,6 +124,7 @@ Examples:
 			&cli.DurationFlag{Name: "retry-max-delay", Value: 10 * time.Minute, Usage: "longest pause between attempts"},
 			&cli.IntFlag{Name: "workers", Value: 32, Usage: "deliveries sent at the same time"},
 			&cli.DurationFlag{Name: "job-timeout", Value: hubemu.DefaultJobTimeout, Usage: "kill a job run (and its children) after this long"},
+			&cli.BoolFlag{Name: "allow-jobs", Usage: "turn job webhooks on: every user with a write token may then run commands on this machine, as this user (off by default; robothub dev turns it on)"},
 			&cli.StringFlag{Name: "log-format", Value: "text", Usage: "log format: text or json"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "log level: debug, info, warn, error"},
 		),
@@ -175,8 +176,13 @@ func runHubServe(c *cli.Context, e *env) error {
 	if limit == 0 {
 		limit = -1
 	}
+	// Jobs run as this user: make /proc/<pid>/environ of the hub unreadable to them.
+	if err := hubemu.Harden(); err != nil {
+		logger.Warn("could not make the hub non-dumpable: a job may read its environment through /proc", "err", err)
+	}
 	emu, err := hubemu.Open(c.Context, hubemu.Config{
 		DSN: dsn, PublicURL: public, TriggerLimit: limit, Logger: logger, JobTimeout: c.Duration("job-timeout"),
+		AllowJobs: c.Bool("allow-jobs"),
 		Delivery: hubemu.DeliveryPolicy{Timeout: c.Duration("delivery-timeout"), MaxAttempts: c.Int("delivery-attempts"),
 			BaseDelay: c.Duration("retry-delay"), MaxDelay: c.Duration("retry-max-delay"), Workers: c.Int("workers")},
 	})

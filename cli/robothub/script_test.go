@@ -69,7 +69,7 @@ type scriptState struct {
 func setupScriptHub(env *testscript.Env) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	emu, err := hubemu.Open(ctx, hubemu.Config{
-		Logger:   slog.New(slog.DiscardHandler),
+		Logger: slog.New(slog.DiscardHandler), AllowJobs: true,
 		Delivery: hubemu.DeliveryPolicy{Timeout: 2 * time.Second, MaxAttempts: 5, BaseDelay: 20 * time.Millisecond, MaxDelay: 100 * time.Millisecond},
 	})
 	if err != nil {

@@ -23,7 +23,7 @@ func TestJobRunEndingOnAFullDisk(t *testing.T) {
 	work := t.TempDir() // off the tmpfs: the job writes here while the hub's disk is full
 	gate, runs := filepath.Join(work, "go"), filepath.Join(work, "runs")
 	logs := &syncbuf.Buffer{}
-	h := newTestHub(t, hubemu.Config{DSN: filepath.Join(dir, "hub.db"), Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	h := newTestHub(t, hubemu.Config{AllowJobs: true, DSN: filepath.Join(dir, "hub.db"), Logger: slog.New(slog.NewTextHandler(logs, nil))})
 
 	var job struct{ ID string }
 	script := `echo run >> "$RUNS"; while [ ! -e "$GATE" ]; do sleep 0.01; done; echo finished`

@@ -42,6 +42,11 @@ type Config struct {
 	JobTimeout time.Duration
 	// JobPath is the PATH of job runs. Default: the emulator's own PATH.
 	JobPath string
+	// AllowJobs turns job webhooks on. A job webhook runs a command on this machine, as the
+	// emulator's user, whenever an event matches, so it is off unless asked for (`hub serve
+	// --allow-jobs`; `robothub dev` sets it): without it, source jobs and job webhooks cannot be
+	// made (403), and deliveries of job webhooks stored earlier fail without running anything.
+	AllowJobs bool
 	// HTTPClient sends deliveries. Default: a client that follows no redirects.
 	HTTPClient *http.Client
 	// Logger receives the emulator's logs. Default slog.Default().
@@ -58,6 +63,7 @@ type Emulator struct {
 	triggerLimit int
 	delivery     DeliveryPolicy
 	jobTimeout   time.Duration
+	allowJobs    bool
 	jobPath      string
 	client       *http.Client
 	log          *slog.Logger
@@ -90,6 +96,7 @@ func Open(ctx context.Context, cfg Config) (*Emulator, error) {
 		delivery:     cfg.Delivery,
 		jobTimeout:   cfg.JobTimeout,
 		jobPath:      cfg.JobPath,
+		allowJobs:    cfg.AllowJobs,
 		client:       cfg.HTTPClient,
 		log:          cfg.Logger,
 		now:          cfg.Now,

@@ -15,6 +15,7 @@ var (
 	ErrConflict     = errors.New("conflict")
 	ErrRateLimited  = errors.New("rate limited")
 	ErrUnavailable  = errors.New("unavailable") // a part the emulator needs (git) is missing
+	ErrTooLarge     = errors.New("too large")   // a request body over its cap
 )
 
 // Error is a failure of one kind with the message a caller sees.

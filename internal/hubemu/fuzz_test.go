@@ -28,7 +28,7 @@ func FuzzRequestBodies(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	emu, err := hubemu.Open(context.Background(), hubemu.Config{Logger: slog.New(slog.DiscardHandler)})
+	emu, err := hubemu.Open(context.Background(), hubemu.Config{AllowJobs: true, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		f.Fatal(err)
 	}

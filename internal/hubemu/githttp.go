@@ -15,9 +15,13 @@ import (
 	"time"
 )
 
-// maxGitBodyBytes caps one git request body (a pushed pack). A body git sends in chunks is spooled
-// to a file first, because CGI needs its length.
-const maxGitBodyBytes = 1 << 30
+// Caps of one git request body, over which the answer is 413: a pushed pack (git-receive-pack), and
+// a fetch's negotiation (git-upload-pack: want and have lines, a few KiB even for a large history).
+// A body git sends in chunks is spooled to a file first, because CGI needs its length.
+const (
+	maxGitPushBytes  = 1 << 30
+	maxGitFetchBytes = 16 << 20
+)
 
 // gitAccess is what a git request does to a space.
 type gitAccess int
@@ -44,6 +48,48 @@ func gitRequest(r *http.Request) (space, path string, access gitAccess) {
 	return space, path, gitRead
 }
 
+// gitURLProblem refuses, before anything else, what the router would otherwise read in more than one
+// way: an empty path segment (// or an empty owner), an encoded slash (%2F joins two segments into
+// one name), and a repeated service parameter (the hub would check one, git http-backend use
+// another). The first two are 404 (no such space), the last 400.
+func gitURLProblem(r *http.Request) error {
+	if strings.Contains(strings.ToLower(r.URL.EscapedPath()), "%2f") {
+		return errorf(ErrNotFound, "%s: no space has an encoded slash (%%2F) in its path", r.URL.EscapedPath())
+	}
+	segs := strings.Split(r.PathValue("rest"), "/")
+	for i, seg := range segs {
+		// "owner/name/" (the space's landing page with a trailing slash) is the one empty segment.
+		if seg == "" && !(i == 1 && len(segs) == 2) {
+			return errorf(ErrNotFound, "%s: no space has an empty segment in its path", r.URL.EscapedPath())
+		}
+	}
+	if r.PathValue("owner") == "" {
+		return errorf(ErrNotFound, "%s: no space has an empty owner", r.URL.EscapedPath())
+	}
+	if n := len(r.URL.Query()["service"]); n > 1 {
+		return errorf(ErrInvalid, "service: give it once, not %d times", n)
+	}
+	return nil
+}
+
+// emptyGitSegment reports a space path with an empty segment (/spaces//x, a//b), which the router
+// would otherwise redirect to another path: such a path is a 404 (one path, one space).
+func emptyGitSegment(r *http.Request) error {
+	if p := r.URL.EscapedPath(); strings.HasPrefix(p, "/spaces/") && strings.Contains(p, "//") {
+		return errorf(ErrNotFound, "%s: no space has an empty segment in its path", p)
+	}
+	return nil
+}
+
+// gitBodyProblem refuses a body over its cap (413) before any of it is read, when its length is
+// known; a body of unknown length is cut off at the cap by spoolBody.
+func gitBodyProblem(r *http.Request, limit int64) error {
+	if r.ContentLength > limit {
+		return errorf(ErrTooLarge, "the request body (%d bytes) is larger than the limit of %d bytes", r.ContentLength, limit)
+	}
+	return nil
+}
+
 // gitPathOK refuses the paths that git http-backend fails on without an answer (the CGI handler
 // then answers 500): "." and ".." segments, and control characters (a NUL cannot even reach it).
 func gitPathOK(path string) bool {
@@ -59,6 +105,10 @@ func gitPathOK(path string) bool {
 // space, only its owner a private one, and only the owner with a write token may push. After a push
 // that moved refs, the space's tags are read again and a repo.content update is emitted.
 func (e *Emulator) handleGit(w http.ResponseWriter, r *http.Request) {
+	if err := gitURLProblem(r); err != nil {
+		e.writeGitError(w, r, err)
+		return
+	}
 	name, path, access := gitRequest(r)
 	if err := checkRepoName(strings.TrimPrefix(name, r.PathValue("owner")+"/")); err != nil {
 		e.writeGitError(w, r, repoNotFound(false, name))
@@ -101,8 +151,16 @@ func (e *Emulator) handleGit(w http.ResponseWriter, r *http.Request) {
 		e.writeGitError(w, r, err)
 		return
 	}
+	limit := int64(maxGitFetchBytes)
+	if access == gitWrite {
+		limit = maxGitPushBytes
+	}
+	if err := gitBodyProblem(r, limit); err != nil {
+		e.writeGitError(w, r, err)
+		return
+	}
 	if r.ContentLength < 0 || len(r.TransferEncoding) > 0 {
-		cleanup, err := spoolBody(r, e.repos.root)
+		cleanup, err := spoolBody(r, e.repos.root, limit)
 		if err != nil {
 			e.writeGitError(w, r, err)
 			return
@@ -236,15 +294,15 @@ func (e *Emulator) writeSpaceLanding(w http.ResponseWriter, r *http.Request, sp 
 
 // spoolBody replaces a request body of unknown length with a file holding it, so that CGI can pass
 // CONTENT_LENGTH.
-func spoolBody(r *http.Request, dir string) (cleanup func(), err error) {
+func spoolBody(r *http.Request, dir string, limit int64) (cleanup func(), err error) {
 	f, err := os.CreateTemp(dir, "push-*.tmp")
 	if err != nil {
 		return nil, err
 	}
 	cleanup = func() { f.Close(); os.Remove(f.Name()) }
-	n, err := io.Copy(f, io.LimitReader(r.Body, maxGitBodyBytes+1))
-	if err == nil && n > maxGitBodyBytes {
-		err = &Error{Kind: ErrInvalid, Message: fmt.Sprintf("the request body is larger than %d bytes", maxGitBodyBytes)}
+	n, err := io.Copy(f, io.LimitReader(r.Body, limit+1))
+	if err == nil && n > limit {
+		err = &Error{Kind: ErrTooLarge, Message: fmt.Sprintf("the request body is larger than the limit of %d bytes", limit)}
 	}
 	if err == nil {
 		_, err = f.Seek(0, io.SeekStart)

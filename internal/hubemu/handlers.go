@@ -41,6 +41,8 @@ func statusOf(err error) (int, string) {
 		return http.StatusTooManyRequests, e.Message
 	case ErrUnavailable:
 		return http.StatusServiceUnavailable, e.Message
+	case ErrTooLarge:
+		return http.StatusRequestEntityTooLarge, e.Message
 	}
 	return http.StatusInternalServerError, "internal error"
 }
@@ -195,6 +197,10 @@ func (e *Emulator) middleware(mux *http.ServeMux) http.Handler {
 				e.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", sw.status, "duration", time.Since(start), "request_id", id)
 			}
 		}()
+		if err := emptyGitSegment(r); err != nil {
+			e.writeGitError(sw, r, err)
+			return
+		}
 		h, pattern := mux.Handler(r)
 		if pattern == "" {
 			// No route: let the mux decide between 404 and 405 (it sets Allow), then answer in JSON.

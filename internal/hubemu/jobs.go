@@ -32,6 +32,9 @@ type JobInput struct {
 
 // CreateSourceJob stores a source job of the user.
 func (e *Emulator) CreateSourceJob(ctx context.Context, userID string, in JobInput) (*SourceJob, error) {
+	if !e.allowJobs {
+		return nil, errJobsOff()
+	}
 	if len(in.Command) == 0 || in.Command[0] == "" {
 		return nil, errorf(ErrInvalid, "command: give the program to run and its arguments, such as [\"sh\", \"-c\", \"echo $WEBHOOK_PAYLOAD\"]")
 	}
@@ -183,4 +186,9 @@ func (e *Emulator) jobRuns(ctx context.Context, withLog bool, where string, args
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// errJobsOff is the answer to a job request on a hub started without --allow-jobs.
+func errJobsOff() error {
+	return errorf(ErrForbidden, "jobs are off on this hub: a job webhook runs a command on this machine, as the hub's user; start the hub with robothub hub serve --allow-jobs (robothub dev does) to use them")
 }

@@ -13,7 +13,7 @@ import (
 // debug logging on, and looks for tokens and secrets in the log.
 func TestLogsHoldNoTokensOrSecrets(t *testing.T) {
 	var logs syncbuf.Buffer
-	h := newTestHub(t, hubemu.Config{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	h := newTestHub(t, hubemu.Config{AllowJobs: true, Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	rc := newReceiver(t, "the-right-secret")
 	rc.failures = 2
 	h.call("GET", "/api/settings/webhooks", "hf_wrong_token_value", nil)

@@ -25,6 +25,10 @@ func (e *Emulator) runJob(runCtx context.Context, t task) outcome {
 	o := outcome{task: t, at: e.now(), target: "job " + t.jobID, final: true}
 	start := time.Now()
 	defer func() { o.latency = time.Since(start) }()
+	if !e.allowJobs { // a job webhook stored by a run with --allow-jobs
+		o.err = errJobsOff().Error()
+		return o
+	}
 
 	jobs, err := sourceJobs(runCtx, e.db.r, "id = ?", t.jobID)
 	if err != nil || len(jobs) == 0 {

@@ -140,6 +140,9 @@ func (e *Emulator) CreateWebhook(ctx context.Context, userID string, in WebhookI
 	if err := in.validate(true); err != nil {
 		return nil, err
 	}
+	if in.JobSourceID != nil && !e.allowJobs {
+		return nil, errJobsOff()
+	}
 	if in.Domains == nil {
 		d := append([]string(nil), domainList...)
 		in.Domains = &d
@@ -234,6 +237,9 @@ func mergeSecrets(ctx context.Context, tx *sql.Tx, id string, secrets map[string
 func (e *Emulator) UpdateWebhook(ctx context.Context, userID, id string, in WebhookInput) (*Webhook, error) {
 	if err := in.validate(false); err != nil {
 		return nil, err
+	}
+	if in.JobSourceID != nil && !e.allowJobs {
+		return nil, errJobsOff()
 	}
 	err := e.db.tx(ctx, func(tx *sql.Tx) error {
 		if err := ownWebhook(ctx, tx, userID, id); err != nil {

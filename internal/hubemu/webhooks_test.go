@@ -131,7 +131,7 @@ func TestAuthErrors(t *testing.T) {
 }
 
 func TestInvalidWebhooksAreRefused(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, hubemu.Config{AllowJobs: true})
 	watch := []map[string]string{{"type": "user", "name": "alice"}}
 	cases := []struct {
 		name string
@@ -199,7 +199,7 @@ func TestInvalidWebhooksAreRefused(t *testing.T) {
 }
 
 func TestJobWebhookSecrets(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, hubemu.Config{AllowJobs: true})
 	var job struct {
 		ID      string
 		Secrets []string
