@@ -27,7 +27,8 @@ type localHub struct {
 
 func newLocalHub(t testing.TB) *localHub {
 	t.Helper()
-	emu, err := hubemu.Open(context.Background(), hubemu.Config{Logger: slog.New(slog.DiscardHandler)})
+	// Jobs on: the client's job webhook calls are tested against this hub.
+	emu, err := hubemu.Open(context.Background(), hubemu.Config{Logger: slog.New(slog.DiscardHandler), AllowJobs: true})
 	if err != nil {
 		t.Fatal(err)
 	}

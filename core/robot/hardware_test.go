@@ -25,8 +25,9 @@ func onBus(t *testing.T) (*robot.Robot, *robot.Hardware, *busemu.Bus) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { emu.Close() })
-	// The emulator shares this machine's CPU with the test: give it time to answer.
-	hw, err := robot.NewHardware(robot.HardwareOptions{Port: emu.Path(), Config: hwconfig.Default(), Timeout: 15 * time.Millisecond})
+	// The emulator shares this machine's CPU with the test (and, under go test ./..., with other
+	// packages' tests): give it time to answer, or a loaded machine reads a motor as silent.
+	hw, err := robot.NewHardware(robot.HardwareOptions{Port: emu.Path(), Config: hwconfig.Default(), Timeout: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
