@@ -55,6 +55,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			&cli.DurationFlag{Name: "stop-timeout", Value: apps.DefaultStopTimeout, Usage: "how long a stopping app gets after SIGINT before SIGKILL"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
 			&cli.StringFlag{Name: "token", Aliases: []string{"api-token"}, Usage: "the API token clients other than the daemon's own user send (default $ROBOT_DAEMON_TOKEN, else the one made on first start in <data-dir>/" + tokenFileName + ")"},
+			&cli.DurationFlag{Name: "body-timeout", Value: DefaultBodyTimeout, Usage: "how long a client has to send a request's body; a stalled one gets 408 and is dropped"},
 			&cli.BoolFlag{Name: "no-auth", Usage: "let every client use the API without the token; refused unless the daemon listens on loopback only"},
 			&cli.StringFlag{Name: "hub-url", Usage: "the hub whose robot_python_app spaces form the app catalog (default $HF_ENDPOINT or https://huggingface.co; \"none\" disables the catalog)"},
 			&cli.StringFlag{Name: "python", Value: "python3", Usage: "the interpreter that creates the apps venv"},
@@ -92,6 +93,7 @@ type config struct {
 	wheelDirs, allowedHosts    []string
 	offline, systemSite        bool
 	noAuth                     bool
+	bodyTimeout                time.Duration
 	indexURL, uv, hubToken     string
 	extraIndexURLs             []string
 }
@@ -137,6 +139,9 @@ func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
 		return cfg, fmt.Errorf("--port: %d is not a port number", port)
 	}
 	cfg.addr = net.JoinHostPort(host, strconv.Itoa(port))
+	if cfg.bodyTimeout = c.Duration("body-timeout"); cfg.bodyTimeout <= 0 {
+		return cfg, fmt.Errorf("--body-timeout: must be positive, got %s", cfg.bodyTimeout)
+	}
 	cfg.noAuth = c.Bool("no-auth")
 	if cfg.noAuth && !loopbackHost(host) {
 		return cfg, fmt.Errorf("--no-auth: refusing to listen on %s without authentication: anyone who reaches it could install code and move the robot; listen on 127.0.0.1 (--host) or drop --no-auth", host)
@@ -279,7 +284,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	}
 	done := make(chan struct{})
 	handler := NewServer(ServerConfig{
-		Apps: mgr, Robot: rb, Log: log.With("component", "http"), Token: cfg.token, NoAuth: cfg.noAuth,
+		Apps: mgr, Robot: rb, Log: log.With("component", "http"), Token: cfg.token, NoAuth: cfg.noAuth, BodyTimeout: cfg.bodyTimeout,
 		AllowedHosts: cfg.allowedHosts, Version: version.String(), Wireless: cfg.wireless, Done: done,
 		LoopbackOnly: loopbackOnly,
 	})

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // guard wraps the API with the daemon's request checks, in order:
@@ -39,9 +40,13 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				w.Header().Set("Connection", "close")
 				w.Header().Set("WWW-Authenticate", `Bearer realm="robot-daemon"`)
 				writeJSON(w, http.StatusUnauthorized, detail{Detail: "Missing or invalid API token: " + why})
+				// net/http drains a short unread body before it closes: a read deadline of now
+				// ends that at once, for a client that sends the headers and never the body.
+				_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 				return
 			}
 		}
+		s.limitBody(w, r)
 		next.ServeHTTP(w, r)
 	})
 	protected := cop.Handler(authenticated)

@@ -19,6 +19,8 @@ type Server struct {
 	token        string // never empty: a request must present it unless noAuth
 	noAuth       bool
 	uid          int // the daemon's user: its loopback clients need no token
+	bodyTimeout  time.Duration
+	streams      streamSlots
 	allowedHosts []string
 	version      string
 	wireless     bool
@@ -34,9 +36,10 @@ type ServerConfig struct {
 	Apps         *apps.Manager
 	Robot        *robot.Robot
 	Log          *slog.Logger
-	Token        string   // the API token (--token); empty: a random one nobody knows
-	NoAuth       bool     // --no-auth: every client may use the API
-	AllowedHosts []string // host names served besides IP literals and localhost
+	Token        string        // the API token (--token); empty: a random one nobody knows
+	NoAuth       bool          // --no-auth: every client may use the API
+	BodyTimeout  time.Duration // reading a request body; 0: DefaultBodyTimeout
+	AllowedHosts []string      // host names served besides IP literals and localhost
 	Version      string
 	Wireless     bool
 	// LoopbackOnly: the daemon listens on a loopback address only. Apps read it from the daemon's
@@ -50,6 +53,9 @@ func NewServer(cfg ServerConfig) *Server {
 	s := &Server{
 		apps: cfg.Apps, robot: cfg.Robot, log: cfg.Log, token: cfg.Token, noAuth: cfg.NoAuth, uid: os.Getuid(), allowedHosts: cfg.AllowedHosts,
 		version: cfg.Version, wireless: cfg.Wireless, loopbackOnly: cfg.LoopbackOnly, started: time.Now(), done: cfg.Done,
+	}
+	if s.bodyTimeout = cfg.BodyTimeout; s.bodyTimeout == 0 {
+		s.bodyTimeout = DefaultBodyTimeout
 	}
 	if s.token == "" {
 		s.token = rand.Text()
