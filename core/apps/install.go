@@ -220,6 +220,13 @@ func (m *Manager) install(ctx context.Context, job *Job, src source, upgrade boo
 		names = append(names, a.name)
 	}
 	job.Logf("Package %s %s provides %s", meta.name, meta.version, strings.Join(names, ", "))
+	stdlib, err := StdlibModules(ctx, m.venv.Python())
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckShadowing(wheels[0], stdlib); err != nil {
+		return nil, fmt.Errorf("package %s refused: %v; the installed version, if any, is unchanged", meta.name, err)
+	}
 
 	// From here pip changes the venv: a daemon killed before endChange puts the previous version
 	// back at its next start (journal.go). pip undoes its own failures.

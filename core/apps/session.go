@@ -23,8 +23,8 @@ var ErrTooManySessions = errors.New("too many SDK sessions")
 
 type session struct {
 	id, kind, client, app, peer string
-	pid                   int
-	opened, seen          time.Time
+	pid                         int
+	opened, seen                time.Time
 }
 
 // SessionRequest is what an SDK client says about itself when it connects.
