@@ -84,9 +84,9 @@ func parseSource(raw string) (source, error) {
 			kind = SourceHubSpace
 			u.Path = strings.TrimSuffix(u.Path, "/")
 		}
-		return source{raw: raw, shown: u.Redacted(), kind: kind, cloneURL: u.String()}, nil
+		return source{raw: raw, shown: RedactURL(u.String()), kind: kind, cloneURL: u.String()}, nil
 	case "ssh", "git":
-		return source{raw: raw, shown: u.Redacted(), kind: SourceGit, cloneURL: u.String()}, nil
+		return source{raw: raw, shown: RedactURL(u.String()), kind: SourceGit, cloneURL: u.String()}, nil
 	}
 	return source{}, invalidError("url: scheme " + u.Scheme + " is not one of http, https, ssh, git, file")
 }
