@@ -391,7 +391,7 @@ func runCommand(ctx context.Context, e *env, dir, name string, args ...string) (
 	start := time.Now()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "PIP_DISABLE_PIP_VERSION_CHECK=1")
+	cmd.Env = append(buildEnv(os.Environ()), "PIP_DISABLE_PIP_VERSION_CHECK=1")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -422,4 +422,23 @@ func deref(s *string) string {
 		return "?"
 	}
 	return *s
+}
+
+// secretVar matches the names of variables that hold credentials: tokens (HF_TOKEN,
+// ROBOT_DAEMON_TOKEN, GITHUB_TOKEN), API keys, passwords, secrets, and the git configuration that
+// publish passes its token through.
+var secretVar = regexp.MustCompile(`(?i)(TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|API_?KEY|ACCESS_KEY|PRIVATE_KEY)(_PATH|_FILE)?$|^(GIT_CONFIG_|AWS_|HUGGING_?FACE_)`)
+
+// buildEnv is environ without credentials: the environment of every command check runs, since
+// building the package runs its setup.py and the probe imports its code, which must not find the
+// hub token (or any other) to send away. The package index of pip's configuration (PIP_INDEX_URL,
+// which may carry its own credentials) stays: the dependencies come from it.
+func buildEnv(environ []string) []string {
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		if name, _, _ := strings.Cut(kv, "="); !secretVar.MatchString(name) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
