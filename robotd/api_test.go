@@ -88,7 +88,7 @@ func TestCrossSiteRequestsAreRefused(t *testing.T) {
 func TestAPIToken(t *testing.T) {
 	const token = "t0k3n-for-tests"
 	d := startDaemon(t, daemonOptions{args: []string{"--api-token", token}})
-	d.expectError("GET", "/api/apps/list", nil, 401, "Missing or invalid API token")
+	d.expectError("GET", "/api/apps/list", nil, 401, "Missing or invalid API token", "Authorization", "Bearer wrong")
 	d.expectError("POST", "/api/move/play/wake_up", nil, 401, "Missing or invalid API token", "Authorization", "Bearer wrong")
 	if code := d.call("GET", "/api/apps/list", nil, nil, "Authorization", "Bearer "+token); code != 200 {
 		t.Fatalf("with the token: %d", code)
@@ -109,9 +109,14 @@ func TestAPIToken(t *testing.T) {
 	if err != nil || out != "sim" {
 		t.Fatalf("SDK with the token: %q %v", out, err)
 	}
-	out, _ = venvPython(t, "from robot_sdk import Robot, RequestRefusedError\ntry:\n    Robot()\nexcept RequestRefusedError as e:\n    print(e.status, e.detail)", "ROBOT_DAEMON_TOKEN=")
-	if out != "401 Missing or invalid API token" {
-		t.Fatalf("SDK without the token: %q", out)
+	out, _ = venvPython(t, "from robot_sdk import Robot, RequestRefusedError\ntry:\n    Robot()\nexcept RequestRefusedError as e:\n    print(e.status, e.detail)", "ROBOT_DAEMON_TOKEN=wrong")
+	if out != "401 Missing or invalid API token: the token sent is not this daemon's" {
+		t.Fatalf("SDK with a wrong token: %q", out)
+	}
+	// The daemon's own user needs none (another user's are in auth_test.go).
+	out, err = venvPython(t, "from robot_sdk import Robot\nr = Robot()\nprint(r.get_state()['backend'])\nr.close()", "ROBOT_DAEMON_TOKEN=")
+	if err != nil || out != "sim" {
+		t.Fatalf("SDK of the daemon's user without the token: %q %v", out, err)
 	}
 }
 

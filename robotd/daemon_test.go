@@ -110,6 +110,7 @@ type daemonOptions struct {
 	dataDir string
 	args    []string
 	getenv  func(string) string
+	stdout  io.Writer // default: discarded
 }
 
 // startDaemon runs the daemon with --sim on a free port and waits for /healthz. Apps reach it
@@ -133,7 +134,11 @@ func startDaemon(t testing.TB, opts daemonOptions) *daemon {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &daemon{t: t, url: url, dataDir: opts.dataDir, log: &syncbuf.Buffer{}, cancel: cancel, done: make(chan error, 1)}
-	go func() { d.done <- robotd.Run(ctx, args, getenv, io.Discard, d.log) }()
+	stdout := opts.stdout
+	if stdout == nil {
+		stdout = io.Discard
+	}
+	go func() { d.done <- robotd.Run(ctx, args, getenv, stdout, d.log) }()
 	t.Cleanup(func() {
 		d.stop()
 		if t.Failed() {

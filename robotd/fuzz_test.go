@@ -35,14 +35,17 @@ func fuzzDaemon(f *testing.F) http.Handler {
 		f.Fatal(err)
 	}
 	f.Cleanup(mgr.Close)
-	return robotd.NewServer(robotd.ServerConfig{Apps: mgr, Robot: rb, Log: discard})
+	return robotd.NewServer(robotd.ServerConfig{Apps: mgr, Robot: rb, Log: discard, Token: fuzzToken})
 }
+
+const fuzzToken = "fuzz-token"
 
 // serveFuzz sends one request to h as a local, non-browser client and returns the status and body.
 func serveFuzz(h http.Handler, method, target string, body string) (int, http.Header, []byte) {
 	req := httptest.NewRequest(method, target, strings.NewReader(body))
 	req.Host = "127.0.0.1:8000"
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+fuzzToken) // httptest's peer is not on loopback
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	res := rec.Result()

@@ -92,6 +92,11 @@ func (s *Server) handleJobLog(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
+	release, ok := s.acquireStream(w, r)
+	if !ok {
+		return
+	}
+	defer release()
 	stream := startStream(w)
 	next := 0
 	for {
@@ -289,6 +294,11 @@ type jobWSMessage struct {
 // ends; an unknown job gets {"error": "Job ID not found"} and the socket closes. Browsers of other
 // origins are refused by the websocket library's origin check.
 func (s *Server) handleJobWebSocket(w http.ResponseWriter, r *http.Request) {
+	release, ok := s.acquireStream(w, r)
+	if !ok {
+		return
+	}
+	defer release()
 	conn, err := websocket.Accept(w, r, nil)
 	if err != nil {
 		return // Accept answered the request

@@ -54,7 +54,7 @@ func (s *Server) handleOpenSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
-	info, err := s.apps.OpenSession(apps.SessionRequest{PID: req.PID, Local: fromLoopback(r), Client: req.Client})
+	info, err := s.apps.OpenSession(apps.SessionRequest{PID: req.PID, Local: fromLoopback(r), Client: req.Client, Peer: s.clientKey(r)})
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return

@@ -67,6 +67,11 @@ func (s *Server) handleStateStream(w http.ResponseWriter, r *http.Request) {
 		}
 		freq = f
 	}
+	release, ok := s.acquireStream(w, r)
+	if !ok {
+		return
+	}
+	defer release()
 	stream := startStream(w)
 	ticker := time.NewTicker(time.Duration(float64(time.Second) / freq))
 	defer ticker.Stop()

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/core/fault"
 )
 
@@ -27,7 +28,12 @@ func (e *errBody) Error() string { return e.msg }
 // statusOf maps an error to its HTTP status: the one place where core errors meet HTTP.
 func statusOf(err error) int {
 	var body *errBody
+	var slow *errBodyTimeout
 	switch {
+	case errors.As(err, &slow):
+		return http.StatusRequestTimeout
+	case errors.Is(err, apps.ErrTooManySessions):
+		return http.StatusTooManyRequests
 	case errors.As(err, &body), errors.Is(err, fault.ErrInvalid):
 		return http.StatusUnprocessableEntity
 	case errors.Is(err, fault.ErrNotFound):
@@ -49,6 +55,9 @@ type detail struct {
 
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	code := statusOf(err)
+	if code == http.StatusRequestTimeout {
+		w.Header().Set("Connection", "close") // the rest of the body may still come: do not read it
+	}
 	if code >= http.StatusInternalServerError {
 		log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
@@ -73,6 +82,9 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any, limit int64, opti
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			return &errBody{fmt.Sprintf("body: larger than %d bytes", limit)}
+		}
+		if db, ok := r.Body.(*deadlineBody); ok && isTimeout(err) {
+			return &errBodyTimeout{db.after()}
 		}
 		return &errBody{"body: " + err.Error()}
 	}

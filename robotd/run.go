@@ -54,7 +54,9 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			&cli.StringFlag{Name: "apps-venv", Usage: "the apps venv (default <data-dir>/apps_venv; " + wirelessAppsVenv + " with --wireless-version)"},
 			&cli.DurationFlag{Name: "stop-timeout", Value: apps.DefaultStopTimeout, Usage: "how long a stopping app gets after SIGINT before SIGKILL"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
-			&cli.StringFlag{Name: "api-token", Usage: "require this bearer token on /api/ (default $ROBOT_DAEMON_TOKEN, which apps inherit)"},
+			&cli.StringFlag{Name: "token", Aliases: []string{"api-token"}, Usage: "the API token clients other than the daemon's own user send (default $ROBOT_DAEMON_TOKEN, else the one made on first start in <data-dir>/" + tokenFileName + ")"},
+			&cli.DurationFlag{Name: "body-timeout", Value: DefaultBodyTimeout, Usage: "how long a client has to send a request's body; a stalled one gets 408 and is dropped"},
+			&cli.BoolFlag{Name: "no-auth", Usage: "let every client use the API without the token; refused unless the daemon listens on loopback only"},
 			&cli.StringFlag{Name: "hub-url", Usage: "the hub whose robot_python_app spaces form the app catalog (default $HF_ENDPOINT or https://huggingface.co; \"none\" disables the catalog)"},
 			&cli.StringFlag{Name: "python", Value: "python3", Usage: "the interpreter that creates the apps venv"},
 			&cli.StringSliceFlag{Name: "wheel-dir", Usage: "wheels for pip --find-links, the only source with --offline (default /usr/share/python-wheels)"},
@@ -87,8 +89,11 @@ type config struct {
 	stopTimeout                time.Duration
 	logLevel                   slog.Level
 	token, hubURL, python      string
+	tokenFile                  string // where the token came from, when it came from the data dir
 	wheelDirs, allowedHosts    []string
 	offline, systemSite        bool
+	noAuth                     bool
+	bodyTimeout                time.Duration
 	indexURL, uv, hubToken     string
 	extraIndexURLs             []string
 }
@@ -134,6 +139,13 @@ func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
 		return cfg, fmt.Errorf("--port: %d is not a port number", port)
 	}
 	cfg.addr = net.JoinHostPort(host, strconv.Itoa(port))
+	if cfg.bodyTimeout = c.Duration("body-timeout"); cfg.bodyTimeout <= 0 {
+		return cfg, fmt.Errorf("--body-timeout: must be positive, got %s", cfg.bodyTimeout)
+	}
+	cfg.noAuth = c.Bool("no-auth")
+	if cfg.noAuth && !loopbackHost(host) {
+		return cfg, fmt.Errorf("--no-auth: refusing to listen on %s without authentication: anyone who reaches it could install code and move the robot; listen on 127.0.0.1 (--host) or drop --no-auth", host)
+	}
 
 	cfg.dataDir = c.String("data-dir")
 	if cfg.dataDir == "" {
@@ -155,9 +167,12 @@ func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
 			cfg.venvDir = wirelessAppsVenv
 		}
 	}
-	cfg.token = c.String("api-token")
+	cfg.token = strings.TrimSpace(c.String("token"))
 	if cfg.token == "" {
-		cfg.token = getenv("ROBOT_DAEMON_TOKEN")
+		cfg.token = strings.TrimSpace(getenv("ROBOT_DAEMON_TOKEN"))
+	}
+	if cfg.noAuth {
+		cfg.token = "" // nothing to send: apps are not given one
 	}
 	cfg.hubURL = c.String("hub-url")
 	if cfg.hubURL == "" {
@@ -223,6 +238,15 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	}
 	defer lock.Release()
 
+	if !cfg.noAuth && cfg.token == "" {
+		token, path, created, err := loadOrCreateToken(cfg.dataDir)
+		if err != nil {
+			return err
+		}
+		cfg.token, cfg.tokenFile = token, path
+		log.Info("API token", "file", path, "created", created) // the path, never the token
+	}
+
 	backend, closeBackend, err := openBackend(cfg, log)
 	if err != nil {
 		return err
@@ -253,13 +277,20 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	if err != nil {
 		return err
 	}
+	loopbackOnly := ln.Addr().(*net.TCPAddr).IP.IsLoopback()
+	if cfg.noAuth && !loopbackOnly {
+		ln.Close()
+		return fmt.Errorf("--no-auth: refusing to listen on %s without authentication; listen on 127.0.0.1 or drop --no-auth", ln.Addr())
+	}
 	done := make(chan struct{})
+	handler := NewServer(ServerConfig{
+		Apps: mgr, Robot: rb, Log: log.With("component", "http"), Token: cfg.token, NoAuth: cfg.noAuth, BodyTimeout: cfg.bodyTimeout,
+		AllowedHosts: cfg.allowedHosts, Version: version.String(), Wireless: cfg.wireless, Done: done,
+		LoopbackOnly: loopbackOnly,
+	})
 	srv := &http.Server{
-		Handler: NewServer(ServerConfig{
-			Apps: mgr, Robot: rb, Log: log.With("component", "http"), Token: cfg.token,
-			AllowedHosts: cfg.allowedHosts, Version: version.String(), Wireless: cfg.wireless, Done: done,
-			LoopbackOnly: ln.Addr().(*net.TCPAddr).IP.IsLoopback(),
-		}),
+		Handler:           handler,
+		ConnContext:       handler.ConnContext,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
@@ -268,8 +299,9 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	go func() { served <- srv.Serve(ln) }()
 	listenURL := "http://" + ln.Addr().String()
 	log.Info("robot daemon listening", "url", listenURL, "version", version.String(), "sdk", mgr.SDKVersion(),
-		"backend", rb.BackendName(), "apps_venv", cfg.venvDir, "data_dir", cfg.dataDir, "token", cfg.token != "")
+		"backend", rb.BackendName(), "apps_venv", cfg.venvDir, "data_dir", cfg.dataDir, "auth", !cfg.noAuth)
 	fmt.Fprintf(stdout, "robot-daemon listening on %s\n", listenURL)
+	printLogin(stdout, getenv, cfg, ln.Addr())
 	mgr.SetAppEnv(appEnv(getenv, ln.Addr(), cfg.token)...)
 	if appURL := getenv("ROBOT_DAEMON_URL"); appURL != "" && !sameDaemonURL(appURL, ln.Addr()) {
 		log.Warn("apps will not reach this daemon: ROBOT_DAEMON_URL, which they inherit, names another port",
@@ -299,4 +331,41 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 		log.Warn("closing connections", "err", err)
 	}
 	return nil
+}
+
+// loopbackHost reports whether a --host names loopback only.
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// printLogin tells the daemon's user how to open the dashboard from another machine or user: a
+// login link, on stdout only (the terminal of whoever started the daemon, never the log). Under
+// systemd stdout is the journal, which other users may read: the link is not printed there, only
+// where the token is.
+func printLogin(stdout io.Writer, getenv func(string) string, cfg config, addr net.Addr) {
+	if cfg.noAuth {
+		fmt.Fprintln(stdout, "authentication is off (--no-auth): every local user can use the API")
+		return
+	}
+	host, port, _ := net.SplitHostPort(addr.String())
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+		if name, err := os.Hostname(); err == nil && name != "" {
+			host = strings.ToLower(name) + ".local"
+		}
+	}
+	base := "http://" + net.JoinHostPort(host, port) + "/login"
+	if getenv("JOURNAL_STREAM") != "" {
+		where := "the token given to the daemon (--token or ROBOT_DAEMON_TOKEN)"
+		if cfg.tokenFile != "" {
+			where = "the token in " + cfg.tokenFile
+		}
+		fmt.Fprintf(stdout, "dashboard login: open %s and paste %s\n", base, where)
+		return
+	}
+	fmt.Fprintf(stdout, "dashboard login (keep this link private: it holds the API token): %s?token=%s\n", base, url.QueryEscape(cfg.token))
 }

@@ -1,10 +1,18 @@
 package robotd
 
 import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"net"
 	"net/http"
+	"net/netip"
+	"strconv"
 	"strings"
+	"sync"
+	"time"
 )
 
 // guard wraps the API with the daemon's request checks, in order:
@@ -13,23 +21,35 @@ import (
 //     cannot reach the daemon through DNS rebinding.
 //  2. Cross-site: state-changing requests from a browser page of another origin are refused
 //     (Sec-Fetch-Site, else Origin against Host), so a web page cannot start apps on the robot.
-//  3. Token: with --api-token, /api/ requests need "Authorization: Bearer <token>" (or ?token= for
-//     EventSource streams, which cannot set headers).
+//  3. Authentication of /api/ (docs/robot-api.md, "Authentication"): the daemon's token as
+//     "Authorization: Bearer <token>" (or ?token= on a GET, for EventSource streams and websockets),
+//     or the dashboard's login cookie; without either, a client on loopback whose process runs as
+//     the daemon's own user (or root, who can read the token file anyway). Everything else is 401,
+//     answered before the body is read.
 func (s *Server) guard(next http.Handler) http.Handler {
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.log.Warn("refused a cross-site request", "method", r.Method, "path", r.URL.Path, "origin", r.Header.Get("Origin"))
 		writeJSON(w, http.StatusForbidden, detail{Detail: "Cross-site requests are refused: state-changing calls must come from the dashboard or a non-browser client"})
 	}))
-	tokenChecked := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.token != "" && strings.HasPrefix(r.URL.Path, "/api/") && !s.tokenOK(r) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="robot-daemon"`)
-			writeJSON(w, http.StatusUnauthorized, detail{Detail: "Missing or invalid API token"})
-			return
+	authenticated := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/api/") {
+			if why := s.refusal(r); why != "" {
+				s.log.Info("refused an unauthenticated request", "method", r.Method, "path", r.URL.Path, "peer", r.RemoteAddr, "why", why)
+				// The body is never read: close the connection rather than drain it.
+				w.Header().Set("Connection", "close")
+				w.Header().Set("WWW-Authenticate", `Bearer realm="robot-daemon"`)
+				writeJSON(w, http.StatusUnauthorized, detail{Detail: "Missing or invalid API token: " + why})
+				// net/http drains a short unread body before it closes: a read deadline of now
+				// ends that at once, for a client that sends the headers and never the body.
+				_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+				return
+			}
 		}
+		s.limitBody(w, r)
 		next.ServeHTTP(w, r)
 	})
-	protected := cop.Handler(tokenChecked)
+	protected := cop.Handler(authenticated)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.hostAllowed(r.Host) {
 			writeJSON(w, http.StatusMisdirectedRequest, detail{Detail: "Host " + r.Host + " is not served by this daemon; use the robot's IP address or add --allowed-host"})
@@ -39,14 +59,116 @@ func (s *Server) guard(next http.Handler) http.Handler {
 	})
 }
 
-func (s *Server) tokenOK(r *http.Request) bool {
-	got := ""
-	if h := r.Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
-		got = strings.TrimPrefix(h, "Bearer ")
-	} else if r.Method == http.MethodGet {
-		got = r.URL.Query().Get("token")
+// refusal says why r may not use the API, or "" when it may.
+func (s *Server) refusal(r *http.Request) string {
+	if s.noAuth {
+		return ""
 	}
-	return subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) == 1
+	if got, ok := bearerToken(r); ok {
+		if subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) == 1 {
+			return ""
+		}
+		return "the token sent is not this daemon's"
+	}
+	if c, err := r.Cookie(sessionCookie); err == nil && hmac.Equal([]byte(c.Value), []byte(s.sessionValue())) {
+		return ""
+	}
+	// A browser page of another site runs in the user's own browser, on this machine as the same
+	// user: the peer's user vouches for non-browser clients and same-origin pages only.
+	if crossSiteBrowser(r) {
+		return "a request from another site's page needs the token"
+	}
+	switch uid := s.peerUID(r); {
+	case uid < 0:
+		return "send it as Authorization: Bearer <token>, or log in at /login"
+	case uid == s.uid || uid == 0:
+		return ""
+	default:
+		return "the client runs as another user (uid " + strconv.Itoa(uid) + ") than the daemon"
+	}
+}
+
+func bearerToken(r *http.Request) (string, bool) {
+	if h := r.Header.Get("Authorization"); h != "" {
+		got, ok := strings.CutPrefix(h, "Bearer ")
+		if !ok {
+			got = "" // another scheme: a credential, but never this daemon's token
+		}
+		return got, true
+	}
+	if r.Method == http.MethodGet && r.URL.Query().Has("token") {
+		return r.URL.Query().Get("token"), true
+	}
+	return "", false
+}
+
+// crossSiteBrowser reports a request that a browser sent for a page of another origin.
+func crossSiteBrowser(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "cross-site", "same-site":
+		return true
+	case "same-origin", "none":
+		return false
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return false
+	}
+	return strings.TrimPrefix(strings.TrimPrefix(origin, "http://"), "https://") != r.Host
+}
+
+// sessionCookie holds the dashboard's login: an HMAC of the token, so that the cookie is not the
+// token itself and ends when the token changes.
+const sessionCookie = "robot_daemon_session"
+
+func (s *Server) sessionValue() string {
+	m := hmac.New(sha256.New, []byte(s.token))
+	m.Write([]byte("robot-daemon dashboard session"))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// peerKey holds the connection's *peer in a request's context (see ConnContext).
+type peerKey struct{}
+
+// peer is a connection's client, whose user is looked up once, when first needed.
+type peer struct {
+	remote, local net.Addr
+	once          sync.Once
+	uid           int
+}
+
+// ConnContext remembers each connection, so that the client's user is looked up once per
+// connection: set it as the http.Server's ConnContext.
+func (s *Server) ConnContext(ctx context.Context, c net.Conn) context.Context {
+	return context.WithValue(ctx, peerKey{}, &peer{remote: c.RemoteAddr(), local: c.LocalAddr()})
+}
+
+// peerUID is the uid of the loopback client of r, or -1 when it is not known (another machine,
+// another OS, or the connection is gone).
+func (s *Server) peerUID(r *http.Request) int {
+	p, _ := r.Context().Value(peerKey{}).(*peer)
+	if p == nil {
+		local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+		p = &peer{local: local}
+		if ra, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
+			p.remote = net.TCPAddrFromAddrPort(ra)
+		}
+	}
+	p.once.Do(func() { p.uid = lookupPeerUID(p.remote, p.local) })
+	return p.uid
+}
+
+func lookupPeerUID(remote, local net.Addr) int {
+	ra, ok1 := remote.(*net.TCPAddr)
+	la, ok2 := local.(*net.TCPAddr)
+	if !ok1 || !ok2 || !ra.IP.IsLoopback() {
+		return -1
+	}
+	uid, err := loopbackPeerUID(ra.AddrPort(), la.AddrPort())
+	if err != nil {
+		return -1
+	}
+	return uid
 }
 
 func (s *Server) hostAllowed(hostport string) bool {

@@ -1,8 +1,10 @@
 package robotd
 
 import (
+	"crypto/rand"
 	"log/slog"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/robothub/robothub/core/apps"
@@ -14,7 +16,11 @@ type Server struct {
 	apps         *apps.Manager
 	robot        *robot.Robot
 	log          *slog.Logger
-	token        string
+	token        string // never empty: a request must present it unless noAuth
+	noAuth       bool
+	uid          int // the daemon's user: its loopback clients need no token
+	bodyTimeout  time.Duration
+	streams      streamSlots
 	allowedHosts []string
 	version      string
 	wireless     bool
@@ -30,8 +36,10 @@ type ServerConfig struct {
 	Apps         *apps.Manager
 	Robot        *robot.Robot
 	Log          *slog.Logger
-	Token        string   // --api-token; empty: no token required
-	AllowedHosts []string // host names served besides IP literals and localhost
+	Token        string        // the API token (--token); empty: a random one nobody knows
+	NoAuth       bool          // --no-auth: every client may use the API
+	BodyTimeout  time.Duration // reading a request body; 0: DefaultBodyTimeout
+	AllowedHosts []string      // host names served besides IP literals and localhost
 	Version      string
 	Wireless     bool
 	// LoopbackOnly: the daemon listens on a loopback address only. Apps read it from the daemon's
@@ -43,8 +51,14 @@ type ServerConfig struct {
 // NewServer returns the daemon's HTTP handler.
 func NewServer(cfg ServerConfig) *Server {
 	s := &Server{
-		apps: cfg.Apps, robot: cfg.Robot, log: cfg.Log, token: cfg.Token, allowedHosts: cfg.AllowedHosts,
+		apps: cfg.Apps, robot: cfg.Robot, log: cfg.Log, token: cfg.Token, noAuth: cfg.NoAuth, uid: os.Getuid(), allowedHosts: cfg.AllowedHosts,
 		version: cfg.Version, wireless: cfg.Wireless, loopbackOnly: cfg.LoopbackOnly, started: time.Now(), done: cfg.Done,
+	}
+	if s.bodyTimeout = cfg.BodyTimeout; s.bodyTimeout == 0 {
+		s.bodyTimeout = DefaultBodyTimeout
+	}
+	if s.token == "" {
+		s.token = rand.Text()
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

@@ -121,6 +121,16 @@ func TestCheckReportsBrokenPackages(t *testing.T) {
 			t.Setenv("PIP_INDEX_URL", idx.URL()) // pip's own configuration, which check follows
 			edit(t, filepath.Join(dir, "pyproject.toml"), "dependencies = []", `dependencies = ["requests>=2"]`)
 		}, []string{"FAIL  pip could not install the package into a temporary venv from the package index of pip's configuration:", "No matching distribution found for requests>=2"}},
+		{"shadows the runtime", func(t *testing.T, dir string) {
+			edit(t, filepath.Join(dir, "pyproject.toml"), `packages = ["broken"]`, `packages = ["broken", "robot_sdk"]`+"\npy-modules = [\"json\"]")
+			for f, text := range map[string]string{"robot_sdk/__init__.py": "", "json.py": ""} {
+				os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755)
+				if err := os.WriteFile(filepath.Join(dir, f), []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}, []string{"FAIL  the package would shadow the apps' runtime: it installs json.py (json, a standard-library module), robot_sdk/__init__.py (robot_sdk, the robot SDK the daemon provides)",
+			"fix: the robot refuses this package"}},
 		{"no package marker and no landing page", func(t *testing.T, dir string) {
 			for _, f := range []string{"broken/__init__.py", "index.html"} {
 				if err := os.Remove(filepath.Join(dir, f)); err != nil {

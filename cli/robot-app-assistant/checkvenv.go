@@ -94,6 +94,29 @@ func checkInstall(ctx context.Context, e *env, opts checkOptions, r *checkReport
 	python := filepath.Join(venv, "bin", "python")
 	pip := []string{"-I", "-m", "pip", "--disable-pip-version-check", "--no-input"}
 
+	// The wheel, built as the robot builds it, and what it would install over the runtime: the
+	// daemon refuses such a package (core/apps.CheckShadowing), so check says so first.
+	wheelDir := filepath.Join(tmp, "wheel")
+	if out, err := runCommand(ctx, e, tmp, python, append(append([]string(nil), pip...), "wheel", "--no-deps", "--no-build-isolation", "--no-index", "--wheel-dir", wheelDir, src)...); err != nil {
+		r.fail("building the package into a wheel failed:\n"+apps.RedactText(tail(strings.ReplaceAll(out, tmp, "<tmp>"), 8)),
+			"run pip wheel --no-deps . in the package and fix the error; the robot builds it the same way")
+		return nil
+	}
+	wheels, _ := filepath.Glob(filepath.Join(wheelDir, "*.whl"))
+	if len(wheels) != 1 {
+		r.fail(fmt.Sprintf("building the package produced %d wheels, want 1", len(wheels)), "check the [build-system] of pyproject.toml")
+		return nil
+	}
+	stdlib, err := apps.StdlibModules(ctx, python)
+	if err != nil {
+		return err
+	}
+	if err := apps.CheckShadowing(wheels[0], stdlib); err != nil {
+		r.fail(err.Error(), "the robot refuses this package: list only the app's own package in [tool.setuptools] packages (and no py-modules named after the standard library), and ship no .pth file")
+		return nil
+	}
+	r.ok("the wheel installs nothing over the runtime (robot_sdk, pip, setuptools, wheel, the standard library, .pth files)")
+
 	// The app builds with the base's setuptools, as the daemon builds it with its venv's; its
 	// dependencies come from where the robot's come from.
 	args := append(append([]string(nil), pip...), "install", "--no-build-isolation", "--no-compile")
@@ -114,7 +137,7 @@ func checkInstall(ctx context.Context, e *env, opts checkOptions, r *checkReport
 	for _, d := range opts.wheelDirs {
 		args = append(args, "--find-links", d)
 	}
-	if out, err := runCommand(ctx, e, tmp, python, append(args, src)...); err != nil {
+	if out, err := runCommand(ctx, e, tmp, python, append(args, wheels[0])...); err != nil {
 		hint := "the robot installs the dependencies of pyproject.toml from the package index of its pip configuration (or the daemon's --index-url): check each requirement's name and version, and that the index has it"
 		if opts.offline {
 			hint = "a robot started with --offline installs only from wheel directories: depend only on packages available as wheels in " + strings.Join(opts.wheelDirs, ", ")
@@ -368,7 +391,7 @@ func runCommand(ctx context.Context, e *env, dir, name string, args ...string) (
 	start := time.Now()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "PIP_DISABLE_PIP_VERSION_CHECK=1")
+	cmd.Env = append(buildEnv(os.Environ()), "PIP_DISABLE_PIP_VERSION_CHECK=1")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -399,4 +422,23 @@ func deref(s *string) string {
 		return "?"
 	}
 	return *s
+}
+
+// secretVar matches the names of variables that hold credentials: tokens (HF_TOKEN,
+// ROBOT_DAEMON_TOKEN, GITHUB_TOKEN), API keys, passwords, secrets, and the git configuration that
+// publish passes its token through.
+var secretVar = regexp.MustCompile(`(?i)(TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|API_?KEY|ACCESS_KEY|PRIVATE_KEY)(_PATH|_FILE)?$|^(GIT_CONFIG_|AWS_|HUGGING_?FACE_)`)
+
+// buildEnv is environ without credentials: the environment of every command check runs, since
+// building the package runs its setup.py and the probe imports its code, which must not find the
+// hub token (or any other) to send away. The package index of pip's configuration (PIP_INDEX_URL,
+// which may carry its own credentials) stays: the dependencies come from it.
+func buildEnv(environ []string) []string {
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		if name, _, _ := strings.Cut(kv, "="); !secretVar.MatchString(name) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }

@@ -141,6 +141,8 @@ func validateAppName(name string) error {
 		return fmt.Errorf("app name %q is a Python keyword: %s", name, fix)
 	case name == "robot_sdk":
 		return fmt.Errorf("app name %q is the robot SDK's module, which the app would hide: pick another name", name)
+	case slices.Contains([]string{"pip", "setuptools", "pkg_resources", "_distutils_hack", "wheel", "sitecustomize", "usercustomize"}, name):
+		return fmt.Errorf("app name %q is a module of the apps' runtime, which the app would hide (the robot refuses such a package): pick another name", name)
 	case slices.Contains(pythonStdlibModules(), name):
 		return fmt.Errorf("app name %q is a module of Python's standard library, which the app would hide: pick another name", name)
 	}

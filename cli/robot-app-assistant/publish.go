@@ -226,7 +226,9 @@ func (g *gitRunner) run(ctx context.Context, env []string, args ...string) (stri
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	start := time.Now()
-	cmd := exec.CommandContext(ctx, "git", args...)
+	// Hooks of the folder's repository (.git/hooks, core.hooksPath) never run: they would see the
+	// token that the push passes to git.
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "core.hooksPath=/dev/null"}, args...)...)
 	cmd.Dir = g.dir
 	cmd.Env = append(append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=", "SSH_ASKPASS=", "LC_ALL=C"), env...)
 	var out bytes.Buffer

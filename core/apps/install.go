@@ -84,9 +84,9 @@ func parseSource(raw string) (source, error) {
 			kind = SourceHubSpace
 			u.Path = strings.TrimSuffix(u.Path, "/")
 		}
-		return source{raw: raw, shown: u.Redacted(), kind: kind, cloneURL: u.String()}, nil
+		return source{raw: raw, shown: RedactURL(u.String()), kind: kind, cloneURL: u.String()}, nil
 	case "ssh", "git":
-		return source{raw: raw, shown: u.Redacted(), kind: SourceGit, cloneURL: u.String()}, nil
+		return source{raw: raw, shown: RedactURL(u.String()), kind: SourceGit, cloneURL: u.String()}, nil
 	}
 	return source{}, invalidError("url: scheme " + u.Scheme + " is not one of http, https, ssh, git, file")
 }
@@ -220,6 +220,13 @@ func (m *Manager) install(ctx context.Context, job *Job, src source, upgrade boo
 		names = append(names, a.name)
 	}
 	job.Logf("Package %s %s provides %s", meta.name, meta.version, strings.Join(names, ", "))
+	stdlib, err := StdlibModules(ctx, m.venv.Python())
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckShadowing(wheels[0], stdlib); err != nil {
+		return nil, fmt.Errorf("package %s refused: %v; the installed version, if any, is unchanged", meta.name, err)
+	}
 
 	// From here pip changes the venv: a daemon killed before endChange puts the previous version
 	// back at its next start (journal.go). pip undoes its own failures.

@@ -52,18 +52,21 @@ func (s PackageSource) Describe() string {
 	return tool + ", the package index of pip's configuration"
 }
 
-// RedactURL hides the password (or token) of a URL's user information: index URLs of private
-// indexes often carry one, and it must not reach logs, job logs or error messages.
+// RedactURL hides the credentials of a URL: the whole user information, user and password, becomes
+// "xxxxx" (https://alice:s3cret@host/x and https://<token>@host/x both show as
+// https://xxxxx@host/x). net/url's Redacted hides the password only, but a token is as often the
+// user part, and a user name says whose account the index or repository is. Index and source URLs
+// carry such credentials; they must not reach logs, job logs, API answers or error messages. An
+// scp-style git address (git@host:path) keeps its user: an SSH login name, not a credential.
 func RedactURL(raw string) string {
 	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
+	if err != nil {
+		return RedactText(raw)
+	}
+	if u.User == nil {
 		return raw
 	}
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	} else {
-		u.User = url.User("xxxxx")
-	}
+	u.User = url.User("xxxxx")
 	return u.String()
 }
 
@@ -228,10 +231,11 @@ func installerMessage(lines []string) string {
 	return RedactText(strings.Join(picked, "; "))
 }
 
-// urlWithUserinfo finds URLs that carry credentials in running text.
-var urlWithUserinfo = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)([^/\s:@]+)(:[^/\s@]*)?@`)
+// urlWithUserinfo finds URLs that carry credentials in running text: the user information runs to
+// the last @ of the authority (a password may hold an unescaped @).
+var urlWithUserinfo = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s?#'"]*@`)
 
-// RedactText hides the credentials of every URL in s.
+// RedactText hides the credentials of every URL in s, whole, as RedactURL does.
 func RedactText(s string) string {
 	return urlWithUserinfo.ReplaceAllString(s, "${1}xxxxx@")
 }

@@ -79,7 +79,10 @@ func (j *Job) Logf(format string, args ...any) {
 	j.notifyLocked()
 }
 
+// appendLocked keeps one log line, its URLs' credentials redacted (git and pip may print the
+// URLs they were given).
 func (j *Job) appendLocked(line string) {
+	line = RedactText(line)
 	if len(j.logs) >= maxJobLogLines {
 		j.logs = append(j.logs[:0], j.logs[len(j.logs)-maxJobLogLines/2:]...)
 		j.logs[0] = "[earlier lines dropped]"
@@ -101,7 +104,7 @@ func (j *Job) setStatus(s JobStatus, err error) {
 	}
 	j.status = s
 	if err != nil {
-		j.err = err.Error()
+		j.err = RedactText(err.Error())
 	}
 	if s.Finished() {
 		j.finished = time.Now()

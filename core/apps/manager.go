@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -232,7 +233,7 @@ func (m *Manager) refreshLocked(ctx context.Context) error {
 			Name: d.Name, SourceKind: SourceInstalled, Description: d.Summary,
 			Extra: AppExtra{
 				Module: d.Module, Class: d.Class, Package: d.Package, Version: d.Version,
-				CustomAppURL: d.CustomAppURL, Installed: true,
+				CustomAppURL: m.webURL(d.Name, d.CustomAppURL), Installed: true,
 			},
 		}
 		if rec, ok := m.records[d.Name]; ok {
@@ -342,4 +343,18 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// webURL keeps an app's custom_app_url only when it is an http(s) URL with a host: the dashboard
+// links it, and a javascript: or data: URL there would run in the dashboard's origin.
+func (m *Manager) webURL(app string, raw *string) *string {
+	if raw == nil {
+		return nil
+	}
+	u, err := url.Parse(*raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		m.log.Warn("ignoring the app's custom_app_url: not an http(s) URL", "app", app, "custom_app_url", truncate(RedactText(*raw), 200))
+		return nil
+	}
+	return raw
 }

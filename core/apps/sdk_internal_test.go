@@ -54,7 +54,7 @@ func TestParseSource(t *testing.T) {
 		{"https://huggingface.co/spaces/pollen/hello_world", "hf_space", "https://huggingface.co/spaces/pollen/hello_world", ""},
 		{"http://127.0.0.1:7860/spaces/u/app/", "hf_space", "http://127.0.0.1:7860/spaces/u/app", ""},
 		{"https://github.com/u/app.git", "git", "https://github.com/u/app.git", ""},
-		{"https://user:s3cret@git.example.com/u/app.git", "git", "https://user:s3cret@git.example.com/u/app.git", "https://user:xxxxx@git.example.com/u/app.git"},
+		{"https://user:s3cret@git.example.com/u/app.git", "git", "https://user:s3cret@git.example.com/u/app.git", "https://xxxxx@git.example.com/u/app.git"},
 		{"git@github.com:u/app.git", "git", "git@github.com:u/app.git", ""},
 		{"ssh://git@host/u/app", "git", "ssh://git@host/u/app", ""},
 		{dir, "local", "", dir},

@@ -3,6 +3,7 @@ package apps
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -13,10 +14,17 @@ const (
 	sessionRemote = "remote" // any other SDK client: it holds the slot itself
 )
 
+// MaxSessionsPerPeer caps the SDK sessions one client holds at once: an app that opens sessions in
+// a loop, or a remote client that never closes them, cannot grow the daemon's table.
+const MaxSessionsPerPeer = 8
+
+// ErrTooManySessions refuses a session beyond MaxSessionsPerPeer (HTTP 429).
+var ErrTooManySessions = errors.New("too many SDK sessions")
+
 type session struct {
-	id, kind, client, app string
-	pid                   int
-	opened, seen          time.Time
+	id, kind, client, app, peer string
+	pid                         int
+	opened, seen                time.Time
 }
 
 // SessionRequest is what an SDK client says about itself when it connects.
@@ -24,6 +32,7 @@ type SessionRequest struct {
 	PID    int    // the client's process ID, as it reports it
 	Local  bool   // the request came over loopback, so PID is a process on this machine
 	Client string // a short client description, e.g. robot_sdk/1.0
+	Peer   string // who the client is (its user on this machine, or its address): sessions are capped per peer
 }
 
 // SessionInfo describes an SDK session.
@@ -58,7 +67,18 @@ func (m *Manager) OpenSession(req SessionRequest) (SessionInfo, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.expireSessionsLocked(now)
-	s := &session{id: newSessionID(), client: req.Client, pid: req.PID, opened: now, seen: now}
+	if req.Peer != "" {
+		held := 0
+		for _, o := range m.sessions {
+			if o.peer == req.Peer {
+				held++
+			}
+		}
+		if held >= MaxSessionsPerPeer {
+			return SessionInfo{}, fmt.Errorf("%w: this client (%s) has %d open, the most one client may hold; close one (DELETE /api/sessions/<id>) or let it expire", ErrTooManySessions, req.Peer, held)
+		}
+	}
+	s := &session{id: newSessionID(), client: req.Client, pid: req.PID, peer: req.Peer, opened: now, seen: now}
 	if r := m.current; r != nil && r.state.Active() && req.Local && req.PID > 0 && processGroup(req.PID) == r.pid {
 		s.kind, s.app = sessionApp, r.info.Name
 		if r.state == StateStarting {

@@ -89,6 +89,11 @@ class _Transport:
                 resp = conn.getresponse()
                 raw = resp.read()
                 break
+            except KeyboardInterrupt:
+                # Ctrl-C inside a request leaves the connection half used: the next request
+                # (in the app's except KeyboardInterrupt block) needs a fresh one.
+                self._drop()
+                raise
             except (ConnectionError, http.client.HTTPException, OSError) as e:
                 self._drop()
                 if attempt == 2 or not isinstance(e, (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError)):

@@ -1,0 +1,135 @@
+package apps_test
+
+import (
+	"archive/zip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/robothub/robothub/core/apps"
+)
+
+// shadowingCopy copies coop_app as version 1.1.0 with extra top-level modules and packages.
+func shadowingCopy(t *testing.T, modules, packages []string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "coop_app")
+	if err := apps.CopyPackage(dir, appDir("coop_app")); err != nil {
+		t.Fatal(err)
+	}
+	py := filepath.Join(dir, "pyproject.toml")
+	data, _ := os.ReadFile(py)
+	text := strings.Replace(string(data), `version = "1.0.0"`, `version = "1.1.0"`, 1)
+	text = strings.Replace(text, `packages = ["coop_app"]`, `packages = ["coop_app"`+quoteList(packages)+`]`+"\npy-modules = ["+strings.TrimPrefix(quoteList(modules), ", ")+"]", 1)
+	if err := os.WriteFile(py, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range packages {
+		os.MkdirAll(filepath.Join(dir, p), 0o755)
+		os.WriteFile(filepath.Join(dir, p, "__init__.py"), []byte("raise SystemExit('shadowed')\n"), 0o644)
+	}
+	for _, m := range modules {
+		os.WriteFile(filepath.Join(dir, m+".py"), []byte("raise SystemExit('shadowed')\n"), 0o644)
+	}
+	return dir
+}
+
+func quoteList(names []string) string {
+	var b strings.Builder
+	for _, n := range names {
+		b.WriteString(`, "` + n + `"`)
+	}
+	return b.String()
+}
+
+func TestUpdateThatShadowsTheRuntimeIsRefused(t *testing.T) {
+	m := newManager(t, "", "dev")
+	installOK(t, m, appDir("coop_app"))
+	t.Cleanup(func() {
+		if j, err := m.Remove("coop_app"); err == nil {
+			waitJob(t, j)
+		}
+	})
+	sdkBefore, err := venvPython("import robot_sdk; print(robot_sdk.__file__, robot_sdk.Robot.__name__)")
+	if err != nil {
+		t.Fatalf("robot_sdk: %s %v", sdkBefore, err)
+	}
+	for _, c := range []struct {
+		name              string
+		modules, packages []string
+		want              []string
+	}{
+		{"the SDK", nil, []string{"robot_sdk"}, []string{"robot_sdk/__init__.py (robot_sdk, the robot SDK the daemon provides)"}},
+		{"pip and sitecustomize", []string{"sitecustomize"}, []string{"pip"}, []string{"pip/__init__.py (pip, the installer", "sitecustomize.py (sitecustomize, a module Python runs at every start)"}},
+		{"the standard library", []string{"json", "ssl"}, nil, []string{"json.py (json, a standard-library module)", "ssl.py (ssl, a standard-library module)"}},
+	} {
+		j, err := m.Install(shadowingCopy(t, c.modules, c.packages))
+		if err != nil {
+			t.Fatal(err)
+		}
+		info := waitJob(t, j)
+		if info.Status != apps.JobFailed || info.Error == nil {
+			t.Fatalf("%s: an update that shadows it: %s", c.name, info.Status)
+		}
+		for _, w := range append(c.want, "package coop-app refused: the package would shadow the apps' runtime", "the installed version, if any, is unchanged") {
+			if !strings.Contains(*info.Error, w) {
+				t.Errorf("%s: error %q lacks %q", c.name, *info.Error, w)
+			}
+		}
+		app, err := m.App("coop_app")
+		if err != nil || app.Extra.Version != "1.0.0" {
+			t.Fatalf("%s: after the refused update coop_app is %+v (%v), want 1.0.0", c.name, app.Extra, err)
+		}
+		if got, err := venvPython("import coop_app.main, json, ssl, robot_sdk; print(robot_sdk.__file__, robot_sdk.Robot.__name__)"); err != nil || got != sdkBefore {
+			t.Fatalf("%s: after the refused update: %q %v, want %q", c.name, got, err, sdkBefore)
+		}
+	}
+}
+
+// writeWheel makes a wheel holding files (their contents do not matter).
+func writeWheel(t *testing.T, files ...string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "x-1.0-py3-none-any.whl")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := zip.NewWriter(f)
+	for _, name := range files {
+		w, _ := zw.Create(name)
+		if strings.HasSuffix(name, "entry_points.txt") {
+			w.Write([]byte("[console_scripts]\npip = x.main:run\nx-tool = x.main:run\n"))
+		}
+	}
+	zw.Close()
+	f.Close()
+	return p
+}
+
+func TestCheckShadowingReadsEveryPlaceAWheelInstalls(t *testing.T) {
+	stdlib := map[string]bool{"json": true, "_ssl": true, "os": true}
+	for _, c := range []struct {
+		files []string
+		want  string // "" for none
+	}{
+		{[]string{"x/__init__.py", "x/data.json", "x-1.0.dist-info/METADATA"}, ""},
+		{[]string{"x/__init__.py", "x/hooks.pth"}, "x/hooks.pth (a .pth file"},
+		{[]string{"x/__init__.py", "evil.pth"}, "evil.pth (a .pth file"},
+		{[]string{"x-1.0.data/purelib/usercustomize.py"}, "usercustomize.py (usercustomize"},
+		{[]string{"x-1.0.data/platlib/_ssl.cpython-311-x86_64-linux-gnu.so"}, "_ssl.cpython-311-x86_64-linux-gnu.so (_ssl, a standard-library module)"},
+		{[]string{"x-1.0.data/data/lib/python3.11/site-packages/os/__init__.py"}, "os/__init__.py (os, a standard-library module)"},
+		{[]string{"x-1.0.data/data/share/x/readme.txt", "x-1.0.data/headers/x.h"}, ""},
+		{[]string{"x-1.0.data/scripts/python3"}, "script python3 (a command of the apps venv)"},
+		{[]string{"x-1.0.data/data/bin/pip"}, "script pip (a command of the apps venv)"},
+		{[]string{"x/__init__.py", "x-1.0.dist-info/entry_points.txt"}, "script pip (a command of the apps venv)"},
+		{[]string{"setuptools/__init__.py", "wheel/__init__.py"}, "setuptools/__init__.py (setuptools, the build tool of the apps venv), wheel/__init__.py (wheel"},
+	} {
+		err := apps.CheckShadowing(writeWheel(t, c.files...), stdlib)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%v: %v, want none", c.files, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%v: %v, want %q", c.files, err, c.want)
+		}
+	}
+}

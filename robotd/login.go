@@ -1,0 +1,75 @@
+package robotd
+
+import (
+	"crypto/subtle"
+	"html/template"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// sessionMaxAge is how long a dashboard login lasts in the browser (until the token changes).
+const sessionMaxAge = 30 * 24 * time.Hour
+
+var loginPage = template.Must(template.New("login").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Robot daemon: log in</title>
+<meta name="viewport" content="width=device-width, initial-scale=1"></head>
+<body style="font-family: sans-serif; max-width: 32em; margin: 3em auto">
+<h1>Log in to the robot daemon</h1>
+{{if .Error}}<p role="alert" style="color: #b00020">{{.Error}}</p>{{end}}
+<p>Paste the daemon's API token: the link it printed when it started holds it, or read the file
+<code>api-token</code> in its data directory (<code>sudo cat /var/lib/robot-daemon/api-token</code> on the robot).</p>
+<form method="post" action="/login">
+<label>API token <input name="token" type="password" autocomplete="current-password" required autofocus></label>
+<button type="submit">Log in</button>
+</form></body></html>
+`))
+
+// handleLogin logs a browser in: GET /login?token=T (the link the daemon prints) or the form's
+// POST set an HttpOnly, SameSite=Strict cookie and send the browser to the dashboard. GET /login
+// without a token shows the form.
+func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Referrer-Policy", "no-referrer") // the link's token must not leave in a Referer
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
+	var token string
+	switch r.Method {
+	case http.MethodGet:
+		if !r.URL.Query().Has("token") {
+			s.showLogin(w, http.StatusOK, "")
+			return
+		}
+		token = r.URL.Query().Get("token")
+	case http.MethodPost:
+		r.Body = http.MaxBytesReader(w, r.Body, 4096)
+		if err := r.ParseForm(); err != nil {
+			s.showLogin(w, http.StatusBadRequest, "The form could not be read: send the field token, at most 4 KiB.")
+			return
+		}
+		token = r.PostForm.Get("token")
+	}
+	token = strings.TrimSpace(token)
+	if s.noAuth || subtle.ConstantTimeCompare([]byte(token), []byte(s.token)) != 1 {
+		if s.noAuth {
+			http.Redirect(w, r, "/", http.StatusSeeOther)
+			return
+		}
+		s.log.Warn("refused a dashboard login: wrong token", "peer", r.RemoteAddr)
+		s.showLogin(w, http.StatusUnauthorized, "That is not this daemon's token.")
+		return
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name: sessionCookie, Value: s.sessionValue(), Path: "/",
+		MaxAge: int(sessionMaxAge / time.Second), HttpOnly: true, SameSite: http.SameSiteStrictMode,
+		Secure: r.TLS != nil,
+	})
+	s.log.Info("dashboard login", "peer", r.RemoteAddr)
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+func (s *Server) showLogin(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(code)
+	_ = loginPage.Execute(w, struct{ Error string }{msg})
+}

@@ -1,0 +1,42 @@
+package robotd
+
+import (
+	"net"
+	"os"
+	"testing"
+)
+
+// The uid of a loopback client comes from the kernel's socket table, on IPv4 and IPv6 alike.
+func TestLoopbackPeerUID(t *testing.T) {
+	for _, network := range []string{"tcp4", "tcp6"} {
+		addr := "127.0.0.1:0"
+		if network == "tcp6" {
+			addr = "[::1]:0"
+		}
+		ln, err := net.Listen(network, addr)
+		if err != nil {
+			t.Logf("%s: %v (no loopback of this family here)", network, err)
+			continue
+		}
+		defer ln.Close()
+		client, err := net.Dial(network, ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer client.Close()
+		server, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer server.Close()
+		uid := lookupPeerUID(server.RemoteAddr(), server.LocalAddr())
+		if uid != os.Getuid() {
+			t.Errorf("%s: peer uid %d, want %d", network, uid, os.Getuid())
+		}
+		// The server's own end is not the client: swapping the addresses finds the server's socket,
+		// which is this process too, but an address with no socket finds nothing.
+		if got := lookupPeerUID(&net.TCPAddr{IP: server.RemoteAddr().(*net.TCPAddr).IP, Port: 1}, server.LocalAddr()); got != -1 {
+			t.Errorf("%s: a port with no socket gave uid %d", network, got)
+		}
+	}
+}
