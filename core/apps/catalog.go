@@ -29,7 +29,10 @@ type Catalog struct {
 
 type hubSpace struct {
 	ID       string `json:"id"`
+	Author   string `json:"author"`
 	CardData struct {
+		Title            string `json:"title"`
+		Emoji            string `json:"emoji"`
 		ShortDescription string `json:"short_description"`
 	} `json:"cardData"`
 }
@@ -83,9 +86,14 @@ func (c *Catalog) fetch(ctx context.Context) ([]AppInfo, error) {
 		if !ok || name == "" {
 			continue
 		}
+		author := s.Author
+		if author == "" {
+			author, _, _ = strings.Cut(s.ID, "/")
+		}
 		apps = append(apps, AppInfo{
 			Name: name, SourceKind: SourceHubSpace, Description: s.CardData.ShortDescription,
-			URL: base + "/spaces/" + s.ID,
+			URL:   base + "/spaces/" + s.ID,
+			Extra: AppExtra{Title: s.CardData.Title, Author: author, Emoji: s.CardData.Emoji},
 		})
 	}
 	return apps, nil
