@@ -155,8 +155,9 @@ func colorScheme(scheme string) chromedp.Action[chromedp.Void] {
 }
 
 // screenshots writes the page as it is now at desktop and at phone width, as
-// <screenshotDir>/<name>-desktop.png and -phone.png, and fails if the phone layout scrolls sideways.
-func screenshots(t *testing.T, ctx context.Context, name string) {
+// <screenshotDir>/<name>-desktop.png (the whole page) and -phone.png (the screen at the element
+// focus), and fails if the phone layout scrolls sideways.
+func screenshots(t *testing.T, ctx context.Context, name, focus string) {
 	t.Helper()
 	if err := os.MkdirAll(screenshotDir, 0o755); err != nil {
 		t.Fatal(err)
@@ -183,7 +184,15 @@ func screenshots(t *testing.T, ctx context.Context, name string) {
 				t.Errorf("%s: the page is %d px wider than a %d px phone screen", name, overflow, size.width)
 			}
 		}
-		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		// The desktop page whole; on a phone, the screen's worth around what the state is about.
+		shot := chromedp.FullScreenshot(100)
+		if size.mobile {
+			if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.querySelector(%q).scrollIntoView({block: "start"})`, focus))); err != nil {
+				t.Fatal(err)
+			}
+			shot = chromedp.CaptureScreenshot()
+		}
+		png, err := chromedp.Run(ctx, shot)
 		if err != nil {
 			t.Fatalf("screenshot %s-%s: %v", name, size.suffix, err)
 		}
@@ -198,12 +207,16 @@ type space struct {
 	owner, name string
 	card        string            // the README's front matter, without the --- lines
 	dir         string            // the app's package source, copied whole; "" for a listing only
-	files       map[string]string // more files, or files instead of dir
+	files       map[string]string // more files
 }
 
 // catalogHub runs the local hub emulator (internal/hubemu) in-process with spaces published to it
 // through its commit API, as `robot-app-assistant publish` would, and serves it on loopback.
-func catalogHub(t testing.TB, spaces []space) string {
+//
+// listed are more catalog entries, added to the emulator's answer to GET /api/spaces in the same
+// record shape: publishing a git space takes the emulator a third of a second on a busy machine,
+// and a store of 200 apps needs only a few of them to be installable.
+func catalogHub(t testing.TB, spaces []space, listed []map[string]any) *localHub {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skipf("git is not installed: %v", err)
@@ -213,12 +226,29 @@ func catalogHub(t testing.TB, spaces []space) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(emu.Handler())
+	hub := emu.Handler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet || r.URL.Path != "/api/spaces" || len(listed) == 0 {
+			hub.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		hub.ServeHTTP(rec, r)
+		var records []map[string]any
+		if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &records) != nil {
+			t.Errorf("the hub emulator answered GET %s with %d %s", r.URL, rec.Code, rec.Body)
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(append(records, listed...))
+	}))
 	t.Cleanup(func() {
 		srv.Close()
 		emu.Close()
 	})
-	owners := map[string]hubemu.Principal{}
+	h := &localHub{URL: srv.URL, emu: emu, owners: map[string]hubemu.Principal{}}
+	owners := h.owners
 	for _, sp := range spaces {
 		p, ok := owners[sp.owner]
 		if !ok {
@@ -256,30 +286,50 @@ func catalogHub(t testing.TB, spaces []space) string {
 			files[k] = v
 		}
 		files["README.md"] = "---\n" + sp.card + "\n---\n\n# " + sp.name + "\n"
-		var body bytes.Buffer
-		enc := json.NewEncoder(&body)
-		_ = enc.Encode(map[string]any{"key": "header", "value": map[string]string{"summary": "publish " + sp.name}})
-		for path, content := range files {
-			_ = enc.Encode(map[string]any{"key": "file", "value": map[string]string{
-				"path": path, "content": base64.StdEncoding.EncodeToString([]byte(content)), "encoding": "base64"}})
-		}
-		if _, err := emu.Commit(ctx, p, sp.owner+"/"+sp.name, "main", &body); err != nil {
-			t.Fatalf("publishing %s/%s: %v", sp.owner, sp.name, err)
-		}
+		h.publish(t, sp.owner, sp.name, files)
 	}
-	return srv.URL
+	return h
 }
 
-// fillerSpaces are n apps published by the community, listed in the catalog but never installed.
-func fillerSpaces(n int) []space {
+// localHub is the hub emulator serving on URL, with the principals of the spaces' owners.
+type localHub struct {
+	URL    string
+	emu    *hubemu.Emulator
+	owners map[string]hubemu.Principal
+}
+
+// publish commits files to the space owner/name, as the hub's commit API does.
+func (h *localHub) publish(t testing.TB, owner, name string, files map[string]string) {
+	t.Helper()
+	var body bytes.Buffer
+	enc := json.NewEncoder(&body)
+	_ = enc.Encode(map[string]any{"key": "header", "value": map[string]string{"summary": "publish " + name}})
+	for path, content := range files {
+		_ = enc.Encode(map[string]any{"key": "file", "value": map[string]string{
+			"path": path, "content": base64.StdEncoding.EncodeToString([]byte(content)), "encoding": "base64"}})
+	}
+	if _, err := h.emu.Commit(context.Background(), h.owners[owner], owner+"/"+name, "main", &body); err != nil {
+		t.Fatalf("publishing %s/%s: %v", owner, name, err)
+	}
+}
+
+// fillerApps are n catalog entries by the community, in the hub's space record shape: listed in
+// the store, never installed. They have no emoji: headless Chromium has no emoji font, and the
+// screenshots would show empty boxes.
+func fillerApps(n int) []map[string]any {
 	topics := []string{"dance", "weather", "chess", "music", "storytelling", "yoga", "quiz", "pet", "timer", "translator"}
-	var out []space
+	var out []map[string]any
 	for i := range n {
 		topic := topics[i%len(topics)]
-		out = append(out, space{
-			owner: fmt.Sprintf("maker%d", i%7), name: fmt.Sprintf("%s_app_%d", topic, i),
-			card:  fmt.Sprintf("title: %s companion %d\nemoji: 🎈\nshort_description: A %s app for the robot, number %d\ntags:\n  - robot_python_app", strings.ToUpper(topic[:1])+topic[1:], i, topic, i),
-			files: map[string]string{"app.py": "print('hello')\n"},
+		owner := fmt.Sprintf("maker%d", i%7)
+		out = append(out, map[string]any{
+			"id": fmt.Sprintf("%s/%s_app_%d", owner, topic, i), "author": owner, "sdk": "static",
+			"tags": []string{"robot_python_app", "static"},
+			"cardData": map[string]any{
+				"title": fmt.Sprintf("%s companion %d", strings.ToUpper(topic[:1])+topic[1:], i),
+				"short_description": fmt.Sprintf("A %s app for the robot, number %d", topic, i),
+				"tags":              []string{"robot_python_app"},
+			},
 		})
 	}
 	return out
@@ -364,17 +414,22 @@ func TestDashboard(t *testing.T) {
 	indexURL, releaseIndex := gatedIndex(t, "slowdep")
 	spaces := []space{
 		{owner: "pollen", name: "catalog_app", dir: testdataApp("catalog_app"),
-			card: "title: Nodding head\nemoji: 🙂\nshort_description: Nods until asked to stop\ntags:\n  - robot_python_app"},
+			card: "title: Nodding head\nshort_description: Nods until asked to stop\ntags:\n  - robot_python_app"},
 		{owner: "pollen", name: "crash_app", dir: testdataApp("crash_app"),
-			card: "title: Crash test\nemoji: 💥\nshort_description: Crashes as it starts, to show a traceback\ntags:\n  - robot_python_app"},
+			card: "title: Crash test\nshort_description: Crashes as it starts, to show a traceback\ntags:\n  - robot_python_app"},
 		{owner: "tinkerer", name: "slow_app", dir: localApp(t, "slow_app", "slowdep>=1"),
-			card: "title: Slow starter\nemoji: 🐢\nshort_description: Needs a package from a slow index\ntags:\n  - robot_python_app"},
+			card: "title: Slow starter\nshort_description: Needs a package from a slow index\ntags:\n  - robot_python_app"},
 	}
-	hubURL := catalogHub(t, append(spaces, fillerSpaces(197)...))
+	began := time.Now()
+	hub := catalogHub(t, spaces, fillerApps(197))
+	hubURL := hub.URL
+	t.Logf("the hub: %.1f s", time.Since(began).Seconds())
 	port := freePort(t)
 	args := []string{"--hub-url", hubURL, "--index-url", indexURL}
+	began = time.Now()
 	d := startDaemon(t, daemonOptions{args: args, port: port})
 	removeApps(d, "catalog_app", "crash_app", "slow_app", "broken_dep_app")
+	t.Logf("the daemon: %.1f s", time.Since(began).Seconds())
 
 	steps := ctx
 	must := func(what string, actions ...chromedp.Action[chromedp.Void]) {
@@ -382,6 +437,8 @@ func TestDashboard(t *testing.T) {
 		// An install from the hub takes some 20 s on a busy 2-core machine.
 		stepCtx, cancel := context.WithTimeout(ctx, 90*time.Second)
 		defer cancel()
+		began := time.Now()
+		defer func() { t.Logf("%s: %.1f s", what, time.Since(began).Seconds()) }()
 		if err := chromedp.Do(stepCtx, actions...); err != nil {
 			t.Fatalf("%s: %v\n(the page shows: error %q, job %q, log %q)", what, err,
 				textOf(ctx, "#action-error"), textOf(ctx, "#job-status"), textOf(ctx, "#job-log"))
@@ -398,7 +455,7 @@ func TestDashboard(t *testing.T) {
 		waitText(`li[data-app="catalog_app"] .author`, "by pollen"),
 		waitText(`li[data-app="catalog_app"] .description`, "Nods until asked to stop"),
 	)
-	screenshots(t, ctx, "store")
+	screenshots(t, ctx, "store", "#store")
 
 	// Search: words match title, name, author and description.
 	must("searching the store", chromedp.SendKeys(chromedp.CSS("#store-search"), "nods"),
@@ -412,7 +469,7 @@ func TestDashboard(t *testing.T) {
 		t.Fatalf("searching an author and a topic matches nothing")
 	}
 	must("searching nods again", search("nods"), waitText("#store-count", "1 of 200 apps match"))
-	screenshots(t, ctx, "search")
+	screenshots(t, ctx, "search", "#store")
 
 	// Install from the store; the log arrives as the job runs; the card is then marked installed.
 	must("installing from the store", clickEnabled(`li[data-app="catalog_app"] button.install`),
@@ -424,7 +481,17 @@ func TestDashboard(t *testing.T) {
 	if log := textOf(ctx, "#job-log"); !strings.Contains(log, "Installed catalog_app") {
 		t.Errorf("the install log lacks the install's outcome:\n%s", log)
 	}
-	screenshots(t, ctx, "installed")
+	screenshots(t, ctx, "installed", "#job")
+
+	// The space moves on: a check for updates marks the app, and Update brings the new revision.
+	hub.publish(t, "pollen", "catalog_app", map[string]string{"CHANGELOG.md": "1.0.1: nods faster\n"})
+	must("checking for updates", chromedp.Click(chromedp.CSS("#check-updates")),
+		waitText("#updates-status", "1 app has an update: catalog_app"),
+		waitText(`#apps li[data-app="catalog_app"] .update-available`, "update available"),
+		clickEnabled(`#apps li[data-app="catalog_app"] button.update`),
+		waitText("#job-title", "Updating catalog_app"),
+		waitText("#job-status", "Done: updated catalog_app."),
+		waitJS("the update mark to go", `!document.querySelector('#apps li[data-app="catalog_app"] .update-available')`))
 
 	// Start the app: the drawing of the head follows the robot as it nods.
 	must("starting the app", search(""), clickEnabled(`#apps li[data-app="catalog_app"] button.start`),
@@ -435,7 +502,7 @@ func TestDashboard(t *testing.T) {
 		t.Fatal(err)
 	}
 	must("seeing the drawing move", waitJS("the head drawing to move", fmt.Sprintf(`(document.querySelector("#svg-eyes").getAttribute("transform") || "") !== %q`, first)))
-	screenshots(t, ctx, "running")
+	screenshots(t, ctx, "running", "#robot")
 	must("stopping the app", chromedp.Click(chromedp.CSS("#stop-btn")), waitText("#current-name", "none"))
 
 	// A crashed app: its cause and its Python traceback.
@@ -454,7 +521,7 @@ func TestDashboard(t *testing.T) {
 		waitText("#current-error", "RuntimeError: crash_app cannot start: calibration file missing"),
 		waitText("#app-log .stderr", "Traceback"),
 	)
-	screenshots(t, ctx, "crashed")
+	screenshots(t, ctx, "crashed", "#current")
 
 	// An app with its own page: the settings link to it, pointed at the host serving the dashboard.
 	d.install("webui_app")
@@ -483,7 +550,7 @@ func TestDashboard(t *testing.T) {
 	if _, ok := d.list()["broken_dep_app"]; ok {
 		t.Fatal("the failed install left broken_dep_app installed")
 	}
-	screenshots(t, ctx, "install-failed")
+	screenshots(t, ctx, "install-failed", "#job")
 
 	// Reload during an install: the page finds the job again, with its log so far, and follows it
 	// to the end. The index holds slowdep until the reloaded page shows the job in progress.
@@ -494,7 +561,7 @@ func TestDashboard(t *testing.T) {
 		waitText("#job-log", "Installing dependencies: slowdep"),
 		waitText("#job-status", "installing its dependencies"),
 	)
-	screenshots(t, ctx, "install-resumed")
+	screenshots(t, ctx, "install-resumed", "#job")
 	releaseIndex()
 	must("the resumed install finishing", waitText("#job-status", "Done: installed slow_app."),
 		waitText(`#apps li[data-app="slow_app"]`, "slow_app"))
@@ -505,13 +572,13 @@ func TestDashboard(t *testing.T) {
 	if bg != "rgb(17, 20, 24)" {
 		t.Errorf("body background in the dark theme: %s", bg)
 	}
-	screenshots(t, ctx, "dark")
+	screenshots(t, ctx, "dark", "#robot")
 	must("light theme", colorScheme(""))
 
 	// The daemon goes away: the page says so; it comes back on the same port: the page reconnects.
 	d.stop()
 	must("the daemon unreachable", chromedp.WaitVisible(chromedp.CSS("#offline")))
-	screenshots(t, ctx, "unreachable")
+	screenshots(t, ctx, "unreachable", "body")
 	d2 := startDaemon(t, daemonOptions{dataDir: d.dataDir, args: args, port: port})
 	must("reconnecting", chromedp.WaitNotVisible(chromedp.CSS("#offline")),
 		waitText("#robot-state", "Awake"),

@@ -206,7 +206,7 @@ function renderStore() {
     }
     const node = el("li", { "data-app": app.name, className: isInstalled ? "card is-installed" : "card" },
       el("div", { className: "card-head" },
-        el("span", { className: "emoji", text: app.extra.emoji || "🤖" }),
+        app.extra.emoji ? el("span", { className: "emoji", text: app.extra.emoji }) : null,
         el("span", {}, el("strong", { className: "title", text: title }), el("span", { className: "author muted", text: author ? " by " + author : "" }))),
       el("p", { className: "description", text: app.description || "No description." }),
       el("div", { className: "actions" }, action));
@@ -218,14 +218,22 @@ function renderStore() {
   filterStore();
 }
 
+// storePage is how many matching cards show before "Show more": a phone scrolls past a few
+// dozen cards, not 200.
+const storePage = 24;
+let storeLimit = storePage;
+
 function filterStore() {
   const words = $("store-search").value.toLowerCase().split(/\s+/).filter(Boolean);
   let shown = 0;
   for (const item of storeItems) {
     const match = words.every((w) => item.text.includes(w));
-    item.node.hidden = !match;
+    item.node.hidden = !match || shown >= storeLimit;
     if (match) shown++;
   }
+  const more = $("store-more");
+  more.hidden = shown <= storeLimit;
+  more.textContent = "Show more (" + (shown - storeLimit) + ")";
   const total = storeItems.length;
   $("store-count").textContent = total === 0 ? "The hub lists no app for this robot (or the daemon has no hub: --hub-url none)." :
     words.length ? shown + " of " + total + " apps match" : total + (total === 1 ? " app" : " apps") + " on the hub";
@@ -250,6 +258,7 @@ function followJob(id, title) {
   const job = { id, title, step: -1, lines: [] };
   activeJob = job;
   $("job").hidden = false;
+  $("job-dismiss").hidden = true;
   $("job-h").textContent = /^Removing/.test(title) ? "Remove" : /^Updating/.test(title) ? "Update" : "Install";
   $("job-title").textContent = title;
   const log = $("job-log"), status = $("job-status"), progress = $("job-progress"), summary = $("job-summary");
@@ -301,6 +310,7 @@ function followJob(id, title) {
 function endJob(job) {
   if (activeJob !== job) return;
   activeJob = null;
+  $("job-dismiss").hidden = false;
   localStorage.removeItem(jobKey);
   renderedApps = "";
   refreshApps().then(renderStore).catch(showError);
@@ -389,11 +399,12 @@ function followAppLog() {
   logRun = current ? current.info.name : null;
   logLines = [];
   const log = $("app-log");
-  log.replaceChildren();
+  log.replaceChildren(el("span", { className: "muted waiting", text: "Nothing written yet." }));
   const stream = new EventSource(streamURL("/api/apps/current-app-logs"));
   logStream = stream;
   stream.addEventListener("log", (e) => {
     const line = JSON.parse(e.data);
+    if (logLines.length === 0) log.replaceChildren();
     logLines.push(line);
     if (logLines.length > 2000) logLines.shift();
     log.append(el("span", { className: line.stream, text: line.line + "\n" }));
@@ -525,8 +536,16 @@ document.addEventListener("DOMContentLoaded", () => {
       followJob(job.job_id, "Installing " + id);
     });
   });
-  $("store-search").addEventListener("input", filterStore);
+  $("store-search").addEventListener("input", () => {
+    storeLimit = storePage;
+    filterStore();
+  });
+  $("store-more").addEventListener("click", () => {
+    storeLimit += 4 * storePage;
+    filterStore();
+  });
   $("check-updates").addEventListener("click", checkUpdates);
+  $("job-dismiss").addEventListener("click", () => { $("job").hidden = true; });
   $("stop-btn").addEventListener("click", () => act(() => api("POST", "/api/apps/stop-current-app")));
   $("restart-btn").addEventListener("click", () => act(() => api("POST", "/api/apps/restart-current-app")));
   $("wake-btn").addEventListener("click", () => act(() => api("POST", "/api/move/play/wake_up")));
