@@ -326,7 +326,7 @@ func fillerApps(n int) []map[string]any {
 			"id": fmt.Sprintf("%s/%s_app_%d", owner, topic, i), "author": owner, "sdk": "static",
 			"tags": []string{"robot_python_app", "static"},
 			"cardData": map[string]any{
-				"title": fmt.Sprintf("%s companion %d", strings.ToUpper(topic[:1])+topic[1:], i),
+				"title":             fmt.Sprintf("%s companion %d", strings.ToUpper(topic[:1])+topic[1:], i),
 				"short_description": fmt.Sprintf("A %s app for the robot, number %d", topic, i),
 				"tags":              []string{"robot_python_app"},
 			},
