@@ -202,12 +202,29 @@ func screenshots(t *testing.T, ctx context.Context, name, focus string) {
 	}
 }
 
+// readmeImage writes <screenshotDir>/readme.png, the top of the page in a small window: the image
+// the README shows is a copy of it (docs/dashboard.png).
+func readmeImage(t *testing.T, ctx context.Context) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1100, 700), chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`)); err != nil {
+		t.Fatal(err)
+	}
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(screenshotDir, "readme.png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // space is an app published on the test hub: its README's card and its files.
 type space struct {
 	owner, name string
 	card        string            // the README's front matter, without the --- lines
 	dir         string            // the app's package source, copied whole; "" for a listing only
 	files       map[string]string // more files
+	private     bool
 }
 
 // catalogHub runs the local hub emulator (internal/hubemu) in-process with spaces published to it
@@ -247,7 +264,7 @@ func catalogHub(t testing.TB, spaces []space, listed []map[string]any) *localHub
 		srv.Close()
 		emu.Close()
 	})
-	h := &localHub{URL: srv.URL, emu: emu, owners: map[string]hubemu.Principal{}}
+	h := &localHub{URL: srv.URL, emu: emu, owners: map[string]hubemu.Principal{}, tokens: map[string]string{}}
 	owners := h.owners
 	for _, sp := range spaces {
 		p, ok := owners[sp.owner]
@@ -260,8 +277,10 @@ func catalogHub(t testing.TB, spaces []space, listed []map[string]any) *localHub
 				t.Fatal(err)
 			}
 			owners[sp.owner] = p
+			h.tokens[sp.owner] = token
 		}
-		if _, err := emu.CreateSpace(ctx, p, hubemu.CreateRepoInput{Name: sp.name, Type: "space"}); err != nil {
+		private := sp.private
+		if _, err := emu.CreateSpace(ctx, p, hubemu.CreateRepoInput{Name: sp.name, Type: "space", Private: &private}); err != nil {
 			t.Fatalf("creating space %s/%s: %v", sp.owner, sp.name, err)
 		}
 		files := map[string]string{}
@@ -296,6 +315,7 @@ type localHub struct {
 	URL    string
 	emu    *hubemu.Emulator
 	owners map[string]hubemu.Principal
+	tokens map[string]string // each owner's write token
 }
 
 // publish commits files to the space owner/name, as the hub's commit API does.
@@ -419,6 +439,8 @@ func TestDashboard(t *testing.T) {
 			card: "title: Crash test\nshort_description: Crashes as it starts, to show a traceback\ntags:\n  - robot_python_app"},
 		{owner: "tinkerer", name: "slow_app", dir: localApp(t, "slow_app", "slowdep>=1"),
 			card: "title: Slow starter\nshort_description: Needs a package from a slow index\ntags:\n  - robot_python_app"},
+		{owner: "tinkerer", name: "secret_app", dir: localApp(t, "secret_app"), private: true,
+			card: "title: Secret\nshort_description: Not published yet\ntags:\n  - robot_python_app"},
 	}
 	began := time.Now()
 	hub := catalogHub(t, spaces, fillerApps(197))
@@ -428,7 +450,7 @@ func TestDashboard(t *testing.T) {
 	args := []string{"--hub-url", hubURL, "--index-url", indexURL}
 	began = time.Now()
 	d := startDaemon(t, daemonOptions{args: args, port: port})
-	removeApps(d, "catalog_app", "crash_app", "slow_app", "broken_dep_app")
+	removeApps(d, "catalog_app", "crash_app", "slow_app", "broken_dep_app", "secret_app")
 	t.Logf("the daemon: %.1f s", time.Since(began).Seconds())
 
 	steps := ctx
@@ -491,7 +513,8 @@ func TestDashboard(t *testing.T) {
 		clickEnabled(`#apps li[data-app="catalog_app"] button.update`),
 		waitText("#job-title", "Updating catalog_app"),
 		waitText("#job-status", "Done: updated catalog_app."),
-		waitJS("the update mark to go", `!document.querySelector('#apps li[data-app="catalog_app"] .update-available')`))
+		waitJS("the update mark to go", `!document.querySelector('#apps li[data-app="catalog_app"] .update-available')`),
+		waitText("#updates-status", "Everything is up to date."))
 
 	// Start the app: the drawing of the head follows the robot as it nods.
 	must("starting the app", search(""), clickEnabled(`#apps li[data-app="catalog_app"] button.start`),
@@ -503,6 +526,7 @@ func TestDashboard(t *testing.T) {
 	}
 	must("seeing the drawing move", waitJS("the head drawing to move", fmt.Sprintf(`(document.querySelector("#svg-eyes").getAttribute("transform") || "") !== %q`, first)))
 	screenshots(t, ctx, "running", "#robot")
+	readmeImage(t, ctx)
 	must("stopping the app", chromedp.Click(chromedp.CSS("#stop-btn")), waitText("#current-name", "none"))
 
 	// A crashed app: its cause and its Python traceback.
@@ -552,6 +576,16 @@ func TestDashboard(t *testing.T) {
 	}
 	screenshots(t, ctx, "install-failed", "#job")
 
+	// A private space (not in the store, 404 to anyone else) installs with its owner's token.
+	must("installing a private space", chromedp.SendKeys(chromedp.CSS("#private-space"), "tinkerer/secret_app"),
+		chromedp.SendKeys(chromedp.CSS("#private-token"), hub.tokens["tinkerer"]),
+		chromedp.Click(chromedp.CSS("#private-btn")),
+		waitText("#job-status", "Done: installed secret_app."),
+		waitJS("the token field emptied", `document.querySelector("#private-token").value === ""`))
+	if strings.Contains(d.log.String(), hub.tokens["tinkerer"]) || strings.Contains(textOf(ctx, "#job-log"), hub.tokens["tinkerer"]) {
+		t.Fatal("the hub token shows in the daemon's log or the job's")
+	}
+
 	// Reload during an install: the page finds the job again, with its log so far, and follows it
 	// to the end. The index holds slowdep until the reloaded page shows the job in progress.
 	must("installing slow_app", search("slow"), clickEnabled(`li[data-app="slow_app"] button.install`),
@@ -584,5 +618,5 @@ func TestDashboard(t *testing.T) {
 		waitText("#robot-state", "Awake"),
 		waitText(`#apps li[data-app="slow_app"]`, "slow_app"),
 		waitText("#store-count", "200 apps on the hub"))
-	removeApps(d2, "catalog_app", "crash_app", "slow_app")
+	removeApps(d2, "catalog_app", "crash_app", "slow_app", "secret_app", "webui_app")
 }

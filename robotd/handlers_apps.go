@@ -267,6 +267,7 @@ func startupAppBody(name string) startupApp {
 // privateSpaceRequest is the body of POST /api/apps/install-private-space.
 type privateSpaceRequest struct {
 	SpaceID *string `json:"space_id"`
+	Token   string  `json:"token"` // optional: a hub token for this install only
 }
 
 func (s *Server) handleInstallPrivateSpace(w http.ResponseWriter, r *http.Request) {
@@ -279,7 +280,7 @@ func (s *Server) handleInstallPrivateSpace(w http.ResponseWriter, r *http.Reques
 		writeError(w, r, s.log, &errBody{"body: field space_id is required: <user>/<space> on the daemon's hub"})
 		return
 	}
-	job, err := s.apps.InstallPrivateSpace(*req.SpaceID)
+	job, err := s.apps.InstallPrivateSpaceWithToken(*req.SpaceID, req.Token)
 	if errors.Is(err, apps.ErrNoHubToken) {
 		writeJSON(w, http.StatusUnauthorized, detail{Detail: err.Error()})
 		return

@@ -162,9 +162,7 @@ async function checkUpdates() {
     const res = await api("GET", "/api/apps/check-updates?force=true");
     updates = {};
     for (const a of res.apps_with_updates || []) if (a.update_available) updates[a.app_name] = a;
-    const n = Object.keys(updates).length;
-    status.textContent = res.apps_checked === 0 ? "No app installed from the hub or git to check." :
-      n === 0 ? "Everything is up to date." : n + (n === 1 ? " app has" : " apps have") + " an update: " + Object.keys(updates).join(", ");
+    status.textContent = res.apps_checked === 0 ? "No app installed from the hub or git to check." : updatesText();
     if (res.errors && res.errors.length) status.textContent += " (could not check: " + res.errors.map((e) => e.app_name || e).join(", ") + ")";
     renderedApps = "";
     renderApps();
@@ -172,6 +170,11 @@ async function checkUpdates() {
     status.textContent = "";
     showError(err);
   }
+}
+
+function updatesText() {
+  const n = Object.keys(updates).length;
+  return n === 0 ? "Everything is up to date." : n + (n === 1 ? " app has" : " apps have") + " an update: " + Object.keys(updates).join(", ");
 }
 
 // ---- App store ----
@@ -216,6 +219,7 @@ function renderStore() {
   list.replaceChildren(frag);
   storeItems = items;
   filterStore();
+  performance.mark("store-rendered"); // how long the store takes to show (BenchmarkDashboardStore200)
 }
 
 // storePage is how many matching cards show before "Show more": a phone scrolls past a few
@@ -323,8 +327,10 @@ function finishJob(job, info) {
     status.className = "ok";
     const verb = info.command === "remove" ? "removed" : info.command === "update" ? "updated" : "installed";
     status.textContent = "Done: " + verb + " " + ((info.apps && info.apps.join(", ")) || "nothing new") + ".";
+    const before = Object.keys(updates).length;
     delete updates[info.target];
     for (const a of info.apps || []) delete updates[a];
+    if (Object.keys(updates).length !== before) $("updates-status").textContent = updatesText();
   } else {
     status.className = "error";
     status.textContent = "Failed.";
@@ -498,9 +504,21 @@ function drawRobot() {
   $("robot-head").textContent = [h.yaw, h.pitch, h.roll].map(fmt).join(" ");
   $("robot-antennas").textContent = s.antennas_position.map(fmt).join(" ");
   $("robot-body").textContent = fmt(s.body_yaw);
-  $("robot-motors").textContent = s.control_mode;
   $("wake-btn").disabled = s.awake && !s.move;
   $("sleep-btn").disabled = !s.awake && !s.move;
+}
+
+// refreshMotors shows the motors' mode and, on the hardware, the ones that are not well.
+async function refreshMotors() {
+  const m = await api("GET", "/api/motors/status");
+  let text = m.mode;
+  if (m.health) {
+    const bad = m.health.filter((h) => h.state !== "ok");
+    text += bad.length === 0 ? " · all " + m.health.length + " motors answer" :
+      " · " + bad.map((h) => h.name + ": " + (h.error || h.state)).join("; ");
+  }
+  $("robot-motors").textContent = text;
+  $("robot-motors").className = m.health && m.health.some((h) => h.state !== "ok") ? "error" : "";
 }
 
 async function refreshDaemon() {
@@ -513,6 +531,7 @@ async function refreshDaemon() {
 function reloadAll() {
   $("action-error").hidden = true;
   refreshDaemon().catch(showError);
+  refreshMotors().catch(showError);
   refreshStartup().catch(showError);
   logRun = null;
   refreshCurrent().then(refreshApps).then(refreshStore).then(resumeJob).catch(showError);
@@ -532,7 +551,11 @@ document.addEventListener("DOMContentLoaded", () => {
     e.preventDefault();
     act(async () => {
       const id = $("private-space").value.trim();
-      const job = await api("POST", "/api/apps/install-private-space", { space_id: id });
+      const body = { space_id: id };
+      const hubToken = $("private-token").value.trim();
+      if (hubToken) body.token = hubToken; // sent once, kept neither here nor by the daemon
+      const job = await api("POST", "/api/apps/install-private-space", body);
+      $("private-token").value = "";
       followJob(job.job_id, "Installing " + id);
     });
   });
@@ -558,5 +581,9 @@ document.addEventListener("DOMContentLoaded", () => {
   reloadAll();
   // The status poll is also the liveness check that drives the "unreachable" banner.
   setInterval(() => refreshCurrent().catch(() => {}), 1000);
-  setInterval(() => { if (online) refreshApps().catch(() => {}); }, 5000);
+  setInterval(() => {
+    if (!online) return;
+    refreshApps().catch(() => {});
+    refreshMotors().catch(() => {});
+  }, 5000);
 });
