@@ -317,7 +317,8 @@ function endJob(job) {
   $("job-dismiss").hidden = false;
   localStorage.removeItem(jobKey);
   renderedApps = "";
-  refreshApps().then(renderStore).catch(showError);
+  // list-available marks what is installed now (a removal unmarks its card).
+  refreshApps().then(refreshStore).catch(showError);
 }
 
 function finishJob(job, info) {
@@ -534,7 +535,8 @@ function reloadAll() {
   refreshMotors().catch(showError);
   refreshStartup().catch(showError);
   logRun = null;
-  refreshCurrent().then(refreshApps).then(refreshStore).then(resumeJob).catch(showError);
+  // The store does not wait for the rest: catalog entries carry extra.installed themselves.
+  Promise.all([refreshCurrent().then(refreshApps), refreshStore()]).then(resumeJob).catch(showError);
   followState();
 }
 
