@@ -3,6 +3,7 @@ package robotd_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"image/jpeg"
 	"io"
@@ -309,6 +310,26 @@ func TestInstallPrivateSpace(t *testing.T) {
 		return os.Getenv(k)
 	}})
 	d2.expectError("POST", "/api/apps/install-private-space", map[string]string{"space_id": "alice/catalog_app"}, 401, "no hub token")
+
+	// A token in the body serves that install only (the dashboard's private-space form).
+	mu.Lock()
+	auth = nil
+	mu.Unlock()
+	d2.call("POST", "/api/apps/install-private-space", map[string]string{"space_id": "alice/catalog_app", "token": "hf_bodytoken456"}, &created)
+	if j := d2.waitJob(created.JobID); j.Status != "done" {
+		t.Fatalf("install-private-space with a token: %s %v\n%s", j.Status, j.Error, strings.Join(j.Logs, "\n"))
+	} else if strings.Contains(strings.Join(j.Logs, "\n"), "hf_bodytoken456") {
+		t.Fatal("the token of the request appears in the job's log")
+	}
+	mu.Lock()
+	sent = strings.Join(auth, " ")
+	mu.Unlock()
+	if want := "Basic " + base64.StdEncoding.EncodeToString([]byte("user:hf_bodytoken456")); !strings.Contains(sent, want) {
+		t.Fatalf("git did not send the request's token: %q", sent)
+	}
+	if strings.Contains(d2.log.String(), "hf_bodytoken456") {
+		t.Fatal("the token of the request appears in the daemon's log")
+	}
 	if d2.call("POST", "/api/apps/remove/catalog_app", nil, &created) == 200 {
 		d2.waitJob(created.JobID)
 	}

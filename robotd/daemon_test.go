@@ -111,6 +111,7 @@ type daemonOptions struct {
 	args    []string
 	getenv  func(string) string
 	stdout  io.Writer // default: discarded
+	port    int       // default: a free port
 }
 
 // startDaemon runs the daemon with --sim on a free port and waits for /healthz. Apps reach it
@@ -123,7 +124,10 @@ func startDaemon(t testing.TB, opts daemonOptions) *daemon {
 	if opts.venv == "" {
 		opts.venv = sharedVenv
 	}
-	port := freePort(t)
+	port := opts.port
+	if port == 0 {
+		port = freePort(t)
+	}
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	t.Setenv("ROBOT_DAEMON_URL", url)
 	args := append([]string{"robot-daemon", "--sim", "--port", strconv.Itoa(port), "--data-dir", opts.dataDir,

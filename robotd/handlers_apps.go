@@ -187,6 +187,48 @@ func (s *Server) handleCurrentAppStatus(w http.ResponseWriter, r *http.Request) 
 	writeJSON(w, http.StatusOK, s.apps.Status())
 }
 
+// handleCurrentAppLogs streams the output of the current app run (or of the last one, when it
+// ended by itself) as server-sent events: one "log" event per line, {"stream", "line"} (the kept
+// lines, then new ones), then one "end" event once it has exited, with its AppStatus (null when it
+// was stopped), and the stream ends. 204 when there is no such run: an EventSource then stops reconnecting.
+func (s *Server) handleCurrentAppLogs(w http.ResponseWriter, r *http.Request) {
+	output, _ := s.apps.Output()
+	if output == nil {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	stream := startStream(w)
+	next := 0
+	for {
+		lines, n, ended, changed := output.Follow(next)
+		next = n
+		for _, line := range lines {
+			data, _ := json.Marshal(line)
+			if err := stream.send("log", data); err != nil {
+				return
+			}
+		}
+		if ended {
+			// The run's status (done, or error with its cause), or null when it was stopped: a
+			// stopped app is no current app, and a newer run may hold the slot already.
+			var st *apps.AppStatus
+			if o, now := s.apps.Output(); o == output {
+				st = now
+			}
+			data, _ := json.Marshal(st)
+			_ = stream.send("end", data)
+			return
+		}
+		select {
+		case <-changed:
+		case <-r.Context().Done():
+			return
+		case <-s.done:
+			return
+		}
+	}
+}
+
 type startupApp struct {
 	StartupApp *string `json:"startup_app"`
 }
@@ -230,6 +272,7 @@ func startupAppBody(name string) startupApp {
 // privateSpaceRequest is the body of POST /api/apps/install-private-space.
 type privateSpaceRequest struct {
 	SpaceID *string `json:"space_id"`
+	Token   string  `json:"token"` // optional: a hub token for this install only
 }
 
 func (s *Server) handleInstallPrivateSpace(w http.ResponseWriter, r *http.Request) {
@@ -242,7 +285,7 @@ func (s *Server) handleInstallPrivateSpace(w http.ResponseWriter, r *http.Reques
 		writeError(w, r, s.log, &errBody{"body: field space_id is required: <user>/<space> on the daemon's hub"})
 		return
 	}
-	job, err := s.apps.InstallPrivateSpace(*req.SpaceID)
+	job, err := s.apps.InstallPrivateSpaceWithToken(*req.SpaceID, req.Token)
 	if errors.Is(err, apps.ErrNoHubToken) {
 		writeJSON(w, http.StatusUnauthorized, detail{Detail: err.Error()})
 		return

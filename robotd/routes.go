@@ -24,6 +24,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /api/apps/stop-current-app", s.handleStopApp)
 	mux.HandleFunc("POST /api/apps/restart-current-app", s.handleRestartApp)
 	mux.HandleFunc("GET /api/apps/current-app-status", s.handleCurrentAppStatus)
+	mux.HandleFunc("GET /api/apps/current-app-logs", s.handleCurrentAppLogs)
 	mux.HandleFunc("GET /api/apps/startup-app", s.handleGetStartupApp)
 	mux.HandleFunc("PUT /api/apps/startup-app", s.handlePutStartupApp)
 	mux.HandleFunc("POST /api/apps/install-private-space", s.handleInstallPrivateSpace)

@@ -68,9 +68,14 @@ func (c *Catalog) fetch(ctx context.Context) ([]AppInfo, error) {
 		if !ok || name == "" {
 			continue
 		}
-		desc, _ := s.CardData["short_description"].(string)
+		author := s.Author
+		if author == "" {
+			author, _, _ = strings.Cut(s.ID, "/")
+		}
+		card := func(key string) string { v, _ := s.CardData[key].(string); return v }
 		apps = append(apps, AppInfo{
-			Name: name, SourceKind: SourceHubSpace, Description: desc, URL: client.SpaceGitURL(s.ID),
+			Name: name, SourceKind: SourceHubSpace, Description: card("short_description"), URL: client.SpaceGitURL(s.ID),
+			Extra: AppExtra{Title: card("title"), Author: author, Emoji: card("emoji")},
 		})
 	}
 	return apps, nil

@@ -23,24 +23,44 @@ var spaceIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9]
 // InstallPrivateSpace starts a job that installs the space spaceID ("<user>/<app>") of the daemon's
 // hub, reading it with the hub token: what the anchor's install-private-space does.
 func (m *Manager) InstallPrivateSpace(spaceID string) (*Job, error) {
+	return m.InstallPrivateSpaceWithToken(spaceID, "")
+}
+
+// InstallPrivateSpaceWithToken is InstallPrivateSpace, git reading the space with token (the
+// daemon's hub token when token is ""). The token serves this install only: it is not stored, so
+// checking a private space for updates, and updating it, need the daemon's own hub token.
+func (m *Manager) InstallPrivateSpaceWithToken(spaceID, token string) (*Job, error) {
 	spaceID = strings.TrimSpace(spaceID)
+	token = strings.TrimSpace(token)
 	if !spaceIDPattern.MatchString(spaceID) {
 		return nil, invalidError("space_id: " + truncate(spaceID, 100) + " is not <user>/<space>")
 	}
 	if m.cfg.HubURL == "" {
 		return nil, refusedError("No hub is configured (--hub-url none): private spaces cannot be installed")
 	}
-	if m.cfg.HubToken == "" {
+	if token == "" {
+		token = m.cfg.HubToken
+	}
+	if token == "" {
 		return nil, ErrNoHubToken
 	}
-	return m.Install(strings.TrimRight(m.cfg.HubURL, "/") + "/spaces/" + spaceID)
+	src, err := parseSource(strings.TrimRight(m.cfg.HubURL, "/") + "/spaces/" + spaceID)
+	if err != nil {
+		return nil, err
+	}
+	src.token = token
+	return m.installSource(src)
 }
 
 // gitAuthEnv gives git the hub token, as an Authorization header for the hub's URLs only, when
 // src is on the daemon's hub: private spaces can then be cloned. The token travels in GIT_CONFIG_*
 // variables, never on a command line (ps shows those), in .git/config or in a log.
 func (m *Manager) gitAuthEnv(src source) []string {
-	if m.cfg.HubToken == "" || m.cfg.HubURL == "" || src.kind != SourceHubSpace {
+	token := src.token
+	if token == "" {
+		token = m.cfg.HubToken
+	}
+	if token == "" || m.cfg.HubURL == "" || src.kind != SourceHubSpace {
 		return nil
 	}
 	hub, err := url.Parse(strings.TrimRight(m.cfg.HubURL, "/"))
@@ -51,7 +71,7 @@ func (m *Manager) gitAuthEnv(src source) []string {
 	if err != nil || u.Scheme != hub.Scheme || u.Host != hub.Host || u.User != nil {
 		return nil
 	}
-	basic := base64.StdEncoding.EncodeToString([]byte("user:" + m.cfg.HubToken))
+	basic := base64.StdEncoding.EncodeToString([]byte("user:" + token))
 	return []string{
 		"GIT_CONFIG_COUNT=1",
 		"GIT_CONFIG_KEY_0=http." + hub.String() + "/.extraHeader",

@@ -40,6 +40,11 @@ type AppExtra struct {
 	Revision     string     `json:"revision,omitempty"` // the git commit installed from a hub space or git URL
 	InstalledAt  *time.Time `json:"installed_at,omitempty"`
 	Installed    bool       `json:"installed"`
+	// Catalog entries: the space card's title and emoji, and the space's author (the dashboard's
+	// app store shows them).
+	Title  string `json:"title,omitempty"`
+	Author string `json:"author,omitempty"`
+	Emoji  string `json:"emoji,omitempty"`
 }
 
 // AppState is the state of the app in the slot.

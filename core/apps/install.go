@@ -29,6 +29,7 @@ type source struct {
 	kind     SourceKind // hub_space, git or local
 	cloneURL string     // for hub_space and git
 	path     string     // for local
+	token    string     // a hub token for this install only (install-private-space); never logged
 }
 
 var (
@@ -100,6 +101,10 @@ func (m *Manager) Install(rawURL string) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
+	return m.installSource(src)
+}
+
+func (m *Manager) installSource(src source) (*Job, error) {
 	job := m.jobs.create("install", src.shown)
 	go m.runJob(job, func(ctx context.Context) ([]string, error) { return m.install(ctx, job, src, false) })
 	return job, nil

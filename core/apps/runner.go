@@ -37,6 +37,7 @@ type run struct {
 	killed        bool
 	exited        chan struct{}
 	stderr        *lineTail
+	output        *OutputLog
 }
 
 func (r *run) statusLocked() AppStatus {
@@ -115,7 +116,7 @@ func (m *Manager) spawnLocked(info AppInfo) (*run, error) {
 	}
 	r := &run{
 		info: info, cmd: cmd, pid: cmd.Process.Pid, started: time.Now(), state: StateStarting,
-		exited: make(chan struct{}), stderr: &lineTail{max: 2 * errorTailLines},
+		exited: make(chan struct{}), stderr: &lineTail{max: 2 * errorTailLines}, output: newOutputLog(),
 	}
 	m.log.Info("app started", "app", info.Name, "pid", r.pid, "module", info.Extra.Module)
 	if err := writeJSONAtomic(m.path(runningAppFile), runningApp{Name: info.Name, PID: r.pid, StartTicks: procStartTicks(r.pid)}); err != nil {
@@ -123,8 +124,8 @@ func (m *Manager) spawnLocked(info AppInfo) (*run, error) {
 	}
 	var pumps sync.WaitGroup
 	pumps.Add(2)
-	go m.pump(&pumps, outR, info.Name, "stdout", nil)
-	go m.pump(&pumps, errR, info.Name, "stderr", r.stderr)
+	go m.pump(&pumps, outR, info.Name, "stdout", nil, r.output)
+	go m.pump(&pumps, errR, info.Name, "stderr", r.stderr, r.output)
 	go m.monitor(r, &pumps)
 	time.AfterFunc(runningAfter, func() {
 		m.mu.Lock()
@@ -137,7 +138,7 @@ func (m *Manager) spawnLocked(info AppInfo) (*run, error) {
 }
 
 // pump logs an app's output line by line, keeping stderr's last lines for the error status.
-func (m *Manager) pump(wg *sync.WaitGroup, rd io.ReadCloser, app, stream string, tail *lineTail) {
+func (m *Manager) pump(wg *sync.WaitGroup, rd io.ReadCloser, app, stream string, tail *lineTail, output *OutputLog) {
 	defer wg.Done()
 	defer rd.Close()
 	sc := bufio.NewScanner(rd)
@@ -148,6 +149,7 @@ func (m *Manager) pump(wg *sync.WaitGroup, rd io.ReadCloser, app, stream string,
 		if tail != nil {
 			tail.add(line)
 		}
+		output.add(stream, line)
 	}
 }
 
@@ -167,6 +169,7 @@ func (m *Manager) monitor(r *run, pumps *sync.WaitGroup) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.endStateLocked(r, waitErr)
+	r.output.end()
 	for id, s := range m.sessions {
 		if s.kind == sessionApp && s.pid != 0 && s.app == r.info.Name {
 			delete(m.sessions, id)

@@ -1,20 +1,34 @@
-// The robot daemon's dashboard: plain DOM code over the daemon's REST API, no build step.
+// The robot daemon's dashboard: plain DOM code over the daemon's documented REST API
+// (docs/robot-api.md), no build step. Requests are same-origin with the browser's credentials, so
+// whatever authenticates this page (a cookie login, or the API token saved below) authenticates them.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
 let token = localStorage.getItem("robotDaemonToken") || "";
 let installed = [];
 let current = null;
+let updates = {}; // app name -> the check-updates entry of an app whose source moved on
+let online = true;
+
+// unreachable is the error of a request that got no answer: the daemon is down or restarting.
+class Unreachable extends Error {}
 
 async function api(method, path, body) {
-  const opts = { method, headers: {} };
+  const opts = { method, headers: {}, credentials: "same-origin" };
   if (token) opts.headers.Authorization = "Bearer " + token;
   if (body !== undefined) {
     opts.headers["Content-Type"] = "application/json";
     opts.body = JSON.stringify(body);
   }
-  const resp = await fetch(path, opts);
-  if (resp.status === 401) {
+  let resp;
+  try {
+    resp = await fetch(path, opts);
+  } catch (e) {
+    setOnline(false);
+    throw new Unreachable("The robot daemon is unreachable");
+  }
+  setOnline(true);
+  if (resp.status === 401 && !path.startsWith("/api/apps/install-private-space")) {
     askToken();
     throw new Error("This daemon needs its API token");
   }
@@ -31,24 +45,24 @@ function askToken() {
   }
 }
 
+// streamURL adds the saved token to a stream's URL: EventSource cannot send headers.
 function streamURL(path) {
   if (!token) return path;
   return path + (path.includes("?") ? "&" : "?") + "token=" + encodeURIComponent(token);
 }
 
-// appURL points an app's custom_app_url at the host that serves this dashboard, so that
-// http://0.0.0.0:8042 works from another machine.
-function appURL(url) {
-  try {
-    const u = new URL(url);
-    if (["0.0.0.0", "127.0.0.1", "localhost", "::"].includes(u.hostname)) u.hostname = location.hostname;
-    return u.toString();
-  } catch (e) {
-    return null;
-  }
+// setOnline shows or hides the "unreachable" banner; coming back reloads everything, so that the
+// page is right again after a daemon restart without a reload.
+function setOnline(ok) {
+  if (ok === online) return;
+  online = ok;
+  $("offline").hidden = ok;
+  document.body.classList.toggle("offline", !ok);
+  if (ok) reloadAll();
 }
 
 function showError(err) {
+  if (err instanceof Unreachable) return; // the banner says it
   const el = $("action-error");
   el.textContent = err ? err.message : "";
   el.hidden = !err;
@@ -76,14 +90,23 @@ function el(tag, attrs, ...children) {
 }
 
 function isActive(st) {
-  return st && ["starting", "running", "stopping"].includes(st.state);
+  return !!st && ["starting", "running", "stopping"].includes(st.state);
 }
 
-function settingsLink(app) {
-  const url = app.extra && app.extra.custom_app_url && appURL(app.extra.custom_app_url);
-  if (!url) return null;
-  return el("a", { className: "settings", href: url, target: "_blank", rel: "noopener", title: "Open the app's web UI", text: "⚙" });
+// appURL is an app's own page, pointed at the host that serves this dashboard (so that
+// http://0.0.0.0:8042 works from another machine); only http and https pages are linked.
+function appURL(url) {
+  try {
+    const u = new URL(url);
+    if (u.protocol !== "http:" && u.protocol !== "https:") return null;
+    if (["0.0.0.0", "127.0.0.1", "localhost", "[::]", "[::1]"].includes(u.hostname)) u.hostname = location.hostname;
+    return u.toString();
+  } catch (e) {
+    return null;
+  }
 }
+
+// ---- Installed apps ----
 
 async function refreshApps() {
   installed = await api("GET", "/api/apps/list");
@@ -94,26 +117,36 @@ let renderedApps = "";
 
 function renderApps() {
   // Re-render only on change, so that buttons do not move under the pointer.
-  const signature = JSON.stringify([installed, isActive(current) ? current.info.name : null, current && current.state]);
+  const running = isActive(current) ? current.info.name : null;
+  const busy = !!activeJob;
+  const signature = JSON.stringify([installed, running, updates, busy]);
   if (signature === renderedApps) return;
   renderedApps = signature;
-  const body = $("apps");
-  body.replaceChildren();
-  if (installed.length === 0) {
-    body.append(el("tr", {}, el("td", { colSpan: 4, className: "muted", text: "No app installed yet." })));
-  }
-  const running = isActive(current) ? current.info.name : null;
+  const list = $("apps");
+  list.replaceChildren();
+  if (installed.length === 0) list.append(el("li", { className: "muted", text: "No app installed yet: pick one in the app store." }));
   for (const app of installed) {
-    const start = el("button", { type: "button", className: "start", "data-app": app.name, text: "Start", disabled: !!running });
+    const start = el("button", { type: "button", className: "start", text: "Start", disabled: !!running });
     start.addEventListener("click", () => act(() => api("POST", "/api/apps/start-app/" + encodeURIComponent(app.name))));
-    const remove = el("button", { type: "button", className: "remove", "data-app": app.name, text: "Remove", disabled: running === app.name });
+    const remove = el("button", { type: "button", className: "remove", text: "Remove", disabled: running === app.name || busy });
     remove.addEventListener("click", () => act(async () => {
+      if (!window.confirm("Remove " + app.name + "?")) return;
       const job = await api("POST", "/api/apps/remove/" + encodeURIComponent(app.name));
-      followJob(job.job_id);
+      followJob(job.job_id, "Removing " + app.name);
     }));
-    const name = el("td", {}, el("span", { text: app.name }), running === app.name ? settingsLink(app) : null);
-    body.append(el("tr", { "data-app": app.name }, name,
-      el("td", { text: app.extra.version || "" }), el("td", { text: app.description || "" }), el("td", {}, start, remove)));
+    let update = null;
+    if (app.extra.source) {
+      update = el("button", { type: "button", className: "update" + (updates[app.name] ? " primary" : ""), text: "Update", disabled: busy });
+      update.addEventListener("click", () => act(async () => {
+        const job = await api("POST", "/api/apps/update/" + encodeURIComponent(app.name));
+        followJob(job.job_id, "Updating " + app.name);
+      }));
+    }
+    const badge = updates[app.name] ? el("span", { className: "badge update-available", text: "update available" }) : null;
+    list.append(el("li", { "data-app": app.name },
+      el("div", { className: "app-head" }, el("strong", { text: app.name }), el("span", { className: "muted", text: " " + (app.extra.version || "") }), badge),
+      el("div", { className: "muted", text: app.description || "" }),
+      el("div", { className: "actions" }, start, update, remove)));
   }
   const select = $("startup-app");
   const chosen = select.dataset.value || "";
@@ -122,19 +155,294 @@ function renderApps() {
   select.value = chosen;
 }
 
+async function checkUpdates() {
+  const status = $("updates-status");
+  status.textContent = "checking…";
+  try {
+    const res = await api("GET", "/api/apps/check-updates?force=true");
+    updates = {};
+    for (const a of res.apps_with_updates || []) if (a.update_available) updates[a.app_name] = a;
+    status.textContent = res.apps_checked === 0 ? "No app installed from the hub or git to check." : updatesText();
+    if (res.errors && res.errors.length) status.textContent += " (could not check: " + res.errors.map((e) => e.app_name || e).join(", ") + ")";
+    renderedApps = "";
+    renderApps();
+  } catch (err) {
+    status.textContent = "";
+    showError(err);
+  }
+}
+
+function updatesText() {
+  const n = Object.keys(updates).length;
+  return n === 0 ? "Everything is up to date." : n + (n === 1 ? " app has" : " apps have") + " an update: " + Object.keys(updates).join(", ");
+}
+
+// ---- App store ----
+
+let catalog = [];
+let storeItems = []; // [{app, node, text}] in catalog order
+
+async function refreshStore() {
+  const all = await api("GET", "/api/apps/list-available");
+  catalog = all.filter((a) => a.source_kind !== "installed");
+  renderStore();
+}
+
+function renderStore() {
+  const names = new Set(installed.map((a) => a.name));
+  const list = $("store-list");
+  const items = [];
+  const frag = document.createDocumentFragment();
+  for (const app of catalog) {
+    const title = app.extra.title || app.name;
+    const author = app.extra.author || "";
+    const isInstalled = app.extra.installed || names.has(app.name);
+    let action;
+    if (isInstalled) {
+      action = el("span", { className: "badge installed", text: "Installed" });
+    } else {
+      action = el("button", { type: "button", className: "install primary", text: "Install", disabled: !!activeJob });
+      action.addEventListener("click", () => act(async () => {
+        const job = await api("POST", "/api/apps/install", { url: app.url });
+        followJob(job.job_id, "Installing " + title);
+      }));
+    }
+    const node = el("li", { "data-app": app.name, className: isInstalled ? "card is-installed" : "card" },
+      el("div", { className: "card-head" },
+        app.extra.emoji ? el("span", { className: "emoji", text: app.extra.emoji }) : null,
+        el("span", {}, el("strong", { className: "title", text: title }), el("span", { className: "author muted", text: author ? " by " + author : "" }))),
+      el("p", { className: "description", text: app.description || "No description." }),
+      el("div", { className: "actions" }, action));
+    items.push({ app, node, text: [title, app.name, author, app.description].join(" ").toLowerCase() });
+    frag.append(node);
+  }
+  list.replaceChildren(frag);
+  storeItems = items;
+  filterStore();
+  performance.mark("store-rendered"); // how long the store takes to show (BenchmarkDashboardStore200)
+}
+
+// storePage is how many matching cards show before "Show more": a phone scrolls past a few
+// dozen cards, not 200.
+const storePage = 24;
+let storeLimit = storePage;
+
+function filterStore() {
+  const words = $("store-search").value.toLowerCase().split(/\s+/).filter(Boolean);
+  let shown = 0;
+  for (const item of storeItems) {
+    const match = words.every((w) => item.text.includes(w));
+    item.node.hidden = !match || shown >= storeLimit;
+    if (match) shown++;
+  }
+  const more = $("store-more");
+  more.hidden = shown <= storeLimit;
+  more.textContent = "Show more (" + (shown - storeLimit) + ")";
+  const total = storeItems.length;
+  $("store-count").textContent = total === 0 ? "The hub lists no app for this robot (or the daemon has no hub: --hub-url none)." :
+    words.length ? shown + " of " + total + " apps match" : total + (total === 1 ? " app" : " apps") + " on the hub";
+}
+
+// ---- Jobs: install, update, remove ----
+
+let activeJob = null; // {id, title, stream}
+const jobKey = "robotDaemonJob";
+
+// Steps of an install or update, recognised in the job's log (core/apps/install.go's messages).
+const installSteps = [
+  [/^(Cloning|Copying) /, "getting the app"],
+  [/^Building the package/, "building the package"],
+  [/^(Installing dependencies|Updating .* to the newest)/, "installing its dependencies"],
+  [/^Installing \S+\.whl|^Installed /, "installing the app"],
+];
+
+function followJob(id, title) {
+  if (activeJob && activeJob.stream) activeJob.stream.close();
+  localStorage.setItem(jobKey, JSON.stringify({ id, title }));
+  const job = { id, title, step: -1, lines: [] };
+  activeJob = job;
+  $("job").hidden = false;
+  $("job-dismiss").hidden = true;
+  $("job-h").textContent = /^Removing/.test(title) ? "Remove" : /^Updating/.test(title) ? "Update" : "Install";
+  $("job-title").textContent = title;
+  const log = $("job-log"), status = $("job-status"), progress = $("job-progress"), summary = $("job-summary");
+  log.textContent = "";
+  summary.hidden = true;
+  $("job-details").open = false;
+  progress.max = /^Removing/.test(title) ? 1 : installSteps.length + 1;
+  progress.removeAttribute("value"); // indeterminate until the first step
+  status.className = "muted";
+  status.textContent = "waiting for the daemon…";
+  $("job").scrollIntoView({ block: "nearest" });
+  renderedApps = "";
+  renderApps();
+  renderStore();
+  const stream = new EventSource(streamURL("/api/apps/job-log/" + encodeURIComponent(id)));
+  job.stream = stream;
+  stream.addEventListener("log", (e) => {
+    job.lines.push(e.data);
+    log.append(e.data + "\n");
+    log.scrollTop = log.scrollHeight;
+    installSteps.forEach(([re], i) => { if (i > job.step && re.test(e.data)) job.step = i; });
+    if (job.step >= 0) {
+      progress.value = /^Removing/.test(title) ? 0 : job.step + 1;
+      status.textContent = "Step " + (job.step + 1) + " of " + installSteps.length + ": " + installSteps[job.step][1] + "…";
+    } else {
+      status.textContent = "in progress…";
+    }
+  });
+  stream.addEventListener("status", (e) => {
+    stream.close();
+    const info = JSON.parse(e.data);
+    finishJob(job, info);
+  });
+  stream.onerror = () => {
+    if (stream.readyState !== EventSource.CLOSED || activeJob !== job) return;
+    // The daemon answered with an error (the job is gone: the daemon restarted), or is down.
+    api("GET", "/api/apps/job-status/" + encodeURIComponent(id)).then((info) => {
+      if (info.status === "done" || info.status === "failed") finishJob(job, info);
+      else followJob(id, title);
+    }).catch((err) => {
+      if (err instanceof Unreachable) return; // reloadAll follows it again once the daemon is back
+      endJob(job);
+      status.className = "error";
+      status.textContent = "The daemon no longer knows this job (it restarted): look at the installed apps.";
+    });
+  };
+}
+
+function endJob(job) {
+  if (activeJob !== job) return;
+  activeJob = null;
+  $("job-dismiss").hidden = false;
+  localStorage.removeItem(jobKey);
+  renderedApps = "";
+  // list-available marks what is installed now (a removal unmarks its card).
+  refreshApps().then(refreshStore).catch(showError);
+}
+
+function finishJob(job, info) {
+  const status = $("job-status"), progress = $("job-progress"), summary = $("job-summary");
+  progress.value = progress.max;
+  if (info.status === "done") {
+    status.className = "ok";
+    const verb = info.command === "remove" ? "removed" : info.command === "update" ? "updated" : "installed";
+    status.textContent = "Done: " + verb + " " + ((info.apps && info.apps.join(", ")) || "nothing new") + ".";
+    const before = Object.keys(updates).length;
+    delete updates[info.target];
+    for (const a of info.apps || []) delete updates[a];
+    if (Object.keys(updates).length !== before) $("updates-status").textContent = updatesText();
+  } else {
+    status.className = "error";
+    status.textContent = "Failed.";
+    summary.textContent = plainError(info.error || "", job.lines);
+    summary.hidden = false;
+  }
+  endJob(job);
+}
+
+// plainError says in plain words why a job failed, from its error and pip's messages; the full
+// log stays one click away.
+function plainError(error, lines) {
+  const text = error + "\n" + lines.join("\n");
+  let m = text.match(/No matching distribution found for ([^\s);,]+)/);
+  if (m) return "This app needs the Python package " + m[1] + ", which the package index does not have (or not in a version that fits). Nothing was changed on the robot.";
+  m = text.match(/(?:Could not|Cannot) (?:find|install)[^\n]*/);
+  if (m) return "pip could not install the app: " + m[0].trim() + ". Nothing was changed on the robot.";
+  m = text.match(/^ERROR: (.+)$/m);
+  if (m) return "pip failed: " + m[1] + ". Nothing was changed on the robot.";
+  return (error.split("\n")[0] || "The job failed.") + " See the full log.";
+}
+
+async function resumeJob() {
+  let saved;
+  try {
+    saved = JSON.parse(localStorage.getItem(jobKey) || "null");
+  } catch (e) {
+    saved = null;
+  }
+  if (!saved || !saved.id) return;
+  if (activeJob && activeJob.id === saved.id && activeJob.stream && activeJob.stream.readyState !== EventSource.CLOSED) return;
+  try {
+    await api("GET", "/api/apps/job-status/" + encodeURIComponent(saved.id));
+    followJob(saved.id, saved.title || "Job " + saved.id);
+  } catch (err) {
+    if (!(err instanceof Unreachable)) localStorage.removeItem(jobKey); // a job of a previous daemon
+  }
+}
+
+// ---- The current app and its output ----
+
+let logStream = null;
+let logRun = null; // the run whose output the log view shows: name and the first state seen
+let logLines = []; // [{stream, line}] of that run
+
 async function refreshCurrent() {
+  const prev = current;
   current = await api("GET", "/api/apps/current-app-status");
-  const name = $("current-name"), state = $("current-state"), errorBox = $("current-error"), link = $("current-settings");
+  const name = $("current-name"), state = $("current-state"), link = $("current-settings");
   name.textContent = current ? current.info.name : "none";
   state.textContent = current ? current.state : "";
   state.className = "state-badge" + (current ? " state-" + current.state : "");
-  errorBox.textContent = current && current.error ? current.error : "";
-  errorBox.hidden = !(current && current.error);
   const url = current && current.state === "running" && current.info.extra.custom_app_url && appURL(current.info.extra.custom_app_url);
   link.hidden = !url;
-  if (url) link.href = url;
+  $("app-page").hidden = !url;
+  if (url) {
+    link.href = url;
+    $("app-page-link").href = url;
+    $("app-page-link").textContent = url;
+  }
   $("stop-btn").disabled = !isActive(current);
   $("restart-btn").disabled = !isActive(current);
+  // A new run (a start, a restart, a startup app) gets a fresh output view.
+  const newRun = current && (!prev || prev.info.name !== current.info.name || (isActive(current) && !isActive(prev)) || !logRun);
+  if (newRun) followAppLog();
+  renderCrash();
+  renderApps();
+}
+
+function followAppLog() {
+  if (logStream) logStream.close();
+  logRun = current ? current.info.name : null;
+  logLines = [];
+  const log = $("app-log");
+  log.replaceChildren(el("span", { className: "muted waiting", text: "Nothing written yet." }));
+  const stream = new EventSource(streamURL("/api/apps/current-app-logs"));
+  logStream = stream;
+  stream.addEventListener("log", (e) => {
+    const line = JSON.parse(e.data);
+    if (logLines.length === 0) log.replaceChildren();
+    logLines.push(line);
+    if (logLines.length > 2000) logLines.shift();
+    log.append(el("span", { className: line.stream, text: line.line + "\n" }));
+    while (log.childNodes.length > 2000) log.firstChild.remove();
+    if (log.scrollHeight - log.scrollTop - log.clientHeight < 80) log.scrollTop = log.scrollHeight;
+  });
+  stream.addEventListener("end", () => {
+    stream.close();
+    // A restart ends this run and starts the next one between two status polls.
+    api("GET", "/api/apps/current-app-status").then((st) => {
+      current = st;
+      if (logStream === stream && isActive(st)) followAppLog();
+      else renderCrash();
+    }).catch(() => {});
+  });
+  stream.onerror = () => {
+    // 204: no run to show. Otherwise the daemon went away; reloadAll opens the stream again.
+    if (stream.readyState === EventSource.CLOSED) stream.close();
+  };
+}
+
+// renderCrash shows why the last app ended with an error: the status's cause, then the Python
+// traceback from its stderr (the status keeps only the last lines, the output view has it whole).
+function renderCrash() {
+  const crashed = current && current.state === "error";
+  $("crash").hidden = !crashed;
+  if (!crashed) return;
+  const stderr = logLines.filter((l) => l.stream === "stderr").map((l) => l.line);
+  const start = stderr.lastIndexOf("Traceback (most recent call last):");
+  const cause = (current.error || "").split("\n")[0];
+  $("current-error").textContent = start >= 0 ? cause + "\n\n" + stderr.slice(start).join("\n") : current.error || "";
 }
 
 async function refreshStartup() {
@@ -144,68 +452,125 @@ async function refreshStartup() {
   select.value = select.dataset.value;
 }
 
-let jobStream = null;
+// ---- The robot at a glance ----
 
-function followJob(id) {
-  if (jobStream) jobStream.close();
-  const log = $("job-log"), status = $("job-status");
-  log.textContent = "";
-  log.hidden = false;
-  status.textContent = "Job " + id + ": running";
-  jobStream = new EventSource(streamURL("/api/apps/job-log/" + encodeURIComponent(id)));
-  jobStream.addEventListener("log", (e) => {
-    log.textContent += e.data + "\n";
-    log.scrollTop = log.scrollHeight;
-  });
-  jobStream.addEventListener("status", (e) => {
-    const info = JSON.parse(e.data);
-    status.textContent = "Job " + id + ": " + info.status + (info.error ? ": " + info.error : "") +
-      (info.apps && info.apps.length ? " (" + info.apps.join(", ") + ")" : "");
-    status.className = info.status === "failed" ? "error" : "muted";
-    jobStream.close();
-    jobStream = null;
-    refreshApps().catch(showError);
-  });
-  jobStream.onerror = () => {
-    if (jobStream && jobStream.readyState === EventSource.CLOSED) status.textContent += " (log stream closed)";
-  };
-}
-
-function fmt(x) {
-  return (x >= 0 ? " " : "") + x.toFixed(3);
-}
+let stateStream = null;
+let lastState = null;
+let drawPending = false;
+const deg = (rad) => (rad * 180) / Math.PI;
+const fmt = (x) => (x >= 0 ? " " : "") + x.toFixed(3);
 
 function followState() {
-  const stream = new EventSource(streamURL("/api/state/stream?frequency=5"));
+  if (stateStream) stateStream.close();
+  // 10 Hz: smooth enough for a glance, and cheap for a phone and for the daemon.
+  const stream = new EventSource(streamURL("/api/state/stream?frequency=10"));
+  stateStream = stream;
   stream.onmessage = (e) => {
-    const s = JSON.parse(e.data);
-    $("robot-state").textContent = (s.awake ? "awake" : "asleep") + ", motors " + s.control_mode +
-      (s.move ? ", moving (" + s.move.kind + ")" : "") + " — " + s.backend;
-    $("robot-state").className = "";
-    const h = s.head_pose;
-    $("robot-head").textContent = [h.yaw, h.pitch, h.roll].map(fmt).join(" ");
-    $("robot-antennas").textContent = s.antennas_position.map(fmt).join(" ");
-    $("robot-body").textContent = fmt(s.body_yaw);
+    lastState = JSON.parse(e.data);
+    if (!drawPending) {
+      drawPending = true;
+      requestAnimationFrame(drawRobot);
+    }
   };
   stream.onerror = () => {
-    $("robot-state").textContent = "state stream interrupted; retrying…";
+    $("robot-state").textContent = "state stream interrupted; reconnecting…";
     $("robot-state").className = "muted";
+    if (stream.readyState === EventSource.CLOSED) setTimeout(() => { if (stateStream === stream) followState(); }, 1000);
   };
+}
+
+// drawRobot draws the robot seen from the front: the head moves sideways with its yaw, the eyes
+// up and down with its pitch, the head tilts with its roll; the antennas turn with their joints
+// (state order [right, left]; the robot's right is the viewer's left); the mark on the base shows
+// the body's yaw.
+function drawRobot() {
+  drawPending = false;
+  const s = lastState;
+  if (!s) return;
+  const h = s.head_pose;
+  const hx = 40 * Math.sin(h.yaw), hy = -400 * (h.z || 0);
+  $("svg-head").setAttribute("transform", `translate(${hx.toFixed(2)} ${hy.toFixed(2)}) rotate(${(-deg(h.roll)).toFixed(2)})`);
+  $("svg-eyes").setAttribute("transform", `translate(${(12 * Math.sin(h.yaw)).toFixed(2)} ${(18 * Math.sin(h.pitch)).toFixed(2)})`);
+  const [right, left] = s.antennas_position;
+  $("svg-antenna-right").setAttribute("transform", `rotate(${deg(right).toFixed(2)} -22 -28)`);
+  $("svg-antenna-left").setAttribute("transform", `rotate(${(-deg(left)).toFixed(2)} 22 -28)`);
+  const bx = 60 * Math.sin(Math.max(-Math.PI / 2, Math.min(Math.PI / 2, s.body_yaw)));
+  $("svg-body-mark").setAttribute("transform", `translate(${bx.toFixed(2)} 0)`);
+  const svg = $("robot-svg");
+  svg.classList.toggle("asleep", !s.awake);
+  svg.classList.toggle("motors-off", s.control_mode === "disabled");
+  $("robot-state").textContent = (s.awake ? "Awake" : "Asleep") + " · motors " + s.control_mode +
+    (s.move ? " · moving (" + s.move.kind.replace("_", " ") + ")" : "") + " · " + s.backend;
+  $("robot-state").className = s.awake ? "ok" : "muted";
+  $("robot-head").textContent = [h.yaw, h.pitch, h.roll].map(fmt).join(" ");
+  $("robot-antennas").textContent = s.antennas_position.map(fmt).join(" ");
+  $("robot-body").textContent = fmt(s.body_yaw);
+  $("wake-btn").disabled = s.awake && !s.move;
+  $("sleep-btn").disabled = !s.awake && !s.move;
+}
+
+// refreshMotors shows the motors' mode and, on the hardware, the ones that are not well.
+async function refreshMotors() {
+  const m = await api("GET", "/api/motors/status");
+  let text = m.mode;
+  if (m.health) {
+    const bad = m.health.filter((h) => h.state !== "ok");
+    text += bad.length === 0 ? " · all " + m.health.length + " motors answer" :
+      " · " + bad.map((h) => h.name + ": " + (h.error || h.state)).join("; ");
+  }
+  $("robot-motors").textContent = text;
+  $("robot-motors").className = m.health && m.health.some((h) => h.state !== "ok") ? "error" : "";
 }
 
 async function refreshDaemon() {
   const d = await api("GET", "/api/daemon/status");
-  $("daemon-info").textContent = "version " + d.version + " · SDK " + d.sdk_version + " · " + d.backend;
+  $("daemon-info").textContent = "version " + d.version + " · " + d.backend;
+}
+
+// reloadAll (re)loads every panel and (re)opens every stream: at load, and when the daemon is
+// back after being unreachable.
+function reloadAll() {
+  $("action-error").hidden = true;
+  refreshDaemon().catch(showError);
+  refreshMotors().catch(showError);
+  refreshStartup().catch(showError);
+  logRun = null;
+  // The store does not wait for the rest: catalog entries carry extra.installed themselves.
+  Promise.all([refreshCurrent().then(refreshApps), refreshStore()]).then(resumeJob).catch(showError);
+  followState();
 }
 
 document.addEventListener("DOMContentLoaded", () => {
   $("install-form").addEventListener("submit", (e) => {
     e.preventDefault();
     act(async () => {
-      const job = await api("POST", "/api/apps/install", { url: $("install-url").value.trim() });
-      followJob(job.job_id);
+      const url = $("install-url").value.trim();
+      const job = await api("POST", "/api/apps/install", { url });
+      followJob(job.job_id, "Installing " + url);
     });
   });
+  $("private-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    act(async () => {
+      const id = $("private-space").value.trim();
+      const body = { space_id: id };
+      const hubToken = $("private-token").value.trim();
+      if (hubToken) body.token = hubToken; // sent once, kept neither here nor by the daemon
+      const job = await api("POST", "/api/apps/install-private-space", body);
+      $("private-token").value = "";
+      followJob(job.job_id, "Installing " + id);
+    });
+  });
+  $("store-search").addEventListener("input", () => {
+    storeLimit = storePage;
+    filterStore();
+  });
+  $("store-more").addEventListener("click", () => {
+    storeLimit += 4 * storePage;
+    filterStore();
+  });
+  $("check-updates").addEventListener("click", checkUpdates);
+  $("job-dismiss").addEventListener("click", () => { $("job").hidden = true; });
   $("stop-btn").addEventListener("click", () => act(() => api("POST", "/api/apps/stop-current-app")));
   $("restart-btn").addEventListener("click", () => act(() => api("POST", "/api/apps/restart-current-app")));
   $("wake-btn").addEventListener("click", () => act(() => api("POST", "/api/move/play/wake_up")));
@@ -215,10 +580,12 @@ document.addEventListener("DOMContentLoaded", () => {
     await api("PUT", "/api/apps/startup-app", { startup_app: name });
     e.target.dataset.value = name || "";
   }));
-  refreshDaemon().catch(showError);
-  refreshStartup().catch(showError);
-  refreshCurrent().then(refreshApps).catch(showError);
-  followState();
-  setInterval(() => refreshCurrent().then(renderApps).catch(() => {}), 1000);
-  setInterval(() => refreshApps().catch(() => {}), 5000);
+  reloadAll();
+  // The status poll is also the liveness check that drives the "unreachable" banner.
+  setInterval(() => refreshCurrent().catch(() => {}), 1000);
+  setInterval(() => {
+    if (!online) return;
+    refreshApps().catch(() => {});
+    refreshMotors().catch(() => {});
+  }, 5000);
 });
