@@ -176,7 +176,7 @@ func screenshots(t *testing.T, ctx context.Context, name, focus string) {
 		}
 		if size.mobile {
 			// Wait for the layout at the new width, then check nothing is wider than the screen.
-			overflow, err := chromedp.Run(ctx, chromedp.Evaluate[int](`new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(() => ok(document.documentElement.scrollWidth - window.innerWidth))))`, chromedp.EvalAsValue, chromedp.EvalAwaitPromise))
+			overflow, err := chromedp.Run(ctx, chromedp.Evaluate[int](`new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(() => ok(document.documentElement.scrollWidth - document.documentElement.clientWidth))))`, chromedp.EvalAsValue, chromedp.EvalAwaitPromise))
 			if err != nil {
 				t.Fatal(err)
 			}
