@@ -80,7 +80,6 @@ type Emulator struct {
 	now          func() time.Time
 	wake         chan struct{}
 	running      atomic.Bool
-	lists        listCache
 	repos        *gitRepos
 }
 

@@ -307,7 +307,7 @@ func jobRecordFor(w *Webhook) *jobRecord {
 }
 
 func (e *Emulator) handleListWebhooks(w http.ResponseWriter, r *http.Request, p Principal) error {
-	body, err := e.webhookListJSON(r.Context(), p.User.ID)
+	body, err := e.readWebhookList(r.Context(), p.User.ID)
 	if err != nil {
 		return err
 	}
