@@ -163,7 +163,8 @@ func runDev(c *cli.Context, e *env) error {
 		go func() { results <- result{part, run()} }()
 	}
 
-	hubSrv := &http.Server{Handler: emu.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	hubSrv := &http.Server{Handler: emu.Handler(), ReadHeaderTimeout: hubemu.DefaultReadHeaderTimeout,
+		ReadTimeout: hubemu.DefaultReadTimeout, IdleTimeout: hubemu.DefaultIdleTimeout}
 	goPart("local hub", func() error {
 		if err := hubSrv.Serve(hubLn); !errors.Is(err, http.ErrServerClosed) {
 			return err
