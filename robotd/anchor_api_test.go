@@ -38,6 +38,9 @@ func yawMatrix(deg float64) []float64 {
 // malformed pose is refused by name instead of driving the head to zero.
 func TestMatrixPosesAndBadPoses(t *testing.T) {
 	d := startDaemon(t, daemonOptions{})
+	// The daemon wakes the robot at start; a target set during that move is overridden by its next
+	// step, as on the anchor's daemon. Set targets once the robot is awake and still.
+	d.waitRobot(10*time.Second, "the robot awake and still", func(s robotState) bool { return s.Awake && s.Move == nil })
 	if code := d.call("POST", "/api/move/set_target", map[string]any{"target_head_pose": map[string]any{"m": yawMatrix(30)}}, nil); code != 200 {
 		t.Fatalf("set_target with a matrix: %d", code)
 	}

@@ -73,7 +73,7 @@ func (t *CommandTunnel) Open(ctx context.Context, localURL string) (string, erro
 		log = slog.Default()
 	}
 	cmd := exec.Command(args[0], args[1:]...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = tunnelProcAttr()
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
 	if err := cmd.Start(); err != nil {
@@ -154,11 +154,11 @@ func (t *CommandTunnel) Close() error {
 	if cmd == nil || cmd.Process == nil {
 		return nil
 	}
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+	_ = killTunnel(cmd.Process.Pid, syscall.SIGTERM)
 	select {
 	case <-done:
 	case <-time.After(3 * time.Second):
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = killTunnel(cmd.Process.Pid, syscall.SIGKILL)
 		<-done
 	}
 	return nil

@@ -21,7 +21,6 @@ import (
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/actions"
 	"github.com/robothub/robothub/internal/hubemu"
-	"github.com/robothub/robothub/robotd"
 )
 
 // The routes robothub dev serves on its receiver.
@@ -62,6 +61,9 @@ and the hub token) is kept in DIR and survives restarts. Ctrl-C stops everything
 func runDev(c *cli.Context, e *env) error {
 	if c.NArg() > 0 {
 		return usagef("dev takes no arguments, got %q", c.Args().Slice())
+	}
+	if err := devSupported(); err != nil {
+		return err
 	}
 	logger, err := newLogger(e.stderr, "text", c.String("log-level"))
 	if err != nil {
@@ -163,7 +165,8 @@ func runDev(c *cli.Context, e *env) error {
 		go func() { results <- result{part, run()} }()
 	}
 
-	hubSrv := &http.Server{Handler: emu.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	hubSrv := &http.Server{Handler: emu.Handler(), ReadHeaderTimeout: hubemu.DefaultReadHeaderTimeout,
+		ReadTimeout: hubemu.DefaultReadTimeout, IdleTimeout: hubemu.DefaultIdleTimeout}
 	goPart("local hub", func() error {
 		if err := hubSrv.Serve(hubLn); !errors.Is(err, http.ErrServerClosed) {
 			return err
@@ -175,7 +178,7 @@ func runDev(c *cli.Context, e *env) error {
 		return nethttp.Serve(ctx, recvLn, recv, nethttp.Options{Getenv: e.getenv, Logger: logger.With("component", "receiver"), Out: io.Discard})
 	})
 	goPart("robot daemon", func() error {
-		return robotd.Run(ctx, []string{"robot-daemon", "--sim", "--port", strconv.Itoa(port),
+		return runRobotDaemon(ctx, []string{"robot-daemon", "--sim", "--port", strconv.Itoa(port),
 			"--data-dir", filepath.Join(dir, "robot"), "--hub-url", hubURL, "--log-level", c.String("log-level")},
 			e.getenv, e.stdout, e.stderr)
 	})

@@ -124,6 +124,7 @@ Examples:
 			&cli.DurationFlag{Name: "retry-max-delay", Value: 10 * time.Minute, Usage: "longest pause between attempts"},
 			&cli.IntFlag{Name: "workers", Value: 32, Usage: "deliveries sent at the same time"},
 			&cli.DurationFlag{Name: "job-timeout", Value: hubemu.DefaultJobTimeout, Usage: "kill a job run (and its children) after this long"},
+			&cli.DurationFlag{Name: "read-timeout", Value: hubemu.DefaultReadTimeout, Usage: "drop a client that has not sent its whole request (headers and body, a push's pack included) within this long"},
 			&cli.BoolFlag{Name: "allow-jobs", Usage: "turn job webhooks on: every user with a write token may then run commands on this machine, as this user (off by default; robothub dev turns it on)"},
 			&cli.StringFlag{Name: "log-format", Value: "text", Usage: "log format: text or json"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "log level: debug, info, warn, error"},
@@ -227,7 +228,8 @@ func runHubServe(c *cli.Context, e *env) error {
 		fmt.Fprintf(e.stdout, "# webhook %s (%s) -> %s, watching %s\n", boot.Webhook.ID, what, boot.Webhook.URL, strings.Join(items, ","))
 	}
 
-	srv := &http.Server{Handler: emu.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: emu.Handler(), ReadHeaderTimeout: min(hubemu.DefaultReadHeaderTimeout, c.Duration("read-timeout")),
+		ReadTimeout: c.Duration("read-timeout"), IdleTimeout: hubemu.DefaultIdleTimeout}
 	runCtx, stopRun := context.WithCancel(context.WithoutCancel(c.Context))
 	runDone := make(chan error, 1)
 	go func() { runDone <- emu.Run(runCtx) }()

@@ -60,7 +60,8 @@ func (c *Catalog) fetch(ctx context.Context) ([]AppInfo, error) {
 	}
 	spaces, err := client.ListSpaces(ctx, hub.SpaceQuery{Filter: []string{AppTag}})
 	if err != nil {
-		return nil, fmt.Errorf("fetching the app catalog from %s: %w", base, err)
+		// %v: a hub failure is the daemon's 500, whatever the hub's own status was.
+		return nil, fmt.Errorf("fetching the app catalog from %s: %v", base, err)
 	}
 	var apps []AppInfo
 	for _, s := range spaces {

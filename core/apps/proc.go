@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 // procStat reads a process's state letter and start time (in clock ticks since boot) from
@@ -67,13 +66,4 @@ func groupMembers(pgid int) []int {
 		}
 	}
 	return pids
-}
-
-// processGroup returns pid's process group, or -1.
-func processGroup(pid int) int {
-	pgid, err := syscall.Getpgid(pid)
-	if err != nil {
-		return -1
-	}
-	return pgid
 }

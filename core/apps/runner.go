@@ -105,7 +105,7 @@ func (m *Manager) spawnLocked(info AppInfo) (*run, error) {
 	cmd.Env = append(os.Environ(), m.appEnv...)
 	m.envMu.Unlock()
 	cmd.Stdout, cmd.Stderr = outW, errW // files, so exec starts no copying goroutines that Wait would block on
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = processGroupAttr()
 	err = cmd.Start()
 	outW.Close()
 	errW.Close()
@@ -158,7 +158,7 @@ func (m *Manager) pump(wg *sync.WaitGroup, rd io.ReadCloser, app, stream string,
 func (m *Manager) monitor(r *run, pumps *sync.WaitGroup) {
 	waitErr := r.cmd.Wait()
 	// Children the app left behind share its process group.
-	_ = syscall.Kill(-r.pid, syscall.SIGKILL)
+	_ = kill(-r.pid, syscall.SIGKILL)
 	drained := make(chan struct{})
 	go func() { pumps.Wait(); close(drained) }()
 	select {
@@ -222,7 +222,7 @@ func (m *Manager) Stop() (AppStatus, error) {
 		r.stopRequested = true
 		r.state = StateStopping
 		m.log.Info("stopping app", "app", r.info.Name, "pid", r.pid)
-		_ = syscall.Kill(-r.pid, syscall.SIGINT)
+		_ = kill(-r.pid, syscall.SIGINT)
 	}
 	m.mu.Unlock()
 
@@ -237,7 +237,7 @@ func (m *Manager) Stop() (AppStatus, error) {
 		default:
 			r.killed = true
 			m.log.Warn("app ignored SIGINT; killing its process group", "app", r.info.Name, "timeout", m.cfg.StopTimeout)
-			_ = syscall.Kill(-r.pid, syscall.SIGKILL)
+			_ = kill(-r.pid, syscall.SIGKILL)
 		}
 		m.mu.Unlock()
 		grace := time.NewTimer(killGrace)
@@ -317,7 +317,7 @@ func (m *Manager) recoverOrphan() {
 	if !ok {
 		// The leader is gone; children it left in its group may remain.
 		for _, pid := range groupMembers(ra.PID) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+			_ = kill(pid, syscall.SIGKILL)
 		}
 		return
 	}
@@ -325,12 +325,12 @@ func (m *Manager) recoverOrphan() {
 		return // the PID now belongs to another process, or the app is dead
 	}
 	m.log.Warn("stopping an app left running by a previous daemon", "app", ra.Name, "pid", ra.PID)
-	_ = syscall.Kill(-ra.PID, syscall.SIGINT)
+	_ = kill(-ra.PID, syscall.SIGINT)
 	deadline := time.Now().Add(m.cfg.StopTimeout)
 	for alive(ra.PID) && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	_ = syscall.Kill(-ra.PID, syscall.SIGKILL)
+	_ = kill(-ra.PID, syscall.SIGKILL)
 	for i := 0; i < 100 && alive(ra.PID); i++ {
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
 // Kinds of failure, for errors.Is.
@@ -45,9 +47,19 @@ func (e *Error) Error() string {
 }
 
 // Is matches the error against ErrNotFound, ErrUnauthorized, ErrForbidden, ErrRateLimited,
-// ErrConflict and ErrInvalid by its status.
+// ErrConflict and ErrInvalid by its status, and against core's one vocabulary (core/fault), so that a
+// transport that maps fault kinds maps hub failures too: 400/422 is fault.ErrInvalid, 404
+// fault.ErrNotFound, 409 fault.ErrRefused, and 429, 502, 503, 504 fault.ErrUnavailable.
 func (e *Error) Is(target error) bool {
 	switch target {
+	case fault.ErrInvalid:
+		return e.Status == http.StatusBadRequest || e.Status == http.StatusUnprocessableEntity
+	case fault.ErrNotFound:
+		return e.Status == http.StatusNotFound
+	case fault.ErrRefused:
+		return e.Status == http.StatusConflict
+	case fault.ErrUnavailable:
+		return retryableStatus(e.Status)
 	case ErrNotFound:
 		return e.Status == http.StatusNotFound
 	case ErrUnauthorized:

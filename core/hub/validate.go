@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
 // ValidationError is a request refused before it was sent: Field names what is wrong ("url",
@@ -21,8 +23,10 @@ func (e *ValidationError) Error() string {
 	return e.Field + ": " + e.Problem
 }
 
-// Is makes errors.Is(err, ErrInvalid) true.
-func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
+// Is makes errors.Is(err, ErrInvalid) and errors.Is(err, fault.ErrInvalid) true.
+func (e *ValidationError) Is(target error) bool {
+	return target == ErrInvalid || target == fault.ErrInvalid
+}
 
 func invalid(field, format string, args ...any) *ValidationError {
 	return &ValidationError{Field: field, Problem: fmt.Sprintf(format, args...)}

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/robothub/robothub/core/robot/dynamixel"
 	"github.com/robothub/robothub/core/robot/kinematics"
+	"github.com/robothub/robothub/internal/dynamixel"
 )
 
 // HardwarePeriod is the period of the hardware control loop: each tick sends the goals of every

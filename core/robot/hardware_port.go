@@ -5,7 +5,7 @@ import (
 
 	"go.bug.st/serial"
 
-	"github.com/robothub/robothub/core/robot/dynamixel"
+	"github.com/robothub/robothub/internal/dynamixel"
 )
 
 // SerialPort is an open serial line: what the hardware backend reads and writes the bus through.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/robothub/robothub/core/robot/dynamixel"
+	"github.com/robothub/robothub/internal/dynamixel"
 )
 
 // Validator is implemented by backends that refuse targets they cannot reach (the hardware: a

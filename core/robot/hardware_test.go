@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/robot"
-	"github.com/robothub/robothub/core/robot/dynamixel"
 	"github.com/robothub/robothub/internal/busemu"
+	"github.com/robothub/robothub/internal/dynamixel"
 	"github.com/robothub/robothub/internal/hwconfig"
 )
 

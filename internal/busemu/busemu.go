@@ -22,8 +22,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/robothub/robothub/core/robot"
-	"github.com/robothub/robothub/core/robot/dynamixel"
 	"github.com/robothub/robothub/core/robot/kinematics"
+	"github.com/robothub/robothub/internal/dynamixel"
 	"github.com/robothub/robothub/internal/hwconfig"
 )
 

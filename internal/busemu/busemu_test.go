@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/robot"
-	"github.com/robothub/robothub/core/robot/dynamixel"
 	"github.com/robothub/robothub/internal/busemu"
+	"github.com/robothub/robothub/internal/dynamixel"
 )
 
 // The emulator answers as XL330s do, through a real serial port opened on its pty.

@@ -9,8 +9,10 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 )
+
+// errLocked is what lockFile returns when another process holds the lock.
+var errLocked = errors.New("locked by another process")
 
 // Lock is a held lock; Release lets the next process in.
 type Lock struct{ f *os.File }
@@ -25,9 +27,9 @@ func Acquire(path, what string) (*Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("locking %s: %w", path, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := lockFile(f); err != nil {
 		defer f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+		if errors.Is(err, errLocked) {
 			holder := "another process"
 			if b, rerr := os.ReadFile(path); rerr == nil {
 				if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); perr == nil && pid > 0 {

@@ -55,6 +55,16 @@ type Config struct {
 	Now func() time.Time
 }
 
+// Timeouts of the HTTP server that serves Handler (hub serve, robothub dev): a client that sends
+// its headers and then stalls, or never finishes its body, is dropped after DefaultReadTimeout
+// (the whole request, a push's pack included: raise it with hub serve --read-timeout for a very
+// large push over a slow link).
+const (
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultReadTimeout       = 2 * time.Minute
+	DefaultIdleTimeout       = 2 * time.Minute
+)
+
 // Emulator is the local hub. Create it with Open; serve Handler; call Run to deliver events.
 type Emulator struct {
 	db           *store
@@ -70,7 +80,6 @@ type Emulator struct {
 	now          func() time.Time
 	wake         chan struct{}
 	running      atomic.Bool
-	lists        listCache
 	repos        *gitRepos
 }
 

@@ -261,6 +261,7 @@ func (e *Emulator) writeGitError(w http.ResponseWriter, r *http.Request, err err
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Basic realm="robothub hub emulator"`)
 	}
+	closeUnread(w, status)
 	var known *Error
 	if errors.As(err, &known) && known.Code != "" {
 		w.Header().Set("X-Error-Code", known.Code)

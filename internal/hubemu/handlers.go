@@ -86,6 +86,7 @@ func (e *Emulator) writeError(w http.ResponseWriter, r *http.Request, err error)
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="robothub hub emulator"`)
 	}
+	closeUnread(w, status)
 	var known *Error
 	if errors.As(err, &known) && known.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(known.RetryAfter.Round(time.Second)/time.Second)))
@@ -306,7 +307,7 @@ func jobRecordFor(w *Webhook) *jobRecord {
 }
 
 func (e *Emulator) handleListWebhooks(w http.ResponseWriter, r *http.Request, p Principal) error {
-	body, err := e.webhookListJSON(r.Context(), p.User.ID)
+	body, err := e.readWebhookList(r.Context(), p.User.ID)
 	if err != nil {
 		return err
 	}
@@ -506,4 +507,15 @@ func (e *Emulator) handleGetJob(w http.ResponseWriter, r *http.Request, p Princi
 	}
 	writeJSON(w, http.StatusOK, jobRecordOf(j))
 	return nil
+}
+
+// closeUnread marks a refusal that is answered before the request's body is read (401, 403, 413) as
+// the connection's last answer. Otherwise net/http, to reuse the connection, first reads what is
+// left of a small body, and a client that sent its headers and never its body would wait for its
+// answer until the read timeout.
+func closeUnread(w http.ResponseWriter, status int) {
+	switch status {
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusRequestEntityTooLarge:
+		w.Header().Set("Connection", "close")
+	}
 }

@@ -6,11 +6,16 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"sync"
 )
 
 // writeRecord stores a webhook's API record (the JSON that list and get return) in its record
 // column. Every write of a webhook calls it in the same transaction, so the column is never stale.
+//
+// The column is kept, although it repeats the other columns (issue 12 asked to delete it unless a
+// measurement showed a need): decoding each row's watched and domains and encoding the records on
+// every list call took p50 5.7 ms, p99 11 ms at 1,000 webhooks, over the 5 ms p99 target; rerun on
+// this branch under load 11 (BenchmarkListWebhooks, 3000x): p50 15 ms, against 2.6-4.4 ms for
+// the joined records.
 func writeRecord(ctx context.Context, tx *sql.Tx, id string) error {
 	list, err := loadWebhooks(ctx, tx, "w.id = ?", id)
 	if err != nil {
@@ -53,70 +58,10 @@ func (s *store) fillRecords(ctx context.Context) error {
 	})
 }
 
-// listCache keeps each user's encoded webhook list, the hub's most frequent answer. Every change of
-// a webhook goes through this Emulator, which rebuilds the user's entry once the change is committed
-// (refreshList), so that lists are read from memory, and the cost of reading SQLite falls on the
-// rarer writes. Hence one data directory is served by one emulator process at a time (robothub hub
-// token create, the other writer, does not touch webhooks).
-type listCache struct {
-	mu    sync.Mutex
-	gen   map[string]uint64 // bumped by forget: a list read before a change is not kept after it
-	lists map[string][]byte
-}
-
-func (c *listCache) get(userID string) ([]byte, uint64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.lists[userID], c.gen[userID]
-}
-
-func (c *listCache) put(userID string, gen uint64, b []byte) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.gen[userID] != gen {
-		return
-	}
-	if c.lists == nil {
-		c.lists = map[string][]byte{}
-	}
-	c.lists[userID] = b
-}
-
-func (c *listCache) forget(userID string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.gen == nil {
-		c.gen = map[string]uint64{}
-	}
-	c.gen[userID]++
-	delete(c.lists, userID)
-}
-
-// refreshList forgets the user's cached list and builds it again. Call it after a committed change
-// of one of the user's webhooks. If the rebuild fails, the next list reads SQLite.
-func (e *Emulator) refreshList(ctx context.Context, userID string) {
-	e.lists.forget(userID)
-	if _, err := e.webhookListJSON(context.WithoutCancel(ctx), userID); err != nil {
-		e.log.Warn("rebuilding a webhook list", "err", err)
-	}
-}
-
-// webhookListJSON returns the user's webhooks as the hub's bare JSON array of records.
-func (e *Emulator) webhookListJSON(ctx context.Context, userID string) ([]byte, error) {
-	cached, gen := e.lists.get(userID)
-	if cached != nil {
-		return cached, nil
-	}
-	b, err := e.readWebhookList(ctx, userID)
-	if err != nil {
-		return nil, err
-	}
-	e.lists.put(userID, gen, b)
-	return b, nil
-}
-
 // readWebhookList joins the stored records without decoding them (the covering index webhooks_list
-// serves the scan).
+// serves the scan). It is read on every GET /api/settings/webhooks: the in-memory cache of encoded
+// lists that stood in front of it is gone (issue 12), since this read alone meets the 5 ms p99
+// target at 1,000 webhooks (p99 1.41 ms on a quiet machine, docs/BENCHMARKS.md).
 func (e *Emulator) readWebhookList(ctx context.Context, userID string) ([]byte, error) {
 	rows, err := e.db.r.QueryContext(ctx, "SELECT record FROM webhooks w WHERE user_id = ? ORDER BY "+creationOrder, userID)
 	if err != nil {

@@ -23,7 +23,7 @@ func TestListFollowsEveryChange(t *testing.T) {
 	_, bob, _ := e.CreateToken(ctx, "bob", RoleWrite, "")
 	list := func(user User) []map[string]any {
 		t.Helper()
-		b, err := e.webhookListJSON(ctx, user.ID)
+		b, err := e.readWebhookList(ctx, user.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +101,7 @@ func TestMigrationFillsRecordsOfOlderWebhooks(t *testing.T) {
 	if err := e.db.r.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil || version != len(migrations) {
 		t.Fatalf("version %d %v", version, err)
 	}
-	b, err := e.webhookListJSON(ctx, alice.ID)
+	b, err := e.readWebhookList(ctx, alice.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestNewerDatabaseIsRefused(t *testing.T) {
 	}
 }
 
-// BenchmarkReadWebhookList measures what a list costs when it is not in the cache (after a restart):
+// BenchmarkReadWebhookList measures what a list costs without HTTP, on every call:
 // reading and joining 1,000 stored records from a file database.
 func BenchmarkReadWebhookList(b *testing.B) {
 	ctx := context.Background()

@@ -187,7 +187,6 @@ func (e *Emulator) CreateWebhook(ctx context.Context, userID string, in WebhookI
 	if err != nil {
 		return nil, err
 	}
-	e.refreshList(ctx, userID)
 	return e.Webhook(ctx, userID, w.ID)
 }
 
@@ -294,7 +293,6 @@ func (e *Emulator) UpdateWebhook(ctx context.Context, userID, id string, in Webh
 		}
 		return writeRecord(ctx, tx, id)
 	})
-	e.refreshList(ctx, userID) // also after a failed change: a rebuild too many costs one read
 	if err != nil {
 		return nil, err
 	}
@@ -326,7 +324,6 @@ func (e *Emulator) SetWebhookDisabled(ctx context.Context, userID, id string, di
 		}
 		return writeRecord(ctx, tx, id)
 	})
-	e.refreshList(ctx, userID) // also after a failed change: a rebuild too many costs one read
 	if err != nil {
 		return nil, err
 	}
@@ -342,7 +339,6 @@ func (e *Emulator) DeleteWebhook(ctx context.Context, userID, id string) error {
 	if n, _ := res.RowsAffected(); n == 0 {
 		return notFound("webhook", id)
 	}
-	e.refreshList(ctx, userID)
 	return nil
 }
 

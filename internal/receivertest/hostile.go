@@ -42,6 +42,7 @@ func HostileCases() []Case {
 		post("unicode lookalike route (Cyrillic е)", "/webhooks/h%D0%B5llo", Payload, 404),
 		post("route name of 60 KiB", "/webhooks/"+strings.Repeat("a", 60<<10), Payload, 404),
 	}
+	cases = append(cases, BrowserCases()...)
 	for _, s := range append(append(append([]string{}, badinput.Traversal...), badinput.Shell...), badinput.Unicode...) {
 		cases = append(cases, post("hostile route name "+s, "/webhooks/"+strings.ReplaceAll(url.PathEscape(s), "%25", "%"), Payload, 404))
 	}
