@@ -290,11 +290,12 @@ func TestConversationTemplateAgainstAFakeChatServer(t *testing.T) {
 	if pitchHi-pitchLo < 0.02 {
 		t.Errorf("no speech wobble: head pitch target moved %.4f rad while speaking", pitchHi-pitchLo)
 	}
-	// The tool's base pose holds once the voice is done: antennas at +-40 degrees.
+	// The tool's base pose holds once the voice is done: antennas at +-40 degrees, in the API's
+	// [right, left] order (right_deg -40, left_deg 40).
 	waitFor(t, 3*time.Second, "the antennas at +-40 degrees", func() bool {
 		var s robotState
 		callJSON(t, "GET", d.url+"/api/state/full", nil, &s)
-		return math.Abs(s.Antennas[0]-0.698) < 0.05 && math.Abs(s.Antennas[1]+0.698) < 0.05
+		return math.Abs(s.Antennas[0]+0.698) < 0.05 && math.Abs(s.Antennas[1]-0.698) < 0.05
 	})
 	chats, auth, _, speeches := llm.snapshot()
 	if len(chats) != 2 || chats[0].Model != "test-model" || len(chats[0].Tools) != 3 {
