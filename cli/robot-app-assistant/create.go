@@ -152,9 +152,11 @@ func validateAppName(name string) error {
 // pythonStdlibModules lists the standard library's top-level modules according to python3, or
 // nothing when python3 is not there: an app named after one would hide it.
 func pythonStdlibModules() []string {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// -I -S: no site import, the quickest start; the timeout is generous because a timed-out
+	// python3 would let create take a standard-library name (seen with 5 s on a loaded machine).
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "python3", "-c", "import sys; print(' '.join(sorted(sys.stdlib_module_names)))").Output()
+	out, err := exec.CommandContext(ctx, "python3", "-I", "-S", "-c", "import sys; print(' '.join(sorted(sys.stdlib_module_names)))").Output()
 	if err != nil {
 		return nil
 	}
