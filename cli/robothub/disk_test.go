@@ -91,7 +91,8 @@ func TestHubAPIOnFullDisk(t *testing.T) {
 // hub serve exits 1 with an error that names the database, what failed and the cause. Nothing it
 // accepted is lost: restarted on the same data directory once there is space, it sends the event
 // that was still pending, and sends again the delivery whose result it could not record. That
-// second send is a duplicate the receiver sees, which at-least-once delivery allows.
+// second send is a duplicate the receiver sees, which at-least-once delivery allows. Restarted
+// while the disk is still full, it exits 1 again.
 func TestHubFullDiskStopsAndRestartDelivers(t *testing.T) {
 	dir := faultfs.Tmpfs(t, 4<<20)
 	db := filepath.Join(dir, "hub.db")
@@ -179,6 +180,18 @@ func TestHubFullDiskStopsAndRestartDelivers(t *testing.T) {
 	}
 	if n := count("local/two"); n != 0 {
 		t.Fatalf("the second event was sent %d times before the hub stopped; the test wants it pending", n)
+	}
+
+	// Started again too early, it stops again with the same kind of error, and still loses nothing.
+	early := start(t, nil, args...)
+	select {
+	case code := <-early.done:
+		early.done <- code
+		if stderr := early.stderr.String(); code != exitError || !strings.Contains(stderr, db) || !strings.Contains(stderr, "disk is full") {
+			t.Errorf("hub serve started on the full disk: exit %d, want %d naming %s and the cause:\n%s", code, exitError, db, stderr)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("hub serve started on the full disk did not exit:\n%s", early.stderr)
 	}
 
 	os.Remove(filler)
