@@ -166,7 +166,13 @@ func TestHubKilledWithPendingDeliveriesResumesAfterRestart(t *testing.T) {
 			t.Fatalf("after the restart: %+v", a)
 		}
 	}
-	time.Sleep(300 * time.Millisecond) // a delivery sent twice would arrive by now
+	// Once the hub has exited, nothing more can arrive: count then.
+	if err := second.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := second.cmd.Wait(); err != nil {
+		t.Errorf("the restarted hub did not exit cleanly on SIGTERM: %v", err)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if len(got) != events {

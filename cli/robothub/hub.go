@@ -246,17 +246,32 @@ func runHubServe(c *cli.Context, e *env) error {
 		}
 	case err := <-runDone:
 		runDone <- err
-		failure = cli.Exit(fmt.Sprintf("hub serve: delivery stopped (database %s): %v", dsn, err), exitError)
+		failure = deliveryStopped(dsn, err)
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_ = srv.Shutdown(shutdownCtx)
 	stopRun()
 	if err := <-runDone; err != nil && failure == nil {
-		failure = cli.Exit(fmt.Sprintf("hub serve: delivery stopped (database %s): %v", dsn, err), exitError)
+		failure = deliveryStopped(dsn, err)
 	}
 	logger.Info("hub emulator stopped")
 	return failure
+}
+
+// deliveryStopped is hub serve's exit when its delivery loop stopped. A database that cannot be
+// written (a full or read-only disk) stops the hub rather than pausing it: the loop holds nothing
+// the database does not, so a restart once the disk is fixed loses nothing. The API does not stop
+// the hub: a change it cannot write answers 507 to that request, and was never accepted.
+func deliveryStopped(dsn string, err error) error {
+	var se *hubemu.StoreError
+	if errors.As(err, &se) {
+		return cli.Exit("hub serve: delivery stopped: "+err.Error()+"\n"+
+			"Nothing accepted is lost: once the database can be written, start hub serve again on the same data "+
+			"directory; pending deliveries are sent then, and a delivery whose result was not recorded is sent "+
+			"again (at least once).", exitError)
+	}
+	return cli.Exit(fmt.Sprintf("hub serve: delivery stopped (database %s): %v", dsn, err), exitError)
 }
 
 func writeTokenFile(path, token string) error {

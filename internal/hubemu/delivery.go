@@ -124,7 +124,7 @@ type outcome struct {
 	final      bool  // no retry whatever happened (job runs)
 	skipped    bool  // the webhook is disabled: nothing was sent
 	cancelled  bool  // cut short because Run stopped: not recorded, sent again by the next Run
-	unsent     error // the database refused the job run's record: nothing ran, the delivery is released
+	storeErr   error // the database refused the job run's record: nothing ran, and Run stops
 }
 
 func (o outcome) ok() bool { return o.err == "" && (o.final || o.status >= 200 && o.status < 300) }
@@ -136,88 +136,22 @@ func (e *Emulator) wakeDispatcher() {
 	}
 }
 
-// storageRetry is how often a paused delivery loop tries its database again (and at once when an
-// emitted event wakes it: the database took that write).
-const storageRetry = time.Second
-
-// backlog is what the delivery loop holds in memory while its database refuses writes (a full or
-// read-only disk): the outcomes of attempts already made, recorded once the database takes writes
-// again. Their deliveries stay leased meanwhile, so that none is sent a second time.
-type backlog struct {
-	outcomes []outcome
-	paused   error // the storage failure delivery is paused for; nil while delivering
-	since    time.Time
-}
-
-// pause stops claiming deliveries on a storage failure, saying so once; any other error is
-// returned, wrapped with what the loop was doing.
-func (e *Emulator) pause(b *backlog, doing string, err error) error {
-	if !storageFailure(err) {
-		return fmt.Errorf("hubemu: %s: %w", doing, err)
-	}
-	if b.paused == nil {
-		b.since = time.Now()
-		e.log.Error("delivery paused: the hub cannot write its database; deliveries resume once it can",
-			"database", e.dsn, "err", err, "doing", doing, "retry_every", storageRetry)
-	}
-	b.paused = err
-	return nil
-}
-
-// resume is called after a write succeeded. It is logged at warn, so that the end of a pause shows
-// wherever its start did.
-func (e *Emulator) resume(b *backlog, recorded int) {
-	if b.paused != nil {
-		e.log.Warn("delivery resumed: the hub database takes writes again", "database", e.dsn,
-			"paused_for", time.Since(b.since).Round(time.Millisecond), "results_recorded", recorded)
-	}
-	b.paused = nil
-}
-
-// flush records the outcomes waiting in b. On a storage failure they stay in b and delivery pauses.
-func (e *Emulator) flush(ctx context.Context, b *backlog) error {
-	if len(b.outcomes) == 0 {
-		return nil
-	}
-	if err := e.record(ctx, b.outcomes); err != nil {
-		if ctx.Err() != nil {
-			return nil // kept for the shutdown's record
-		}
-		return e.pause(b, "recording deliveries", err)
-	}
-	e.resume(b, len(b.outcomes))
-	b.outcomes = nil
-	return nil
-}
-
-// Run delivers events and runs jobs until ctx ends. Deliveries that were being sent when an earlier
-// Run stopped (or the process died) are sent again: delivery is at least once. While the database
-// refuses writes (a full or read-only disk), Run pauses: it claims nothing, keeps the results of
-// attempts already made, and records them once it can. Run returns nil when ctx ends, and an error
-// only when the store fails otherwise.
-func (e *Emulator) Run(ctx context.Context) error {
+// Run delivers events and runs jobs until ctx ends, and returns nil then. Deliveries that were
+// being sent when an earlier Run stopped (or the process died) are sent again: delivery is at least
+// once. When the database fails (a full or read-only disk among other causes), Run stops with a
+// *StoreError that names the database and what failed. It holds nothing in memory that the database
+// does not also hold: a delivery whose result could not be recorded is still leased there, and the
+// next Run sends it again; a job run that ended unrecorded is marked interrupted and run again.
+func (e *Emulator) Run(ctx context.Context) (err error) {
 	if !e.running.CompareAndSwap(false, true) {
 		return errors.New("hubemu: Run is already running")
 	}
 	defer e.running.Store(false)
-	b := &backlog{}
-	for {
-		err := e.recover(ctx)
-		if err == nil {
-			break
-		}
+	if err := e.recover(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
-		if err := e.pause(b, "releasing the deliveries of the last run", err); err != nil {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-e.wake:
-		case <-time.After(storageRetry):
-		}
+		return e.storeFailed("releasing the deliveries of the last run", err)
 	}
 	p := e.delivery
 	urls, jobs := make(chan task), make(chan task)
@@ -247,18 +181,22 @@ func (e *Emulator) Run(ctx context.Context) error {
 		close(jobs)
 		stopWork()
 		go func() { wg.Wait(); close(results) }()
-		// Record what finished before the stop, with what still waited for the disk; what was cut
-		// short stays pending for the next Run.
+		// Record what finished before the stop; what was cut short stays pending for the next
+		// Run. After a store failure nothing is recorded: those deliveries are sent again.
+		var done []outcome
 		for o := range results {
-			if !o.cancelled {
-				b.outcomes = append(b.outcomes, o)
+			if !o.cancelled && o.storeErr == nil {
+				done = append(done, o)
 			}
+		}
+		if err != nil {
+			return
 		}
 		bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		if err := e.record(bg, b.outcomes); err != nil {
+		if err := e.record(bg, done); err != nil {
 			e.log.Error("recording delivery results at shutdown: those deliveries are sent again at the next start",
-				"database", e.dsn, "results", len(b.outcomes), "err", err)
+				"database", e.dsn, "results", len(done), "err", err)
 		}
 	}()
 
@@ -266,32 +204,18 @@ func (e *Emulator) Run(ctx context.Context) error {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
-		if err := e.flush(ctx, b); err != nil {
-			return err
-		}
 		var queued []task
 		freeURL, freeJob := p.Workers-busyURL, p.JobWorkers-busyJob
-		// While results wait for the disk, claiming (a write) would fail too. Paused with nothing
-		// waiting, the claim is what finds out that the database takes writes again.
-		if (freeURL > 0 || freeJob > 0) && len(b.outcomes) == 0 {
+		if freeURL > 0 || freeJob > 0 {
 			var err error
 			if queued, err = e.claim(ctx, freeURL, freeJob); err != nil {
 				if ctx.Err() != nil {
 					return nil
 				}
-				if err := e.pause(b, "claiming deliveries", err); err != nil {
-					return err
-				}
-			} else if len(queued) > 0 {
-				e.resume(b, 0) // a claim that leased nothing wrote nothing, and proves nothing
+				return e.storeFailed("claiming deliveries", err)
 			}
-		}
-		switch {
-		case b.paused != nil:
-			timer.Reset(storageRetry)
-		// When the claim took fewer than the free workers could, nothing else is due now: sleep
-		// until the next delivery is due. Otherwise a finishing worker wakes the loop.
-		case freeURL > 0 || freeJob > 0:
+			// When the claim took fewer than the free workers could, nothing else is due now: sleep
+			// until the next delivery is due. Otherwise a finishing worker wakes the loop.
 			urlRoom, jobRoom := freeURL > 0, freeJob > 0
 			for _, t := range queued {
 				if t.jobID != "" {
@@ -306,7 +230,7 @@ func (e *Emulator) Run(ctx context.Context) error {
 					if ctx.Err() != nil {
 						return nil
 					}
-					return fmt.Errorf("hubemu: finding the next delivery: %w", err)
+					return e.storeFailed("finding the next delivery", err)
 				}
 				wait := time.Hour
 				if !next.IsZero() {
@@ -315,8 +239,7 @@ func (e *Emulator) Run(ctx context.Context) error {
 				timer.Reset(wait)
 			}
 		}
-		// Hand out the claimed tasks while collecting results, so that no worker waits on us. They
-		// are leased: a pause meanwhile does not stop them, their results wait in the backlog.
+		// Hand out the claimed tasks while collecting results, so that no worker waits on us.
 		for len(queued) > 0 {
 			t := queued[0]
 			ch := urls
@@ -332,7 +255,7 @@ func (e *Emulator) Run(ctx context.Context) error {
 					busyURL++
 				}
 			case o := <-results:
-				if err := e.collect(ctx, b, o, results, &busyURL, &busyJob); err != nil {
+				if err := e.collect(ctx, o, results, &busyURL, &busyJob); err != nil {
 					return err
 				}
 			case <-ctx.Done():
@@ -345,16 +268,16 @@ func (e *Emulator) Run(ctx context.Context) error {
 		case <-e.wake:
 		case <-timer.C:
 		case o := <-results:
-			if err := e.collect(ctx, b, o, results, &busyURL, &busyJob); err != nil {
+			if err := e.collect(ctx, o, results, &busyURL, &busyJob); err != nil {
 				return err
 			}
 		}
 	}
 }
 
-// collect records o and every other result already waiting, with any that wait for the disk, in
-// one transaction.
-func (e *Emulator) collect(ctx context.Context, b *backlog, o outcome, results <-chan outcome, busyURL, busyJob *int) error {
+// collect records o and every other result already waiting, in one transaction. The record is not
+// cut short when ctx ends: it is a short local write, and what it records is not sent again.
+func (e *Emulator) collect(ctx context.Context, o outcome, results <-chan outcome, busyURL, busyJob *int) error {
 	batch := []outcome{o}
 	for more := true; more && len(batch) < 256; {
 		select {
@@ -370,14 +293,14 @@ func (e *Emulator) collect(ctx context.Context, b *backlog, o outcome, results <
 		} else {
 			*busyURL--
 		}
-		if o.unsent != nil {
-			if err := e.pause(b, "recording a job run", o.unsent); err != nil {
-				return err
-			}
+		if o.storeErr != nil {
+			return e.storeFailed("recording the start of a job run", o.storeErr)
 		}
 	}
-	b.outcomes = append(b.outcomes, batch...)
-	return e.flush(ctx, b)
+	if err := e.record(context.WithoutCancel(ctx), batch); err != nil {
+		return e.storeFailed("recording deliveries", err)
+	}
+	return nil
 }
 
 // recover prepares the store for a new Run: deliveries claimed by a Run that stopped are pending
@@ -548,8 +471,7 @@ func redactTarget(target string) string {
 }
 
 // record stores the outcomes: one attempt each, the end of its job run, and the new state of each
-// delivery. It logs them only once they are stored, so that a record tried again after a storage
-// failure does not log an attempt twice.
+// delivery, in one transaction. It logs them once they are stored.
 func (e *Emulator) record(ctx context.Context, batch []outcome) error {
 	if len(batch) == 0 {
 		return nil
@@ -562,15 +484,8 @@ func (e *Emulator) record(ctx context.Context, batch []outcome) error {
 	var logs []logged
 	debug := e.log.Enabled(ctx, slog.LevelDebug)
 	err := e.db.tx(ctx, func(tx *sql.Tx) error {
-		logs = logs[:0]
 		now := e.now()
 		for _, o := range batch {
-			if o.unsent != nil {
-				if _, err := tx.ExecContext(ctx, "UPDATE deliveries SET leased = 0 WHERE id = ?", o.deliveryID); err != nil {
-					return err
-				}
-				continue
-			}
 			if o.skipped {
 				if _, err := tx.ExecContext(ctx, "UPDATE deliveries SET state = ?, leased = 0, last_error = ?, updated_at = ? WHERE id = ?",
 					StateSkipped, "the webhook is disabled", ms(now), o.deliveryID); err != nil {

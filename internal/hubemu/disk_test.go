@@ -3,64 +3,130 @@
 package hubemu_test
 
 import (
+	"context"
+	"errors"
 	"log/slog"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/robothub/robothub/internal/faultfs"
 	"github.com/robothub/robothub/internal/hubemu"
-	"github.com/robothub/robothub/internal/syncbuf"
 )
 
-// TestJobRunEndingOnAFullDisk: a job run that ends while the hub's disk is full pauses delivery
-// instead of stopping Run; once there is space, the run is recorded as completed with its log, the
-// delivery as delivered by that run, and the job has run once.
+// runningHub is one start of an emulator on a database file, as hub serve is: a restart is a new
+// runningHub on the same file.
+type runningHub struct {
+	*testHub
+	runDone chan error // Run's result
+	cancel  context.CancelFunc
+	once    sync.Once
+	err     error
+}
+
+func startHubOn(t *testing.T, cfg hubemu.Config) *runningHub {
+	t.Helper()
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	cfg.Delivery = fastDelivery
+	emu, err := hubemu.Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h := &runningHub{testHub: &testHub{t: t, emu: emu, srv: httptest.NewServer(emu.Handler())}, runDone: make(chan error, 1), cancel: cancel}
+	go func() { h.runDone <- emu.Run(ctx) }()
+	t.Cleanup(func() { h.close() })
+	return h
+}
+
+// close stops the hub (once) and returns Run's error.
+func (h *runningHub) close() error {
+	h.once.Do(func() {
+		h.cancel()
+		h.err = <-h.runDone
+		h.srv.Close()
+		_ = h.emu.Close() // on a full disk, the last checkpoint may fail: the WAL keeps its pages
+	})
+	return h.err
+}
+
+// TestJobRunEndingOnAFullDisk: a job run that ends while the hub's disk is full stops Run with an
+// error that names the database, what failed and the cause. Nothing is lost: once there is space,
+// the restarted hub marks that run interrupted and runs the delivery again, which is recorded as
+// delivered by the second run, with its log. The job has run twice: at least once allows that, and
+// the first run's end was never recorded.
 func TestJobRunEndingOnAFullDisk(t *testing.T) {
 	dir := faultfs.Tmpfs(t, 4<<20)
+	db := filepath.Join(dir, "hub.db")
 	work := t.TempDir() // off the tmpfs: the job writes here while the hub's disk is full
 	gate, runs := filepath.Join(work, "go"), filepath.Join(work, "runs")
-	logs := &syncbuf.Buffer{}
-	h := newTestHub(t, hubemu.Config{AllowJobs: true, DSN: filepath.Join(dir, "hub.db"), Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	cfg := hubemu.Config{AllowJobs: true, DSN: db}
 
+	h := startHubOn(t, cfg)
+	token, _, err := h.emu.CreateToken(context.Background(), "alice", hubemu.RoleWrite, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
 	var job struct{ ID string }
 	script := `echo run >> "$RUNS"; while [ ! -e "$GATE" ]; do sleep 0.01; done; echo finished`
-	h.mustCall("POST", "/api/emulator/jobs", h.token, map[string]any{
+	h.mustCall("POST", "/api/emulator/jobs", token, map[string]any{
 		"command": []string{"sh", "-c", script}, "environment": map[string]string{"RUNS": runs, "GATE": gate},
 	}, 200, &job)
-	wh := h.createWebhook(h.token, map[string]any{"jobSourceId": job.ID, "watched": watch("model:alice/bert")})
-	h.emit(h.token, hubemu.EmitInput{Repo: "model:alice/bert", Scope: "repo.content", Action: "update"})
+	wh := h.createWebhook(token, map[string]any{"jobSourceId": job.ID, "watched": watch("model:alice/bert")})
+	h.emit(token, hubemu.EmitInput{Repo: "model:alice/bert", Scope: "repo.content", Action: "update"})
 	waitFor(t, "the job to start", func() bool { _, err := os.Stat(runs); return err == nil })
 
 	filler := faultfs.Fill(t, dir)
 	if err := os.WriteFile(gate, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "delivery to pause", func() bool { return strings.Contains(logs.String(), "delivery paused") })
-	os.Remove(filler)
+	var runErr error
+	select {
+	case runErr = <-h.runDone:
+		h.runDone <- runErr
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not stop when its job run could not be recorded on the full disk")
+	}
+	var se *hubemu.StoreError
+	if !errors.As(runErr, &se) || !strings.Contains(runErr.Error(), db) || !strings.Contains(runErr.Error(), "recording deliveries") ||
+		!strings.Contains(runErr.Error(), "disk is full") {
+		t.Fatalf("Run stopped with %v, want a StoreError naming %s, what failed and the cause", runErr, db)
+	}
+	h.close()
 
+	os.Remove(filler)
+	h = startHubOn(t, cfg)
 	var list []hubemu.JobRun
-	waitFor(t, "the run to be recorded", func() bool {
-		h.mustCall("GET", "/api/emulator/webhooks/"+wh.ID+"/runs", h.token, nil, 200, &list)
-		return len(list) == 1 && list[0].State != hubemu.RunRunning
+	waitFor(t, "the delivery to run again after the restart", func() bool {
+		h.mustCall("GET", "/api/emulator/webhooks/"+wh.ID+"/runs", token, nil, 200, &list)
+		return len(list) == 2 && list[0].State != hubemu.RunRunning && list[1].State != hubemu.RunRunning
 	})
+	byState := map[string]hubemu.JobRun{}
+	for _, r := range list {
+		byState[r.State] = r
+	}
+	interrupted, ok := byState[hubemu.RunError]
+	if !ok || !strings.Contains(interrupted.Error, "interrupted") {
+		t.Errorf("runs %+v, want the first one interrupted", list)
+	}
 	var run hubemu.JobRun
-	h.mustCall("GET", "/api/emulator/runs/"+list[0].ID, h.token, nil, 200, &run)
+	h.mustCall("GET", "/api/emulator/runs/"+byState[hubemu.RunCompleted].ID, token, nil, 200, &run)
 	if run.State != hubemu.RunCompleted || run.ExitCode == nil || *run.ExitCode != 0 || !strings.Contains(run.Log, "finished") {
 		t.Errorf("run %+v, want completed with its log", run)
 	}
-	a := h.activity(h.token, wh.ID)
+	a := h.activity(token, wh.ID)
 	if len(a.Deliveries) != 1 || a.Deliveries[0].State != hubemu.StateDelivered || len(a.Deliveries[0].Attempts) != 1 ||
 		a.Deliveries[0].Attempts[0].JobRunID != run.ID {
 		t.Errorf("activity %+v, want one delivery, delivered by run %s", a.Deliveries, run.ID)
 	}
-	time.Sleep(200 * time.Millisecond) // a second run would start within a few retry delays
-	if b, _ := os.ReadFile(runs); string(b) != "run\n" {
-		t.Errorf("the job ran %d times, want once", strings.Count(string(b), "run"))
+	if b, _ := os.ReadFile(runs); string(b) != "run\nrun\n" {
+		t.Errorf("the job started %d times, want twice (once before the disk filled, once after the restart)", strings.Count(string(b), "run"))
 	}
-	if !strings.Contains(logs.String(), "delivery resumed") {
-		t.Errorf("no line says that delivery resumed:\n%s", logs)
+	if err := h.close(); err != nil {
+		t.Errorf("Run after the restart: %v", err)
 	}
 }

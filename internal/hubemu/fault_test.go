@@ -80,7 +80,7 @@ func TestReceiverDownWhileEventsAreEmitted(t *testing.T) {
 		}
 		return true
 	})
-	time.Sleep(300 * time.Millisecond) // a retry sent twice would arrive by now
+	h.stop() // once Run has returned, nothing more can arrive: count then
 	mu.Lock()
 	defer mu.Unlock()
 	if len(got) != events {

@@ -51,16 +51,13 @@ func (e *Emulator) runJob(runCtx context.Context, t task) outcome {
 	o.jobRunID = runID
 	if _, err := e.db.w.ExecContext(runCtx, `INSERT INTO job_runs (id, webhook_id, delivery_id, source_job_id, state, started_at)
 		VALUES (?, ?, ?, ?, ?, ?)`, runID, t.webhookID, t.deliveryID, t.jobID, RunRunning, ms(e.now())); err != nil {
+		// The job does not run. A full or read-only disk (or any other failure of the store) stops
+		// Run, and the next Run runs the delivery: it stays leased.
 		o.jobRunID = ""
-		switch {
-		case runCtx.Err() != nil:
+		if runCtx.Err() != nil {
 			o.cancelled = true
-		case storageFailure(err):
-			// A full or read-only disk: the job does not run, and the delivery waits for the
-			// delivery loop to resume instead of failing for good.
-			o.unsent = err
-		default:
-			o.err = "recording the run: " + err.Error()
+		} else {
+			o.storeErr = err
 		}
 		return o
 	}
@@ -122,8 +119,9 @@ func (e *Emulator) runJob(runCtx context.Context, t task) outcome {
 	return o
 }
 
-// runEnd is how a job run ended. It is recorded with the delivery's attempt, in one transaction, so
-// that a disk that refuses writes loses neither: both wait in the delivery loop's backlog.
+// runEnd is how a job run ended. It is recorded with the delivery's attempt, in one transaction:
+// if the disk refuses that write, neither is kept, and the next Run marks the run interrupted and
+// runs the delivery again.
 type runEnd struct {
 	state    string
 	exitCode *int

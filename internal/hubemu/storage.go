@@ -2,6 +2,7 @@ package hubemu
 
 import (
 	"errors"
+	"fmt"
 	"syscall"
 
 	"modernc.org/sqlite"
@@ -20,4 +21,26 @@ func storageFailure(err error) bool {
 		}
 	}
 	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EROFS)
+}
+
+// StoreError is the failure that stops Run: the database refused a read or a write. Nothing is lost
+// by the stop (see Run), so the fix is the operator's: make room or make the disk writable, and
+// start the hub again.
+type StoreError struct {
+	Database string // the database file (or MemoryDSN)
+	Doing    string // what Run was doing, such as "recording deliveries"
+	Err      error
+}
+
+func (e *StoreError) Error() string {
+	if storageFailure(e.Err) {
+		return fmt.Sprintf("the hub cannot write its database %s (%s): %v", e.Database, e.Doing, e.Err)
+	}
+	return fmt.Sprintf("the hub database %s failed (%s): %v", e.Database, e.Doing, e.Err)
+}
+
+func (e *StoreError) Unwrap() error { return e.Err }
+
+func (e *Emulator) storeFailed(doing string, err error) error {
+	return &StoreError{Database: e.dsn, Doing: doing, Err: err}
 }
