@@ -1,6 +1,7 @@
 package robotd
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -114,11 +115,7 @@ func (s *Server) handleJobLog(w http.ResponseWriter, r *http.Request) {
 			_ = stream.send("status", data)
 			return
 		}
-		select {
-		case <-changed:
-		case <-r.Context().Done():
-			return
-		case <-s.done:
+		if !s.waitChange(r.Context(), changed) {
 			return
 		}
 	}
@@ -219,11 +216,7 @@ func (s *Server) handleCurrentAppLogs(w http.ResponseWriter, r *http.Request) {
 			_ = stream.send("end", data)
 			return
 		}
-		select {
-		case <-changed:
-		case <-r.Context().Done():
-			return
-		case <-s.done:
+		if !s.waitChange(r.Context(), changed) {
 			return
 		}
 	}
@@ -382,4 +375,16 @@ func (s *Server) handleJobWebSocket(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// waitChange waits for a followed job or app run to change; false when the client left or the
+// daemon is shutting down, and the stream should end.
+func (s *Server) waitChange(ctx context.Context, changed <-chan struct{}) bool {
+	select {
+	case <-changed:
+		return true
+	case <-ctx.Done():
+	case <-s.done:
+	}
+	return false
 }

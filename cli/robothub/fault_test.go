@@ -35,9 +35,16 @@ func startHubProcess(t *testing.T, env []string, args ...string) *hubProcess {
 	if err != nil {
 		t.Fatalf("robothub is not on PATH (testscript puts it there): %v", err)
 	}
-	p := &hubProcess{stdout: &syncbuf.Buffer{}, stderr: &syncbuf.Buffer{}}
-	p.cmd = exec.Command(bin, append([]string{"hub", "serve"}, args...)...)
-	p.cmd.Env = append([]string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}, env...)
+	cmd := exec.Command(bin, append([]string{"hub", "serve"}, args...)...)
+	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}, env...)
+	return runHubProcess(t, cmd)
+}
+
+// runHubProcess starts cmd, a hub, capturing its output; the test's cleanup kills it and, when the
+// test failed, logs what it printed.
+func runHubProcess(t *testing.T, cmd *exec.Cmd) *hubProcess {
+	t.Helper()
+	p := &hubProcess{cmd: cmd, stdout: &syncbuf.Buffer{}, stderr: &syncbuf.Buffer{}}
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/robothub/robothub/internal/syncbuf"
 )
 
 // TestJobCannotReadTheHubEnvironment runs `robothub hub serve --allow-jobs` as its own process, as an
@@ -43,21 +41,10 @@ func TestJobCannotReadTheHubEnvironment(t *testing.T) {
 	copyFile(t, self, bin)
 
 	const canary = "hf_canary_the_hub_own_token_0123456789"
-	p := &hubProcess{stdout: &syncbuf.Buffer{}, stderr: &syncbuf.Buffer{}}
-	p.cmd = exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin, "hub", "serve",
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin, "hub", "serve",
 		"--addr", "127.0.0.1:0", "--db", ":memory:", "--allow-jobs")
-	p.cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "TMPDIR=" + dir, "HF_TOKEN=" + canary}
-	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = p.cmd.Process.Kill()
-		_ = p.cmd.Wait()
-		if t.Failed() {
-			t.Logf("hub stdout:\n%s\nhub stderr:\n%s", p.stdout, p.stderr)
-		}
-	})
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "TMPDIR=" + dir, "HF_TOKEN=" + canary}
+	p := runHubProcess(t, cmd)
 	endpoint := p.waitFor(t, `Local hub listening on (http://\S+)`)
 	token := p.waitFor(t, `(?m)^export HF_TOKEN=(hf_\S+)$`)
 
