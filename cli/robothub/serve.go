@@ -32,7 +32,7 @@ Each --route serves POST /webhooks/NAME. Actions:
   forward:URL           POST the payload on to URL, retrying on errors, 429 and 5xx
   robot-update:URL      on a push to a space that an app on the robot daemon at URL came from,
                         reinstall that app at the pushed revision and restart it if it runs
-                        ($ROBOT_DAEMON_TOKEN is sent when the daemon has an --api-token)
+                        ($ROBOT_DAEMON_TOKEN, the daemon's token, is sent when set)
 
 Examples:
   WEBHOOK_SECRET=... robothub serve --route seen=log

@@ -13,7 +13,8 @@ import (
 	"github.com/robothub/robothub/core/webhook"
 )
 
-// DaemonTokenEnv holds the robot daemon's --api-token, when it has one (the SDK reads it too).
+// DaemonTokenEnv holds the robot daemon's API token (its --token, or the file it made on first
+// start); the receiver sends it when set, and the SDK reads it too.
 const DaemonTokenEnv = "ROBOT_DAEMON_TOKEN"
 
 // UpdateResult is the reply of a robot-update action that started updates.
