@@ -312,9 +312,13 @@ func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request, path strin
 		answered.Wait() // the context ended first and answered
 		return
 	}
+	// stop can win against a context that has just ended: the context closes Done before it starts
+	// its AfterFunc, and a handler that returns on Done gets here in between. Its time is up all the
+	// same, so the answer is the timeout's, as it would have been a moment later.
+	ended := ctx.Err() != nil
 	cancel()
-	if r.Context().Err() != nil {
-		s.answerTimeout(w, r, rt) // the client left as the handler returned: nobody reads this answer
+	if ended {
+		s.answerTimeout(w, r, rt)
 		return
 	}
 
