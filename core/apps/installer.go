@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/robothub/robothub/core/hub"
 )
 
 // PackageSource says where the apps venv's packages come from.
@@ -52,12 +54,10 @@ func (s PackageSource) Describe() string {
 	return tool + ", the package index of pip's configuration"
 }
 
-// RedactURL hides the credentials of a URL: the whole user information, user and password, becomes
-// "xxxxx" (https://alice:s3cret@host/x and https://<token>@host/x both show as
-// https://xxxxx@host/x). net/url's Redacted hides the password only, but a token is as often the
-// user part, and a user name says whose account the index or repository is. Index and source URLs
-// carry such credentials; they must not reach logs, job logs, API answers or error messages. An
-// scp-style git address (git@host:path) keeps its user: an SSH login name, not a credential.
+// RedactURL hides the credentials of a URL by the rule of hub.RedactUserinfo: the whole user
+// information becomes "xxxxx". Index and source URLs carry such credentials; they must not reach
+// logs, job logs, API answers or error messages. An scp-style git address (git@host:path) keeps its
+// user: an SSH login name, not a credential.
 func RedactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -66,8 +66,7 @@ func RedactURL(raw string) string {
 	if u.User == nil {
 		return raw
 	}
-	u.User = url.User("xxxxx")
-	return u.String()
+	return hub.RedactUserinfo(u)
 }
 
 // installOptions are the flags of one install command.

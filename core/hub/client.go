@@ -246,7 +246,21 @@ func redactURL(s string) string {
 	if err != nil {
 		return "(unparsable URL)"
 	}
-	return u.Redacted()
+	return RedactUserinfo(u)
+}
+
+// RedactUserinfo writes u with its whole user information, user and password, shown as "xxxxx"
+// (https://alice:s3cret@host/x and https://<token>@host/x both read https://xxxxx@host/x). net/url's
+// Redacted hides the password only, but a token is as often the user part, and a user name says
+// whose account a hub, index or repository is. This is the project's one rule for URLs in logs,
+// errors and API answers.
+func RedactUserinfo(u *url.URL) string {
+	if u.User == nil {
+		return u.String()
+	}
+	c := *u
+	c.User = url.User("xxxxx")
+	return c.String()
 }
 
 func sleepContext(ctx context.Context, d time.Duration) error {
