@@ -62,7 +62,14 @@ func TestEmitDeliversToWatchingWebhooks(t *testing.T) {
 	if !got[byRepo.ID] || !got[byOwner.ID] {
 		t.Fatalf("receiver got payloads for %v", got)
 	}
-	time.Sleep(50 * time.Millisecond) // nothing more may arrive
+	// Nothing more may arrive: the hub sends only the deliveries the emit recorded (two), and once
+	// both are recorded as delivered, neither is sent again.
+	for _, id := range []string{byRepo.ID, byOwner.ID} {
+		waitFor(t, "delivery to "+id+" recorded", func() bool {
+			a := h.activity(h.token, id)
+			return len(a.Deliveries) == 1 && a.Deliveries[0].State == "delivered"
+		})
+	}
 	if n := len(rc.received()); n != 2 {
 		t.Fatalf("receiver got %d payloads, want 2", n)
 	}
@@ -343,7 +350,18 @@ func TestTriggerLimit(t *testing.T) {
 	if ra, err := strconv.Atoi(hdr.Get("Retry-After")); err != nil || ra < 86000 || ra > 86400 {
 		t.Fatalf("Retry-After %q, want about 24 hours", hdr.Get("Retry-After"))
 	}
-	time.Sleep(50 * time.Millisecond)
+	// The refused replay recorded no delivery, so nothing more can be sent: the activity still holds
+	// the five deliveries of the emits, three of them delivered.
+	waitFor(t, "three deliveries recorded as delivered", func() bool {
+		a := h.activity(h.token, wh.ID)
+		delivered := 0
+		for _, d := range a.Deliveries {
+			if d.State == "delivered" {
+				delivered++
+			}
+		}
+		return len(a.Deliveries) == 5 && delivered == 3
+	})
 	if n := len(rc.received()); n != 3 {
 		t.Fatalf("receiver got %d, want 3", n)
 	}

@@ -314,11 +314,16 @@ func TestRefusedPushesChangeNothing(t *testing.T) {
 	if info.SHA != head {
 		t.Fatalf("after refused pushes the space's sha is %s, want %s", info.SHA, head)
 	}
-	time.Sleep(100 * time.Millisecond)
+	// The owner's push that follows is the event to wait for: pushes to a space are recorded one at
+	// a time, in order, so once its event has arrived, any event of a refused push would have too.
+	g.must(work, withToken(h.token, "push", "--quiet", "origin", "main")...)
+	if p := rc.event(t, 2); p.Repo.HeadSha == head {
+		t.Fatalf("the third event is for %s, the first push's head: a refused push emitted it", head)
+	}
 	var list []record
 	h.mustCall("GET", "/api/settings/webhooks", h.token, nil, 200, &list)
-	if a := h.activity(h.token, list[0].ID); len(a.Deliveries) != 2 {
-		t.Fatalf("refused pushes emitted events: %d deliveries, want 2 (create and the first push)", len(a.Deliveries))
+	if a := h.activity(h.token, list[0].ID); len(a.Deliveries) != 3 {
+		t.Fatalf("refused pushes emitted events: %d deliveries, want 3 (create, the first push, the owner's second push)", len(a.Deliveries))
 	}
 }
 
