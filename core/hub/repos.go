@@ -137,7 +137,7 @@ func checkRepoType(typ string) error {
 }
 
 // CreateRepo makes a repo. It is sent once and never retried; a repo that exists already is an
-// error that errors.Is matches with ErrConflict.
+// error that errors.Is matches with fault.ErrRefused.
 func (c *Client) CreateRepo(ctx context.Context, r CreateRepoRequest) (*RepoURL, error) {
 	if err := checkRepoType(r.Type); err != nil {
 		return nil, err
@@ -260,7 +260,7 @@ func (c *Client) ListSpaces(ctx context.Context, q SpaceQuery) ([]Space, error) 
 }
 
 // SpaceInfo returns one space ("owner/name"). A space that does not exist, or that the token may
-// not see, is ErrNotFound (or ErrUnauthorized without a token, as the public hub answers).
+// not see, is fault.ErrNotFound (or fault.ErrUnauthenticated without a token, as the public hub answers).
 func (c *Client) SpaceInfo(ctx context.Context, id string) (*Space, error) {
 	owner, name, err := splitRepoID(id)
 	if err != nil {

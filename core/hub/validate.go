@@ -10,7 +10,7 @@ import (
 )
 
 // ValidationError is a request refused before it was sent: Field names what is wrong ("url",
-// "watched[1].type", "secrets.MY_TOKEN"). errors.Is(err, ErrInvalid) is true.
+// "watched[1].type", "secrets.MY_TOKEN"). errors.Is(err, fault.ErrInvalid) is true.
 type ValidationError struct {
 	Field   string
 	Problem string
@@ -23,10 +23,8 @@ func (e *ValidationError) Error() string {
 	return e.Field + ": " + e.Problem
 }
 
-// Is makes errors.Is(err, ErrInvalid) and errors.Is(err, fault.ErrInvalid) true.
-func (e *ValidationError) Is(target error) bool {
-	return target == ErrInvalid || target == fault.ErrInvalid
-}
+// Is makes errors.Is(err, fault.ErrInvalid) true.
+func (e *ValidationError) Is(target error) bool { return target == fault.ErrInvalid }
 
 func invalid(field, format string, args ...any) *ValidationError {
 	return &ValidationError{Field: field, Problem: fmt.Sprintf(format, args...)}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
 // WebhooksPath is the root of the management API.
@@ -42,7 +44,7 @@ func (c *Client) List(ctx context.Context) ([]Webhook, error) {
 	return out, nil
 }
 
-// Get returns one webhook. Another user's webhook is ErrNotFound, as a missing one is.
+// Get returns one webhook. Another user's webhook is fault.ErrNotFound, as a missing one is.
 func (c *Client) Get(ctx context.Context, id string) (*Webhook, error) {
 	if err := CheckID("webhook_id", id); err != nil {
 		return nil, err
@@ -124,7 +126,7 @@ func (c *Client) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	unknown, err := c.do(ctx, call{method: http.MethodDelete, path: webhookPath(id, ""), idempotent: true}, nil)
-	if unknown && errors.Is(err, ErrNotFound) {
+	if unknown && errors.Is(err, fault.ErrNotFound) {
 		// An earlier attempt got no answer and this one finds nothing: that attempt deleted it.
 		return nil
 	}
