@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/internal/syncbuf"
 )
 
@@ -76,7 +77,7 @@ func TestStatusCodes(t *testing.T) {
 		return nil, errors.New("model store unavailable")
 	}))
 	must(t, s.Add("refuses", func(context.Context, *Payload, http.Header) (any, error) {
-		return nil, &StatusError{Code: http.StatusConflict, Message: "already processed"}
+		return nil, fault.Refusedf("already processed")
 	}))
 	must(t, s.Add("panics", func(context.Context, *Payload, http.Header) (any, error) { panic("boom") }))
 	must(t, s.Add("slow", func(ctx context.Context, _ *Payload, _ http.Header) (any, error) {
