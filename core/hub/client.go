@@ -109,40 +109,32 @@ func (c *Client) HasToken() bool { return c.token != "" }
 // and an Idempotent call is retried as the client's policy allows.
 type Call struct {
 	Method     string
-	Path       string
-	Body       any
-	Idempotent bool
+	Path       string // escaped, from the API root: /api/settings/webhooks/abc
+	Body       any    // JSON-encoded when not nil
+	Idempotent bool   // may be sent again after a failure whose outcome is unknown
+
+	raw         []byte // sent as is instead of Body (the commit API's NDJSON), with contentType
+	contentType string
 }
 
 // Send sends c with the client's token, retries and error handling, and decodes a 2xx body into out
 // (if not nil).
 func (c *Client) Send(ctx context.Context, cl Call, out any) error {
-	_, err := c.do(ctx, call{method: cl.Method, path: cl.Path, body: cl.Body, idempotent: cl.Idempotent}, out)
+	_, err := c.do(ctx, cl, out)
 	return err
-}
-
-// call says how one API call may be sent.
-type call struct {
-	method     string
-	path       string // escaped, from the API root: /api/settings/webhooks/abc
-	body       any    // JSON-encoded when not nil
-	idempotent bool   // may be sent again after a failure whose outcome is unknown
-
-	raw         []byte // sent as is instead of body (the commit API's NDJSON), with contentType
-	contentType string
 }
 
 // do sends the call, retrying as the policy allows, and decodes a 2xx body into out (if not nil).
 // It reports whether an attempt's outcome was unknown (no response) before the returned result.
-func (c *Client) do(ctx context.Context, cl call, out any) (unknownBefore bool, err error) {
+func (c *Client) do(ctx context.Context, cl Call, out any) (unknownBefore bool, err error) {
 	payload := cl.raw
-	if cl.body != nil {
-		if payload, err = json.Marshal(cl.body); err != nil {
-			return false, fmt.Errorf("%s %s: encoding the request: %w", cl.method, cl.path, err)
+	if cl.Body != nil {
+		if payload, err = json.Marshal(cl.Body); err != nil {
+			return false, fmt.Errorf("%s %s: encoding the request: %w", cl.Method, cl.Path, err)
 		}
 	}
 	attempts := c.retry.MaxAttempts
-	if attempts < 1 || !cl.idempotent {
+	if attempts < 1 || !cl.Idempotent {
 		attempts = 1
 	}
 	for attempt := 1; ; attempt++ {
@@ -152,7 +144,7 @@ func (c *Client) do(ctx context.Context, cl call, out any) (unknownBefore bool, 
 				return unknownBefore, nil
 			}
 			if err := jsonv2.Unmarshal(body, out, lenientJSON); err != nil {
-				return unknownBefore, fmt.Errorf("%s %s: the hub's answer is not the expected JSON: %w", cl.method, cl.path, err)
+				return unknownBefore, fmt.Errorf("%s %s: the hub's answer is not the expected JSON: %w", cl.Method, cl.Path, err)
 			}
 			return unknownBefore, nil
 		}
@@ -160,11 +152,11 @@ func (c *Client) do(ctx context.Context, cl call, out any) (unknownBefore bool, 
 		var wait time.Duration
 		if err != nil {
 			if ctx.Err() != nil {
-				return unknownBefore, &TransportError{Method: cl.method, Path: cl.path, Err: ctx.Err()}
+				return unknownBefore, &TransportError{Method: cl.Method, Path: cl.Path, Err: ctx.Err()}
 			}
-			failure = &TransportError{Method: cl.method, Path: cl.path, Err: err}
+			failure = &TransportError{Method: cl.Method, Path: cl.Path, Err: err}
 		} else {
-			herr := errorFromResponse(cl.method, cl.path, &http.Response{StatusCode: status, Header: hdr}, body, c.now())
+			herr := errorFromResponse(cl.Method, cl.Path, &http.Response{StatusCode: status, Header: hdr}, body, c.now())
 			failure, wait = herr, herr.RetryAfter
 			if !retryableStatus(status) {
 				return unknownBefore, herr
@@ -173,7 +165,7 @@ func (c *Client) do(ctx context.Context, cl call, out any) (unknownBefore bool, 
 		if attempt >= attempts {
 			return unknownBefore, failure
 		}
-		delay := c.retry.backoff(attempt)
+		delay := Backoff(c.retry.BaseDelay, c.retry.MaxDelay, attempt)
 		if wait > 0 {
 			if c.retry.MaxRetryAfter > 0 && wait > c.retry.MaxRetryAfter {
 				return unknownBefore, failure // the hub asks for a longer pause than the caller accepts
@@ -181,7 +173,7 @@ func (c *Client) do(ctx context.Context, cl call, out any) (unknownBefore bool, 
 			delay = wait
 		}
 		c.log.LogAttrs(ctx, slog.LevelWarn, "hub request failed, retrying",
-			slog.String("method", cl.method), slog.String("path", cl.path), slog.Int("attempt", attempt),
+			slog.String("method", cl.Method), slog.String("path", cl.Path), slog.Int("attempt", attempt),
 			slog.Duration("delay", delay), slog.String("error", failure.Error()))
 		if err != nil {
 			unknownBefore = true
@@ -193,7 +185,7 @@ func (c *Client) do(ctx context.Context, cl call, out any) (unknownBefore bool, 
 }
 
 // attempt sends one request. A nil error means a response arrived (whatever its status).
-func (c *Client) attempt(ctx context.Context, cl call, payload []byte) (int, []byte, http.Header, error) {
+func (c *Client) attempt(ctx context.Context, cl Call, payload []byte) (int, []byte, http.Header, error) {
 	if c.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
@@ -203,7 +195,7 @@ func (c *Client) attempt(ctx context.Context, cl call, payload []byte) (int, []b
 	if payload != nil {
 		body = bytes.NewReader(payload)
 	}
-	req, err := http.NewRequestWithContext(ctx, cl.method, c.base+cl.path, body)
+	req, err := http.NewRequestWithContext(ctx, cl.Method, c.base+cl.Path, body)
 	if err != nil {
 		return 0, nil, nil, err
 	}
