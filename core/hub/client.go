@@ -42,8 +42,6 @@ type Client struct {
 	retry     RetryPolicy
 	timeout   time.Duration
 	log       *slog.Logger
-	now       func() time.Time
-	sleep     func(context.Context, time.Duration) error
 }
 
 // Option configures a Client.
@@ -86,8 +84,6 @@ func New(endpoint string, opts ...Option) (*Client, error) {
 		retry:     DefaultRetryPolicy,
 		timeout:   30 * time.Second,
 		log:       slog.New(slog.DiscardHandler),
-		now:       time.Now,
-		sleep:     sleepContext,
 	}
 	for _, o := range opts {
 		o(c)
@@ -124,6 +120,27 @@ func (c *Client) Send(ctx context.Context, cl Call, out any) error {
 	return err
 }
 
+// send sends cl and returns the answer decoded into a new T.
+func send[T any](ctx context.Context, c *Client, cl Call) (*T, error) {
+	out := new(T)
+	if _, err := c.do(ctx, cl, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// list GETs a JSON array at path; an empty answer is an empty list, never nil.
+func list[T any](ctx context.Context, c *Client, path string) ([]T, error) {
+	out, err := send[[]T](ctx, c, Call{Method: http.MethodGet, Path: path, Idempotent: true})
+	if err != nil {
+		return nil, err
+	}
+	if *out == nil {
+		return []T{}, nil
+	}
+	return *out, nil
+}
+
 // do sends the call, retrying as the policy allows, and decodes a 2xx body into out (if not nil).
 // It reports whether an attempt's outcome was unknown (no response) before the returned result.
 func (c *Client) do(ctx context.Context, cl Call, out any) (unknownBefore bool, err error) {
@@ -156,7 +173,7 @@ func (c *Client) do(ctx context.Context, cl Call, out any) (unknownBefore bool, 
 			}
 			failure = &TransportError{Method: cl.Method, Path: cl.Path, Err: err}
 		} else {
-			herr := errorFromResponse(cl.Method, cl.Path, &http.Response{StatusCode: status, Header: hdr}, body, c.now())
+			herr := errorFromResponse(cl.Method, cl.Path, &http.Response{StatusCode: status, Header: hdr}, body, time.Now())
 			failure, wait = herr, herr.RetryAfter
 			if !retryableStatus(status) {
 				return unknownBefore, herr
@@ -178,8 +195,10 @@ func (c *Client) do(ctx context.Context, cl Call, out any) (unknownBefore bool, 
 		if err != nil {
 			unknownBefore = true
 		}
-		if err := c.sleep(ctx, delay); err != nil {
+		select {
+		case <-ctx.Done():
 			return unknownBefore, failure
+		case <-time.After(delay):
 		}
 	}
 }
@@ -253,15 +272,4 @@ func RedactUserinfo(u *url.URL) string {
 	c := *u
 	c.User = url.User("xxxxx")
 	return c.String()
-}
-
-func sleepContext(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

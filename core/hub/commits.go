@@ -84,10 +84,5 @@ func (c *Client) Commit(ctx context.Context, r CommitRequest) (*CommitInfo, erro
 		}
 	}
 	path := "/api/" + r.RepoType + "s/" + url.PathEscape(owner) + "/" + url.PathEscape(name) + "/commit/" + url.PathEscape(rev)
-	var out CommitInfo
-	cl := Call{Method: http.MethodPost, Path: path, raw: body.Bytes(), contentType: "application/x-ndjson"}
-	if _, err := c.do(ctx, cl, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return send[CommitInfo](ctx, c, Call{Method: http.MethodPost, Path: path, raw: body.Bytes(), contentType: "application/x-ndjson"})
 }

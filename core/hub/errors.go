@@ -22,18 +22,17 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s: %d %s", e.Method, e.Path, e.Status, http.StatusText(e.Status))
+	s := fmt.Sprintf("%s %s: %d %s", e.Method, e.Path, e.Status, http.StatusText(e.Status))
 	if e.Message != "" && e.Message != http.StatusText(e.Status) {
-		b.WriteString(": " + e.Message)
+		s += ": " + e.Message
 	}
 	if e.RetryAfter > 0 {
-		fmt.Fprintf(&b, " (retry after %s)", e.RetryAfter)
+		s += fmt.Sprintf(" (retry after %s)", e.RetryAfter)
 	}
 	if e.RequestID != "" {
-		b.WriteString(" (request ID " + e.RequestID + ")")
+		s += " (request ID " + e.RequestID + ")"
 	}
-	return b.String()
+	return s
 }
 
 // Is matches the error by its status against core's one vocabulary (core/fault), so that a

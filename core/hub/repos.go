@@ -79,11 +79,7 @@ func (w *WhoAmI) CanWrite(owner string) bool {
 
 // WhoAmI returns the token's user and role.
 func (c *Client) WhoAmI(ctx context.Context) (*WhoAmI, error) {
-	var out WhoAmI
-	if _, err := c.do(ctx, Call{Method: http.MethodGet, Path: WhoAmIPath, Idempotent: true}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return send[WhoAmI](ctx, c, Call{Method: http.MethodGet, Path: WhoAmIPath, Idempotent: true})
 }
 
 // CreateRepoRequest describes a new repo.
@@ -160,14 +156,11 @@ func (c *Client) CreateRepo(ctx context.Context, r CreateRepoRequest) (*RepoURL,
 		return nil, invalid("sdk", "%q is not one of %s", r.SDK, strings.Join(SpaceSDKs, ", "))
 	}
 	body := createRepoBody{repoRefBody: ref, Private: r.Private, SDK: r.SDK}
-	var out RepoURL
-	if _, err := c.do(ctx, Call{Method: http.MethodPost, Path: CreateRepoPath, Body: body}, &out); err != nil {
-		return nil, err
-	}
-	if out.Name == "" {
+	out, err := send[RepoURL](ctx, c, Call{Method: http.MethodPost, Path: CreateRepoPath, Body: body})
+	if err == nil && out.Name == "" {
 		out.Name = repoIDFromURL(out.URL)
 	}
-	return &out, nil
+	return out, err
 }
 
 // repoIDFromURL returns owner/name from the end of a repo's URL.
@@ -234,14 +227,7 @@ func (c *Client) ListSpaces(ctx context.Context, q SpaceQuery) ([]Space, error) 
 		v.Set("limit", strconv.Itoa(q.Limit))
 	}
 	v.Set("full", "true")
-	var out []Space
-	if _, err := c.do(ctx, Call{Method: http.MethodGet, Path: SpacesPath + "?" + v.Encode(), Idempotent: true}, &out); err != nil {
-		return nil, err
-	}
-	if out == nil {
-		out = []Space{}
-	}
-	return out, nil
+	return list[Space](ctx, c, SpacesPath+"?"+v.Encode())
 }
 
 // SpaceInfo returns one space ("owner/name"). A space that does not exist, or that the token may
@@ -251,12 +237,8 @@ func (c *Client) SpaceInfo(ctx context.Context, id string) (*Space, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out Space
 	path := SpacesPath + "/" + url.PathEscape(owner) + "/" + url.PathEscape(name)
-	if _, err := c.do(ctx, Call{Method: http.MethodGet, Path: path, Idempotent: true}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return send[Space](ctx, c, Call{Method: http.MethodGet, Path: path, Idempotent: true})
 }
 
 // SpaceGitURL returns the address to clone and push a space ("owner/name"): <hub>/spaces/owner/name.

@@ -34,14 +34,7 @@ func (c *Client) one(ctx context.Context, cl Call) (*Webhook, error) {
 
 // List returns the caller's webhooks.
 func (c *Client) List(ctx context.Context) ([]Webhook, error) {
-	var out []Webhook
-	if _, err := c.do(ctx, Call{Method: http.MethodGet, Path: WebhooksPath, Idempotent: true}, &out); err != nil {
-		return nil, err
-	}
-	if out == nil {
-		out = []Webhook{}
-	}
-	return out, nil
+	return list[Webhook](ctx, c, WebhooksPath)
 }
 
 // Get returns one webhook. Another user's webhook is fault.ErrNotFound, as a missing one is.

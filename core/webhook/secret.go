@@ -78,15 +78,11 @@ func (s Secret) Check(h http.Header, rawQuery string) error {
 	case ok && len(got) > 0:
 		candidate = got[0]
 	case rawQuery != "":
-		q, err := url.ParseQuery(rawQuery)
-		if err != nil && q == nil {
+		q, _ := url.ParseQuery(rawQuery) // the pairs that parse, whatever the rest
+		if !q.Has(SecretQueryParam) {
 			return ErrSecretMissing
 		}
-		vals, present := q[SecretQueryParam]
-		if !present || len(vals) == 0 {
-			return ErrSecretMissing
-		}
-		candidate = vals[0]
+		candidate = q.Get(SecretQueryParam)
 	default:
 		return ErrSecretMissing
 	}

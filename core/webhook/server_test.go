@@ -488,3 +488,22 @@ func TestClientLeavingCancelsHandler(t *testing.T) {
 		t.Errorf("log does not say the client left:\n%s", logs)
 	}
 }
+
+// TestStatusOfFaultKinds: the one mapping from an error to a receiver's status.
+func TestStatusOfFaultKinds(t *testing.T) {
+	for _, c := range []struct {
+		err    error
+		status int
+	}{
+		{fault.Invalidf("x"), 400}, {fault.New(fault.Unauthenticated, "x"), 401}, {fault.New(fault.Forbidden, "x"), 403},
+		{fault.NotFoundf("x"), 404}, {fault.Refusedf("x"), 409}, {fault.New(fault.TooLarge, "x"), 413},
+		{fault.New(fault.RateLimited, "x"), 429}, {fault.New(fault.Upstream, "x"), 502}, {fault.Unavailablef("x"), 503},
+		{fault.New(fault.Timeout, "x"), 504}, {fmt.Errorf("wrapped: %w", fault.Refusedf("x")), 409},
+		{&FieldError{Field: "repo", Problem: "is missing"}, 422}, {ErrNotJSON, 400}, {ErrSecretMissing, 401},
+		{ErrSecretInvalid, 403}, {errors.New("plain"), 500}, {&fault.Error{Msg: "no kind"}, 500},
+	} {
+		if got := statusOf(c.err); got != c.status {
+			t.Errorf("statusOf(%v) = %d, want %d", c.err, got, c.status)
+		}
+	}
+}
