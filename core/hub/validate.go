@@ -92,13 +92,7 @@ func NormalizeDomains(domains []string) ([]string, error) {
 		}
 		seen[d] = true
 	}
-	out := make([]string, 0, len(seen))
-	for _, d := range Domains {
-		if seen[d] {
-			out = append(out, d)
-		}
-	}
-	return out, nil
+	return slices.DeleteFunc(slices.Clone(Domains), func(d string) bool { return !seen[d] }), nil
 }
 
 // CheckURL checks a webhook's target URL: absolute http(s) with a host.
@@ -119,10 +113,8 @@ func CheckURL(field, s string) error {
 
 // CheckSecret checks a webhook's secret: printable ASCII only, as it travels in a header.
 func CheckSecret(s string) error {
-	for _, c := range s {
-		if c < 0x20 || c > 0x7e {
-			return invalid("secret", "the secret may contain printable ASCII characters only")
-		}
+	if strings.ContainsFunc(s, func(c rune) bool { return c < 0x20 || c > 0x7e }) {
+		return invalid("secret", "the secret may contain printable ASCII characters only")
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package webhook
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -131,12 +130,8 @@ func jsonKind(kind reflect.Kind) string {
 	}
 }
 
-func firstByte(raw []byte) byte {
-	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) > 0 {
-		return t[0]
-	}
-	return 0
-}
+// firstByte is the first byte after JSON whitespace (a digit or '-' reads '0'), or 0.
+func firstByte(raw []byte) byte { return byte(jsontext.Value(raw).Kind()) }
 
 func describeJSON(c byte) string {
 	switch {

@@ -296,13 +296,9 @@ func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request, path strin
 		return
 	}
 
-	status := http.StatusOK
+	var status int
 	var out any
 	switch {
-	case res.panic == nil && res.err == nil && res.value == nil: // the common case, without encoding
-		writeRaw(w, status, okBody)
-		s.logDelivery(rt, p, status, start)
-		return
 	case res.panic != nil:
 		status = http.StatusInternalServerError
 		s.log.Error("webhook handler panicked", "route", rt.Path, "panic", fmt.Sprint(res.panic), "stack", string(res.stack))
@@ -314,10 +310,12 @@ func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request, path strin
 	default:
 		status, out = resultBody(res.value)
 	}
-	buf, err := json.Marshal(out)
-	if err != nil {
-		s.log.Error("webhook handler result is not JSON", "route", rt.Path, "err", err.Error())
-		status, buf = http.StatusInternalServerError, []byte(`{"error":"handler `+rt.Name+` returned a value that is not JSON"}`)
+	buf := okBody // out is nil: the common case, without encoding
+	if out != nil {
+		if buf, err = json.Marshal(out); err != nil {
+			s.log.Error("webhook handler result is not JSON", "route", rt.Path, "err", err.Error())
+			status, buf = http.StatusInternalServerError, []byte(`{"error":"handler `+rt.Name+` returned a value that is not JSON"}`)
+		}
 	}
 	writeRaw(w, status, buf)
 	s.logDelivery(rt, p, status, start)
@@ -338,10 +336,11 @@ func (s *Server) logDelivery(rt *route, p *Payload, status int, start time.Time)
 		slog.String("repo", p.Repo.Type+":"+p.Repo.Name), slog.Duration("duration", time.Since(start)))
 }
 
+// resultBody is the status and body of a handler's value; a nil body is {"message":"ok"}.
 func resultBody(v any) (int, any) {
 	switch v := v.(type) {
 	case nil:
-		return http.StatusOK, map[string]string{"message": "ok"}
+		return http.StatusOK, nil
 	case string:
 		return http.StatusOK, map[string]string{"message": v}
 	case Response:
