@@ -74,17 +74,14 @@ func (s Secret) Check(h http.Header, rawQuery string) error {
 		}
 	}
 	var candidate string
-	switch {
-	case ok && len(got) > 0:
+	if ok && len(got) > 0 {
 		candidate = got[0]
-	case rawQuery != "":
+	} else {
 		q, _ := url.ParseQuery(rawQuery) // the pairs that parse, whatever the rest
 		if !q.Has(SecretQueryParam) {
 			return ErrSecretMissing
 		}
 		candidate = q.Get(SecretQueryParam)
-	default:
-		return ErrSecretMissing
 	}
 	sum := sha256.Sum256([]byte(candidate))
 	if subtle.ConstantTimeCompare(sum[:], s.hash[:]) != 1 {
