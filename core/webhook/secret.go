@@ -23,9 +23,9 @@ const SecretEnv = "WEBHOOK_SECRET"
 // The texts are the hub's own (ARCHITECTURE.md): clients and tests match on them, so they keep the
 // capital and the full stop that Go error strings usually do without.
 var (
-	// ErrSecretMissing: a secret is configured and the request carries none (fault.Unauthenticated, 401).
+	// ErrSecretMissing: a secret is configured and the request carries none (401).
 	ErrSecretMissing error = &fault.Error{Kind: fault.Unauthenticated, Msg: "x-webhook-secret header not set."}
-	// ErrSecretInvalid: the request carries a secret that is not the configured one (fault.Forbidden, 403).
+	// ErrSecretInvalid: the request carries a secret that is not the configured one (403).
 	ErrSecretInvalid error = &fault.Error{Kind: fault.Forbidden, Msg: "Invalid webhook secret."}
 )
 
