@@ -197,7 +197,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(path, RoutePrefix):
 		s.serveWebhook(w, r, path)
 	case path == "/healthz":
-		writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "routes": len(*s.routes.Load())})
+		buf, _ := json.Marshal(map[string]any{"status": "ok", "routes": len(*s.routes.Load())})
+		writeRaw(w, http.StatusOK, buf)
 	case s.ui != nil:
 		s.ui.ServeHTTP(w, r)
 	case path == "/" || path == "":
@@ -419,11 +420,7 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, route string, st
 }
 
 func writeError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]string{"error": msg})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	buf, _ := json.Marshal(v) // maps of strings and ints always encode
+	buf, _ := json.Marshal(map[string]string{"error": msg}) // a map of strings always encodes
 	writeRaw(w, status, buf)
 }
 
