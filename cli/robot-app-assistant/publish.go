@@ -19,6 +19,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/robothub/robothub/core/apps"
+	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/version"
 )
@@ -157,7 +158,7 @@ func publishApp(ctx context.Context, e *env, opts publishOptions) error {
 	created := true
 	_, err = client.CreateRepo(ctx, hub.CreateRepoRequest{Type: "space", ID: who.Name + "/" + app, Private: opts.private, SDK: "static"})
 	switch {
-	case errors.Is(err, hub.ErrConflict): // it exists: publish updates it
+	case errors.Is(err, fault.ErrRefused): // it exists: publish updates it
 		created = false
 	case err != nil:
 		return fmt.Errorf("creating the space %s/%s: %w", who.Name, app, err)

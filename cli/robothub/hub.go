@@ -16,6 +16,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/hubemu"
@@ -334,7 +335,7 @@ Examples:
 				}
 				defer emu.Close()
 				token, user, err := emu.CreateToken(c.Context, c.String("user"), c.String("role"), c.String("name"))
-				if errors.Is(err, hubemu.ErrInvalid) {
+				if errors.Is(err, fault.ErrInvalid) {
 					return usagef("%v", err)
 				}
 				if err != nil {

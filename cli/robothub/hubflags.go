@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/internal/hubemu"
 )
@@ -89,19 +90,19 @@ func hubError(cl *hub.Client, err error) error {
 	var te *hub.TransportError
 	var he *hub.Error
 	switch {
-	case errors.Is(err, hub.ErrUnauthorized):
+	case errors.Is(err, fault.ErrUnauthenticated):
 		if cl.HasToken() {
 			hint = "the hub at " + cl.Endpoint() + " does not accept this token: check --token, $HF_TOKEN or the token file"
 		} else {
 			hint = "no token: pass --token, set $HF_TOKEN, or write the token file (for the local hub: robothub hub token create)"
 		}
-	case errors.Is(err, hub.ErrForbidden):
+	case errors.Is(err, fault.ErrForbidden):
 		hint = "this token may not do that: use a token with the write role"
-	case errors.Is(err, hub.ErrNotFound) && errors.As(err, &he) && strings.HasPrefix(he.Path, hub.WebhooksPath+"/"):
+	case errors.Is(err, fault.ErrNotFound) && errors.As(err, &he) && strings.HasPrefix(he.Path, hub.WebhooksPath+"/"):
 		hint = "no such webhook for this token's user on " + cl.Endpoint() + ": list yours with robothub webhooks ls"
-	case errors.Is(err, hub.ErrNotFound) && errors.As(err, &he) && (strings.HasPrefix(he.Path, hub.SpacesPath+"/") || he.Path == hub.DeleteRepoPath):
+	case errors.Is(err, fault.ErrNotFound) && errors.As(err, &he) && (strings.HasPrefix(he.Path, hub.SpacesPath+"/") || he.Path == hub.DeleteRepoPath):
 		hint = "no such space that this token's user may see on " + cl.Endpoint() + ": list them with robothub hub spaces ls"
-	case errors.Is(err, hub.ErrNotFound) && errors.As(err, &he) && strings.HasPrefix(he.Path, hubemu.APIPath+"/") && !isLoopback(cl.Endpoint()):
+	case errors.Is(err, fault.ErrNotFound) && errors.As(err, &he) && strings.HasPrefix(he.Path, hubemu.APIPath+"/") && !isLoopback(cl.Endpoint()):
 		hint = "this command works against the local hub (robothub hub serve) only"
 	case errors.As(err, &te) && !errors.Is(err, context.Canceled):
 		hint = "cannot reach the hub at " + cl.Endpoint()

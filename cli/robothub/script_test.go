@@ -15,6 +15,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/hubemu"
 )
@@ -128,7 +129,7 @@ func cmdReceiver(ts *testscript.TestScript, neg bool, args []string) {
 			defer r.mu.Unlock()
 			if r.failures > 0 {
 				r.failures--
-				return nil, &webhook.StatusError{Code: 503, Message: "warming up"}
+				return nil, fault.Unavailablef("warming up")
 			}
 			r.got = append(r.got, p)
 			return nil, nil

@@ -1,28 +1,38 @@
-// Package fault holds the kinds of error that core packages return (invalid input, not found,
-// refused in the current state), so that each transport maps them once to its own codes, whatever
-// core package an error comes from.
+// Package fault is the one error vocabulary of core and of the servers built on it: the kinds of
+// error (invalid input, not found, refused in the current state, ...), so that each transport maps
+// them once, in one function, to its own codes, whatever package an error comes from.
 package fault
 
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
-// Kind classifies an Error.
+// Kind classifies an Error. Each kind's comment gives the status HTTP transports answer it with;
+// robotd keeps the robot-apps spec's contract instead for two: Invalid is 422 and Refused 400 there.
 type Kind int
 
 // The kinds of error.
 const (
-	Invalid     Kind = iota + 1 // the request is malformed or out of range
-	NotFound                    // the thing named does not exist
-	Refused                     // the request is well formed but cannot be done in the current state
-	Unavailable                 // the request could not be done now for a cause outside the caller's request
+	Invalid         Kind = iota + 1 // the request is malformed or out of range: 400
+	NotFound                        // the thing named does not exist: 404
+	Refused                         // well formed, but not in the current state (a conflict): 409
+	Unavailable                     // not possible now, for a cause outside the caller's request: 503
+	Unauthenticated                 // no credentials, or ones nobody knows: 401
+	Forbidden                       // the credentials may not do this: 403
+	RateLimited                     // too many requests; RetryAfter says when to come back: 429
+	TooLarge                        // the request is over a size cap: 413
+	Upstream                        // a service this one called failed or refused: 502
+	Timeout                         // the work did not finish in its time: 504
 )
 
 // Error is an error of a Kind with a message meant for the caller.
 type Error struct {
-	Kind Kind
-	Msg  string
+	Kind       Kind
+	Msg        string
+	Code       string        // a machine-readable code, such as the public hub's RepoNotFound; "" for none
+	RetryAfter time.Duration // when a retry can succeed (RateLimited, Unavailable); 0 when unknown
 }
 
 func (e *Error) Error() string { return e.Msg }
@@ -35,20 +45,26 @@ func (e *Error) Is(target error) bool {
 
 // Sentinels for errors.Is.
 var (
-	ErrInvalid  = &Error{Kind: Invalid}
-	ErrNotFound = &Error{Kind: NotFound}
-	ErrRefused  = &Error{Kind: Refused}
-	// ErrUnavailable: a transport answers it as "try later" (HTTP 503).
-	ErrUnavailable = &Error{Kind: Unavailable}
+	ErrInvalid         = &Error{Kind: Invalid}
+	ErrNotFound        = &Error{Kind: NotFound}
+	ErrRefused         = &Error{Kind: Refused}
+	ErrUnavailable     = &Error{Kind: Unavailable}
+	ErrUnauthenticated = &Error{Kind: Unauthenticated}
+	ErrForbidden       = &Error{Kind: Forbidden}
+	ErrRateLimited     = &Error{Kind: RateLimited}
+	ErrTooLarge        = &Error{Kind: TooLarge}
+	ErrUpstream        = &Error{Kind: Upstream}
+	ErrTimeout         = &Error{Kind: Timeout}
 )
 
-// Invalidf, NotFoundf and Refusedf build errors of their kind.
-func Invalidf(format string, args ...any) error  { return newf(Invalid, format, args) }
-func NotFoundf(format string, args ...any) error { return newf(NotFound, format, args) }
-func Refusedf(format string, args ...any) error  { return newf(Refused, format, args) }
-
-// Unavailablef builds an error of kind Unavailable.
+// Invalidf, NotFoundf, Refusedf and Unavailablef build errors of their kind.
+func Invalidf(format string, args ...any) error     { return newf(Invalid, format, args) }
+func NotFoundf(format string, args ...any) error    { return newf(NotFound, format, args) }
+func Refusedf(format string, args ...any) error     { return newf(Refused, format, args) }
 func Unavailablef(format string, args ...any) error { return newf(Unavailable, format, args) }
+
+// New builds an error of kind k. A message without arguments is kept as written.
+func New(k Kind, format string, args ...any) error { return newf(k, format, args) }
 
 func newf(k Kind, format string, args []any) error {
 	if len(args) == 0 {

@@ -42,8 +42,6 @@ type Client struct {
 	retry     RetryPolicy
 	timeout   time.Duration
 	log       *slog.Logger
-	now       func() time.Time
-	sleep     func(context.Context, time.Duration) error
 }
 
 // Option configures a Client.
@@ -86,8 +84,6 @@ func New(endpoint string, opts ...Option) (*Client, error) {
 		retry:     DefaultRetryPolicy,
 		timeout:   30 * time.Second,
 		log:       slog.New(slog.DiscardHandler),
-		now:       time.Now,
-		sleep:     sleepContext,
 	}
 	for _, o := range opts {
 		o(c)
@@ -109,40 +105,53 @@ func (c *Client) HasToken() bool { return c.token != "" }
 // and an Idempotent call is retried as the client's policy allows.
 type Call struct {
 	Method     string
-	Path       string
-	Body       any
-	Idempotent bool
+	Path       string // escaped, from the API root: /api/settings/webhooks/abc
+	Body       any    // JSON-encoded when not nil
+	Idempotent bool   // may be sent again after a failure whose outcome is unknown
+
+	raw         []byte // sent as is instead of Body (the commit API's NDJSON), with contentType
+	contentType string
 }
 
 // Send sends c with the client's token, retries and error handling, and decodes a 2xx body into out
 // (if not nil).
 func (c *Client) Send(ctx context.Context, cl Call, out any) error {
-	_, err := c.do(ctx, call{method: cl.Method, path: cl.Path, body: cl.Body, idempotent: cl.Idempotent}, out)
+	_, err := c.do(ctx, cl, out)
 	return err
 }
 
-// call says how one API call may be sent.
-type call struct {
-	method     string
-	path       string // escaped, from the API root: /api/settings/webhooks/abc
-	body       any    // JSON-encoded when not nil
-	idempotent bool   // may be sent again after a failure whose outcome is unknown
+// send sends cl and returns the answer decoded into a new T.
+func send[T any](ctx context.Context, c *Client, cl Call) (*T, error) {
+	out := new(T)
+	if _, err := c.do(ctx, cl, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
 
-	raw         []byte // sent as is instead of body (the commit API's NDJSON), with contentType
-	contentType string
+// list GETs a JSON array at path; an empty answer is an empty list, never nil.
+func list[T any](ctx context.Context, c *Client, path string) ([]T, error) {
+	out, err := send[[]T](ctx, c, Call{Method: http.MethodGet, Path: path, Idempotent: true})
+	if err != nil {
+		return nil, err
+	}
+	if *out == nil {
+		return []T{}, nil
+	}
+	return *out, nil
 }
 
 // do sends the call, retrying as the policy allows, and decodes a 2xx body into out (if not nil).
 // It reports whether an attempt's outcome was unknown (no response) before the returned result.
-func (c *Client) do(ctx context.Context, cl call, out any) (unknownBefore bool, err error) {
+func (c *Client) do(ctx context.Context, cl Call, out any) (unknownBefore bool, err error) {
 	payload := cl.raw
-	if cl.body != nil {
-		if payload, err = json.Marshal(cl.body); err != nil {
-			return false, fmt.Errorf("%s %s: encoding the request: %w", cl.method, cl.path, err)
+	if cl.Body != nil {
+		if payload, err = json.Marshal(cl.Body); err != nil {
+			return false, fmt.Errorf("%s %s: encoding the request: %w", cl.Method, cl.Path, err)
 		}
 	}
 	attempts := c.retry.MaxAttempts
-	if attempts < 1 || !cl.idempotent {
+	if attempts < 1 || !cl.Idempotent {
 		attempts = 1
 	}
 	for attempt := 1; ; attempt++ {
@@ -152,7 +161,7 @@ func (c *Client) do(ctx context.Context, cl call, out any) (unknownBefore bool, 
 				return unknownBefore, nil
 			}
 			if err := jsonv2.Unmarshal(body, out, lenientJSON); err != nil {
-				return unknownBefore, fmt.Errorf("%s %s: the hub's answer is not the expected JSON: %w", cl.method, cl.path, err)
+				return unknownBefore, fmt.Errorf("%s %s: the hub's answer is not the expected JSON: %w", cl.Method, cl.Path, err)
 			}
 			return unknownBefore, nil
 		}
@@ -160,11 +169,11 @@ func (c *Client) do(ctx context.Context, cl call, out any) (unknownBefore bool, 
 		var wait time.Duration
 		if err != nil {
 			if ctx.Err() != nil {
-				return unknownBefore, &TransportError{Method: cl.method, Path: cl.path, Err: ctx.Err()}
+				return unknownBefore, &TransportError{Method: cl.Method, Path: cl.Path, Err: ctx.Err()}
 			}
-			failure = &TransportError{Method: cl.method, Path: cl.path, Err: err}
+			failure = &TransportError{Method: cl.Method, Path: cl.Path, Err: err}
 		} else {
-			herr := errorFromResponse(cl.method, cl.path, &http.Response{StatusCode: status, Header: hdr}, body, c.now())
+			herr := errorFromResponse(cl.Method, cl.Path, &http.Response{StatusCode: status, Header: hdr}, body, time.Now())
 			failure, wait = herr, herr.RetryAfter
 			if !retryableStatus(status) {
 				return unknownBefore, herr
@@ -173,7 +182,7 @@ func (c *Client) do(ctx context.Context, cl call, out any) (unknownBefore bool, 
 		if attempt >= attempts {
 			return unknownBefore, failure
 		}
-		delay := c.retry.backoff(attempt)
+		delay := Backoff(c.retry.BaseDelay, c.retry.MaxDelay, attempt)
 		if wait > 0 {
 			if c.retry.MaxRetryAfter > 0 && wait > c.retry.MaxRetryAfter {
 				return unknownBefore, failure // the hub asks for a longer pause than the caller accepts
@@ -181,19 +190,21 @@ func (c *Client) do(ctx context.Context, cl call, out any) (unknownBefore bool, 
 			delay = wait
 		}
 		c.log.LogAttrs(ctx, slog.LevelWarn, "hub request failed, retrying",
-			slog.String("method", cl.method), slog.String("path", cl.path), slog.Int("attempt", attempt),
+			slog.String("method", cl.Method), slog.String("path", cl.Path), slog.Int("attempt", attempt),
 			slog.Duration("delay", delay), slog.String("error", failure.Error()))
 		if err != nil {
 			unknownBefore = true
 		}
-		if err := c.sleep(ctx, delay); err != nil {
+		select {
+		case <-ctx.Done():
 			return unknownBefore, failure
+		case <-time.After(delay):
 		}
 	}
 }
 
 // attempt sends one request. A nil error means a response arrived (whatever its status).
-func (c *Client) attempt(ctx context.Context, cl call, payload []byte) (int, []byte, http.Header, error) {
+func (c *Client) attempt(ctx context.Context, cl Call, payload []byte) (int, []byte, http.Header, error) {
 	if c.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
@@ -203,7 +214,7 @@ func (c *Client) attempt(ctx context.Context, cl call, payload []byte) (int, []b
 	if payload != nil {
 		body = bytes.NewReader(payload)
 	}
-	req, err := http.NewRequestWithContext(ctx, cl.method, c.base+cl.path, body)
+	req, err := http.NewRequestWithContext(ctx, cl.Method, c.base+cl.Path, body)
 	if err != nil {
 		return 0, nil, nil, err
 	}
@@ -261,15 +272,4 @@ func RedactUserinfo(u *url.URL) string {
 	c := *u
 	c.User = url.User("xxxxx")
 	return c.String()
-}
-
-func sleepContext(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

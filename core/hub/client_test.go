@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/hub"
 )
 
@@ -205,7 +206,7 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 	f, c = newFaulty(t, nil, status(429, "Retry-After", "3600"))
 	_, err := c.Get(context.Background(), "abc")
 	var he *hub.Error
-	if !errors.As(err, &he) || he.RetryAfter != time.Hour || !errors.Is(err, hub.ErrRateLimited) || len(f.seen()) != 1 {
+	if !errors.As(err, &he) || he.RetryAfter != time.Hour || !errors.Is(err, fault.ErrRateLimited) || len(f.seen()) != 1 {
 		t.Fatalf("err %v after %d requests", err, len(f.seen()))
 	}
 	if !strings.Contains(err.Error(), "retry after 1h0m0s") {
@@ -221,7 +222,7 @@ func TestDeleteWhoseFirstAnswerWasLost(t *testing.T) {
 	}
 	// Without a lost answer, 404 is an error.
 	_, c = newFaulty(t, nil, status(404))
-	if err := c.Delete(context.Background(), "abc"); !errors.Is(err, hub.ErrNotFound) {
+	if err := c.Delete(context.Background(), "abc"); !errors.Is(err, fault.ErrNotFound) {
 		t.Fatalf("delete: %v", err)
 	}
 }
@@ -233,19 +234,19 @@ func TestErrorsCarryStatusMessageAndRequestID(t *testing.T) {
 		status int
 		msg    string
 	}{
-		{status(401, "X-Request-Id", "req-1"), hub.ErrUnauthorized, 401, "injected Unauthorized"},
-		{status(403, "X-Error-Message", "Forbidden: pass a write token"), hub.ErrForbidden, 403, "Forbidden: pass a write token; injected Forbidden"},
-		{status(404), hub.ErrNotFound, 404, "injected Not Found"},
-		{status(409), hub.ErrConflict, 409, "injected Conflict"},
-		{status(400), hub.ErrInvalid, 400, "injected Bad Request"},
+		{status(401, "X-Request-Id", "req-1"), fault.ErrUnauthenticated, 401, "injected Unauthorized"},
+		{status(403, "X-Error-Message", "Forbidden: pass a write token"), fault.ErrForbidden, 403, "Forbidden: pass a write token; injected Forbidden"},
+		{status(404), fault.ErrNotFound, 404, "injected Not Found"},
+		{status(409), fault.ErrRefused, 409, "injected Conflict"},
+		{status(400), fault.ErrInvalid, 400, "injected Bad Request"},
 		{func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("X-Error-Message", "Invalid credentials in Authorization header")
 			w.WriteHeader(401)
-		}, hub.ErrUnauthorized, 401, "Invalid credentials in Authorization header"},
+		}, fault.ErrUnauthenticated, 401, "Invalid credentials in Authorization header"},
 		{func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(400)
 			io.WriteString(w, `{"error":["first","second"]}`)
-		}, hub.ErrInvalid, 400, "first; second"},
+		}, fault.ErrInvalid, 400, "first; second"},
 	} {
 		f, cl := newFaulty(t, nil, c.step)
 		_, err := cl.Get(context.Background(), "abc")
@@ -269,13 +270,13 @@ func TestErrorsCarryStatusMessageAndRequestID(t *testing.T) {
 func TestValidationHappensBeforeAnyRequest(t *testing.T) {
 	f, c := newFaulty(t, nil)
 	ctx := context.Background()
-	if _, err := c.Create(ctx, hub.CreateRequest{URL: "https://e.com"}); !errors.Is(err, hub.ErrInvalid) {
+	if _, err := c.Create(ctx, hub.CreateRequest{URL: "https://e.com"}); !errors.Is(err, fault.ErrInvalid) {
 		t.Fatalf("create: %v", err)
 	}
-	if _, err := c.Update(ctx, "abc", hub.UpdateRequest{}); !errors.Is(err, hub.ErrInvalid) {
+	if _, err := c.Update(ctx, "abc", hub.UpdateRequest{}); !errors.Is(err, fault.ErrInvalid) {
 		t.Fatalf("update: %v", err)
 	}
-	if _, err := c.Get(ctx, "a/../b"); !errors.Is(err, hub.ErrInvalid) {
+	if _, err := c.Get(ctx, "a/../b"); !errors.Is(err, fault.ErrInvalid) {
 		t.Fatalf("get: %v", err)
 	}
 	if len(f.seen()) != 0 {

@@ -40,57 +40,49 @@ type CommitInfo struct {
 // Commit sends a commit to the hub's commit API (POST /api/{type}s/{id}/commit/{revision}, as
 // NDJSON). It is sent once and never retried: a commit whose answer was lost may have been made.
 func (c *Client) Commit(ctx context.Context, r CommitRequest) (*CommitInfo, error) {
-	if err := checkRepoType(r.RepoType); err != nil {
+	if _, err := repoRef(r.RepoType, r.RepoID); err != nil {
 		return nil, err
 	}
-	owner, name, err := splitRepoID(r.RepoID)
-	if err != nil {
+	owner, name, err := splitRepoID(r.RepoID, true)
+	switch {
+	case err != nil:
 		return nil, err
-	}
-	if owner == "" {
-		return nil, invalid("repo_id", "%q: give owner/name", r.RepoID)
-	}
-	if strings.TrimSpace(r.Summary) == "" {
+	case strings.TrimSpace(r.Summary) == "":
 		return nil, invalid("summary", "the commit message is empty")
 	}
 	rev := r.Revision
 	if rev == "" {
 		rev = "main"
 	}
-	var body bytes.Buffer
-	enc := json.NewEncoder(&body)
-	line := func(key string, value any) error { return enc.Encode(map[string]any{"key": key, "value": value}) }
 	header := map[string]string{"summary": r.Summary, "description": r.Description}
 	if r.ParentCommit != "" {
 		header["parentCommit"] = r.ParentCommit
 	}
-	if err := line("header", header); err != nil {
-		return nil, err
+	type line struct {
+		Key   string `json:"key"`
+		Value any    `json:"value"`
 	}
+	lines := []line{{"header", header}}
 	for _, p := range r.DeletedFolders {
-		if err := line("deletedFolder", map[string]string{"path": p}); err != nil {
-			return nil, err
-		}
+		lines = append(lines, line{"deletedFolder", map[string]string{"path": p}})
 	}
 	for _, p := range r.DeletedFiles {
-		if err := line("deletedFile", map[string]string{"path": p}); err != nil {
-			return nil, err
-		}
+		lines = append(lines, line{"deletedFile", map[string]string{"path": p}})
 	}
 	for _, f := range r.Files {
 		if f.Path == "" || strings.HasPrefix(f.Path, "/") {
 			return nil, invalid("files", "%q is not a path in the repo", f.Path)
 		}
 		v := map[string]string{"path": f.Path, "encoding": "base64", "content": base64.StdEncoding.EncodeToString(f.Content)}
-		if err := line("file", v); err != nil {
+		lines = append(lines, line{"file", v})
+	}
+	var body bytes.Buffer
+	enc := json.NewEncoder(&body)
+	for _, l := range lines {
+		if err := enc.Encode(l); err != nil {
 			return nil, err
 		}
 	}
 	path := "/api/" + r.RepoType + "s/" + url.PathEscape(owner) + "/" + url.PathEscape(name) + "/commit/" + url.PathEscape(rev)
-	var out CommitInfo
-	cl := call{method: http.MethodPost, path: path, raw: body.Bytes(), contentType: "application/x-ndjson"}
-	if _, err := c.do(ctx, cl, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return send[CommitInfo](ctx, c, Call{Method: http.MethodPost, Path: path, raw: body.Bytes(), contentType: "application/x-ndjson"})
 }

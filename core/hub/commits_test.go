@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/hub"
 )
 
@@ -48,7 +49,7 @@ func TestCommitThroughTheLocalHub(t *testing.T) {
 	// A stale parent is a conflict; nothing is retried.
 	_, err = c.Commit(ctx, hub.CommitRequest{RepoType: "space", RepoID: "alice/wave", Summary: "late", ParentCommit: first.OID,
 		Files: []hub.CommitFile{{Path: "x", Content: []byte("x")}}})
-	if !errors.Is(err, hub.ErrConflict) {
+	if !errors.Is(err, fault.ErrRefused) {
 		t.Fatalf("stale parent: %v", err)
 	}
 	for _, bad := range []hub.CommitRequest{

@@ -2,23 +2,13 @@ package hub
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/robothub/robothub/core/fault"
-)
-
-// Kinds of failure, for errors.Is.
-var (
-	ErrNotFound     = errors.New("not found")       // 404: no such webhook (or not yours)
-	ErrUnauthorized = errors.New("unauthorized")    // 401: no token, or a token the hub does not know
-	ErrForbidden    = errors.New("forbidden")       // 403: the token may not do this
-	ErrRateLimited  = errors.New("rate limited")    // 429
-	ErrConflict     = errors.New("conflict")        // 409
-	ErrInvalid      = errors.New("invalid request") // refused before sending, or 400/422 from the hub
 )
 
 // Error is a response with a status of 400 or more.
@@ -32,46 +22,39 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s: %d %s", e.Method, e.Path, e.Status, http.StatusText(e.Status))
+	s := fmt.Sprintf("%s %s: %d %s", e.Method, e.Path, e.Status, http.StatusText(e.Status))
 	if e.Message != "" && e.Message != http.StatusText(e.Status) {
-		b.WriteString(": " + e.Message)
+		s += ": " + e.Message
 	}
 	if e.RetryAfter > 0 {
-		fmt.Fprintf(&b, " (retry after %s)", e.RetryAfter)
+		s += fmt.Sprintf(" (retry after %s)", e.RetryAfter)
 	}
 	if e.RequestID != "" {
-		b.WriteString(" (request ID " + e.RequestID + ")")
+		s += " (request ID " + e.RequestID + ")"
 	}
-	return b.String()
+	return s
 }
 
-// Is matches the error against ErrNotFound, ErrUnauthorized, ErrForbidden, ErrRateLimited,
-// ErrConflict and ErrInvalid by its status, and against core's one vocabulary (core/fault), so that a
-// transport that maps fault kinds maps hub failures too: 400/422 is fault.ErrInvalid, 404
-// fault.ErrNotFound, 409 fault.ErrRefused, and 429, 502, 503, 504 fault.ErrUnavailable.
+// Is matches the error by its status against core's one vocabulary (core/fault), so that a
+// transport that maps fault kinds maps hub failures too: 401 is fault.ErrUnauthenticated, 403
+// fault.ErrForbidden, 404 fault.ErrNotFound, 409 fault.ErrRefused, 400/422 fault.ErrInvalid, 429
+// fault.ErrRateLimited, and 429, 502, 503, 504 fault.ErrUnavailable.
 func (e *Error) Is(target error) bool {
 	switch target {
-	case fault.ErrInvalid:
-		return e.Status == http.StatusBadRequest || e.Status == http.StatusUnprocessableEntity
+	case fault.ErrUnauthenticated:
+		return e.Status == http.StatusUnauthorized
+	case fault.ErrForbidden:
+		return e.Status == http.StatusForbidden
 	case fault.ErrNotFound:
 		return e.Status == http.StatusNotFound
 	case fault.ErrRefused:
 		return e.Status == http.StatusConflict
+	case fault.ErrInvalid:
+		return e.Status == http.StatusBadRequest || e.Status == http.StatusUnprocessableEntity
+	case fault.ErrRateLimited:
+		return e.Status == http.StatusTooManyRequests
 	case fault.ErrUnavailable:
 		return retryableStatus(e.Status)
-	case ErrNotFound:
-		return e.Status == http.StatusNotFound
-	case ErrUnauthorized:
-		return e.Status == http.StatusUnauthorized
-	case ErrForbidden:
-		return e.Status == http.StatusForbidden
-	case ErrRateLimited:
-		return e.Status == http.StatusTooManyRequests
-	case ErrConflict:
-		return e.Status == http.StatusConflict
-	case ErrInvalid:
-		return e.Status == http.StatusBadRequest || e.Status == http.StatusUnprocessableEntity
 	}
 	return false
 }
@@ -79,52 +62,39 @@ func (e *Error) Is(target error) bool {
 // errorFromResponse builds an Error from a failed response and its (capped) body. The hub puts its
 // message in X-Error-Message, in the body's "error" (a string or a list), or in "error_description".
 func errorFromResponse(method, path string, resp *http.Response, body []byte, now time.Time) *Error {
-	e := &Error{Method: method, Path: path, Status: resp.StatusCode, RequestID: requestID(resp.Header)}
-	var msgs []string
-	if m := strings.TrimSpace(resp.Header.Get("X-Error-Message")); m != "" {
-		msgs = append(msgs, m)
-	}
+	msgs := []string{resp.Header.Get("X-Error-Message")}
 	var data struct {
 		Error            json.RawMessage `json:"error"`
 		ErrorDescription string          `json:"error_description"`
 		Message          string          `json:"message"`
 		Detail           json.RawMessage `json:"detail"`
 	}
-	add := func(m string) {
-		m = strings.TrimSpace(m)
-		for _, have := range msgs {
-			if have == m {
-				return
-			}
-		}
-		if m != "" {
-			msgs = append(msgs, m)
-		}
-	}
 	if json.Unmarshal(body, &data) == nil {
 		var s string
 		var list []string
-		switch {
-		case json.Unmarshal(data.Error, &s) == nil:
-			add(s)
-		case json.Unmarshal(data.Error, &list) == nil:
-			for _, m := range list {
-				add(m)
-			}
+		if json.Unmarshal(data.Error, &s) == nil {
+			list = []string{s}
+		} else if json.Unmarshal(data.Error, &list) != nil {
+			list = nil
 		}
-		add(data.ErrorDescription)
-		add(data.Message)
+		msgs = append(append(msgs, list...), data.ErrorDescription, data.Message)
 		if json.Unmarshal(data.Detail, &s) == nil {
-			add(s)
+			msgs = append(msgs, s)
 		}
 	} else if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(ct, "text/plain") && len(body) < 512 {
-		add(string(body))
+		msgs = append(msgs, string(body))
 	}
-	e.Message = strings.Join(msgs, "; ")
+	var kept []string
+	for _, m := range msgs {
+		if m = strings.TrimSpace(m); m != "" && !slices.Contains(kept, m) {
+			kept = append(kept, m)
+		}
+	}
+	e := &Error{Method: method, Path: path, Status: resp.StatusCode, Message: strings.Join(kept, "; "),
+		RequestID: requestID(resp.Header), RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), now)}
 	if e.Message == "" {
 		e.Message = http.StatusText(resp.StatusCode)
 	}
-	e.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), now)
 	return e
 }
 

@@ -16,7 +16,14 @@ func TestErrorsMapOntoFault(t *testing.T) {
 			t.Errorf("status %d is not %v", status, kind)
 		}
 	}
-	if errors.Is(&Error{Status: 500}, fault.ErrInvalid) || errors.Is(&Error{Status: 401}, fault.ErrNotFound) {
+	for status, kind := range map[int]error{401: fault.ErrUnauthenticated, 403: fault.ErrForbidden, 429: fault.ErrRateLimited,
+		502: fault.ErrUnavailable, 504: fault.ErrUnavailable} {
+		if err := error(&Error{Status: status}); !errors.Is(err, kind) {
+			t.Errorf("status %d is not %v", status, kind)
+		}
+	}
+	if errors.Is(&Error{Status: 500}, fault.ErrInvalid) || errors.Is(&Error{Status: 401}, fault.ErrNotFound) ||
+		errors.Is(&Error{Status: 409}, fault.ErrInvalid) || errors.Is(&Error{Status: 503}, fault.ErrRateLimited) {
 		t.Error("500 or 401 matched a fault kind")
 	}
 	if _, err := ParseWatchedItem("bucket:foo"); !errors.Is(err, fault.ErrInvalid) {

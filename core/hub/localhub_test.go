@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/internal/hubemu"
 )
@@ -118,10 +119,10 @@ func TestClientAgainstTheEmulator(t *testing.T) {
 	if err := c.Delete(ctx, wh.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Get(ctx, wh.ID); !errors.Is(err, hub.ErrNotFound) {
+	if _, err := c.Get(ctx, wh.ID); !errors.Is(err, fault.ErrNotFound) {
 		t.Fatalf("get after delete: %v", err)
 	}
-	if err := c.Delete(ctx, wh.ID); !errors.Is(err, hub.ErrNotFound) {
+	if err := c.Delete(ctx, wh.ID); !errors.Is(err, fault.ErrNotFound) {
 		t.Fatalf("second delete: %v", err)
 	}
 	if list, err = c.List(ctx); err != nil || len(list) != 0 {
@@ -142,17 +143,17 @@ func TestClientErrorsFromTheEmulator(t *testing.T) {
 
 	_, err = bob.Get(ctx, wh.ID)
 	var he *hub.Error
-	if !errors.Is(err, hub.ErrNotFound) || !errors.As(err, &he) || he.RequestID == "" || !strings.Contains(he.Message, "not found") {
+	if !errors.Is(err, fault.ErrNotFound) || !errors.As(err, &he) || he.RequestID == "" || !strings.Contains(he.Message, "not found") {
 		t.Fatalf("another user's webhook: %v", err)
 	}
-	if _, err := reader.Disable(ctx, wh.ID); !errors.Is(err, hub.ErrForbidden) || !strings.Contains(err.Error(), "write role") {
+	if _, err := reader.Disable(ctx, wh.ID); !errors.Is(err, fault.ErrForbidden) || !strings.Contains(err.Error(), "write role") {
 		t.Fatalf("read token: %v", err)
 	}
 	wrong, _ := hub.New(lh.url, hub.WithToken("hf_wrong"))
-	if _, err := wrong.List(ctx); !errors.Is(err, hub.ErrUnauthorized) || !strings.Contains(err.Error(), "Invalid credentials") || strings.Contains(err.Error(), "hf_wrong") {
+	if _, err := wrong.List(ctx); !errors.Is(err, fault.ErrUnauthenticated) || !strings.Contains(err.Error(), "Invalid credentials") || strings.Contains(err.Error(), "hf_wrong") {
 		t.Fatalf("wrong token: %v", err)
 	}
-	if _, err := alice.Create(ctx, hub.CreateRequest{JobID: "0123456789abcdef01234567", Watched: []hub.WatchedItem{{"user", "a"}}}); !errors.Is(err, hub.ErrInvalid) || !strings.Contains(err.Error(), "no job") {
+	if _, err := alice.Create(ctx, hub.CreateRequest{JobID: "0123456789abcdef01234567", Watched: []hub.WatchedItem{{"user", "a"}}}); !errors.Is(err, fault.ErrInvalid) || !strings.Contains(err.Error(), "no job") {
 		t.Fatalf("unknown job: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -78,11 +79,7 @@ func (w *WhoAmI) CanWrite(owner string) bool {
 
 // WhoAmI returns the token's user and role.
 func (c *Client) WhoAmI(ctx context.Context) (*WhoAmI, error) {
-	var out WhoAmI
-	if _, err := c.do(ctx, call{method: http.MethodGet, path: WhoAmIPath, idempotent: true}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return send[WhoAmI](ctx, c, Call{Method: http.MethodGet, Path: WhoAmIPath, Idempotent: true})
 }
 
 // CreateRepoRequest describes a new repo.
@@ -100,76 +97,70 @@ type RepoURL struct {
 	ID   string `json:"id"`   // the hub's ID of the repo (the emulator sends it; the public hub may not)
 }
 
-type createRepoBody struct {
+// repoRefBody names a repo in the bodies of the create and delete calls.
+type repoRefBody struct {
 	Name         string  `json:"name"`
 	Organization *string `json:"organization"`
 	Type         string  `json:"type"`
-	Private      bool    `json:"private"`
-	SDK          string  `json:"sdk,omitempty"`
 }
 
-// splitRepoID checks "name" or "owner/name" and returns its parts (owner "" when not given).
-func splitRepoID(id string) (owner, name string, err error) {
+type createRepoBody struct {
+	repoRefBody
+	Private bool   `json:"private"`
+	SDK     string `json:"sdk,omitempty"`
+}
+
+var repoIDChars = regexp.MustCompile(`^[A-Za-z0-9._-]*$`)
+
+// splitRepoID checks "name" or "owner/name" and returns its parts (owner "" when not given). With
+// needOwner, a name without its owner is refused.
+func splitRepoID(id string, needOwner bool) (owner, name string, err error) {
 	owner, name, hasOwner := strings.Cut(id, "/")
 	if !hasOwner {
 		owner, name = "", id
 	}
-	if name == "" || (hasOwner && owner == "") || strings.Contains(name, "/") {
+	switch {
+	case name == "" || (hasOwner && owner == "") || strings.Contains(name, "/"):
 		return "", "", invalid("repo_id", "%q is not name or owner/name", id)
-	}
-	for _, part := range []string{owner, name} {
-		for _, c := range part {
-			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
-				return "", "", invalid("repo_id", "%q: use letters, digits, '-', '_' and '.' only", id)
-			}
-		}
+	case !repoIDChars.MatchString(owner) || !repoIDChars.MatchString(name):
+		return "", "", invalid("repo_id", "%q: use letters, digits, '-', '_' and '.' only", id)
+	case needOwner && owner == "":
+		return "", "", invalid("repo_id", "%q: give owner/name", id)
 	}
 	return owner, name, nil
 }
 
-func checkRepoType(typ string) error {
-	for _, t := range RepoTypes {
-		if typ == t {
-			return nil
-		}
+// repoRef checks a repo's type and ID ("name" or "owner/name").
+func repoRef(typ, id string) (repoRefBody, error) {
+	if !slices.Contains(RepoTypes, typ) {
+		return repoRefBody{}, invalid("repo_type", "%q is not one of %s", typ, strings.Join(RepoTypes, ", "))
 	}
-	return invalid("repo_type", "%q is not one of %s", typ, strings.Join(RepoTypes, ", "))
+	owner, name, err := splitRepoID(id, false)
+	ref := repoRefBody{Name: name, Type: typ}
+	if owner != "" {
+		ref.Organization = &owner
+	}
+	return ref, err
 }
 
 // CreateRepo makes a repo. It is sent once and never retried; a repo that exists already is an
-// error that errors.Is matches with ErrConflict.
+// error that errors.Is matches with fault.ErrRefused.
 func (c *Client) CreateRepo(ctx context.Context, r CreateRepoRequest) (*RepoURL, error) {
-	if err := checkRepoType(r.Type); err != nil {
+	ref, err := repoRef(r.Type, r.ID)
+	switch {
+	case err != nil:
 		return nil, err
+	case r.SDK != "" && r.Type != "space":
+		return nil, invalid("sdk", "only a space has an sdk")
+	case r.SDK != "" && !slices.Contains(SpaceSDKs, r.SDK):
+		return nil, invalid("sdk", "%q is not one of %s", r.SDK, strings.Join(SpaceSDKs, ", "))
 	}
-	owner, name, err := splitRepoID(r.ID)
-	if err != nil {
-		return nil, err
-	}
-	if r.SDK != "" {
-		if r.Type != "space" {
-			return nil, invalid("sdk", "only a space has an sdk")
-		}
-		ok := false
-		for _, s := range SpaceSDKs {
-			ok = ok || s == r.SDK
-		}
-		if !ok {
-			return nil, invalid("sdk", "%q is not one of %s", r.SDK, strings.Join(SpaceSDKs, ", "))
-		}
-	}
-	body := createRepoBody{Name: name, Type: r.Type, Private: r.Private, SDK: r.SDK}
-	if owner != "" {
-		body.Organization = &owner
-	}
-	var out RepoURL
-	if _, err := c.do(ctx, call{method: http.MethodPost, path: CreateRepoPath, body: body}, &out); err != nil {
-		return nil, err
-	}
-	if out.Name == "" {
+	body := createRepoBody{repoRefBody: ref, Private: r.Private, SDK: r.SDK}
+	out, err := send[RepoURL](ctx, c, Call{Method: http.MethodPost, Path: CreateRepoPath, Body: body})
+	if err == nil && out.Name == "" {
 		out.Name = repoIDFromURL(out.URL)
 	}
-	return &out, nil
+	return out, err
 }
 
 // repoIDFromURL returns owner/name from the end of a repo's URL.
@@ -185,26 +176,13 @@ func repoIDFromURL(s string) string {
 	return parts[len(parts)-2] + "/" + parts[len(parts)-1]
 }
 
-type repoRefBody struct {
-	Name         string  `json:"name"`
-	Organization *string `json:"organization"`
-	Type         string  `json:"type"`
-}
-
 // DeleteRepo deletes a repo ("name" or "owner/name") with everything in it.
 func (c *Client) DeleteRepo(ctx context.Context, repoType, id string) error {
-	if err := checkRepoType(repoType); err != nil {
-		return err
-	}
-	owner, name, err := splitRepoID(id)
+	body, err := repoRef(repoType, id)
 	if err != nil {
 		return err
 	}
-	body := repoRefBody{Name: name, Type: repoType}
-	if owner != "" {
-		body.Organization = &owner
-	}
-	_, err = c.do(ctx, call{method: http.MethodDelete, path: DeleteRepoPath, body: body}, nil)
+	_, err = c.do(ctx, Call{Method: http.MethodDelete, Path: DeleteRepoPath, Body: body}, nil)
 	return err
 }
 
@@ -249,32 +227,18 @@ func (c *Client) ListSpaces(ctx context.Context, q SpaceQuery) ([]Space, error) 
 		v.Set("limit", strconv.Itoa(q.Limit))
 	}
 	v.Set("full", "true")
-	var out []Space
-	if _, err := c.do(ctx, call{method: http.MethodGet, path: SpacesPath + "?" + v.Encode(), idempotent: true}, &out); err != nil {
-		return nil, err
-	}
-	if out == nil {
-		out = []Space{}
-	}
-	return out, nil
+	return list[Space](ctx, c, SpacesPath+"?"+v.Encode())
 }
 
 // SpaceInfo returns one space ("owner/name"). A space that does not exist, or that the token may
-// not see, is ErrNotFound (or ErrUnauthorized without a token, as the public hub answers).
+// not see, is fault.ErrNotFound (or fault.ErrUnauthenticated without a token, as the public hub answers).
 func (c *Client) SpaceInfo(ctx context.Context, id string) (*Space, error) {
-	owner, name, err := splitRepoID(id)
+	owner, name, err := splitRepoID(id, true)
 	if err != nil {
 		return nil, err
 	}
-	if owner == "" {
-		return nil, invalid("repo_id", "%q: give owner/name", id)
-	}
-	var out Space
 	path := SpacesPath + "/" + url.PathEscape(owner) + "/" + url.PathEscape(name)
-	if _, err := c.do(ctx, call{method: http.MethodGet, path: path, idempotent: true}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return send[Space](ctx, c, Call{Method: http.MethodGet, Path: path, Idempotent: true})
 }
 
 // SpaceGitURL returns the address to clone and push a space ("owner/name"): <hub>/spaces/owner/name.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/internal/hubemu"
 )
@@ -24,7 +25,7 @@ func TestWhoAmIGivesTheRole(t *testing.T) {
 		}
 	}
 	anon, _ := hub.New(lh.url)
-	if _, err := anon.WhoAmI(ctx); !errors.Is(err, hub.ErrUnauthorized) {
+	if _, err := anon.WhoAmI(ctx); !errors.Is(err, fault.ErrUnauthenticated) {
 		t.Fatalf("whoami without a token: %v", err)
 	}
 }
@@ -45,10 +46,10 @@ func TestSpacesThroughTheClient(t *testing.T) {
 	if last := lh.bodies[len(lh.bodies)-1]; !strings.Contains(last, `"organization":null`) || !strings.Contains(last, `"type":"space"`) {
 		t.Fatalf("create sent %s", last)
 	}
-	if _, err := alice.CreateRepo(ctx, hub.CreateRepoRequest{Type: "space", ID: "alice/wave"}); !errors.Is(err, hub.ErrConflict) {
+	if _, err := alice.CreateRepo(ctx, hub.CreateRepoRequest{Type: "space", ID: "alice/wave"}); !errors.Is(err, fault.ErrRefused) {
 		t.Fatalf("a second create: %v, want a conflict", err)
 	}
-	if _, err := reader.CreateRepo(ctx, hub.CreateRepoRequest{Type: "space", ID: "other"}); !errors.Is(err, hub.ErrForbidden) {
+	if _, err := reader.CreateRepo(ctx, hub.CreateRepoRequest{Type: "space", ID: "other"}); !errors.Is(err, fault.ErrForbidden) {
 		t.Fatalf("create with a read token: %v, want forbidden", err)
 	}
 	if _, err := alice.CreateRepo(ctx, hub.CreateRepoRequest{Type: "space", ID: "private-one", Private: true}); err != nil {
@@ -60,7 +61,7 @@ func TestSpacesThroughTheClient(t *testing.T) {
 		{Type: "", ID: "x"}, {Type: "space", ID: ""}, {Type: "space", ID: "a/b/c"}, {Type: "space", ID: "a b"},
 		{Type: "space", ID: "x", SDK: "flask"}, {Type: "model", ID: "x", SDK: "static"},
 	} {
-		if _, err := alice.CreateRepo(ctx, r); !errors.Is(err, hub.ErrInvalid) {
+		if _, err := alice.CreateRepo(ctx, r); !errors.Is(err, fault.ErrInvalid) {
 			t.Errorf("create %+v: %v, want a validation error", r, err)
 		}
 	}
@@ -79,7 +80,7 @@ func TestSpacesThroughTheClient(t *testing.T) {
 	if list, err = alice.ListSpaces(ctx, hub.SpaceQuery{}); err != nil || len(list) != 2 {
 		t.Fatalf("alice's listing %+v %v", list, err)
 	}
-	if _, err := anon.SpaceInfo(ctx, "alice/private-one"); !errors.Is(err, hub.ErrUnauthorized) {
+	if _, err := anon.SpaceInfo(ctx, "alice/private-one"); !errors.Is(err, fault.ErrUnauthenticated) {
 		t.Fatalf("anonymous info of a private space: %v", err)
 	}
 	info, err := alice.SpaceInfo(ctx, "alice/private-one")
@@ -93,10 +94,10 @@ func TestSpacesThroughTheClient(t *testing.T) {
 	if err := alice.DeleteRepo(ctx, "space", "wave"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := alice.SpaceInfo(ctx, "alice/wave"); !errors.Is(err, hub.ErrNotFound) {
+	if _, err := alice.SpaceInfo(ctx, "alice/wave"); !errors.Is(err, fault.ErrNotFound) {
 		t.Fatalf("info of a deleted space: %v", err)
 	}
-	if err := alice.DeleteRepo(ctx, "space", "wave"); !errors.Is(err, hub.ErrNotFound) {
+	if err := alice.DeleteRepo(ctx, "space", "wave"); !errors.Is(err, fault.ErrNotFound) {
 		t.Fatalf("deleting twice: %v", err)
 	}
 }

@@ -23,11 +23,6 @@ type RetryPolicy struct {
 // DefaultRetryPolicy: 4 attempts, pauses of about 0.5 s, 1 s, 2 s, Retry-After honoured up to 1 min.
 var DefaultRetryPolicy = RetryPolicy{MaxAttempts: 4, BaseDelay: 500 * time.Millisecond, MaxDelay: 10 * time.Second, MaxRetryAfter: time.Minute}
 
-// backoff returns the pause after the given failed attempt (1-based).
-func (p RetryPolicy) backoff(attempt int) time.Duration {
-	return Backoff(p.BaseDelay, p.MaxDelay, attempt)
-}
-
 // Backoff is the one retry pause of the project (the hub client, the local hub's deliveries, the
 // receiver's forward action): the pause after the given failed attempt (1-based) is base doubled
 // for each attempt after the first, capped at maxDelay (0: no cap), with "equal jitter": a random pause

@@ -27,7 +27,7 @@ func TestBackoffGrowsWithJitterWithinBounds(t *testing.T) {
 	for attempt, nominal := range map[int]time.Duration{1: 100 * time.Millisecond, 2: 200 * time.Millisecond, 3: 400 * time.Millisecond, 9: 400 * time.Millisecond} {
 		seen := map[time.Duration]bool{}
 		for range 200 {
-			d := p.backoff(attempt)
+			d := Backoff(p.BaseDelay, p.MaxDelay, attempt)
 			if d < nominal/2 || d > nominal {
 				t.Fatalf("attempt %d: %s outside [%s, %s]", attempt, d, nominal/2, nominal)
 			}

@@ -2,15 +2,17 @@ package hub
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
-	"sort"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/robothub/robothub/core/fault"
 )
 
 // ValidationError is a request refused before it was sent: Field names what is wrong ("url",
-// "watched[1].type", "secrets.MY_TOKEN"). errors.Is(err, ErrInvalid) is true.
+// "watched[1].type", "secrets.MY_TOKEN"). errors.Is(err, fault.ErrInvalid) is true.
 type ValidationError struct {
 	Field   string
 	Problem string
@@ -23,10 +25,8 @@ func (e *ValidationError) Error() string {
 	return e.Field + ": " + e.Problem
 }
 
-// Is makes errors.Is(err, ErrInvalid) and errors.Is(err, fault.ErrInvalid) true.
-func (e *ValidationError) Is(target error) bool {
-	return target == ErrInvalid || target == fault.ErrInvalid
-}
+// Is makes errors.Is(err, fault.ErrInvalid) true.
+func (e *ValidationError) Is(target error) bool { return target == fault.ErrInvalid }
 
 func invalid(field, format string, args ...any) *ValidationError {
 	return &ValidationError{Field: field, Problem: fmt.Sprintf(format, args...)}
@@ -49,14 +49,8 @@ func ParseWatchedItem(s string) (WatchedItem, error) {
 // CheckWatchedItem checks one watched item; field names it in the error ("watched[0]"). The local
 // hub checks with it too, so that client and emulator refuse the same items.
 func CheckWatchedItem(field string, w WatchedItem) error {
-	known := false
-	for _, t := range WatchTypes {
-		if w.Type == t {
-			known = true
-		}
-	}
 	switch {
-	case !known:
+	case !slices.Contains(WatchTypes, w.Type):
 		return invalid(field+".type", "unknown watched type %q: use one of %s", w.Type, strings.Join(WatchTypes, ", "))
 	case w.Name == "":
 		return invalid(field+".name", "the name of the watched %s is empty", w.Type)
@@ -98,13 +92,7 @@ func NormalizeDomains(domains []string) ([]string, error) {
 		}
 		seen[d] = true
 	}
-	out := make([]string, 0, len(seen))
-	for _, d := range Domains {
-		if seen[d] {
-			out = append(out, d)
-		}
-	}
-	return out, nil
+	return slices.DeleteFunc(slices.Clone(Domains), func(d string) bool { return !seen[d] }), nil
 }
 
 // CheckURL checks a webhook's target URL: absolute http(s) with a host.
@@ -125,22 +113,15 @@ func CheckURL(field, s string) error {
 
 // CheckSecret checks a webhook's secret: printable ASCII only, as it travels in a header.
 func CheckSecret(s string) error {
-	for _, c := range s {
-		if c < 0x20 || c > 0x7e {
-			return invalid("secret", "the secret may contain printable ASCII characters only")
-		}
+	if strings.ContainsFunc(s, func(c rune) bool { return c < 0x20 || c > 0x7e }) {
+		return invalid("secret", "the secret may contain printable ASCII characters only")
 	}
 	return nil
 }
 
 // CheckSecrets checks that every name of a secrets (or environment) map is a variable name.
 func CheckSecrets(secrets map[string]string) error {
-	names := make([]string, 0, len(secrets))
-	for n := range secrets {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(secrets)) {
 		if !IsEnvName(n) {
 			return invalid("secrets", "%q is not a valid secret name: use letters, digits and '_', not starting with a digit", n)
 		}
@@ -149,27 +130,20 @@ func CheckSecrets(secrets map[string]string) error {
 }
 
 // IsEnvName reports whether s is a variable name: letters, digits and '_', not starting with a digit.
-func IsEnvName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, c := range s {
-		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
-}
+func IsEnvName(s string) bool { return envName.MatchString(s) }
+
+var (
+	envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	idChars = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+)
 
 // CheckID checks an ID (of a webhook, a delivery, a run) before it goes into a request path.
 func CheckID(field, id string) error {
-	if id == "" {
+	switch {
+	case id == "":
 		return invalid(field, "the ID is empty")
-	}
-	for _, c := range id {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			return invalid(field, "%q is not a valid ID (letters, digits, '-' and '_' only)", id)
-		}
+	case !idChars.MatchString(id):
+		return invalid(field, "%q is not a valid ID (letters, digits, '-' and '_' only)", id)
 	}
 	return nil
 }
@@ -196,20 +170,26 @@ func (r CreateRequest) Validate() (CreateRequest, error) {
 	if err := checkWatched(r.Watched); err != nil {
 		return r, err
 	}
-	if r.Domains != nil {
-		d, err := NormalizeDomains(r.Domains)
+	err := checkRest(&r.Domains, &r.Secret, r.Secrets)
+	return r, err
+}
+
+// checkRest checks, in this order, what create and update share: the domains (normalized in
+// place), the secret and the secrets.
+func checkRest(domains *[]string, secret *string, secrets map[string]string) error {
+	if *domains != nil {
+		d, err := NormalizeDomains(*domains)
 		if err != nil {
-			return r, err
+			return err
 		}
-		r.Domains = d
+		*domains = d
 	}
-	if err := CheckSecret(r.Secret); err != nil {
-		return r, err
+	if secret != nil {
+		if err := CheckSecret(*secret); err != nil {
+			return err
+		}
 	}
-	if err := CheckSecrets(r.Secrets); err != nil {
-		return r, err
-	}
-	return r, nil
+	return CheckSecrets(secrets)
 }
 
 // Validate checks an update request and returns it normalized.
@@ -238,23 +218,9 @@ func (r UpdateRequest) Validate() (UpdateRequest, error) {
 			return r, err
 		}
 	}
-	if r.Domains != nil {
-		if len(r.Domains) == 0 {
-			return r, invalid("domains", "give at least one domain (repo, discussion), or leave domains unchanged")
-		}
-		d, err := NormalizeDomains(r.Domains)
-		if err != nil {
-			return r, err
-		}
-		r.Domains = d
+	if r.Domains != nil && len(r.Domains) == 0 {
+		return r, invalid("domains", "give at least one domain (repo, discussion), or leave domains unchanged")
 	}
-	if r.Secret != nil {
-		if err := CheckSecret(*r.Secret); err != nil {
-			return r, err
-		}
-	}
-	if err := CheckSecrets(r.Secrets); err != nil {
-		return r, err
-	}
-	return r, nil
+	err := checkRest(&r.Domains, r.Secret, r.Secrets)
+	return r, err
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
 func TestParseWatchedItem(t *testing.T) {
@@ -25,7 +27,7 @@ func TestParseWatchedItem(t *testing.T) {
 	} {
 		got, err := ParseWatchedItem(c.in)
 		if c.err != "" {
-			if err == nil || !strings.Contains(err.Error(), c.err) || !errors.Is(err, ErrInvalid) {
+			if err == nil || !strings.Contains(err.Error(), c.err) || !errors.Is(err, fault.ErrInvalid) {
 				t.Errorf("%q: error %v, want %q", c.in, err, c.err)
 			}
 			continue

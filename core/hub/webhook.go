@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -86,29 +87,20 @@ type Job struct {
 // UnmarshalJSON accepts the secrets of a job either as a list of names or as an object whose keys
 // are the names (values, if any, are dropped), and environment values of any JSON type.
 func (j *Job) UnmarshalJSON(b []byte) error {
+	type plain Job // without this method
 	var raw struct {
-		SourceID    string          `json:"id"`
-		DockerImage string          `json:"dockerImage"`
-		SpaceID     string          `json:"spaceId"`
-		Command     []string        `json:"command"`
-		Arguments   []string        `json:"arguments"`
-		Environment map[string]any  `json:"environment"`
+		plain
+		Environment map[string]any  `json:"environment"` // these two hide plain's
 		Secrets     json.RawMessage `json:"secrets"`
-		Flavor      string          `json:"flavor"`
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return err
 	}
-	*j = Job{SourceID: raw.SourceID, DockerImage: raw.DockerImage, SpaceID: raw.SpaceID,
-		Command: raw.Command, Arguments: raw.Arguments, Flavor: raw.Flavor}
+	*j = Job(raw.plain)
 	if len(raw.Environment) > 0 {
 		j.Environment = make(map[string]string, len(raw.Environment))
 		for k, v := range raw.Environment {
-			if s, ok := v.(string); ok {
-				j.Environment[k] = s
-			} else {
-				j.Environment[k] = fmt.Sprint(v)
-			}
+			j.Environment[k] = fmt.Sprint(v)
 		}
 	}
 	s := strings.TrimSpace(string(raw.Secrets))
@@ -123,10 +115,7 @@ func (j *Job) UnmarshalJSON(b []byte) error {
 		if err := json.Unmarshal(raw.Secrets, &m); err != nil {
 			return fmt.Errorf("job.secrets: %w", err)
 		}
-		for k := range m {
-			j.SecretNames = append(j.SecretNames, k)
-		}
-		sort.Strings(j.SecretNames)
+		j.SecretNames = slices.Sorted(maps.Keys(m))
 	default:
 		return fmt.Errorf("job.secrets must be a list of names or an object, not %.20s", s)
 	}

@@ -12,4 +12,6 @@
 //	413 body over the size cap         400 body is not JSON
 //	422 JSON that is not a payload     500 handler error or panic
 //	503 handler timed out              200 handler result
+//
+// A handler error of a core/fault kind gets that kind's status instead of 500 (statusOf).
 package webhook

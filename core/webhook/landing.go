@@ -13,12 +13,8 @@ var landingHTML string
 
 var landingTemplate = template.Must(template.New("landing").Parse(landingHTML))
 
-type landingRoute struct {
-	Name, Path, URL string
-}
-
 type landingData struct {
-	Routes    []landingRoute
+	Routes    []Route
 	SecretSet bool
 	Base      string // where the hub should send deliveries
 	Local     bool   // Base is a loopback or private address the hub cannot reach
@@ -37,14 +33,10 @@ func (s *Server) serveLanding(w http.ResponseWriter, r *http.Request) {
 		base = requestBase(r)
 		local = isLocalHost(r.Host)
 	}
-	d := landingData{SecretSet: s.secret.IsSet(), Base: base, Local: local}
-	for _, rt := range s.Routes() {
-		d.Routes = append(d.Routes, landingRoute{Name: rt.Name, Path: rt.Path, URL: base + rt.Path})
-	}
+	d := landingData{Routes: s.Routes(), SecretSet: s.secret.IsSet(), Base: base, Local: local,
+		Example: base + RoutePrefix + "<name>"}
 	if len(d.Routes) > 0 {
-		d.Example = d.Routes[0].URL
-	} else {
-		d.Example = base + RoutePrefix + "<name>"
+		d.Example = base + d.Routes[0].Path
 	}
 	var buf bytes.Buffer
 	if err := landingTemplate.Execute(&buf, d); err != nil {

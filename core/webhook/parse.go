@@ -10,10 +10,13 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
-// ErrNotJSON is wrapped by Parse errors for a body that is not a JSON object at all.
-var ErrNotJSON = errors.New("body is not a JSON object")
+// ErrNotJSON is wrapped by Parse errors for a body that is not a JSON object at all. It is of kind
+// fault.Invalid (400).
+var ErrNotJSON error = &fault.Error{Kind: fault.Invalid, Msg: "body is not a JSON object"}
 
 // FieldError is a JSON body that is not a valid payload: a required field is missing or a field has
 // the wrong type. Field is the dotted path of the field, as the hub spells it ("event.action").
@@ -127,16 +130,8 @@ func jsonKind(kind reflect.Kind) string {
 	}
 }
 
-func firstByte(raw []byte) byte {
-	for _, c := range raw {
-		switch c {
-		case ' ', '\t', '\r', '\n':
-		default:
-			return c
-		}
-	}
-	return 0
-}
+// firstByte is the first byte after JSON whitespace (a digit or '-' reads '0'), or 0.
+func firstByte(raw []byte) byte { return byte(jsontext.Value(raw).Kind()) }
 
 func describeJSON(c byte) string {
 	switch {

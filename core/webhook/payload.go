@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 )
 
@@ -46,14 +47,7 @@ const (
 var knownScopes = []string{ScopeDiscussionComment, ScopeDiscussion, ScopeRepoContent, ScopeRepoConfig, ScopeRepo}
 
 // Known reports whether the event's scope is one that payload version 3 documents.
-func (e Event) Known() bool {
-	for _, s := range knownScopes {
-		if e.Scope == s {
-			return true
-		}
-	}
-	return false
-}
+func (e Event) Known() bool { return slices.Contains(knownScopes, e.Scope) }
 
 // Normalized maps an event in a scope the hub added after version 3 onto the scopes this package
 // knows, as the hub recommends: any action on a narrower unknown scope ("repo.config.dois") is an

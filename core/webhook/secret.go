@@ -3,10 +3,11 @@ package webhook
 import (
 	"crypto/sha256"
 	"crypto/subtle"
-	"errors"
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
 // SecretHeader is the header in which the hub sends a webhook's secret, verbatim.
@@ -22,10 +23,10 @@ const SecretEnv = "WEBHOOK_SECRET"
 // The texts are the hub's own (ARCHITECTURE.md): clients and tests match on them, so they keep the
 // capital and the full stop that Go error strings usually do without.
 var (
-	// ErrSecretMissing: a secret is configured and the request carries none.
-	ErrSecretMissing = errors.New("x-webhook-secret header not set.") //lint:ignore ST1005 the hub's wire text
-	// ErrSecretInvalid: the request carries a secret that is not the configured one.
-	ErrSecretInvalid = errors.New("Invalid webhook secret.") //lint:ignore ST1005 the hub's wire text
+	// ErrSecretMissing: a secret is configured and the request carries none (401).
+	ErrSecretMissing error = &fault.Error{Kind: fault.Unauthenticated, Msg: "x-webhook-secret header not set."}
+	// ErrSecretInvalid: the request carries a secret that is not the configured one (403).
+	ErrSecretInvalid error = &fault.Error{Kind: fault.Forbidden, Msg: "Invalid webhook secret."}
 )
 
 // Secret is a receiver's expected secret. The zero value accepts every request. It never prints
@@ -73,21 +74,14 @@ func (s Secret) Check(h http.Header, rawQuery string) error {
 		}
 	}
 	var candidate string
-	switch {
-	case ok && len(got) > 0:
+	if ok && len(got) > 0 {
 		candidate = got[0]
-	case rawQuery != "":
-		q, err := url.ParseQuery(rawQuery)
-		if err != nil && q == nil {
+	} else {
+		q, _ := url.ParseQuery(rawQuery) // the pairs that parse, whatever the rest
+		if !q.Has(SecretQueryParam) {
 			return ErrSecretMissing
 		}
-		vals, present := q[SecretQueryParam]
-		if !present || len(vals) == 0 {
-			return ErrSecretMissing
-		}
-		candidate = vals[0]
-	default:
-		return ErrSecretMissing
+		candidate = q.Get(SecretQueryParam)
 	}
 	sum := sha256.Sum256([]byte(candidate))
 	if subtle.ConstantTimeCompare(sum[:], s.hash[:]) != 1 {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"runtime/debug"
@@ -16,6 +17,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
 // RoutePrefix is the path under which every handler is served: /webhooks/<name>.
@@ -32,7 +35,7 @@ const (
 //
 // It may return nil (the hub sees 200 {"message":"ok"}), a string (200 {"message": s}), a Response
 // (its status and body), or any value that encodes to JSON (200 with that JSON). A returned error is
-// a 500 {"error": err.Error()}, unless it is a *StatusError, which chooses its own status.
+// answered {"error": err.Error()} with the status of its core/fault kind (statusOf), or 500.
 type HandlerFunc func(ctx context.Context, p *Payload, h http.Header) (any, error)
 
 // Response is a handler result with a status other than 200, such as 202 Accepted.
@@ -40,15 +43,6 @@ type Response struct {
 	Status int
 	Body   any
 }
-
-// StatusError is a handler error with its own status code, such as 400 for an event the handler
-// refuses. Its message is sent to the caller as {"error": Message}.
-type StatusError struct {
-	Code    int
-	Message string
-}
-
-func (e *StatusError) Error() string { return e.Message }
 
 // Route is one registered handler.
 type Route struct {
@@ -168,10 +162,7 @@ func (s *Server) Add(name string, fn HandlerFunc) error {
 	if _, dup := old[path]; dup {
 		return fmt.Errorf("webhook route %s is already registered", path)
 	}
-	next := make(map[string]*route, len(old)+1)
-	for k, v := range old {
-		next[k] = v
-	}
+	next := maps.Clone(old)
 	next[path] = &route{Route: Route{Name: name, Path: path}, fn: fn}
 	s.routes.Store(&next)
 	return nil
@@ -206,7 +197,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(path, RoutePrefix):
 		s.serveWebhook(w, r, path)
 	case path == "/healthz":
-		writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "routes": len(*s.routes.Load())})
+		buf, _ := json.Marshal(map[string]any{"status": "ok", "routes": len(*s.routes.Load())})
+		writeRaw(w, http.StatusOK, buf)
 	case s.ui != nil:
 		s.ui.ServeHTTP(w, r)
 	case path == "/" || path == "":
@@ -256,8 +248,7 @@ const browserRefused = "cross-origin browser requests are refused: webhooks are 
 func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request, path string) {
 	start := time.Now()
 	if err := browserGuard.Check(r); err != nil {
-		s.log.Warn("webhook refused", "route", path, "status", http.StatusForbidden, "reason", err.Error(), "remote", r.RemoteAddr)
-		writeError(w, http.StatusForbidden, browserRefused)
+		s.refuse(w, r, path, http.StatusForbidden, err, browserRefused)
 		return
 	}
 	rt := (*s.routes.Load())[strings.TrimSuffix(path, "/")]
@@ -270,29 +261,13 @@ func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request, path strin
 		writeError(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed on "+rt.Path+": webhooks are delivered with POST")
 		return
 	}
-	if err := s.secret.Check(r.Header, r.URL.RawQuery); err != nil {
-		status := http.StatusForbidden
-		if errors.Is(err, ErrSecretMissing) {
-			status = http.StatusUnauthorized
-		}
-		s.log.Warn("webhook refused", "route", rt.Path, "status", status, "reason", err.Error(), "remote", r.RemoteAddr)
-		writeError(w, status, err.Error())
-		return
+	err := s.secret.Check(r.Header, r.URL.RawQuery) // 401 or 403
+	var p *Payload
+	if err == nil {
+		p, err = readPayload(r, s.maxBody) // 413, 400 or 422
 	}
-	body, status, err := readBody(r, s.maxBody)
 	if err != nil {
-		s.log.Warn("webhook refused", "route", rt.Path, "status", status, "reason", err.Error(), "remote", r.RemoteAddr)
-		writeError(w, status, err.Error())
-		return
-	}
-	p, err := Parse(body)
-	if err != nil {
-		status := http.StatusUnprocessableEntity
-		if errors.Is(err, ErrNotJSON) {
-			status = http.StatusBadRequest
-		}
-		s.log.Warn("webhook refused", "route", rt.Path, "status", status, "reason", err.Error(), "remote", r.RemoteAddr)
-		writeError(w, status, err.Error())
+		s.refuse(w, r, rt.Path, statusOf(err), err, err.Error())
 		return
 	}
 
@@ -322,32 +297,26 @@ func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request, path strin
 		return
 	}
 
-	status = http.StatusOK
+	var status int
 	var out any
 	switch {
-	case res.panic == nil && res.err == nil && res.value == nil: // the common case, without encoding
-		writeRaw(w, status, okBody)
-		s.logDelivery(rt, p, status, start)
-		return
 	case res.panic != nil:
 		status = http.StatusInternalServerError
 		s.log.Error("webhook handler panicked", "route", rt.Path, "panic", fmt.Sprint(res.panic), "stack", string(res.stack))
 		out = map[string]string{"error": "handler " + rt.Name + " panicked"}
 	case res.err != nil:
-		var se *StatusError
-		status = http.StatusInternalServerError
-		if errors.As(res.err, &se) && se.Code >= 400 && se.Code <= 599 {
-			status = se.Code
-		}
+		status = statusOf(res.err)
 		s.log.Error("webhook handler failed", "route", rt.Path, "status", status, "err", res.err.Error())
 		out = map[string]string{"error": res.err.Error()}
 	default:
 		status, out = resultBody(res.value)
 	}
-	buf, err := json.Marshal(out)
-	if err != nil {
-		s.log.Error("webhook handler result is not JSON", "route", rt.Path, "err", err.Error())
-		status, buf = http.StatusInternalServerError, []byte(`{"error":"handler `+rt.Name+` returned a value that is not JSON"}`)
+	buf := okBody // out is nil: the common case, without encoding
+	if out != nil {
+		if buf, err = json.Marshal(out); err != nil {
+			s.log.Error("webhook handler result is not JSON", "route", rt.Path, "err", err.Error())
+			status, buf = http.StatusInternalServerError, []byte(`{"error":"handler `+rt.Name+` returned a value that is not JSON"}`)
+		}
 	}
 	writeRaw(w, status, buf)
 	s.logDelivery(rt, p, status, start)
@@ -368,10 +337,11 @@ func (s *Server) logDelivery(rt *route, p *Payload, status int, start time.Time)
 		slog.String("repo", p.Repo.Type+":"+p.Repo.Name), slog.Duration("duration", time.Since(start)))
 }
 
+// resultBody is the status and body of a handler's value; a nil body is {"message":"ok"}.
 func resultBody(v any) (int, any) {
 	switch v := v.(type) {
 	case nil:
-		return http.StatusOK, map[string]string{"message": "ok"}
+		return http.StatusOK, nil
 	case string:
 		return http.StatusOK, map[string]string{"message": v}
 	case Response:
@@ -392,48 +362,65 @@ func resultBody(v any) (int, any) {
 	}
 }
 
-// readBody reads the whole body once, refusing more than max bytes.
-func readBody(r *http.Request, max int64) ([]byte, int, error) {
-	tooBig := func() error { return fmt.Errorf("payload is larger than the limit of %d bytes", max) }
-	if r.ContentLength > max {
-		return nil, http.StatusRequestEntityTooLarge, tooBig()
+// readPayload reads the whole body once, refusing more than max bytes, and parses it.
+func readPayload(r *http.Request, max int64) (*Payload, error) {
+	var body []byte
+	var err error
+	if r.ContentLength <= max && r.Body != nil {
+		body, err = io.ReadAll(io.LimitReader(r.Body, max+1))
 	}
-	if r.Body == nil {
-		return nil, http.StatusBadRequest, fmt.Errorf("%w: the body is empty", ErrNotJSON)
+	switch {
+	case r.ContentLength > max || int64(len(body)) > max:
+		return nil, fault.New(fault.TooLarge, "payload is larger than the limit of %d bytes", max)
+	case err != nil:
+		return nil, fault.New(fault.Invalid, "reading the body: %v", err)
+	case len(body) == 0:
+		return nil, fmt.Errorf("%w: the body is empty", ErrNotJSON)
 	}
-	size := r.ContentLength
-	if size < 0 {
-		size = 512
+	return Parse(body)
+}
+
+// statusOf is the status of a refused request or a handler's error: its core/fault kind's (a
+// *FieldError is JSON that is not a payload: 422), and 500 for an error of no kind. It is the one
+// place where the receiver's errors become statuses.
+func statusOf(err error) int {
+	if errors.As(err, new(*FieldError)) {
+		return http.StatusUnprocessableEntity
 	}
-	buf := make([]byte, 0, size+1) // +1: a read that fills it exactly must still see EOF
-	for {
-		n, err := r.Body.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if int64(len(buf)) > max {
-			return nil, http.StatusRequestEntityTooLarge, tooBig()
+	for _, k := range kindStatus {
+		if errors.Is(err, k.kind) {
+			return k.status
 		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, http.StatusBadRequest, fmt.Errorf("reading the body: %v", err)
-		}
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
 	}
-	if len(buf) == 0 {
-		return nil, http.StatusBadRequest, fmt.Errorf("%w: the body is empty", ErrNotJSON)
-	}
-	return buf, 0, nil
+	return http.StatusInternalServerError
+}
+
+// kindStatus is in order: an error of two kinds (the hub client's 429 is RateLimited and
+// Unavailable) gets the first.
+var kindStatus = []struct {
+	kind   error
+	status int
+}{
+	{fault.ErrInvalid, http.StatusBadRequest},
+	{fault.ErrUnauthenticated, http.StatusUnauthorized},
+	{fault.ErrForbidden, http.StatusForbidden},
+	{fault.ErrNotFound, http.StatusNotFound},
+	{fault.ErrRefused, http.StatusConflict},
+	{fault.ErrTooLarge, http.StatusRequestEntityTooLarge},
+	{fault.ErrRateLimited, http.StatusTooManyRequests},
+	{fault.ErrUpstream, http.StatusBadGateway},
+	{fault.ErrUnavailable, http.StatusServiceUnavailable},
+	{fault.ErrTimeout, http.StatusGatewayTimeout},
+}
+
+// refuse answers a request refused before its handler ran, and logs why.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, route string, status int, reason error, msg string) {
+	s.log.Warn("webhook refused", "route", route, "status", status, "reason", reason.Error(), "remote", r.RemoteAddr)
+	writeError(w, status, msg)
 }
 
 func writeError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]string{"error": msg})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	buf, _ := json.Marshal(v) // maps of strings and ints always encode
+	buf, _ := json.Marshal(map[string]string{"error": msg}) // a map of strings always encodes
 	writeRaw(w, status, buf)
 }
 

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/internal/syncbuf"
 )
 
@@ -76,7 +77,7 @@ func TestStatusCodes(t *testing.T) {
 		return nil, errors.New("model store unavailable")
 	}))
 	must(t, s.Add("refuses", func(context.Context, *Payload, http.Header) (any, error) {
-		return nil, &StatusError{Code: http.StatusConflict, Message: "already processed"}
+		return nil, fault.Refusedf("already processed")
 	}))
 	must(t, s.Add("panics", func(context.Context, *Payload, http.Header) (any, error) { panic("boom") }))
 	must(t, s.Add("slow", func(ctx context.Context, _ *Payload, _ http.Header) (any, error) {
@@ -485,5 +486,24 @@ func TestClientLeavingCancelsHandler(t *testing.T) {
 	ts.Close() // waits for the request to finish, and so for its log
 	if !strings.Contains(logs.String(), "client went away before handler wait finished") {
 		t.Errorf("log does not say the client left:\n%s", logs)
+	}
+}
+
+// TestStatusOfFaultKinds: the one mapping from an error to a receiver's status.
+func TestStatusOfFaultKinds(t *testing.T) {
+	for _, c := range []struct {
+		err    error
+		status int
+	}{
+		{fault.Invalidf("x"), 400}, {fault.New(fault.Unauthenticated, "x"), 401}, {fault.New(fault.Forbidden, "x"), 403},
+		{fault.NotFoundf("x"), 404}, {fault.Refusedf("x"), 409}, {fault.New(fault.TooLarge, "x"), 413},
+		{fault.New(fault.RateLimited, "x"), 429}, {fault.New(fault.Upstream, "x"), 502}, {fault.Unavailablef("x"), 503},
+		{fault.New(fault.Timeout, "x"), 504}, {fmt.Errorf("wrapped: %w", fault.Refusedf("x")), 409},
+		{&FieldError{Field: "repo", Problem: "is missing"}, 422}, {ErrNotJSON, 400}, {ErrSecretMissing, 401},
+		{ErrSecretInvalid, 403}, {errors.New("plain"), 500}, {&fault.Error{Msg: "no kind"}, 500},
+	} {
+		if got := statusOf(c.err); got != c.status {
+			t.Errorf("statusOf(%v) = %d, want %d", c.err, got, c.status)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/webhook"
 )
 
@@ -42,8 +43,7 @@ func (b *Builder) execAction(route, spec string) (webhook.HandlerFunc, error) {
 		case b.execCap <- struct{}{}:
 			defer func() { <-b.execCap }()
 		case <-ctx.Done():
-			return nil, &webhook.StatusError{Code: http.StatusServiceUnavailable,
-				Message: fmt.Sprintf("all %d command slots stayed busy; try again later", cap(b.execCap))}
+			return nil, fault.New(fault.Unavailable, "all %d command slots stayed busy; try again later", cap(b.execCap))
 		}
 		// The command is bounded by its own timeout, not by the caller: a hub that stops waiting
 		// does not kill a build halfway.
@@ -67,8 +67,7 @@ func (b *Builder) execAction(route, spec string) (webhook.HandlerFunc, error) {
 		switch {
 		case runCtx.Err() == context.DeadlineExceeded:
 			log.Error("command timed out and was killed", attrs...)
-			return nil, &webhook.StatusError{Code: http.StatusGatewayTimeout,
-				Message: fmt.Sprintf("command %s was killed after the %s timeout", argv[0], b.cfg.ExecTimeout)}
+			return nil, fault.New(fault.Timeout, "command %s was killed after the %s timeout", argv[0], b.cfg.ExecTimeout)
 		case err != nil && errors.As(err, new(*exec.ExitError)):
 			log.Error("command failed", attrs...)
 			return nil, fmt.Errorf("command %s exited with status %d", argv[0], code)

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/version"
 	"github.com/robothub/robothub/core/webhook"
@@ -39,8 +40,7 @@ func (b *Builder) forwardAction(route, target string) (webhook.HandlerFunc, erro
 				select {
 				case <-time.After(hub.Backoff(b.cfg.ForwardBackoff, 0, attempt-1)):
 				case <-ctx.Done():
-					return nil, &webhook.StatusError{Code: http.StatusBadGateway,
-						Message: fmt.Sprintf("forward to %s gave up after %d attempts: %s", shown, attempt-1, last)}
+					return nil, fault.New(fault.Upstream, "forward to %s gave up after %d attempts: %s", shown, attempt-1, last)
 				}
 			}
 			req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(p.Raw))
@@ -66,12 +66,10 @@ func (b *Builder) forwardAction(route, target string) (webhook.HandlerFunc, erro
 				log.Warn("forward attempt failed", "attempt", attempt, "status", resp.StatusCode)
 			default: // the target refuses this payload: retrying will not help
 				log.Error("forward refused", "status", resp.StatusCode)
-				return nil, &webhook.StatusError{Code: http.StatusBadGateway,
-					Message: fmt.Sprintf("forward to %s: the target answered %s", shown, resp.Status)}
+				return nil, fault.New(fault.Upstream, "forward to %s: the target answered %s", shown, resp.Status)
 			}
 		}
-		return nil, &webhook.StatusError{Code: http.StatusBadGateway,
-			Message: fmt.Sprintf("forward to %s failed after %d attempts: %s", shown, b.cfg.ForwardAttempts, last)}
+		return nil, fault.New(fault.Upstream, "forward to %s failed after %d attempts: %s", shown, b.cfg.ForwardAttempts, last)
 	}, nil
 }
 

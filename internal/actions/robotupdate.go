@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/webhook"
 )
 
@@ -81,7 +82,7 @@ func (b *Builder) robotUpdateAction(route, daemon string) (webhook.HandlerFunc, 
 		}
 		var installed []installedApp
 		if err := call(ctx, http.MethodGet, "/api/apps/list", nil, &installed); err != nil {
-			return nil, &webhook.StatusError{Code: http.StatusBadGateway, Message: err.Error()}
+			return nil, fault.New(fault.Upstream, "%s", err.Error())
 		}
 		sources := map[string][]string{} // source -> apps installed from it
 		var order []string
@@ -102,7 +103,7 @@ func (b *Builder) robotUpdateAction(route, daemon string) (webhook.HandlerFunc, 
 				JobID string `json:"job_id"`
 			}
 			if err := call(ctx, http.MethodPost, "/api/apps/update", map[string]string{"url": src, "revision": p.Repo.HeadSha}, &job); err != nil {
-				return nil, &webhook.StatusError{Code: http.StatusBadGateway, Message: err.Error()}
+				return nil, fault.New(fault.Upstream, "%s", err.Error())
 			}
 			res.Apps = append(res.Apps, sources[src]...)
 			res.Jobs = append(res.Jobs, job.JobID)

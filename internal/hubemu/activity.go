@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
 // Activity is a webhook's recent deliveries with every attempt, newest first, and its use of the
@@ -142,8 +144,8 @@ func (e *Emulator) deliveries(ctx context.Context, withPayload bool, where strin
 }
 
 // Replay sends a delivery's event again, as a new delivery, to the webhook's current URL with its
-// current secret. A disabled webhook cannot replay (ErrConflict); a webhook over its trigger limit
-// gets ErrRateLimited.
+// current secret. A disabled webhook cannot replay (fault.ErrRefused); a webhook over its trigger limit
+// gets fault.ErrRateLimited.
 func (e *Emulator) Replay(ctx context.Context, userID, webhookID, deliveryID string) (*DeliveryRef, error) {
 	var ref DeliveryRef
 	err := e.db.tx(ctx, func(tx *sql.Tx) error {
@@ -156,7 +158,7 @@ func (e *Emulator) Replay(ctx context.Context, userID, webhookID, deliveryID str
 			return err
 		}
 		if disabled {
-			return errorf(ErrConflict, "webhook %s is disabled: enable it to replay a delivery", webhookID)
+			return errorf(fault.Refused, "webhook %s is disabled: enable it to replay a delivery", webhookID)
 		}
 		var eventID string
 		err = tx.QueryRowContext(ctx, "SELECT event_id FROM deliveries WHERE id = ? AND webhook_id = ?", deliveryID, webhookID).Scan(&eventID)
@@ -175,8 +177,8 @@ func (e *Emulator) Replay(ctx context.Context, userID, webhookID, deliveryID str
 			var oldest int64
 			_ = tx.QueryRowContext(ctx, "SELECT MIN(created_at) FROM deliveries WHERE webhook_id = ? AND created_at > ? AND state != ?",
 				webhookID, ms(e.now().Add(-24*time.Hour)), StateRateLimited).Scan(&oldest)
-			return &Error{Kind: ErrRateLimited, RetryAfter: max(fromMS(oldest).Add(24*time.Hour).Sub(e.now()), time.Second),
-				Message: fmt.Sprintf("webhook %s has used its %d triggers of the last 24 hours", webhookID, e.triggerLimit)}
+			return &fault.Error{Kind: fault.RateLimited, RetryAfter: max(fromMS(oldest).Add(24*time.Hour).Sub(e.now()), time.Second),
+				Msg: fmt.Sprintf("webhook %s has used its %d triggers of the last 24 hours", webhookID, e.triggerLimit)}
 		}
 		return nil
 	})

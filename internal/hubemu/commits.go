@@ -13,6 +13,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
 // This file is the hub's commit API, which the public Python client's create_commit, upload_file and
@@ -104,13 +106,13 @@ func (req *commitRequest) read(body io.Reader) error {
 		line, err := readLine(br, maxCommitLineBytes)
 		total += int64(len(line))
 		if total > maxCommitBodyBytes {
-			return errorf(ErrInvalid, "the commit is larger than %d MiB: split it into several commits", maxCommitBodyBytes>>20)
+			return errorf(fault.Invalid, "the commit is larger than %d MiB: split it into several commits", maxCommitBodyBytes>>20)
 		}
 		if errors.Is(err, errLineTooLong) {
-			return errorf(ErrInvalid, "line %d: longer than %d bytes: a file over %d MiB cannot be sent inline", n, maxCommitLineBytes, MaxInlineFileBytes>>20)
+			return errorf(fault.Invalid, "line %d: longer than %d bytes: a file over %d MiB cannot be sent inline", n, maxCommitLineBytes, MaxInlineFileBytes>>20)
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
-			return errorf(ErrInvalid, "reading the commit: %v", err)
+			return errorf(fault.Invalid, "reading the commit: %v", err)
 		}
 		if trimmed := bytes.TrimSpace(line); len(trimmed) > 0 {
 			if err := req.readOp(n, trimmed, &haveHeader, &tooLarge); err != nil {
@@ -123,10 +125,10 @@ func (req *commitRequest) read(body io.Reader) error {
 	}
 	switch {
 	case !haveHeader:
-		return errorf(ErrInvalid, "the commit has no header line: send {\"key\": \"header\", \"value\": {\"summary\": ...}} first, as application/x-ndjson")
+		return errorf(fault.Invalid, "the commit has no header line: send {\"key\": \"header\", \"value\": {\"summary\": ...}} first, as application/x-ndjson")
 	case len(tooLarge) > 0:
 		// The public hub's words, so that what users search for finds the same answers.
-		return errorf(ErrInvalid, "Your push was rejected because it contains files larger than 10 MiB. Please use https://git-lfs.github.com/ to store large files. "+
+		return errorf(fault.Invalid, "Your push was rejected because it contains files larger than 10 MiB. Please use https://git-lfs.github.com/ to store large files. "+
 			"This local hub does not store LFS files: keep each file under 10 MiB.\n\nOffending files:\n - %s", strings.Join(tooLarge, "\n - "))
 	}
 	return nil
@@ -153,47 +155,47 @@ func readLine(br *bufio.Reader, limit int) ([]byte, error) {
 func (req *commitRequest) readOp(n int, raw []byte, haveHeader *bool, tooLarge *[]string) error {
 	var l commitLine
 	if err := json.Unmarshal(raw, &l); err != nil {
-		return errorf(ErrInvalid, "line %d: not a JSON object {\"key\", \"value\"}: %v", n, err)
+		return errorf(fault.Invalid, "line %d: not a JSON object {\"key\", \"value\"}: %v", n, err)
 	}
 	if l.Key != "header" && !*haveHeader {
-		return errorf(ErrInvalid, "line %d: the header must come first (got %q)", n, l.Key)
+		return errorf(fault.Invalid, "line %d: the header must come first (got %q)", n, l.Key)
 	}
 	switch l.Key {
 	case "header":
 		if *haveHeader {
-			return errorf(ErrInvalid, "line %d: a second header", n)
+			return errorf(fault.Invalid, "line %d: a second header", n)
 		}
 		var h commitHeader
 		if err := json.Unmarshal(l.Value, &h); err != nil {
-			return errorf(ErrInvalid, "line %d: header: %v", n, err)
+			return errorf(fault.Invalid, "line %d: header: %v", n, err)
 		}
 		if strings.TrimSpace(h.Summary) == "" {
-			return errorf(ErrInvalid, "line %d: header.summary: the commit message is empty", n)
+			return errorf(fault.Invalid, "line %d: header.summary: the commit message is empty", n)
 		}
 		if h.ParentCommit != "" && !isHex(h.ParentCommit, 7, 40) {
-			return errorf(ErrInvalid, "line %d: header.parentCommit: %q is not a commit ID", n, h.ParentCommit)
+			return errorf(fault.Invalid, "line %d: header.parentCommit: %q is not a commit ID", n, h.ParentCommit)
 		}
 		req.summary, req.description, req.parentCommit = h.Summary, h.Description, h.ParentCommit
 		*haveHeader = true
 	case "file":
 		var f commitFile
 		if err := json.Unmarshal(l.Value, &f); err != nil {
-			return errorf(ErrInvalid, "line %d: file: %v", n, err)
+			return errorf(fault.Invalid, "line %d: file: %v", n, err)
 		}
 		path, err := checkCommitPath(f.Path)
 		if err != nil {
-			return errorf(ErrInvalid, "line %d: file.path: %v", n, err)
+			return errorf(fault.Invalid, "line %d: file.path: %v", n, err)
 		}
 		var content []byte
 		switch f.Encoding {
 		case "base64":
 			if content, err = base64.StdEncoding.DecodeString(f.Content); err != nil {
-				return errorf(ErrInvalid, "line %d: file %s: the content is not base64: %v", n, path, err)
+				return errorf(fault.Invalid, "line %d: file %s: the content is not base64: %v", n, path, err)
 			}
 		case "utf-8", "utf8":
 			content = []byte(f.Content)
 		default:
-			return errorf(ErrInvalid, "line %d: file %s: encoding %q is not base64", n, path, f.Encoding)
+			return errorf(fault.Invalid, "line %d: file %s: encoding %q is not base64", n, path, f.Encoding)
 		}
 		if len(content) > MaxInlineFileBytes {
 			*tooLarge = append(*tooLarge, path)
@@ -212,11 +214,11 @@ func (req *commitRequest) readOp(n int, raw []byte, haveHeader *bool, tooLarge *
 			Path string `json:"path"`
 		}
 		if err := json.Unmarshal(l.Value, &v); err != nil {
-			return errorf(ErrInvalid, "line %d: %s: %v", n, l.Key, err)
+			return errorf(fault.Invalid, "line %d: %s: %v", n, l.Key, err)
 		}
 		path, err := checkCommitPath(strings.TrimSuffix(v.Path, "/"))
 		if err != nil {
-			return errorf(ErrInvalid, "line %d: %s.path: %v", n, l.Key, err)
+			return errorf(fault.Invalid, "line %d: %s.path: %v", n, l.Key, err)
 		}
 		req.ops = append(req.ops, commitOp{kind: l.Key, path: path})
 	case "lfsFile":
@@ -224,9 +226,9 @@ func (req *commitRequest) readOp(n int, raw []byte, haveHeader *bool, tooLarge *
 			Path string `json:"path"`
 		}
 		_ = json.Unmarshal(l.Value, &v)
-		return errorf(ErrInvalid, "line %d: lfsFile %s: this local hub does not store LFS files (its preupload answers \"regular\" for every file): send the file inline, under 10 MiB", n, v.Path)
+		return errorf(fault.Invalid, "line %d: lfsFile %s: this local hub does not store LFS files (its preupload answers \"regular\" for every file): send the file inline, under 10 MiB", n, v.Path)
 	default:
-		return errorf(ErrInvalid, "line %d: key %q is not one of header, file, deletedFile, deletedFolder", n, l.Key)
+		return errorf(fault.Invalid, "line %d: key %q is not one of header, file, deletedFile, deletedFolder", n, l.Key)
 	}
 	return nil
 }
@@ -275,9 +277,9 @@ func (e *Emulator) writableSpace(ctx context.Context, p Principal, name string) 
 	}
 	switch {
 	case p.User.ID != sp.OwnerID:
-		return nil, errorf(ErrForbidden, "%s belongs to %s: you (%s) cannot change it", name, sp.Owner, p.User.Name)
+		return nil, errorf(fault.Forbidden, "%s belongs to %s: you (%s) cannot change it", name, sp.Owner, p.User.Name)
 	case !p.CanWrite():
-		return nil, errorf(ErrForbidden, "this token has the read role: changing %s needs a token with the write role", name)
+		return nil, errorf(fault.Forbidden, "this token has the read role: changing %s needs a token with the write role", name)
 	}
 	return sp, nil
 }
@@ -311,7 +313,7 @@ func (e *Emulator) Commit(ctx context.Context, by Principal, name, rev string, b
 		return nil, err
 	}
 	if req.parentCommit != "" && !strings.HasPrefix(parent, req.parentCommit) {
-		return nil, errorf(ErrConflict, "parentCommit %s is not the head of %s (%s): the branch moved since; fetch it and commit again",
+		return nil, errorf(fault.Refused, "parentCommit %s is not the head of %s (%s): the branch moved since; fetch it and commit again",
 			req.parentCommit, strings.TrimPrefix(ref, "refs/heads/"), orNone(shortID(parent)))
 	}
 	var files []treeEntry
@@ -365,7 +367,7 @@ func commitTarget(rev string, refs map[string]string) (ref, head string, err err
 		return ref, "", nil // an empty space: the first commit makes main
 	}
 	if _, isTag := refs["refs/tags/"+rev]; isTag || commitIDPattern.MatchString(rev) {
-		return "", "", errorf(ErrInvalid, "revision: %s is not a branch: commits go to a branch", rev)
+		return "", "", errorf(fault.Invalid, "revision: %s is not a branch: commits go to a branch", rev)
 	}
 	return "", "", revisionNotFound(rev)
 }
@@ -410,7 +412,7 @@ func planCommit(parent []treeEntry, ops []commitOp) (map[string]string, error) {
 			}
 		case "file":
 			if isDir(op.path) {
-				return nil, errorf(ErrInvalid, "file %s: a folder of that name exists (delete it in the same commit first)", op.path)
+				return nil, errorf(fault.Invalid, "file %s: a folder of that name exists (delete it in the same commit first)", op.path)
 			}
 			for dir := op.path; ; {
 				i := strings.LastIndexByte(dir, '/')
@@ -419,7 +421,7 @@ func planCommit(parent []treeEntry, ops []commitOp) (map[string]string, error) {
 				}
 				dir = dir[:i]
 				if _, ok := files[dir]; ok {
-					return nil, errorf(ErrInvalid, "file %s: %s is a file, not a folder", op.path, dir)
+					return nil, errorf(fault.Invalid, "file %s: %s is a file, not a folder", op.path, dir)
 				}
 			}
 			mode := "100644"

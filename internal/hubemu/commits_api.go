@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/robothub/robothub/core/fault"
+
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 
 	"github.com/robothub/robothub/core/hub"
@@ -22,8 +24,8 @@ import (
 func repoPathSpace(r *http.Request) (string, error) {
 	name := r.PathValue("owner") + "/" + r.PathValue("name")
 	if t := r.PathValue("type"); t != "spaces" {
-		return "", &Error{Kind: ErrNotFound, Code: "RepoNotFound",
-			Message: "Repository not found: " + strings.TrimSuffix(t, "s") + " " + name + ": this local hub stores spaces only (use repo_type=\"space\")"}
+		return "", &fault.Error{Kind: fault.NotFound, Code: "RepoNotFound",
+			Msg: "Repository not found: " + strings.TrimSuffix(t, "s") + " " + name + ": this local hub stores spaces only (use repo_type=\"space\")"}
 	}
 	if err := checkRepoName(r.PathValue("name")); err != nil {
 		return "", repoNotFound(false, name)
@@ -98,7 +100,7 @@ func (e *Emulator) handlePreupload(w http.ResponseWriter, r *http.Request, p Pri
 	for i, f := range in.Files {
 		path, err := checkCommitPath(f.Path)
 		if err != nil {
-			return errorf(ErrInvalid, "files[%d].path: %v", i, err)
+			return errorf(fault.Invalid, "files[%d].path: %v", i, err)
 		}
 		out[i] = preuploadAnswer{Path: f.Path, UploadMode: "regular", ShouldIgnore: matcher.Match(strings.Split(path, "/"), false)}
 		if oid, ok := blobs[path]; ok {
@@ -150,10 +152,10 @@ func (e *Emulator) handleCommit(w http.ResponseWriter, r *http.Request, p Princi
 		return err
 	}
 	if r.URL.Query().Get("create_pr") == "1" || r.URL.Query().Get("create_pr") == "true" {
-		return errorf(ErrInvalid, "create_pr: this local hub makes no pull requests from commits: commit to a branch")
+		return errorf(fault.Invalid, "create_pr: this local hub makes no pull requests from commits: commit to a branch")
 	}
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/x-ndjson") {
-		return errorf(ErrInvalid, "Content-Type %q: send the commit as application/x-ndjson (a header line, then one line per file or deletion)", ct)
+		return errorf(fault.Invalid, "Content-Type %q: send the commit as application/x-ndjson (a header line, then one line per file or deletion)", ct)
 	}
 	res, err := e.Commit(r.Context(), p, name, r.PathValue("rev"), r.Body)
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
 // FuzzParseCommit feeds arbitrary bytes to the commit API's NDJSON reader: it never panics, refuses
@@ -27,7 +29,7 @@ func FuzzParseCommit(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req, err := parseCommit(bytes.NewReader(body), dir)
 		if err != nil {
-			if !errors.Is(err, ErrInvalid) {
+			if !errors.Is(err, fault.ErrInvalid) {
 				t.Fatalf("refused with %v, not an invalid-request error", err)
 			}
 			return

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/robothub/robothub/core/fault"
+
 	"github.com/robothub/robothub/core/webhook"
 )
 
@@ -62,7 +64,7 @@ func (e *Emulator) discussionEvent(ctx context.Context, tx *sql.Tx, by Principal
 	num := d.Num
 	switch {
 	case creating && num != 0 && num != repo.discussions+1:
-		return nil, nil, errorf(ErrInvalid, "discussion.num: a new discussion of %s:%s is #%d (leave num out)", repo.typ, repo.name, repo.discussions+1)
+		return nil, nil, errorf(fault.Invalid, "discussion.num: a new discussion of %s:%s is #%d (leave num out)", repo.typ, repo.name, repo.discussions+1)
 	case creating:
 		repo.discussions++
 		num = repo.discussions
@@ -70,7 +72,7 @@ func (e *Emulator) discussionEvent(ctx context.Context, tx *sql.Tx, by Principal
 		num = repo.discussions
 	}
 	if num <= 0 || num > repo.discussions {
-		return nil, nil, errorf(ErrInvalid, "discussion: %s:%s has no discussion #%d (emit a discussion create first)", repo.typ, repo.name, max(num, 1))
+		return nil, nil, errorf(fault.Invalid, "discussion: %s:%s has no discussion #%d (emit a discussion create first)", repo.typ, repo.name, max(num, 1))
 	}
 	row, err := loadDiscussion(ctx, tx, repo.id, num)
 	if err != nil {
@@ -85,10 +87,10 @@ func (e *Emulator) discussionEvent(ctx context.Context, tx *sql.Tx, by Principal
 		}
 	}
 	if row.deleted {
-		return nil, nil, errorf(ErrInvalid, "discussion: #%d of %s:%s was deleted", num, repo.typ, repo.name)
+		return nil, nil, errorf(fault.Invalid, "discussion: #%d of %s:%s was deleted", num, repo.typ, repo.name)
 	}
 	if d.IsPullRequest && !row.isPullRequest {
-		return nil, nil, errorf(ErrInvalid, "discussion.isPullRequest: #%d of %s:%s is a discussion, not a pull request", num, repo.typ, repo.name)
+		return nil, nil, errorf(fault.Invalid, "discussion.isPullRequest: #%d of %s:%s is a discussion, not a pull request", num, repo.typ, repo.name)
 	}
 	oldTitle, oldStatus := row.title, row.status
 	if d.Title != "" {
@@ -99,10 +101,10 @@ func (e *Emulator) discussionEvent(ctx context.Context, tx *sql.Tx, by Principal
 		case "open", "closed":
 		case "merged", "draft":
 			if !row.isPullRequest {
-				return nil, nil, errorf(ErrInvalid, "discussion.status: %q is for pull requests; #%d is a discussion", d.Status, num)
+				return nil, nil, errorf(fault.Invalid, "discussion.status: %q is for pull requests; #%d is a discussion", d.Status, num)
 			}
 		default:
-			return nil, nil, errorf(ErrInvalid, "discussion.status: %q is not one of open, closed, merged, draft", d.Status)
+			return nil, nil, errorf(fault.Invalid, "discussion.status: %q is not one of open, closed, merged, draft", d.Status)
 		}
 		row.status = d.Status
 	}
@@ -159,7 +161,7 @@ func (e *Emulator) discussionEvent(ctx context.Context, tx *sql.Tx, by Principal
 			ORDER BY created_at DESC, rowid DESC LIMIT 1`, repo.id, num).Scan(&comment.ID, &raw)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			return nil, nil, errorf(ErrInvalid, "comment: discussion #%d of %s:%s has no comment to update", num, repo.typ, repo.name)
+			return nil, nil, errorf(fault.Invalid, "comment: discussion #%d of %s:%s has no comment to update", num, repo.typ, repo.name)
 		case err != nil:
 			return nil, nil, err
 		}
@@ -214,7 +216,7 @@ func (e *Emulator) discussionRepo(ctx context.Context, r *http.Request, viewer *
 	typ, ok := types[r.PathValue("type")]
 	name := r.PathValue("owner") + "/" + r.PathValue("name")
 	if !ok {
-		return nil, "", errorf(ErrNotFound, "no such route: %s %s", r.Method, r.URL.Path)
+		return nil, "", errorf(fault.NotFound, "no such route: %s %s", r.Method, r.URL.Path)
 	}
 	repo := &repoRow{typ: typ, name: name}
 	err := e.db.r.QueryRowContext(ctx, "SELECT id, owner_id, private FROM repos WHERE type = ? AND name = ?", typ, name).
@@ -274,7 +276,7 @@ func (e *Emulator) handleDiscussions(w http.ResponseWriter, r *http.Request, vie
 		where += " AND d.is_pull_request = ?"
 		args = append(args, t == "pull_request")
 	default:
-		return errorf(ErrInvalid, "type: %q is not one of all, discussion, pull_request", t)
+		return errorf(fault.Invalid, "type: %q is not one of all, discussion, pull_request", t)
 	}
 	switch s := q.Get("status"); s {
 	case "", "all":
@@ -283,7 +285,7 @@ func (e *Emulator) handleDiscussions(w http.ResponseWriter, r *http.Request, vie
 	case "closed":
 		where += " AND d.status IN ('closed', 'merged')"
 	default:
-		return errorf(ErrInvalid, "status: %q is not one of all, open, closed", s)
+		return errorf(fault.Invalid, "status: %q is not one of all, open, closed", s)
 	}
 	if a := q.Get("author"); a != "" {
 		where += " AND u.name = ?"
@@ -292,7 +294,7 @@ func (e *Emulator) handleDiscussions(w http.ResponseWriter, r *http.Request, vie
 	page := 0
 	if p := q.Get("p"); p != "" {
 		if page, err = strconv.Atoi(p); err != nil || page < 0 {
-			return errorf(ErrInvalid, "p: %q is not a page number (from 0)", p)
+			return errorf(fault.Invalid, "p: %q is not a page number (from 0)", p)
 		}
 	}
 	var count int
@@ -337,11 +339,11 @@ func (e *Emulator) handleDiscussion(w http.ResponseWriter, r *http.Request, view
 	}
 	num, err := strconv.Atoi(r.PathValue("num"))
 	if err != nil || num < 1 {
-		return errorf(ErrInvalid, "%q is not a discussion number", r.PathValue("num"))
+		return errorf(fault.Invalid, "%q is not a discussion number", r.PathValue("num"))
 	}
 	rec, merge, err := scanDiscussion(e.db.r.QueryRowContext(r.Context(), "SELECT "+discussionColumns+" WHERE d.repo_id = ? AND d.num = ? AND d.deleted = 0", repo.id, num), repo)
 	if errors.Is(err, sql.ErrNoRows) {
-		return errorf(ErrNotFound, "%s %s has no discussion #%d", repo.typ, repo.name, num)
+		return errorf(fault.NotFound, "%s %s has no discussion #%d", repo.typ, repo.name, num)
 	}
 	if err != nil {
 		return err

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
 // This file is the hub's download side, which the public Python client's hf_hub_download,
@@ -99,12 +101,12 @@ func (e *Emulator) handleTree(w http.ResponseWriter, r *http.Request, viewer *Pr
 	case "true", "1":
 		recursive = true
 	default:
-		return errorf(ErrInvalid, "recursive: %q is not true or false", q.Get("recursive"))
+		return errorf(fault.Invalid, "recursive: %q is not true or false", q.Get("recursive"))
 	}
 	start := 0
 	if c := q.Get("cursor"); c != "" {
 		if start, err = strconv.Atoi(c); err != nil || start < 0 {
-			return errorf(ErrInvalid, "cursor: %q is not a cursor of this listing", c)
+			return errorf(fault.Invalid, "cursor: %q is not a cursor of this listing", c)
 		}
 	}
 	rev, err := e.repos.resolve(r.Context(), sp.Name, r.PathValue("rev"))

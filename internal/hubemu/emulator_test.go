@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -177,7 +178,7 @@ func newReceiver(t *testing.T, secret string) *receiver {
 		defer rc.mu.Unlock()
 		if rc.failures > 0 {
 			rc.failures--
-			return nil, &webhook.StatusError{Code: 500, Message: "not ready yet"}
+			return nil, errors.New("not ready yet")
 		}
 		if rc.delay > 0 {
 			d := rc.delay

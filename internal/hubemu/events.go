@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/robothub/robothub/core/fault"
+
 	"github.com/robothub/robothub/core/webhook"
 )
 
@@ -90,16 +92,16 @@ func domainOf(scope string) string {
 func (in *EmitInput) validate() (repoType, repoName, owner string, err error) {
 	repoType, repoName, ok := strings.Cut(in.Repo, ":")
 	if _, known := repoTypes[repoType]; !ok || !known {
-		return "", "", "", errorf(ErrInvalid, "repo: %q is not type:owner/name with a type of model, dataset, space or bucket", in.Repo)
+		return "", "", "", errorf(fault.Invalid, "repo: %q is not type:owner/name with a type of model, dataset, space or bucket", in.Repo)
 	}
 	owner, name, ok := strings.Cut(repoName, "/")
 	if !ok || owner == "" || name == "" || strings.ContainsAny(name, "/ \t?#") {
-		return "", "", "", errorf(ErrInvalid, "repo: %q is not owner/name", repoName)
+		return "", "", "", errorf(fault.Invalid, "repo: %q is not owner/name", repoName)
 	}
 	actions, known := validActions[in.Scope]
 	if !known {
 		if !strings.HasPrefix(in.Scope, "repo.") && !strings.HasPrefix(in.Scope, "discussion.") {
-			return "", "", "", errorf(ErrInvalid, "scope: %q is not one of repo, repo.content, repo.config, discussion, discussion.comment (or narrower)", in.Scope)
+			return "", "", "", errorf(fault.Invalid, "scope: %q is not one of repo, repo.content, repo.config, discussion, discussion.comment (or narrower)", in.Scope)
 		}
 		actions = validActions[webhook.ScopeRepo]
 	}
@@ -108,16 +110,16 @@ func (in *EmitInput) validate() (repoType, repoName, owner string, err error) {
 		found = found || a == in.Action
 	}
 	if !found {
-		return "", "", "", errorf(ErrInvalid, "action: %q is not an action of scope %s (use %s)", in.Action, in.Scope, strings.Join(actions, ", "))
+		return "", "", "", errorf(fault.Invalid, "action: %q is not an action of scope %s (use %s)", in.Action, in.Scope, strings.Join(actions, ", "))
 	}
 	if in.Scope == webhook.ScopeRepo && in.Action == "move" {
 		o, n, ok := strings.Cut(in.MovedTo, "/")
 		if !ok || o == "" || n == "" || strings.Contains(n, "/") {
-			return "", "", "", errorf(ErrInvalid, "movedTo: a move needs the new owner/name, not %q", in.MovedTo)
+			return "", "", "", errorf(fault.Invalid, "movedTo: a move needs the new owner/name, not %q", in.MovedTo)
 		}
 	}
 	if len(in.UpdatedConfig) > 0 && in.UpdatedConfig[0] != '{' {
-		return "", "", "", errorf(ErrInvalid, "updatedConfig: must be an object")
+		return "", "", "", errorf(fault.Invalid, "updatedConfig: must be an object")
 	}
 	return repoType, repoName, owner, nil
 }
@@ -196,7 +198,7 @@ func (e *Emulator) emitTx(ctx context.Context, tx *sql.Tx, by Principal, in Emit
 		}
 		if p.MovedTo != nil {
 			if _, err := tx.ExecContext(ctx, "UPDATE repos SET name = ?, owner_id = ? WHERE id = ?", p.MovedTo.Name, p.MovedTo.Owner.ID, repo.id); err != nil {
-				return errorf(ErrConflict, "movedTo: %s:%s already exists", repoType, p.MovedTo.Name)
+				return errorf(fault.Refused, "movedTo: %s:%s already exists", repoType, p.MovedTo.Name)
 			}
 		}
 		// Stored without its webhook field: each delivery adds its own (withWebhookRef).
@@ -237,17 +239,17 @@ func (e *Emulator) emitTx(ctx context.Context, tx *sql.Tx, by Principal, in Emit
 //     any other event is refused, so that no event flips a repo's visibility on the side.
 func checkEmitAllowed(ctx context.Context, tx *sql.Tx, by Principal, repoType, repoName, ownerName string, in EmitInput) error {
 	if in.Private != nil && in.Scope != webhook.ScopeRepoConfig {
-		return errorf(ErrInvalid, "private: a repo's visibility changes only with a repo.config update event (--scope repo.config), not with %s %s", in.Scope, in.Action)
+		return errorf(fault.Invalid, "private: a repo's visibility changes only with a repo.config update event (--scope repo.config), not with %s %s", in.Scope, in.Action)
 	}
 	if ownerName == by.User.Name {
 		if in.Scope == webhook.ScopeRepo && in.Action == "move" {
 			if newOwner, _, _ := strings.Cut(in.MovedTo, "/"); newOwner != by.User.Name {
-				return errorf(ErrForbidden, "movedTo: %s is not in your namespace (%s/...): you may move your repos only among your own", in.MovedTo, by.User.Name)
+				return errorf(fault.Forbidden, "movedTo: %s is not in your namespace (%s/...): you may move your repos only among your own", in.MovedTo, by.User.Name)
 			}
 		}
 		return nil
 	}
-	denied := errorf(ErrForbidden, "repo: %s:%s belongs to %s: you (%s) may emit events only on your own repos", repoType, repoName, ownerName, by.User.Name)
+	denied := errorf(fault.Forbidden, "repo: %s:%s belongs to %s: you (%s) may emit events only on your own repos", repoType, repoName, ownerName, by.User.Name)
 	publicAct := (in.Scope == webhook.ScopeDiscussion || in.Scope == webhook.ScopeDiscussionComment) && in.Action == "create"
 	if !publicAct {
 		return denied
@@ -275,9 +277,9 @@ func checkEmitOnStoredSpace(ctx context.Context, tx *sql.Tx, repoID, name string
 		return err
 	}
 	if in.Scope == webhook.ScopeRepoContent {
-		return errorf(ErrConflict, "repo: space:%s is a git repository on this hub: push to it to emit repo.content events", name)
+		return errorf(fault.Refused, "repo: space:%s is a git repository on this hub: push to it to emit repo.content events", name)
 	}
-	return errorf(ErrConflict, "repo: space:%s is a git repository on this hub and cannot be moved", name)
+	return errorf(fault.Refused, "repo: space:%s is a git repository on this hub and cannot be moved", name)
 }
 
 func ensureRepo(ctx context.Context, tx *sql.Tx, typ, name, ownerID string, now time.Time) (*repoRow, error) {

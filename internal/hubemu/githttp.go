@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
 // Caps of one git request body, over which the answer is 413: a pushed pack (git-receive-pack), and
@@ -54,20 +56,20 @@ func gitRequest(r *http.Request) (space, path string, access gitAccess) {
 // another). The first two are 404 (no such space), the last 400.
 func gitURLProblem(r *http.Request) error {
 	if strings.Contains(strings.ToLower(r.URL.EscapedPath()), "%2f") {
-		return errorf(ErrNotFound, "%s: no space has an encoded slash (%%2F) in its path", r.URL.EscapedPath())
+		return errorf(fault.NotFound, "%s: no space has an encoded slash (%%2F) in its path", r.URL.EscapedPath())
 	}
 	segs := strings.Split(r.PathValue("rest"), "/")
 	for i, seg := range segs {
 		// "owner/name/" (the space's landing page with a trailing slash) is the one empty segment.
 		if seg == "" && !(i == 1 && len(segs) == 2) {
-			return errorf(ErrNotFound, "%s: no space has an empty segment in its path", r.URL.EscapedPath())
+			return errorf(fault.NotFound, "%s: no space has an empty segment in its path", r.URL.EscapedPath())
 		}
 	}
 	if r.PathValue("owner") == "" {
-		return errorf(ErrNotFound, "%s: no space has an empty owner", r.URL.EscapedPath())
+		return errorf(fault.NotFound, "%s: no space has an empty owner", r.URL.EscapedPath())
 	}
 	if n := len(r.URL.Query()["service"]); n > 1 {
-		return errorf(ErrInvalid, "service: give it once, not %d times", n)
+		return errorf(fault.Invalid, "service: give it once, not %d times", n)
 	}
 	return nil
 }
@@ -76,7 +78,7 @@ func gitURLProblem(r *http.Request) error {
 // would otherwise redirect to another path: such a path is a 404 (one path, one space).
 func emptyGitSegment(r *http.Request) error {
 	if p := r.URL.EscapedPath(); strings.HasPrefix(p, "/spaces/") && strings.Contains(p, "//") {
-		return errorf(ErrNotFound, "%s: no space has an empty segment in its path", p)
+		return errorf(fault.NotFound, "%s: no space has an empty segment in its path", p)
 	}
 	return nil
 }
@@ -85,7 +87,7 @@ func emptyGitSegment(r *http.Request) error {
 // known; a body of unknown length is cut off at the cap by spoolBody.
 func gitBodyProblem(r *http.Request, limit int64) error {
 	if r.ContentLength > limit {
-		return errorf(ErrTooLarge, "the request body (%d bytes) is larger than the limit of %d bytes", r.ContentLength, limit)
+		return errorf(fault.TooLarge, "the request body (%d bytes) is larger than the limit of %d bytes", r.ContentLength, limit)
 	}
 	return nil
 }
@@ -129,17 +131,17 @@ func (e *Emulator) handleGit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !gitPathOK(path) {
-		e.writeGitError(w, r, errorf(ErrNotFound, "%s has no %q", name, path))
+		e.writeGitError(w, r, errorf(fault.NotFound, "%s has no %q", name, path))
 		return
 	}
 	if access == gitWrite {
 		switch {
 		case viewer == nil:
-			err = errorf(ErrUnauthorized, "pushing to %s needs a write token of its owner: git sends it as the password (any user name)", name)
+			err = errorf(fault.Unauthenticated, "pushing to %s needs a write token of its owner: git sends it as the password (any user name)", name)
 		case viewer.User.ID != sp.OwnerID:
-			err = errorf(ErrForbidden, "%s belongs to %s: you (%s) cannot push to it", name, sp.Owner, viewer.User.Name)
+			err = errorf(fault.Forbidden, "%s belongs to %s: you (%s) cannot push to it", name, sp.Owner, viewer.User.Name)
 		case !viewer.CanWrite():
-			err = errorf(ErrForbidden, "this token has the read role: pushing to %s needs a token with the write role", name)
+			err = errorf(fault.Forbidden, "this token has the read role: pushing to %s needs a token with the write role", name)
 		}
 		if err != nil {
 			e.writeGitError(w, r, err)
@@ -262,7 +264,7 @@ func (e *Emulator) writeGitError(w http.ResponseWriter, r *http.Request, err err
 		w.Header().Set("WWW-Authenticate", `Basic realm="robothub hub emulator"`)
 	}
 	closeUnread(w, status)
-	var known *Error
+	var known *fault.Error
 	if errors.As(err, &known) && known.Code != "" {
 		w.Header().Set("X-Error-Code", known.Code)
 	}
@@ -276,7 +278,7 @@ func (e *Emulator) writeGitError(w http.ResponseWriter, r *http.Request, err err
 // writeSpaceLanding answers a browser (or curl) at the space's own address with how to clone it.
 func (e *Emulator) writeSpaceLanding(w http.ResponseWriter, r *http.Request, sp *Space) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		e.writeGitError(w, r, errorf(ErrInvalid, "%s %s: a space's address takes GET; git uses the paths under it", r.Method, r.URL.Path))
+		e.writeGitError(w, r, errorf(fault.Invalid, "%s %s: a space's address takes GET; git uses the paths under it", r.Method, r.URL.Path))
 		return
 	}
 	visibility := "public"
@@ -303,16 +305,16 @@ func spoolBody(r *http.Request, dir string, limit int64) (cleanup func(), err er
 	cleanup = func() { f.Close(); os.Remove(f.Name()) }
 	n, err := io.Copy(f, io.LimitReader(r.Body, limit+1))
 	if err == nil && n > limit {
-		err = &Error{Kind: ErrTooLarge, Message: fmt.Sprintf("the request body is larger than the limit of %d bytes", limit)}
+		err = &fault.Error{Kind: fault.TooLarge, Msg: fmt.Sprintf("the request body is larger than the limit of %d bytes", limit)}
 	}
 	if err == nil {
 		_, err = f.Seek(0, io.SeekStart)
 	}
 	if err != nil {
 		cleanup()
-		var known *Error
+		var known *fault.Error
 		if !errors.As(err, &known) {
-			err = errorf(ErrInvalid, "reading the request body: %v", err)
+			err = errorf(fault.Invalid, "reading the request body: %v", err)
 		}
 		return nil, err
 	}

@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
 // This file reads what a space's repository holds at a revision: the commit a revision names, the
@@ -21,12 +23,12 @@ var commitIDPattern = regexp.MustCompile(`^[0-9a-f]{40}$`)
 // revisionNotFound is the public hub's answer for a revision that names nothing: the Python
 // client turns X-Error-Code RevisionNotFound into RevisionNotFoundError.
 func revisionNotFound(rev string) error {
-	return &Error{Kind: ErrNotFound, Code: "RevisionNotFound", Message: "Invalid rev id: " + rev}
+	return &fault.Error{Kind: fault.NotFound, Code: "RevisionNotFound", Msg: "Invalid rev id: " + rev}
 }
 
 // entryNotFound is the public hub's answer for a path that the revision does not have.
 func entryNotFound(format string, args ...any) error {
-	return &Error{Kind: ErrNotFound, Code: "EntryNotFound", Message: fmt.Sprintf(format, args...)}
+	return &fault.Error{Kind: fault.NotFound, Code: "EntryNotFound", Msg: fmt.Sprintf(format, args...)}
 }
 
 // resolvedRev is a revision resolved to a commit. Ref is the full ref it named (refs/heads/main),

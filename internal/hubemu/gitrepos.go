@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
 // mainRef is the branch whose head is a space's headSha and whose README gives its tags.
@@ -94,12 +96,12 @@ func (g *gitRepos) httpBackend() (string, error) {
 		defer cancel()
 		out, err := g.run(ctx, "", "--exec-path")
 		if err != nil {
-			g.backendErr = errorf(ErrUnavailable, "spaces need git (and its git-http-backend): %v", err)
+			g.backendErr = errorf(fault.Unavailable, "spaces need git (and its git-http-backend): %v", err)
 			return
 		}
 		p := filepath.Join(strings.TrimSpace(string(out)), "git-http-backend")
 		if _, err := os.Stat(p); err != nil {
-			g.backendErr = errorf(ErrUnavailable, "spaces need git-http-backend, which is not at %s", p)
+			g.backendErr = errorf(fault.Unavailable, "spaces need git-http-backend, which is not at %s", p)
 			return
 		}
 		g.backend = p

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
 // maxRequestBytes caps a request body.
@@ -22,27 +24,31 @@ const maxRequestBytes = 1 << 20
 // statusOf maps an error to its status code and the message the caller sees. It is the only place
 // where errors become statuses. Errors of no known kind are 500s whose details go to the log only.
 func statusOf(err error) (int, string) {
-	var e *Error
+	var e *fault.Error
 	if !errors.As(err, &e) {
 		return http.StatusInternalServerError, "internal error"
 	}
 	switch e.Kind {
-	case ErrNotFound:
-		return http.StatusNotFound, e.Message
-	case ErrInvalid:
-		return http.StatusBadRequest, e.Message
-	case ErrUnauthorized:
-		return http.StatusUnauthorized, e.Message
-	case ErrForbidden:
-		return http.StatusForbidden, e.Message
-	case ErrConflict:
-		return http.StatusConflict, e.Message
-	case ErrRateLimited:
-		return http.StatusTooManyRequests, e.Message
-	case ErrUnavailable:
-		return http.StatusServiceUnavailable, e.Message
-	case ErrTooLarge:
-		return http.StatusRequestEntityTooLarge, e.Message
+	case fault.Invalid:
+		return http.StatusBadRequest, e.Msg
+	case fault.Unauthenticated:
+		return http.StatusUnauthorized, e.Msg
+	case fault.Forbidden:
+		return http.StatusForbidden, e.Msg
+	case fault.NotFound:
+		return http.StatusNotFound, e.Msg
+	case fault.Refused:
+		return http.StatusConflict, e.Msg
+	case fault.TooLarge:
+		return http.StatusRequestEntityTooLarge, e.Msg
+	case fault.RateLimited:
+		return http.StatusTooManyRequests, e.Msg
+	case fault.Upstream:
+		return http.StatusBadGateway, e.Msg
+	case fault.Unavailable:
+		return http.StatusServiceUnavailable, e.Msg
+	case fault.Timeout:
+		return http.StatusGatewayTimeout, e.Msg
 	}
 	return http.StatusInternalServerError, "internal error"
 }
@@ -56,7 +62,7 @@ func (e *Emulator) authed(role string, fn apiFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := e.Authenticate(r.Context(), bearerToken(r))
 		if err == nil && role == RoleWrite && !p.CanWrite() {
-			err = errorf(ErrForbidden, "this token has the read role: %s %s needs a token with the write role", r.Method, r.URL.Path)
+			err = errorf(fault.Forbidden, "this token has the read role: %s %s needs a token with the write role", r.Method, r.URL.Path)
 		}
 		if err == nil {
 			err = fn(w, r, p)
@@ -87,7 +93,7 @@ func (e *Emulator) writeError(w http.ResponseWriter, r *http.Request, err error)
 		w.Header().Set("WWW-Authenticate", `Bearer realm="robothub hub emulator"`)
 	}
 	closeUnread(w, status)
-	var known *Error
+	var known *fault.Error
 	if errors.As(err, &known) && known.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(known.RetryAfter.Round(time.Second)/time.Second)))
 	}
@@ -132,13 +138,13 @@ func decodeLenient(r *http.Request, v any) error { return decodeBody(r, v, false
 func decodeBody(r *http.Request, v any, strict bool) error {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBytes+1))
 	if err != nil {
-		return errorf(ErrInvalid, "reading the request body: %v", err)
+		return errorf(fault.Invalid, "reading the request body: %v", err)
 	}
 	if len(body) > maxRequestBytes {
-		return errorf(ErrInvalid, "the request body is larger than %d bytes", maxRequestBytes)
+		return errorf(fault.Invalid, "the request body is larger than %d bytes", maxRequestBytes)
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
-		return errorf(ErrInvalid, "the request body is empty: send a JSON object")
+		return errorf(fault.Invalid, "the request body is empty: send a JSON object")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if strict {
@@ -148,15 +154,15 @@ func decodeBody(r *http.Request, v any, strict bool) error {
 		var te *json.UnmarshalTypeError
 		switch {
 		case errors.As(err, &te) && te.Field != "":
-			return errorf(ErrInvalid, "%s: must be %s", te.Field, jsonTypeName(te.Type.Kind().String()))
+			return errorf(fault.Invalid, "%s: must be %s", te.Field, jsonTypeName(te.Type.Kind().String()))
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
-			return errorf(ErrInvalid, "unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
+			return errorf(fault.Invalid, "unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
 		default:
-			return errorf(ErrInvalid, "the request body is not valid JSON: %v", err)
+			return errorf(fault.Invalid, "the request body is not valid JSON: %v", err)
 		}
 	}
 	if dec.More() {
-		return errorf(ErrInvalid, "the request body has data after its JSON object")
+		return errorf(fault.Invalid, "the request body has data after its JSON object")
 	}
 	return nil
 }
@@ -396,7 +402,7 @@ func queryLimit(r *http.Request) (int, error) {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 || n > 1000 {
-		return 0, errorf(ErrInvalid, "limit: %q is not a number from 1 to 1000", s)
+		return 0, errorf(fault.Invalid, "limit: %q is not a number from 1 to 1000", s)
 	}
 	return n, nil
 }

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/robothub/robothub/core/fault"
+
 	"github.com/robothub/robothub/core/hub"
 )
 
@@ -36,16 +38,16 @@ func (e *Emulator) CreateSourceJob(ctx context.Context, userID string, in JobInp
 		return nil, errJobsOff()
 	}
 	if len(in.Command) == 0 || in.Command[0] == "" {
-		return nil, errorf(ErrInvalid, "command: give the program to run and its arguments, such as [\"sh\", \"-c\", \"echo $WEBHOOK_PAYLOAD\"]")
+		return nil, errorf(fault.Invalid, "command: give the program to run and its arguments, such as [\"sh\", \"-c\", \"echo $WEBHOOK_PAYLOAD\"]")
 	}
 	for name := range in.Environment {
 		if !hub.IsEnvName(name) {
-			return nil, errorf(ErrInvalid, "environment: %q is not a valid variable name", name)
+			return nil, errorf(fault.Invalid, "environment: %q is not a valid variable name", name)
 		}
 	}
 	for name := range in.Secrets {
 		if !hub.IsEnvName(name) {
-			return nil, errorf(ErrInvalid, "secrets: %q is not a valid variable name", name)
+			return nil, errorf(fault.Invalid, "secrets: %q is not a valid variable name", name)
 		}
 	}
 	if in.Environment == nil {
@@ -190,5 +192,5 @@ func (e *Emulator) jobRuns(ctx context.Context, withLog bool, where string, args
 
 // errJobsOff is the answer to a job request on a hub started without --allow-jobs.
 func errJobsOff() error {
-	return errorf(ErrForbidden, "jobs are off on this hub: a job webhook runs a command on this machine, as the hub's user; start the hub with robothub hub serve --allow-jobs (robothub dev does) to use them")
+	return errorf(fault.Forbidden, "jobs are off on this hub: a job webhook runs a command on this machine, as the hub's user; start the hub with robothub hub serve --allow-jobs (robothub dev does) to use them")
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/robothub/robothub/core/fault"
+
 	"github.com/robothub/robothub/core/webhook"
 )
 
@@ -73,9 +75,9 @@ func repoFullName(by Principal, name string, organization *string, typ string) (
 	switch typ {
 	case "space":
 	case "model", "dataset":
-		return "", errorf(ErrInvalid, "type: %q: only spaces are stored by this emulator (use \"type\": \"space\")", typ)
+		return "", errorf(fault.Invalid, "type: %q: only spaces are stored by this emulator (use \"type\": \"space\")", typ)
 	default:
-		return "", errorf(ErrInvalid, "type: %q is not one of model, dataset, space", typ)
+		return "", errorf(fault.Invalid, "type: %q is not one of model, dataset, space", typ)
 	}
 	org := ""
 	if organization != nil {
@@ -84,7 +86,7 @@ func repoFullName(by Principal, name string, organization *string, typ string) (
 	// Older clients send "owner/name" as the name.
 	if owner, rest, ok := strings.Cut(name, "/"); ok {
 		if org != "" && org != owner {
-			return "", errorf(ErrInvalid, "name: %q names the owner %s, but organization is %s", name, owner, org)
+			return "", errorf(fault.Invalid, "name: %q names the owner %s, but organization is %s", name, owner, org)
 		}
 		org, name = owner, rest
 	}
@@ -92,7 +94,7 @@ func repoFullName(by Principal, name string, organization *string, typ string) (
 		return "", err
 	}
 	if org != "" && org != by.User.Name {
-		return "", errorf(ErrForbidden, "organization: %q: this emulator has no organizations; you (%s) can make repos under your own name only", org, by.User.Name)
+		return "", errorf(fault.Forbidden, "organization: %q: this emulator has no organizations; you (%s) can make repos under your own name only", org, by.User.Name)
 	}
 	return by.User.Name + "/" + name, nil
 }
@@ -101,19 +103,19 @@ func repoFullName(by Principal, name string, organization *string, typ string) (
 func checkRepoName(name string) error {
 	switch {
 	case name == "":
-		return errorf(ErrInvalid, "name: the repo name is empty")
+		return errorf(fault.Invalid, "name: the repo name is empty")
 	case len(name) > maxRepoNameLen:
-		return errorf(ErrInvalid, "name: %q is longer than %d characters", name, maxRepoNameLen)
+		return errorf(fault.Invalid, "name: %q is longer than %d characters", name, maxRepoNameLen)
 	case strings.Contains(name, "..") || strings.Contains(name, "--"):
-		return errorf(ErrInvalid, "name: %q: '--' and '..' are not allowed", name)
+		return errorf(fault.Invalid, "name: %q: '--' and '..' are not allowed", name)
 	case strings.HasPrefix(name, "-") || strings.HasPrefix(name, ".") || strings.HasSuffix(name, "-") || strings.HasSuffix(name, "."):
-		return errorf(ErrInvalid, "name: %q: '-' and '.' cannot start or end a repo name", name)
+		return errorf(fault.Invalid, "name: %q: '-' and '.' cannot start or end a repo name", name)
 	case strings.HasSuffix(strings.ToLower(name), ".git"):
-		return errorf(ErrInvalid, "name: %q: a repo name cannot end with .git", name)
+		return errorf(fault.Invalid, "name: %q: a repo name cannot end with .git", name)
 	}
 	for _, c := range name {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
-			return errorf(ErrInvalid, "name: %q: use letters, digits, '-', '_' and '.' only", name)
+			return errorf(fault.Invalid, "name: %q: use letters, digits, '-', '_' and '.' only", name)
 		}
 	}
 	return nil
@@ -124,7 +126,7 @@ func checkSDK(sdk string) (string, error) {
 		return DefaultSpaceSDK, nil
 	}
 	if !slices.Contains(SpaceSDKs, sdk) {
-		return "", errorf(ErrInvalid, "sdk: %q is not one of %s", sdk, strings.Join(SpaceSDKs, ", "))
+		return "", errorf(fault.Invalid, "sdk: %q is not one of %s", sdk, strings.Join(SpaceSDKs, ", "))
 	}
 	return sdk, nil
 }
@@ -157,8 +159,8 @@ func (e *Emulator) CreateSpace(ctx context.Context, by Principal, in CreateRepoI
 	lock.Lock()
 	defer lock.Unlock()
 	if _, err := e.spaceByName(ctx, e.db.r, name); err == nil {
-		return nil, &repoExistsError{&Error{Kind: ErrConflict, Message: "You already created this space repo: " + name}, name}
-	} else if !errors.Is(err, ErrNotFound) {
+		return nil, &repoExistsError{&fault.Error{Kind: fault.Refused, Msg: "You already created this space repo: " + name}, name}
+	} else if !errors.Is(err, fault.ErrNotFound) {
 		return nil, err
 	}
 	if _, err := e.repos.httpBackend(); err != nil {
@@ -203,24 +205,24 @@ func (in *CreateRepoInput) private() (bool, error) {
 	switch v := *in.Visibility; v {
 	case "public", "private":
 		if in.Private != nil && private != (v == "private") {
-			return false, errorf(ErrInvalid, "private and visibility disagree: give one of them")
+			return false, errorf(fault.Invalid, "private and visibility disagree: give one of them")
 		}
 		return v == "private", nil
 	case "protected":
-		return false, errorf(ErrInvalid, "visibility: protected spaces (a public app with private files) are not emulated: use public or private")
+		return false, errorf(fault.Invalid, "visibility: protected spaces (a public app with private files) are not emulated: use public or private")
 	default:
-		return false, errorf(ErrInvalid, "visibility: %q is not one of public, private", v)
+		return false, errorf(fault.Invalid, "visibility: %q is not one of public, private", v)
 	}
 }
 
 // repoExistsError is the 409 of a create whose repo exists; the answer carries the repo's URL, as
 // the public hub's does (the Python client's create_repo(exist_ok=True) reads it).
 type repoExistsError struct {
-	err  *Error
+	err  *fault.Error
 	name string
 }
 
-func (e *repoExistsError) Error() string { return e.err.Message }
+func (e *repoExistsError) Error() string { return e.err.Msg }
 func (e *repoExistsError) Unwrap() error { return e.err }
 
 // DeleteSpace deletes one of the caller's spaces with its git data. It emits a repo delete event.
@@ -258,16 +260,16 @@ func (e *Emulator) DeleteSpace(ctx context.Context, by Principal, in RepoRefInpu
 // not see: 401 to an anonymous caller (who may have forgotten the token), 404 to a signed-in one.
 func repoNotFound(anonymous bool, name string) error {
 	if anonymous {
-		return &Error{Kind: ErrUnauthorized, Code: "RepoNotFound",
-			Message: "Repository not found: space " + name + " does not exist, or it is private and the request has no token"}
+		return &fault.Error{Kind: fault.Unauthenticated, Code: "RepoNotFound",
+			Msg: "Repository not found: space " + name + " does not exist, or it is private and the request has no token"}
 	}
-	return &Error{Kind: ErrNotFound, Code: "RepoNotFound", Message: "Repository not found: space " + name}
+	return &fault.Error{Kind: fault.NotFound, Code: "RepoNotFound", Msg: "Repository not found: space " + name}
 }
 
 // SpaceFor returns the space owner/name if the viewer may see it (nil: an anonymous viewer).
 func (e *Emulator) SpaceFor(ctx context.Context, viewer *Principal, name string) (*Space, error) {
 	sp, err := e.spaceByName(ctx, e.db.r, name)
-	if err != nil && !errors.Is(err, ErrNotFound) {
+	if err != nil && !errors.Is(err, fault.ErrNotFound) {
 		return nil, err
 	}
 	if err != nil || (sp.Private && (viewer == nil || viewer.User.ID != sp.OwnerID)) {
@@ -348,7 +350,7 @@ func scanSpace(row rowScanner) (*Space, error) {
 	return sp, nil
 }
 
-// spaceByName returns the stored space owner/name, whoever may see it, or an ErrNotFound error.
+// spaceByName returns the stored space owner/name, whoever may see it, or an fault.ErrNotFound error.
 func (e *Emulator) spaceByName(ctx context.Context, q querier, name string) (*Space, error) {
 	sp, err := scanSpace(q.QueryRowContext(ctx, "SELECT "+spaceColumns+" WHERE r.type = 'space' AND r.name = ?", name))
 	if errors.Is(err, sql.ErrNoRows) {

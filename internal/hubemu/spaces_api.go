@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
 // spaceRecord is a space in the public hub's JSON shape (GET /api/spaces, GET /api/spaces/{id}).
@@ -62,7 +64,7 @@ func (e *Emulator) public(fn publicFunc) http.Handler {
 				viewer = &p
 			}
 		} else if r.Header.Get("Authorization") != "" {
-			err = errorf(ErrUnauthorized, "Authorization header: send Authorization: Bearer <token>")
+			err = errorf(fault.Unauthenticated, "Authorization header: send Authorization: Bearer <token>")
 		}
 		if err == nil {
 			err = fn(w, r, viewer)
@@ -110,12 +112,12 @@ func (e *Emulator) handleListSpaces(w http.ResponseWriter, r *http.Request, view
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 {
-			return errorf(ErrInvalid, "limit: %q is not a positive number", s)
+			return errorf(fault.Invalid, "limit: %q is not a positive number", s)
 		}
 		query.Limit = n
 	}
 	if s := q.Get("full"); s != "" && s != "true" && s != "false" && s != "1" && s != "0" {
-		return errorf(ErrInvalid, "full: %q is not true or false", s)
+		return errorf(fault.Invalid, "full: %q is not true or false", s)
 	}
 	spaces, err := e.Spaces(r.Context(), viewer, query)
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strings"
 	"time"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
 // Token roles.
@@ -35,15 +37,15 @@ func (p Principal) CanWrite() bool { return p.Role == RoleWrite }
 
 func checkUserName(name string) error {
 	if name == "" {
-		return errorf(ErrInvalid, "user name is empty")
+		return errorf(fault.Invalid, "user name is empty")
 	}
 	if len(name) > 64 {
-		return errorf(ErrInvalid, "user name %q is longer than 64 characters", name)
+		return errorf(fault.Invalid, "user name %q is longer than 64 characters", name)
 	}
 	for i, c := range name {
 		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || (i > 0 && strings.ContainsRune("-_.", c))
 		if !ok {
-			return errorf(ErrInvalid, "user name %q may contain letters, digits, '-', '_' and '.', and starts with a letter or digit", name)
+			return errorf(fault.Invalid, "user name %q may contain letters, digits, '-', '_' and '.', and starts with a letter or digit", name)
 		}
 	}
 	return nil
@@ -76,7 +78,7 @@ func (e *Emulator) CreateToken(ctx context.Context, userName, role, tokenName st
 		role = RoleWrite
 	}
 	if role != RoleRead && role != RoleWrite {
-		return "", User{}, errorf(ErrInvalid, "token role %q: use %s or %s", role, RoleRead, RoleWrite)
+		return "", User{}, errorf(fault.Invalid, "token role %q: use %s or %s", role, RoleRead, RoleWrite)
 	}
 	if tokenName == "" {
 		tokenName = "robothub"
@@ -90,7 +92,7 @@ func (e *Emulator) CreateToken(ctx context.Context, userName, role, tokenName st
 			return err
 		}
 		if u.Kind != "user" {
-			return errorf(ErrInvalid, "%s is an organization: tokens belong to users", userName)
+			return errorf(fault.Invalid, "%s is an organization: tokens belong to users", userName)
 		}
 		user = u
 		_, err = tx.ExecContext(ctx, "INSERT INTO tokens (hash, user_id, name, role, created_at) VALUES (?, ?, ?, ?, ?)",
@@ -103,10 +105,10 @@ func (e *Emulator) CreateToken(ctx context.Context, userName, role, tokenName st
 	return token, user, nil
 }
 
-// Authenticate returns the principal of a token, or an ErrUnauthorized error.
+// Authenticate returns the principal of a token, or an fault.ErrUnauthenticated error.
 func (e *Emulator) Authenticate(ctx context.Context, token string) (Principal, error) {
 	if token == "" {
-		return Principal{}, errorf(ErrUnauthorized, "Authorization header is missing: send Authorization: Bearer <token>")
+		return Principal{}, errorf(fault.Unauthenticated, "Authorization header is missing: send Authorization: Bearer <token>")
 	}
 	var p Principal
 	var created int64
@@ -114,7 +116,7 @@ func (e *Emulator) Authenticate(ctx context.Context, token string) (Principal, e
 		FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.hash = ?`, tokenHash(token)).
 		Scan(&p.User.ID, &p.User.Name, &p.User.Kind, &created, &p.TokenName, &p.Role)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Principal{}, errorf(ErrUnauthorized, "Invalid credentials in Authorization header")
+		return Principal{}, errorf(fault.Unauthenticated, "Invalid credentials in Authorization header")
 	}
 	if err != nil {
 		return Principal{}, err

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/robothub/robothub/core/fault"
+
 	"github.com/robothub/robothub/core/hub"
 )
 
@@ -55,13 +57,13 @@ func (in *WebhookInput) validate(create bool) error {
 	hasJob := in.JobSourceID != nil && *in.JobSourceID != ""
 	switch {
 	case hasURL && hasJob:
-		return errorf(ErrInvalid, "url and jobSourceId: give one of them, not both")
+		return errorf(fault.Invalid, "url and jobSourceId: give one of them, not both")
 	case create && !hasURL && !hasJob:
-		return errorf(ErrInvalid, "url or jobSourceId is required")
+		return errorf(fault.Invalid, "url or jobSourceId is required")
 	case in.URL != nil && !hasURL:
-		return errorf(ErrInvalid, "url: must not be empty")
+		return errorf(fault.Invalid, "url: must not be empty")
 	case in.JobSourceID != nil && !hasJob:
-		return errorf(ErrInvalid, "jobSourceId: must not be empty")
+		return errorf(fault.Invalid, "jobSourceId: must not be empty")
 	}
 	if hasURL {
 		if err := invalidInput(hub.CheckURL("url", *in.URL)); err != nil {
@@ -70,12 +72,12 @@ func (in *WebhookInput) validate(create bool) error {
 	}
 	if in.Secrets != nil && !hasJob {
 		if create {
-			return errorf(ErrInvalid, "secrets: only a job webhook (jobSourceId) has secrets")
+			return errorf(fault.Invalid, "secrets: only a job webhook (jobSourceId) has secrets")
 		}
-		return errorf(ErrInvalid, "secrets: send them together with jobSourceId")
+		return errorf(fault.Invalid, "secrets: send them together with jobSourceId")
 	}
 	if create && in.Watched == nil {
-		return errorf(ErrInvalid, "watched: at least one item is required")
+		return errorf(fault.Invalid, "watched: at least one item is required")
 	}
 	if !create && in.Watched != nil && len(*in.Watched) == 0 {
 		// The public Python client sends "watched": [] on every update that does not change the
@@ -84,7 +86,7 @@ func (in *WebhookInput) validate(create bool) error {
 	}
 	if in.Watched != nil {
 		if len(*in.Watched) == 0 {
-			return errorf(ErrInvalid, "watched: at least one item is required")
+			return errorf(fault.Invalid, "watched: at least one item is required")
 		}
 		for i, w := range *in.Watched {
 			if err := invalidInput(hub.CheckWatchedItem(fmt.Sprintf("watched[%d]", i), hub.WatchedItem(w))); err != nil {
@@ -94,7 +96,7 @@ func (in *WebhookInput) validate(create bool) error {
 	}
 	if in.Domains != nil {
 		if !create && len(*in.Domains) == 0 {
-			return errorf(ErrInvalid, "domains: give at least one of repo, discussion")
+			return errorf(fault.Invalid, "domains: give at least one of repo, discussion")
 		}
 		d, err := normalizeDomains(*in.Domains)
 		if err != nil {
@@ -121,7 +123,7 @@ func invalidInput(err error) error {
 	if err == nil {
 		return nil
 	}
-	return errorf(ErrInvalid, "%s", err.Error())
+	return errorf(fault.Invalid, "%s", err.Error())
 }
 
 func normalizeDomains(in []string) ([]string, error) {
@@ -196,7 +198,7 @@ func checkSourceJob(ctx context.Context, tx *sql.Tx, userID, jobID string) error
 		return err
 	}
 	if n == 0 {
-		return errorf(ErrInvalid, "jobSourceId: you have no job %s (create one with POST %s)", jobID, pathJobs)
+		return errorf(fault.Invalid, "jobSourceId: you have no job %s (create one with POST %s)", jobID, pathJobs)
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/webhook"
 )
 
@@ -114,7 +115,7 @@ func AddGoRoutes(srv *webhook.Server) error {
 			return webhook.Response{Status: http.StatusAccepted, Body: map[string]int{"queued": 1}}, nil
 		}),
 		srv.Add("refuses", func(context.Context, *webhook.Payload, http.Header) (any, error) {
-			return nil, &webhook.StatusError{Code: http.StatusConflict, Message: "already processed"}
+			return nil, fault.Refusedf("already processed")
 		}),
 		srv.Add("panics", func(context.Context, *webhook.Payload, http.Header) (any, error) { panic("boom") }),
 		srv.Add("slow", func(ctx context.Context, _ *webhook.Payload, _ http.Header) (any, error) {
