@@ -1,6 +1,10 @@
 package robot
 
-import "time"
+import (
+	"time"
+
+	"github.com/robothub/robothub/core/fault"
+)
 
 // SampleRate is the audio sample rate, in samples per second, of every audio call: mono float32
 // samples in [-1, 1].
@@ -22,7 +26,7 @@ func ParseMotorMode(s string) (MotorMode, error) {
 	case MotorsEnabled, MotorsDisabled, MotorsGravityCompensation:
 		return m, nil
 	}
-	return "", invalidError("motor mode " + quote(s) + " is not one of enabled, disabled, gravity_compensation")
+	return "", fault.Invalidf("motor mode \"%s\" is not one of enabled, disabled, gravity_compensation", s)
 }
 
 // Backend is the hardware (or its simulation) the Robot drives. The Robot calls it from one
@@ -49,5 +53,3 @@ type Backend interface {
 type Pushable interface {
 	PushAntenna(index int, delta float64)
 }
-
-func quote(s string) string { return "\"" + s + "\"" }

@@ -5,6 +5,8 @@ import (
 	"image/color"
 	"math"
 	"time"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
 // Camera is implemented by backends that have a camera.
@@ -57,7 +59,7 @@ func (s *Sim) Frame(now time.Time) *image.RGBA {
 func (r *Robot) CameraFrame() (*image.RGBA, error) {
 	c, ok := r.backend.(Camera)
 	if !ok {
-		return nil, refusedError("the " + r.backend.Name() + " backend has no camera")
+		return nil, fault.Refusedf("the %s backend has no camera", r.backend.Name())
 	}
 	return c.Frame(time.Now()), nil
 }
@@ -66,7 +68,7 @@ func (r *Robot) CameraFrame() (*image.RGBA, error) {
 func (r *Robot) CameraSpecs() (CameraSpecs, error) {
 	c, ok := r.backend.(Camera)
 	if !ok {
-		return CameraSpecs{}, refusedError("the " + r.backend.Name() + " backend has no camera")
+		return CameraSpecs{}, fault.Refusedf("the %s backend has no camera", r.backend.Name())
 	}
 	return c.CameraSpecs(), nil
 }

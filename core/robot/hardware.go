@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/robot/kinematics"
 	"github.com/robothub/robothub/internal/dynamixel"
 )
@@ -191,14 +192,14 @@ func (h *Hardware) legGoals(j Joints) ([6]int32, error) {
 			p.X, p.Y, p.Z, p.Roll*180/math.Pi, p.Pitch*180/math.Pi, p.Yaw*180/math.Pi, j.BodyYaw*180/math.Pi)
 	}
 	if err != nil {
-		return goals, invalidError(describe() + ": " + err.Error())
+		return goals, fault.Invalidf("%s: %v", describe(), err)
 	}
 	for i, a := range angles {
 		m := h.motors[1+i].cfg
 		t := dynamixel.Ticks(a)
 		if t < m.Lower || t > m.Upper {
-			return goals, invalidError(fmt.Sprintf("%s: leg %s would turn to %.1f°, beyond its limits [%.1f°, %.1f°]", describe(), m.Name,
-				a*180/math.Pi, dynamixel.Radians(m.Lower)*180/math.Pi, dynamixel.Radians(m.Upper)*180/math.Pi))
+			return goals, fault.Invalidf("%s: leg %s would turn to %.1f°, beyond its limits [%.1f°, %.1f°]", describe(), m.Name,
+				a*180/math.Pi, dynamixel.Radians(m.Lower)*180/math.Pi, dynamixel.Radians(m.Upper)*180/math.Pi)
 		}
 		goals[i] = t
 	}

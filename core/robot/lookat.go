@@ -1,8 +1,9 @@
 package robot
 
 import (
-	"fmt"
 	"math"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
 // CameraSpecs describes the robot's camera as the anchor's camera specs do: its resolution and
@@ -32,7 +33,7 @@ var headToCamera = [9]float64{0, 0, 1, -1, 0, 0, 0, -1, 0}
 func LookAtWorld(x, y, z float64) (HeadPose, error) {
 	for _, v := range []float64{x, y, z} {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return HeadPose{}, invalidError("x, y and z must be finite numbers of metres")
+			return HeadPose{}, fault.Invalidf("x, y and z must be finite numbers of metres")
 		}
 	}
 	n := math.Sqrt(x*x + y*y + z*z)
@@ -74,7 +75,7 @@ func axisAngle(x, y, z, a float64) [9]float64 {
 // left corner, u to the right, v down) seen from the head pose current.
 func LookAtImage(specs CameraSpecs, u, v float64, current HeadPose) (HeadPose, error) {
 	if math.IsNaN(u) || math.IsNaN(v) || u < 0 || v < 0 || u >= float64(specs.Width) || v >= float64(specs.Height) {
-		return HeadPose{}, invalidError(fmt.Sprintf("u and v must be a pixel of the %d×%d image: 0 <= u < %d, 0 <= v < %d", specs.Width, specs.Height, specs.Width, specs.Height))
+		return HeadPose{}, fault.Invalidf("u and v must be a pixel of the %d×%d image: 0 <= u < %d, 0 <= v < %d", specs.Width, specs.Height, specs.Width, specs.Height)
 	}
 	k := specs.K
 	ray := [3]float64{(u - k[2]) / k[0], (v - k[5]) / k[4], 1}

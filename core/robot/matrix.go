@@ -1,8 +1,9 @@
 package robot
 
 import (
-	"fmt"
 	"math"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
 // The anchor's poses are 4×4 homogeneous matrices; ours are a translation and roll/pitch/yaw.
@@ -33,11 +34,11 @@ func (p HeadPose) Matrix() [16]float64 {
 func PoseFromMatrix(m [16]float64) (HeadPose, error) {
 	for i, v := range m {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return HeadPose{}, invalidError(fmt.Sprintf("m[%d] must be a finite number", i))
+			return HeadPose{}, fault.Invalidf("m[%d] must be a finite number", i)
 		}
 	}
 	if math.Abs(m[12]) > matrixTolerance || math.Abs(m[13]) > matrixTolerance || math.Abs(m[14]) > matrixTolerance || math.Abs(m[15]-1) > matrixTolerance {
-		return HeadPose{}, invalidError(fmt.Sprintf("m: the last row of a homogeneous pose matrix must be 0 0 0 1, got %g %g %g %g (16 numbers, row by row)", m[12], m[13], m[14], m[15]))
+		return HeadPose{}, fault.Invalidf("m: the last row of a homogeneous pose matrix must be 0 0 0 1, got %g %g %g %g (16 numbers, row by row)", m[12], m[13], m[14], m[15])
 	}
 	r := func(i, j int) float64 { return m[4*i+j] }
 	for i := 0; i < 3; i++ {
@@ -48,13 +49,13 @@ func PoseFromMatrix(m [16]float64) (HeadPose, error) {
 				want = 1
 			}
 			if math.Abs(dot-want) > matrixTolerance {
-				return HeadPose{}, invalidError("m: the rotation part (first 3 rows and columns) is not orthonormal: the matrix is not a rigid pose")
+				return HeadPose{}, fault.Invalidf("m: the rotation part (first 3 rows and columns) is not orthonormal: the matrix is not a rigid pose")
 			}
 		}
 	}
 	det := r(0, 0)*(r(1, 1)*r(2, 2)-r(1, 2)*r(2, 1)) - r(0, 1)*(r(1, 0)*r(2, 2)-r(1, 2)*r(2, 0)) + r(0, 2)*(r(1, 0)*r(2, 1)-r(1, 1)*r(2, 0))
 	if det < 0 {
-		return HeadPose{}, invalidError("m: the rotation part is a reflection (determinant -1), not a rotation")
+		return HeadPose{}, fault.Invalidf("m: the rotation part is a reflection (determinant -1), not a rotation")
 	}
 	pitch := math.Asin(math.Max(-1, math.Min(1, -r(2, 0))))
 	var roll, yaw float64

@@ -1,10 +1,11 @@
 package robot
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"time"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
 // MotorNames are the robot's motors, by the names the anchor's SDK takes in enable_motors(ids).
@@ -28,12 +29,12 @@ func (r *Robot) SetMotorTorque(ids []string, on bool) error {
 	}
 	for _, id := range ids {
 		if !slices.Contains(MotorNames, id) {
-			return invalidError(fmt.Sprintf("motor %q is not one of %v", id, MotorNames))
+			return fault.Invalidf("motor %q is not one of %v", id, MotorNames)
 		}
 	}
 	ts, ok := r.backend.(TorqueSetter)
 	if !ok {
-		return refusedError("the " + r.backend.Name() + " backend cannot switch single motors")
+		return fault.Refusedf("the %s backend cannot switch single motors", r.backend.Name())
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -143,7 +144,7 @@ func (r *Robot) StopMotionRecording() ([]MotionFrame, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.recordingMotion {
-		return nil, refusedError("motion recording is not started: call start_recording first")
+		return nil, fault.Refusedf("motion recording is not started: call start_recording first")
 	}
 	r.recordingMotion = false
 	frames := r.motionRec

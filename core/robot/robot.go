@@ -10,6 +10,8 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
 // ControlPeriod is the period of the control loop that advances moves and reads the joints.
@@ -289,7 +291,7 @@ func (r *Robot) Goto(t Target, duration time.Duration, interp Interpolation) (*M
 		return nil, err
 	}
 	if duration <= 0 || duration.Seconds() > maxMoveSeconds {
-		return nil, invalidError(fmt.Sprintf("duration must be more than 0 and at most %g seconds", maxMoveSeconds))
+		return nil, fault.Invalidf("duration must be more than 0 and at most %g seconds", maxMoveSeconds)
 	}
 	if _, err := ParseInterpolation(string(interp)); err != nil {
 		return nil, err
@@ -361,9 +363,9 @@ func (r *Robot) StopMove(id string) error {
 	defer r.mu.Unlock()
 	if r.move == nil || (id != "" && r.move.ID != id) {
 		if id == "" {
-			return notFoundError("no move is running")
+			return fault.NotFoundf("no move is running")
 		}
-		return notFoundError(fmt.Sprintf("no running move with uuid %s", id))
+		return fault.NotFoundf("no running move with uuid %s", id)
 	}
 	r.endMove(false)
 	return nil
@@ -412,14 +414,14 @@ func (r *Robot) setMode(mode MotorMode) {
 // hand would. Only backends that simulate pushes accept it.
 func (r *Robot) PushAntenna(index int, delta float64) error {
 	if index != 0 && index != 1 {
-		return invalidError("antenna must be left or right")
+		return fault.Invalidf("antenna must be left or right")
 	}
 	if math.IsNaN(delta) || math.IsInf(delta, 0) || math.Abs(delta) > 2*math.Pi {
-		return invalidError("delta must be a finite number of radians within ±2π")
+		return fault.Invalidf("delta must be a finite number of radians within ±2π")
 	}
 	p, ok := r.backend.(Pushable)
 	if !ok {
-		return refusedError("antenna pushes can only be simulated on the simulated robot (--sim)")
+		return fault.Refusedf("antenna pushes can only be simulated on the simulated robot (--sim)")
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
