@@ -1,6 +1,7 @@
 package robot
 
 import (
+	"sync"
 	"time"
 
 	"github.com/robothub/robothub/core/fault"
@@ -46,6 +47,40 @@ type Backend interface {
 	Listen(dst []float32, now time.Time) []float32
 	// Close releases the hardware.
 	Close() error
+}
+
+// commands keeps what the Robot last asked of a backend, for its motion to follow. Its mu also
+// guards the rest of the backend's state.
+type commands struct {
+	mu     sync.Mutex
+	target Joints
+	mode   MotorMode
+	limp   map[string]bool // motors switched off one by one (SetTorque) while the others hold
+}
+
+// Command implements Backend: the motors are driven toward target.
+func (c *commands) Command(target Joints) {
+	c.mu.Lock()
+	c.target = target
+	c.mu.Unlock()
+}
+
+// SetMotorMode implements Backend.
+func (c *commands) SetMotorMode(mode MotorMode) {
+	c.mu.Lock()
+	c.mode = mode
+	c.mu.Unlock()
+}
+
+// SetTorque implements TorqueSetter: the motors on is false for go limp, the others hold.
+func (c *commands) SetTorque(on map[string]bool) {
+	limp := make(map[string]bool, len(on))
+	for name, v := range on {
+		limp[name] = !v
+	}
+	c.mu.Lock()
+	c.limp = limp
+	c.mu.Unlock()
 }
 
 // Pushable is implemented by backends that accept an external push on an antenna, as a hand

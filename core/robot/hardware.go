@@ -1,7 +1,6 @@
 package robot
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -30,8 +29,8 @@ const (
 
 // HardwareOptions configure NewHardware.
 type HardwareOptions struct {
-	Port   string          // the serial port's path
-	Config *HardwareConfig // the motors (internal/hwconfig reads the robot's)
+	Port   string            // the serial port's path
+	Config *dynamixel.Config // the motors (internal/hwconfig reads the robot's)
 	Log    *slog.Logger
 	// Timeout is how long a motor gets to start answering (default 5 ms); an emulated bus sharing
 	// a busy CPU needs more.
@@ -40,7 +39,7 @@ type HardwareOptions struct {
 
 // motorState is one motor, as the loop knows it.
 type motorState struct {
-	cfg      MotorConfig
+	cfg      dynamixel.MotorConfig
 	present  int32 // ticks, last read
 	seen     bool
 	lastSeen time.Time
@@ -58,17 +57,14 @@ type motorState struct {
 // port that vanishes (a USB cable pulled) is reopened.
 type Hardware struct {
 	path    string
-	cfg     *HardwareConfig
+	cfg     *dynamixel.Config
 	log     *slog.Logger
 	geom    *kinematics.Geometry
 	timeout time.Duration
 
-	mu         sync.Mutex // guards what the API reads and writes: below, up to the loop's own state
-	target     Joints
-	mode       MotorMode
+	commands   // its mu guards what the API reads and writes: below, up to the loop's own state
 	present    Joints
-	motors     []motorState    // index order: MotorNames (body, six legs, right and left antennas)
-	limp       map[string]bool // motors switched off one by one (SetTorque) while the others hold
+	motors     []motorState // index order: MotorNames (body, six legs, right and left antennas)
 	connected  bool
 	portErr    string
 	reconnects int
@@ -78,7 +74,6 @@ type Hardware struct {
 	warnings   []string
 
 	// The loop's own state.
-	port       SerialPort
 	bus        *dynamixel.Bus
 	applied    MotorMode       // "" until a mode is applied on this connection
 	limpNow    map[string]bool // the limp motors as applied
@@ -95,7 +90,7 @@ type Hardware struct {
 // loop. The motors are left as they are until the Robot sets a mode.
 func NewHardware(opts HardwareOptions) (*Hardware, error) {
 	h := &Hardware{path: opts.Port, cfg: opts.Config, log: opts.Log, geom: kinematics.Default, timeout: opts.Timeout,
-		mode: MotorsDisabled, quit: make(chan struct{}), done: make(chan struct{})}
+		commands: commands{mode: MotorsDisabled}, quit: make(chan struct{}), done: make(chan struct{})}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
@@ -124,36 +119,11 @@ func NewHardware(opts HardwareOptions) (*Hardware, error) {
 // Name implements Backend.
 func (h *Hardware) Name() string { return "hardware" }
 
-// Command implements Backend: the next tick sends the goals of target.
-func (h *Hardware) Command(target Joints) {
-	h.mu.Lock()
-	h.target = target
-	h.mu.Unlock()
-}
-
-// SetMotorMode implements Backend; the next tick applies it.
-func (h *Hardware) SetMotorMode(mode MotorMode) {
-	h.mu.Lock()
-	h.mode = mode
-	h.mu.Unlock()
-}
-
 // Read implements Backend: the pose the last tick read.
 func (h *Hardware) Read(time.Time) Joints {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.present
-}
-
-// SetTorque implements TorqueSetter: the motors on is false for go limp, the others hold.
-func (h *Hardware) SetTorque(on map[string]bool) {
-	limp := map[string]bool{}
-	for name, v := range on {
-		limp[name] = !v
-	}
-	h.mu.Lock()
-	h.limp = limp
-	h.mu.Unlock()
 }
 
 // Speak implements Backend: this backend does not drive the robot's sound card.
@@ -168,7 +138,7 @@ func (h *Hardware) Close() error {
 		close(h.quit)
 		<-h.done
 		if h.bus != nil {
-			_ = h.torque(h.ids, 0)
+			_ = h.bus.Torque(h.ids, false)
 			h.disconnect(nil)
 		}
 	})
@@ -186,7 +156,7 @@ func (h *Hardware) Validate(j Joints) error {
 func (h *Hardware) legGoals(j Joints) ([6]int32, error) {
 	var goals [6]int32
 	p := j.Head
-	angles, err := h.geom.Inverse(kinematics.Pose{X: p.X, Y: p.Y, Z: p.Z, Roll: p.Roll, Pitch: p.Pitch, Yaw: p.Yaw}, j.BodyYaw)
+	angles, err := h.geom.Inverse(kinematics.Pose(p), j.BodyYaw)
 	describe := func() string {
 		return fmt.Sprintf("head pose (x=%.3f m, y=%.3f m, z=%.3f m, roll=%.1f°, pitch=%.1f°, yaw=%.1f°) with body_yaw %.1f° is out of the robot's reach",
 			p.X, p.Y, p.Z, p.Roll*180/math.Pi, p.Pitch*180/math.Pi, p.Yaw*180/math.Pi, j.BodyYaw*180/math.Pi)
@@ -208,12 +178,12 @@ func (h *Hardware) legGoals(j Joints) ([6]int32, error) {
 
 // connect opens the port, finds the motors, checks their setup and reads where they are.
 func (h *Hardware) connect() error {
-	port, err := OpenSerial(h.path, h.cfg.Baud)
+	bus, err := dynamixel.Open(h.path, h.cfg.Baud)
 	if err != nil {
 		h.setPortError(err)
 		return err
 	}
-	h.port, h.bus, h.applied = port, dynamixel.NewBus(port, h.cfg.Baud), ""
+	h.bus, h.applied = bus, ""
 	if h.timeout > 0 {
 		h.bus.Timeout = h.timeout
 	}
@@ -221,7 +191,7 @@ func (h *Hardware) connect() error {
 	for i := range h.motors {
 		m := &h.motors[i]
 		if err := h.setUp(m, &warnings); err != nil {
-			if isPortError(err) {
+			if dynamixel.IsPortError(err) {
 				h.disconnect(err)
 				return err
 			}
@@ -237,8 +207,7 @@ func (h *Hardware) connect() error {
 	return h.readPresent(time.Now())
 }
 
-// setUp pings a motor, checks the EEPROM settings the hardware config expects (written once by
-// the setup tool, never by the daemon: EEPROM wears), writes its PID gains and reads its position.
+// setUp pings a motor, checks and configures it (dynamixel.Bus.Configure) and reads its position.
 func (h *Hardware) setUp(m *motorState, warnings *[]string) error {
 	if _, err := h.bus.Ping(m.cfg.ID); err != nil {
 		h.mu.Lock()
@@ -246,37 +215,17 @@ func (h *Hardware) setUp(m *motorState, warnings *[]string) error {
 		h.mu.Unlock()
 		return err
 	}
-	checks := []struct {
-		what string
-		addr uint16
-		want int32
-	}{
-		{"homing offset", dynamixel.AddrHomingOffset, m.cfg.Offset},
-		{"min position limit", dynamixel.AddrMinPositionLimit, m.cfg.Lower},
-		{"max position limit", dynamixel.AddrMaxPositionLimit, m.cfg.Upper},
+	w, err := h.bus.Configure(m.cfg)
+	*warnings = append(*warnings, w...)
+	if err != nil {
+		return err
 	}
-	for _, c := range checks {
-		b, err := h.bus.Read(m.cfg.ID, c.addr, 4)
-		if err != nil {
-			return err
-		}
-		if got := dynamixel.Int32(b); got != c.want {
-			*warnings = append(*warnings, fmt.Sprintf("%s (id %d): %s is %d, the hardware config says %d", m.cfg.Name, m.cfg.ID, c.what, got, c.want))
-		}
-	}
-	if pid := m.cfg.PID; pid != nil {
-		for k, addr := range []uint16{dynamixel.AddrPositionPGain, dynamixel.AddrPositionIGain, dynamixel.AddrPositionDGain} {
-			if err := h.bus.Write(m.cfg.ID, addr, []byte{byte(pid[k]), byte(pid[k] >> 8)}); err != nil {
-				return err
-			}
-		}
-	}
-	b, err := h.bus.Read(m.cfg.ID, dynamixel.AddrPresentPosition, 4)
+	pos, err := h.bus.ReadInt32(m.cfg.ID, dynamixel.AddrPresentPosition)
 	if err != nil {
 		return err
 	}
 	h.mu.Lock()
-	m.present, m.goal, m.seen, m.lastSeen, m.silent, m.misses = dynamixel.Int32(b), dynamixel.Int32(b), true, time.Now(), false, 0
+	m.present, m.goal, m.seen, m.lastSeen, m.silent, m.misses = pos, pos, true, time.Now(), false, 0
 	h.mu.Unlock()
 	return nil
 }
@@ -289,10 +238,10 @@ func (h *Hardware) setPortError(err error) {
 
 // disconnect closes a port that failed; the loop reopens it.
 func (h *Hardware) disconnect(cause error) {
-	if h.port != nil {
-		_ = h.port.Close()
+	if h.bus != nil {
+		_ = h.bus.Close()
 	}
-	h.port, h.bus, h.applied = nil, nil, ""
+	h.bus, h.applied = nil, ""
 	h.nextOpen = time.Now().Add(reopenEvery)
 	if cause != nil {
 		h.log.Error("motor bus lost; reopening it", "port", h.path, "err", cause)
@@ -377,7 +326,7 @@ func (h *Hardware) applyMode(mode MotorMode) error {
 	if mode == h.applied {
 		return nil
 	}
-	if err := h.torque(h.ids, 0); err != nil {
+	if err := h.bus.Torque(h.ids, false); err != nil {
 		return err
 	}
 	if mode != MotorsDisabled {
@@ -386,7 +335,7 @@ func (h *Hardware) applyMode(mode MotorMode) error {
 				return err
 			}
 		}
-		if err := h.torque(h.ids, 1); err != nil {
+		if err := h.bus.Torque(h.ids, true); err != nil {
 			return err
 		}
 	}
@@ -398,22 +347,27 @@ func (h *Hardware) applyMode(mode MotorMode) error {
 // applyTorque switches single motors off or back on (set up like the others, from where they are).
 func (h *Hardware) applyTorque(limp map[string]bool) error {
 	for i := range h.motors {
-		m := &h.motors[i]
-		if limp[m.cfg.Name] == h.limpNow[m.cfg.Name] {
-			continue
-		}
-		err := h.torque([]byte{m.cfg.ID}, 0)
-		if err == nil && !limp[m.cfg.Name] {
-			if err = h.prepare(i, h.applied); err == nil {
-				err = h.torque([]byte{m.cfg.ID}, 1)
+		if name := h.motors[i].cfg.Name; limp[name] != h.limpNow[name] {
+			if err := h.restart(i, limp[name]); err != nil {
+				return err
 			}
-		}
-		if err != nil {
-			return err
 		}
 	}
 	h.limpNow = limp
 	return nil
+}
+
+// restart turns motor i's torque off and, unless it is to stay limp, sets it up for the applied
+// mode and turns it back on, alone.
+func (h *Hardware) restart(i int, limp bool) error {
+	id := []byte{h.motors[i].cfg.ID}
+	err := h.bus.Torque(id, false)
+	if err == nil && !limp {
+		if err = h.prepare(i, h.applied); err == nil {
+			err = h.bus.Torque(id, true)
+		}
+	}
+	return err
 }
 
 // prepare sets motor i's operating mode for mode (with the torque off) and its goal to where it
@@ -428,33 +382,12 @@ func (h *Hardware) prepare(i int, mode MotorMode) error {
 	if mode == MotorsGravityCompensation && i > 0 {
 		op = dynamixel.ModeCurrentBasedPosition // the legs and antennas yield to a hand
 	}
-	err := h.bus.Write(m.cfg.ID, dynamixel.AddrOperatingMode, []byte{op})
-	if err == nil && op == dynamixel.ModeCurrentBasedPosition {
-		err = h.bus.Write(m.cfg.ID, dynamixel.AddrGoalCurrent, []byte{complianceCurrent, 0})
-	}
-	if err == nil {
-		err = h.bus.Write(m.cfg.ID, dynamixel.AddrGoalPosition, dynamixel.PutInt32(m.present))
-	}
-	if err != nil && !isPortError(err) {
+	err := h.bus.Prepare(m.cfg.ID, op, complianceCurrent, m.present)
+	if err != nil && !dynamixel.IsPortError(err) {
 		h.log.Warn("setting a motor's mode", "motor", m.cfg.Name, "err", err)
 		return nil
 	}
 	return err
-}
-
-func isPortError(err error) bool {
-	var pe *dynamixel.PortError
-	return errors.As(err, &pe)
-}
-
-// torque turns the torque of ids on or off with one sync write (the bus answers nothing to it;
-// the next reads show a motor that missed it).
-func (h *Hardware) torque(ids []byte, on byte) error {
-	data := make([][]byte, len(ids))
-	for i := range data {
-		data[i] = []byte{on}
-	}
-	return h.bus.SyncWrite(dynamixel.AddrTorqueEnable, ids, data)
 }
 
 // sendGoals sends every motor's goal, clamped to its limits, in one sync write. An unreachable
@@ -536,13 +469,12 @@ func (h *Hardware) readPresent(now time.Time) error {
 	for i := range angles {
 		angles[i] = dynamixel.Radians(h.motors[1+i].present)
 	}
-	guess := kinematics.Pose{X: p.Head.X, Y: p.Head.Y, Z: p.Head.Z, Roll: p.Head.Roll, Pitch: p.Head.Pitch, Yaw: p.Head.Yaw}
-	head, err := h.geom.Forward(angles, p.BodyYaw, guess)
+	head, err := h.geom.Forward(angles, p.BodyYaw, kinematics.Pose(p.Head))
 	if err != nil {
 		head, err = h.geom.Forward(angles, p.BodyYaw, kinematics.Pose{Yaw: p.BodyYaw})
 	}
 	if err == nil {
-		p.Head = HeadPose{X: head.X, Y: head.Y, Z: head.Z, Roll: head.Roll, Pitch: head.Pitch, Yaw: head.Yaw}
+		p.Head = HeadPose(head)
 	}
 	return nil
 }
@@ -559,7 +491,7 @@ func (h *Hardware) probe(now time.Time) error {
 		if m.silent {
 			var warnings []string
 			if err := h.setUp(m, &warnings); err != nil {
-				if isPortError(err) {
+				if dynamixel.IsPortError(err) {
 					return err
 				}
 				continue
@@ -569,26 +501,18 @@ func (h *Hardware) probe(now time.Time) error {
 				continue
 			}
 			// It may have lost power (and its torque): set it up like the others, alone.
-			err := h.torque([]byte{m.cfg.ID}, 0)
-			if err == nil {
-				err = h.prepare(i, h.applied)
-			}
-			if err == nil {
-				err = h.torque([]byte{m.cfg.ID}, 1)
-			}
-			if err != nil {
+			if err := h.restart(i, false); err != nil {
 				return err
 			}
 			continue
 		}
-		b, err := h.bus.Read(m.cfg.ID, dynamixel.AddrHardwareError, 1)
+		errs, err := h.bus.ReadHardwareErrors(m.cfg.ID)
 		if err != nil {
-			if isPortError(err) {
+			if dynamixel.IsPortError(err) {
 				return err
 			}
 			continue
 		}
-		errs := dynamixel.HardwareErrors(b[0])
 		h.mu.Lock()
 		if !slices.Equal(errs, m.hwErrors) {
 			h.log.Error("motor reports a hardware error", "motor", m.cfg.Name, "id", m.cfg.ID, "errors", errs)

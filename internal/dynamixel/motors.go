@@ -1,0 +1,137 @@
+package dynamixel
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+
+	"go.bug.st/serial"
+)
+
+// MotorConfig is one motor of the bus.
+type MotorConfig struct {
+	Name          string
+	ID            byte
+	Offset        int32 // Homing Offset, ticks
+	Lower, Upper  int32 // position limits, ticks
+	ReturnDelay   byte
+	Shutdown      byte
+	OperatingMode byte
+	PID           *[3]uint16
+}
+
+// Config is the motor bus: its baud rate and its motors.
+type Config struct {
+	Baud   int
+	Motors []MotorConfig
+}
+
+// Motor returns the named motor's config.
+func (c *Config) Motor(name string) (MotorConfig, bool) {
+	i := slices.IndexFunc(c.Motors, func(m MotorConfig) bool { return m.Name == name })
+	if i < 0 {
+		return MotorConfig{}, false
+	}
+	return c.Motors[i], true
+}
+
+// Open opens the serial port at path at baud bits per second, 8N1, and returns a Bus on it.
+func Open(path string, baud int) (*Bus, error) {
+	p, err := serial.Open(path, &serial.Mode{BaudRate: baud, DataBits: 8, Parity: serial.NoParity, StopBits: serial.OneStopBit})
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", path, err)
+	}
+	return NewBus(p, baud), nil
+}
+
+// Close closes the Bus's port, if it is one that closes.
+func (b *Bus) Close() error {
+	if c, ok := b.port.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// IsPortError reports whether err is (or wraps) a PortError.
+func IsPortError(err error) bool {
+	var pe *PortError
+	return errors.As(err, &pe)
+}
+
+// ReadInt32 reads the 4-byte value at addr of device id.
+func (b *Bus) ReadInt32(id byte, addr uint16) (int32, error) {
+	data, err := b.Read(id, addr, 4)
+	if err != nil {
+		return 0, err
+	}
+	return Int32(data), nil
+}
+
+// Configure checks motor m's EEPROM settings against its config (written once by the setup tool,
+// never here: EEPROM wears) and writes its PID gains; the warnings name the settings that differ.
+func (b *Bus) Configure(m MotorConfig) (warnings []string, err error) {
+	checks := []struct {
+		what string
+		addr uint16
+		want int32
+	}{
+		{"homing offset", AddrHomingOffset, m.Offset},
+		{"min position limit", AddrMinPositionLimit, m.Lower},
+		{"max position limit", AddrMaxPositionLimit, m.Upper},
+	}
+	for _, c := range checks {
+		got, err := b.ReadInt32(m.ID, c.addr)
+		if err != nil {
+			return warnings, err
+		}
+		if got != c.want {
+			warnings = append(warnings, fmt.Sprintf("%s (id %d): %s is %d, the hardware config says %d", m.Name, m.ID, c.what, got, c.want))
+		}
+	}
+	if pid := m.PID; pid != nil {
+		for k, addr := range []uint16{AddrPositionPGain, AddrPositionIGain, AddrPositionDGain} {
+			if err := b.Write(m.ID, addr, binary.LittleEndian.AppendUint16(nil, pid[k])); err != nil {
+				return warnings, err
+			}
+		}
+	}
+	return warnings, nil
+}
+
+// Prepare sets motor id's operating mode (its torque must be off), its goal current in mA when
+// the mode is current-based position, and its goal position.
+func (b *Bus) Prepare(id, mode byte, current int16, goal int32) error {
+	err := b.Write(id, AddrOperatingMode, []byte{mode})
+	if err == nil && mode == ModeCurrentBasedPosition {
+		err = b.Write(id, AddrGoalCurrent, binary.LittleEndian.AppendUint16(nil, uint16(current)))
+	}
+	if err == nil {
+		err = b.Write(id, AddrGoalPosition, PutInt32(goal))
+	}
+	return err
+}
+
+// Torque turns the torque of ids on or off with one sync write (no device answers it: the next
+// reads show a motor that missed it).
+func (b *Bus) Torque(ids []byte, on bool) error {
+	v := byte(0)
+	if on {
+		v = 1
+	}
+	data := make([][]byte, len(ids))
+	for i := range data {
+		data[i] = []byte{v}
+	}
+	return b.SyncWrite(AddrTorqueEnable, ids, data)
+}
+
+// ReadHardwareErrors reads and names the Hardware Error Status of device id.
+func (b *Bus) ReadHardwareErrors(id byte) ([]string, error) {
+	data, err := b.Read(id, AddrHardwareError, 1)
+	if err != nil {
+		return nil, err
+	}
+	return HardwareErrors(data[0]), nil
+}
