@@ -68,10 +68,16 @@ func (r *Robot) PushAudio(samples []float32) error {
 		}
 		clipped[i] = float32(math.Max(-1, math.Min(1, f)))
 	}
-	r.mu.Lock()
-	r.backend.Speak(clipped)
-	r.mu.Unlock()
+	r.speak(clipped)
 	return nil
+}
+
+// speak plays samples and returns how long they last.
+func (r *Robot) speak(samples []float32) time.Duration {
+	r.mu.Lock()
+	r.backend.Speak(samples)
+	r.mu.Unlock()
+	return time.Duration(len(samples)) * time.Second / SampleRate
 }
 
 // PlaySound plays a WAV file (PCM 8/16/24/32-bit or IEEE float, any channel count and rate) found
@@ -82,10 +88,7 @@ func (r *Robot) PlaySound(path string) (time.Duration, error) {
 		return 0, fault.Invalidf("file: a path to a .wav file is required")
 	}
 	if samples, ok := builtinSound(path); ok {
-		r.mu.Lock()
-		r.backend.Speak(samples)
-		r.mu.Unlock()
-		return time.Duration(len(samples)) * time.Second / SampleRate, nil
+		return r.speak(samples), nil
 	}
 	info, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -110,10 +113,7 @@ func (r *Robot) PlaySound(path string) (time.Duration, error) {
 	if err != nil {
 		return 0, fault.Invalidf("sound file %s: %v", path, err)
 	}
-	r.mu.Lock()
-	r.backend.Speak(samples)
-	r.mu.Unlock()
-	return time.Duration(len(samples)) * time.Second / SampleRate, nil
+	return r.speak(samples), nil
 }
 
 // DecodeWAV decodes a RIFF/WAVE file to mono samples at SampleRate.

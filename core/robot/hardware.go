@@ -112,7 +112,10 @@ func NewHardware(opts HardwareOptions) (*Hardware, error) {
 		return nil, fmt.Errorf("no motor answered on %s (ids %v at %d baud): is the robot powered on?", h.path, h.ids, h.cfg.Baud)
 	}
 	h.target = h.present
-	go h.loop()
+	go func() {
+		defer close(h.done)
+		every(HardwarePeriod, h.quit, h.tick)
+	}()
 	return h, nil
 }
 
@@ -190,7 +193,9 @@ func (h *Hardware) connect() error {
 	var warnings []string
 	for i := range h.motors {
 		m := &h.motors[i]
-		if err := h.setUp(m, &warnings); err != nil {
+		w, err := h.setUp(m)
+		warnings = append(warnings, w...)
+		if err != nil {
 			if dynamixel.IsPortError(err) {
 				h.disconnect(err)
 				return err
@@ -208,26 +213,24 @@ func (h *Hardware) connect() error {
 }
 
 // setUp pings a motor, checks and configures it (dynamixel.Bus.Configure) and reads its position.
-func (h *Hardware) setUp(m *motorState, warnings *[]string) error {
+func (h *Hardware) setUp(m *motorState) (warnings []string, err error) {
 	if _, err := h.bus.Ping(m.cfg.ID); err != nil {
 		h.mu.Lock()
 		m.silent, m.misses = true, silentAfter
 		h.mu.Unlock()
-		return err
+		return nil, err
 	}
-	w, err := h.bus.Configure(m.cfg)
-	*warnings = append(*warnings, w...)
-	if err != nil {
-		return err
+	if warnings, err = h.bus.Configure(m.cfg); err != nil {
+		return warnings, err
 	}
 	pos, err := h.bus.ReadInt32(m.cfg.ID, dynamixel.AddrPresentPosition)
 	if err != nil {
-		return err
+		return warnings, err
 	}
 	h.mu.Lock()
 	m.present, m.goal, m.seen, m.lastSeen, m.silent, m.misses = pos, pos, true, time.Now(), false, 0
 	h.mu.Unlock()
-	return nil
+	return warnings, nil
 }
 
 func (h *Hardware) setPortError(err error) {
@@ -246,20 +249,6 @@ func (h *Hardware) disconnect(cause error) {
 	if cause != nil {
 		h.log.Error("motor bus lost; reopening it", "port", h.path, "err", cause)
 		h.setPortError(cause)
-	}
-}
-
-func (h *Hardware) loop() {
-	defer close(h.done)
-	t := time.NewTicker(HardwarePeriod)
-	defer t.Stop()
-	for {
-		select {
-		case <-h.quit:
-			return
-		case now := <-t.C:
-			h.tick(now)
-		}
 	}
 }
 
@@ -489,8 +478,7 @@ func (h *Hardware) probe(now time.Time) error {
 		}
 		m.probed = now
 		if m.silent {
-			var warnings []string
-			if err := h.setUp(m, &warnings); err != nil {
+			if _, err := h.setUp(m); err != nil {
 				if dynamixel.IsPortError(err) {
 					return err
 				}

@@ -150,17 +150,22 @@ func (r *Robot) Close() error {
 
 func (r *Robot) loop() {
 	defer close(r.ended)
-	t := time.NewTicker(ControlPeriod)
+	every(ControlPeriod, r.quit, r.tick)
+	r.mu.Lock()
+	r.endMove(false)
+	r.mu.Unlock()
+}
+
+// every calls tick every period until quit is closed: the Robot's and the Hardware's loops.
+func every(period time.Duration, quit <-chan struct{}, tick func(time.Time)) {
+	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
 		select {
-		case <-r.quit:
-			r.mu.Lock()
-			r.endMove(false)
-			r.mu.Unlock()
+		case <-quit:
 			return
 		case now := <-t.C:
-			r.tick(now)
+			tick(now)
 		}
 	}
 }
