@@ -19,7 +19,6 @@ const HardwarePeriod = 20 * time.Millisecond
 
 // Tuning of the hardware loop.
 const (
-	silentAfter       = 5                      // missed reads in a row (100 ms) before a motor is reported silent
 	probeEvery        = time.Second            // how often a silent motor is pinged, and an alerting one's error read
 	reopenEvery       = 500 * time.Millisecond // how often a vanished port is looked for
 	complianceCurrent = 150                    // mA: what a leg pushes with in gravity compensation
@@ -39,16 +38,8 @@ type HardwareOptions struct {
 
 // motorState is one motor, as the loop knows it.
 type motorState struct {
-	cfg      dynamixel.MotorConfig
-	present  int32 // ticks, last read
-	seen     bool
-	lastSeen time.Time
-	misses   int
-	silent   bool
-	alert    bool
-	hwErrors []string
-	probed   time.Time
-	goal     int32 // last goal sent (gravity compensation follows the hand from it)
+	dynamixel.Motor
+	goal int32 // last goal sent (gravity compensation follows the hand from it)
 }
 
 // Hardware is the Backend of the real robot: the motors on the Dynamixel bus, driven by a 50 Hz
@@ -99,13 +90,13 @@ func NewHardware(opts HardwareOptions) (*Hardware, error) {
 		if !ok {
 			return nil, fmt.Errorf("hardware config: motor %s is missing", name)
 		}
-		h.motors, h.ids = append(h.motors, motorState{cfg: m}), append(h.ids, m.ID)
+		h.motors, h.ids = append(h.motors, motorState{Motor: dynamixel.Motor{MotorConfig: m}}), append(h.ids, m.ID)
 	}
 	if err := h.connect(); err != nil {
 		return nil, err
 	}
 	h.mu.Lock()
-	answered := slices.ContainsFunc(h.motors, func(m motorState) bool { return m.seen })
+	answered := slices.ContainsFunc(h.motors, func(m motorState) bool { return m.Seen })
 	h.mu.Unlock()
 	if !answered {
 		h.disconnect(nil)
@@ -168,7 +159,7 @@ func (h *Hardware) legGoals(j Joints) ([6]int32, error) {
 		return goals, fault.Invalidf("%s: %v", describe(), err)
 	}
 	for i, a := range angles {
-		m := h.motors[1+i].cfg
+		m := h.motors[1+i]
 		t := dynamixel.Ticks(a)
 		if t < m.Lower || t > m.Upper {
 			return goals, fault.Invalidf("%s: leg %s would turn to %.1f°, beyond its limits [%.1f°, %.1f°]", describe(), m.Name,
@@ -200,7 +191,7 @@ func (h *Hardware) connect() error {
 				h.disconnect(err)
 				return err
 			}
-			h.log.Warn("motor did not answer at connection", "motor", m.cfg.Name, "id", m.cfg.ID, "err", err)
+			h.log.Warn("motor did not answer at connection", "motor", m.Name, "id", m.ID, "err", err)
 		}
 	}
 	h.mu.Lock()
@@ -214,21 +205,22 @@ func (h *Hardware) connect() error {
 
 // setUp pings a motor, checks and configures it (dynamixel.Bus.Configure) and reads its position.
 func (h *Hardware) setUp(m *motorState) (warnings []string, err error) {
-	if _, err := h.bus.Ping(m.cfg.ID); err != nil {
+	if _, err := h.bus.Ping(m.ID); err != nil {
 		h.mu.Lock()
-		m.silent, m.misses = true, silentAfter
+		m.Lost()
 		h.mu.Unlock()
 		return nil, err
 	}
-	if warnings, err = h.bus.Configure(m.cfg); err != nil {
+	if warnings, err = h.bus.Configure(m.MotorConfig); err != nil {
 		return warnings, err
 	}
-	pos, err := h.bus.ReadInt32(m.cfg.ID, dynamixel.AddrPresentPosition)
+	pos, err := h.bus.ReadInt32(m.ID, dynamixel.AddrPresentPosition)
 	if err != nil {
 		return warnings, err
 	}
 	h.mu.Lock()
-	m.present, m.goal, m.seen, m.lastSeen, m.silent, m.misses = pos, pos, true, time.Now(), false, 0
+	m.Found(pos, time.Now())
+	m.goal = pos
 	h.mu.Unlock()
 	return warnings, nil
 }
@@ -336,7 +328,7 @@ func (h *Hardware) applyMode(mode MotorMode) error {
 // applyTorque switches single motors off or back on (set up like the others, from where they are).
 func (h *Hardware) applyTorque(limp map[string]bool) error {
 	for i := range h.motors {
-		if name := h.motors[i].cfg.Name; limp[name] != h.limpNow[name] {
+		if name := h.motors[i].Name; limp[name] != h.limpNow[name] {
 			if err := h.restart(i, limp[name]); err != nil {
 				return err
 			}
@@ -349,7 +341,7 @@ func (h *Hardware) applyTorque(limp map[string]bool) error {
 // restart turns motor i's torque off and, unless it is to stay limp, sets it up for the applied
 // mode and turns it back on, alone.
 func (h *Hardware) restart(i int, limp bool) error {
-	id := []byte{h.motors[i].cfg.ID}
+	id := []byte{h.motors[i].ID}
 	err := h.bus.Torque(id, false)
 	if err == nil && !limp {
 		if err = h.prepare(i, h.applied); err == nil {
@@ -363,17 +355,17 @@ func (h *Hardware) restart(i int, limp bool) error {
 // is. Only a port failure is returned: a motor that does not take it is logged and read as usual.
 func (h *Hardware) prepare(i int, mode MotorMode) error {
 	m := &h.motors[i]
-	m.goal = m.present
-	if m.silent {
+	m.goal = m.Present
+	if m.Silent {
 		return nil
 	}
-	op := m.cfg.OperatingMode
+	op := m.OperatingMode
 	if mode == MotorsGravityCompensation && i > 0 {
 		op = dynamixel.ModeCurrentBasedPosition // the legs and antennas yield to a hand
 	}
-	err := h.bus.Prepare(m.cfg.ID, op, complianceCurrent, m.present)
+	err := h.bus.Prepare(m.ID, op, complianceCurrent, m.Present)
 	if err != nil && !dynamixel.IsPortError(err) {
-		h.log.Warn("setting a motor's mode", "motor", m.cfg.Name, "err", err)
+		h.log.Warn("setting a motor's mode", "motor", m.Name, "err", err)
 		return nil
 	}
 	return err
@@ -392,12 +384,12 @@ func (h *Hardware) sendGoals(target Joints, mode MotorMode) error {
 		m := &h.motors[i]
 		goal := m.goal
 		switch {
-		case h.limpNow[m.cfg.Name]:
-			goal = m.present // a limp joint is where a hand leaves it
+		case h.limpNow[m.Name]:
+			goal = m.Present // a limp joint is where a hand leaves it
 		case mode == MotorsGravityCompensation && i > 0:
 			// Follow the hand: a joint pushed beyond the slack stays where it was pushed.
-			if max(m.present-m.goal, m.goal-m.present) > complianceSlack {
-				goal = m.present
+			if max(m.Present-m.goal, m.goal-m.Present) > complianceSlack {
+				goal = m.Present
 			}
 		case i == 0:
 			goal = dynamixel.Ticks(target.BodyYaw)
@@ -408,7 +400,7 @@ func (h *Hardware) sendGoals(target Joints, mode MotorMode) error {
 		default: // right (7), left (8); Antennas is [right, left]
 			goal = dynamixel.Ticks(target.Antennas[i-7])
 		}
-		m.goal = min(max(goal, m.cfg.Lower), m.cfg.Upper)
+		m.goal = min(max(goal, m.Lower), m.Upper)
 		data[i] = dynamixel.PutInt32(m.goal)
 	}
 	return h.bus.SyncWrite(dynamixel.AddrGoalPosition, h.ids, data)
@@ -419,8 +411,8 @@ func (h *Hardware) readPresent(now time.Time) error {
 	var ids []byte
 	var idx []int
 	for i, m := range h.motors {
-		if !m.silent {
-			ids, idx = append(ids, m.cfg.ID), append(idx, i)
+		if !m.Silent {
+			ids, idx = append(ids, m.ID), append(idx, i)
 		}
 	}
 	if len(ids) == 0 {
@@ -433,30 +425,17 @@ func (h *Hardware) readPresent(now time.Time) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for k, r := range res {
-		m := &h.motors[idx[k]]
-		if r.Err != nil {
-			m.misses++
-			if m.misses >= silentAfter && !m.silent {
-				m.silent = true
-				h.log.Error("motor stopped answering; driving the others", "motor", m.cfg.Name, "id", m.cfg.ID, "err", r.Err)
-			}
-			continue
-		}
-		m.present, m.seen, m.lastSeen, m.misses = dynamixel.Int32(r.Data), true, now, 0
-		if r.Alert != m.alert {
-			m.alert, m.probed = r.Alert, time.Time{}
-			if !r.Alert {
-				m.hwErrors = nil
-			}
+		if m := &h.motors[idx[k]]; m.Record(r, now) {
+			h.log.Error("motor stopped answering; driving the others", "motor", m.Name, "id", m.ID, "err", r.Err)
 		}
 	}
 	// The pose: body yaw and antennas are motor angles; the head comes from the legs.
 	p := &h.present
-	p.BodyYaw = dynamixel.Radians(h.motors[0].present)
-	p.Antennas = [2]float64{dynamixel.Radians(h.motors[7].present), dynamixel.Radians(h.motors[8].present)}
+	p.BodyYaw = dynamixel.Radians(h.motors[0].Present)
+	p.Antennas = [2]float64{dynamixel.Radians(h.motors[7].Present), dynamixel.Radians(h.motors[8].Present)}
 	var angles [6]float64
 	for i := range angles {
-		angles[i] = dynamixel.Radians(h.motors[1+i].present)
+		angles[i] = dynamixel.Radians(h.motors[1+i].Present)
 	}
 	head, err := h.geom.Forward(angles, p.BodyYaw, kinematics.Pose(p.Head))
 	if err != nil {
@@ -473,19 +452,19 @@ func (h *Hardware) readPresent(now time.Time) error {
 func (h *Hardware) probe(now time.Time) error {
 	for i := range h.motors {
 		m := &h.motors[i]
-		if !(m.silent || m.alert) || now.Sub(m.probed) < probeEvery {
+		if !(m.Silent || m.Alert) || now.Sub(m.Probed) < probeEvery {
 			continue
 		}
-		m.probed = now
-		if m.silent {
+		m.Probed = now
+		if m.Silent {
 			if _, err := h.setUp(m); err != nil {
 				if dynamixel.IsPortError(err) {
 					return err
 				}
 				continue
 			}
-			h.log.Info("motor answers again", "motor", m.cfg.Name, "id", m.cfg.ID)
-			if h.applied == "" || h.applied == MotorsDisabled || h.limpNow[m.cfg.Name] {
+			h.log.Info("motor answers again", "motor", m.Name, "id", m.ID)
+			if h.applied == "" || h.applied == MotorsDisabled || h.limpNow[m.Name] {
 				continue
 			}
 			// It may have lost power (and its torque): set it up like the others, alone.
@@ -494,7 +473,7 @@ func (h *Hardware) probe(now time.Time) error {
 			}
 			continue
 		}
-		errs, err := h.bus.ReadHardwareErrors(m.cfg.ID)
+		errs, err := h.bus.ReadHardwareErrors(m.ID)
 		if err != nil {
 			if dynamixel.IsPortError(err) {
 				return err
@@ -502,10 +481,10 @@ func (h *Hardware) probe(now time.Time) error {
 			continue
 		}
 		h.mu.Lock()
-		if !slices.Equal(errs, m.hwErrors) {
-			h.log.Error("motor reports a hardware error", "motor", m.cfg.Name, "id", m.cfg.ID, "errors", errs)
+		if !slices.Equal(errs, m.HardwareErrors) {
+			h.log.Error("motor reports a hardware error", "motor", m.Name, "id", m.ID, "errors", errs)
 		}
-		m.hwErrors = errs
+		m.HardwareErrors = errs
 		h.mu.Unlock()
 	}
 	return nil

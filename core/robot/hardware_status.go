@@ -80,23 +80,23 @@ func (h *Hardware) Status() HardwareStatus {
 	}
 	for i := range h.motors {
 		m := &h.motors[i] // not a copy: the loop writes its own fields without the lock
-		mh := MotorHealth{Name: m.cfg.Name, ID: int(m.cfg.ID), State: "ok", HardwareErrors: append([]string{}, m.hwErrors...)}
-		if m.seen {
-			pos, seen := dynamixel.Radians(m.present), m.lastSeen
+		mh := MotorHealth{Name: m.Name, ID: int(m.ID), State: "ok", HardwareErrors: append([]string{}, m.HardwareErrors...)}
+		if m.Seen {
+			pos, seen := dynamixel.Radians(m.Present), m.LastSeen
 			mh.Position, mh.LastSeen = &pos, &seen
 		}
 		var msg string
 		switch {
-		case m.silent && !m.seen:
+		case m.Silent && !m.Seen:
 			mh.State, msg = "silent", "has not answered since the daemon started"
-		case m.silent:
-			mh.State, msg = "silent", "stopped answering at "+m.lastSeen.UTC().Format(time.RFC3339)
-		case !m.seen:
+		case m.Silent:
+			mh.State, msg = "silent", "stopped answering at "+m.LastSeen.UTC().Format(time.RFC3339)
+		case !m.Seen:
 			mh.State = "unknown"
-		case m.alert:
+		case m.Alert:
 			mh.State, msg = "hardware_error", "reports a hardware error"
-			if len(m.hwErrors) > 0 {
-				msg = "reports: " + strings.Join(m.hwErrors, ", ")
+			if len(m.HardwareErrors) > 0 {
+				msg = "reports: " + strings.Join(m.HardwareErrors, ", ")
 			}
 		}
 		if !s.Connected {

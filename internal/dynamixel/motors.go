@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"time"
 
 	"go.bug.st/serial"
 )
@@ -134,4 +135,51 @@ func (b *Bus) ReadHardwareErrors(id byte) ([]string, error) {
 		return nil, err
 	}
 	return HardwareErrors(data[0]), nil
+}
+
+// SilentAfter is how many reads in a row a motor may miss (100 ms at 50 Hz) before it is taken
+// for silent.
+const SilentAfter = 5
+
+// Motor is one motor as a control loop sees it through its reads: where it is, whether it answers
+// and which hardware errors it reports. Its methods do no I/O: call them holding the lock that the
+// motor's readers take.
+type Motor struct {
+	MotorConfig
+	Present        int32 // ticks, last read
+	Seen           bool
+	LastSeen       time.Time
+	Silent         bool // it missed SilentAfter reads in a row, or a ping: only pings reach it
+	Alert          bool // its last answer carried the hardware error alert
+	HardwareErrors []string
+	Probed         time.Time // when it was last pinged, or its hardware error read
+	misses         int
+}
+
+// Found records that m answered its setup at now, at position present.
+func (m *Motor) Found(present int32, now time.Time) {
+	m.Present, m.Seen, m.LastSeen, m.Silent, m.misses = present, true, now, false, 0
+}
+
+// Lost records that m did not answer a ping: it is silent at once.
+func (m *Motor) Lost() { m.Silent, m.misses = true, SilentAfter }
+
+// Record takes m's answer r to a sync read at now and reports whether m has just gone silent.
+func (m *Motor) Record(r SyncResult, now time.Time) (silenced bool) {
+	if r.Err != nil {
+		m.misses++
+		silenced = m.misses >= SilentAfter && !m.Silent
+		if silenced {
+			m.Silent = true
+		}
+		return silenced
+	}
+	m.Present, m.Seen, m.LastSeen, m.misses = Int32(r.Data), true, now, 0
+	if r.Alert != m.Alert {
+		m.Alert, m.Probed = r.Alert, time.Time{}
+		if !r.Alert {
+			m.HardwareErrors = nil
+		}
+	}
+	return false
 }
