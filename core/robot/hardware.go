@@ -57,7 +57,7 @@ type Hardware struct {
 	present    Joints
 	motors     []motorState // index order: MotorNames (body, six legs, right and left antennas)
 	connected  bool
-	portErr    string
+	portErr    *string // never changed in place, so Status shares it
 	reconnects int
 	periods    []time.Duration // ring of the last statsWindow loop periods
 	ticks      uint64
@@ -195,7 +195,7 @@ func (h *Hardware) connect() error {
 		}
 	}
 	h.mu.Lock()
-	h.connected, h.portErr, h.warnings = true, "", warnings
+	h.connected, h.portErr, h.warnings = true, nil, warnings
 	h.mu.Unlock()
 	for _, w := range warnings {
 		h.log.Warn("motor setup differs from the hardware config", "warning", w)
@@ -226,8 +226,9 @@ func (h *Hardware) setUp(m *motorState) (warnings []string, err error) {
 }
 
 func (h *Hardware) setPortError(err error) {
+	msg := err.Error()
 	h.mu.Lock()
-	h.connected, h.portErr = false, err.Error()
+	h.connected, h.portErr = false, &msg
 	h.mu.Unlock()
 }
 

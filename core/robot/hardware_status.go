@@ -72,12 +72,8 @@ type HardwareStatus struct {
 func (h *Hardware) Status() HardwareStatus {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	s := HardwareStatus{Port: h.path, Connected: h.connected, Reconnects: h.reconnects,
+	s := HardwareStatus{Port: h.path, Connected: h.connected, Error: h.portErr, Reconnects: h.reconnects,
 		ConfigWarnings: append([]string{}, h.warnings...), Motors: []MotorHealth{}}
-	if h.portErr != "" {
-		e := h.portErr
-		s.Error = &e
-	}
 	for i := range h.motors {
 		m := &h.motors[i] // not a copy: the loop writes its own fields without the lock
 		mh := MotorHealth{Name: m.Name, ID: int(m.ID), State: "ok", HardwareErrors: append([]string{}, m.HardwareErrors...)}

@@ -42,11 +42,8 @@ func (r *Robot) SetMotorTorque(ids []string, on bool) error {
 		r.torque = r.allTorque(r.mode == MotorsEnabled)
 	}
 	if on && r.mode != MotorsEnabled {
-		// A motor switched on holds where it is, not a stale target.
-		r.target = r.backend.Read(time.Now())
-		r.backend.Command(r.target)
-		r.mode = MotorsEnabled
-		r.backend.SetMotorMode(MotorsEnabled)
+		r.torque = nil // the others stay off: setMode must not switch them on first
+		r.setMode(MotorsEnabled)
 		r.torque = r.allTorque(false)
 	}
 	for _, id := range ids {
@@ -61,11 +58,8 @@ func (r *Robot) SetMotorTorque(ids []string, on bool) error {
 func (r *Robot) MotorTorque() map[string]bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.torque == nil {
-		return r.allTorque(r.mode == MotorsEnabled)
-	}
-	out := make(map[string]bool, len(r.torque))
-	for k, v := range r.torque {
+	out := r.allTorque(r.mode == MotorsEnabled)
+	for k, v := range r.torque { // it names every motor
 		out[k] = v && r.mode == MotorsEnabled
 	}
 	return out

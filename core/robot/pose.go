@@ -59,18 +59,6 @@ func (p HeadPose) clamped() HeadPose {
 	}
 }
 
-func (p HeadPose) check(field string) error {
-	for _, v := range []struct {
-		name string
-		v    float64
-	}{{"x", p.X}, {"y", p.Y}, {"z", p.Z}, {"roll", p.Roll}, {"pitch", p.Pitch}, {"yaw", p.Yaw}} {
-		if math.IsNaN(v.v) || math.IsInf(v.v, 0) {
-			return fault.Invalidf("%s.%s must be a finite number", field, v.name)
-		}
-	}
-	return nil
-}
-
 // Target is a partial command: nil fields keep their current target.
 type Target struct {
 	Head     *HeadPose
@@ -80,9 +68,11 @@ type Target struct {
 
 // check returns an Invalid error naming the first non-finite field.
 func (t Target) check() error {
-	if t.Head != nil {
-		if err := t.Head.check("head"); err != nil {
-			return err
+	if p := t.Head; p != nil {
+		for i, v := range [6]float64{p.X, p.Y, p.Z, p.Roll, p.Pitch, p.Yaw} {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fault.Invalidf("head.%s must be a finite number", [6]string{"x", "y", "z", "roll", "pitch", "yaw"}[i])
+			}
 		}
 	}
 	if t.Antennas != nil {
