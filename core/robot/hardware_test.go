@@ -54,13 +54,13 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 	}
 }
 
-func motor(s robot.HardwareStatus, name string) robot.MotorHealth {
+func motor(s robot.HardwareStatus, name string) dynamixel.MotorHealth {
 	for _, m := range s.Motors {
 		if m.Name == name {
 			return m
 		}
 	}
-	return robot.MotorHealth{}
+	return dynamixel.MotorHealth{}
 }
 
 func TestHardwareWakesAndFollowsAGoto(t *testing.T) {
