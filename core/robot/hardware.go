@@ -184,7 +184,7 @@ func (h *Hardware) connect() error {
 	var warnings []string
 	for i := range h.motors {
 		m := &h.motors[i]
-		w, err := h.setUp(m)
+		w, err := h.bus.SetUp(&m.Motor, &h.mu)
 		warnings = append(warnings, w...)
 		if err != nil {
 			if dynamixel.IsPortError(err) {
@@ -201,28 +201,6 @@ func (h *Hardware) connect() error {
 		h.log.Warn("motor setup differs from the hardware config", "warning", w)
 	}
 	return h.readPresent(time.Now())
-}
-
-// setUp pings a motor, checks and configures it (dynamixel.Bus.Configure) and reads its position.
-func (h *Hardware) setUp(m *motorState) (warnings []string, err error) {
-	if _, err := h.bus.Ping(m.ID); err != nil {
-		h.mu.Lock()
-		m.Lost()
-		h.mu.Unlock()
-		return nil, err
-	}
-	if warnings, err = h.bus.Configure(m.MotorConfig); err != nil {
-		return warnings, err
-	}
-	pos, err := h.bus.ReadInt32(m.ID, dynamixel.AddrPresentPosition)
-	if err != nil {
-		return warnings, err
-	}
-	h.mu.Lock()
-	m.Found(pos, time.Now())
-	m.goal = pos
-	h.mu.Unlock()
-	return warnings, nil
 }
 
 func (h *Hardware) setPortError(err error) {
@@ -458,7 +436,7 @@ func (h *Hardware) probe(now time.Time) error {
 		}
 		m.Probed = now
 		if m.Silent {
-			if _, err := h.setUp(m); err != nil {
+			if _, err := h.bus.SetUp(&m.Motor, &h.mu); err != nil {
 				if dynamixel.IsPortError(err) {
 					return err
 				}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"go.bug.st/serial"
@@ -157,13 +158,35 @@ type Motor struct {
 	misses         int
 }
 
-// Found records that m answered its setup at now, at position present.
-func (m *Motor) Found(present int32, now time.Time) {
+// SetUp pings m, checks and configures it (Configure) and reads its position; it records the
+// outcome in m holding mu (found, or lost when the ping goes unanswered).
+func (b *Bus) SetUp(m *Motor, mu sync.Locker) (warnings []string, err error) {
+	if _, err := b.Ping(m.ID); err != nil {
+		mu.Lock()
+		m.lost()
+		mu.Unlock()
+		return nil, err
+	}
+	if warnings, err = b.Configure(m.MotorConfig); err != nil {
+		return warnings, err
+	}
+	pos, err := b.ReadInt32(m.ID, AddrPresentPosition)
+	if err != nil {
+		return warnings, err
+	}
+	mu.Lock()
+	m.found(pos, time.Now())
+	mu.Unlock()
+	return warnings, nil
+}
+
+// found records that m answered its setup at now, at position present.
+func (m *Motor) found(present int32, now time.Time) {
 	m.Present, m.Seen, m.LastSeen, m.Silent, m.misses = present, true, now, false, 0
 }
 
-// Lost records that m did not answer a ping: it is silent at once.
-func (m *Motor) Lost() { m.Silent, m.misses = true, SilentAfter }
+// lost records that m did not answer a ping: it is silent at once.
+func (m *Motor) lost() { m.Silent, m.misses = true, SilentAfter }
 
 // Record takes m's answer r to a sync read at now and reports whether m has just gone silent.
 func (m *Motor) Record(r SyncResult, now time.Time) (silenced bool) {
