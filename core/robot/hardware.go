@@ -172,15 +172,12 @@ func (h *Hardware) legGoals(j Joints) ([6]int32, error) {
 
 // connect opens the port, finds the motors, checks their setup and reads where they are.
 func (h *Hardware) connect() error {
-	bus, err := dynamixel.Open(h.path, h.cfg.Baud)
+	bus, err := dynamixel.Open(h.path, h.cfg.Baud, h.timeout)
 	if err != nil {
 		h.setPortError(err)
 		return err
 	}
 	h.bus, h.applied = bus, ""
-	if h.timeout > 0 {
-		h.bus.Timeout = h.timeout
-	}
 	var warnings []string
 	for i := range h.motors {
 		m := &h.motors[i]
@@ -452,19 +449,13 @@ func (h *Hardware) probe(now time.Time) error {
 			}
 			continue
 		}
-		errs, err := h.bus.ReadHardwareErrors(m.ID)
-		if err != nil {
-			if dynamixel.IsPortError(err) {
-				return err
-			}
-			continue
+		changed, err := h.bus.ReadHardwareErrors(&m.Motor, &h.mu)
+		if dynamixel.IsPortError(err) {
+			return err
 		}
-		h.mu.Lock()
-		if !slices.Equal(errs, m.HardwareErrors) {
-			h.log.Error("motor reports a hardware error", "motor", m.Name, "id", m.ID, "errors", errs)
+		if changed {
+			h.log.Error("motor reports a hardware error", "motor", m.Name, "id", m.ID, "errors", m.HardwareErrors)
 		}
-		m.HardwareErrors = errs
-		h.mu.Unlock()
 	}
 	return nil
 }

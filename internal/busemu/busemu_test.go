@@ -16,7 +16,7 @@ func TestEmulatedMotorsBehaveLikeXL330s(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer emu.Close()
-	bus, err := dynamixel.Open(emu.Path(), 1_000_000)
+	bus, err := dynamixel.Open(emu.Path(), 1_000_000, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,13 +40,18 @@ func (c *Config) Motor(name string) (MotorConfig, bool) {
 	return c.Motors[i], true
 }
 
-// Open opens the serial port at path at baud bits per second, 8N1, and returns a Bus on it.
-func Open(path string, baud int) (*Bus, error) {
+// Open opens the serial port at path at baud bits per second, 8N1, and returns a Bus on it with
+// the given Timeout (0: NewBus's default).
+func Open(path string, baud int, timeout time.Duration) (*Bus, error) {
 	p, err := serial.Open(path, &serial.Mode{BaudRate: baud, DataBits: 8, Parity: serial.NoParity, StopBits: serial.OneStopBit})
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", path, err)
 	}
-	return NewBus(p, baud), nil
+	b := NewBus(p, baud)
+	if timeout > 0 {
+		b.Timeout = timeout
+	}
+	return b, nil
 }
 
 // Close closes the Bus's port, if it is one that closes.
@@ -130,13 +135,18 @@ func (b *Bus) Torque(ids []byte, on bool) error {
 	return b.SyncWrite(AddrTorqueEnable, ids, data)
 }
 
-// ReadHardwareErrors reads and names the Hardware Error Status of device id.
-func (b *Bus) ReadHardwareErrors(id byte) ([]string, error) {
-	data, err := b.Read(id, AddrHardwareError, 1)
+// ReadHardwareErrors reads m's Hardware Error Status and records it in m holding mu; it reports
+// whether the errors changed.
+func (b *Bus) ReadHardwareErrors(m *Motor, mu sync.Locker) (changed bool, err error) {
+	data, err := b.Read(m.ID, AddrHardwareError, 1)
 	if err != nil {
-		return nil, err
+		return false, err
 	}
-	return HardwareErrors(data[0]), nil
+	errs := HardwareErrors(data[0])
+	mu.Lock()
+	defer mu.Unlock()
+	changed, m.HardwareErrors = !slices.Equal(errs, m.HardwareErrors), errs
+	return changed, nil
 }
 
 // SilentAfter is how many reads in a row a motor may miss (100 ms at 50 Hz) before it is taken
