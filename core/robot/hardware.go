@@ -95,10 +95,8 @@ func NewHardware(opts HardwareOptions) (*Hardware, error) {
 	if err := h.connect(); err != nil {
 		return nil, err
 	}
-	h.mu.Lock()
-	answered := slices.ContainsFunc(h.motors, func(m motorState) bool { return m.Seen })
-	h.mu.Unlock()
-	if !answered {
+	// No lock until the loop starts: nothing else has h yet.
+	if !slices.ContainsFunc(h.motors, func(m motorState) bool { return m.Seen }) {
 		h.disconnect(nil)
 		return nil, fmt.Errorf("no motor answered on %s (ids %v at %d baud): is the robot powered on?", h.path, h.ids, h.cfg.Baud)
 	}

@@ -121,7 +121,6 @@ func New(backend Backend, log *slog.Logger) *Robot {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	now := time.Now()
 	r := &Robot{
 		backend: backend,
 		log:     log,
@@ -129,7 +128,7 @@ func New(backend Backend, log *slog.Logger) *Robot {
 		quit:    make(chan struct{}),
 		ended:   make(chan struct{}),
 	}
-	r.present = backend.Read(now)
+	r.present = backend.Read(time.Now())
 	r.target = r.present
 	backend.SetMotorMode(MotorsDisabled)
 	backend.Command(r.target)
