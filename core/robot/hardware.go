@@ -36,12 +36,6 @@ type HardwareOptions struct {
 	Timeout time.Duration
 }
 
-// motorState is one motor, as the loop knows it.
-type motorState struct {
-	dynamixel.Motor
-	goal int32 // last goal sent (gravity compensation follows the hand from it)
-}
-
 // Hardware is the Backend of the real robot: the motors on the Dynamixel bus, driven by a 50 Hz
 // control loop, with the head's pose from the platform's kinematics. A motor that stops answering
 // or reports a hardware error is reported in Status while the loop keeps driving the others; a
@@ -55,7 +49,7 @@ type Hardware struct {
 
 	commands   // its mu guards what the API reads and writes: below, up to the loop's own state
 	present    Joints
-	motors     []motorState // index order: MotorNames (body, six legs, right and left antennas)
+	motors     []dynamixel.Motor // index order: MotorNames (body, six legs, right and left antennas)
 	connected  bool
 	portErr    *string // never changed in place, so Status shares it
 	reconnects int
@@ -90,13 +84,13 @@ func NewHardware(opts HardwareOptions) (*Hardware, error) {
 		if !ok {
 			return nil, fmt.Errorf("hardware config: motor %s is missing", name)
 		}
-		h.motors, h.ids = append(h.motors, motorState{Motor: dynamixel.Motor{MotorConfig: m}}), append(h.ids, m.ID)
+		h.motors, h.ids = append(h.motors, dynamixel.Motor{MotorConfig: m}), append(h.ids, m.ID)
 	}
 	if err := h.connect(); err != nil {
 		return nil, err
 	}
 	// No lock until the loop starts: nothing else has h yet.
-	if !slices.ContainsFunc(h.motors, func(m motorState) bool { return m.Seen }) {
+	if !slices.ContainsFunc(h.motors, func(m dynamixel.Motor) bool { return m.Seen }) {
 		h.disconnect(nil)
 		return nil, fmt.Errorf("no motor answered on %s (ids %v at %d baud): is the robot powered on?", h.path, h.ids, h.cfg.Baud)
 	}
@@ -179,7 +173,7 @@ func (h *Hardware) connect() error {
 	var warnings []string
 	for i := range h.motors {
 		m := &h.motors[i]
-		w, err := h.bus.SetUp(&m.Motor, &h.mu)
+		w, err := h.bus.SetUp(m, &h.mu)
 		warnings = append(warnings, w...)
 		if err != nil {
 			if dynamixel.IsPortError(err) {
@@ -329,7 +323,7 @@ func (h *Hardware) restart(i int, limp bool) error {
 // is. Only a port failure is returned: a motor that does not take it is logged and read as usual.
 func (h *Hardware) prepare(i int, mode MotorMode) error {
 	m := &h.motors[i]
-	m.goal = m.Present
+	m.Goal = m.Present
 	if m.Silent {
 		return nil
 	}
@@ -356,13 +350,13 @@ func (h *Hardware) sendGoals(target Joints, mode MotorMode) error {
 	data := make([][]byte, len(h.motors))
 	for i := range h.motors {
 		m := &h.motors[i]
-		goal := m.goal
+		goal := m.Goal
 		switch {
 		case h.limpNow[m.Name]:
 			goal = m.Present // a limp joint is where a hand leaves it
 		case mode == MotorsGravityCompensation && i > 0:
 			// Follow the hand: a joint pushed beyond the slack stays where it was pushed.
-			if max(m.Present-m.goal, m.goal-m.Present) > complianceSlack {
+			if max(m.Present-m.Goal, m.Goal-m.Present) > complianceSlack {
 				goal = m.Present
 			}
 		case i == 0:
@@ -374,8 +368,8 @@ func (h *Hardware) sendGoals(target Joints, mode MotorMode) error {
 		default: // right (7), left (8); Antennas is [right, left]
 			goal = dynamixel.Ticks(target.Antennas[i-7])
 		}
-		m.goal = min(max(goal, m.Lower), m.Upper)
-		data[i] = dynamixel.PutInt32(m.goal)
+		m.Goal = min(max(goal, m.Lower), m.Upper)
+		data[i] = dynamixel.PutInt32(m.Goal)
 	}
 	return h.bus.SyncWrite(dynamixel.AddrGoalPosition, h.ids, data)
 }
@@ -431,7 +425,7 @@ func (h *Hardware) probe(now time.Time) error {
 		}
 		m.Probed = now
 		if m.Silent {
-			if _, err := h.bus.SetUp(&m.Motor, &h.mu); err != nil {
+			if _, err := h.bus.SetUp(m, &h.mu); err != nil {
 				if dynamixel.IsPortError(err) {
 					return err
 				}
@@ -447,7 +441,7 @@ func (h *Hardware) probe(now time.Time) error {
 			}
 			continue
 		}
-		changed, err := h.bus.ReadHardwareErrors(&m.Motor, &h.mu)
+		changed, err := h.bus.ReadHardwareErrors(m, &h.mu)
 		if dynamixel.IsPortError(err) {
 			return err
 		}

@@ -159,6 +159,7 @@ const SilentAfter = 5
 type Motor struct {
 	MotorConfig
 	Present        int32 // ticks, last read
+	Goal           int32 // ticks, last written (gravity compensation follows a hand from it)
 	Seen           bool
 	LastSeen       time.Time
 	Silent         bool // it missed SilentAfter reads in a row, or a ping: only pings reach it
