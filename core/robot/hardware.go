@@ -376,18 +376,8 @@ func (h *Hardware) sendGoals(target Joints, mode MotorMode) error {
 
 // readPresent reads every answering motor's position in one sync read and computes the pose.
 func (h *Hardware) readPresent(now time.Time) error {
-	var ids []byte
-	var idx []int
-	for i, m := range h.motors {
-		if !m.Silent {
-			ids, idx = append(ids, m.ID), append(idx, i)
-		}
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	res, err := h.bus.SyncRead(dynamixel.AddrPresentPosition, 4, ids)
-	if err != nil {
+	res, idx, err := h.bus.ReadPositions(h.motors)
+	if err != nil || len(res) == 0 {
 		return err
 	}
 	h.mu.Lock()

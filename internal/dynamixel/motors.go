@@ -191,6 +191,23 @@ func (b *Bus) SetUp(m *Motor, mu sync.Locker) (warnings []string, err error) {
 	return warnings, nil
 }
 
+// ReadPositions reads the Present Position of every motor of ms that is not silent with one sync
+// read. It returns the answers (for Motor.Record) and the index in ms of the motor of each; none
+// when every motor is silent. Only a PortError is returned as err.
+func (b *Bus) ReadPositions(ms []Motor) (res []SyncResult, idx []int, err error) {
+	var ids []byte
+	for i, m := range ms {
+		if !m.Silent {
+			ids, idx = append(ids, m.ID), append(idx, i)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil, nil
+	}
+	res, err = b.SyncRead(AddrPresentPosition, 4, ids)
+	return res, idx, err
+}
+
 // found records that m answered its setup at now, at position present.
 func (m *Motor) found(present int32, now time.Time) {
 	m.Present, m.Seen, m.LastSeen, m.Silent, m.misses = present, true, now, false, 0
