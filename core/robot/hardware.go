@@ -347,31 +347,27 @@ func (h *Hardware) sendGoals(target Joints, mode MotorMode) error {
 		h.ikWarnedAt = time.Now()
 		h.log.Warn("not sending an unreachable head pose", "err", err)
 	}
-	data := make([][]byte, len(h.motors))
 	for i := range h.motors {
 		m := &h.motors[i]
-		goal := m.Goal
 		switch {
 		case h.limpNow[m.Name]:
-			goal = m.Present // a limp joint is where a hand leaves it
+			m.Goal = m.Present // a limp joint is where a hand leaves it
 		case mode == MotorsGravityCompensation && i > 0:
 			// Follow the hand: a joint pushed beyond the slack stays where it was pushed.
 			if max(m.Present-m.Goal, m.Goal-m.Present) > complianceSlack {
-				goal = m.Present
+				m.Goal = m.Present
 			}
 		case i == 0:
-			goal = dynamixel.Ticks(target.BodyYaw)
+			m.Goal = dynamixel.Ticks(target.BodyYaw)
 		case i <= 6:
 			if err == nil {
-				goal = legs[i-1]
+				m.Goal = legs[i-1]
 			}
 		default: // right (7), left (8); Antennas is [right, left]
-			goal = dynamixel.Ticks(target.Antennas[i-7])
+			m.Goal = dynamixel.Ticks(target.Antennas[i-7])
 		}
-		m.Goal = min(max(goal, m.Lower), m.Upper)
-		data[i] = dynamixel.PutInt32(m.Goal)
 	}
-	return h.bus.SyncWrite(dynamixel.AddrGoalPosition, h.ids, data)
+	return h.bus.WriteGoals(h.motors)
 }
 
 // readPresent reads every answering motor's position in one sync read and computes the pose.

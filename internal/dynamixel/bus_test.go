@@ -168,3 +168,20 @@ func TestSyncWriteBytes(t *testing.T) {
 		t.Fatal("a sync write with values of different lengths was sent")
 	}
 }
+
+// WriteGoals sends the sync write of SyncWrite, with each goal clamped to its motor's limits.
+func TestWriteGoalsClampsAndSendsOneSyncWrite(t *testing.T) {
+	port := newScriptedPort(func(Packet) [][]byte { return nil })
+	bus := NewBus(port, 1_000_000)
+	ms := []Motor{
+		{MotorConfig: MotorConfig{ID: 1, Lower: 100, Upper: 4000}, Goal: 150},
+		{MotorConfig: MotorConfig{ID: 2, Lower: 0, Upper: 170}, Goal: 900},
+	}
+	if err := bus.WriteGoals(ms); err != nil || ms[1].Goal != 170 {
+		t.Fatalf("err %v, goals %d %d; want the second clamped to 170", err, ms[0].Goal, ms[1].Goal)
+	}
+	want := "FF FF FD 00 FE 11 00 83 74 00 04 00 01 96 00 00 00 02 AA 00 00 00 82 87"
+	if got := port.written[0]; string(got) != string(unhex(t, want)) {
+		t.Fatalf("sent % X, want %s", got, want)
+	}
+}

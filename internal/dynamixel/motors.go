@@ -121,6 +121,19 @@ func (b *Bus) Prepare(id, mode byte, current int16, goal int32) error {
 	return err
 }
 
+// WriteGoals clamps the Goal of every motor of ms to its limits and writes them all with one sync
+// write, built in one allocation.
+func (b *Bus) WriteGoals(ms []Motor) error {
+	params := binary.LittleEndian.AppendUint16(make([]byte, 0, 4+len(ms)*5), AddrGoalPosition)
+	params = binary.LittleEndian.AppendUint16(params, 4)
+	for i := range ms {
+		m := &ms[i]
+		m.Goal = min(max(m.Goal, m.Lower), m.Upper)
+		params = binary.LittleEndian.AppendUint32(append(params, m.ID), uint32(m.Goal))
+	}
+	return b.send(BroadcastID, InstSyncWrite, params)
+}
+
 // Torque turns the torque of ids on or off with one sync write (no device answers it: the next
 // reads show a motor that missed it).
 func (b *Bus) Torque(ids []byte, on bool) error {
