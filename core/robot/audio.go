@@ -129,11 +129,8 @@ func DecodeWAV(data []byte) ([]float32, error) {
 	)
 	for off := 12; off+8 <= len(data); {
 		id, size := string(data[off:off+4]), int(binary.LittleEndian.Uint32(data[off+4:off+8]))
-		body := data[off+8:]
-		if size > len(body) {
-			size = len(body) // tolerate a truncated last chunk
-		}
-		body = body[:size]
+		size = min(size, len(data)-off-8) // tolerate a truncated last chunk
+		body := data[off+8 : off+8+size]
 		switch id {
 		case "fmt ":
 			if size < 16 {
