@@ -151,7 +151,7 @@ func (h *Hardware) legGoals(j Joints) ([6]int32, error) {
 		return goals, fault.Invalidf("%s: %v", describe(), err)
 	}
 	for i, a := range angles {
-		m := h.motors[1+i]
+		m := h.motors[1+i].MotorConfig // not the motor: the loop writes its state
 		t := dynamixel.Ticks(a)
 		if t < m.Lower || t > m.Upper {
 			return goals, fault.Invalidf("%s: leg %s would turn to %.1f°, beyond its limits [%.1f°, %.1f°]", describe(), m.Name,
