@@ -323,15 +323,11 @@ func (h *Hardware) restart(i int, limp bool) error {
 // is. Only a port failure is returned: a motor that does not take it is logged and read as usual.
 func (h *Hardware) prepare(i int, mode MotorMode) error {
 	m := &h.motors[i]
-	m.Goal = m.Present
-	if m.Silent {
-		return nil
-	}
 	op := m.OperatingMode
 	if mode == MotorsGravityCompensation && i > 0 {
 		op = dynamixel.ModeCurrentBasedPosition // the legs and antennas yield to a hand
 	}
-	err := h.bus.Prepare(m.ID, op, complianceCurrent, m.Present)
+	err := h.bus.Prepare(m, op, complianceCurrent)
 	if err != nil && !dynamixel.IsPortError(err) {
 		h.log.Warn("setting a motor's mode", "motor", m.Name, "err", err)
 		return nil

@@ -108,15 +108,19 @@ func (b *Bus) Configure(m MotorConfig) (warnings []string, err error) {
 	return warnings, nil
 }
 
-// Prepare sets motor id's operating mode (its torque must be off), its goal current in mA when
-// the mode is current-based position, and its goal position.
-func (b *Bus) Prepare(id, mode byte, current int16, goal int32) error {
-	err := b.Write(id, AddrOperatingMode, []byte{mode})
+// Prepare sets m's Goal to where it is and, unless it is silent, writes its operating mode (its
+// torque must be off), its goal current in mA when the mode is current-based position, and the goal.
+func (b *Bus) Prepare(m *Motor, mode byte, current int16) error {
+	m.Goal = m.Present
+	if m.Silent {
+		return nil
+	}
+	err := b.Write(m.ID, AddrOperatingMode, []byte{mode})
 	if err == nil && mode == ModeCurrentBasedPosition {
-		err = b.Write(id, AddrGoalCurrent, binary.LittleEndian.AppendUint16(nil, uint16(current)))
+		err = b.Write(m.ID, AddrGoalCurrent, binary.LittleEndian.AppendUint16(nil, uint16(current)))
 	}
 	if err == nil {
-		err = b.Write(id, AddrGoalPosition, PutInt32(goal))
+		err = b.Write(m.ID, AddrGoalPosition, PutInt32(m.Goal))
 	}
 	return err
 }
