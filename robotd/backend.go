@@ -91,7 +91,7 @@ func openBackend(cfg config, log *slog.Logger) (robot.Backend, func(), error) {
 type emulatedBus struct {
 	*robot.Hardware
 	emu   *busemu.Bus
-	cfg   *robot.HardwareConfig
+	cfg   *dynamixel.Config
 	audio *robot.Sim
 }
 

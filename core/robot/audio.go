@@ -8,6 +8,8 @@ import (
 	"math"
 	"os"
 	"time"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
 // MaxPushSamples bounds one PushAudio call (10 seconds of audio).
@@ -41,7 +43,7 @@ func (r *Robot) AudioSample(max int) ([]float32, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.recording {
-		return nil, refusedError("recording is not started: call start_recording first")
+		return nil, fault.Refusedf("recording is not started: call start_recording first")
 	}
 	n := len(r.recorded)
 	if max > 0 && max < n {
@@ -56,20 +58,26 @@ func (r *Robot) AudioSample(max int) ([]float32, error) {
 // PushAudio queues samples on the speaker. Samples must be finite; they are clipped to [-1, 1].
 func (r *Robot) PushAudio(samples []float32) error {
 	if len(samples) > MaxPushSamples {
-		return invalidError(fmt.Sprintf("samples: at most %d samples (10 s) per push, got %d", MaxPushSamples, len(samples)))
+		return fault.Invalidf("samples: at most %d samples (10 s) per push, got %d", MaxPushSamples, len(samples))
 	}
 	clipped := make([]float32, len(samples))
 	for i, s := range samples {
 		f := float64(s)
 		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return invalidError(fmt.Sprintf("samples[%d] must be a finite number", i))
+			return fault.Invalidf("samples[%d] must be a finite number", i)
 		}
 		clipped[i] = float32(math.Max(-1, math.Min(1, f)))
 	}
-	r.mu.Lock()
-	r.backend.Speak(clipped)
-	r.mu.Unlock()
+	r.speak(clipped)
 	return nil
+}
+
+// speak plays samples and returns how long they last.
+func (r *Robot) speak(samples []float32) time.Duration {
+	r.mu.Lock()
+	r.backend.Speak(samples)
+	r.mu.Unlock()
+	return time.Duration(len(samples)) * time.Second / SampleRate
 }
 
 // PlaySound plays a WAV file (PCM 8/16/24/32-bit or IEEE float, any channel count and rate) found
@@ -77,41 +85,35 @@ func (r *Robot) PushAudio(samples []float32) error {
 // as apps written for the anchor play them), and returns its duration.
 func (r *Robot) PlaySound(path string) (time.Duration, error) {
 	if path == "" {
-		return 0, invalidError("file: a path to a .wav file is required")
+		return 0, fault.Invalidf("file: a path to a .wav file is required")
 	}
 	if samples, ok := builtinSound(path); ok {
-		r.mu.Lock()
-		r.backend.Speak(samples)
-		r.mu.Unlock()
-		return time.Duration(len(samples)) * time.Second / SampleRate, nil
+		return r.speak(samples), nil
 	}
 	info, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return 0, notFoundError(fmt.Sprintf("sound file %s does not exist", path))
+		return 0, fault.NotFoundf("sound file %s does not exist", path)
 	}
 	if err != nil {
-		return 0, refusedError(fmt.Sprintf("sound file %s cannot be read: %v", path, err))
+		return 0, fault.Refusedf("sound file %s cannot be read: %v", path, err)
 	}
 	if !info.Mode().IsRegular() || info.Size() > maxSoundFileBytes {
-		return 0, invalidError(fmt.Sprintf("sound file %s is not a regular file of at most 64 MiB", path))
+		return 0, fault.Invalidf("sound file %s is not a regular file of at most 64 MiB", path)
 	}
 	// Files of /proc and other kernel filesystems show a size of 0, and some block their reader
 	// (/proc/kmsg waits for kernel messages): a file too short for a WAV header is refused unread.
 	if info.Size() < wavHeaderBytes {
-		return 0, invalidError(fmt.Sprintf("sound file %s: not a RIFF/WAVE file (%d bytes)", path, info.Size()))
+		return 0, fault.Invalidf("sound file %s: not a RIFF/WAVE file (%d bytes)", path, info.Size())
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return 0, refusedError(fmt.Sprintf("sound file %s cannot be read: %v", path, err))
+		return 0, fault.Refusedf("sound file %s cannot be read: %v", path, err)
 	}
 	samples, err := DecodeWAV(data)
 	if err != nil {
-		return 0, invalidError(fmt.Sprintf("sound file %s: %v", path, err))
+		return 0, fault.Invalidf("sound file %s: %v", path, err)
 	}
-	r.mu.Lock()
-	r.backend.Speak(samples)
-	r.mu.Unlock()
-	return time.Duration(len(samples)) * time.Second / SampleRate, nil
+	return r.speak(samples), nil
 }
 
 // DecodeWAV decodes a RIFF/WAVE file to mono samples at SampleRate.
@@ -127,11 +129,8 @@ func DecodeWAV(data []byte) ([]float32, error) {
 	)
 	for off := 12; off+8 <= len(data); {
 		id, size := string(data[off:off+4]), int(binary.LittleEndian.Uint32(data[off+4:off+8]))
-		body := data[off+8:]
-		if size > len(body) {
-			size = len(body) // tolerate a truncated last chunk
-		}
-		body = body[:size]
+		size = min(size, len(data)-off-8) // tolerate a truncated last chunk
+		body := data[off+8 : off+8+size]
 		switch id {
 		case "fmt ":
 			if size < 16 {

@@ -1,6 +1,11 @@
 package robot
 
-import "time"
+import (
+	"sync"
+	"time"
+
+	"github.com/robothub/robothub/core/fault"
+)
 
 // SampleRate is the audio sample rate, in samples per second, of every audio call: mono float32
 // samples in [-1, 1].
@@ -22,7 +27,7 @@ func ParseMotorMode(s string) (MotorMode, error) {
 	case MotorsEnabled, MotorsDisabled, MotorsGravityCompensation:
 		return m, nil
 	}
-	return "", invalidError("motor mode " + quote(s) + " is not one of enabled, disabled, gravity_compensation")
+	return "", fault.Invalidf("motor mode \"%s\" is not one of enabled, disabled, gravity_compensation", s)
 }
 
 // Backend is the hardware (or its simulation) the Robot drives. The Robot calls it from one
@@ -44,10 +49,42 @@ type Backend interface {
 	Close() error
 }
 
+// commands keeps what the Robot last asked of a backend, for its motion to follow. Its mu also
+// guards the rest of the backend's state.
+type commands struct {
+	mu     sync.Mutex
+	target Joints
+	mode   MotorMode
+	limp   map[string]bool // motors switched off one by one (SetTorque) while the others hold
+}
+
+// Command implements Backend: the motors are driven toward target.
+func (c *commands) Command(target Joints) {
+	c.mu.Lock()
+	c.target = target
+	c.mu.Unlock()
+}
+
+// SetMotorMode implements Backend.
+func (c *commands) SetMotorMode(mode MotorMode) {
+	c.mu.Lock()
+	c.mode = mode
+	c.mu.Unlock()
+}
+
+// SetTorque implements TorqueSetter: the motors on is false for go limp, the others hold.
+func (c *commands) SetTorque(on map[string]bool) {
+	limp := make(map[string]bool, len(on))
+	for name, v := range on {
+		limp[name] = !v
+	}
+	c.mu.Lock()
+	c.limp = limp
+	c.mu.Unlock()
+}
+
 // Pushable is implemented by backends that accept an external push on an antenna, as a hand
 // touching it would: the simulation, for tests and demos.
 type Pushable interface {
 	PushAntenna(index int, delta float64)
 }
-
-func quote(s string) string { return "\"" + s + "\"" }

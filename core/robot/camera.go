@@ -3,8 +3,11 @@ package robot
 import (
 	"image"
 	"image/color"
+	"image/draw"
 	"math"
 	"time"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
 // Camera is implemented by backends that have a camera.
@@ -22,34 +25,24 @@ func (s *Sim) CameraSpecs() CameraSpecs { return SimCameraSpecs }
 // white square that crosses the image once every two seconds and a grey band whose height follows
 // the head's pitch, so that a frame tells when it was taken and where the head looked.
 func (s *Sim) Frame(now time.Time) *image.RGBA {
-	specs := SimCameraSpecs
-	img := image.NewRGBA(image.Rect(0, 0, specs.Width, specs.Height))
+	w, h := SimCameraSpecs.Width, SimCameraSpecs.Height
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	fill := func(r image.Rectangle, c color.RGBA) { draw.Draw(img, r, image.NewUniform(c), image.Point{}, draw.Src) }
 	bars := []color.RGBA{
 		{255, 255, 255, 255}, {255, 255, 0, 255}, {0, 255, 255, 255}, {0, 255, 0, 255},
 		{255, 0, 255, 255}, {255, 0, 0, 255}, {0, 0, 255, 255}, {0, 0, 0, 255},
 	}
-	for x := 0; x < specs.Width; x++ {
-		c := bars[x*len(bars)/specs.Width]
-		for y := 0; y < specs.Height; y++ {
-			img.SetRGBA(x, y, c)
-		}
+	for i, c := range bars {
+		fill(image.Rect(i*w/len(bars), 0, (i+1)*w/len(bars), h), c) // w is a multiple of len(bars)
 	}
 	s.mu.Lock()
 	pitch := s.present.Head.Pitch
 	s.mu.Unlock()
-	band := specs.Height/2 + int(math.Round(pitch/0.7*float64(specs.Height/2-20)))
-	for y := max(0, band-10); y < min(specs.Height, band+10); y++ {
-		for x := 0; x < specs.Width; x++ {
-			img.SetRGBA(x, y, color.RGBA{128, 128, 128, 255})
-		}
-	}
+	band := h/2 + int(math.Round(pitch/0.7*float64(h/2-20)))
+	fill(image.Rect(0, band-10, w, band+10), color.RGBA{128, 128, 128, 255}) // draw clips it to the image
 	phase := float64(now.UnixNano()%int64(2*time.Second)) / float64(2*time.Second)
-	x0 := int(phase * float64(specs.Width-40))
-	for y := specs.Height - 60; y < specs.Height-20; y++ {
-		for x := x0; x < x0+40; x++ {
-			img.SetRGBA(x, y, color.RGBA{255, 255, 255, 255})
-		}
-	}
+	x0 := int(phase * float64(w-40))
+	fill(image.Rect(x0, h-60, x0+40, h-20), color.RGBA{255, 255, 255, 255})
 	return img
 }
 
@@ -57,7 +50,7 @@ func (s *Sim) Frame(now time.Time) *image.RGBA {
 func (r *Robot) CameraFrame() (*image.RGBA, error) {
 	c, ok := r.backend.(Camera)
 	if !ok {
-		return nil, refusedError("the " + r.backend.Name() + " backend has no camera")
+		return nil, fault.Refusedf("the %s backend has no camera", r.backend.Name())
 	}
 	return c.Frame(time.Now()), nil
 }
@@ -66,7 +59,7 @@ func (r *Robot) CameraFrame() (*image.RGBA, error) {
 func (r *Robot) CameraSpecs() (CameraSpecs, error) {
 	c, ok := r.backend.(Camera)
 	if !ok {
-		return CameraSpecs{}, refusedError("the " + r.backend.Name() + " backend has no camera")
+		return CameraSpecs{}, fault.Refusedf("the %s backend has no camera", r.backend.Name())
 	}
 	return c.CameraSpecs(), nil
 }

@@ -1,7 +1,6 @@
 package robot
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -9,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/robot/kinematics"
 	"github.com/robothub/robothub/internal/dynamixel"
 )
@@ -19,7 +19,6 @@ const HardwarePeriod = 20 * time.Millisecond
 
 // Tuning of the hardware loop.
 const (
-	silentAfter       = 5                      // missed reads in a row (100 ms) before a motor is reported silent
 	probeEvery        = time.Second            // how often a silent motor is pinged, and an alerting one's error read
 	reopenEvery       = 500 * time.Millisecond // how often a vanished port is looked for
 	complianceCurrent = 150                    // mA: what a leg pushes with in gravity compensation
@@ -29,26 +28,12 @@ const (
 
 // HardwareOptions configure NewHardware.
 type HardwareOptions struct {
-	Port   string          // the serial port's path
-	Config *HardwareConfig // the motors (internal/hwconfig reads the robot's)
+	Port   string            // the serial port's path
+	Config *dynamixel.Config // the motors (internal/hwconfig reads the robot's)
 	Log    *slog.Logger
 	// Timeout is how long a motor gets to start answering (default 5 ms); an emulated bus sharing
 	// a busy CPU needs more.
 	Timeout time.Duration
-}
-
-// motorState is one motor, as the loop knows it.
-type motorState struct {
-	cfg      MotorConfig
-	present  int32 // ticks, last read
-	seen     bool
-	lastSeen time.Time
-	misses   int
-	silent   bool
-	alert    bool
-	hwErrors []string
-	probed   time.Time
-	goal     int32 // last goal sent (gravity compensation follows the hand from it)
 }
 
 // Hardware is the Backend of the real robot: the motors on the Dynamixel bus, driven by a 50 Hz
@@ -57,19 +42,16 @@ type motorState struct {
 // port that vanishes (a USB cable pulled) is reopened.
 type Hardware struct {
 	path    string
-	cfg     *HardwareConfig
+	cfg     *dynamixel.Config
 	log     *slog.Logger
 	geom    *kinematics.Geometry
 	timeout time.Duration
 
-	mu         sync.Mutex // guards what the API reads and writes: below, up to the loop's own state
-	target     Joints
-	mode       MotorMode
+	commands   // its mu guards what the API reads and writes: below, up to the loop's own state
 	present    Joints
-	motors     []motorState    // index order: MotorNames (body, six legs, right and left antennas)
-	limp       map[string]bool // motors switched off one by one (SetTorque) while the others hold
+	motors     []dynamixel.Motor // index order: MotorNames (body, six legs, right and left antennas)
 	connected  bool
-	portErr    string
+	portErr    *string // never changed in place, so Status shares it
 	reconnects int
 	periods    []time.Duration // ring of the last statsWindow loop periods
 	ticks      uint64
@@ -77,7 +59,6 @@ type Hardware struct {
 	warnings   []string
 
 	// The loop's own state.
-	port       SerialPort
 	bus        *dynamixel.Bus
 	applied    MotorMode       // "" until a mode is applied on this connection
 	limpNow    map[string]bool // the limp motors as applied
@@ -94,7 +75,7 @@ type Hardware struct {
 // loop. The motors are left as they are until the Robot sets a mode.
 func NewHardware(opts HardwareOptions) (*Hardware, error) {
 	h := &Hardware{path: opts.Port, cfg: opts.Config, log: opts.Log, geom: kinematics.Default, timeout: opts.Timeout,
-		mode: MotorsDisabled, quit: make(chan struct{}), done: make(chan struct{})}
+		commands: commands{mode: MotorsDisabled}, quit: make(chan struct{}), done: make(chan struct{})}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
@@ -103,56 +84,32 @@ func NewHardware(opts HardwareOptions) (*Hardware, error) {
 		if !ok {
 			return nil, fmt.Errorf("hardware config: motor %s is missing", name)
 		}
-		h.motors, h.ids = append(h.motors, motorState{cfg: m}), append(h.ids, m.ID)
+		h.motors, h.ids = append(h.motors, dynamixel.Motor{MotorConfig: m}), append(h.ids, m.ID)
 	}
 	if err := h.connect(); err != nil {
 		return nil, err
 	}
-	h.mu.Lock()
-	answered := slices.ContainsFunc(h.motors, func(m motorState) bool { return m.seen })
-	h.mu.Unlock()
-	if !answered {
+	// No lock until the loop starts: nothing else has h yet.
+	if !slices.ContainsFunc(h.motors, func(m dynamixel.Motor) bool { return m.Seen }) {
 		h.disconnect(nil)
 		return nil, fmt.Errorf("no motor answered on %s (ids %v at %d baud): is the robot powered on?", h.path, h.ids, h.cfg.Baud)
 	}
 	h.target = h.present
-	go h.loop()
+	go func() {
+		defer close(h.done)
+		every(HardwarePeriod, h.quit, h.tick)
+	}()
 	return h, nil
 }
 
 // Name implements Backend.
 func (h *Hardware) Name() string { return "hardware" }
 
-// Command implements Backend: the next tick sends the goals of target.
-func (h *Hardware) Command(target Joints) {
-	h.mu.Lock()
-	h.target = target
-	h.mu.Unlock()
-}
-
-// SetMotorMode implements Backend; the next tick applies it.
-func (h *Hardware) SetMotorMode(mode MotorMode) {
-	h.mu.Lock()
-	h.mode = mode
-	h.mu.Unlock()
-}
-
 // Read implements Backend: the pose the last tick read.
 func (h *Hardware) Read(time.Time) Joints {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.present
-}
-
-// SetTorque implements TorqueSetter: the motors on is false for go limp, the others hold.
-func (h *Hardware) SetTorque(on map[string]bool) {
-	limp := map[string]bool{}
-	for name, v := range on {
-		limp[name] = !v
-	}
-	h.mu.Lock()
-	h.limp = limp
-	h.mu.Unlock()
 }
 
 // Speak implements Backend: this backend does not drive the robot's sound card.
@@ -167,7 +124,7 @@ func (h *Hardware) Close() error {
 		close(h.quit)
 		<-h.done
 		if h.bus != nil {
-			_ = h.torque(h.ids, 0)
+			_ = h.bus.Torque(h.ids, false)
 			h.disconnect(nil)
 		}
 	})
@@ -185,20 +142,20 @@ func (h *Hardware) Validate(j Joints) error {
 func (h *Hardware) legGoals(j Joints) ([6]int32, error) {
 	var goals [6]int32
 	p := j.Head
-	angles, err := h.geom.Inverse(kinematics.Pose{X: p.X, Y: p.Y, Z: p.Z, Roll: p.Roll, Pitch: p.Pitch, Yaw: p.Yaw}, j.BodyYaw)
+	angles, err := h.geom.Inverse(kinematics.Pose(p), j.BodyYaw)
 	describe := func() string {
 		return fmt.Sprintf("head pose (x=%.3f m, y=%.3f m, z=%.3f m, roll=%.1f°, pitch=%.1f°, yaw=%.1f°) with body_yaw %.1f° is out of the robot's reach",
 			p.X, p.Y, p.Z, p.Roll*180/math.Pi, p.Pitch*180/math.Pi, p.Yaw*180/math.Pi, j.BodyYaw*180/math.Pi)
 	}
 	if err != nil {
-		return goals, invalidError(describe() + ": " + err.Error())
+		return goals, fault.Invalidf("%s: %v", describe(), err)
 	}
 	for i, a := range angles {
-		m := h.motors[1+i].cfg
+		m := h.motors[1+i].MotorConfig // not the motor: the loop writes its state
 		t := dynamixel.Ticks(a)
 		if t < m.Lower || t > m.Upper {
-			return goals, invalidError(fmt.Sprintf("%s: leg %s would turn to %.1f°, beyond its limits [%.1f°, %.1f°]", describe(), m.Name,
-				a*180/math.Pi, dynamixel.Radians(m.Lower)*180/math.Pi, dynamixel.Radians(m.Upper)*180/math.Pi))
+			return goals, fault.Invalidf("%s: leg %s would turn to %.1f°, beyond its limits [%.1f°, %.1f°]", describe(), m.Name,
+				a*180/math.Pi, dynamixel.Radians(m.Lower)*180/math.Pi, dynamixel.Radians(m.Upper)*180/math.Pi)
 		}
 		goals[i] = t
 	}
@@ -207,28 +164,27 @@ func (h *Hardware) legGoals(j Joints) ([6]int32, error) {
 
 // connect opens the port, finds the motors, checks their setup and reads where they are.
 func (h *Hardware) connect() error {
-	port, err := OpenSerial(h.path, h.cfg.Baud)
+	bus, err := dynamixel.Open(h.path, h.cfg.Baud, h.timeout)
 	if err != nil {
 		h.setPortError(err)
 		return err
 	}
-	h.port, h.bus, h.applied = port, dynamixel.NewBus(port, h.cfg.Baud), ""
-	if h.timeout > 0 {
-		h.bus.Timeout = h.timeout
-	}
+	h.bus, h.applied = bus, ""
 	var warnings []string
 	for i := range h.motors {
 		m := &h.motors[i]
-		if err := h.setUp(m, &warnings); err != nil {
-			if isPortError(err) {
+		w, err := h.bus.SetUp(m, &h.mu)
+		warnings = append(warnings, w...)
+		if err != nil {
+			if dynamixel.IsPortError(err) {
 				h.disconnect(err)
 				return err
 			}
-			h.log.Warn("motor did not answer at connection", "motor", m.cfg.Name, "id", m.cfg.ID, "err", err)
+			h.log.Warn("motor did not answer at connection", "motor", m.Name, "id", m.ID, "err", err)
 		}
 	}
 	h.mu.Lock()
-	h.connected, h.portErr, h.warnings = true, "", warnings
+	h.connected, h.portErr, h.warnings = true, nil, warnings
 	h.mu.Unlock()
 	for _, w := range warnings {
 		h.log.Warn("motor setup differs from the hardware config", "warning", w)
@@ -236,80 +192,23 @@ func (h *Hardware) connect() error {
 	return h.readPresent(time.Now())
 }
 
-// setUp pings a motor, checks the EEPROM settings the hardware config expects (written once by
-// the setup tool, never by the daemon: EEPROM wears), writes its PID gains and reads its position.
-func (h *Hardware) setUp(m *motorState, warnings *[]string) error {
-	if _, err := h.bus.Ping(m.cfg.ID); err != nil {
-		h.mu.Lock()
-		m.silent, m.misses = true, silentAfter
-		h.mu.Unlock()
-		return err
-	}
-	checks := []struct {
-		what string
-		addr uint16
-		want int32
-	}{
-		{"homing offset", dynamixel.AddrHomingOffset, m.cfg.Offset},
-		{"min position limit", dynamixel.AddrMinPositionLimit, m.cfg.Lower},
-		{"max position limit", dynamixel.AddrMaxPositionLimit, m.cfg.Upper},
-	}
-	for _, c := range checks {
-		b, err := h.bus.Read(m.cfg.ID, c.addr, 4)
-		if err != nil {
-			return err
-		}
-		if got := dynamixel.Int32(b); got != c.want {
-			*warnings = append(*warnings, fmt.Sprintf("%s (id %d): %s is %d, the hardware config says %d", m.cfg.Name, m.cfg.ID, c.what, got, c.want))
-		}
-	}
-	if pid := m.cfg.PID; pid != nil {
-		for k, addr := range []uint16{dynamixel.AddrPositionPGain, dynamixel.AddrPositionIGain, dynamixel.AddrPositionDGain} {
-			if err := h.bus.Write(m.cfg.ID, addr, []byte{byte(pid[k]), byte(pid[k] >> 8)}); err != nil {
-				return err
-			}
-		}
-	}
-	b, err := h.bus.Read(m.cfg.ID, dynamixel.AddrPresentPosition, 4)
-	if err != nil {
-		return err
-	}
-	h.mu.Lock()
-	m.present, m.goal, m.seen, m.lastSeen, m.silent, m.misses = dynamixel.Int32(b), dynamixel.Int32(b), true, time.Now(), false, 0
-	h.mu.Unlock()
-	return nil
-}
-
 func (h *Hardware) setPortError(err error) {
+	msg := err.Error()
 	h.mu.Lock()
-	h.connected, h.portErr = false, err.Error()
+	h.connected, h.portErr = false, &msg
 	h.mu.Unlock()
 }
 
 // disconnect closes a port that failed; the loop reopens it.
 func (h *Hardware) disconnect(cause error) {
-	if h.port != nil {
-		_ = h.port.Close()
+	if h.bus != nil {
+		_ = h.bus.Close()
 	}
-	h.port, h.bus, h.applied = nil, nil, ""
+	h.bus, h.applied = nil, ""
 	h.nextOpen = time.Now().Add(reopenEvery)
 	if cause != nil {
 		h.log.Error("motor bus lost; reopening it", "port", h.path, "err", cause)
 		h.setPortError(cause)
-	}
-}
-
-func (h *Hardware) loop() {
-	defer close(h.done)
-	t := time.NewTicker(HardwarePeriod)
-	defer t.Stop()
-	for {
-		select {
-		case <-h.quit:
-			return
-		case now := <-t.C:
-			h.tick(now)
-		}
 	}
 }
 
@@ -376,7 +275,7 @@ func (h *Hardware) applyMode(mode MotorMode) error {
 	if mode == h.applied {
 		return nil
 	}
-	if err := h.torque(h.ids, 0); err != nil {
+	if err := h.bus.Torque(h.ids, false); err != nil {
 		return err
 	}
 	if mode != MotorsDisabled {
@@ -385,7 +284,7 @@ func (h *Hardware) applyMode(mode MotorMode) error {
 				return err
 			}
 		}
-		if err := h.torque(h.ids, 1); err != nil {
+		if err := h.bus.Torque(h.ids, true); err != nil {
 			return err
 		}
 	}
@@ -397,63 +296,43 @@ func (h *Hardware) applyMode(mode MotorMode) error {
 // applyTorque switches single motors off or back on (set up like the others, from where they are).
 func (h *Hardware) applyTorque(limp map[string]bool) error {
 	for i := range h.motors {
-		m := &h.motors[i]
-		if limp[m.cfg.Name] == h.limpNow[m.cfg.Name] {
-			continue
-		}
-		err := h.torque([]byte{m.cfg.ID}, 0)
-		if err == nil && !limp[m.cfg.Name] {
-			if err = h.prepare(i, h.applied); err == nil {
-				err = h.torque([]byte{m.cfg.ID}, 1)
+		if name := h.motors[i].Name; limp[name] != h.limpNow[name] {
+			if err := h.restart(i, limp[name]); err != nil {
+				return err
 			}
-		}
-		if err != nil {
-			return err
 		}
 	}
 	h.limpNow = limp
 	return nil
 }
 
-// prepare sets motor i's operating mode for mode (with the torque off) and its goal to where it
-// is. Only a port failure is returned: a motor that does not take it is logged and read as usual.
-func (h *Hardware) prepare(i int, mode MotorMode) error {
-	m := &h.motors[i]
-	m.goal = m.present
-	if m.silent {
-		return nil
-	}
-	op := m.cfg.OperatingMode
-	if mode == MotorsGravityCompensation && i > 0 {
-		op = dynamixel.ModeCurrentBasedPosition // the legs and antennas yield to a hand
-	}
-	err := h.bus.Write(m.cfg.ID, dynamixel.AddrOperatingMode, []byte{op})
-	if err == nil && op == dynamixel.ModeCurrentBasedPosition {
-		err = h.bus.Write(m.cfg.ID, dynamixel.AddrGoalCurrent, []byte{complianceCurrent, 0})
-	}
-	if err == nil {
-		err = h.bus.Write(m.cfg.ID, dynamixel.AddrGoalPosition, dynamixel.PutInt32(m.present))
-	}
-	if err != nil && !isPortError(err) {
-		h.log.Warn("setting a motor's mode", "motor", m.cfg.Name, "err", err)
-		return nil
+// restart turns motor i's torque off and, unless it is to stay limp, sets it up for the applied
+// mode and turns it back on, alone.
+func (h *Hardware) restart(i int, limp bool) error {
+	id := []byte{h.motors[i].ID}
+	err := h.bus.Torque(id, false)
+	if err == nil && !limp {
+		if err = h.prepare(i, h.applied); err == nil {
+			err = h.bus.Torque(id, true)
+		}
 	}
 	return err
 }
 
-func isPortError(err error) bool {
-	var pe *dynamixel.PortError
-	return errors.As(err, &pe)
-}
-
-// torque turns the torque of ids on or off with one sync write (the bus answers nothing to it;
-// the next reads show a motor that missed it).
-func (h *Hardware) torque(ids []byte, on byte) error {
-	data := make([][]byte, len(ids))
-	for i := range data {
-		data[i] = []byte{on}
+// prepare sets motor i's operating mode for mode (with the torque off) and its goal to where it
+// is. Only a port failure is returned: a motor that does not take it is logged and read as usual.
+func (h *Hardware) prepare(i int, mode MotorMode) error {
+	m := &h.motors[i]
+	op := m.OperatingMode
+	if mode == MotorsGravityCompensation && i > 0 {
+		op = dynamixel.ModeCurrentBasedPosition // the legs and antennas yield to a hand
 	}
-	return h.bus.SyncWrite(dynamixel.AddrTorqueEnable, ids, data)
+	err := h.bus.Prepare(m, op, complianceCurrent)
+	if err != nil && !dynamixel.IsPortError(err) {
+		h.log.Warn("setting a motor's mode", "motor", m.Name, "err", err)
+		return nil
+	}
+	return err
 }
 
 // sendGoals sends every motor's goal, clamped to its limits, in one sync write. An unreachable
@@ -464,84 +343,56 @@ func (h *Hardware) sendGoals(target Joints, mode MotorMode) error {
 		h.ikWarnedAt = time.Now()
 		h.log.Warn("not sending an unreachable head pose", "err", err)
 	}
-	data := make([][]byte, len(h.motors))
 	for i := range h.motors {
 		m := &h.motors[i]
-		goal := m.goal
 		switch {
-		case h.limpNow[m.cfg.Name]:
-			goal = m.present // a limp joint is where a hand leaves it
+		case h.limpNow[m.Name]:
+			m.Goal = m.Present // a limp joint is where a hand leaves it
 		case mode == MotorsGravityCompensation && i > 0:
 			// Follow the hand: a joint pushed beyond the slack stays where it was pushed.
-			if max(m.present-m.goal, m.goal-m.present) > complianceSlack {
-				goal = m.present
+			if max(m.Present-m.Goal, m.Goal-m.Present) > complianceSlack {
+				m.Goal = m.Present
 			}
 		case i == 0:
-			goal = dynamixel.Ticks(target.BodyYaw)
+			m.Goal = dynamixel.Ticks(target.BodyYaw)
 		case i <= 6:
 			if err == nil {
-				goal = legs[i-1]
+				m.Goal = legs[i-1]
 			}
 		default: // right (7), left (8); Antennas is [right, left]
-			goal = dynamixel.Ticks(target.Antennas[i-7])
+			m.Goal = dynamixel.Ticks(target.Antennas[i-7])
 		}
-		m.goal = min(max(goal, m.cfg.Lower), m.cfg.Upper)
-		data[i] = dynamixel.PutInt32(m.goal)
 	}
-	return h.bus.SyncWrite(dynamixel.AddrGoalPosition, h.ids, data)
+	return h.bus.WriteGoals(h.motors)
 }
 
 // readPresent reads every answering motor's position in one sync read and computes the pose.
 func (h *Hardware) readPresent(now time.Time) error {
-	var ids []byte
-	var idx []int
-	for i, m := range h.motors {
-		if !m.silent {
-			ids, idx = append(ids, m.cfg.ID), append(idx, i)
-		}
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	res, err := h.bus.SyncRead(dynamixel.AddrPresentPosition, 4, ids)
-	if err != nil {
+	res, idx, err := h.bus.ReadPositions(h.motors)
+	if err != nil || len(res) == 0 {
 		return err
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for k, r := range res {
-		m := &h.motors[idx[k]]
-		if r.Err != nil {
-			m.misses++
-			if m.misses >= silentAfter && !m.silent {
-				m.silent = true
-				h.log.Error("motor stopped answering; driving the others", "motor", m.cfg.Name, "id", m.cfg.ID, "err", r.Err)
-			}
-			continue
-		}
-		m.present, m.seen, m.lastSeen, m.misses = dynamixel.Int32(r.Data), true, now, 0
-		if r.Alert != m.alert {
-			m.alert, m.probed = r.Alert, time.Time{}
-			if !r.Alert {
-				m.hwErrors = nil
-			}
+		if m := &h.motors[idx[k]]; m.Record(r, now) {
+			h.log.Error("motor stopped answering; driving the others", "motor", m.Name, "id", m.ID, "err", r.Err)
 		}
 	}
 	// The pose: body yaw and antennas are motor angles; the head comes from the legs.
 	p := &h.present
-	p.BodyYaw = dynamixel.Radians(h.motors[0].present)
-	p.Antennas = [2]float64{dynamixel.Radians(h.motors[7].present), dynamixel.Radians(h.motors[8].present)}
+	p.BodyYaw = dynamixel.Radians(h.motors[0].Present)
+	p.Antennas = [2]float64{dynamixel.Radians(h.motors[7].Present), dynamixel.Radians(h.motors[8].Present)}
 	var angles [6]float64
 	for i := range angles {
-		angles[i] = dynamixel.Radians(h.motors[1+i].present)
+		angles[i] = dynamixel.Radians(h.motors[1+i].Present)
 	}
-	guess := kinematics.Pose{X: p.Head.X, Y: p.Head.Y, Z: p.Head.Z, Roll: p.Head.Roll, Pitch: p.Head.Pitch, Yaw: p.Head.Yaw}
-	head, err := h.geom.Forward(angles, p.BodyYaw, guess)
+	head, err := h.geom.Forward(angles, p.BodyYaw, kinematics.Pose(p.Head))
 	if err != nil {
 		head, err = h.geom.Forward(angles, p.BodyYaw, kinematics.Pose{Yaw: p.BodyYaw})
 	}
 	if err == nil {
-		p.Head = HeadPose{X: head.X, Y: head.Y, Z: head.Z, Roll: head.Roll, Pitch: head.Pitch, Yaw: head.Yaw}
+		p.Head = HeadPose(head)
 	}
 	return nil
 }
@@ -551,49 +402,34 @@ func (h *Hardware) readPresent(now time.Time) error {
 func (h *Hardware) probe(now time.Time) error {
 	for i := range h.motors {
 		m := &h.motors[i]
-		if !(m.silent || m.alert) || now.Sub(m.probed) < probeEvery {
+		if !(m.Silent || m.Alert) || now.Sub(m.Probed) < probeEvery {
 			continue
 		}
-		m.probed = now
-		if m.silent {
-			var warnings []string
-			if err := h.setUp(m, &warnings); err != nil {
-				if isPortError(err) {
+		m.Probed = now
+		if m.Silent {
+			if _, err := h.bus.SetUp(m, &h.mu); err != nil {
+				if dynamixel.IsPortError(err) {
 					return err
 				}
 				continue
 			}
-			h.log.Info("motor answers again", "motor", m.cfg.Name, "id", m.cfg.ID)
-			if h.applied == "" || h.applied == MotorsDisabled || h.limpNow[m.cfg.Name] {
+			h.log.Info("motor answers again", "motor", m.Name, "id", m.ID)
+			if h.applied == "" || h.applied == MotorsDisabled || h.limpNow[m.Name] {
 				continue
 			}
 			// It may have lost power (and its torque): set it up like the others, alone.
-			err := h.torque([]byte{m.cfg.ID}, 0)
-			if err == nil {
-				err = h.prepare(i, h.applied)
-			}
-			if err == nil {
-				err = h.torque([]byte{m.cfg.ID}, 1)
-			}
-			if err != nil {
+			if err := h.restart(i, false); err != nil {
 				return err
 			}
 			continue
 		}
-		b, err := h.bus.Read(m.cfg.ID, dynamixel.AddrHardwareError, 1)
-		if err != nil {
-			if isPortError(err) {
-				return err
-			}
-			continue
+		changed, err := h.bus.ReadHardwareErrors(m, &h.mu)
+		if dynamixel.IsPortError(err) {
+			return err
 		}
-		errs := dynamixel.HardwareErrors(b[0])
-		h.mu.Lock()
-		if !slices.Equal(errs, m.hwErrors) {
-			h.log.Error("motor reports a hardware error", "motor", m.cfg.Name, "id", m.cfg.ID, "errors", errs)
+		if changed {
+			h.log.Error("motor reports a hardware error", "motor", m.Name, "id", m.ID, "errors", m.HardwareErrors)
 		}
-		m.hwErrors = errs
-		h.mu.Unlock()
 	}
 	return nil
 }

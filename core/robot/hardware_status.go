@@ -3,7 +3,6 @@ package robot
 import (
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/robothub/robothub/internal/dynamixel"
@@ -34,18 +33,6 @@ func (r *Robot) validateMove(from, to Joints, interp Interpolation) error {
 	return nil
 }
 
-// MotorHealth is one motor's state as the control loop last saw it.
-type MotorHealth struct {
-	Name  string `json:"name"`
-	ID    int    `json:"id"`
-	State string `json:"state"` // ok, silent, hardware_error, or unknown before its first answer
-	// Error says what is wrong, for a person: null when the motor is fine.
-	Error          *string    `json:"error"`
-	HardwareErrors []string   `json:"hardware_errors"`
-	Position       *float64   `json:"position"` // radians, last read
-	LastSeen       *time.Time `json:"last_seen"`
-}
-
 // LoopStats describe the control loop over its last minute.
 type LoopStats struct {
 	RateHz      float64 `json:"rate_hz"`
@@ -59,53 +46,23 @@ type LoopStats struct {
 
 // HardwareStatus is the motor bus's health.
 type HardwareStatus struct {
-	Port           string        `json:"port"`
-	Connected      bool          `json:"connected"`
-	Error          *string       `json:"error"` // why the port is not connected
-	Reconnects     int           `json:"reconnects"`
-	ControlLoop    LoopStats     `json:"control_loop"`
-	Motors         []MotorHealth `json:"motors"`
-	ConfigWarnings []string      `json:"config_warnings"`
+	Port           string                  `json:"port"`
+	Connected      bool                    `json:"connected"`
+	Error          *string                 `json:"error"` // why the port is not connected
+	Reconnects     int                     `json:"reconnects"`
+	ControlLoop    LoopStats               `json:"control_loop"`
+	Motors         []dynamixel.MotorHealth `json:"motors"`
+	ConfigWarnings []string                `json:"config_warnings"`
 }
 
 // Status reports the bus, the control loop and every motor.
 func (h *Hardware) Status() HardwareStatus {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	s := HardwareStatus{Port: h.path, Connected: h.connected, Reconnects: h.reconnects,
-		ConfigWarnings: append([]string{}, h.warnings...), Motors: []MotorHealth{}}
-	if h.portErr != "" {
-		e := h.portErr
-		s.Error = &e
-	}
-	for i := range h.motors {
-		m := &h.motors[i] // not a copy: the loop writes its own fields without the lock
-		mh := MotorHealth{Name: m.cfg.Name, ID: int(m.cfg.ID), State: "ok", HardwareErrors: append([]string{}, m.hwErrors...)}
-		if m.seen {
-			pos, seen := dynamixel.Radians(m.present), m.lastSeen
-			mh.Position, mh.LastSeen = &pos, &seen
-		}
-		var msg string
-		switch {
-		case m.silent && !m.seen:
-			mh.State, msg = "silent", "has not answered since the daemon started"
-		case m.silent:
-			mh.State, msg = "silent", "stopped answering at "+m.lastSeen.UTC().Format(time.RFC3339)
-		case !m.seen:
-			mh.State = "unknown"
-		case m.alert:
-			mh.State, msg = "hardware_error", "reports a hardware error"
-			if len(m.hwErrors) > 0 {
-				msg = "reports: " + strings.Join(m.hwErrors, ", ")
-			}
-		}
-		if !s.Connected {
-			mh.State, msg = "unknown", "the motor bus is not connected"
-		}
-		if msg != "" {
-			mh.Error = &msg
-		}
-		s.Motors = append(s.Motors, mh)
+	s := HardwareStatus{Port: h.path, Connected: h.connected, Error: h.portErr, Reconnects: h.reconnects,
+		ConfigWarnings: append([]string{}, h.warnings...), Motors: []dynamixel.MotorHealth{}}
+	for i := range h.motors { // by pointer, not a copy: the loop writes its own fields without the lock
+		s.Motors = append(s.Motors, h.motors[i].Health(s.Connected))
 	}
 	s.ControlLoop = loopStats(h.periods, h.ticks, h.overruns)
 	return s

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/internal/busemu"
 	"github.com/robothub/robothub/internal/dynamixel"
@@ -53,13 +54,13 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 	}
 }
 
-func motor(s robot.HardwareStatus, name string) robot.MotorHealth {
+func motor(s robot.HardwareStatus, name string) dynamixel.MotorHealth {
 	for _, m := range s.Motors {
 		if m.Name == name {
 			return m
 		}
 	}
-	return robot.MotorHealth{}
+	return dynamixel.MotorHealth{}
 }
 
 func TestHardwareWakesAndFollowsAGoto(t *testing.T) {
@@ -122,10 +123,10 @@ func TestHardwareRefusesUnreachablePoses(t *testing.T) {
 		"3 cm forward, 40° pitch": {X: 0.03, Pitch: 0.7},
 	} {
 		_, err := r.Goto(robot.Target{Head: &head}, time.Second, robot.MinJerk)
-		if !errors.Is(err, robot.ErrInvalid) || !strings.Contains(err.Error(), "out of the robot's reach") {
+		if !errors.Is(err, fault.ErrInvalid) || !strings.Contains(err.Error(), "out of the robot's reach") {
 			t.Errorf("goto %s: err = %v, want an invalid-target error saying it is out of reach", name, err)
 		}
-		if err := r.SetTarget(robot.Target{Head: &head}); !errors.Is(err, robot.ErrInvalid) {
+		if err := r.SetTarget(robot.Target{Head: &head}); !errors.Is(err, fault.ErrInvalid) {
 			t.Errorf("set_target %s: err = %v, want it refused", name, err)
 		}
 	}

@@ -1,8 +1,10 @@
 package robot
 
 import (
-	"fmt"
 	"math"
+
+	"github.com/robothub/robothub/core/fault"
+	"github.com/robothub/robothub/core/robot/kinematics"
 )
 
 // CameraSpecs describes the robot's camera as the anchor's camera specs do: its resolution and
@@ -24,7 +26,7 @@ var SimCameraSpecs = func() CameraSpecs {
 
 // headToCamera is the camera's rotation in the head frame (optical z forward along the head's x,
 // image x to the head's right, image y down), as on the robot.
-var headToCamera = [9]float64{0, 0, 1, -1, 0, 0, 0, -1, 0}
+var headToCamera = kinematics.Mat3{{0, 0, 1}, {-1, 0, 0}, {0, -1, 0}}
 
 // LookAtWorld returns the head pose that points the head's forward (x) axis at the point (x, y, z)
 // in metres of the robot's frame (x forward, y left, z up), with the head centred: the rotation
@@ -32,7 +34,7 @@ var headToCamera = [9]float64{0, 0, 1, -1, 0, 0, 0, -1, 0}
 func LookAtWorld(x, y, z float64) (HeadPose, error) {
 	for _, v := range []float64{x, y, z} {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return HeadPose{}, invalidError("x, y and z must be finite numbers of metres")
+			return HeadPose{}, fault.Invalidf("x, y and z must be finite numbers of metres")
 		}
 	}
 	n := math.Sqrt(x*x + y*y + z*z)
@@ -41,59 +43,27 @@ func LookAtWorld(x, y, z float64) (HeadPose, error) {
 	}
 	tx, ty, tz := x/n, y/n, z/n
 	// axis = (1,0,0) × t = (0, -tz, ty)
-	ax, ay, az := 0.0, -tz, ty
-	an := math.Hypot(ay, az)
-	var rot [9]float64
+	an := math.Hypot(tz, ty)
+	rot := kinematics.Mat3{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}
 	switch {
-	case an < 1e-8 && tx > 0:
-		rot = [9]float64{1, 0, 0, 0, 1, 0, 0, 0, 1}
+	case an < 1e-8 && tx > 0: // straight ahead: no rotation
 	case an < 1e-8:
 		// Straight behind: half a turn about z.
-		rot = [9]float64{-1, 0, 0, 0, -1, 0, 0, 0, 1}
+		rot = kinematics.Mat3{{-1, 0, 0}, {0, -1, 0}, {0, 0, 1}}
 	default:
-		ax, ay, az = ax/an, ay/an, az/an
-		angle := math.Acos(math.Max(-1, math.Min(1, tx)))
-		rot = axisAngle(ax, ay, az, angle)
+		rot = kinematics.AxisAngle(kinematics.Vec3{0, -tz / an, ty / an}, math.Acos(math.Max(-1, math.Min(1, tx))))
 	}
-	m := [16]float64{rot[0], rot[1], rot[2], 0, rot[3], rot[4], rot[5], 0, rot[6], rot[7], rot[8], 0, 0, 0, 0, 1}
-	return PoseFromMatrix(m)
-}
-
-// axisAngle is Rodrigues' rotation matrix about the unit axis (x, y, z).
-func axisAngle(x, y, z, a float64) [9]float64 {
-	c, s := math.Cos(a), math.Sin(a)
-	t := 1 - c
-	return [9]float64{
-		t*x*x + c, t*x*y - s*z, t*x*z + s*y,
-		t*x*y + s*z, t*y*y + c, t*y*z - s*x,
-		t*x*z - s*y, t*y*z + s*x, t*z*z + c,
-	}
+	return HeadPose(kinematics.PoseOf(rot, kinematics.Vec3{})), nil
 }
 
 // LookAtImage returns the head pose that looks at pixel (u, v) of the camera image (from the top
 // left corner, u to the right, v down) seen from the head pose current.
 func LookAtImage(specs CameraSpecs, u, v float64, current HeadPose) (HeadPose, error) {
 	if math.IsNaN(u) || math.IsNaN(v) || u < 0 || v < 0 || u >= float64(specs.Width) || v >= float64(specs.Height) {
-		return HeadPose{}, invalidError(fmt.Sprintf("u and v must be a pixel of the %d×%d image: 0 <= u < %d, 0 <= v < %d", specs.Width, specs.Height, specs.Width, specs.Height))
+		return HeadPose{}, fault.Invalidf("u and v must be a pixel of the %d×%d image: 0 <= u < %d, 0 <= v < %d", specs.Width, specs.Height, specs.Width, specs.Height)
 	}
 	k := specs.K
-	ray := [3]float64{(u - k[2]) / k[0], (v - k[5]) / k[4], 1}
-	head := current.Matrix()
-	rh := [9]float64{head[0], head[1], head[2], head[4], head[5], head[6], head[8], head[9], head[10]}
-	rc := mul3(rh, headToCamera)
-	var w [3]float64
-	for i := 0; i < 3; i++ {
-		w[i] = rc[3*i]*ray[0] + rc[3*i+1]*ray[1] + rc[3*i+2]*ray[2]
-	}
+	ray := kinematics.Vec3{(u - k[2]) / k[0], (v - k[5]) / k[4], 1}
+	w := kinematics.Pose(current).Rotation().Mul(headToCamera).Apply(ray)
 	return LookAtWorld(w[0], w[1], w[2])
-}
-
-func mul3(a, b [9]float64) [9]float64 {
-	var c [9]float64
-	for i := 0; i < 3; i++ {
-		for j := 0; j < 3; j++ {
-			c[3*i+j] = a[3*i]*b[j] + a[3*i+1]*b[3+j] + a[3*i+2]*b[6+j]
-		}
-	}
-	return c
 }

@@ -1,8 +1,10 @@
 package robot
 
 import (
-	"fmt"
 	"math"
+
+	"github.com/robothub/robothub/core/fault"
+	"github.com/robothub/robothub/core/robot/kinematics"
 )
 
 // The anchor's poses are 4×4 homogeneous matrices; ours are a translation and roll/pitch/yaw.
@@ -15,13 +17,11 @@ const matrixTolerance = 1e-3
 
 // Matrix returns the pose as a row-major 4×4 homogeneous matrix.
 func (p HeadPose) Matrix() [16]float64 {
-	cr, sr := math.Cos(p.Roll), math.Sin(p.Roll)
-	cp, sp := math.Cos(p.Pitch), math.Sin(p.Pitch)
-	cy, sy := math.Cos(p.Yaw), math.Sin(p.Yaw)
+	r := kinematics.Pose(p).Rotation()
 	return [16]float64{
-		cy * cp, cy*sp*sr - sy*cr, cy*sp*cr + sy*sr, p.X,
-		sy * cp, sy*sp*sr + cy*cr, sy*sp*cr - cy*sr, p.Y,
-		-sp, cp * sr, cp * cr, p.Z,
+		r[0][0], r[0][1], r[0][2], p.X,
+		r[1][0], r[1][1], r[1][2], p.Y,
+		r[2][0], r[2][1], r[2][2], p.Z,
 		0, 0, 0, 1,
 	}
 }
@@ -33,37 +33,28 @@ func (p HeadPose) Matrix() [16]float64 {
 func PoseFromMatrix(m [16]float64) (HeadPose, error) {
 	for i, v := range m {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return HeadPose{}, invalidError(fmt.Sprintf("m[%d] must be a finite number", i))
+			return HeadPose{}, fault.Invalidf("m[%d] must be a finite number", i)
 		}
 	}
 	if math.Abs(m[12]) > matrixTolerance || math.Abs(m[13]) > matrixTolerance || math.Abs(m[14]) > matrixTolerance || math.Abs(m[15]-1) > matrixTolerance {
-		return HeadPose{}, invalidError(fmt.Sprintf("m: the last row of a homogeneous pose matrix must be 0 0 0 1, got %g %g %g %g (16 numbers, row by row)", m[12], m[13], m[14], m[15]))
+		return HeadPose{}, fault.Invalidf("m: the last row of a homogeneous pose matrix must be 0 0 0 1, got %g %g %g %g (16 numbers, row by row)", m[12], m[13], m[14], m[15])
 	}
-	r := func(i, j int) float64 { return m[4*i+j] }
-	for i := 0; i < 3; i++ {
+	r := kinematics.Mat3{{m[0], m[1], m[2]}, {m[4], m[5], m[6]}, {m[8], m[9], m[10]}}
+	for i := range 3 {
 		for j := i; j < 3; j++ {
-			dot := r(0, i)*r(0, j) + r(1, i)*r(1, j) + r(2, i)*r(2, j)
+			dot := r[0][i]*r[0][j] + r[1][i]*r[1][j] + r[2][i]*r[2][j]
 			want := 0.0
 			if i == j {
 				want = 1
 			}
 			if math.Abs(dot-want) > matrixTolerance {
-				return HeadPose{}, invalidError("m: the rotation part (first 3 rows and columns) is not orthonormal: the matrix is not a rigid pose")
+				return HeadPose{}, fault.Invalidf("m: the rotation part (first 3 rows and columns) is not orthonormal: the matrix is not a rigid pose")
 			}
 		}
 	}
-	det := r(0, 0)*(r(1, 1)*r(2, 2)-r(1, 2)*r(2, 1)) - r(0, 1)*(r(1, 0)*r(2, 2)-r(1, 2)*r(2, 0)) + r(0, 2)*(r(1, 0)*r(2, 1)-r(1, 1)*r(2, 0))
+	det := r[0][0]*(r[1][1]*r[2][2]-r[1][2]*r[2][1]) - r[0][1]*(r[1][0]*r[2][2]-r[1][2]*r[2][0]) + r[0][2]*(r[1][0]*r[2][1]-r[1][1]*r[2][0])
 	if det < 0 {
-		return HeadPose{}, invalidError("m: the rotation part is a reflection (determinant -1), not a rotation")
+		return HeadPose{}, fault.Invalidf("m: the rotation part is a reflection (determinant -1), not a rotation")
 	}
-	pitch := math.Asin(math.Max(-1, math.Min(1, -r(2, 0))))
-	var roll, yaw float64
-	if math.Abs(r(2, 0)) < 1-1e-9 {
-		roll = math.Atan2(r(2, 1), r(2, 2))
-		yaw = math.Atan2(r(1, 0), r(0, 0))
-	} else {
-		// Gimbal lock (pitch ±90°): roll and yaw turn about the same axis; put it all in yaw.
-		yaw = math.Atan2(-r(0, 1), r(1, 1))
-	}
-	return HeadPose{X: r(0, 3), Y: r(1, 3), Z: r(2, 3), Roll: roll, Pitch: pitch, Yaw: yaw}, nil
+	return HeadPose(kinematics.PoseOf(r, kinematics.Vec3{m[3], m[7], m[11]})), nil
 }

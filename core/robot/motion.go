@@ -1,10 +1,11 @@
 package robot
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"time"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
 // MotorNames are the robot's motors, by the names the anchor's SDK takes in enable_motors(ids).
@@ -28,12 +29,12 @@ func (r *Robot) SetMotorTorque(ids []string, on bool) error {
 	}
 	for _, id := range ids {
 		if !slices.Contains(MotorNames, id) {
-			return invalidError(fmt.Sprintf("motor %q is not one of %v", id, MotorNames))
+			return fault.Invalidf("motor %q is not one of %v", id, MotorNames)
 		}
 	}
 	ts, ok := r.backend.(TorqueSetter)
 	if !ok {
-		return refusedError("the " + r.backend.Name() + " backend cannot switch single motors")
+		return fault.Refusedf("the %s backend cannot switch single motors", r.backend.Name())
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -41,11 +42,8 @@ func (r *Robot) SetMotorTorque(ids []string, on bool) error {
 		r.torque = r.allTorque(r.mode == MotorsEnabled)
 	}
 	if on && r.mode != MotorsEnabled {
-		// A motor switched on holds where it is, not a stale target.
-		r.target = r.backend.Read(time.Now())
-		r.backend.Command(r.target)
-		r.mode = MotorsEnabled
-		r.backend.SetMotorMode(MotorsEnabled)
+		r.torque = nil // the others stay off: setMode must not switch them on first
+		r.setMode(MotorsEnabled)
 		r.torque = r.allTorque(false)
 	}
 	for _, id := range ids {
@@ -60,11 +58,8 @@ func (r *Robot) SetMotorTorque(ids []string, on bool) error {
 func (r *Robot) MotorTorque() map[string]bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.torque == nil {
-		return r.allTorque(r.mode == MotorsEnabled)
-	}
-	out := make(map[string]bool, len(r.torque))
-	for k, v := range r.torque {
+	out := r.allTorque(r.mode == MotorsEnabled)
+	for k, v := range r.torque { // it names every motor
 		out[k] = v && r.mode == MotorsEnabled
 	}
 	return out
@@ -143,7 +138,7 @@ func (r *Robot) StopMotionRecording() ([]MotionFrame, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.recordingMotion {
-		return nil, refusedError("motion recording is not started: call start_recording first")
+		return nil, fault.Refusedf("motion recording is not started: call start_recording first")
 	}
 	r.recordingMotion = false
 	frames := r.motionRec

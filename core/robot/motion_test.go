@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/robot"
 )
 
@@ -35,7 +36,7 @@ func TestPoseMatrixRoundTrip(t *testing.T) {
 			"not a number": {math.NaN(), 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1},
 		}
 		for name, m := range bad {
-			if _, err := robot.PoseFromMatrix(m); !errors.Is(err, robot.ErrInvalid) {
+			if _, err := robot.PoseFromMatrix(m); !errors.Is(err, fault.ErrInvalid) {
 				t.Errorf("%s: %v, want invalid", name, err)
 			}
 		}
@@ -61,7 +62,7 @@ func TestLookAt(t *testing.T) {
 		if right.Yaw > -0.5 || right.Yaw < -0.7 { // about -35°: half the field of view, to the right
 			t.Fatalf("the right edge: yaw %f", right.Yaw)
 		}
-		if _, err := robot.LookAtImage(specs, -1, 10, robot.HeadPose{}); !errors.Is(err, robot.ErrInvalid) {
+		if _, err := robot.LookAtImage(specs, -1, 10, robot.HeadPose{}); !errors.Is(err, fault.ErrInvalid) {
 			t.Fatalf("a pixel outside the image: %v", err)
 		}
 	})
@@ -125,7 +126,7 @@ func TestPerMotorTorque(t *testing.T) {
 		if s.Antennas[0] != 1 || s.Antennas[1] != before[1] {
 			t.Fatalf("antennas %v (before %v): the right one (index 0) must reach 1, the limp left one stay", s.Antennas, before)
 		}
-		if err := r.SetMotorTorque([]string{"tail"}, true); !errors.Is(err, robot.ErrInvalid) {
+		if err := r.SetMotorTorque([]string{"tail"}, true); !errors.Is(err, fault.ErrInvalid) {
 			t.Fatalf("unknown motor: %v", err)
 		}
 		if err := r.SetMotorMode(robot.MotorsEnabled); err != nil || !r.MotorTorque()["left_antenna"] {
@@ -137,7 +138,7 @@ func TestPerMotorTorque(t *testing.T) {
 func TestMotionRecording(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := awake(t)
-		if _, err := r.StopMotionRecording(); !errors.Is(err, robot.ErrRefused) {
+		if _, err := r.StopMotionRecording(); !errors.Is(err, fault.ErrRefused) {
 			t.Fatalf("stop without start: %v", err)
 		}
 		r.StartMotionRecording()

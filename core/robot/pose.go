@@ -1,8 +1,9 @@
 package robot
 
 import (
-	"fmt"
 	"math"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
 // HeadPose is the head's pose relative to its rest position: a translation in metres and
@@ -58,18 +59,6 @@ func (p HeadPose) clamped() HeadPose {
 	}
 }
 
-func (p HeadPose) check(field string) error {
-	for _, v := range []struct {
-		name string
-		v    float64
-	}{{"x", p.X}, {"y", p.Y}, {"z", p.Z}, {"roll", p.Roll}, {"pitch", p.Pitch}, {"yaw", p.Yaw}} {
-		if math.IsNaN(v.v) || math.IsInf(v.v, 0) {
-			return invalidError(fmt.Sprintf("%s.%s must be a finite number", field, v.name))
-		}
-	}
-	return nil
-}
-
 // Target is a partial command: nil fields keep their current target.
 type Target struct {
 	Head     *HeadPose
@@ -79,20 +68,22 @@ type Target struct {
 
 // check returns an Invalid error naming the first non-finite field.
 func (t Target) check() error {
-	if t.Head != nil {
-		if err := t.Head.check("head"); err != nil {
-			return err
+	if p := t.Head; p != nil {
+		for i, v := range [6]float64{p.X, p.Y, p.Z, p.Roll, p.Pitch, p.Yaw} {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fault.Invalidf("head.%s must be a finite number", [6]string{"x", "y", "z", "roll", "pitch", "yaw"}[i])
+			}
 		}
 	}
 	if t.Antennas != nil {
 		for i, a := range t.Antennas {
 			if math.IsNaN(a) || math.IsInf(a, 0) {
-				return invalidError(fmt.Sprintf("antennas[%d] must be a finite number", i))
+				return fault.Invalidf("antennas[%d] must be a finite number", i)
 			}
 		}
 	}
 	if t.BodyYaw != nil && (math.IsNaN(*t.BodyYaw) || math.IsInf(*t.BodyYaw, 0)) {
-		return invalidError("body_yaw must be a finite number")
+		return fault.Invalidf("body_yaw must be a finite number")
 	}
 	return nil
 }
@@ -133,7 +124,7 @@ func ParseInterpolation(s string) (Interpolation, error) {
 	case Linear, MinJerk, Ease, Cartoon:
 		return Interpolation(s), nil
 	}
-	return "", invalidError(fmt.Sprintf("interpolation %q is not one of linear, minjerk, ease_in_out, cartoon", s))
+	return "", fault.Invalidf("interpolation %q is not one of linear, minjerk, ease_in_out, cartoon", s)
 }
 
 // progress maps elapsed fraction t in [0,1] to the fraction of the way covered.

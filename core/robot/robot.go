@@ -10,6 +10,8 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
 // ControlPeriod is the period of the control loop that advances moves and reads the joints.
@@ -119,7 +121,6 @@ func New(backend Backend, log *slog.Logger) *Robot {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	now := time.Now()
 	r := &Robot{
 		backend: backend,
 		log:     log,
@@ -127,7 +128,7 @@ func New(backend Backend, log *slog.Logger) *Robot {
 		quit:    make(chan struct{}),
 		ended:   make(chan struct{}),
 	}
-	r.present = backend.Read(now)
+	r.present = backend.Read(time.Now())
 	r.target = r.present
 	backend.SetMotorMode(MotorsDisabled)
 	backend.Command(r.target)
@@ -148,17 +149,22 @@ func (r *Robot) Close() error {
 
 func (r *Robot) loop() {
 	defer close(r.ended)
-	t := time.NewTicker(ControlPeriod)
+	every(ControlPeriod, r.quit, r.tick)
+	r.mu.Lock()
+	r.endMove(false)
+	r.mu.Unlock()
+}
+
+// every calls tick every period until quit is closed: the Robot's and the Hardware's loops.
+func every(period time.Duration, quit <-chan struct{}, tick func(time.Time)) {
+	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
 		select {
-		case <-r.quit:
-			r.mu.Lock()
-			r.endMove(false)
-			r.mu.Unlock()
+		case <-quit:
 			return
 		case now := <-t.C:
-			r.tick(now)
+			tick(now)
 		}
 	}
 }
@@ -289,7 +295,7 @@ func (r *Robot) Goto(t Target, duration time.Duration, interp Interpolation) (*M
 		return nil, err
 	}
 	if duration <= 0 || duration.Seconds() > maxMoveSeconds {
-		return nil, invalidError(fmt.Sprintf("duration must be more than 0 and at most %g seconds", maxMoveSeconds))
+		return nil, fault.Invalidf("duration must be more than 0 and at most %g seconds", maxMoveSeconds)
 	}
 	if _, err := ParseInterpolation(string(interp)); err != nil {
 		return nil, err
@@ -361,9 +367,9 @@ func (r *Robot) StopMove(id string) error {
 	defer r.mu.Unlock()
 	if r.move == nil || (id != "" && r.move.ID != id) {
 		if id == "" {
-			return notFoundError("no move is running")
+			return fault.NotFoundf("no move is running")
 		}
-		return notFoundError(fmt.Sprintf("no running move with uuid %s", id))
+		return fault.NotFoundf("no running move with uuid %s", id)
 	}
 	r.endMove(false)
 	return nil
@@ -412,14 +418,14 @@ func (r *Robot) setMode(mode MotorMode) {
 // hand would. Only backends that simulate pushes accept it.
 func (r *Robot) PushAntenna(index int, delta float64) error {
 	if index != 0 && index != 1 {
-		return invalidError("antenna must be left or right")
+		return fault.Invalidf("antenna must be left or right")
 	}
 	if math.IsNaN(delta) || math.IsInf(delta, 0) || math.Abs(delta) > 2*math.Pi {
-		return invalidError("delta must be a finite number of radians within ±2π")
+		return fault.Invalidf("delta must be a finite number of radians within ±2π")
 	}
 	p, ok := r.backend.(Pushable)
 	if !ok {
-		return refusedError("antenna pushes can only be simulated on the simulated robot (--sim)")
+		return fault.Refusedf("antenna pushes can only be simulated on the simulated robot (--sim)")
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

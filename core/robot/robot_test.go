@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/robot"
 )
 
@@ -111,7 +112,7 @@ func TestSetTargetClampsAndRejectsNonFinite(t *testing.T) {
 		})
 
 		err := r.SetTarget(robot.Target{Antennas: &[2]float64{math.NaN(), 0}})
-		if !errors.Is(err, robot.ErrInvalid) || err.Error() != "antennas[0] must be a finite number" {
+		if !errors.Is(err, fault.ErrInvalid) || err.Error() != "antennas[0] must be a finite number" {
 			t.Fatalf("NaN antenna: got %v, want invalid naming antennas[0]", err)
 		}
 		if s := r.State(); !near(s.TargetAntennas[0], 0.4) {
@@ -140,7 +141,7 @@ func TestGotoInterpolatesAndStops(t *testing.T) {
 
 		m, _ = r.Goto(robot.Target{Antennas: &[2]float64{0, 0}}, 2*time.Second, robot.MinJerk)
 		time.Sleep(300 * time.Millisecond)
-		if err := r.StopMove("not-a-move"); !errors.Is(err, robot.ErrNotFound) {
+		if err := r.StopMove("not-a-move"); !errors.Is(err, fault.ErrNotFound) {
 			t.Fatalf("stopping an unknown move: %v, want not found", err)
 		}
 		if err := r.StopMove(m.ID); err != nil {
@@ -160,7 +161,7 @@ func TestGotoInterpolatesAndStops(t *testing.T) {
 			d      time.Duration
 			interp robot.Interpolation
 		}{{0, robot.MinJerk}, {-time.Second, robot.Linear}, {time.Hour, robot.Linear}, {time.Second, "bouncy"}} {
-			if _, err := r.Goto(robot.Target{}, tc.d, tc.interp); !errors.Is(err, robot.ErrInvalid) {
+			if _, err := r.Goto(robot.Target{}, tc.d, tc.interp); !errors.Is(err, fault.ErrInvalid) {
 				t.Errorf("Goto(%v, %q) = %v, want invalid", tc.d, tc.interp, err)
 			}
 		}
@@ -215,7 +216,7 @@ func TestAntennaTouchWhileAsleep(t *testing.T) {
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
-		if err := r.PushAntenna(2, 1); !errors.Is(err, robot.ErrInvalid) {
+		if err := r.PushAntenna(2, 1); !errors.Is(err, fault.ErrInvalid) {
 			t.Fatalf("push on antenna 2: %v, want invalid", err)
 		}
 	})
@@ -224,7 +225,7 @@ func TestAntennaTouchWhileAsleep(t *testing.T) {
 func TestMotorModes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newSimRobot(t)
-		if err := r.SetMotorMode("turbo"); !errors.Is(err, robot.ErrInvalid) {
+		if err := r.SetMotorMode("turbo"); !errors.Is(err, fault.ErrInvalid) {
 			t.Fatalf("unknown mode: %v", err)
 		}
 		if err := r.SetMotorMode(robot.MotorsGravityCompensation); err != nil {
@@ -246,7 +247,7 @@ func TestMotorModes(t *testing.T) {
 func TestAudioLoopback(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newSimRobot(t)
-		if _, err := r.AudioSample(0); !errors.Is(err, robot.ErrRefused) {
+		if _, err := r.AudioSample(0); !errors.Is(err, fault.ErrRefused) {
 			t.Fatalf("reading before start_recording: %v, want refused", err)
 		}
 		r.StartRecording()
@@ -276,7 +277,7 @@ func TestAudioLoopback(t *testing.T) {
 		if loud < 100 {
 			t.Fatalf("the pushed 440 Hz tone was not recorded (loud samples %d, energy %f)", loud, energy)
 		}
-		if err := r.PushAudio([]float32{float32(math.Inf(1))}); !errors.Is(err, robot.ErrInvalid) {
+		if err := r.PushAudio([]float32{float32(math.Inf(1))}); !errors.Is(err, fault.ErrInvalid) {
 			t.Fatalf("pushing +Inf: %v", err)
 		}
 	})
@@ -329,12 +330,12 @@ func TestPlaySound(t *testing.T) {
 			t.Fatalf("decoded %d samples (first %v), err %v; want 16000 samples of 0.5", len(samples), samples[:1], err)
 		}
 
-		if _, err := r.PlaySound(filepath.Join(dir, "missing.wav")); !errors.Is(err, robot.ErrNotFound) {
+		if _, err := r.PlaySound(filepath.Join(dir, "missing.wav")); !errors.Is(err, fault.ErrNotFound) {
 			t.Fatalf("missing file: %v", err)
 		}
 		junk := filepath.Join(dir, "junk.wav")
 		_ = os.WriteFile(junk, []byte("not a wav file at all"), 0o644)
-		if _, err := r.PlaySound(junk); !errors.Is(err, robot.ErrInvalid) {
+		if _, err := r.PlaySound(junk); !errors.Is(err, fault.ErrInvalid) {
 			t.Fatalf("junk file: %v", err)
 		}
 	})

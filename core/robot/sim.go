@@ -2,7 +2,6 @@ package robot
 
 import (
 	"math"
-	"sync"
 	"time"
 )
 
@@ -10,11 +9,8 @@ import (
 // motors are enabled and stay where they are (or where a push leaves them) otherwise. Its speaker
 // plays in real time into its microphone, so what is played can be recorded back.
 type Sim struct {
-	mu       sync.Mutex
+	commands
 	present  Joints
-	target   Joints
-	mode     MotorMode
-	limp     map[string]bool // motors switched off one by one (SetTorque)
 	last     time.Time
 	speaker  []float32
 	micClock time.Time
@@ -29,25 +25,11 @@ const (
 
 // NewSim returns a simulated robot resting asleep: in the sleep pose with its motors disabled.
 func NewSim() *Sim {
-	return &Sim{present: SleepPose, target: SleepPose, mode: MotorsDisabled}
+	return &Sim{commands: commands{target: SleepPose, mode: MotorsDisabled}, present: SleepPose}
 }
 
 // Name implements Backend.
 func (s *Sim) Name() string { return "sim" }
-
-// Command implements Backend.
-func (s *Sim) Command(target Joints) {
-	s.mu.Lock()
-	s.target = target
-	s.mu.Unlock()
-}
-
-// SetMotorMode implements Backend.
-func (s *Sim) SetMotorMode(mode MotorMode) {
-	s.mu.Lock()
-	s.mode = mode
-	s.mu.Unlock()
-}
 
 // Read implements Backend: it integrates the motion since the previous read.
 func (s *Sim) Read(now time.Time) Joints {
@@ -85,18 +67,6 @@ func (s *Sim) Read(now time.Time) Joints {
 		p.BodyYaw = approach(p.BodyYaw, t.BodyYaw, ang)
 	}
 	return s.present
-}
-
-// SetTorque implements TorqueSetter.
-func (s *Sim) SetTorque(on map[string]bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.limp = map[string]bool{}
-	for name, v := range on {
-		if !v {
-			s.limp[name] = true
-		}
-	}
 }
 
 // approach moves v toward target by at most step.

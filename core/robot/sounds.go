@@ -3,6 +3,8 @@ package robot
 import (
 	"math"
 	"path/filepath"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
 // builtinSounds are the sounds apps play by name, as the anchor's apps do with
@@ -50,7 +52,7 @@ func (s *Sim) StopSpeaking() {
 func (r *Robot) StopSound() error {
 	sl, ok := r.backend.(Silencer)
 	if !ok {
-		return refusedError("the " + r.backend.Name() + " backend cannot stop its speaker")
+		return fault.Refusedf("the %s backend cannot stop its speaker", r.backend.Name())
 	}
 	r.mu.Lock()
 	sl.StopSpeaking()

@@ -30,7 +30,7 @@ import (
 // Options configure Start.
 type Options struct {
 	// Config gives the motors' ids, homing offsets and limits (nil: the robot's default).
-	Config *robot.HardwareConfig
+	Config *dynamixel.Config
 	// Rest is where the motors are at start, in ticks by id (default 2048: every joint at 0).
 	Rest map[byte]int32
 	// Latency is the delay each answer adds: the motor's return delay plus the wire time (an
@@ -412,12 +412,11 @@ func (b *Bus) write(m *motor, addr uint16, data []byte) dynamixel.DeviceError {
 
 // RestingAt returns the motors' positions, by id, that put the robot in pose j: where Options.Rest
 // starts them (the sleep pose, for a robot that was switched off).
-func RestingAt(cfg *robot.HardwareConfig, j robot.Joints) (map[byte]int32, error) {
+func RestingAt(cfg *dynamixel.Config, j robot.Joints) (map[byte]int32, error) {
 	if cfg == nil {
 		cfg = hwconfig.Default()
 	}
-	h := j.Head
-	legs, err := kinematics.Default.Inverse(kinematics.Pose{X: h.X, Y: h.Y, Z: h.Z, Roll: h.Roll, Pitch: h.Pitch, Yaw: h.Yaw}, j.BodyYaw)
+	legs, err := kinematics.Default.Inverse(kinematics.Pose(j.Head), j.BodyYaw)
 	if err != nil {
 		return nil, err
 	}

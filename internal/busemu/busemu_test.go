@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/internal/busemu"
 	"github.com/robothub/robothub/internal/dynamixel"
 )
@@ -17,12 +16,11 @@ func TestEmulatedMotorsBehaveLikeXL330s(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer emu.Close()
-	port, err := robot.OpenSerial(emu.Path(), 1_000_000)
+	bus, err := dynamixel.Open(emu.Path(), 1_000_000, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer port.Close()
-	bus := dynamixel.NewBus(port, 1_000_000)
+	defer bus.Close()
 
 	if model, err := bus.Ping(11); err != nil || model != dynamixel.ModelXL330M288 {
 		t.Fatalf("ping: model %d, %v", model, err)

@@ -134,8 +134,7 @@ func (b *Bus) transact(id, inst byte, params []byte, answer int) (Packet, error)
 			}
 			return p, nil
 		}
-		var pe *PortError
-		if errors.As(err, &pe) {
+		if IsPortError(err) {
 			return Packet{}, err
 		}
 	}
@@ -213,9 +212,8 @@ func (b *Bus) SyncRead(addr uint16, n int, ids []byte) ([]SyncResult, error) {
 	deadline := time.Now().Add(b.wire(len(b.out)+len(ids)*(11+n)) + b.Timeout)
 	for missing := len(ids); missing > 0; {
 		p, err := b.next(deadline)
-		var pe *PortError
 		switch {
-		case errors.As(err, &pe):
+		case IsPortError(err):
 			return nil, err
 		case err != nil:
 			return res, nil // the deadline: the silent ones keep ErrTimeout

@@ -168,3 +168,52 @@ func TestSyncWriteBytes(t *testing.T) {
 		t.Fatal("a sync write with values of different lengths was sent")
 	}
 }
+
+// WriteGoals sends the sync write of SyncWrite, with each goal clamped to its motor's limits.
+func TestWriteGoalsClampsAndSendsOneSyncWrite(t *testing.T) {
+	port := newScriptedPort(func(Packet) [][]byte { return nil })
+	bus := NewBus(port, 1_000_000)
+	ms := []Motor{
+		{MotorConfig: MotorConfig{ID: 1, Lower: 100, Upper: 4000}, Goal: 150},
+		{MotorConfig: MotorConfig{ID: 2, Lower: 0, Upper: 170}, Goal: 900},
+	}
+	if err := bus.WriteGoals(ms); err != nil || ms[1].Goal != 170 {
+		t.Fatalf("err %v, goals %d %d; want the second clamped to 170", err, ms[0].Goal, ms[1].Goal)
+	}
+	want := "FF FF FD 00 FE 11 00 83 74 00 04 00 01 96 00 00 00 02 AA 00 00 00 82 87"
+	if got := port.written[0]; string(got) != string(unhex(t, want)) {
+		t.Fatalf("sent % X, want %s", got, want)
+	}
+}
+
+// A motor goes silent after SilentAfter missed reads, answers again with its position, and
+// reports a hardware error while its answers carry the alert; its health says which.
+func TestMotorRecordsItsAnswers(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	m := &Motor{MotorConfig: MotorConfig{Name: "stewart_1", ID: 11}}
+	if h := m.Health(true); h.State != "unknown" || h.Position != nil {
+		t.Fatalf("before any answer: %+v", h)
+	}
+	if m.Record(SyncResult{Data: PutInt32(2048)}, now) || !m.Seen || m.Present != 2048 {
+		t.Fatalf("answer: %+v", m)
+	}
+	for k := 1; k <= SilentAfter; k++ {
+		if silenced := m.Record(SyncResult{Err: ErrTimeout}, now.Add(time.Second)); silenced != (k == SilentAfter) {
+			t.Fatalf("miss %d: silenced %v", k, silenced)
+		}
+	}
+	if h := m.Health(true); h.State != "silent" || h.Error == nil || *h.Error != "stopped answering at 2026-01-02T03:04:05Z" {
+		t.Fatalf("silent: %+v", h)
+	}
+	m.found(2100, now)
+	m.Probed = now
+	m.Record(SyncResult{Data: PutInt32(2100), Alert: true}, now)
+	m.HardwareErrors = HardwareErrors(0x20)
+	if h := m.Health(true); !m.Probed.IsZero() || h.State != "hardware_error" || *h.Error != "reports: overload error" {
+		t.Fatalf("alert: %+v (probed %v)", h, m.Probed)
+	}
+	m.Record(SyncResult{Data: PutInt32(2100)}, now)
+	if h := m.Health(false); m.HardwareErrors != nil || h.State != "unknown" || *h.Error != "the motor bus is not connected" {
+		t.Fatalf("alert cleared, bus disconnected: %+v", h)
+	}
+}

@@ -1,6 +1,8 @@
 // Package dynamixel speaks Robotis' Dynamixel Protocol 2.0 on a half-duplex serial bus: instruction
 // and status packets (CRC-16, byte stuffing, error bits), and a Bus that sends them with timeouts
-// and bounded retries. It knows the control table of the XL330 motors the robot is built from.
+// and bounded retries. It knows the control table of the XL330 motors the robot is built from,
+// and the motors of a bus: their config, their setup (Bus.SetUp), the sync reads and writes a
+// control loop drives them with, and their health as those reads see it (Motor).
 //
 // It lives in internal/, not core/: a motor vendor's wire protocol is not the robot domain, only a
 // way core/robot's hardware backend reaches the motors (and internal/busemu emulates them). Nobody

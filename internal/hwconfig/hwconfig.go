@@ -13,13 +13,14 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/robothub/robothub/core/robot"
+	"github.com/robothub/robothub/internal/dynamixel"
 )
 
 //go:embed hardware.yaml
 var defaultYAML []byte
 
 // Default is the robot's motor bus as built.
-func Default() *robot.HardwareConfig {
+func Default() *dynamixel.Config {
 	c, err := Parse(defaultYAML)
 	if err != nil {
 		panic("hwconfig: embedded hardware.yaml: " + err.Error())
@@ -28,7 +29,7 @@ func Default() *robot.HardwareConfig {
 }
 
 // Load reads a hardware config file.
-func Load(path string) (*robot.HardwareConfig, error) {
+func Load(path string) (*dynamixel.Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("hardware config: %w", err)
@@ -41,7 +42,7 @@ func Load(path string) (*robot.HardwareConfig, error) {
 }
 
 // Parse parses and checks a hardware config; errors name the field.
-func Parse(data []byte) (*robot.HardwareConfig, error) {
+func Parse(data []byte) (*dynamixel.Config, error) {
 	type motor struct {
 		ID            *int   `yaml:"id"`
 		Offset        int32  `yaml:"offset"`
@@ -67,7 +68,7 @@ func Parse(data []byte) (*robot.HardwareConfig, error) {
 	if f.Serial.Baudrate <= 0 {
 		return nil, fmt.Errorf("serial.baudrate: must be a positive number of bits per second, got %d", f.Serial.Baudrate)
 	}
-	c := &robot.HardwareConfig{Baud: f.Serial.Baudrate}
+	c := &dynamixel.Config{Baud: f.Serial.Baudrate}
 	ids := map[int]string{}
 	for i, entry := range f.Motors {
 		if len(entry) != 1 {
@@ -90,7 +91,7 @@ func Parse(data []byte) (*robot.HardwareConfig, error) {
 				return nil, fmt.Errorf("%s: pid must be [P, I, D]", field)
 			}
 			ids[*m.ID] = name
-			mc := robot.MotorConfig{Name: name, ID: byte(*m.ID), Offset: m.Offset, Lower: *m.Lower, Upper: *m.Upper,
+			mc := dynamixel.MotorConfig{Name: name, ID: byte(*m.ID), Offset: m.Offset, Lower: *m.Lower, Upper: *m.Upper,
 				ReturnDelay: m.ReturnDelay, Shutdown: m.Shutdown, OperatingMode: *m.OperatingMode}
 			if m.PID != nil {
 				pid := [3]uint16{}

@@ -32,12 +32,14 @@ func (a Vec3) cross(b Vec3) Vec3 {
 	return Vec3{a[1]*b[2] - a[2]*b[1], a[2]*b[0] - a[0]*b[2], a[0]*b[1] - a[1]*b[0]}
 }
 
-func (m Mat3) apply(v Vec3) Vec3 {
+// Apply rotates v.
+func (m Mat3) Apply(v Vec3) Vec3 {
 	return Vec3{m[0][0]*v[0] + m[0][1]*v[1] + m[0][2]*v[2], m[1][0]*v[0] + m[1][1]*v[1] + m[1][2]*v[2],
 		m[2][0]*v[0] + m[2][1]*v[1] + m[2][2]*v[2]}
 }
 
-func (m Mat3) mul(n Mat3) (out Mat3) {
+// Mul is the product m·n.
+func (m Mat3) Mul(n Mat3) (out Mat3) {
 	for i := range 3 {
 		for j := range 3 {
 			out[i][j] = m[i][0]*n[0][j] + m[i][1]*n[1][j] + m[i][2]*n[2][j]
@@ -47,20 +49,24 @@ func (m Mat3) mul(n Mat3) (out Mat3) {
 }
 
 // Apply maps point v.
-func (t Transform) Apply(v Vec3) Vec3 { return t.R.apply(v).add(t.T) }
+func (t Transform) Apply(v Vec3) Vec3 { return t.R.Apply(v).add(t.T) }
 
 func rotZ(a float64) Mat3 {
 	c, s := math.Cos(a), math.Sin(a)
 	return Mat3{{c, -s, 0}, {s, c, 0}, {0, 0, 1}}
 }
 
-// rotation is the rotation by |w| radians about w (Rodrigues).
+// rotation is the rotation by |w| radians about w.
 func rotation(w Vec3) Mat3 {
 	a := math.Sqrt(w.dot(w))
 	if a < 1e-15 {
 		return Mat3{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}
 	}
-	k := w.scale(1 / a)
+	return AxisAngle(w.scale(1/a), a)
+}
+
+// AxisAngle is the rotation by a radians about the unit axis k (Rodrigues).
+func AxisAngle(k Vec3, a float64) Mat3 {
 	c, s, v := math.Cos(a), math.Sin(a), 1-math.Cos(a)
 	return Mat3{
 		{c + k[0]*k[0]*v, k[0]*k[1]*v - k[2]*s, k[0]*k[2]*v + k[1]*s},
@@ -82,17 +88,19 @@ func (p Pose) Rotation() Mat3 {
 	cp, sp := math.Cos(p.Pitch), math.Sin(p.Pitch)
 	rx := Mat3{{1, 0, 0}, {0, cr, -sr}, {0, sr, cr}}
 	ry := Mat3{{cp, 0, sp}, {0, 1, 0}, {-sp, 0, cp}}
-	return rotZ(p.Yaw).mul(ry).mul(rx)
+	return rotZ(p.Yaw).Mul(ry).Mul(rx)
 }
 
-// poseOf reads a pose back from a rotation and a translation relative to rest.
-func poseOf(r Mat3, t Vec3) Pose {
-	return Pose{
-		X: t[0], Y: t[1], Z: t[2],
-		Roll:  math.Atan2(r[2][1], r[2][2]),
-		Pitch: math.Asin(math.Max(-1, math.Min(1, -r[2][0]))),
-		Yaw:   math.Atan2(r[1][0], r[0][0]),
+// PoseOf reads a pose back from a rotation and a translation relative to rest.
+func PoseOf(r Mat3, t Vec3) Pose {
+	p := Pose{X: t[0], Y: t[1], Z: t[2], Pitch: math.Asin(math.Max(-1, math.Min(1, -r[2][0])))}
+	if math.Abs(r[2][0]) < 1-1e-9 {
+		p.Roll, p.Yaw = math.Atan2(r[2][1], r[2][2]), math.Atan2(r[1][0], r[0][0])
+	} else {
+		// Gimbal lock (pitch ±90°): roll and yaw turn about the same axis; put it all in yaw.
+		p.Yaw = math.Atan2(-r[0][1], r[1][1])
 	}
+	return p
 }
 
 // Leg is one leg of the platform: a motor whose arm turns in the xy plane of its frame, and a rod
@@ -155,7 +163,7 @@ func (e *UnreachableError) Error() string {
 // rotation is taken off, and the rest height added.
 func (g *Geometry) bodyFrame(p Pose, bodyYaw float64) Transform {
 	undo := rotZ(-bodyYaw)
-	return Transform{R: undo.mul(p.Rotation()), T: undo.apply(Vec3{p.X, p.Y, p.Z + g.HeadZOffset})}
+	return Transform{R: undo.Mul(p.Rotation()), T: undo.Apply(Vec3{p.X, p.Y, p.Z + g.HeadZOffset})}
 }
 
 // Inverse returns the six motor angles (radians) that put the head in pose p with the body turned
@@ -214,7 +222,7 @@ func (g *Geometry) Forward(angles [6]float64, bodyYaw float64, guess Pose) (Pose
 		// it: d(res_i) = 2 d·dt + 2 (R anchor × d)·w.
 		var jac [6][7]float64
 		for i, leg := range g.Legs {
-			ra := head.R.apply(leg.Anchor)
+			ra := head.R.Apply(leg.Anchor)
 			d := ra.add(head.T).sub(arms[i])
 			c := ra.cross(d)
 			jac[i] = [7]float64{2 * d[0], 2 * d[1], 2 * d[2], 2 * c[0], 2 * c[1], 2 * c[2], -res[i]}
@@ -226,7 +234,7 @@ func (g *Geometry) Forward(angles [6]float64, bodyYaw float64, guess Pose) (Pose
 		// A full Newton step can overshoot far from the solution: halve it until it helps.
 		improved := false
 		for range 20 {
-			next := Transform{R: rotation(Vec3{step[3], step[4], step[5]}).mul(head.R), T: head.T.add(Vec3{step[0], step[1], step[2]})}
+			next := Transform{R: rotation(Vec3{step[3], step[4], step[5]}).Mul(head.R), T: head.T.add(Vec3{step[0], step[1], step[2]})}
 			if r, n := residuals(next); n < norm {
 				head, res, norm, improved = next, r, n, true
 				break
@@ -244,9 +252,9 @@ func (g *Geometry) Forward(angles [6]float64, bodyYaw float64, guess Pose) (Pose
 		return Pose{}, ErrNoConvergence
 	}
 	undo := rotZ(bodyYaw)
-	t := undo.apply(head.T)
+	t := undo.Apply(head.T)
 	t[2] -= g.HeadZOffset
-	return poseOf(undo.mul(head.R), t), nil
+	return PoseOf(undo.Mul(head.R), t), nil
 }
 
 // solve6 solves the 6×6 system in m's first six columns for the right-hand side in its seventh,

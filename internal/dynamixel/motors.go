@@ -1,0 +1,296 @@
+package dynamixel
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"go.bug.st/serial"
+)
+
+// MotorConfig is one motor of the bus.
+type MotorConfig struct {
+	Name          string
+	ID            byte
+	Offset        int32 // Homing Offset, ticks
+	Lower, Upper  int32 // position limits, ticks
+	ReturnDelay   byte
+	Shutdown      byte
+	OperatingMode byte
+	PID           *[3]uint16
+}
+
+// Config is the motor bus: its baud rate and its motors.
+type Config struct {
+	Baud   int
+	Motors []MotorConfig
+}
+
+// Motor returns the named motor's config.
+func (c *Config) Motor(name string) (MotorConfig, bool) {
+	i := slices.IndexFunc(c.Motors, func(m MotorConfig) bool { return m.Name == name })
+	if i < 0 {
+		return MotorConfig{}, false
+	}
+	return c.Motors[i], true
+}
+
+// Open opens the serial port at path at baud bits per second, 8N1, and returns a Bus on it with
+// the given Timeout (0: NewBus's default).
+func Open(path string, baud int, timeout time.Duration) (*Bus, error) {
+	p, err := serial.Open(path, &serial.Mode{BaudRate: baud, DataBits: 8, Parity: serial.NoParity, StopBits: serial.OneStopBit})
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", path, err)
+	}
+	b := NewBus(p, baud)
+	if timeout > 0 {
+		b.Timeout = timeout
+	}
+	return b, nil
+}
+
+// Close closes the Bus's port, if it is one that closes.
+func (b *Bus) Close() error {
+	if c, ok := b.port.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// IsPortError reports whether err is (or wraps) a PortError.
+func IsPortError(err error) bool {
+	var pe *PortError
+	return errors.As(err, &pe)
+}
+
+// ReadInt32 reads the 4-byte value at addr of device id.
+func (b *Bus) ReadInt32(id byte, addr uint16) (int32, error) {
+	data, err := b.Read(id, addr, 4)
+	if err != nil {
+		return 0, err
+	}
+	return Int32(data), nil
+}
+
+// Configure checks motor m's EEPROM settings against its config (written once by the setup tool,
+// never here: EEPROM wears) and writes its PID gains; the warnings name the settings that differ.
+func (b *Bus) Configure(m MotorConfig) (warnings []string, err error) {
+	checks := []struct {
+		what string
+		addr uint16
+		want int32
+	}{
+		{"homing offset", AddrHomingOffset, m.Offset},
+		{"min position limit", AddrMinPositionLimit, m.Lower},
+		{"max position limit", AddrMaxPositionLimit, m.Upper},
+	}
+	for _, c := range checks {
+		got, err := b.ReadInt32(m.ID, c.addr)
+		if err != nil {
+			return warnings, err
+		}
+		if got != c.want {
+			warnings = append(warnings, fmt.Sprintf("%s (id %d): %s is %d, the hardware config says %d", m.Name, m.ID, c.what, got, c.want))
+		}
+	}
+	if pid := m.PID; pid != nil {
+		for k, addr := range []uint16{AddrPositionPGain, AddrPositionIGain, AddrPositionDGain} {
+			if err := b.Write(m.ID, addr, binary.LittleEndian.AppendUint16(nil, pid[k])); err != nil {
+				return warnings, err
+			}
+		}
+	}
+	return warnings, nil
+}
+
+// Prepare sets m's Goal to where it is and, unless it is silent, writes its operating mode (its
+// torque must be off), its goal current in mA when the mode is current-based position, and the goal.
+func (b *Bus) Prepare(m *Motor, mode byte, current int16) error {
+	m.Goal = m.Present
+	if m.Silent {
+		return nil
+	}
+	err := b.Write(m.ID, AddrOperatingMode, []byte{mode})
+	if err == nil && mode == ModeCurrentBasedPosition {
+		err = b.Write(m.ID, AddrGoalCurrent, binary.LittleEndian.AppendUint16(nil, uint16(current)))
+	}
+	if err == nil {
+		err = b.Write(m.ID, AddrGoalPosition, PutInt32(m.Goal))
+	}
+	return err
+}
+
+// WriteGoals clamps the Goal of every motor of ms to its limits and writes them all with one sync
+// write, built in one allocation.
+func (b *Bus) WriteGoals(ms []Motor) error {
+	params := binary.LittleEndian.AppendUint16(make([]byte, 0, 4+len(ms)*5), AddrGoalPosition)
+	params = binary.LittleEndian.AppendUint16(params, 4)
+	for i := range ms {
+		m := &ms[i]
+		m.Goal = min(max(m.Goal, m.Lower), m.Upper)
+		params = binary.LittleEndian.AppendUint32(append(params, m.ID), uint32(m.Goal))
+	}
+	return b.send(BroadcastID, InstSyncWrite, params)
+}
+
+// Torque turns the torque of ids on or off with one sync write (no device answers it: the next
+// reads show a motor that missed it).
+func (b *Bus) Torque(ids []byte, on bool) error {
+	v := byte(0)
+	if on {
+		v = 1
+	}
+	data := make([][]byte, len(ids))
+	for i := range data {
+		data[i] = []byte{v}
+	}
+	return b.SyncWrite(AddrTorqueEnable, ids, data)
+}
+
+// ReadHardwareErrors reads m's Hardware Error Status and records it in m holding mu; it reports
+// whether the errors changed.
+func (b *Bus) ReadHardwareErrors(m *Motor, mu sync.Locker) (changed bool, err error) {
+	data, err := b.Read(m.ID, AddrHardwareError, 1)
+	if err != nil {
+		return false, err
+	}
+	errs := HardwareErrors(data[0])
+	mu.Lock()
+	defer mu.Unlock()
+	changed, m.HardwareErrors = !slices.Equal(errs, m.HardwareErrors), errs
+	return changed, nil
+}
+
+// SilentAfter is how many reads in a row a motor may miss (100 ms at 50 Hz) before it is taken
+// for silent.
+const SilentAfter = 5
+
+// Motor is one motor as a control loop sees it through its reads: where it is, whether it answers
+// and which hardware errors it reports. Its methods do no I/O: call them holding the lock that the
+// motor's readers take.
+type Motor struct {
+	MotorConfig
+	Present        int32 // ticks, last read
+	Goal           int32 // ticks, last written (gravity compensation follows a hand from it)
+	Seen           bool
+	LastSeen       time.Time
+	Silent         bool // it missed SilentAfter reads in a row, or a ping: only pings reach it
+	Alert          bool // its last answer carried the hardware error alert
+	HardwareErrors []string
+	Probed         time.Time // when it was last pinged, or its hardware error read
+	misses         int
+}
+
+// SetUp pings m, checks and configures it (Configure) and reads its position; it records the
+// outcome in m holding mu (found, or lost when the ping goes unanswered).
+func (b *Bus) SetUp(m *Motor, mu sync.Locker) (warnings []string, err error) {
+	if _, err := b.Ping(m.ID); err != nil {
+		mu.Lock()
+		m.lost()
+		mu.Unlock()
+		return nil, err
+	}
+	if warnings, err = b.Configure(m.MotorConfig); err != nil {
+		return warnings, err
+	}
+	pos, err := b.ReadInt32(m.ID, AddrPresentPosition)
+	if err != nil {
+		return warnings, err
+	}
+	mu.Lock()
+	m.found(pos, time.Now())
+	mu.Unlock()
+	return warnings, nil
+}
+
+// ReadPositions reads the Present Position of every motor of ms that is not silent with one sync
+// read. It returns the answers (for Motor.Record) and the index in ms of the motor of each; none
+// when every motor is silent. Only a PortError is returned as err.
+func (b *Bus) ReadPositions(ms []Motor) (res []SyncResult, idx []int, err error) {
+	var ids []byte
+	for i, m := range ms {
+		if !m.Silent {
+			ids, idx = append(ids, m.ID), append(idx, i)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil, nil
+	}
+	res, err = b.SyncRead(AddrPresentPosition, 4, ids)
+	return res, idx, err
+}
+
+// found records that m answered its setup at now, at position present.
+func (m *Motor) found(present int32, now time.Time) {
+	m.Present, m.Seen, m.LastSeen, m.Silent, m.misses = present, true, now, false, 0
+}
+
+// lost records that m did not answer a ping: it is silent at once.
+func (m *Motor) lost() { m.Silent, m.misses = true, SilentAfter }
+
+// Record takes m's answer r to a sync read at now and reports whether m has just gone silent.
+func (m *Motor) Record(r SyncResult, now time.Time) (silenced bool) {
+	if r.Err != nil {
+		m.misses++
+		silenced = m.misses >= SilentAfter && !m.Silent
+		if silenced {
+			m.Silent = true
+		}
+		return silenced
+	}
+	m.Present, m.Seen, m.LastSeen, m.misses = Int32(r.Data), true, now, 0
+	if r.Alert != m.Alert {
+		m.Alert, m.Probed = r.Alert, time.Time{}
+		if !r.Alert {
+			m.HardwareErrors = nil
+		}
+	}
+	return false
+}
+
+// MotorHealth is a motor's state as the reads last saw it, for a status report.
+type MotorHealth struct {
+	Name  string `json:"name"`
+	ID    int    `json:"id"`
+	State string `json:"state"` // ok, silent, hardware_error, or unknown before its first answer
+	// Error says what is wrong, for a person: null when the motor is fine.
+	Error          *string    `json:"error"`
+	HardwareErrors []string   `json:"hardware_errors"`
+	Position       *float64   `json:"position"` // radians, last read
+	LastSeen       *time.Time `json:"last_seen"`
+}
+
+// Health reports m's state; every motor's is unknown while the bus is not connected.
+func (m *Motor) Health(connected bool) MotorHealth {
+	mh := MotorHealth{Name: m.Name, ID: int(m.ID), State: "ok", HardwareErrors: append([]string{}, m.HardwareErrors...)}
+	if m.Seen {
+		pos, seen := Radians(m.Present), m.LastSeen
+		mh.Position, mh.LastSeen = &pos, &seen
+	}
+	var msg string
+	switch {
+	case m.Silent && !m.Seen:
+		mh.State, msg = "silent", "has not answered since the daemon started"
+	case m.Silent:
+		mh.State, msg = "silent", "stopped answering at "+m.LastSeen.UTC().Format(time.RFC3339)
+	case !m.Seen:
+		mh.State = "unknown"
+	case m.Alert:
+		mh.State, msg = "hardware_error", "reports a hardware error"
+		if len(m.HardwareErrors) > 0 {
+			msg = "reports: " + strings.Join(m.HardwareErrors, ", ")
+		}
+	}
+	if !connected {
+		mh.State, msg = "unknown", "the motor bus is not connected"
+	}
+	if msg != "" {
+		mh.Error = &msg
+	}
+	return mh
+}
