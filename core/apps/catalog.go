@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/hub"
 )
 
@@ -85,7 +86,7 @@ func (c *Catalog) fetch(ctx context.Context) ([]AppInfo, error) {
 // Lookup finds an app by name in a fresh catalog.
 func (c *Catalog) Lookup(ctx context.Context, name string) (AppInfo, error) {
 	if c == nil || c.HubURL == "" {
-		return AppInfo{}, notFoundError(fmt.Sprintf("App '%s' is not installed and no hub catalog is configured", name))
+		return AppInfo{}, fault.NotFoundf("App '%s' is not installed and no hub catalog is configured", name)
 	}
 	apps, err := c.List(ctx, true)
 	if err != nil {
@@ -96,5 +97,5 @@ func (c *Catalog) Lookup(ctx context.Context, name string) (AppInfo, error) {
 			return a, nil
 		}
 	}
-	return AppInfo{}, notFoundError(fmt.Sprintf("App '%s' is not in the catalog of %s", name, c.HubURL))
+	return AppInfo{}, fault.NotFoundf("App '%s' is not in the catalog of %s", name, c.HubURL)
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
 // ErrNoHubToken is returned when a private space is asked for and the daemon has no hub token.
@@ -33,10 +35,10 @@ func (m *Manager) InstallPrivateSpaceWithToken(spaceID, token string) (*Job, err
 	spaceID = strings.TrimSpace(spaceID)
 	token = strings.TrimSpace(token)
 	if !spaceIDPattern.MatchString(spaceID) {
-		return nil, invalidError("space_id: " + truncate(spaceID, 100) + " is not <user>/<space>")
+		return nil, fault.Invalidf("space_id: %s is not <user>/<space>", truncate(spaceID, 100))
 	}
 	if m.cfg.HubURL == "" {
-		return nil, refusedError("No hub is configured (--hub-url none): private spaces cannot be installed")
+		return nil, fault.Refusedf("No hub is configured (--hub-url none): private spaces cannot be installed")
 	}
 	if token == "" {
 		token = m.cfg.HubToken
@@ -88,7 +90,7 @@ func (m *Manager) UpdateApp(name string) (*Job, error) {
 		return nil, err
 	}
 	if info.Extra.Source == "" {
-		return nil, refusedError(fmt.Sprintf("App '%s' was not installed through the daemon: it has no source to update from", name))
+		return nil, fault.Refusedf("App '%s' was not installed through the daemon: it has no source to update from", name)
 	}
 	return m.Update(info.Extra.Source, "")
 }

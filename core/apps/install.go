@@ -14,6 +14,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
 // installTimeout bounds one install or remove job.
@@ -43,18 +45,18 @@ func parseSource(raw string) (source, error) {
 	s := strings.TrimSpace(raw)
 	switch {
 	case s == "":
-		return source{}, invalidError("url: required: a hub space URL (<hub>/spaces/<user>/<app>), a git URL or an absolute local path")
+		return source{}, fault.Invalidf("url: required: a hub space URL (<hub>/spaces/<user>/<app>), a git URL or an absolute local path")
 	case len(s) > 2048:
-		return source{}, invalidError("url: longer than 2048 characters")
+		return source{}, fault.Invalidf("url: longer than 2048 characters")
 	case strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || r == ' ' }):
-		return source{}, invalidError("url: must not contain spaces or control characters")
+		return source{}, fault.Invalidf("url: must not contain spaces or control characters")
 	case strings.HasPrefix(s, "-"):
-		return source{}, invalidError("url: must not start with '-'")
+		return source{}, fault.Invalidf("url: must not start with '-'")
 	}
 	if strings.HasPrefix(s, "file://") {
 		u, err := url.Parse(s)
 		if err != nil || u.Path == "" {
-			return source{}, invalidError("url: " + s + " is not a valid file:// URL")
+			return source{}, fault.Invalidf("url: %s is not a valid file:// URL", s)
 		}
 		s = u.Path
 	}
@@ -62,12 +64,12 @@ func parseSource(raw string) (source, error) {
 		clean := filepath.Clean(s)
 		info, err := os.Stat(clean)
 		if err != nil || !info.IsDir() {
-			return source{}, invalidError("url: local path " + clean + " is not a directory on the robot")
+			return source{}, fault.Invalidf("url: local path %s is not a directory on the robot", clean)
 		}
 		// Checked before a job copies the directory: a path such as / would otherwise be copied
 		// whole into a temporary directory before the job found no package there.
 		if !exists(filepath.Join(clean, "pyproject.toml")) && !exists(filepath.Join(clean, "setup.py")) {
-			return source{}, invalidError("url: local path " + clean + " is not a Python package: it has no pyproject.toml or setup.py")
+			return source{}, fault.Invalidf("url: local path %s is not a Python package: it has no pyproject.toml or setup.py", clean)
 		}
 		return source{raw: raw, shown: clean, kind: SourceLocal, path: clean}, nil
 	}
@@ -76,7 +78,7 @@ func parseSource(raw string) (source, error) {
 	}
 	u, err := url.Parse(s)
 	if err != nil || u.Host == "" {
-		return source{}, invalidError("url: " + truncate(s, 200) + " is not a hub space URL, a git URL or an absolute local path")
+		return source{}, fault.Invalidf("url: %s is not a hub space URL, a git URL or an absolute local path", truncate(s, 200))
 	}
 	switch u.Scheme {
 	case "http", "https":
@@ -89,7 +91,7 @@ func parseSource(raw string) (source, error) {
 	case "ssh", "git":
 		return source{raw: raw, shown: RedactURL(u.String()), kind: SourceGit, cloneURL: u.String()}, nil
 	}
-	return source{}, invalidError("url: scheme " + u.Scheme + " is not one of http, https, ssh, git, file")
+	return source{}, fault.Invalidf("url: scheme %s is not one of http, https, ssh, git, file", u.Scheme)
 }
 
 // Install starts a job that installs the app package at rawURL into the apps venv: a hub space
@@ -129,7 +131,7 @@ func (m *Manager) refuseIfRunning(name, what string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if r := m.current; r != nil && r.state.Active() && r.info.Name == name {
-		return refusedError(fmt.Sprintf("App '%s' is running and cannot be %s: stop it first", name, what))
+		return fault.Refusedf("App '%s' is running and cannot be %s: stop it first", name, what)
 	}
 	return nil
 }

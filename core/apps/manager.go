@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/robot"
 )
 
@@ -160,7 +161,7 @@ func NewManager(cfg Config) (*Manager, error) {
 	m.startupApp = sc.StartupApp
 	if cfg.StartupApp != "" {
 		if !AppNamePattern.MatchString(cfg.StartupApp) {
-			return nil, invalidError(fmt.Sprintf("startup app %q is not a valid app name", cfg.StartupApp))
+			return nil, fault.Invalidf("startup app %q is not a valid app name", cfg.StartupApp)
 		}
 		m.startupApp = cfg.StartupApp
 	}
@@ -276,11 +277,11 @@ func (m *Manager) List() []AppInfo { return m.installed().list }
 // App returns the installed app called name, or a NotFound error.
 func (m *Manager) App(name string) (AppInfo, error) {
 	if !AppNamePattern.MatchString(name) {
-		return AppInfo{}, notFoundError(fmt.Sprintf("App '%s' is not installed", truncate(name, 100)))
+		return AppInfo{}, fault.NotFoundf("App '%s' is not installed", truncate(name, 100))
 	}
 	info, ok := m.installed().byName[name]
 	if !ok {
-		return AppInfo{}, notFoundError(fmt.Sprintf("App '%s' is not installed", name))
+		return AppInfo{}, fault.NotFoundf("App '%s' is not installed", name)
 	}
 	return info, nil
 }
@@ -295,7 +296,7 @@ func (m *Manager) ListAvailable(ctx context.Context, kind SourceKind) ([]AppInfo
 	case SourceLocal:
 		return []AppInfo{}, nil
 	default:
-		return nil, invalidError(fmt.Sprintf("source kind %q is not one of hf_space, dashboard_selection, local, installed", kind))
+		return nil, fault.Invalidf("source kind %q is not one of hf_space, dashboard_selection, local, installed", kind)
 	}
 	set := m.installed()
 	var out []AppInfo
@@ -319,7 +320,7 @@ func (m *Manager) ListAvailable(ctx context.Context, kind SourceKind) ([]AppInfo
 func (m *Manager) Job(id string) (*Job, error) {
 	j, ok := m.jobs.get(id)
 	if !ok {
-		return nil, notFoundError(fmt.Sprintf("Job %s not found", truncate(id, 64)))
+		return nil, fault.NotFoundf("Job %s not found", truncate(id, 64))
 	}
 	return j, nil
 }

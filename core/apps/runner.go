@@ -66,7 +66,7 @@ func (m *Manager) start(name string, evict bool) (AppStatus, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
-		return AppStatus{}, refusedError("The daemon is shutting down")
+		return AppStatus{}, fault.Refusedf("The daemon is shutting down")
 	}
 	now := time.Now()
 	if evict {
@@ -216,7 +216,7 @@ func (m *Manager) Stop() (AppStatus, error) {
 	r := m.current
 	if r == nil || !r.state.Active() {
 		m.mu.Unlock()
-		return AppStatus{}, refusedError("No app is currently running")
+		return AppStatus{}, fault.Refusedf("No app is currently running")
 	}
 	if !r.stopRequested {
 		r.stopRequested = true
@@ -272,7 +272,7 @@ func (m *Manager) Restart() (AppStatus, error) {
 	r := m.current
 	m.mu.Unlock()
 	if r == nil || !r.state.Active() {
-		return AppStatus{}, refusedError("No app is currently running")
+		return AppStatus{}, fault.Refusedf("No app is currently running")
 	}
 	if _, err := m.Stop(); err != nil {
 		return AppStatus{}, err

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
 // Session kinds.
@@ -61,7 +63,7 @@ func (m *Manager) sessionInfo(s *session) SessionInfo {
 // is open. A session lasts until it is closed or misses heartbeats for the session TTL.
 func (m *Manager) OpenSession(req SessionRequest) (SessionInfo, error) {
 	if len(req.Client) > 200 {
-		return SessionInfo{}, invalidError("client: at most 200 characters")
+		return SessionInfo{}, fault.Invalidf("client: at most 200 characters")
 	}
 	now := time.Now()
 	m.mu.Lock()
@@ -86,7 +88,7 @@ func (m *Manager) OpenSession(req SessionRequest) (SessionInfo, error) {
 		}
 	} else {
 		if m.closed {
-			return SessionInfo{}, refusedError("The daemon is shutting down")
+			return SessionInfo{}, fault.Refusedf("The daemon is shutting down")
 		}
 		if err := m.slotBusyLocked(now); err != nil {
 			return SessionInfo{}, err
@@ -106,7 +108,7 @@ func (m *Manager) Heartbeat(id string) (SessionInfo, error) {
 	m.expireSessionsLocked(now)
 	s, ok := m.sessions[id]
 	if !ok {
-		return SessionInfo{}, notFoundError(fmt.Sprintf("Session %s not found or expired", truncate(id, 64)))
+		return SessionInfo{}, fault.NotFoundf("Session %s not found or expired", truncate(id, 64))
 	}
 	s.seen = now
 	return m.sessionInfo(s), nil
@@ -117,7 +119,7 @@ func (m *Manager) CloseSession(id string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.sessions[id]; !ok {
-		return notFoundError(fmt.Sprintf("Session %s not found or expired", truncate(id, 64)))
+		return fault.NotFoundf("Session %s not found or expired", truncate(id, 64))
 	}
 	delete(m.sessions, id)
 	m.log.Info("SDK session closed", "session", id)
@@ -172,10 +174,10 @@ func (m *Manager) remoteSessionLocked(now time.Time) *session {
 // slotBusyLocked returns the refusal for a new holder of the slot, or nil when the slot is free.
 func (m *Manager) slotBusyLocked(now time.Time) error {
 	if r := m.current; r != nil && r.state.Active() {
-		return refusedError("An app is already running")
+		return fault.Refusedf("An app is already running")
 	}
 	if s := m.remoteSessionLocked(now); s != nil {
-		return refusedError(fmt.Sprintf("The robot is in use by a remote SDK session (%s)", s.client))
+		return fault.Refusedf("The robot is in use by a remote SDK session (%s)", s.client)
 	}
 	return nil
 }

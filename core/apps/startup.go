@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
 // StartupApp returns the startup app ("" when none): the --startup-app flag, else the one saved
@@ -20,7 +22,7 @@ func (m *Manager) SetStartupApp(name string) error {
 	if name != "" {
 		if _, err := m.App(name); err != nil {
 			// The anchor answers 400: the request is refused, not a route to nothing.
-			return refusedError(fmt.Sprintf("App '%s' is not installed", truncate(name, 100)))
+			return fault.Refusedf("App '%s' is not installed", truncate(name, 100))
 		}
 	}
 	m.mu.Lock()

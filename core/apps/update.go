@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
 // revisionPattern is a git commit name: 7 to 64 hex digits (SHA-1 or SHA-256, possibly abbreviated).
@@ -25,10 +27,10 @@ func (m *Manager) Update(rawURL, revision string) (*Job, error) {
 	}
 	revision = strings.ToLower(strings.TrimSpace(revision))
 	if revision != "" && !revisionPattern.MatchString(revision) {
-		return nil, invalidError("revision: " + truncate(revision, 80) + " is not a git commit (7 to 64 hex digits)")
+		return nil, fault.Invalidf("revision: %s is not a git commit (7 to 64 hex digits)", truncate(revision, 80))
 	}
 	if len(m.appsFrom(src.shown)) == 0 {
-		return nil, notFoundError("No installed app comes from " + src.shown + ": install it first")
+		return nil, fault.NotFoundf("No installed app comes from %s: install it first", src.shown)
 	}
 	job := m.jobs.create("update", src.shown)
 	go m.runJob(job, func(ctx context.Context) ([]string, error) { return m.update(ctx, job, src, revision) })
