@@ -1,6 +1,7 @@
 package apps
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -49,31 +50,27 @@ func (c *Catalog) List(ctx context.Context, fresh bool) ([]AppInfo, error) {
 func (c *Catalog) fetch(ctx context.Context) ([]AppInfo, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	base := strings.TrimRight(c.HubURL, "/")
-	httpClient := c.Client
-	if httpClient == nil {
-		httpClient = http.DefaultClient
-	}
 	// One attempt: the daemon answers from its stale cache rather than keep a page waiting.
-	client, err := hub.New(base, hub.WithHTTPClient(httpClient), hub.WithRetry(hub.RetryPolicy{MaxAttempts: 1}))
+	opts := []hub.Option{hub.WithRetry(hub.RetryPolicy{MaxAttempts: 1})}
+	if c.Client != nil {
+		opts = append(opts, hub.WithHTTPClient(c.Client))
+	}
+	client, err := hub.New(c.HubURL, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("the app catalog's hub: %w", err)
 	}
 	spaces, err := client.ListSpaces(ctx, hub.SpaceQuery{Filter: []string{AppTag}})
 	if err != nil {
 		// %v: a hub failure is the daemon's 500, whatever the hub's own status was.
-		return nil, fmt.Errorf("fetching the app catalog from %s: %v", base, err)
+		return nil, fmt.Errorf("fetching the app catalog from %s: %v", strings.TrimRight(c.HubURL, "/"), err)
 	}
 	var apps []AppInfo
 	for _, s := range spaces {
-		_, name, ok := strings.Cut(s.ID, "/")
+		author, name, ok := strings.Cut(s.ID, "/")
 		if !ok || name == "" {
 			continue
 		}
-		author := s.Author
-		if author == "" {
-			author, _, _ = strings.Cut(s.ID, "/")
-		}
+		author = cmp.Or(s.Author, author)
 		card := func(key string) string { v, _ := s.CardData[key].(string); return v }
 		apps = append(apps, AppInfo{
 			Name: name, SourceKind: SourceHubSpace, Description: card("short_description"), URL: client.SpaceGitURL(s.ID),

@@ -1,15 +1,17 @@
 package apps
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"os/exec"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -33,17 +35,13 @@ func (m *Manager) InstallPrivateSpace(spaceID string) (*Job, error) {
 // checking a private space for updates, and updating it, need the daemon's own hub token.
 func (m *Manager) InstallPrivateSpaceWithToken(spaceID, token string) (*Job, error) {
 	spaceID = strings.TrimSpace(spaceID)
-	token = strings.TrimSpace(token)
 	if !spaceIDPattern.MatchString(spaceID) {
 		return nil, fault.Invalidf("space_id: %s is not <user>/<space>", truncate(spaceID, 100))
 	}
 	if m.cfg.HubURL == "" {
 		return nil, fault.Refusedf("No hub is configured (--hub-url none): private spaces cannot be installed")
 	}
-	if token == "" {
-		token = m.cfg.HubToken
-	}
-	if token == "" {
+	if token = cmp.Or(strings.TrimSpace(token), m.cfg.HubToken); token == "" {
 		return nil, ErrNoHubToken
 	}
 	src, err := parseSource(strings.TrimRight(m.cfg.HubURL, "/") + "/spaces/" + spaceID)
@@ -51,17 +49,14 @@ func (m *Manager) InstallPrivateSpaceWithToken(spaceID, token string) (*Job, err
 		return nil, err
 	}
 	src.token = token
-	return m.installSource(src)
+	return m.installSource(src), nil
 }
 
 // gitAuthEnv gives git the hub token, as an Authorization header for the hub's URLs only, when
 // src is on the daemon's hub: private spaces can then be cloned. The token travels in GIT_CONFIG_*
 // variables, never on a command line (ps shows those), in .git/config or in a log.
 func (m *Manager) gitAuthEnv(src source) []string {
-	token := src.token
-	if token == "" {
-		token = m.cfg.HubToken
-	}
+	token := cmp.Or(src.token, m.cfg.HubToken)
 	if token == "" || m.cfg.HubURL == "" || src.kind != SourceHubSpace {
 		return nil
 	}
@@ -144,12 +139,7 @@ func (m *Manager) CheckUpdates(ctx context.Context, force bool) (*AppUpdates, er
 		}
 		bySource[a.Extra.Source] = append(bySource[a.Extra.Source], a)
 	}
-	sources := make([]string, 0, len(bySource))
-	for s := range bySource {
-		sources = append(sources, s)
-	}
-	sort.Strings(sources)
-	for _, shown := range sources {
+	for _, shown := range slices.Sorted(maps.Keys(bySource)) {
 		list := bySource[shown]
 		src, err := parseSource(shown)
 		var head string
@@ -190,7 +180,7 @@ func (m *Manager) remoteHead(ctx context.Context, src source) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", "ls-remote", "--", src.cloneURL, "HEAD")
-	cmd.Env = append(gitEnv(), m.gitAuthEnv(src)...)
+	cmd.Env = append(append(os.Environ(), "GIT_TERMINAL_PROMPT=0", gitProtocols), m.gitAuthEnv(src)...)
 	out, err := cmd.Output()
 	if err != nil {
 		var ee *exec.ExitError
@@ -206,8 +196,5 @@ func (m *Manager) remoteHead(ctx context.Context, src source) (string, error) {
 	return sha, nil
 }
 
-// gitEnv is the environment of git commands: never a prompt, only network protocols git can
-// use safely for a URL from outside.
-func gitEnv() []string {
-	return append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_ALLOW_PROTOCOL=http:https:ssh:git:file")
-}
+// gitProtocols are the only protocols git may use for a URL from outside.
+const gitProtocols = "GIT_ALLOW_PROTOCOL=http:https:ssh:git:file"

@@ -2,7 +2,6 @@ package apps
 
 import (
 	"archive/zip"
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -68,7 +68,7 @@ func parseSource(raw string) (source, error) {
 		}
 		// Checked before a job copies the directory: a path such as / would otherwise be copied
 		// whole into a temporary directory before the job found no package there.
-		if !exists(filepath.Join(clean, "pyproject.toml")) && !exists(filepath.Join(clean, "setup.py")) {
+		if !isPackage(clean) {
 			return source{}, fault.Invalidf("url: local path %s is not a Python package: it has no pyproject.toml or setup.py", clean)
 		}
 		return source{raw: raw, shown: clean, kind: SourceLocal, path: clean}, nil
@@ -103,13 +103,11 @@ func (m *Manager) Install(rawURL string) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	return m.installSource(src)
+	return m.installSource(src), nil
 }
 
-func (m *Manager) installSource(src source) (*Job, error) {
-	job := m.jobs.create("install", src.shown)
-	go m.runJob(job, func(ctx context.Context) ([]string, error) { return m.install(ctx, job, src, false) })
-	return job, nil
+func (m *Manager) installSource(src source) *Job {
+	return m.startJob("install", src.shown, func(ctx context.Context, job *Job) ([]string, error) { return m.install(ctx, job, src, false) })
 }
 
 // Remove starts a job that uninstalls the package that provides app name. The running app cannot
@@ -119,41 +117,43 @@ func (m *Manager) Remove(name string) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := m.refuseIfRunning(name, "removed"); err != nil {
+	if err := m.refuseIfRunning(name); err != nil {
 		return nil, err
 	}
-	job := m.jobs.create("remove", name)
-	go m.runJob(job, func(ctx context.Context) ([]string, error) { return m.remove(ctx, job, info) })
-	return job, nil
+	return m.startJob("remove", name, func(ctx context.Context, job *Job) ([]string, error) { return m.remove(ctx, job, info) }), nil
 }
 
-func (m *Manager) refuseIfRunning(name, what string) error {
+func (m *Manager) refuseIfRunning(name string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if r := m.current; r != nil && r.state.Active() && r.info.Name == name {
-		return fault.Refusedf("App '%s' is running and cannot be %s: stop it first", name, what)
+	if r := m.activeLocked(); r != nil && r.info.Name == name {
+		return fault.Refusedf("App '%s' is running and cannot be removed: stop it first", name)
 	}
 	return nil
 }
 
-// runJob runs one venv-changing job at a time.
-func (m *Manager) runJob(job *Job, work func(ctx context.Context) ([]string, error)) {
-	m.venvMu.Lock()
-	defer m.venvMu.Unlock()
-	job.setStatus(JobInProgress, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), installTimeout)
-	defer cancel()
-	apps, err := work(ctx)
-	if err != nil {
-		job.Logf("Job '%s %s' failed: %v", job.command, job.target, err)
-		m.log.Warn("job failed", "job", job.id, "command", job.command, "target", job.target, "err", err)
-		job.setStatus(JobFailed, err)
-		return
-	}
-	job.setApps(apps)
-	job.Logf("Job '%s %s' completed successfully", job.command, job.target)
-	m.log.Info("job done", "job", job.id, "command", job.command, "target", job.target, "apps", apps)
-	job.setStatus(JobDone, nil)
+// startJob runs work as a background job, one venv-changing job at a time.
+func (m *Manager) startJob(command, target string, work func(context.Context, *Job) ([]string, error)) *Job {
+	job := m.jobs.create(command, target)
+	go func() {
+		m.venvMu.Lock()
+		defer m.venvMu.Unlock()
+		job.setStatus(JobInProgress, nil)
+		ctx, cancel := context.WithTimeout(context.Background(), installTimeout)
+		defer cancel()
+		apps, err := work(ctx, job)
+		if err != nil {
+			job.Logf("Job '%s %s' failed: %v", job.command, job.target, err)
+			m.log.Warn("job failed", "job", job.id, "command", job.command, "target", job.target, "err", err)
+			job.setStatus(JobFailed, err)
+			return
+		}
+		job.setApps(apps)
+		job.Logf("Job '%s %s' completed successfully", job.command, job.target)
+		m.log.Info("job done", "job", job.id, "command", job.command, "target", job.target, "apps", apps)
+		job.setStatus(JobDone, nil)
+	}()
+	return job
 }
 
 // install installs the app package from src with its dependencies; with upgrade (an update), the
@@ -179,7 +179,7 @@ func (m *Manager) install(ctx context.Context, job *Job, src source, upgrade boo
 		}
 	default:
 		job.Logf("Cloning %s", src.shown)
-		if err := runLoggedEnv(ctx, job, append([]string{"GIT_ALLOW_PROTOCOL=http:https:ssh:git:file"}, m.gitAuthEnv(src)...),
+		if err := runLoggedEnv(ctx, job, append([]string{gitProtocols}, m.gitAuthEnv(src)...),
 			"git", "clone", "--depth", "1", "--quiet", "--", src.cloneURL, srcDir); err != nil {
 			return nil, fmt.Errorf("cloning %s: %w", src.shown, err)
 		}
@@ -188,7 +188,7 @@ func (m *Manager) install(ctx context.Context, job *Job, src source, upgrade boo
 		}
 		job.Logf("Cloned revision %s", revision)
 	}
-	if !exists(filepath.Join(srcDir, "pyproject.toml")) && !exists(filepath.Join(srcDir, "setup.py")) {
+	if !isPackage(srcDir) {
 		return nil, fmt.Errorf("%s has no pyproject.toml or setup.py at its root: it is not a Python package", src.shown)
 	}
 	if readme, err := os.ReadFile(filepath.Join(srcDir, "README.md")); err != nil || !strings.Contains(string(readme), AppTag) {
@@ -279,7 +279,7 @@ func (m *Manager) install(ctx context.Context, job *Job, src source, upgrade boo
 }
 
 func (m *Manager) remove(ctx context.Context, job *Job, info AppInfo) ([]string, error) {
-	if err := m.refuseIfRunning(info.Name, "removed"); err != nil {
+	if err := m.refuseIfRunning(info.Name); err != nil {
 		return nil, err
 	}
 	job.Logf("Uninstalling package %s (app %s)", info.Extra.Package, info.Name)
@@ -310,10 +310,7 @@ func (m *Manager) remove(ctx context.Context, job *Job, info AppInfo) ([]string,
 	if err != nil {
 		return nil, err
 	}
-	m.mu.Lock()
-	clear := m.startupApp != "" && contains(removed, m.startupApp)
-	m.mu.Unlock()
-	if clear {
+	if name := m.StartupApp(); name != "" && slices.Contains(removed, name) {
 		job.Logf("App %s was the startup app; clearing the startup app", info.Name)
 		if err := m.SetStartupApp(""); err != nil {
 			return nil, err
@@ -326,8 +323,10 @@ func (m *Manager) remove(ctx context.Context, job *Job, info AppInfo) ([]string,
 type wheelMeta struct {
 	name, version string
 	requires      []string // Requires-Dist entries that apply without extras
-	apps          []struct{ name, module, class string }
+	apps          []entryPoint
 }
+
+type entryPoint struct{ name, module, class string }
 
 // readWheel reads a wheel's METADATA and its robot_apps entry points.
 func readWheel(path string) (wheelMeta, error) {
@@ -385,12 +384,11 @@ func parseMetadata(text string, meta *wheelMeta) {
 }
 
 // parseEntryPoints parses an entry_points.txt: INI sections of name = module:attr lines.
-func parseEntryPoints(text string) map[string][]struct{ name, module, class string } {
-	out := map[string][]struct{ name, module, class string }{}
+func parseEntryPoints(text string) map[string][]entryPoint {
+	out := map[string][]entryPoint{}
 	section := ""
-	sc := bufio.NewScanner(strings.NewReader(text))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
+	for line := range strings.Lines(text) {
+		line = strings.TrimSpace(line)
 		switch {
 		case line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, ";"):
 		case strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]"):
@@ -402,9 +400,7 @@ func parseEntryPoints(text string) map[string][]struct{ name, module, class stri
 			}
 			module, class, _ := strings.Cut(strings.TrimSpace(value), ":")
 			class, _, _ = strings.Cut(class, "[") // drop extras
-			out[section] = append(out[section], struct{ name, module, class string }{
-				strings.TrimSpace(name), strings.TrimSpace(module), strings.TrimSpace(class),
-			})
+			out[section] = append(out[section], entryPoint{strings.TrimSpace(name), strings.TrimSpace(module), strings.TrimSpace(class)})
 		}
 	}
 	return out
@@ -413,8 +409,10 @@ func parseEntryPoints(text string) map[string][]struct{ name, module, class stri
 // extraMarker matches the environment marker of a requirement that applies only with an extra.
 var extraMarker = regexp.MustCompile(`;.*\bextra\s*==`)
 
+var distSeparators = regexp.MustCompile(`[-_.]+`)
+
 func normalizeDist(name string) string {
-	return strings.ToLower(regexp.MustCompile(`[-_.]+`).ReplaceAllString(name, "-"))
+	return strings.ToLower(distSeparators.ReplaceAllString(name, "-"))
 }
 
 // CopyPackage copies the app package at src to dst, leaving out VCS data, build output, caches and
@@ -444,16 +442,12 @@ func CopyPackage(dst, src string) error {
 	})
 }
 
+// isPackage reports whether dir holds a Python package's pyproject.toml or setup.py.
+func isPackage(dir string) bool {
+	return exists(filepath.Join(dir, "pyproject.toml")) || exists(filepath.Join(dir, "setup.py"))
+}
+
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/robothub/robothub/core/hub"
@@ -59,14 +60,12 @@ func (s PackageSource) Describe() string {
 // logs, job logs, API answers or error messages. An scp-style git address (git@host:path) keeps its
 // user: an SSH login name, not a credential.
 func RedactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
+	if u, err := url.Parse(raw); err != nil {
 		return RedactText(raw)
+	} else if u.User != nil {
+		return hub.RedactUserinfo(u)
 	}
-	if u.User == nil {
-		return raw
-	}
-	return hub.RedactUserinfo(u)
+	return raw
 }
 
 // installOptions are the flags of one install command.
@@ -76,72 +75,61 @@ type installOptions struct {
 	upgradePackages  []string // distributions to take at their newest versions (requirements named in targets)
 	noBuildIsolation bool     // build with the venv's setuptools and wheel
 	noIndex          bool     // this command needs no index whatever the mode (a local wheel without its dependencies)
-	findLinks        []string
 }
+
+// pipArgs start every pip command the daemon runs.
+var pipArgs = []string{"-m", "pip", "--disable-pip-version-check", "--no-input"}
 
 // installCommand returns the program and arguments that install targets (requirements, wheel
 // files or directories) into the venv: `<venv python> -m pip install ...`, or
 // `uv pip install --python <venv python> ...` when the source says uv.
 func (v *Venv) installCommand(ctx context.Context, opts installOptions, targets ...string) (string, []string) {
-	src := v.Source
-	var name string
-	var args []string
-	if src.UV != "" {
-		name = src.UV
-		args = []string{"pip", "install", "--python", v.Python()}
-	} else {
-		name = v.Python()
-		args = []string{"-m", "pip", "--disable-pip-version-check", "--no-input", "install"}
+	src, uv := v.Source, v.Source.UV != ""
+	name, args := v.Python(), append(slices.Clone(pipArgs), "install")
+	if uv {
+		name, args = src.UV, []string{"pip", "install", "--python", v.Python()}
 	}
 	switch {
 	case src.Offline || opts.noIndex:
 		args = append(args, "--no-index")
 	case src.IndexURL != "":
 		args = append(args, "--index-url", src.IndexURL)
-	case src.UV != "":
+	case uv && os.Getenv("UV_INDEX_URL") == "" && os.Getenv("UV_DEFAULT_INDEX") == "":
 		// uv reads neither pip.conf nor PIP_INDEX_URL: hand it pip's configuration, unless uv has
 		// one of its own.
-		if os.Getenv("UV_INDEX_URL") == "" && os.Getenv("UV_DEFAULT_INDEX") == "" {
-			if idx := v.pipConfig(ctx, "index-url"); idx != "" {
-				args = append(args, "--index-url", idx)
-			}
+		if idx := v.pipConfig(ctx, "index-url"); idx != "" {
+			args = append(args, "--index-url", idx)
 		}
 	}
 	if !src.Offline && !opts.noIndex {
 		extra := src.ExtraIndexURLs
-		if src.UV != "" && len(extra) == 0 && os.Getenv("UV_EXTRA_INDEX_URL") == "" && os.Getenv("UV_INDEX") == "" {
+		if uv && len(extra) == 0 && os.Getenv("UV_EXTRA_INDEX_URL") == "" && os.Getenv("UV_INDEX") == "" {
 			extra = strings.Fields(v.pipConfig(ctx, "extra-index-url"))
 		}
 		for _, e := range extra {
 			args = append(args, "--extra-index-url", e)
 		}
 	}
-	for _, d := range append(append([]string(nil), src.WheelDirs...), opts.findLinks...) {
-		if d != "" {
-			args = append(args, "--find-links", d)
-		}
-	}
+	args = append(args, v.findLinks()...)
 	if opts.noDeps {
 		args = append(args, "--no-deps")
 	}
-	if opts.reinstall {
-		if src.UV != "" {
-			args = append(args, "--reinstall")
-		} else {
-			args = append(args, "--force-reinstall")
-		}
+	switch {
+	case opts.reinstall && uv:
+		args = append(args, "--reinstall")
+	case opts.reinstall:
+		args = append(args, "--force-reinstall")
 	}
-	if len(opts.upgradePackages) > 0 {
-		if src.UV != "" {
-			// uv's --upgrade would upgrade every package of the venv: name them.
-			for _, p := range opts.upgradePackages {
-				args = append(args, "--upgrade-package", p)
-			}
-		} else {
-			// pip's --upgrade, with its default only-if-needed strategy, upgrades the requirements
-			// named on the command line and their dependencies only where they must.
-			args = append(args, "--upgrade")
+	switch {
+	case len(opts.upgradePackages) == 0:
+	case uv: // uv's --upgrade would upgrade every package of the venv: name them.
+		for _, p := range opts.upgradePackages {
+			args = append(args, "--upgrade-package", p)
 		}
+	default:
+		// pip's --upgrade, with its default only-if-needed strategy, upgrades the requirements
+		// named on the command line and their dependencies only where they must.
+		args = append(args, "--upgrade")
 	}
 	if opts.noBuildIsolation {
 		args = append(args, "--no-build-isolation")
@@ -180,11 +168,7 @@ func (v *Venv) pipConfig(ctx context.Context, key string) string {
 // resolved.
 func (v *Venv) install(ctx context.Context, log io.Writer, opts installOptions, targets ...string) error {
 	name, args := v.installCommand(ctx, opts, targets...)
-	shown := make([]string, len(args))
-	for i, a := range args {
-		shown[i] = RedactURL(a)
-	}
-	fmt.Fprintf(log, "Running %s %s\n", filepath.Base(name), strings.Join(shown, " "))
+	fmt.Fprintf(log, "Running %s %s\n", filepath.Base(name), RedactText(strings.Join(args, " ")))
 	tail := &lineTail{max: 40}
 	err := runLoggedEnv(ctx, io.MultiWriter(log, tail), nil, name, args...)
 	if err == nil {

@@ -1,9 +1,9 @@
 package apps
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -127,12 +127,10 @@ func (j *Job) Info() JobInfo {
 		Apps: append([]string{}, j.apps...), Logs: append([]string{}, j.logs...), Created: j.created,
 	}
 	if j.err != "" {
-		e := j.err
-		info.Error = &e
+		info.Error = new(j.err)
 	}
 	if !j.finished.IsZero() {
-		f := j.finished
-		info.Finished = &f
+		info.Finished = new(j.finished)
 	}
 	return info
 }
@@ -151,7 +149,7 @@ func (j *Job) Follow(from int) (lines []string, status JobStatus, changed <-chan
 // Wait blocks until the job has finished and returns its error, if any.
 func (j *Job) Wait() error {
 	for {
-		_, status, changed := j.Follow(1 << 30)
+		_, status, changed := j.Follow(math.MaxInt)
 		if status.Finished() {
 			j.mu.Lock()
 			defer j.mu.Unlock()
@@ -174,10 +172,8 @@ type jobRegistry struct {
 const maxJobs = 200
 
 func (r *jobRegistry) create(command, target string) *Job {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
 	j := &Job{
-		id: hex.EncodeToString(b[:]), command: command, target: target, created: time.Now(),
+		id: randomHex(8), command: command, target: target, created: time.Now(),
 		status: JobPending, changed: make(chan struct{}),
 	}
 	r.mu.Lock()
@@ -188,18 +184,15 @@ func (r *jobRegistry) create(command, target string) *Job {
 	r.jobs[j.id] = j
 	r.order = append(r.order, j.id)
 	// Forget the oldest finished jobs beyond the bound.
-	for i := 0; len(r.order) > maxJobs && i < len(r.order); {
-		old := r.jobs[r.order[i]]
-		old.mu.Lock()
-		done := old.status.Finished()
-		old.mu.Unlock()
-		if !done {
-			i++
-			continue
+	excess := len(r.order) - maxJobs
+	r.order = slices.DeleteFunc(r.order, func(id string) bool {
+		if _, status, _ := r.jobs[id].Follow(math.MaxInt); excess <= 0 || !status.Finished() {
+			return false
 		}
-		delete(r.jobs, r.order[i])
-		r.order = append(r.order[:i], r.order[i+1:]...)
-	}
+		excess--
+		delete(r.jobs, id)
+		return true
+	})
 	return j
 }
 

@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -76,32 +77,14 @@ func (m *Manager) keptWheel(dist, version string) string {
 
 // keepWheel copies wheel into dist's wheel directory (atomically: a torn copy is never kept).
 func (m *Manager) keepWheel(dist, wheel string) error {
-	dir := m.wheelDir(dist)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+	data, err := os.ReadFile(wheel)
+	if err == nil {
+		err = os.MkdirAll(m.wheelDir(dist), 0o755)
 	}
-	src, err := os.Open(wheel)
 	if err != nil {
 		return err
 	}
-	defer src.Close()
-	tmp, err := os.CreateTemp(dir, ".keep-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := io.Copy(tmp, src); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), filepath.Join(dir, filepath.Base(wheel)))
+	return writeFileAtomic(filepath.Join(m.wheelDir(dist), filepath.Base(wheel)), data)
 }
 
 // pruneWheels removes dist's kept wheels other than keep ("" removes them all).
@@ -201,12 +184,7 @@ func removeWheelFiles(site, wheel string) error {
 		}
 	}
 	// Deepest first, so that a parent is empty once its children are gone.
-	ordered := make([]string, 0, len(dirs))
-	for d := range dirs {
-		ordered = append(ordered, d)
-	}
-	sort.Slice(ordered, func(i, j int) bool { return len(ordered[i]) > len(ordered[j]) })
-	for _, d := range ordered {
+	for _, d := range slices.SortedFunc(maps.Keys(dirs), func(a, b string) int { return len(b) - len(a) }) {
 		_ = os.Remove(d) // fails, as it should, when the directory still holds something
 	}
 	return nil

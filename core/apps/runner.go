@@ -43,10 +43,17 @@ type run struct {
 func (r *run) statusLocked() AppStatus {
 	st := AppStatus{Info: r.info, State: r.state}
 	if r.err != "" {
-		e := r.err
-		st.Error = &e
+		st.Error = new(r.err)
 	}
 	return st
+}
+
+// activeLocked returns the app run that holds the slot, or nil.
+func (m *Manager) activeLocked() *run {
+	if r := m.current; r != nil && r.state.Active() {
+		return r
+	}
+	return nil
 }
 
 // Start launches the installed app name as `<venv python> -u -m <module>` in its own process
@@ -69,13 +76,9 @@ func (m *Manager) start(name string, evict bool) (AppStatus, error) {
 		return AppStatus{}, fault.Refusedf("The daemon is shutting down")
 	}
 	now := time.Now()
-	if evict {
-		if r := m.current; r == nil || !r.state.Active() {
-			for s := m.remoteSessionLocked(now); s != nil; s = m.remoteSessionLocked(now) {
-				m.log.Info("evicting the remote SDK session for an app", "session", s.id, "client", s.client, "app", name)
-				delete(m.sessions, s.id)
-			}
-		}
+	for s := m.remoteSessionLocked(now); evict && m.activeLocked() == nil && s != nil; s = m.remoteSessionLocked(now) {
+		m.log.Info("evicting the remote SDK session for an app", "session", s.id, "client", s.client, "app", name)
+		delete(m.sessions, s.id)
 	}
 	if err := m.slotBusyLocked(now); err != nil {
 		return AppStatus{}, err
@@ -213,8 +216,8 @@ func (m *Manager) endStateLocked(r *run, waitErr error) {
 // to the group. The robot then returns to its default pose unless it is asleep.
 func (m *Manager) Stop() (AppStatus, error) {
 	m.mu.Lock()
-	r := m.current
-	if r == nil || !r.state.Active() {
+	r := m.activeLocked()
+	if r == nil {
 		m.mu.Unlock()
 		return AppStatus{}, fault.Refusedf("No app is currently running")
 	}
@@ -226,11 +229,9 @@ func (m *Manager) Stop() (AppStatus, error) {
 	}
 	m.mu.Unlock()
 
-	timer := time.NewTimer(m.cfg.StopTimeout)
-	defer timer.Stop()
 	select {
 	case <-r.exited:
-	case <-timer.C:
+	case <-time.After(m.cfg.StopTimeout):
 		m.mu.Lock()
 		select {
 		case <-r.exited:
@@ -240,11 +241,9 @@ func (m *Manager) Stop() (AppStatus, error) {
 			_ = kill(-r.pid, syscall.SIGKILL)
 		}
 		m.mu.Unlock()
-		grace := time.NewTimer(killGrace)
-		defer grace.Stop()
 		select {
 		case <-r.exited:
-		case <-grace.C:
+		case <-time.After(killGrace):
 			// SIGKILL cannot be ignored, but a process in uninterruptible sleep (a hung device or
 			// NFS read) or held by a debugger is not reaped until that ends. Waiting here would
 			// hang the request, and every later stop, for as long: answer, and let monitor free
@@ -269,9 +268,9 @@ func (m *Manager) Stop() (AppStatus, error) {
 // Restart stops the running app and starts it again.
 func (m *Manager) Restart() (AppStatus, error) {
 	m.mu.Lock()
-	r := m.current
+	r := m.activeLocked()
 	m.mu.Unlock()
-	if r == nil || !r.state.Active() {
+	if r == nil {
 		return AppStatus{}, fault.Refusedf("No app is currently running")
 	}
 	if _, err := m.Stop(); err != nil {
@@ -283,13 +282,8 @@ func (m *Manager) Restart() (AppStatus, error) {
 // Status returns the status of the running app, or of the last one when it ended by itself (nil
 // when no app ran since the daemon started or since the last stop).
 func (m *Manager) Status() *AppStatus {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.current == nil {
-		return nil
-	}
-	st := m.current.statusLocked()
-	return &st
+	_, st := m.Output()
+	return st
 }
 
 // Close refuses new starts and stops the running app.
@@ -355,8 +349,6 @@ func (t *lineTail) add(line string) {
 func (t *lineTail) last(n int) []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(t.lines) < n {
-		n = len(t.lines)
-	}
+	n = min(n, len(t.lines))
 	return append([]string(nil), t.lines[len(t.lines)-n:]...)
 }

@@ -93,7 +93,7 @@ func (v *Venv) ensureSDK(ctx context.Context, log io.Writer, sdk fs.FS, version 
 		return false, err
 	}
 	defer os.RemoveAll(tmp)
-	if err := copyFS(tmp, sdk); err != nil {
+	if err := os.CopyFS(tmp, sdk); err != nil {
 		return false, err
 	}
 	pyproject := filepath.Join(tmp, "pyproject.toml")
@@ -117,22 +117,4 @@ func (v *Venv) ensureSDK(ctx context.Context, log io.Writer, sdk fs.FS, version 
 		return false, fmt.Errorf("installed robot_sdk but the venv reports version %q, want %q", got, version)
 	}
 	return true, nil
-}
-
-// copyFS writes every file of src under dir.
-func copyFS(dir string, src fs.FS) error {
-	return fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dir, filepath.FromSlash(p))
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := fs.ReadFile(src, p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, 0o644)
-	})
 }

@@ -80,8 +80,8 @@ func (m *Manager) OpenSession(req SessionRequest) (SessionInfo, error) {
 			return SessionInfo{}, fmt.Errorf("%w: this client (%s) has %d open, the most one client may hold; close one (DELETE /api/sessions/<id>) or let it expire", ErrTooManySessions, req.Peer, held)
 		}
 	}
-	s := &session{id: newSessionID(), client: req.Client, pid: req.PID, peer: req.Peer, opened: now, seen: now}
-	if r := m.current; r != nil && r.state.Active() && req.Local && req.PID > 0 && processGroup(req.PID) == r.pid {
+	s := &session{id: randomHex(12), client: req.Client, pid: req.PID, peer: req.Peer, opened: now, seen: now}
+	if r := m.activeLocked(); r != nil && req.Local && req.PID > 0 && processGroup(req.PID) == r.pid {
 		s.kind, s.app = sessionApp, r.info.Name
 		if r.state == StateStarting {
 			r.state = StateRunning
@@ -143,7 +143,7 @@ func (m *Manager) Slot() SlotInfo {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := time.Now()
-	if r := m.current; r != nil && r.state.Active() {
+	if r := m.activeLocked(); r != nil {
 		return SlotInfo{State: "local_app", Holder: r.info.Name}
 	}
 	if s := m.remoteSessionLocked(now); s != nil {
@@ -173,7 +173,7 @@ func (m *Manager) remoteSessionLocked(now time.Time) *session {
 
 // slotBusyLocked returns the refusal for a new holder of the slot, or nil when the slot is free.
 func (m *Manager) slotBusyLocked(now time.Time) error {
-	if r := m.current; r != nil && r.state.Active() {
+	if m.activeLocked() != nil {
 		return fault.Refusedf("An app is already running")
 	}
 	if s := m.remoteSessionLocked(now); s != nil {
@@ -182,8 +182,9 @@ func (m *Manager) slotBusyLocked(now time.Time) error {
 	return nil
 }
 
-func newSessionID() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+// randomHex returns n random bytes in hex: the IDs of jobs and sessions.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }

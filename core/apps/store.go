@@ -52,31 +52,34 @@ func readJSON(path string, v any) error {
 	return nil
 }
 
-// writeJSONAtomic replaces path with v's JSON so that a crash leaves either the old or the new
-// file, never a torn one: write a temporary file, sync it, rename it over, sync the directory.
+// writeJSONAtomic replaces path with v's JSON (see writeFileAtomic).
 func writeJSONAtomic(path string, v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
+	return writeFileAtomic(path, append(data, '\n'))
+}
+
+// writeFileAtomic replaces path with data so that a crash leaves either the old or the new file,
+// never a torn one: write a temporary file, sync it, rename it over, sync the directory.
+func writeFileAtomic(path string, data []byte) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return err
+	if _, err = tmp.Write(data); err == nil {
+		err = tmp.Sync()
 	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
 	}
-	if err := tmp.Close(); err != nil {
-		return err
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err != nil {
 		return err
 	}
 	d, err := os.Open(dir)

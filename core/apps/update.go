@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/robothub/robothub/core/fault"
@@ -32,9 +33,7 @@ func (m *Manager) Update(rawURL, revision string) (*Job, error) {
 	if len(m.appsFrom(src.shown)) == 0 {
 		return nil, fault.NotFoundf("No installed app comes from %s: install it first", src.shown)
 	}
-	job := m.jobs.create("update", src.shown)
-	go m.runJob(job, func(ctx context.Context) ([]string, error) { return m.update(ctx, job, src, revision) })
-	return job, nil
+	return m.startJob("update", src.shown, func(ctx context.Context, job *Job) ([]string, error) { return m.update(ctx, job, src, revision) }), nil
 }
 
 func (m *Manager) update(ctx context.Context, job *Job, src source, revision string) ([]string, error) {
@@ -55,7 +54,7 @@ func (m *Manager) update(ctx context.Context, job *Job, src source, revision str
 	if err != nil {
 		return nil, err
 	}
-	if st := m.Status(); st != nil && st.State.Active() && contains(names, st.Info.Name) {
+	if st := m.Status(); st != nil && st.State.Active() && slices.Contains(names, st.Info.Name) {
 		job.Logf("Restarting %s to run the new version", st.Info.Name)
 		if _, err := m.Restart(); err != nil {
 			return names, fmt.Errorf("installed, but restarting %s failed: %w", st.Info.Name, err)

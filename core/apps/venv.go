@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -136,19 +137,20 @@ func (v *Venv) setSystemSitePackages(log io.Writer) error {
 	return os.WriteFile(cfgPath, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 }
 
-// findLinks returns --find-links arguments for the wheel directories and extra directories.
-func (v *Venv) findLinks(extra ...string) []string {
+// findLinks returns --find-links arguments for the wheel directories.
+func (v *Venv) findLinks() []string {
 	var args []string
-	for _, d := range append(append([]string(nil), v.Source.WheelDirs...), extra...) {
-		args = append(args, "--find-links", d)
+	for _, d := range v.Source.WheelDirs {
+		if d != "" {
+			args = append(args, "--find-links", d)
+		}
 	}
 	return args
 }
 
 // Pip runs the venv's pip with args, writing its output to log line by line.
 func (v *Venv) Pip(ctx context.Context, log io.Writer, args ...string) error {
-	full := append([]string{"-m", "pip", "--disable-pip-version-check", "--no-input"}, args...)
-	return runLoggedEnv(ctx, log, nil, v.Python(), full...)
+	return runLoggedEnv(ctx, log, nil, v.Python(), append(slices.Clone(pipArgs), args...)...)
 }
 
 // installedVersion returns the version of distribution dist installed in the venv ("" if none),
