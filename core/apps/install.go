@@ -18,15 +18,13 @@ import (
 	"github.com/robothub/robothub/core/fault"
 )
 
-// installTimeout bounds one install or remove job.
-const installTimeout = 15 * time.Minute
-
-// installTempPrefix names the temporary directory of an install job.
-const installTempPrefix = "robot-app-install-"
+const (
+	installTimeout    = 15 * time.Minute     // bounds one install or remove job
+	installTempPrefix = "robot-app-install-" // names the temporary directory of an install job
+)
 
 // source is where an install takes its package from.
 type source struct {
-	raw      string     // as given
 	shown    string     // as logged and stored: credentials redacted
 	kind     SourceKind // hub_space, git or local
 	cloneURL string     // for hub_space and git
@@ -39,8 +37,8 @@ var (
 	scpGitURL    = regexp.MustCompile(`^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[A-Za-z0-9._/~-]+$`)
 )
 
-// parseSource classifies what the user gave as an app's url: a hub space URL
-// (<hub>/spaces/<user>/<app>), another git URL, or an absolute path to a directory on the robot.
+// parseSource classifies an app's url: a hub space URL (<hub>/spaces/<user>/<app>), another git
+// URL, or an absolute path to a directory on the robot.
 func parseSource(raw string) (source, error) {
 	s := strings.TrimSpace(raw)
 	switch {
@@ -66,32 +64,28 @@ func parseSource(raw string) (source, error) {
 		if err != nil || !info.IsDir() {
 			return source{}, fault.Invalidf("url: local path %s is not a directory on the robot", clean)
 		}
-		// Checked before a job copies the directory: a path such as / would otherwise be copied
-		// whole into a temporary directory before the job found no package there.
+		// Checked before a job copies the directory, which for / would be the whole disk.
 		if !isPackage(clean) {
 			return source{}, fault.Invalidf("url: local path %s is not a Python package: it has no pyproject.toml or setup.py", clean)
 		}
-		return source{raw: raw, shown: clean, kind: SourceLocal, path: clean}, nil
+		return source{shown: clean, kind: SourceLocal, path: clean}, nil
 	}
 	if scpGitURL.MatchString(s) {
-		return source{raw: raw, shown: s, kind: SourceGit, cloneURL: s}, nil
+		return source{shown: s, kind: SourceGit, cloneURL: s}, nil
 	}
 	u, err := url.Parse(s)
 	if err != nil || u.Host == "" {
 		return source{}, fault.Invalidf("url: %s is not a hub space URL, a git URL or an absolute local path", truncate(s, 200))
 	}
-	switch u.Scheme {
-	case "http", "https":
-		kind := SourceGit
-		if hubSpacePath.MatchString(u.Path) && u.RawQuery == "" && u.Fragment == "" {
-			kind = SourceHubSpace
-			u.Path = strings.TrimSuffix(u.Path, "/")
-		}
-		return source{raw: raw, shown: RedactURL(u.String()), kind: kind, cloneURL: u.String()}, nil
-	case "ssh", "git":
-		return source{raw: raw, shown: RedactURL(u.String()), kind: SourceGit, cloneURL: u.String()}, nil
+	if !slices.Contains([]string{"http", "https", "ssh", "git"}, u.Scheme) {
+		return source{}, fault.Invalidf("url: scheme %s is not one of http, https, ssh, git, file", u.Scheme)
 	}
-	return source{}, fault.Invalidf("url: scheme %s is not one of http, https, ssh, git, file", u.Scheme)
+	kind := SourceGit
+	if strings.HasPrefix(u.Scheme, "http") && hubSpacePath.MatchString(u.Path) && u.RawQuery == "" && u.Fragment == "" {
+		kind = SourceHubSpace
+		u.Path = strings.TrimSuffix(u.Path, "/")
+	}
+	return source{shown: RedactURL(u.String()), kind: kind, cloneURL: u.String()}, nil
 }
 
 // Install starts a job that installs the app package at rawURL into the apps venv: a hub space
@@ -110,8 +104,7 @@ func (m *Manager) installSource(src source) *Job {
 	return m.startJob("install", src.shown, func(ctx context.Context, job *Job) ([]string, error) { return m.install(ctx, job, src, false) })
 }
 
-// Remove starts a job that uninstalls the package that provides app name. The running app cannot
-// be removed.
+// Remove starts a job that uninstalls the package that provides app name, unless the app runs.
 func (m *Manager) Remove(name string) (*Job, error) {
 	info, err := m.App(name)
 	if err != nil {
@@ -341,12 +334,7 @@ func readWheel(path string) (wheelMeta, error) {
 		if !ok || !strings.HasSuffix(dir, ".dist-info") || (file != "METADATA" && file != "entry_points.txt") {
 			continue
 		}
-		rc, err := f.Open()
-		if err != nil {
-			return meta, err
-		}
-		data, err := io.ReadAll(io.LimitReader(rc, 1<<20))
-		rc.Close()
+		data, err := readZipFile(f)
 		if err != nil {
 			return meta, err
 		}
@@ -360,6 +348,16 @@ func readWheel(path string) (wheelMeta, error) {
 		return meta, errors.New("the built wheel has no METADATA")
 	}
 	return meta, nil
+}
+
+// readZipFile reads a member of a wheel, up to 1 MiB.
+func readZipFile(f *zip.File) ([]byte, error) {
+	rc, err := f.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return io.ReadAll(io.LimitReader(rc, 1<<20))
 }
 
 func parseMetadata(text string, meta *wheelMeta) {

@@ -5,7 +5,6 @@
 package apps
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -329,11 +328,7 @@ func (m *Manager) Job(id string) (*Job, error) {
 func (m *Manager) logWriter(source string, attrs ...any) io.WriteCloser {
 	pr, pw := io.Pipe()
 	go func() {
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			m.log.Info(sc.Text(), append([]any{"source", source}, attrs...)...)
-		}
+		scanLines(pr, func(line string) { m.log.Info(line, append([]any{"source", source}, attrs...)...) })
 		_, _ = io.Copy(io.Discard, pr)
 	}()
 	return pw

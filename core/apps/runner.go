@@ -144,15 +144,21 @@ func (m *Manager) spawnLocked(info AppInfo) (*run, error) {
 func (m *Manager) pump(wg *sync.WaitGroup, rd io.ReadCloser, app, stream string, tail *lineTail, output *OutputLog) {
 	defer wg.Done()
 	defer rd.Close()
-	sc := bufio.NewScanner(rd)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
+	scanLines(rd, func(line string) {
 		m.log.Info(line, "app", app, "stream", stream)
 		if tail != nil {
 			tail.add(line)
 		}
 		output.add(stream, line)
+	})
+}
+
+// scanLines calls f with each line read from r (lines of up to 1 MiB).
+func scanLines(r io.Reader, f func(string)) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		f(sc.Text())
 	}
 }
 

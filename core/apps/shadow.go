@@ -4,7 +4,6 @@ import (
 	"archive/zip"
 	"context"
 	"fmt"
-	"io"
 	"os/exec"
 	"path"
 	"regexp"
@@ -106,12 +105,7 @@ var dataSitePackages = regexp.MustCompile(`^lib/python[0-9.]*/site-packages/(.+)
 
 // wheelScripts lists the commands of a wheel's console_scripts and gui_scripts entry points.
 func wheelScripts(f *zip.File) []string {
-	rc, err := f.Open()
-	if err != nil {
-		return nil
-	}
-	defer rc.Close()
-	data, _ := io.ReadAll(io.LimitReader(rc, 1<<20))
+	data, _ := readZipFile(f)
 	eps := parseEntryPoints(string(data))
 	var names []string
 	for _, group := range []string{"console_scripts", "gui_scripts"} {

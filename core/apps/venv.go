@@ -1,7 +1,7 @@
 package apps
 
 import (
-	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -32,10 +33,7 @@ type Venv struct {
 func (v *Venv) Python() string { return filepath.Join(v.Dir, "bin", "python") }
 
 // Exists reports whether the venv has an interpreter.
-func (v *Venv) Exists() bool {
-	_, err := os.Stat(v.Python())
-	return err == nil
-}
+func (v *Venv) Exists() bool { return exists(v.Python()) }
 
 // SitePackages returns the venv's site-packages directory.
 func (v *Venv) SitePackages() (string, error) {
@@ -54,10 +52,7 @@ func (v *Venv) Ensure(ctx context.Context, log io.Writer) error {
 		if err := os.MkdirAll(filepath.Dir(v.Dir), 0o755); err != nil {
 			return err
 		}
-		base := v.BasePython
-		if base == "" {
-			base = "python3"
-		}
+		base := cmp.Or(v.BasePython, "python3")
 		args := []string{"-m", "venv"}
 		if v.SystemSitePackages {
 			args = append(args, "--system-site-packages")
@@ -112,10 +107,7 @@ func (v *Venv) setSystemSitePackages(log io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("reading the apps venv's configuration: %w", err)
 	}
-	want := "false"
-	if v.SystemSitePackages {
-		want = "true"
-	}
+	want := strconv.FormatBool(v.SystemSitePackages)
 	line := "include-system-site-packages = " + want
 	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
 	found := false
@@ -200,16 +192,10 @@ func runLoggedEnv(ctx context.Context, log io.Writer, env []string, name string,
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			fmt.Fprintln(log, sc.Text())
-		}
+	wg.Go(func() {
+		scanLines(pr, func(line string) { fmt.Fprintln(log, line) })
 		_, _ = io.Copy(io.Discard, pr)
-	}()
+	})
 	err := cmd.Run()
 	pw.Close()
 	wg.Wait()
