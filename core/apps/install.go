@@ -136,14 +136,14 @@ func (m *Manager) startJob(command, target string, work func(context.Context, *J
 		defer cancel()
 		apps, err := work(ctx, job)
 		if err != nil {
-			job.Logf("Job '%s %s' failed: %v", job.command, job.target, err)
-			m.log.Warn("job failed", "job", job.id, "command", job.command, "target", job.target, "err", err)
+			job.Logf("Job '%s %s' failed: %v", job.info.Command, job.info.Target, err)
+			m.log.Warn("job failed", "job", job.info.ID, "command", job.info.Command, "target", job.info.Target, "err", err)
 			job.setStatus(JobFailed, err)
 			return
 		}
 		job.setApps(apps)
-		job.Logf("Job '%s %s' completed successfully", job.command, job.target)
-		m.log.Info("job done", "job", job.id, "command", job.command, "target", job.target, "apps", apps)
+		job.Logf("Job '%s %s' completed successfully", job.info.Command, job.info.Target)
+		m.log.Info("job done", "job", job.info.ID, "command", job.info.Command, "target", job.info.Target, "apps", apps)
 		job.setStatus(JobDone, nil)
 	}()
 	return job

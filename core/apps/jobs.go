@@ -1,6 +1,7 @@
 package apps
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -36,33 +37,25 @@ type JobInfo struct {
 	Finished *time.Time `json:"finished"`
 }
 
-// Job is a background job (install or remove) with a live log.
+// Job is a background job (install, update or remove) with a live log.
 type Job struct {
-	id, command, target string
-	created             time.Time
-
-	mu       sync.Mutex
-	status   JobStatus
-	err      string
-	apps     []string
-	logs     []string
-	partial  string
-	finished time.Time
-	changed  chan struct{} // closed and replaced on every change
+	mu      sync.Mutex
+	info    JobInfo // ID, Command, Target and Created never change
+	partial string
+	changed chan struct{} // closed and replaced on every change
 }
 
 // maxJobLogLines bounds a job's log; older lines are dropped with a marker.
 const maxJobLogLines = 5000
 
 // ID returns the job's ID.
-func (j *Job) ID() string { return j.id }
+func (j *Job) ID() string { return j.info.ID }
 
 // Write appends output to the log, one line per newline; it makes a Job an io.Writer for pip and git.
 func (j *Job) Write(p []byte) (int, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	text := j.partial + string(p)
-	lines := strings.Split(text, "\n")
+	lines := strings.Split(j.partial+string(p), "\n")
 	j.partial = lines[len(lines)-1]
 	for _, l := range lines[:len(lines)-1] {
 		j.appendLocked(strings.TrimRight(l, "\r"))
@@ -82,12 +75,11 @@ func (j *Job) Logf(format string, args ...any) {
 // appendLocked keeps one log line, its URLs' credentials redacted (git and pip may print the
 // URLs they were given).
 func (j *Job) appendLocked(line string) {
-	line = RedactText(line)
-	if len(j.logs) >= maxJobLogLines {
-		j.logs = append(j.logs[:0], j.logs[len(j.logs)-maxJobLogLines/2:]...)
-		j.logs[0] = "[earlier lines dropped]"
+	if len(j.info.Logs) >= maxJobLogLines {
+		j.info.Logs = append(j.info.Logs[:0], j.info.Logs[len(j.info.Logs)-maxJobLogLines/2:]...)
+		j.info.Logs[0] = "[earlier lines dropped]"
 	}
-	j.logs = append(j.logs, line)
+	j.info.Logs = append(j.info.Logs, RedactText(line))
 }
 
 func (j *Job) notifyLocked() {
@@ -102,19 +94,19 @@ func (j *Job) setStatus(s JobStatus, err error) {
 		j.appendLocked(j.partial)
 		j.partial = ""
 	}
-	j.status = s
+	j.info.Status = s
 	if err != nil {
-		j.err = RedactText(err.Error())
+		j.info.Error = new(RedactText(err.Error()))
 	}
 	if s.Finished() {
-		j.finished = time.Now()
+		j.info.Finished = new(time.Now())
 	}
 	j.notifyLocked()
 }
 
 func (j *Job) setApps(apps []string) {
 	j.mu.Lock()
-	j.apps = apps
+	j.info.Apps = apps
 	j.mu.Unlock()
 }
 
@@ -122,16 +114,8 @@ func (j *Job) setApps(apps []string) {
 func (j *Job) Info() JobInfo {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	info := JobInfo{
-		ID: j.id, Command: j.command, Target: j.target, Status: j.status,
-		Apps: append([]string{}, j.apps...), Logs: append([]string{}, j.logs...), Created: j.created,
-	}
-	if j.err != "" {
-		info.Error = new(j.err)
-	}
-	if !j.finished.IsZero() {
-		info.Finished = new(j.finished)
-	}
+	info := j.info
+	info.Apps, info.Logs = append([]string{}, j.info.Apps...), append([]string{}, j.info.Logs...)
 	return info
 }
 
@@ -140,22 +124,20 @@ func (j *Job) Info() JobInfo {
 func (j *Job) Follow(from int) (lines []string, status JobStatus, changed <-chan struct{}) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if from < len(j.logs) {
-		lines = append([]string(nil), j.logs[from:]...)
+	if from < len(j.info.Logs) {
+		lines = append([]string(nil), j.info.Logs[from:]...)
 	}
-	return lines, j.status, j.changed
+	return lines, j.info.Status, j.changed
 }
 
 // Wait blocks until the job has finished and returns its error, if any.
 func (j *Job) Wait() error {
 	for {
 		_, status, changed := j.Follow(math.MaxInt)
-		if status.Finished() {
-			j.mu.Lock()
-			defer j.mu.Unlock()
-			if j.status == JobFailed {
-				return fmt.Errorf("%s", j.err)
-			}
+		if status == JobFailed {
+			return errors.New(*j.Info().Error)
+		}
+		if status == JobDone {
 			return nil
 		}
 		<-changed
@@ -173,16 +155,16 @@ const maxJobs = 200
 
 func (r *jobRegistry) create(command, target string) *Job {
 	j := &Job{
-		id: randomHex(8), command: command, target: target, created: time.Now(),
-		status: JobPending, changed: make(chan struct{}),
+		info:    JobInfo{ID: randomHex(8), Command: command, Target: target, Created: time.Now(), Status: JobPending},
+		changed: make(chan struct{}),
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.jobs == nil {
 		r.jobs = map[string]*Job{}
 	}
-	r.jobs[j.id] = j
-	r.order = append(r.order, j.id)
+	r.jobs[j.info.ID] = j
+	r.order = append(r.order, j.info.ID)
 	// Forget the oldest finished jobs beyond the bound.
 	excess := len(r.order) - maxJobs
 	r.order = slices.DeleteFunc(r.order, func(id string) bool {
@@ -194,11 +176,4 @@ func (r *jobRegistry) create(command, target string) *Job {
 		return true
 	})
 	return j
-}
-
-func (r *jobRegistry) get(id string) (*Job, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	j, ok := r.jobs[id]
-	return j, ok
 }

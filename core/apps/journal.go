@@ -39,7 +39,7 @@ type installJournal struct {
 
 // beginChange writes the journal of a change to package dist, before pip touches the venv.
 func (m *Manager) beginChange(job *Job, dist, newWheel, tempDir string) error {
-	j := installJournal{Job: job.id, Package: dist, NewWheel: newWheel, TempDir: tempDir}
+	j := installJournal{Job: job.ID(), Package: dist, NewWheel: newWheel, TempDir: tempDir}
 	j.PreviousVersion = m.venv.installedVersion(dist)
 	if j.PreviousVersion != "" {
 		j.PreviousWheel = m.keptWheel(dist, j.PreviousVersion)

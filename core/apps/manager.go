@@ -5,6 +5,7 @@
 package apps
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -42,16 +43,11 @@ type Robot interface {
 
 // Config configures a Manager.
 type Config struct {
-	DataDir    string   // installed-app records, startup config, running-app file
-	VenvDir    string   // the apps venv
-	BasePython string   // creates the venv; default python3
-	WheelDirs  []string // wheels for pip --find-links; default /usr/share/python-wheels
-	// Where packages come from: the package index of pip's configuration, unless Offline (wheel
-	// directories only) or IndexURL/ExtraIndexURLs; installed with UV when set (see FindUV).
-	Offline            bool
-	IndexURL           string
-	ExtraIndexURLs     []string
-	UV                 string
+	DataDir    string // installed-app records, startup config, running-app file
+	VenvDir    string // the apps venv
+	BasePython string // creates the venv; default python3
+	// Where packages come from; WheelDirs defaults to /usr/share/python-wheels.
+	PackageSource
 	SystemSitePackages bool          // the apps venv sees the system's packages (numpy, OpenCV from apt)
 	HubToken           string        // reads private spaces of HubURL (install-private-space, their updates)
 	StopTimeout        time.Duration // default DefaultStopTimeout
@@ -83,10 +79,8 @@ type Manager struct {
 	updates      updateCache
 	installCount atomic.Uint64 // changes of the venv's apps since start: update checks go stale
 
-	envMu  sync.Mutex
-	appEnv []string // what the daemon adds to its apps' environment (SetAppEnv)
-
 	mu           sync.Mutex
+	appEnv       []string // what the daemon adds to its apps' environment (SetAppEnv)
 	current      *run
 	sessions     map[string]*session
 	startupApp   string
@@ -118,9 +112,7 @@ func NewManager(cfg Config) (*Manager, error) {
 	if cfg.WheelDirs == nil {
 		cfg.WheelDirs = []string{"/usr/share/python-wheels"}
 	}
-	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.DiscardHandler)
-	}
+	cfg.Log = cmp.Or(cfg.Log, slog.New(slog.DiscardHandler))
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("apps: data dir: %w", err)
 	}
@@ -128,8 +120,7 @@ func NewManager(cfg Config) (*Manager, error) {
 		cfg: cfg,
 		log: cfg.Log,
 		venv: &Venv{Dir: cfg.VenvDir, BasePython: cfg.BasePython, SystemSitePackages: cfg.SystemSitePackages,
-			Source: PackageSource{Offline: cfg.Offline, IndexURL: cfg.IndexURL, ExtraIndexURLs: cfg.ExtraIndexURLs,
-				WheelDirs: cfg.WheelDirs, UV: cfg.UV}},
+			Source: cfg.PackageSource},
 		robot:    cfg.Robot,
 		records:  map[string]installRecord{},
 		sessions: map[string]*session{},
@@ -146,18 +137,16 @@ func NewManager(cfg Config) (*Manager, error) {
 			m.records[name] = rec
 		}
 	}
+	// A startup setting that cannot be read (a torn write by another tool, an edit by hand) must
+	// not keep the robot from starting: it is unset until set again.
 	var sc startupConfig
 	if err := readJSON(m.path(startupFile), &sc); err != nil {
-		// A startup setting that cannot be read (a torn write by another tool, an edit by hand)
-		// must not keep the robot from starting: it is unset until set again.
 		m.log.Warn("the saved startup app cannot be read; no startup app until one is set again", "file", m.path(startupFile), "err", err)
-		sc = startupConfig{}
-	}
-	if sc.StartupApp != "" && !AppNamePattern.MatchString(sc.StartupApp) {
+	} else if sc.StartupApp != "" && !AppNamePattern.MatchString(sc.StartupApp) {
 		m.log.Warn("the saved startup app is not an app name; no startup app until one is set again", "file", m.path(startupFile), "startup_app", truncate(sc.StartupApp, 100))
-		sc = startupConfig{}
+	} else {
+		m.startupApp = sc.StartupApp
 	}
-	m.startupApp = sc.StartupApp
 	if cfg.StartupApp != "" {
 		if !AppNamePattern.MatchString(cfg.StartupApp) {
 			return nil, fault.Invalidf("startup app %q is not a valid app name", cfg.StartupApp)
@@ -177,9 +166,9 @@ func (m *Manager) path(name string) string { return filepath.Join(m.cfg.DataDir,
 // SetAppEnv sets variables ("NAME=value") that the daemon adds to its apps' environment, over
 // what they inherit: where the daemon listens, and its token.
 func (m *Manager) SetAppEnv(vars ...string) {
-	m.envMu.Lock()
+	m.mu.Lock()
 	m.appEnv = append([]string(nil), vars...)
-	m.envMu.Unlock()
+	m.mu.Unlock()
 }
 
 // StopTimeout is how long Stop waits after SIGINT.
@@ -211,16 +200,12 @@ func (m *Manager) Prepare(ctx context.Context) error {
 	if _, err := m.venv.ensureSDK(ctx, w, m.cfg.SDK, m.SDKVersion()); err != nil {
 		return err
 	}
-	return m.refresh(ctx)
-}
-
-// refresh rediscovers the installed apps.
-func (m *Manager) refresh(ctx context.Context) error {
 	m.listMu.Lock()
 	defer m.listMu.Unlock()
 	return m.refreshLocked(ctx)
 }
 
+// refreshLocked rediscovers the installed apps.
 func (m *Manager) refreshLocked(ctx context.Context) error {
 	stamp := m.venv.siteStamp()
 	found, err := m.venv.discover(ctx)
@@ -239,9 +224,7 @@ func (m *Manager) refreshLocked(ctx context.Context) error {
 		if rec, ok := m.records[d.Name]; ok {
 			info.URL = rec.Source
 			info.Extra.Source, info.Extra.SourceKind = rec.Source, rec.SourceKind
-			info.Extra.Revision = rec.Revision
-			at := rec.InstalledAt
-			info.Extra.InstalledAt = &at
+			info.Extra.Revision, info.Extra.InstalledAt = rec.Revision, new(rec.InstalledAt)
 		}
 		set.list = append(set.list, info)
 		set.byName[d.Name] = info
@@ -275,14 +258,12 @@ func (m *Manager) List() []AppInfo { return m.installed().list }
 
 // App returns the installed app called name, or a NotFound error.
 func (m *Manager) App(name string) (AppInfo, error) {
-	if !AppNamePattern.MatchString(name) {
-		return AppInfo{}, fault.NotFoundf("App '%s' is not installed", truncate(name, 100))
+	if AppNamePattern.MatchString(name) {
+		if info, ok := m.installed().byName[name]; ok {
+			return info, nil
+		}
 	}
-	info, ok := m.installed().byName[name]
-	if !ok {
-		return AppInfo{}, fault.NotFoundf("App '%s' is not installed", name)
-	}
-	return info, nil
+	return AppInfo{}, fault.NotFoundf("App '%s' is not installed", truncate(name, 100))
 }
 
 // ListAvailable returns the installed apps and the catalog apps, for kind "" (all), "installed",
@@ -317,18 +298,19 @@ func (m *Manager) ListAvailable(ctx context.Context, kind SourceKind) ([]AppInfo
 
 // Job returns a job by ID.
 func (m *Manager) Job(id string) (*Job, error) {
-	j, ok := m.jobs.get(id)
-	if !ok {
-		return nil, fault.NotFoundf("Job %s not found", truncate(id, 64))
+	m.jobs.mu.Lock()
+	defer m.jobs.mu.Unlock()
+	if j, ok := m.jobs.jobs[id]; ok {
+		return j, nil
 	}
-	return j, nil
+	return nil, fault.NotFoundf("Job %s not found", truncate(id, 64))
 }
 
 // logWriter returns a writer that logs each line it receives.
-func (m *Manager) logWriter(source string, attrs ...any) io.WriteCloser {
+func (m *Manager) logWriter(source string) io.WriteCloser {
 	pr, pw := io.Pipe()
 	go func() {
-		scanLines(pr, func(line string) { m.log.Info(line, append([]any{"source", source}, attrs...)...) })
+		scanLines(pr, func(line string) { m.log.Info(line, "source", source) })
 		_, _ = io.Copy(io.Discard, pr)
 	}()
 	return pw

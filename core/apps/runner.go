@@ -77,8 +77,8 @@ func (m *Manager) start(name string, evict bool) (AppStatus, error) {
 	}
 	now := time.Now()
 	for s := m.remoteSessionLocked(now); evict && m.activeLocked() == nil && s != nil; s = m.remoteSessionLocked(now) {
-		m.log.Info("evicting the remote SDK session for an app", "session", s.id, "client", s.client, "app", name)
-		delete(m.sessions, s.id)
+		m.log.Info("evicting the remote SDK session for an app", "session", s.ID, "client", s.Client, "app", name)
+		delete(m.sessions, s.ID)
 	}
 	if err := m.slotBusyLocked(now); err != nil {
 		return AppStatus{}, err
@@ -103,10 +103,8 @@ func (m *Manager) spawnLocked(info AppInfo) (*run, error) {
 		return nil, err
 	}
 	cmd := exec.Command(m.venv.Python(), "-u", "-m", info.Extra.Module)
-	m.envMu.Lock()
 	// Later entries win in exec: what the daemon adds overrides an empty inherited value.
 	cmd.Env = append(os.Environ(), m.appEnv...)
-	m.envMu.Unlock()
 	cmd.Stdout, cmd.Stderr = outW, errW // files, so exec starts no copying goroutines that Wait would block on
 	cmd.SysProcAttr = processGroupAttr()
 	err = cmd.Start()
@@ -180,7 +178,7 @@ func (m *Manager) monitor(r *run, pumps *sync.WaitGroup) {
 	m.endStateLocked(r, waitErr)
 	r.output.end()
 	for id, s := range m.sessions {
-		if s.kind == sessionApp && s.pid != 0 && s.app == r.info.Name {
+		if s.Kind == sessionApp && s.pid != 0 && s.App == r.info.Name {
 			delete(m.sessions, id)
 		}
 	}

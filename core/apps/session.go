@@ -24,9 +24,10 @@ const MaxSessionsPerPeer = 8
 var ErrTooManySessions = errors.New("too many SDK sessions")
 
 type session struct {
-	id, kind, client, app, peer string
-	pid                         int
-	opened, seen                time.Time
+	SessionInfo
+	peer string
+	pid  int
+	seen time.Time
 }
 
 // SessionRequest is what an SDK client says about itself when it connects.
@@ -53,10 +54,6 @@ type SlotInfo struct {
 	Holder string `json:"holder,omitempty"`
 }
 
-func (m *Manager) sessionInfo(s *session) SessionInfo {
-	return SessionInfo{ID: s.id, Kind: s.kind, App: s.app, Client: s.client, TTL: m.cfg.SessionTTL.Seconds(), Opened: s.opened}
-}
-
 // OpenSession opens an SDK session. A client inside the running app's process group (checked by
 // PID, for loopback requests only) joins the app, and marks it running; any other client becomes a
 // remote session that holds the slot, which is refused while an app runs or another remote session
@@ -80,9 +77,10 @@ func (m *Manager) OpenSession(req SessionRequest) (SessionInfo, error) {
 			return SessionInfo{}, fmt.Errorf("%w: this client (%s) has %d open, the most one client may hold; close one (DELETE /api/sessions/<id>) or let it expire", ErrTooManySessions, req.Peer, held)
 		}
 	}
-	s := &session{id: randomHex(12), client: req.Client, pid: req.PID, peer: req.Peer, opened: now, seen: now}
+	s := &session{SessionInfo: SessionInfo{ID: randomHex(12), Client: req.Client, TTL: m.cfg.SessionTTL.Seconds(), Opened: now},
+		pid: req.PID, peer: req.Peer, seen: now}
 	if r := m.activeLocked(); r != nil && req.Local && req.PID > 0 && processGroup(req.PID) == r.pid {
-		s.kind, s.app = sessionApp, r.info.Name
+		s.Kind, s.App = sessionApp, r.info.Name
 		if r.state == StateStarting {
 			r.state = StateRunning
 		}
@@ -93,11 +91,11 @@ func (m *Manager) OpenSession(req SessionRequest) (SessionInfo, error) {
 		if err := m.slotBusyLocked(now); err != nil {
 			return SessionInfo{}, err
 		}
-		s.kind = sessionRemote
+		s.Kind = sessionRemote
 	}
-	m.sessions[s.id] = s
-	m.log.Info("SDK session opened", "session", s.id, "kind", s.kind, "client", s.client, "app", s.app)
-	return m.sessionInfo(s), nil
+	m.sessions[s.ID] = s
+	m.log.Info("SDK session opened", "session", s.ID, "kind", s.Kind, "client", s.Client, "app", s.App)
+	return s.SessionInfo, nil
 }
 
 // Heartbeat renews a session's lease.
@@ -111,7 +109,7 @@ func (m *Manager) Heartbeat(id string) (SessionInfo, error) {
 		return SessionInfo{}, fault.NotFoundf("Session %s not found or expired", truncate(id, 64))
 	}
 	s.seen = now
-	return m.sessionInfo(s), nil
+	return s.SessionInfo, nil
 }
 
 // CloseSession ends a session and frees the slot it held.
@@ -133,7 +131,7 @@ func (m *Manager) Sessions() []SessionInfo {
 	m.expireSessionsLocked(time.Now())
 	out := []SessionInfo{}
 	for _, s := range m.sessions {
-		out = append(out, m.sessionInfo(s))
+		out = append(out, s.SessionInfo)
 	}
 	return out
 }
@@ -147,7 +145,7 @@ func (m *Manager) Slot() SlotInfo {
 		return SlotInfo{State: "local_app", Holder: r.info.Name}
 	}
 	if s := m.remoteSessionLocked(now); s != nil {
-		return SlotInfo{State: "remote_session", Holder: s.client}
+		return SlotInfo{State: "remote_session", Holder: s.Client}
 	}
 	return SlotInfo{State: "free"}
 }
@@ -155,7 +153,7 @@ func (m *Manager) Slot() SlotInfo {
 func (m *Manager) expireSessionsLocked(now time.Time) {
 	for id, s := range m.sessions {
 		if now.Sub(s.seen) > m.cfg.SessionTTL {
-			m.log.Info("SDK session expired", "session", id, "kind", s.kind, "client", s.client)
+			m.log.Info("SDK session expired", "session", id, "kind", s.Kind, "client", s.Client)
 			delete(m.sessions, id)
 		}
 	}
@@ -164,7 +162,7 @@ func (m *Manager) expireSessionsLocked(now time.Time) {
 func (m *Manager) remoteSessionLocked(now time.Time) *session {
 	m.expireSessionsLocked(now)
 	for _, s := range m.sessions {
-		if s.kind == sessionRemote {
+		if s.Kind == sessionRemote {
 			return s
 		}
 	}
@@ -177,7 +175,7 @@ func (m *Manager) slotBusyLocked(now time.Time) error {
 		return fault.Refusedf("An app is already running")
 	}
 	if s := m.remoteSessionLocked(now); s != nil {
-		return fault.Refusedf("The robot is in use by a remote SDK session (%s)", s.client)
+		return fault.Refusedf("The robot is in use by a remote SDK session (%s)", s.Client)
 	}
 	return nil
 }
