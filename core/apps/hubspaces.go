@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/fault"
+	"github.com/robothub/robothub/core/hub"
 )
 
 // ErrNoHubToken is returned when a private space is asked for and the daemon has no hub token.
@@ -129,10 +131,9 @@ func (m *Manager) CheckUpdates(ctx context.Context, force bool) (*AppUpdates, er
 	if !force && c.result != nil && time.Since(c.at) < updateCheckTTL && c.changed == m.installCount.Load() {
 		return c.result, nil
 	}
-	installed := m.List()
 	bySource := map[string][]AppInfo{}
 	res := &AppUpdates{AppsWithUpdates: []AppUpdateStatus{}}
-	for _, a := range installed {
+	for _, a := range m.List() {
 		if a.Extra.Revision == "" || (a.Extra.SourceKind != SourceHubSpace && a.Extra.SourceKind != SourceGit) {
 			res.AppsSkipped++
 			continue
@@ -167,10 +168,8 @@ func (m *Manager) CheckUpdates(ctx context.Context, force bool) (*AppUpdates, er
 
 // spaceID is "<user>/<space>" for a hub space, else the source as shown.
 func spaceID(src source) string {
-	if src.kind == SourceHubSpace {
-		if u, err := url.Parse(src.cloneURL); err == nil {
-			return strings.TrimPrefix(u.Path, "/spaces/")
-		}
+	if _, id, ok := strings.Cut(src.cloneURL, "/spaces/"); ok && src.kind == SourceHubSpace {
+		return id
 	}
 	return src.shown
 }
@@ -198,3 +197,159 @@ func (m *Manager) remoteHead(ctx context.Context, src source) (string, error) {
 
 // gitProtocols are the only protocols git may use for a URL from outside.
 const gitProtocols = "GIT_ALLOW_PROTOCOL=http:https:ssh:git:file"
+
+// revisionPattern is a git commit name: 7 to 64 hex digits (SHA-1 or SHA-256, possibly abbreviated).
+var revisionPattern = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
+
+// Update starts a job that brings the apps installed from rawURL up to date: unless every one of
+// them is already at revision (when given), it installs the package again from rawURL, then, if the
+// running app is one of them, restarts it so that it runs the new code. This is what a push to an
+// app's space triggers. The same update delivered twice installs once: the second job finds the
+// apps at that revision.
+//
+// rawURL must be the source of at least one installed app (as AppInfo.Extra.Source shows it).
+func (m *Manager) Update(rawURL, revision string) (*Job, error) {
+	src, err := parseSource(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	revision = strings.ToLower(strings.TrimSpace(revision))
+	if revision != "" && !revisionPattern.MatchString(revision) {
+		return nil, fault.Invalidf("revision: %s is not a git commit (7 to 64 hex digits)", truncate(revision, 80))
+	}
+	if len(m.appsFrom(src.shown)) == 0 {
+		return nil, fault.NotFoundf("No installed app comes from %s: install it first", src.shown)
+	}
+	return m.startJob("update", src.shown, func(ctx context.Context, job *Job) ([]string, error) { return m.update(ctx, job, src, revision) }), nil
+}
+
+func (m *Manager) update(ctx context.Context, job *Job, src source, revision string) ([]string, error) {
+	before := m.appsFrom(src.shown)
+	if revision != "" && len(before) > 0 {
+		upToDate := true
+		var names []string
+		for _, a := range before {
+			names = append(names, a.Name)
+			upToDate = upToDate && strings.HasPrefix(a.Extra.Revision, revision)
+		}
+		if upToDate {
+			job.Logf("%s already at revision %s: nothing to do", strings.Join(names, ", "), revision)
+			return names, nil
+		}
+	}
+	names, err := m.install(ctx, job, src, true)
+	if err != nil {
+		return nil, err
+	}
+	if st := m.Status(); st != nil && st.State.Active() && slices.Contains(names, st.Info.Name) {
+		job.Logf("Restarting %s to run the new version", st.Info.Name)
+		if _, err := m.Restart(); err != nil {
+			return names, fmt.Errorf("installed, but restarting %s failed: %w", st.Info.Name, err)
+		}
+	}
+	return names, nil
+}
+
+// appsFrom returns the installed apps whose recorded source is shown.
+func (m *Manager) appsFrom(shown string) []AppInfo {
+	var out []AppInfo
+	for _, a := range m.installed().list {
+		if a.Extra.Source == shown {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// gitHead returns the commit checked out in a git work tree.
+func gitHead(ctx context.Context, dir string) (string, error) {
+	out, err := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "HEAD").Output()
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// AppTag is the README tag that makes a hub space an app of the catalog.
+const AppTag = "robot_python_app"
+
+// Catalog lists the apps published on the hub: the spaces tagged robot_python_app, fetched with
+// core/hub's client (<hub>/api/spaces?filter=robot_python_app&full=true) and cached.
+type Catalog struct {
+	HubURL string
+	Client *http.Client
+	TTL    time.Duration
+
+	mu      sync.Mutex
+	fetched time.Time
+	apps    []AppInfo
+}
+
+// List returns the catalog, from the cache when it is fresh. On a fetch error it returns the
+// stale cache (possibly empty) with the error.
+func (c *Catalog) List(ctx context.Context, fresh bool) ([]AppInfo, error) {
+	if c == nil || c.HubURL == "" {
+		return nil, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !fresh && !c.fetched.IsZero() && time.Since(c.fetched) < c.TTL {
+		return c.apps, nil
+	}
+	apps, err := c.fetch(ctx)
+	if err != nil {
+		return c.apps, err
+	}
+	c.apps, c.fetched = apps, time.Now()
+	return apps, nil
+}
+
+func (c *Catalog) fetch(ctx context.Context) ([]AppInfo, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	// One attempt: the daemon answers from its stale cache rather than keep a page waiting.
+	opts := []hub.Option{hub.WithRetry(hub.RetryPolicy{MaxAttempts: 1})}
+	if c.Client != nil {
+		opts = append(opts, hub.WithHTTPClient(c.Client))
+	}
+	client, err := hub.New(c.HubURL, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("the app catalog's hub: %w", err)
+	}
+	spaces, err := client.ListSpaces(ctx, hub.SpaceQuery{Filter: []string{AppTag}})
+	if err != nil {
+		// %v: a hub failure is the daemon's 500, whatever the hub's own status was.
+		return nil, fmt.Errorf("fetching the app catalog from %s: %v", strings.TrimRight(c.HubURL, "/"), err)
+	}
+	var apps []AppInfo
+	for _, s := range spaces {
+		author, name, ok := strings.Cut(s.ID, "/")
+		if !ok || name == "" {
+			continue
+		}
+		author = cmp.Or(s.Author, author)
+		card := func(key string) string { v, _ := s.CardData[key].(string); return v }
+		apps = append(apps, AppInfo{
+			Name: name, SourceKind: SourceHubSpace, Description: card("short_description"), URL: client.SpaceGitURL(s.ID),
+			Extra: AppExtra{Title: card("title"), Author: author, Emoji: card("emoji")},
+		})
+	}
+	return apps, nil
+}
+
+// Lookup finds an app by name in a fresh catalog.
+func (c *Catalog) Lookup(ctx context.Context, name string) (AppInfo, error) {
+	if c == nil || c.HubURL == "" {
+		return AppInfo{}, fault.NotFoundf("App '%s' is not installed and no hub catalog is configured", name)
+	}
+	apps, err := c.List(ctx, true)
+	if err != nil {
+		return AppInfo{}, err
+	}
+	for _, a := range apps {
+		if a.Name == name || strings.ReplaceAll(a.Name, "-", "_") == name {
+			return a, nil
+		}
+	}
+	return AppInfo{}, fault.NotFoundf("App '%s' is not in the catalog of %s", name, c.HubURL)
+}

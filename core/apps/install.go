@@ -229,7 +229,7 @@ func (m *Manager) install(ctx context.Context, job *Job, src source, upgrade boo
 	}
 
 	// From here pip changes the venv: a daemon killed before endChange puts the previous version
-	// back at its next start (journal.go). pip undoes its own failures.
+	// back at its next start (store.go). pip undoes its own failures.
 	if err := m.beginChange(job, meta.name, wheels[0], tmp); err != nil {
 		return nil, err
 	}

@@ -15,22 +15,18 @@ import (
 	"github.com/robothub/robothub/core/fault"
 )
 
-// runningAfter is how long a started app may take to open its SDK session before it is reported
-// running anyway (an app that never talks to the daemon is running once it has lived this long).
-const runningAfter = 2 * time.Second
-
-// killGrace is how long Stop waits for the app's process to be reaped after SIGKILL.
-const killGrace = 5 * time.Second
-
-// errorTailLines is how many of the last stderr lines an error status shows.
-const errorTailLines = 10
+const (
+	// runningAfter: a started app is reported running after this long even without an SDK session.
+	runningAfter   = 2 * time.Second
+	killGrace      = 5 * time.Second // how long Stop waits for the app to be reaped after SIGKILL
+	errorTailLines = 10              // how many of the last stderr lines an error status shows
+)
 
 // run is one app process in the slot.
 type run struct {
 	info          AppInfo
 	cmd           *exec.Cmd
 	pid           int // also the process group ID: the app leads its own group
-	started       time.Time
 	state         AppState
 	err           string
 	stopRequested bool
@@ -83,24 +79,15 @@ func (m *Manager) start(name string, evict bool) (AppStatus, error) {
 	if err := m.slotBusyLocked(now); err != nil {
 		return AppStatus{}, err
 	}
-	r, err := m.spawnLocked(info)
-	if err != nil {
-		return AppStatus{}, err
-	}
-	m.current = r
-	return r.statusLocked(), nil
-}
-
-func (m *Manager) spawnLocked(info AppInfo) (*run, error) {
 	outR, outW, err := os.Pipe()
 	if err != nil {
-		return nil, err
+		return AppStatus{}, err
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		outR.Close()
 		outW.Close()
-		return nil, err
+		return AppStatus{}, err
 	}
 	cmd := exec.Command(m.venv.Python(), "-u", "-m", info.Extra.Module)
 	// Later entries win in exec: what the daemon adds overrides an empty inherited value.
@@ -113,10 +100,10 @@ func (m *Manager) spawnLocked(info AppInfo) (*run, error) {
 	if err != nil {
 		outR.Close()
 		errR.Close()
-		return nil, fmt.Errorf("starting app %s: %w", info.Name, err)
+		return AppStatus{}, fmt.Errorf("starting app %s: %w", info.Name, err)
 	}
 	r := &run{
-		info: info, cmd: cmd, pid: cmd.Process.Pid, started: time.Now(), state: StateStarting,
+		info: info, cmd: cmd, pid: cmd.Process.Pid, state: StateStarting,
 		exited: make(chan struct{}), stderr: &lineTail{max: 2 * errorTailLines}, output: newOutputLog(),
 	}
 	m.log.Info("app started", "app", info.Name, "pid", r.pid, "module", info.Extra.Module)
@@ -124,9 +111,8 @@ func (m *Manager) spawnLocked(info AppInfo) (*run, error) {
 		m.log.Warn("saving the running app", "err", err)
 	}
 	var pumps sync.WaitGroup
-	pumps.Add(2)
-	go m.pump(&pumps, outR, info.Name, "stdout", nil, r.output)
-	go m.pump(&pumps, errR, info.Name, "stderr", r.stderr, r.output)
+	pumps.Go(func() { m.pump(outR, info.Name, "stdout", nil, r.output) })
+	pumps.Go(func() { m.pump(errR, info.Name, "stderr", r.stderr, r.output) })
 	go m.monitor(r, &pumps)
 	time.AfterFunc(runningAfter, func() {
 		m.mu.Lock()
@@ -135,12 +121,12 @@ func (m *Manager) spawnLocked(info AppInfo) (*run, error) {
 		}
 		m.mu.Unlock()
 	})
-	return r, nil
+	m.current = r
+	return r.statusLocked(), nil
 }
 
 // pump logs an app's output line by line, keeping stderr's last lines for the error status.
-func (m *Manager) pump(wg *sync.WaitGroup, rd io.ReadCloser, app, stream string, tail *lineTail, output *OutputLog) {
-	defer wg.Done()
+func (m *Manager) pump(rd io.ReadCloser, app, stream string, tail *lineTail, output *OutputLog) {
 	defer rd.Close()
 	scanLines(rd, func(line string) {
 		m.log.Info(line, "app", app, "stream", stream)
@@ -355,4 +341,70 @@ func (t *lineTail) last(n int) []string {
 	defer t.mu.Unlock()
 	n = min(n, len(t.lines))
 	return append([]string(nil), t.lines[len(t.lines)-n:]...)
+}
+
+// maxOutputLines bounds the output an app run keeps for readers that join late (the dashboard's
+// log view); older lines are dropped, and a reader that fell behind skips them.
+const maxOutputLines = 2000
+
+// OutputLine is one line an app wrote, on "stdout" or "stderr".
+type OutputLine struct {
+	Stream string `json:"stream"`
+	Line   string `json:"line"`
+}
+
+// OutputLog is the output of one app run: its last lines, numbered from 0 since the start, and
+// whether the run has ended (its pipes are closed).
+type OutputLog struct {
+	mu      sync.Mutex
+	first   int // the number of lines[0]
+	lines   []OutputLine
+	ended   bool
+	changed chan struct{} // closed and replaced on every change
+}
+
+func newOutputLog() *OutputLog { return &OutputLog{changed: make(chan struct{})} }
+
+func (o *OutputLog) add(stream, line string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.lines = append(o.lines, OutputLine{Stream: stream, Line: line})
+	if drop := len(o.lines) - maxOutputLines; drop > 0 {
+		o.lines = append(o.lines[:0], o.lines[drop:]...)
+		o.first += drop
+	}
+	close(o.changed)
+	o.changed = make(chan struct{})
+}
+
+func (o *OutputLog) end() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.ended = true
+	close(o.changed)
+	o.changed = make(chan struct{})
+}
+
+// Follow returns the lines numbered from on (from the oldest kept one when those are gone), the
+// number to ask for next, whether the run has ended, and a channel closed at the next change: a
+// streaming reader calls it in a loop until ended.
+func (o *OutputLog) Follow(from int) (lines []OutputLine, next int, ended bool, changed <-chan struct{}) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if i := max(from, o.first) - o.first; i < len(o.lines) {
+		lines = append([]OutputLine(nil), o.lines[i:]...)
+	}
+	return lines, o.first + len(o.lines), o.ended, o.changed
+}
+
+// Output returns the output log of the current app run, or of the last one when it ended by itself
+// (nil when Status is nil), with that run's status.
+func (m *Manager) Output() (*OutputLog, *AppStatus) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.current == nil {
+		return nil, nil
+	}
+	st := m.current.statusLocked()
+	return m.current.output, &st
 }
