@@ -26,15 +26,10 @@ var ErrNoHubToken = errors.New("no hub token: set HF_TOKEN (or the hub's token f
 
 var spaceIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
-// InstallPrivateSpace starts a job that installs the space spaceID ("<user>/<app>") of the daemon's
-// hub, reading it with the hub token: what the anchor's install-private-space does.
-func (m *Manager) InstallPrivateSpace(spaceID string) (*Job, error) {
-	return m.InstallPrivateSpaceWithToken(spaceID, "")
-}
-
-// InstallPrivateSpaceWithToken is InstallPrivateSpace, git reading the space with token (the
-// daemon's hub token when token is ""). The token serves this install only: it is not stored, so
-// checking a private space for updates, and updating it, need the daemon's own hub token.
+// InstallPrivateSpaceWithToken starts a job that installs the space spaceID ("<user>/<app>") of the
+// daemon's hub, git reading it with token (the daemon's hub token when token is ""): the anchor's
+// install-private-space. The token serves this install only: it is not stored, so checking a
+// private space for updates, and updating it, need the daemon's own hub token.
 func (m *Manager) InstallPrivateSpaceWithToken(spaceID, token string) (*Job, error) {
 	spaceID = strings.TrimSpace(spaceID)
 	if !spaceIDPattern.MatchString(spaceID) {
@@ -252,13 +247,7 @@ func (m *Manager) update(ctx context.Context, job *Job, src source, revision str
 
 // appsFrom returns the installed apps whose recorded source is shown.
 func (m *Manager) appsFrom(shown string) []AppInfo {
-	var out []AppInfo
-	for _, a := range m.installed().list {
-		if a.Extra.Source == shown {
-			out = append(out, a)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(m.installed().list), func(a AppInfo) bool { return a.Extra.Source != shown })
 }
 
 // gitHead returns the commit checked out in a git work tree.

@@ -1,9 +1,7 @@
 package apps
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/url"
@@ -13,7 +11,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/robothub/robothub/core/hub"
 )
@@ -271,65 +268,15 @@ func (m *Manager) installDependencies(ctx context.Context, job *Job, meta wheelM
 	if !upgrade {
 		return nil
 	}
-	own, err := m.venv.installedInVenv(ctx, reqs)
-	if err != nil {
-		return err
-	}
-	if len(own) == 0 {
-		return nil
-	}
 	var targets, names []string
 	for _, r := range reqs {
-		if name := requirementName(r); own[normalizeDist(name)] {
+		if name := requirementName(r); name != "" && m.venv.installedVersion(name) != "" {
 			targets, names = append(targets, r), append(names, name)
 		}
 	}
+	if len(names) == 0 {
+		return nil
+	}
 	job.Logf("Updating %s to the newest versions allowed", strings.Join(names, ", "))
 	return m.venv.install(ctx, job, installOptions{upgradePackages: names}, targets...)
-}
-
-// venvLocationScript prints which of the distributions named in argv are installed in the venv
-// itself rather than in the system's site-packages.
-const venvLocationScript = `
-import json, os, sys
-from importlib.metadata import PackageNotFoundError, distribution
-prefix = os.path.realpath(sys.prefix)
-out = []
-for name in sys.argv[1:]:
-    try:
-        d = distribution(name)
-    except PackageNotFoundError:
-        continue
-    loc = os.path.realpath(str(d.locate_file("")))
-    if loc == prefix or loc.startswith(prefix + os.sep):
-        out.append(name)
-json.dump(out, sys.stdout)
-`
-
-// installedInVenv returns, normalized, the names of the requirements reqs whose installed
-// distribution lives in the venv.
-func (v *Venv) installedInVenv(ctx context.Context, reqs []string) (map[string]bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	args := []string{"-I", "-c", venvLocationScript}
-	for _, r := range reqs {
-		if name := requirementName(r); name != "" {
-			args = append(args, name)
-		}
-	}
-	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, v.Python(), args...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("finding where the dependencies are installed: %v: %s", err, bytes.TrimSpace(stderr.Bytes()))
-	}
-	var names []string
-	if err := json.Unmarshal(stdout.Bytes(), &names); err != nil {
-		return nil, fmt.Errorf("finding where the dependencies are installed: %w", err)
-	}
-	out := map[string]bool{}
-	for _, n := range names {
-		out[normalizeDist(n)] = true
-	}
-	return out, nil
 }

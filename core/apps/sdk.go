@@ -45,13 +45,9 @@ func SDKVersion(daemonVersion string, sdk fs.FS) string {
 		}
 		return m[1] + "+" + strings.Join(append(local, sum), ".")
 	}
-	v = strings.TrimPrefix(v, "dev")
-	var local []string
-	for _, part := range regexp.MustCompile(`[^a-zA-Z0-9]+`).Split(strings.ToLower(v), -1) {
-		if part != "" {
-			local = append(local, part)
-		}
-	}
+	local := strings.FieldsFunc(strings.ToLower(strings.TrimPrefix(v, "dev")), func(r rune) bool {
+		return (r < 'a' || r > 'z') && (r < '0' || r > '9')
+	})
 	return "0.0.0.dev0+" + strings.Join(append(local, sum), ".")
 }
 

@@ -18,9 +18,11 @@ import (
 
 // Files the manager keeps in its data directory.
 const (
-	installedFile  = "installed-apps.json" // where each installed app came from
-	startupFile    = "startup-app.json"    // the startup app chosen through the API
-	runningAppFile = "running-app.json"    // the app process running now, to find it after a crash
+	installedFile  = "installed-apps.json"  // where each installed app came from
+	startupFile    = "startup-app.json"     // the startup app chosen through the API
+	runningAppFile = "running-app.json"     // the app process running now, to find it after a crash
+	journalFile    = "install-journal.json" // an app package change under way (below)
+	wheelsDir      = "wheels"               // the kept wheel of each installed package
 )
 
 // installRecord is what the daemon remembers about an installed app beyond its entry point.
@@ -96,20 +98,12 @@ func writeFileAtomic(path string, data []byte) error {
 	return d.Sync()
 }
 
-// A pip install or uninstall is not atomic: killed halfway (the daemon and its pip die with it:
-// a crash, a power cut, SIGKILL), it leaves a package half replaced, its old files moved aside
-// into "~"-named directories of site-packages. So every job step that changes an app's package
-// first writes a journal: which package, and the kept wheel of the version installed before.
-// A daemon that finds a journal at start puts that version back, then forgets the journal.
-//
-// Each installed package's wheel is kept under <data-dir>/wheels/<package>/ for that purpose.
-
-const (
-	journalFile = "install-journal.json" // an app package change under way
-	wheelsDir   = "wheels"               // the kept wheel of each installed package
-)
-
-// installJournal describes a package change under way.
+// installJournal describes a package change under way. A pip install or uninstall killed halfway
+// (a crash, a power cut, SIGKILL: its pip dies with the daemon) leaves a package half replaced, its
+// old files moved aside into "~"-named directories of site-packages. So every job step that
+// changes an app's package first writes a journal naming the package and the kept wheel
+// (<data-dir>/wheels/<package>/) of the version before; a daemon that finds a journal at start
+// puts that version back, then forgets the journal.
 type installJournal struct {
 	Job             string `json:"job"`
 	Package         string `json:"package"`          // the distribution being changed
@@ -183,9 +177,8 @@ func (m *Manager) pruneWheels(dist, keep string) {
 	}
 }
 
-// recoverInterruptedChange puts back the package version that a change interrupted by a previous
-// daemon was replacing or removing, and removes what pip left behind. It runs at start, before
-// apps are discovered.
+// recoverInterruptedChange runs at start, before discovery: it puts back the package version that a
+// change interrupted by a previous daemon was replacing or removing, and removes pip's leftovers.
 func (m *Manager) recoverInterruptedChange(ctx context.Context, log io.Writer) error {
 	var j installJournal
 	if err := readJSON(m.path(journalFile), &j); err != nil {
@@ -202,8 +195,7 @@ func (m *Manager) recoverInterruptedChange(ctx context.Context, log io.Writer) e
 		for _, p := range leftovers {
 			_ = os.RemoveAll(p)
 		}
-		// pip writes a package's record last: the files of a half-installed wheel are known from
-		// the wheel only.
+		// pip writes a package's record last: only the wheel knows a half-installed wheel's files.
 		if j.NewWheel != "" && exists(j.NewWheel) {
 			if err := removeWheelFiles(site, j.NewWheel); err != nil {
 				m.log.Warn("removing the files of the interrupted install", "wheel", j.NewWheel, "err", err)

@@ -149,22 +149,18 @@ func (v *Venv) Pip(ctx context.Context, log io.Writer, args ...string) error {
 	return runLoggedEnv(ctx, log, nil, v.Python(), append(slices.Clone(pipArgs), args...)...)
 }
 
-// installedVersion returns the version of distribution dist installed in the venv ("" if none),
-// read from its .dist-info directory name.
+// installedVersion returns the version of distribution dist installed in the venv itself, not in
+// the system's site-packages ("" if none), read from its <name>-<version>.dist-info directory.
 func (v *Venv) installedVersion(dist string) string {
 	site, err := v.SitePackages()
 	if err != nil {
 		return ""
 	}
-	prefix := strings.ReplaceAll(dist, "-", "_") + "-"
-	entries, err := os.ReadDir(site)
-	if err != nil {
-		return ""
-	}
+	entries, _ := os.ReadDir(site)
 	for _, e := range entries {
-		name := e.Name()
-		if e.IsDir() && strings.HasPrefix(strings.ToLower(name), prefix) && strings.HasSuffix(name, ".dist-info") {
-			return strings.TrimSuffix(name[len(prefix):], ".dist-info")
+		base, ok := strings.CutSuffix(e.Name(), ".dist-info")
+		if name, version, _ := strings.Cut(base, "-"); ok && e.IsDir() && normalizeDist(name) == normalizeDist(dist) {
+			return version
 		}
 	}
 	return ""
