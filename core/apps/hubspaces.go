@@ -27,9 +27,8 @@ var ErrNoHubToken = errors.New("no hub token: set HF_TOKEN (or the hub's token f
 var spaceIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 // InstallPrivateSpaceWithToken starts a job that installs the space spaceID ("<user>/<app>") of the
-// daemon's hub, git reading it with token (the daemon's hub token when token is ""): the anchor's
-// install-private-space. The token serves this install only: it is not stored, so checking a
-// private space for updates, and updating it, need the daemon's own hub token.
+// daemon's hub, git reading it with token (else the daemon's hub token): install-private-space.
+// The token is not stored: update checks and updates of the space need the daemon's own token.
 func (m *Manager) InstallPrivateSpaceWithToken(spaceID, token string) (*Job, error) {
 	spaceID = strings.TrimSpace(spaceID)
 	if !spaceIDPattern.MatchString(spaceID) {
@@ -49,9 +48,9 @@ func (m *Manager) InstallPrivateSpaceWithToken(spaceID, token string) (*Job, err
 	return m.installSource(src), nil
 }
 
-// gitAuthEnv gives git the hub token, as an Authorization header for the hub's URLs only, when
-// src is on the daemon's hub: private spaces can then be cloned. The token travels in GIT_CONFIG_*
-// variables, never on a command line (ps shows those), in .git/config or in a log.
+// gitAuthEnv gives git the hub token as an Authorization header for the hub's URLs only, when src
+// is on the daemon's hub, in GIT_CONFIG_* variables: never on a command line (ps shows those), in
+// .git/config or in a log.
 func (m *Manager) gitAuthEnv(src source) []string {
 	token := cmp.Or(src.token, m.cfg.HubToken)
 	if token == "" || m.cfg.HubURL == "" || src.kind != SourceHubSpace {
@@ -73,9 +72,8 @@ func (m *Manager) gitAuthEnv(src source) []string {
 	}
 }
 
-// UpdateApp starts a job that reinstalls the installed app name from the source it was installed
-// from, with the newest versions of its requirements, and restarts it if it runs: the anchor's
-// update/{app_name}.
+// UpdateApp starts a job that reinstalls app name from its source with the newest versions of its
+// requirements, and restarts it if it runs: the anchor's update/{app_name}.
 func (m *Manager) UpdateApp(name string) (*Job, error) {
 	info, err := m.App(name)
 	if err != nil {
@@ -196,13 +194,10 @@ const gitProtocols = "GIT_ALLOW_PROTOCOL=http:https:ssh:git:file"
 // revisionPattern is a git commit name: 7 to 64 hex digits (SHA-1 or SHA-256, possibly abbreviated).
 var revisionPattern = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
 
-// Update starts a job that brings the apps installed from rawURL up to date: unless every one of
-// them is already at revision (when given), it installs the package again from rawURL, then, if the
-// running app is one of them, restarts it so that it runs the new code. This is what a push to an
-// app's space triggers. The same update delivered twice installs once: the second job finds the
-// apps at that revision.
-//
-// rawURL must be the source of at least one installed app (as AppInfo.Extra.Source shows it).
+// Update starts a job that brings the apps installed from rawURL (as AppInfo.Extra.Source shows
+// it) up to date, as a push to an app's space triggers: unless all are already at revision (when
+// given), it installs the package again, then restarts the running app if it is one of them. The
+// same update delivered twice installs once.
 func (m *Manager) Update(rawURL, revision string) (*Job, error) {
 	src, err := parseSource(rawURL)
 	if err != nil {

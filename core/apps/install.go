@@ -88,10 +88,9 @@ func parseSource(raw string) (source, error) {
 	return source{shown: RedactURL(u.String()), kind: kind, cloneURL: u.String()}, nil
 }
 
-// Install starts a job that installs the app package at rawURL into the apps venv: a hub space
-// URL or git URL is cloned, a local directory copied; the package is built into a wheel offline,
-// checked for robot_apps entry points, then installed. A package that fails any step leaves the
-// previously installed version in place.
+// Install starts a job that installs the app package at rawURL (cloned, or copied from a local
+// directory) into the apps venv: built into a wheel offline, checked, then installed. A package
+// that fails any step leaves the previously installed version in place.
 func (m *Manager) Install(rawURL string) (*Job, error) {
 	src, err := parseSource(rawURL)
 	if err != nil {

@@ -15,12 +15,9 @@ import (
 	"github.com/robothub/robothub/core/hub"
 )
 
-// PackageSource says where the apps venv's packages come from.
-//
-// Online (the default), pip resolves dependencies from the package index of its own configuration
-// (PIP_INDEX_URL, PIP_EXTRA_INDEX_URL, pip.conf), which the daemon does not override unless
-// IndexURL or ExtraIndexURLs are set. Offline, every install runs with --no-index and finds
-// packages only in WheelDirs, as robots without a network need.
+// PackageSource says where the apps venv's packages come from. Online (the default), from the
+// index of pip's own configuration (PIP_INDEX_URL, pip.conf) unless IndexURL or ExtraIndexURLs
+// are set. Offline, every install runs with --no-index and finds packages only in WheelDirs.
 type PackageSource struct {
 	Offline        bool
 	IndexURL       string   // pip --index-url; "" keeps pip's configuration
@@ -55,10 +52,9 @@ func (s PackageSource) Describe() string {
 	return tool + ", the package index of pip's configuration"
 }
 
-// RedactURL hides the credentials of a URL by the rule of hub.RedactUserinfo: the whole user
-// information becomes "xxxxx". Index and source URLs carry such credentials; they must not reach
-// logs, job logs, API answers or error messages. An scp-style git address (git@host:path) keeps its
-// user: an SSH login name, not a credential.
+// RedactURL hides the credentials of a URL by the rule of hub.RedactUserinfo (the whole user
+// information becomes "xxxxx"), for logs, API answers and errors. An scp-style git address
+// (git@host:path) keeps its user: an SSH login name, not a credential.
 func RedactURL(raw string) string {
 	if u, err := url.Parse(raw); err != nil {
 		return RedactText(raw)
@@ -80,9 +76,8 @@ type installOptions struct {
 // pipArgs start every pip command the daemon runs.
 var pipArgs = []string{"-m", "pip", "--disable-pip-version-check", "--no-input"}
 
-// installCommand returns the program and arguments that install targets (requirements, wheel
-// files or directories) into the venv: `<venv python> -m pip install ...`, or
-// `uv pip install --python <venv python> ...` when the source says uv.
+// installCommand returns the command that installs targets (requirements, wheels or directories)
+// into the venv: `<venv python> -m pip install ...`, or `uv pip install --python <venv python> ...`.
 func (v *Venv) installCommand(ctx context.Context, opts installOptions, targets ...string) (string, []string) {
 	src, uv := v.Source, v.Source.UV != ""
 	name, args := v.Python(), append(slices.Clone(pipArgs), "install")
@@ -141,9 +136,8 @@ func (v *Venv) installCommand(ctx context.Context, opts installOptions, targets 
 // `:env:.index-url='...'` for PIP_INDEX_URL.
 var pipConfigLine = regexp.MustCompile(`^([^=]*)\.([a-z-]+)='(.*)'$`)
 
-// pipConfig returns the value pip's own configuration (files and PIP_* variables) gives key,
-// "" when none: how uv gets the index a user configured for pip. The environment's value wins,
-// then the most specific file, as pip itself does.
+// pipConfig returns the value pip's configuration gives key ("" if none), for uv: the environment
+// wins, then the most specific file, as in pip itself.
 func (v *Venv) pipConfig(ctx context.Context, key string) string {
 	out, err := exec.CommandContext(ctx, v.Python(), "-m", "pip", "--disable-pip-version-check", "config", "list").Output()
 	if err != nil {
@@ -164,8 +158,7 @@ func (v *Venv) pipConfig(ctx context.Context, key string) string {
 }
 
 // install runs one install command, its output going to log; a failure's error carries the
-// installer's own explanation (pip's ERROR lines, uv's report), which names what could not be
-// resolved.
+// installer's own explanation (pip's ERROR lines, uv's report).
 func (v *Venv) install(ctx context.Context, log io.Writer, opts installOptions, targets ...string) error {
 	name, args := v.installCommand(ctx, opts, targets...)
 	fmt.Fprintf(log, "Running %s %s\n", filepath.Base(name), RedactText(strings.Join(args, " ")))
@@ -185,33 +178,25 @@ func (v *Venv) install(ctx context.Context, log io.Writer, opts installOptions, 
 func installerMessage(lines []string) string {
 	var picked []string
 	for _, l := range lines {
-		if strings.HasPrefix(strings.TrimSpace(l), "ERROR:") {
-			picked = append(picked, strings.TrimSpace(l))
+		if t := strings.TrimSpace(l); strings.HasPrefix(t, "ERROR:") {
+			picked = append(picked, t)
 		}
 	}
 	if len(picked) == 0 {
-		for i, l := range lines {
-			if t := strings.TrimSpace(l); strings.HasPrefix(t, "×") || strings.HasPrefix(t, "error:") {
-				for _, r := range lines[i:] {
-					if r = strings.TrimSpace(r); r != "" {
-						picked = append(picked, r)
-					}
-				}
-				break
-			}
+		from := slices.IndexFunc(lines, func(l string) bool {
+			t := strings.TrimSpace(l)
+			return strings.HasPrefix(t, "×") || strings.HasPrefix(t, "error:")
+		})
+		if from < 0 {
+			from = max(0, len(lines)-3)
 		}
-	}
-	if len(picked) == 0 {
-		for _, l := range lines[max(0, len(lines)-3):] {
+		for _, l := range lines[from:] {
 			if l = strings.TrimSpace(l); l != "" {
 				picked = append(picked, l)
 			}
 		}
 	}
-	if len(picked) > 8 {
-		picked = picked[len(picked)-8:]
-	}
-	return RedactText(strings.Join(picked, "; "))
+	return RedactText(strings.Join(picked[max(0, len(picked)-8):], "; "))
 }
 
 // urlWithUserinfo finds URLs that carry credentials in running text: the user information runs to

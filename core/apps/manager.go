@@ -180,9 +180,8 @@ func (m *Manager) VenvDir() string { return m.cfg.VenvDir }
 // SDKVersion is the version of the SDK the manager installs.
 func (m *Manager) SDKVersion() string { return SDKVersion(m.cfg.DaemonVersion, m.cfg.SDK) }
 
-// Prepare stops an app left running by a previous daemon, creates the apps venv if it is missing,
-// puts back the app package a previous daemon was changing when it was killed, installs the SDK
-// at the daemon's version if it is not there, and discovers the installed apps.
+// Prepare stops an app a previous daemon left running, creates the apps venv if missing, puts back
+// a package change a killed daemon left half done, installs the SDK, and discovers the apps.
 func (m *Manager) Prepare(ctx context.Context) error {
 	m.recoverOrphan()
 	m.venvMu.Lock()
@@ -266,10 +265,9 @@ func (m *Manager) App(name string) (AppInfo, error) {
 	return AppInfo{}, fault.NotFoundf("App '%s' is not installed", truncate(name, 100))
 }
 
-// ListAvailable returns the installed apps and the catalog apps, for kind "" (all), "installed",
-// "hf_space" or "dashboard_selection" (the anchor's curated list; here the same hub catalog), and
-// "local" (apps in folders on the robot that are not installed: the daemon keeps none, so none).
-// A catalog that cannot be fetched yields only installed apps, with the error.
+// ListAvailable returns the installed and the catalog apps of kind "" (all), "installed", "hf_space"
+// or "dashboard_selection" (here the same hub catalog); "local" gives none (the daemon keeps no
+// uninstalled folders). A catalog that cannot be fetched yields only installed apps, with the error.
 func (m *Manager) ListAvailable(ctx context.Context, kind SourceKind) ([]AppInfo, error) {
 	switch kind {
 	case "", SourceInstalled, SourceHubSpace, SourceDashboardSelection:

@@ -25,9 +25,8 @@ func procStat(pid int) (state byte, startTicks uint64, ok bool) {
 	return fields[0][0], ticks, true
 }
 
-// statFields returns the fields of a /proc/<pid>/stat line after the command name, which may
-// itself hold spaces and parentheses: fields[0] is the state, fields[2] the process group,
-// fields[19] the start time.
+// statFields returns the fields of a /proc/<pid>/stat line after the command name (which may hold
+// spaces and parentheses): [0] is the state, [2] the process group, [19] the start time.
 func statFields(line string) ([]string, bool) {
 	end := strings.LastIndexByte(line, ')')
 	if end < 0 {

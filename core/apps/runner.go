@@ -52,9 +52,8 @@ func (m *Manager) activeLocked() *run {
 	return nil
 }
 
-// Start launches the installed app name as `<venv python> -u -m <module>` in its own process
-// group, with the daemon's environment (and what SetAppEnv adds). It is refused while an app
-// runs; a remote SDK session holding the robot is evicted, as the anchor daemon's start-app does.
+// Start launches app name as `<venv python> -u -m <module>` in its own process group, with the
+// daemon's environment and SetAppEnv's. Refused while an app runs; a remote SDK session is evicted.
 func (m *Manager) Start(name string) (AppStatus, error) { return m.start(name, true) }
 
 // StartNoEvict is Start, refused also while a remote SDK session holds the robot: the anchor's
@@ -385,9 +384,8 @@ func (o *OutputLog) end() {
 	o.changed = make(chan struct{})
 }
 
-// Follow returns the lines numbered from on (from the oldest kept one when those are gone), the
-// number to ask for next, whether the run has ended, and a channel closed at the next change: a
-// streaming reader calls it in a loop until ended.
+// Follow returns the lines from number from on (or the oldest kept), the number to ask for next,
+// whether the run has ended, and a channel closed at the next change.
 func (o *OutputLog) Follow(from int) (lines []OutputLine, next int, ended bool, changed <-chan struct{}) {
 	o.mu.Lock()
 	defer o.mu.Unlock()

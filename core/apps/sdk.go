@@ -21,14 +21,11 @@ const SDKDistribution = "robot-sdk"
 // v1.2.3, 1.2.3rc1, v1.2.3-4-gabcdef0, v1.2.3-dirty.
 var describeVersion = regexp.MustCompile(`^v?(\d+(?:\.\d+)*(?:(?:a|b|rc)\d+)?)(?:-(\d+)-g([0-9a-f]+))?(-dirty)?$`)
 
-// SDKVersion maps the daemon's version to the PEP 440 version the SDK is installed at.
-//
-//   - a release tag (v1.2.3, 1.2.3rc1) gives that version: 1.2.3, 1.2.3rc1;
-//   - commits after a tag give a local version: v1.2.3-4-gabc1234-dirty → 1.2.3+4.gabc1234.dirty.sdk<h>;
-//   - anything else ("dev", "dev-<commit>", a bare commit) gives 0.0.0.dev0+<commit>.sdk<h>.
-//
-// <h> is the first 10 hex digits of the SHA-256 of the embedded SDK files, so that a development
-// daemon whose SDK changed reinstalls it even when the commit did not change.
+// SDKVersion maps the daemon's version to the PEP 440 version the SDK is installed at: a release
+// tag gives that version (v1.2.3 → 1.2.3); commits after a tag a local version
+// (v1.2.3-4-gabc1234-dirty → 1.2.3+4.gabc1234.dirty.sdk<h>); anything else ("dev", a commit)
+// 0.0.0.dev0+<commit>.sdk<h>. <h> (10 hex digits of the SDK files' SHA-256) makes a development
+// daemon whose SDK changed reinstall it even when the commit did not change.
 func SDKVersion(daemonVersion string, sdk fs.FS) string {
 	v := strings.TrimSpace(daemonVersion)
 	sum := "sdk" + sdkDigest(sdk)[:10]

@@ -55,10 +55,9 @@ type SlotInfo struct {
 	Holder string `json:"holder,omitempty"`
 }
 
-// OpenSession opens an SDK session. A client inside the running app's process group (checked by
-// PID, for loopback requests only) joins the app, and marks it running; any other client becomes a
-// remote session that holds the slot, which is refused while an app runs or another remote session
-// is open. A session lasts until it is closed or misses heartbeats for the session TTL.
+// OpenSession opens an SDK session, until closed or the TTL passes without a heartbeat. A client in
+// the running app's process group (loopback only) joins the app and marks it running; any other
+// holds the slot as a remote session, refused while an app or another remote session holds it.
 func (m *Manager) OpenSession(req SessionRequest) (SessionInfo, error) {
 	if len(req.Client) > 200 {
 		return SessionInfo{}, fault.Invalidf("client: at most 200 characters")

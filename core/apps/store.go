@@ -98,12 +98,10 @@ func writeFileAtomic(path string, data []byte) error {
 	return d.Sync()
 }
 
-// installJournal describes a package change under way. A pip install or uninstall killed halfway
-// (a crash, a power cut, SIGKILL: its pip dies with the daemon) leaves a package half replaced, its
-// old files moved aside into "~"-named directories of site-packages. So every job step that
-// changes an app's package first writes a journal naming the package and the kept wheel
-// (<data-dir>/wheels/<package>/) of the version before; a daemon that finds a journal at start
-// puts that version back, then forgets the journal.
+// installJournal describes a package change under way. A pip killed halfway (crash, power cut,
+// SIGKILL) leaves a package half replaced, old files moved into "~"-named directories. So a job
+// first journals the package and the kept wheel (<data-dir>/wheels/<package>/) of the version
+// before; a daemon that finds a journal at start puts that version back, then forgets it.
 type installJournal struct {
 	Job             string `json:"job"`
 	Package         string `json:"package"`          // the distribution being changed

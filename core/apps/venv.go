@@ -21,9 +21,8 @@ import (
 	"time"
 )
 
-// Venv is the apps venv: one Python virtual environment shared by every installed app. Packages
-// come from Source: the package index by default, wheel directories offline (Debian's
-// /usr/share/python-wheels holds setuptools and wheel).
+// Venv is the apps venv: one Python virtual environment shared by every installed app, its
+// packages from Source (Debian's /usr/share/python-wheels holds setuptools and wheel).
 type Venv struct {
 	Dir        string        // the venv directory
 	BasePython string        // the interpreter that creates it: python3
@@ -215,9 +214,8 @@ func runLoggedEnv(ctx context.Context, log io.Writer, env []string, name string,
 // EntryPointGroup is the entry-point group an app declares itself in.
 const EntryPointGroup = "robot_apps"
 
-// discoverScript prints, as JSON, every entry point of group robot_apps in the venv, with its
-// distribution and the custom_app_url literal of its module (read from the source file, never
-// imported, so discovery runs no app code).
+// discoverScript prints, as JSON, every robot_apps entry point with its distribution and the
+// custom_app_url literal of its module, read from the source: discovery imports no app code.
 const discoverScript = `
 import json, re, sys
 from importlib.metadata import distributions
