@@ -72,8 +72,7 @@ func (m *Manager) gitAuthEnv(src source) []string {
 	}
 }
 
-// UpdateApp starts a job that reinstalls app name from its source with the newest versions of its
-// requirements, and restarts it if it runs: the anchor's update/{app_name}.
+// UpdateApp updates app name from its recorded source (see Update): the anchor's update/{app_name}.
 func (m *Manager) UpdateApp(name string) (*Job, error) {
 	info, err := m.App(name)
 	if err != nil {
@@ -95,8 +94,7 @@ type AppUpdateStatus struct {
 	LastModified    *string `json:"last_modified"`
 }
 
-// AppUpdates is the answer of an update check: the apps that have an update, how many apps were
-// checked (installed from a hub space or git URL at a known revision) and how many could not be.
+// AppUpdates answers an update check: apps with an update, how many were checked, how many not.
 type AppUpdates struct {
 	AppsWithUpdates []AppUpdateStatus `json:"apps_with_updates"`
 	AppsChecked     int               `json:"apps_checked"`
@@ -115,8 +113,7 @@ type updateCache struct {
 	changed uint64 // installs since the result: any install makes it stale
 }
 
-// CheckUpdates compares the revision each app was installed at with the head of its source
-// (git ls-remote), reusing a check less than five minutes old unless force is set.
+// CheckUpdates compares installed revisions with their sources' heads (git ls-remote), cached.
 func (m *Manager) CheckUpdates(ctx context.Context, force bool) (*AppUpdates, error) {
 	c := &m.updates
 	c.mu.Lock()
@@ -257,8 +254,7 @@ func gitHead(ctx context.Context, dir string) (string, error) {
 // AppTag is the README tag that makes a hub space an app of the catalog.
 const AppTag = "robot_python_app"
 
-// Catalog lists the apps published on the hub: the spaces tagged robot_python_app, fetched with
-// core/hub's client (<hub>/api/spaces?filter=robot_python_app&full=true) and cached.
+// Catalog lists the hub's spaces tagged robot_python_app, through core/hub, cached for TTL.
 type Catalog struct {
 	HubURL string
 	Client *http.Client
@@ -269,8 +265,7 @@ type Catalog struct {
 	apps    []AppInfo
 }
 
-// List returns the catalog, from the cache when it is fresh. On a fetch error it returns the
-// stale cache (possibly empty) with the error.
+// List returns the catalog, cached when fresh; on a fetch error, the stale cache and the error.
 func (c *Catalog) List(ctx context.Context, fresh bool) ([]AppInfo, error) {
 	if c == nil || c.HubURL == "" {
 		return nil, nil

@@ -148,8 +148,7 @@ func (m *Manager) startJob(command, target string, work func(context.Context, *J
 	return job
 }
 
-// install installs the app package from src with its dependencies; with upgrade (an update), the
-// package's own requirements are brought to their newest versions too.
+// install installs src's package and its dependencies (at their newest with upgrade).
 func (m *Manager) install(ctx context.Context, job *Job, src source, upgrade bool) ([]string, error) {
 	job.Logf("Installing from %s (%s)", src.shown, src.kind)
 	job.Logf("Packages come from %s", m.venv.Source.Describe())
@@ -412,8 +411,7 @@ func normalizeDist(name string) string {
 	return strings.ToLower(distSeparators.ReplaceAllString(name, "-"))
 }
 
-// CopyPackage copies the app package at src to dst, leaving out VCS data, build output, caches and
-// venvs: what the daemon installs from a local folder, and what robot-app-assistant check installs.
+// CopyPackage copies the app package at src to dst without VCS data, build output, caches, venvs.
 func CopyPackage(dst, src string) error {
 	skip := map[string]bool{".git": true, "__pycache__": true, "build": true, "dist": true, ".venv": true, "venv": true, "node_modules": true}
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {

@@ -76,8 +76,7 @@ type installOptions struct {
 // pipArgs start every pip command the daemon runs.
 var pipArgs = []string{"-m", "pip", "--disable-pip-version-check", "--no-input"}
 
-// installCommand returns the command that installs targets (requirements, wheels or directories)
-// into the venv: `<venv python> -m pip install ...`, or `uv pip install --python <venv python> ...`.
+// installCommand returns `<venv python> -m pip install ...` or `uv pip install --python ...`.
 func (v *Venv) installCommand(ctx context.Context, opts installOptions, targets ...string) (string, []string) {
 	src, uv := v.Source, v.Source.UV != ""
 	name, args := v.Python(), append(slices.Clone(pipArgs), "install")
@@ -132,8 +131,7 @@ func (v *Venv) installCommand(ctx context.Context, opts installOptions, targets 
 	return name, append(args, targets...)
 }
 
-// pipConfigLine matches a line of `pip config list`: `global.index-url='https://...'`, or
-// `:env:.index-url='...'` for PIP_INDEX_URL.
+// pipConfigLine matches `pip config list`: global.index-url='...', or :env:.index-url='...'.
 var pipConfigLine = regexp.MustCompile(`^([^=]*)\.([a-z-]+)='(.*)'$`)
 
 // pipConfig returns the value pip's configuration gives key ("" if none), for uv: the environment
@@ -157,8 +155,7 @@ func (v *Venv) pipConfig(ctx context.Context, key string) string {
 	return best
 }
 
-// install runs one install command, its output going to log; a failure's error carries the
-// installer's own explanation (pip's ERROR lines, uv's report).
+// install runs one install command; a failure's error carries the installer's explanation.
 func (v *Venv) install(ctx context.Context, log io.Writer, opts installOptions, targets ...string) error {
 	name, args := v.installCommand(ctx, opts, targets...)
 	fmt.Fprintf(log, "Running %s %s\n", filepath.Base(name), RedactText(strings.Join(args, " ")))
@@ -173,8 +170,7 @@ func (v *Venv) install(ctx context.Context, log io.Writer, opts installOptions, 
 	return err
 }
 
-// installerMessage picks the lines that explain an installer's failure: pip's "ERROR:" lines,
-// else uv's report (from its "×" line on), else the last lines.
+// installerMessage picks pip's "ERROR:" lines, else uv's report (from "×" on), else the last lines.
 func installerMessage(lines []string) string {
 	var picked []string
 	for _, l := range lines {
@@ -199,8 +195,7 @@ func installerMessage(lines []string) string {
 	return RedactText(strings.Join(picked[max(0, len(picked)-8):], "; "))
 }
 
-// urlWithUserinfo finds URLs that carry credentials in running text: the user information runs to
-// the last @ of the authority (a password may hold an unescaped @).
+// urlWithUserinfo finds URLs with credentials in text, to the authority's last @ (passwords hold @).
 var urlWithUserinfo = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s?#'"]*@`)
 
 // RedactText hides the credentials of every URL in s, whole, as RedactURL does.

@@ -72,8 +72,7 @@ func (j *Job) Logf(format string, args ...any) {
 	j.notifyLocked()
 }
 
-// appendLocked keeps one log line, its URLs' credentials redacted (git and pip may print the
-// URLs they were given).
+// appendLocked keeps one log line, redacted: git and pip may print the URLs they were given.
 func (j *Job) appendLocked(line string) {
 	if len(j.info.Logs) >= maxJobLogLines {
 		j.info.Logs = append(j.info.Logs[:0], j.info.Logs[len(j.info.Logs)-maxJobLogLines/2:]...)
@@ -119,8 +118,7 @@ func (j *Job) Info() JobInfo {
 	return info
 }
 
-// Follow returns the log lines from index from on, the status, and a channel closed at the next
-// change: a streaming reader calls it in a loop until the status is finished.
+// Follow returns the log lines from index from on, the status, and a channel closed on change.
 func (j *Job) Follow(from int) (lines []string, status JobStatus, changed <-chan struct{}) {
 	j.mu.Lock()
 	defer j.mu.Unlock()

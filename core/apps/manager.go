@@ -163,8 +163,7 @@ func NewManager(cfg Config) (*Manager, error) {
 
 func (m *Manager) path(name string) string { return filepath.Join(m.cfg.DataDir, name) }
 
-// SetAppEnv sets variables ("NAME=value") that the daemon adds to its apps' environment, over
-// what they inherit: where the daemon listens, and its token.
+// SetAppEnv sets variables ("NAME=value", such as the daemon's address and token) apps get.
 func (m *Manager) SetAppEnv(vars ...string) {
 	m.mu.Lock()
 	m.appEnv = append([]string(nil), vars...)
@@ -234,8 +233,7 @@ func (m *Manager) refreshLocked(ctx context.Context) error {
 	return nil
 }
 
-// installed returns the current discovery, redoing it first if site-packages changed behind the
-// daemon's back (a manual pip install into the apps venv).
+// installed returns the discovery, redone if site-packages changed behind the daemon's back.
 func (m *Manager) installed() *appSet {
 	set := m.apps.Load()
 	if set.stamp == m.venv.siteStamp() || !m.venvMu.TryLock() {
@@ -321,8 +319,7 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// webURL keeps an app's custom_app_url only when it is an http(s) URL with a host: the dashboard
-// links it, and a javascript: or data: URL there would run in the dashboard's origin.
+// webURL keeps only http(s) custom_app_urls: javascript: would run in the dashboard's origin.
 func (m *Manager) webURL(app string, raw *string) *string {
 	if raw == nil {
 		return nil

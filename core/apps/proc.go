@@ -7,8 +7,7 @@ import (
 	"strings"
 )
 
-// procStat reads a process's state letter and start time (in clock ticks since boot) from
-// /proc/<pid>/stat. The start time tells a process apart from a later one that reuses its PID.
+// procStat reads a process's state and start time, which tells it from a later one with its PID.
 func procStat(pid int) (state byte, startTicks uint64, ok bool) {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {

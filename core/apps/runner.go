@@ -56,8 +56,7 @@ func (m *Manager) activeLocked() *run {
 // daemon's environment and SetAppEnv's. Refused while an app runs; a remote SDK session is evicted.
 func (m *Manager) Start(name string) (AppStatus, error) { return m.start(name, true) }
 
-// StartNoEvict is Start, refused also while a remote SDK session holds the robot: the anchor's
-// start-app/{name}/no-evict.
+// StartNoEvict is Start, refused while a remote SDK session holds the robot (start-app/no-evict).
 func (m *Manager) StartNoEvict(name string) (AppStatus, error) { return m.start(name, false) }
 
 func (m *Manager) start(name string, evict bool) (AppStatus, error) {
@@ -145,8 +144,7 @@ func scanLines(r io.Reader, f func(string)) {
 	}
 }
 
-// monitor waits for the app to exit, kills what is left of its process group, and records how
-// it ended. The slot is free from then on, whether the app was stopped, finished or crashed.
+// monitor waits for the app to exit, kills the rest of its group, records the end, frees the slot.
 func (m *Manager) monitor(r *run, pumps *sync.WaitGroup) {
 	waitErr := r.cmd.Wait()
 	// Children the app left behind share its process group.
@@ -174,8 +172,7 @@ func (m *Manager) monitor(r *run, pumps *sync.WaitGroup) {
 	m.log.Info("app ended", "app", r.info.Name, "state", r.state, "error", r.err)
 }
 
-// endStateLocked records how r ended: done when it exited 0 (or by the SIGINT of a stop), error
-// otherwise, with the exit code and the last stderr lines.
+// endStateLocked: done on exit 0 or a stop's SIGINT, else error with the code and stderr's tail.
 func (m *Manager) endStateLocked(r *run, waitErr error) {
 	ps := r.cmd.ProcessState
 	if ps == nil {
@@ -201,8 +198,7 @@ func (m *Manager) endStateLocked(r *run, waitErr error) {
 	}
 }
 
-// Stop stops the running app: SIGINT to its process group, then after the stop timeout SIGKILL
-// to the group. The robot then returns to its default pose unless it is asleep.
+// Stop sends SIGINT to the app's group, SIGKILL after the stop timeout, then resets the pose.
 func (m *Manager) Stop() (AppStatus, error) {
 	m.mu.Lock()
 	r := m.activeLocked()
@@ -268,8 +264,7 @@ func (m *Manager) Restart() (AppStatus, error) {
 	return m.StartNoEvict(r.info.Name)
 }
 
-// Status returns the status of the running app, or of the last one when it ended by itself (nil
-// when no app ran since the daemon started or since the last stop).
+// Status returns the running app's status, or the last one's if it ended by itself (nil if stopped).
 func (m *Manager) Status() *AppStatus {
 	_, st := m.Output()
 	return st
@@ -285,8 +280,7 @@ func (m *Manager) Close() {
 	}
 }
 
-// recoverOrphan stops an app that a previous daemon left running (it was killed before it could
-// stop its app): SIGINT to the group, SIGKILL after the stop timeout.
+// recoverOrphan stops, as Stop does, an app that a killed previous daemon left running.
 func (m *Manager) recoverOrphan() {
 	var ra runningApp
 	if err := readJSON(m.path(runningAppFile), &ra); err != nil {
@@ -342,8 +336,7 @@ func (t *lineTail) last(n int) []string {
 	return append([]string(nil), t.lines[len(t.lines)-n:]...)
 }
 
-// maxOutputLines bounds the output an app run keeps for readers that join late (the dashboard's
-// log view); older lines are dropped, and a reader that fell behind skips them.
+// maxOutputLines bounds what a run keeps for late readers; a reader that fell behind skips lines.
 const maxOutputLines = 2000
 
 // OutputLine is one line an app wrote, on "stdout" or "stderr".
@@ -352,8 +345,7 @@ type OutputLine struct {
 	Line   string `json:"line"`
 }
 
-// OutputLog is the output of one app run: its last lines, numbered from 0 since the start, and
-// whether the run has ended (its pipes are closed).
+// OutputLog is one app run's last lines, numbered from 0, and whether its pipes have closed.
 type OutputLog struct {
 	mu      sync.Mutex
 	first   int // the number of lines[0]
@@ -395,8 +387,7 @@ func (o *OutputLog) Follow(from int) (lines []OutputLine, next int, ended bool, 
 	return lines, o.first + len(o.lines), o.ended, o.changed
 }
 
-// Output returns the output log of the current app run, or of the last one when it ended by itself
-// (nil when Status is nil), with that run's status.
+// Output returns the output log and status of the run that Status describes (nil, nil if none).
 func (m *Manager) Output() (*OutputLog, *AppStatus) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -17,8 +17,7 @@ import (
 // SDKDistribution is the Python distribution name of the embedded SDK.
 const SDKDistribution = "robot-sdk"
 
-// describeVersion matches what `git describe --tags --always --dirty` prints for a tagged tree:
-// v1.2.3, 1.2.3rc1, v1.2.3-4-gabcdef0, v1.2.3-dirty.
+// describeVersion matches `git describe --tags --dirty`: v1.2.3, 1.2.3rc1, v1.2.3-4-gabcdef0-dirty.
 var describeVersion = regexp.MustCompile(`^v?(\d+(?:\.\d+)*(?:(?:a|b|rc)\d+)?)(?:-(\d+)-g([0-9a-f]+))?(-dirty)?$`)
 
 // SDKVersion maps the daemon's version to the PEP 440 version the SDK is installed at: a release
@@ -69,8 +68,7 @@ func sdkDigest(sdk fs.FS) string {
 
 var pyprojectVersion = regexp.MustCompile(`(?m)^version\s*=\s*"[^"]*"`)
 
-// ensureSDK installs the embedded SDK into the venv at version, unless that version is already
-// there. It reports whether it installed.
+// ensureSDK installs the embedded SDK at version unless it is there; it reports whether it did.
 func (v *Venv) ensureSDK(ctx context.Context, log io.Writer, sdk fs.FS, version string) (bool, error) {
 	have := v.installedVersion(SDKDistribution)
 	if have == version {

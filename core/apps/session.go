@@ -17,8 +17,7 @@ const (
 	sessionRemote = "remote" // any other SDK client: it holds the slot itself
 )
 
-// MaxSessionsPerPeer caps the SDK sessions one client holds at once: an app that opens sessions in
-// a loop, or a remote client that never closes them, cannot grow the daemon's table.
+// MaxSessionsPerPeer caps one client's sessions, so that a leaking client cannot grow the table.
 const MaxSessionsPerPeer = 8
 
 // ErrTooManySessions refuses a session beyond MaxSessionsPerPeer (HTTP 429).
@@ -187,16 +186,14 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// StartupApp returns the startup app ("" when none): the --startup-app flag, else the one saved
-// through SetStartupApp.
+// StartupApp returns the --startup-app flag, else the app saved by SetStartupApp ("" if none).
 func (m *Manager) StartupApp() string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.startupApp
 }
 
-// SetStartupApp sets (or, with "", clears) the startup app and saves it. The app must be installed.
-// It is armed again: it starts after the next wake-up.
+// SetStartupApp saves the installed app name ("" clears) as the startup app, armed to start.
 func (m *Manager) SetStartupApp(name string) error {
 	if name != "" {
 		if _, err := m.App(name); err != nil {
@@ -215,8 +212,7 @@ func (m *Manager) SetStartupApp(name string) error {
 	return nil
 }
 
-// RunStartup runs the daemon's start-up sequence: install the startup app from the catalog if it
-// is missing, arm it to start after the first wake-up, then wake the robot if wakeUp is set.
+// RunStartup installs a missing startup app from the catalog, arms it, and wakes the robot if asked.
 func (m *Manager) RunStartup(ctx context.Context, wakeUp bool) {
 	if name := m.StartupApp(); name != "" {
 		if _, err := m.App(name); err != nil {

@@ -108,8 +108,7 @@ func wheelScripts(f *zip.File) []string {
 	return names
 }
 
-// StdlibModules lists the standard library's top-level modules of the interpreter python
-// (sys.stdlib_module_names, Python 3.10 and later; before that the built-in modules only).
+// StdlibModules lists python's standard library modules (before Python 3.10: the built-ins only).
 func StdlibModules(ctx context.Context, python string) (map[string]bool, error) {
 	out, err := exec.CommandContext(ctx, python, "-I", "-c",
 		"import sys\nprint('\\n'.join(sorted(getattr(sys, 'stdlib_module_names', sys.builtin_module_names))))").Output()

@@ -175,8 +175,7 @@ func (m *Manager) pruneWheels(dist, keep string) {
 	}
 }
 
-// recoverInterruptedChange runs at start, before discovery: it puts back the package version that a
-// change interrupted by a previous daemon was replacing or removing, and removes pip's leftovers.
+// recoverInterruptedChange undoes, at start, a package change a killed daemon left half done.
 func (m *Manager) recoverInterruptedChange(ctx context.Context, log io.Writer) error {
 	var j installJournal
 	if err := readJSON(m.path(journalFile), &j); err != nil {
@@ -228,8 +227,7 @@ func (m *Manager) recoverInterruptedChange(ctx context.Context, log io.Writer) e
 	return m.endChange()
 }
 
-// removeWheelFiles removes from site-packages the files that wheel installs there, with their
-// compiled .pyc files, and the directories this leaves empty.
+// removeWheelFiles removes wheel's files from site-packages, their .pyc files and emptied dirs.
 func removeWheelFiles(site, wheel string) error {
 	zr, err := zip.OpenReader(wheel)
 	if err != nil {

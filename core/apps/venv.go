@@ -47,8 +47,7 @@ func (v *Venv) SitePackages() (string, error) {
 	return matches[0], nil
 }
 
-// Ensure creates the venv if it is missing and makes sure setuptools and wheel are in it, since
-// offline builds run without build isolation.
+// Ensure creates the venv if missing, with setuptools and wheel: builds run without isolation.
 func (v *Venv) Ensure(ctx context.Context, log io.Writer) error {
 	if !v.Exists() {
 		fmt.Fprintf(log, "Creating the apps venv at %s\n", v.Dir)
@@ -102,8 +101,7 @@ func (v *Venv) Ensure(ctx context.Context, log io.Writer) error {
 	return nil
 }
 
-// setSystemSitePackages makes an existing venv see the system's packages, or stop seeing them,
-// as configured: venv records the choice as one line of pyvenv.cfg, read at each interpreter start.
+// setSystemSitePackages sets include-system-site-packages in pyvenv.cfg (read at each start).
 func (v *Venv) setSystemSitePackages(log io.Writer) error {
 	cfgPath := filepath.Join(v.Dir, "pyvenv.cfg")
 	data, err := os.ReadFile(cfgPath)
@@ -165,8 +163,7 @@ func (v *Venv) installedVersion(dist string) string {
 	return ""
 }
 
-// siteStamp identifies the state of site-packages cheaply: its modification time changes when pip
-// adds or removes a distribution.
+// siteStamp is site-packages' modification time: pip changes it when it adds or removes a package.
 func (v *Venv) siteStamp() string {
 	site, err := v.SitePackages()
 	if err != nil {
@@ -179,8 +176,7 @@ func (v *Venv) siteStamp() string {
 	return info.ModTime().String()
 }
 
-// runLoggedEnv runs name with args and extra environment variables, copying stdout and stderr to
-// log as whole lines.
+// runLoggedEnv runs name with args and env added, copying its output to log as whole lines.
 func runLoggedEnv(ctx context.Context, log io.Writer, env []string, name string, args ...string) error {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = append(append(os.Environ(), "PIP_DISABLE_PIP_VERSION_CHECK=1", "PYTHONUNBUFFERED=1", "GIT_TERMINAL_PROMPT=0"), env...)
@@ -258,14 +254,12 @@ type discoveredApp struct {
 	CustomAppURL *string `json:"custom_app_url"`
 }
 
-// AppNamePattern is what an app name must look like: it names a Python module, so it is also safe
-// in URLs, paths and logs.
+// AppNamePattern is an app name: a Python module name, so also safe in URLs, paths and logs.
 var AppNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,99}$`)
 
 var modulePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
 
-// discover lists the apps installed in the venv. Entries whose names or modules could not be run
-// safely are skipped.
+// discover lists the apps in the venv, skipping names or modules that could not run safely.
 func (v *Venv) discover(ctx context.Context) ([]discoveredApp, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
