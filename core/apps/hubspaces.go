@@ -171,11 +171,11 @@ func (m *Manager) remoteHead(ctx context.Context, src source) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", "ls-remote", "--", src.cloneURL, "HEAD")
 	cmd.Env = append(append(os.Environ(), "GIT_TERMINAL_PROMPT=0", gitProtocols), m.gitAuthEnv(src)...)
 	out, err := cmd.Output()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return "", fmt.Errorf("git ls-remote: %s", RedactText(strings.TrimSpace(string(ee.Stderr))))
+	}
 	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return "", fmt.Errorf("git ls-remote: %s", RedactText(strings.TrimSpace(string(ee.Stderr))))
-		}
 		return "", err
 	}
 	sha, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\t")
@@ -242,15 +242,6 @@ func (m *Manager) appsFrom(shown string) []AppInfo {
 	return slices.DeleteFunc(slices.Clone(m.installed().list), func(a AppInfo) bool { return a.Extra.Source != shown })
 }
 
-// gitHead returns the commit checked out in a git work tree.
-func gitHead(ctx context.Context, dir string) (string, error) {
-	out, err := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "HEAD").Output()
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(string(out)), nil
-}
-
 // AppTag is the README tag that makes a hub space an app of the catalog.
 const AppTag = "robot_python_app"
 
@@ -275,15 +266,6 @@ func (c *Catalog) List(ctx context.Context, fresh bool) ([]AppInfo, error) {
 	if !fresh && !c.fetched.IsZero() && time.Since(c.fetched) < c.TTL {
 		return c.apps, nil
 	}
-	apps, err := c.fetch(ctx)
-	if err != nil {
-		return c.apps, err
-	}
-	c.apps, c.fetched = apps, time.Now()
-	return apps, nil
-}
-
-func (c *Catalog) fetch(ctx context.Context) ([]AppInfo, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	// One attempt: the daemon answers from its stale cache rather than keep a page waiting.
@@ -293,12 +275,12 @@ func (c *Catalog) fetch(ctx context.Context) ([]AppInfo, error) {
 	}
 	client, err := hub.New(c.HubURL, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("the app catalog's hub: %w", err)
+		return c.apps, fmt.Errorf("the app catalog's hub: %w", err)
 	}
 	spaces, err := client.ListSpaces(ctx, hub.SpaceQuery{Filter: []string{AppTag}})
 	if err != nil {
 		// %v: a hub failure is the daemon's 500, whatever the hub's own status was.
-		return nil, fmt.Errorf("fetching the app catalog from %s: %v", strings.TrimRight(c.HubURL, "/"), err)
+		return c.apps, fmt.Errorf("fetching the app catalog from %s: %v", strings.TrimRight(c.HubURL, "/"), err)
 	}
 	var apps []AppInfo
 	for _, s := range spaces {
@@ -313,6 +295,7 @@ func (c *Catalog) fetch(ctx context.Context) ([]AppInfo, error) {
 			Extra: AppExtra{Title: card("title"), Author: author, Emoji: card("emoji")},
 		})
 	}
+	c.apps, c.fetched = apps, time.Now()
 	return apps, nil
 }
 

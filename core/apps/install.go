@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -140,10 +141,9 @@ func (m *Manager) startJob(command, target string, work func(context.Context, *J
 			job.setStatus(JobFailed, err)
 			return
 		}
-		job.setApps(apps)
 		job.Logf("Job '%s %s' completed successfully", job.info.Command, job.info.Target)
 		m.log.Info("job done", "job", job.info.ID, "command", job.info.Command, "target", job.info.Target, "apps", apps)
-		job.setStatus(JobDone, nil)
+		job.setStatus(JobDone, nil, apps...)
 	}()
 	return job
 }
@@ -174,9 +174,11 @@ func (m *Manager) install(ctx context.Context, job *Job, src source, upgrade boo
 			"git", "clone", "--depth", "1", "--quiet", "--", src.cloneURL, srcDir); err != nil {
 			return nil, fmt.Errorf("cloning %s: %w", src.shown, err)
 		}
-		if revision, err = gitHead(ctx, srcDir); err != nil {
+		out, err := exec.CommandContext(ctx, "git", "-C", srcDir, "rev-parse", "HEAD").Output()
+		if err != nil {
 			return nil, fmt.Errorf("reading the cloned revision of %s: %w", src.shown, err)
 		}
+		revision = strings.TrimSpace(string(out))
 		job.Logf("Cloned revision %s", revision)
 	}
 	if !isPackage(srcDir) {

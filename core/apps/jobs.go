@@ -45,8 +45,10 @@ type Job struct {
 	changed chan struct{} // closed and replaced on every change
 }
 
-// maxJobLogLines bounds a job's log; older lines are dropped with a marker.
-const maxJobLogLines = 5000
+const (
+	maxJobLogLines = 5000 // bounds a job's log; older lines are dropped with a marker
+	maxJobs        = 200  // finished jobs beyond this many are forgotten, oldest first
+)
 
 // ID returns the job's ID.
 func (j *Job) ID() string { return j.info.ID }
@@ -86,7 +88,8 @@ func (j *Job) notifyLocked() {
 	j.changed = make(chan struct{})
 }
 
-func (j *Job) setStatus(s JobStatus, err error) {
+// setStatus records s, with the job's error or the apps it installed or removed.
+func (j *Job) setStatus(s JobStatus, err error, apps ...string) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.partial != "" {
@@ -94,6 +97,9 @@ func (j *Job) setStatus(s JobStatus, err error) {
 		j.partial = ""
 	}
 	j.info.Status = s
+	if apps != nil {
+		j.info.Apps = apps
+	}
 	if err != nil {
 		j.info.Error = new(RedactText(err.Error()))
 	}
@@ -101,12 +107,6 @@ func (j *Job) setStatus(s JobStatus, err error) {
 		j.info.Finished = new(time.Now())
 	}
 	j.notifyLocked()
-}
-
-func (j *Job) setApps(apps []string) {
-	j.mu.Lock()
-	j.info.Apps = apps
-	j.mu.Unlock()
 }
 
 // Info returns a snapshot of the job.
@@ -148,8 +148,6 @@ type jobRegistry struct {
 	jobs  map[string]*Job
 	order []string
 }
-
-const maxJobs = 200
 
 func (r *jobRegistry) create(command, target string) *Job {
 	j := &Job{

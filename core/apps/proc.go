@@ -35,11 +35,6 @@ func statFields(line string) ([]string, bool) {
 	return f, len(f) > 0 && f[0] != ""
 }
 
-func procStartTicks(pid int) uint64 {
-	_, ticks, _ := procStat(pid)
-	return ticks
-}
-
 // alive reports whether pid is a live process (not a zombie waiting to be reaped).
 func alive(pid int) bool {
 	state, _, ok := procStat(pid)

@@ -102,10 +102,11 @@ func (m *Manager) start(name string, evict bool) (AppStatus, error) {
 	}
 	r := &run{
 		info: info, cmd: cmd, pid: cmd.Process.Pid, state: StateStarting,
-		exited: make(chan struct{}), stderr: &lineTail{max: 2 * errorTailLines}, output: newOutputLog(),
+		exited: make(chan struct{}), stderr: &lineTail{max: 2 * errorTailLines}, output: &OutputLog{changed: make(chan struct{})},
 	}
 	m.log.Info("app started", "app", info.Name, "pid", r.pid, "module", info.Extra.Module)
-	if err := writeJSONAtomic(m.path(runningAppFile), runningApp{Name: info.Name, PID: r.pid, StartTicks: procStartTicks(r.pid)}); err != nil {
+	_, ticks, _ := procStat(r.pid)
+	if err := writeJSONAtomic(m.path(runningAppFile), runningApp{Name: info.Name, PID: r.pid, StartTicks: ticks}); err != nil {
 		m.log.Warn("saving the running app", "err", err)
 	}
 	var pumps sync.WaitGroup
@@ -353,8 +354,6 @@ type OutputLog struct {
 	ended   bool
 	changed chan struct{} // closed and replaced on every change
 }
-
-func newOutputLog() *OutputLog { return &OutputLog{changed: make(chan struct{})} }
 
 func (o *OutputLog) add(stream, line string) {
 	o.mu.Lock()

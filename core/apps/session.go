@@ -139,11 +139,10 @@ func (m *Manager) Sessions() []SessionInfo {
 func (m *Manager) Slot() SlotInfo {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	now := time.Now()
 	if r := m.activeLocked(); r != nil {
 		return SlotInfo{State: "local_app", Holder: r.info.Name}
 	}
-	if s := m.remoteSessionLocked(now); s != nil {
+	if s := m.remoteSessionLocked(time.Now()); s != nil {
 		return SlotInfo{State: "remote_session", Holder: s.Client}
 	}
 	return SlotInfo{State: "free"}

@@ -69,9 +69,8 @@ func (v *Venv) Ensure(ctx context.Context, log io.Writer) error {
 	if err != nil {
 		return err
 	}
-	// `python -m venv` makes the interpreter first and runs ensurepip last: a daemon killed in
-	// between leaves a venv without pip, which no later pip call could repair. ensurepip installs
-	// pip from the wheel bundled with Python, offline, and leaves installed apps alone.
+	// `python -m venv` runs ensurepip last: a daemon killed before leaves a venv without pip, which
+	// no pip call could repair. ensurepip installs Python's bundled pip, offline, apps untouched.
 	if m, _ := filepath.Glob(filepath.Join(site, "pip-*.dist-info")); len(m) == 0 {
 		fmt.Fprintf(log, "The apps venv at %s has no pip (its creation was cut short?): installing it with ensurepip\n", v.Dir)
 		if err := runLoggedEnv(ctx, log, nil, v.Python(), "-m", "ensurepip", "--default-pip"); err != nil {
@@ -194,17 +193,14 @@ func runLoggedEnv(ctx context.Context, log io.Writer, env []string, name string,
 	err := cmd.Run()
 	pw.Close()
 	wg.Wait()
-	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return fmt.Errorf("%s exited with code %d", filepath.Base(name), ee.ExitCode())
-		}
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, exec.ErrNotFound) {
-			return fmt.Errorf("%s not found: %w", name, err)
-		}
-		return err
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		return fmt.Errorf("%s exited with code %d", filepath.Base(name), ee.ExitCode())
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, exec.ErrNotFound):
+		return fmt.Errorf("%s not found: %w", name, err)
 	}
-	return nil
+	return err
 }
 
 // EntryPointGroup is the entry-point group an app declares itself in.
