@@ -66,11 +66,8 @@ func (m *Manager) start(name string, evict bool) (AppStatus, error) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.closed {
-		return AppStatus{}, fault.Refusedf("The daemon is shutting down")
-	}
 	now := time.Now()
-	for s := m.remoteSessionLocked(now); evict && m.activeLocked() == nil && s != nil; s = m.remoteSessionLocked(now) {
+	for s := m.remoteSessionLocked(now); evict && !m.closed && m.activeLocked() == nil && s != nil; s = m.remoteSessionLocked(now) {
 		m.log.Info("evicting the remote SDK session for an app", "session", s.ID, "client", s.Client, "app", name)
 		delete(m.sessions, s.ID)
 	}

@@ -76,21 +76,15 @@ func (m *Manager) OpenSession(req SessionRequest) (SessionInfo, error) {
 			return SessionInfo{}, fmt.Errorf("%w: this client (%s) has %d open, the most one client may hold; close one (DELETE /api/sessions/<id>) or let it expire", ErrTooManySessions, req.Peer, held)
 		}
 	}
-	s := &session{SessionInfo: SessionInfo{ID: randomHex(12), Client: req.Client, TTL: m.cfg.SessionTTL.Seconds(), Opened: now},
+	s := &session{SessionInfo: SessionInfo{ID: randomHex(12), Kind: sessionRemote, Client: req.Client, TTL: m.cfg.SessionTTL.Seconds(), Opened: now},
 		pid: req.PID, peer: req.Peer, seen: now}
 	if r := m.activeLocked(); r != nil && req.Local && req.PID > 0 && processGroup(req.PID) == r.pid {
 		s.Kind, s.App = sessionApp, r.info.Name
 		if r.state == StateStarting {
 			r.state = StateRunning
 		}
-	} else {
-		if m.closed {
-			return SessionInfo{}, fault.Refusedf("The daemon is shutting down")
-		}
-		if err := m.slotBusyLocked(now); err != nil {
-			return SessionInfo{}, err
-		}
-		s.Kind = sessionRemote
+	} else if err := m.slotBusyLocked(now); err != nil {
+		return SessionInfo{}, err
 	}
 	m.sessions[s.ID] = s
 	m.log.Info("SDK session opened", "session", s.ID, "kind", s.Kind, "client", s.Client, "app", s.App)
@@ -169,6 +163,9 @@ func (m *Manager) remoteSessionLocked(now time.Time) *session {
 
 // slotBusyLocked returns the refusal for a new holder of the slot, or nil when the slot is free.
 func (m *Manager) slotBusyLocked(now time.Time) error {
+	if m.closed {
+		return fault.Refusedf("The daemon is shutting down")
+	}
 	if m.activeLocked() != nil {
 		return fault.Refusedf("An app is already running")
 	}
