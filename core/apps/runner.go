@@ -67,9 +67,11 @@ func (m *Manager) start(name string, evict bool) (AppStatus, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := time.Now()
-	for s := m.remoteSessionLocked(now); evict && !m.closed && m.activeLocked() == nil && s != nil; s = m.remoteSessionLocked(now) {
-		m.log.Info("evicting the remote SDK session for an app", "session", s.ID, "client", s.Client, "app", name)
-		delete(m.sessions, s.ID)
+	if evict && !m.closed && m.activeLocked() == nil {
+		for s := m.remoteSessionLocked(now); s != nil; s = m.remoteSessionLocked(now) {
+			m.log.Info("evicting the remote SDK session for an app", "session", s.ID, "client", s.Client, "app", name)
+			delete(m.sessions, s.ID)
+		}
 	}
 	if err := m.slotBusyLocked(now); err != nil {
 		return AppStatus{}, err
