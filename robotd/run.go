@@ -256,9 +256,10 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	defer rb.Close()
 
 	mgr, err := apps.NewManager(apps.Config{
-		DataDir: cfg.dataDir, VenvDir: cfg.venvDir, BasePython: cfg.python, WheelDirs: cfg.wheelDirs,
+		DataDir: cfg.dataDir, VenvDir: cfg.venvDir, BasePython: cfg.python,
 		StopTimeout: cfg.stopTimeout, SDK: pysdk.Files, DaemonVersion: version.String(), HubURL: cfg.hubURL,
-		Offline: cfg.offline, IndexURL: cfg.indexURL, ExtraIndexURLs: cfg.extraIndexURLs, UV: cfg.uv,
+		PackageSource: apps.PackageSource{Offline: cfg.offline, IndexURL: cfg.indexURL, ExtraIndexURLs: cfg.extraIndexURLs,
+			UV: cfg.uv, WheelDirs: cfg.wheelDirs},
 		SystemSitePackages: cfg.systemSite, HubToken: cfg.hubToken,
 		HTTPClient: &http.Client{Timeout: 30 * time.Second}, Robot: rb, StartupApp: cfg.startupApp,
 		Log: log.With("component", "apps"),

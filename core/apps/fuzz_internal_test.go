@@ -8,10 +8,12 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
 // FuzzParseSource feeds arbitrary install URLs (the url of POST /api/apps/install): the answer is
-// a source of a known kind or an ErrInvalid error, never a panic; a git URL never starts with '-'
+// a source of a known kind or a fault.ErrInvalid error, never a panic; a git URL never starts with '-'
 // nor holds spaces or control characters (it becomes an argument of git clone); a local source
 // is a clean absolute path to a Python package's directory; and a password in the URL never shows.
 func FuzzParseSource(f *testing.F) {
@@ -32,8 +34,8 @@ func FuzzParseSource(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw string) {
 		src, err := parseSource(raw)
 		if err != nil {
-			if !errors.Is(err, ErrInvalid) {
-				t.Fatalf("parseSource(%q): error %v is not ErrInvalid", raw, err)
+			if !errors.Is(err, fault.ErrInvalid) {
+				t.Fatalf("parseSource(%q): error %v is not fault.ErrInvalid", raw, err)
 			}
 			return
 		}

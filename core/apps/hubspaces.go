@@ -1,18 +1,24 @@
 package apps
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/robothub/robothub/core/fault"
+	"github.com/robothub/robothub/core/hub"
 )
 
 // ErrNoHubToken is returned when a private space is asked for and the daemon has no hub token.
@@ -20,28 +26,18 @@ var ErrNoHubToken = errors.New("no hub token: set HF_TOKEN (or the hub's token f
 
 var spaceIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
-// InstallPrivateSpace starts a job that installs the space spaceID ("<user>/<app>") of the daemon's
-// hub, reading it with the hub token: what the anchor's install-private-space does.
-func (m *Manager) InstallPrivateSpace(spaceID string) (*Job, error) {
-	return m.InstallPrivateSpaceWithToken(spaceID, "")
-}
-
-// InstallPrivateSpaceWithToken is InstallPrivateSpace, git reading the space with token (the
-// daemon's hub token when token is ""). The token serves this install only: it is not stored, so
-// checking a private space for updates, and updating it, need the daemon's own hub token.
+// InstallPrivateSpaceWithToken starts a job that installs the space spaceID ("<user>/<app>") of the
+// daemon's hub, git reading it with token (else the daemon's hub token): install-private-space.
+// The token is not stored: update checks and updates of the space need the daemon's own token.
 func (m *Manager) InstallPrivateSpaceWithToken(spaceID, token string) (*Job, error) {
 	spaceID = strings.TrimSpace(spaceID)
-	token = strings.TrimSpace(token)
 	if !spaceIDPattern.MatchString(spaceID) {
-		return nil, invalidError("space_id: " + truncate(spaceID, 100) + " is not <user>/<space>")
+		return nil, fault.Invalidf("space_id: %s is not <user>/<space>", truncate(spaceID, 100))
 	}
 	if m.cfg.HubURL == "" {
-		return nil, refusedError("No hub is configured (--hub-url none): private spaces cannot be installed")
+		return nil, fault.Refusedf("No hub is configured (--hub-url none): private spaces cannot be installed")
 	}
-	if token == "" {
-		token = m.cfg.HubToken
-	}
-	if token == "" {
+	if token = cmp.Or(strings.TrimSpace(token), m.cfg.HubToken); token == "" {
 		return nil, ErrNoHubToken
 	}
 	src, err := parseSource(strings.TrimRight(m.cfg.HubURL, "/") + "/spaces/" + spaceID)
@@ -49,17 +45,14 @@ func (m *Manager) InstallPrivateSpaceWithToken(spaceID, token string) (*Job, err
 		return nil, err
 	}
 	src.token = token
-	return m.installSource(src)
+	return m.installSource(src), nil
 }
 
-// gitAuthEnv gives git the hub token, as an Authorization header for the hub's URLs only, when
-// src is on the daemon's hub: private spaces can then be cloned. The token travels in GIT_CONFIG_*
-// variables, never on a command line (ps shows those), in .git/config or in a log.
+// gitAuthEnv gives git the hub token as an Authorization header for the hub's URLs only, when src
+// is on the daemon's hub, in GIT_CONFIG_* variables: never on a command line (ps shows those), in
+// .git/config or in a log.
 func (m *Manager) gitAuthEnv(src source) []string {
-	token := src.token
-	if token == "" {
-		token = m.cfg.HubToken
-	}
+	token := cmp.Or(src.token, m.cfg.HubToken)
 	if token == "" || m.cfg.HubURL == "" || src.kind != SourceHubSpace {
 		return nil
 	}
@@ -79,16 +72,14 @@ func (m *Manager) gitAuthEnv(src source) []string {
 	}
 }
 
-// UpdateApp starts a job that reinstalls the installed app name from the source it was installed
-// from, with the newest versions of its requirements, and restarts it if it runs: the anchor's
-// update/{app_name}.
+// UpdateApp updates app name from its recorded source (see Update): the anchor's update/{app_name}.
 func (m *Manager) UpdateApp(name string) (*Job, error) {
 	info, err := m.App(name)
 	if err != nil {
 		return nil, err
 	}
 	if info.Extra.Source == "" {
-		return nil, refusedError(fmt.Sprintf("App '%s' was not installed through the daemon: it has no source to update from", name))
+		return nil, fault.Refusedf("App '%s' was not installed through the daemon: it has no source to update from", name)
 	}
 	return m.Update(info.Extra.Source, "")
 }
@@ -103,8 +94,7 @@ type AppUpdateStatus struct {
 	LastModified    *string `json:"last_modified"`
 }
 
-// AppUpdates is the answer of an update check: the apps that have an update, how many apps were
-// checked (installed from a hub space or git URL at a known revision) and how many could not be.
+// AppUpdates answers an update check: apps with an update, how many were checked, how many not.
 type AppUpdates struct {
 	AppsWithUpdates []AppUpdateStatus `json:"apps_with_updates"`
 	AppsChecked     int               `json:"apps_checked"`
@@ -123,8 +113,7 @@ type updateCache struct {
 	changed uint64 // installs since the result: any install makes it stale
 }
 
-// CheckUpdates compares the revision each app was installed at with the head of its source
-// (git ls-remote), reusing a check less than five minutes old unless force is set.
+// CheckUpdates compares installed revisions with their sources' heads (git ls-remote), cached.
 func (m *Manager) CheckUpdates(ctx context.Context, force bool) (*AppUpdates, error) {
 	c := &m.updates
 	c.mu.Lock()
@@ -132,22 +121,16 @@ func (m *Manager) CheckUpdates(ctx context.Context, force bool) (*AppUpdates, er
 	if !force && c.result != nil && time.Since(c.at) < updateCheckTTL && c.changed == m.installCount.Load() {
 		return c.result, nil
 	}
-	installed := m.List()
 	bySource := map[string][]AppInfo{}
 	res := &AppUpdates{AppsWithUpdates: []AppUpdateStatus{}}
-	for _, a := range installed {
+	for _, a := range m.List() {
 		if a.Extra.Revision == "" || (a.Extra.SourceKind != SourceHubSpace && a.Extra.SourceKind != SourceGit) {
 			res.AppsSkipped++
 			continue
 		}
 		bySource[a.Extra.Source] = append(bySource[a.Extra.Source], a)
 	}
-	sources := make([]string, 0, len(bySource))
-	for s := range bySource {
-		sources = append(sources, s)
-	}
-	sort.Strings(sources)
-	for _, shown := range sources {
+	for _, shown := range slices.Sorted(maps.Keys(bySource)) {
 		list := bySource[shown]
 		src, err := parseSource(shown)
 		var head string
@@ -175,10 +158,8 @@ func (m *Manager) CheckUpdates(ctx context.Context, force bool) (*AppUpdates, er
 
 // spaceID is "<user>/<space>" for a hub space, else the source as shown.
 func spaceID(src source) string {
-	if src.kind == SourceHubSpace {
-		if u, err := url.Parse(src.cloneURL); err == nil {
-			return strings.TrimPrefix(u.Path, "/spaces/")
-		}
+	if _, id, ok := strings.Cut(src.cloneURL, "/spaces/"); ok && src.kind == SourceHubSpace {
+		return id
 	}
 	return src.shown
 }
@@ -188,13 +169,13 @@ func (m *Manager) remoteHead(ctx context.Context, src source) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", "ls-remote", "--", src.cloneURL, "HEAD")
-	cmd.Env = append(gitEnv(), m.gitAuthEnv(src)...)
+	cmd.Env = append(append(os.Environ(), "GIT_TERMINAL_PROMPT=0", gitProtocols), m.gitAuthEnv(src)...)
 	out, err := cmd.Output()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return "", fmt.Errorf("git ls-remote: %s", RedactText(strings.TrimSpace(string(ee.Stderr))))
+	}
 	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return "", fmt.Errorf("git ls-remote: %s", RedactText(strings.TrimSpace(string(ee.Stderr))))
-		}
 		return "", err
 	}
 	sha, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\t")
@@ -204,8 +185,133 @@ func (m *Manager) remoteHead(ctx context.Context, src source) (string, error) {
 	return sha, nil
 }
 
-// gitEnv is the environment of git commands: never a prompt, only network protocols git can
-// use safely for a URL from outside.
-func gitEnv() []string {
-	return append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_ALLOW_PROTOCOL=http:https:ssh:git:file")
+// gitProtocols are the only protocols git may use for a URL from outside.
+const gitProtocols = "GIT_ALLOW_PROTOCOL=http:https:ssh:git:file"
+
+// revisionPattern is a git commit name: 7 to 64 hex digits (SHA-1 or SHA-256, possibly abbreviated).
+var revisionPattern = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
+
+// Update starts a job that brings the apps installed from rawURL (as AppInfo.Extra.Source shows
+// it) up to date, as a push to an app's space triggers: unless all are already at revision (when
+// given), it installs the package again, then restarts the running app if it is one of them. The
+// same update delivered twice installs once.
+func (m *Manager) Update(rawURL, revision string) (*Job, error) {
+	src, err := parseSource(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	revision = strings.ToLower(strings.TrimSpace(revision))
+	if revision != "" && !revisionPattern.MatchString(revision) {
+		return nil, fault.Invalidf("revision: %s is not a git commit (7 to 64 hex digits)", truncate(revision, 80))
+	}
+	if len(m.appsFrom(src.shown)) == 0 {
+		return nil, fault.NotFoundf("No installed app comes from %s: install it first", src.shown)
+	}
+	return m.startJob("update", src.shown, func(ctx context.Context, job *Job) ([]string, error) { return m.update(ctx, job, src, revision) }), nil
+}
+
+func (m *Manager) update(ctx context.Context, job *Job, src source, revision string) ([]string, error) {
+	before := m.appsFrom(src.shown)
+	if revision != "" && len(before) > 0 {
+		upToDate := true
+		var names []string
+		for _, a := range before {
+			names = append(names, a.Name)
+			upToDate = upToDate && strings.HasPrefix(a.Extra.Revision, revision)
+		}
+		if upToDate {
+			job.Logf("%s already at revision %s: nothing to do", strings.Join(names, ", "), revision)
+			return names, nil
+		}
+	}
+	names, err := m.install(ctx, job, src, true)
+	if err != nil {
+		return nil, err
+	}
+	if st := m.Status(); st != nil && st.State.Active() && slices.Contains(names, st.Info.Name) {
+		job.Logf("Restarting %s to run the new version", st.Info.Name)
+		if _, err := m.Restart(); err != nil {
+			return names, fmt.Errorf("installed, but restarting %s failed: %w", st.Info.Name, err)
+		}
+	}
+	return names, nil
+}
+
+// appsFrom returns the installed apps whose recorded source is shown.
+func (m *Manager) appsFrom(shown string) []AppInfo {
+	return slices.DeleteFunc(slices.Clone(m.installed().list), func(a AppInfo) bool { return a.Extra.Source != shown })
+}
+
+// AppTag is the README tag that makes a hub space an app of the catalog.
+const AppTag = "robot_python_app"
+
+// Catalog lists the hub's spaces tagged robot_python_app, through core/hub, cached for TTL.
+type Catalog struct {
+	HubURL string
+	Client *http.Client
+	TTL    time.Duration
+
+	mu      sync.Mutex
+	fetched time.Time
+	apps    []AppInfo
+}
+
+// List returns the catalog, cached when fresh; on a fetch error, the stale cache and the error.
+func (c *Catalog) List(ctx context.Context, fresh bool) ([]AppInfo, error) {
+	if c == nil || c.HubURL == "" {
+		return nil, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !fresh && !c.fetched.IsZero() && time.Since(c.fetched) < c.TTL {
+		return c.apps, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	// One attempt: the daemon answers from its stale cache rather than keep a page waiting.
+	opts := []hub.Option{hub.WithRetry(hub.RetryPolicy{MaxAttempts: 1})}
+	if c.Client != nil {
+		opts = append(opts, hub.WithHTTPClient(c.Client))
+	}
+	client, err := hub.New(c.HubURL, opts...)
+	if err != nil {
+		return c.apps, fmt.Errorf("the app catalog's hub: %w", err)
+	}
+	spaces, err := client.ListSpaces(ctx, hub.SpaceQuery{Filter: []string{AppTag}})
+	if err != nil {
+		// %v: a hub failure is the daemon's 500, whatever the hub's own status was.
+		return c.apps, fmt.Errorf("fetching the app catalog from %s: %v", strings.TrimRight(c.HubURL, "/"), err)
+	}
+	var apps []AppInfo
+	for _, s := range spaces {
+		author, name, ok := strings.Cut(s.ID, "/")
+		if !ok || name == "" {
+			continue
+		}
+		author = cmp.Or(s.Author, author)
+		card := func(key string) string { v, _ := s.CardData[key].(string); return v }
+		apps = append(apps, AppInfo{
+			Name: name, SourceKind: SourceHubSpace, Description: card("short_description"), URL: client.SpaceGitURL(s.ID),
+			Extra: AppExtra{Title: card("title"), Author: author, Emoji: card("emoji")},
+		})
+	}
+	c.apps, c.fetched = apps, time.Now()
+	return apps, nil
+}
+
+// Lookup finds an app by name in a fresh catalog.
+func (c *Catalog) Lookup(ctx context.Context, name string) (AppInfo, error) {
+	if c == nil || c.HubURL == "" {
+		return AppInfo{}, fault.NotFoundf("App '%s' is not installed and no hub catalog is configured", name)
+	}
+	apps, err := c.List(ctx, true)
+	if err != nil {
+		return AppInfo{}, err
+	}
+	for _, a := range apps {
+		if a.Name == name || strings.ReplaceAll(a.Name, "-", "_") == name {
+			return a, nil
+		}
+	}
+	return AppInfo{}, fault.NotFoundf("App '%s' is not in the catalog of %s", name, c.HubURL)
 }

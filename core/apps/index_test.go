@@ -201,7 +201,7 @@ func TestIndexURLAndOfflineInstalls(t *testing.T) {
 	// pip's own configuration points at nothing that answers: the flag must win.
 	t.Setenv("PIP_INDEX_URL", "http://127.0.0.1:1/simple")
 	venv := filepath.Join(t.TempDir(), "venv")
-	m := indexManager(t, venv, apps.Config{IndexURL: idx.URL()})
+	m := indexManager(t, venv, apps.Config{PackageSource: apps.PackageSource{IndexURL: idx.URL()}})
 	info := jobOf(t)(m.Install(writeDepApp(t, "1.0.0", "dep>=1.1")))
 	if info.Status != apps.JobDone || !idx.Asked("dep") {
 		t.Fatalf("install with --index-url: %s %v (index asked: %v)\n%s", info.Status, deref(info.Error), idx.Requests(), strings.Join(info.Logs, "\n"))
@@ -218,7 +218,7 @@ func TestIndexURLAndOfflineInstalls(t *testing.T) {
 	offIdx.Publish("dep", "1.1")
 	t.Setenv("PIP_INDEX_URL", offIdx.URL())
 	venv2 := filepath.Join(t.TempDir(), "venv")
-	off := indexManager(t, venv2, apps.Config{Offline: true, WheelDirs: []string{"/usr/share/python-wheels", wheels}})
+	off := indexManager(t, venv2, apps.Config{PackageSource: apps.PackageSource{Offline: true, WheelDirs: []string{"/usr/share/python-wheels", wheels}}})
 	info = jobOf(t)(off.Install(writeDepApp(t, "1.0.0", "dep>=1.1")))
 	if info.Status != apps.JobDone {
 		t.Fatalf("offline install: %s %v\n%s", info.Status, deref(info.Error), strings.Join(info.Logs, "\n"))
@@ -243,11 +243,11 @@ func TestSystemSitePackages(t *testing.T) {
 		t.Skipf("%s has no numpy (Debian's python3-numpy): %v", system, err)
 	}
 	venv := filepath.Join(t.TempDir(), "venv")
-	indexManager(t, venv, apps.Config{BasePython: system, SystemSitePackages: true, Offline: true})
+	indexManager(t, venv, apps.Config{BasePython: system, SystemSitePackages: true, PackageSource: apps.PackageSource{Offline: true}})
 	if got := pythonIn(t, venv, "import numpy, sys; print(numpy.__file__.startswith(sys.prefix))"); got != "False" {
 		t.Fatalf("numpy in the apps venv comes from %q, want the system's", got)
 	}
-	indexManager(t, venv, apps.Config{BasePython: system, SystemSitePackages: false, Offline: true})
+	indexManager(t, venv, apps.Config{BasePython: system, SystemSitePackages: false, PackageSource: apps.PackageSource{Offline: true}})
 	out, err := exec.Command(filepath.Join(venv, "bin", "python"), "-c", "import numpy").CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "No module named 'numpy'") {
 		t.Fatalf("without --system-site-packages the venv still imports numpy: %v %s", err, out)
@@ -264,7 +264,7 @@ func TestInstallWithUV(t *testing.T) {
 	defer idx.Close()
 	idx.Publish("dep", "1.1")
 	venv := filepath.Join(t.TempDir(), "venv")
-	m := indexManager(t, venv, apps.Config{UV: uv, IndexURL: idx.URL()})
+	m := indexManager(t, venv, apps.Config{PackageSource: apps.PackageSource{UV: uv, IndexURL: idx.URL()}})
 	info := jobOf(t)(m.Install(writeDepApp(t, "1.0.0", "dep>=1.1")))
 	if info.Status != apps.JobDone || !idx.Asked("dep") {
 		t.Fatalf("install with uv: %s %v\n%s", info.Status, deref(info.Error), strings.Join(info.Logs, "\n"))

@@ -2,7 +2,6 @@ package apps
 
 import (
 	"archive/zip"
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -10,21 +9,23 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
-// installTimeout bounds one install or remove job.
-const installTimeout = 15 * time.Minute
-
-// installTempPrefix names the temporary directory of an install job.
-const installTempPrefix = "robot-app-install-"
+const (
+	installTimeout    = 15 * time.Minute     // bounds one install or remove job
+	installTempPrefix = "robot-app-install-" // names the temporary directory of an install job
+)
 
 // source is where an install takes its package from.
 type source struct {
-	raw      string     // as given
 	shown    string     // as logged and stored: credentials redacted
 	kind     SourceKind // hub_space, git or local
 	cloneURL string     // for hub_space and git
@@ -37,24 +38,24 @@ var (
 	scpGitURL    = regexp.MustCompile(`^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[A-Za-z0-9._/~-]+$`)
 )
 
-// parseSource classifies what the user gave as an app's url: a hub space URL
-// (<hub>/spaces/<user>/<app>), another git URL, or an absolute path to a directory on the robot.
+// parseSource classifies an app's url: a hub space URL (<hub>/spaces/<user>/<app>), another git
+// URL, or an absolute path to a directory on the robot.
 func parseSource(raw string) (source, error) {
 	s := strings.TrimSpace(raw)
 	switch {
 	case s == "":
-		return source{}, invalidError("url: required: a hub space URL (<hub>/spaces/<user>/<app>), a git URL or an absolute local path")
+		return source{}, fault.Invalidf("url: required: a hub space URL (<hub>/spaces/<user>/<app>), a git URL or an absolute local path")
 	case len(s) > 2048:
-		return source{}, invalidError("url: longer than 2048 characters")
+		return source{}, fault.Invalidf("url: longer than 2048 characters")
 	case strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || r == ' ' }):
-		return source{}, invalidError("url: must not contain spaces or control characters")
+		return source{}, fault.Invalidf("url: must not contain spaces or control characters")
 	case strings.HasPrefix(s, "-"):
-		return source{}, invalidError("url: must not start with '-'")
+		return source{}, fault.Invalidf("url: must not start with '-'")
 	}
 	if strings.HasPrefix(s, "file://") {
 		u, err := url.Parse(s)
 		if err != nil || u.Path == "" {
-			return source{}, invalidError("url: " + s + " is not a valid file:// URL")
+			return source{}, fault.Invalidf("url: %s is not a valid file:// URL", s)
 		}
 		s = u.Path
 	}
@@ -62,100 +63,92 @@ func parseSource(raw string) (source, error) {
 		clean := filepath.Clean(s)
 		info, err := os.Stat(clean)
 		if err != nil || !info.IsDir() {
-			return source{}, invalidError("url: local path " + clean + " is not a directory on the robot")
+			return source{}, fault.Invalidf("url: local path %s is not a directory on the robot", clean)
 		}
-		// Checked before a job copies the directory: a path such as / would otherwise be copied
-		// whole into a temporary directory before the job found no package there.
-		if !exists(filepath.Join(clean, "pyproject.toml")) && !exists(filepath.Join(clean, "setup.py")) {
-			return source{}, invalidError("url: local path " + clean + " is not a Python package: it has no pyproject.toml or setup.py")
+		// Checked before a job copies the directory, which for / would be the whole disk.
+		if !isPackage(clean) {
+			return source{}, fault.Invalidf("url: local path %s is not a Python package: it has no pyproject.toml or setup.py", clean)
 		}
-		return source{raw: raw, shown: clean, kind: SourceLocal, path: clean}, nil
+		return source{shown: clean, kind: SourceLocal, path: clean}, nil
 	}
 	if scpGitURL.MatchString(s) {
-		return source{raw: raw, shown: s, kind: SourceGit, cloneURL: s}, nil
+		return source{shown: s, kind: SourceGit, cloneURL: s}, nil
 	}
 	u, err := url.Parse(s)
 	if err != nil || u.Host == "" {
-		return source{}, invalidError("url: " + truncate(s, 200) + " is not a hub space URL, a git URL or an absolute local path")
+		return source{}, fault.Invalidf("url: %s is not a hub space URL, a git URL or an absolute local path", truncate(s, 200))
 	}
-	switch u.Scheme {
-	case "http", "https":
-		kind := SourceGit
-		if hubSpacePath.MatchString(u.Path) && u.RawQuery == "" && u.Fragment == "" {
-			kind = SourceHubSpace
-			u.Path = strings.TrimSuffix(u.Path, "/")
-		}
-		return source{raw: raw, shown: RedactURL(u.String()), kind: kind, cloneURL: u.String()}, nil
-	case "ssh", "git":
-		return source{raw: raw, shown: RedactURL(u.String()), kind: SourceGit, cloneURL: u.String()}, nil
+	if !slices.Contains([]string{"http", "https", "ssh", "git"}, u.Scheme) {
+		return source{}, fault.Invalidf("url: scheme %s is not one of http, https, ssh, git, file", u.Scheme)
 	}
-	return source{}, invalidError("url: scheme " + u.Scheme + " is not one of http, https, ssh, git, file")
+	kind := SourceGit
+	if strings.HasPrefix(u.Scheme, "http") && hubSpacePath.MatchString(u.Path) && u.RawQuery == "" && u.Fragment == "" {
+		kind = SourceHubSpace
+		u.Path = strings.TrimSuffix(u.Path, "/")
+	}
+	return source{shown: RedactURL(u.String()), kind: kind, cloneURL: u.String()}, nil
 }
 
-// Install starts a job that installs the app package at rawURL into the apps venv: a hub space
-// URL or git URL is cloned, a local directory copied; the package is built into a wheel offline,
-// checked for robot_apps entry points, then installed. A package that fails any step leaves the
-// previously installed version in place.
+// Install starts a job that installs the app package at rawURL (cloned, or copied from a local
+// directory) into the apps venv: built into a wheel offline, checked, then installed. A package
+// that fails any step leaves the previously installed version in place.
 func (m *Manager) Install(rawURL string) (*Job, error) {
 	src, err := parseSource(rawURL)
 	if err != nil {
 		return nil, err
 	}
-	return m.installSource(src)
+	return m.installSource(src), nil
 }
 
-func (m *Manager) installSource(src source) (*Job, error) {
-	job := m.jobs.create("install", src.shown)
-	go m.runJob(job, func(ctx context.Context) ([]string, error) { return m.install(ctx, job, src, false) })
-	return job, nil
+func (m *Manager) installSource(src source) *Job {
+	return m.startJob("install", src.shown, func(ctx context.Context, job *Job) ([]string, error) { return m.install(ctx, job, src, false) })
 }
 
-// Remove starts a job that uninstalls the package that provides app name. The running app cannot
-// be removed.
+// Remove starts a job that uninstalls the package that provides app name, unless the app runs.
 func (m *Manager) Remove(name string) (*Job, error) {
 	info, err := m.App(name)
 	if err != nil {
 		return nil, err
 	}
-	if err := m.refuseIfRunning(name, "removed"); err != nil {
+	if err := m.refuseIfRunning(name); err != nil {
 		return nil, err
 	}
-	job := m.jobs.create("remove", name)
-	go m.runJob(job, func(ctx context.Context) ([]string, error) { return m.remove(ctx, job, info) })
-	return job, nil
+	return m.startJob("remove", name, func(ctx context.Context, job *Job) ([]string, error) { return m.remove(ctx, job, info) }), nil
 }
 
-func (m *Manager) refuseIfRunning(name, what string) error {
+func (m *Manager) refuseIfRunning(name string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if r := m.current; r != nil && r.state.Active() && r.info.Name == name {
-		return refusedError(fmt.Sprintf("App '%s' is running and cannot be %s: stop it first", name, what))
+	if r := m.activeLocked(); r != nil && r.info.Name == name {
+		return fault.Refusedf("App '%s' is running and cannot be removed: stop it first", name)
 	}
 	return nil
 }
 
-// runJob runs one venv-changing job at a time.
-func (m *Manager) runJob(job *Job, work func(ctx context.Context) ([]string, error)) {
-	m.venvMu.Lock()
-	defer m.venvMu.Unlock()
-	job.setStatus(JobInProgress, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), installTimeout)
-	defer cancel()
-	apps, err := work(ctx)
-	if err != nil {
-		job.Logf("Job '%s %s' failed: %v", job.command, job.target, err)
-		m.log.Warn("job failed", "job", job.id, "command", job.command, "target", job.target, "err", err)
-		job.setStatus(JobFailed, err)
-		return
-	}
-	job.setApps(apps)
-	job.Logf("Job '%s %s' completed successfully", job.command, job.target)
-	m.log.Info("job done", "job", job.id, "command", job.command, "target", job.target, "apps", apps)
-	job.setStatus(JobDone, nil)
+// startJob runs work as a background job, one venv-changing job at a time.
+func (m *Manager) startJob(command, target string, work func(context.Context, *Job) ([]string, error)) *Job {
+	job := m.jobs.create(command, target)
+	go func() {
+		m.venvMu.Lock()
+		defer m.venvMu.Unlock()
+		job.setStatus(JobInProgress, nil)
+		ctx, cancel := context.WithTimeout(context.Background(), installTimeout)
+		defer cancel()
+		apps, err := work(ctx, job)
+		if err != nil {
+			job.Logf("Job '%s %s' failed: %v", job.info.Command, job.info.Target, err)
+			m.log.Warn("job failed", "job", job.info.ID, "command", job.info.Command, "target", job.info.Target, "err", err)
+			job.setStatus(JobFailed, err)
+			return
+		}
+		job.Logf("Job '%s %s' completed successfully", job.info.Command, job.info.Target)
+		m.log.Info("job done", "job", job.info.ID, "command", job.info.Command, "target", job.info.Target, "apps", apps)
+		job.setStatus(JobDone, nil, apps...)
+	}()
+	return job
 }
 
-// install installs the app package from src with its dependencies; with upgrade (an update), the
-// package's own requirements are brought to their newest versions too.
+// install installs src's package and its dependencies (at their newest with upgrade).
 func (m *Manager) install(ctx context.Context, job *Job, src source, upgrade bool) ([]string, error) {
 	job.Logf("Installing from %s (%s)", src.shown, src.kind)
 	job.Logf("Packages come from %s", m.venv.Source.Describe())
@@ -177,16 +170,18 @@ func (m *Manager) install(ctx context.Context, job *Job, src source, upgrade boo
 		}
 	default:
 		job.Logf("Cloning %s", src.shown)
-		if err := runLoggedEnv(ctx, job, append([]string{"GIT_ALLOW_PROTOCOL=http:https:ssh:git:file"}, m.gitAuthEnv(src)...),
+		if err := runLoggedEnv(ctx, job, append([]string{gitProtocols}, m.gitAuthEnv(src)...),
 			"git", "clone", "--depth", "1", "--quiet", "--", src.cloneURL, srcDir); err != nil {
 			return nil, fmt.Errorf("cloning %s: %w", src.shown, err)
 		}
-		if revision, err = gitHead(ctx, srcDir); err != nil {
+		out, err := exec.CommandContext(ctx, "git", "-C", srcDir, "rev-parse", "HEAD").Output()
+		if err != nil {
 			return nil, fmt.Errorf("reading the cloned revision of %s: %w", src.shown, err)
 		}
+		revision = strings.TrimSpace(string(out))
 		job.Logf("Cloned revision %s", revision)
 	}
-	if !exists(filepath.Join(srcDir, "pyproject.toml")) && !exists(filepath.Join(srcDir, "setup.py")) {
+	if !isPackage(srcDir) {
 		return nil, fmt.Errorf("%s has no pyproject.toml or setup.py at its root: it is not a Python package", src.shown)
 	}
 	if readme, err := os.ReadFile(filepath.Join(srcDir, "README.md")); err != nil || !strings.Contains(string(readme), AppTag) {
@@ -234,7 +229,7 @@ func (m *Manager) install(ctx context.Context, job *Job, src source, upgrade boo
 	}
 
 	// From here pip changes the venv: a daemon killed before endChange puts the previous version
-	// back at its next start (journal.go). pip undoes its own failures.
+	// back at its next start (store.go). pip undoes its own failures.
 	if err := m.beginChange(job, meta.name, wheels[0], tmp); err != nil {
 		return nil, err
 	}
@@ -277,7 +272,7 @@ func (m *Manager) install(ctx context.Context, job *Job, src source, upgrade boo
 }
 
 func (m *Manager) remove(ctx context.Context, job *Job, info AppInfo) ([]string, error) {
-	if err := m.refuseIfRunning(info.Name, "removed"); err != nil {
+	if err := m.refuseIfRunning(info.Name); err != nil {
 		return nil, err
 	}
 	job.Logf("Uninstalling package %s (app %s)", info.Extra.Package, info.Name)
@@ -308,10 +303,7 @@ func (m *Manager) remove(ctx context.Context, job *Job, info AppInfo) ([]string,
 	if err != nil {
 		return nil, err
 	}
-	m.mu.Lock()
-	clear := m.startupApp != "" && contains(removed, m.startupApp)
-	m.mu.Unlock()
-	if clear {
+	if name := m.StartupApp(); name != "" && slices.Contains(removed, name) {
 		job.Logf("App %s was the startup app; clearing the startup app", info.Name)
 		if err := m.SetStartupApp(""); err != nil {
 			return nil, err
@@ -324,8 +316,10 @@ func (m *Manager) remove(ctx context.Context, job *Job, info AppInfo) ([]string,
 type wheelMeta struct {
 	name, version string
 	requires      []string // Requires-Dist entries that apply without extras
-	apps          []struct{ name, module, class string }
+	apps          []entryPoint
 }
+
+type entryPoint struct{ name, module, class string }
 
 // readWheel reads a wheel's METADATA and its robot_apps entry points.
 func readWheel(path string) (wheelMeta, error) {
@@ -340,12 +334,7 @@ func readWheel(path string) (wheelMeta, error) {
 		if !ok || !strings.HasSuffix(dir, ".dist-info") || (file != "METADATA" && file != "entry_points.txt") {
 			continue
 		}
-		rc, err := f.Open()
-		if err != nil {
-			return meta, err
-		}
-		data, err := io.ReadAll(io.LimitReader(rc, 1<<20))
-		rc.Close()
+		data, err := readZipFile(f)
 		if err != nil {
 			return meta, err
 		}
@@ -359,6 +348,16 @@ func readWheel(path string) (wheelMeta, error) {
 		return meta, errors.New("the built wheel has no METADATA")
 	}
 	return meta, nil
+}
+
+// readZipFile reads a member of a wheel, up to 1 MiB.
+func readZipFile(f *zip.File) ([]byte, error) {
+	rc, err := f.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return io.ReadAll(io.LimitReader(rc, 1<<20))
 }
 
 func parseMetadata(text string, meta *wheelMeta) {
@@ -383,12 +382,11 @@ func parseMetadata(text string, meta *wheelMeta) {
 }
 
 // parseEntryPoints parses an entry_points.txt: INI sections of name = module:attr lines.
-func parseEntryPoints(text string) map[string][]struct{ name, module, class string } {
-	out := map[string][]struct{ name, module, class string }{}
+func parseEntryPoints(text string) map[string][]entryPoint {
+	out := map[string][]entryPoint{}
 	section := ""
-	sc := bufio.NewScanner(strings.NewReader(text))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
+	for line := range strings.Lines(text) {
+		line = strings.TrimSpace(line)
 		switch {
 		case line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, ";"):
 		case strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]"):
@@ -400,9 +398,7 @@ func parseEntryPoints(text string) map[string][]struct{ name, module, class stri
 			}
 			module, class, _ := strings.Cut(strings.TrimSpace(value), ":")
 			class, _, _ = strings.Cut(class, "[") // drop extras
-			out[section] = append(out[section], struct{ name, module, class string }{
-				strings.TrimSpace(name), strings.TrimSpace(module), strings.TrimSpace(class),
-			})
+			out[section] = append(out[section], entryPoint{strings.TrimSpace(name), strings.TrimSpace(module), strings.TrimSpace(class)})
 		}
 	}
 	return out
@@ -411,12 +407,13 @@ func parseEntryPoints(text string) map[string][]struct{ name, module, class stri
 // extraMarker matches the environment marker of a requirement that applies only with an extra.
 var extraMarker = regexp.MustCompile(`;.*\bextra\s*==`)
 
+var distSeparators = regexp.MustCompile(`[-_.]+`)
+
 func normalizeDist(name string) string {
-	return strings.ToLower(regexp.MustCompile(`[-_.]+`).ReplaceAllString(name, "-"))
+	return strings.ToLower(distSeparators.ReplaceAllString(name, "-"))
 }
 
-// CopyPackage copies the app package at src to dst, leaving out VCS data, build output, caches and
-// venvs: what the daemon installs from a local folder, and what robot-app-assistant check installs.
+// CopyPackage copies the app package at src to dst without VCS data, build output, caches, venvs.
 func CopyPackage(dst, src string) error {
 	skip := map[string]bool{".git": true, "__pycache__": true, "build": true, "dist": true, ".venv": true, "venv": true, "node_modules": true}
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
@@ -442,16 +439,12 @@ func CopyPackage(dst, src string) error {
 	})
 }
 
+// isPackage reports whether dir holds a Python package's pyproject.toml or setup.py.
+func isPackage(dir string) bool {
+	return exists(filepath.Join(dir, "pyproject.toml")) || exists(filepath.Join(dir, "setup.py"))
+}
+
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

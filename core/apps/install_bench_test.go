@@ -19,7 +19,7 @@ func BenchmarkInstallAppWithOneDependency(b *testing.B) {
 	idx.Publish("dep", "1.1")
 	for _, installer := range []string{"pip", "uv"} {
 		b.Run(installer, func(b *testing.B) {
-			cfg := apps.Config{IndexURL: idx.URL()}
+			cfg := apps.Config{PackageSource: apps.PackageSource{IndexURL: idx.URL()}}
 			if installer == "uv" {
 				if cfg.UV = apps.FindUV(); cfg.UV == "" {
 					b.Skip("uv is not on PATH: not measured here")

@@ -9,17 +9,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/robothub/robothub/core/hub"
 )
 
-// PackageSource says where the apps venv's packages come from.
-//
-// Online (the default), pip resolves dependencies from the package index of its own configuration
-// (PIP_INDEX_URL, PIP_EXTRA_INDEX_URL, pip.conf), which the daemon does not override unless
-// IndexURL or ExtraIndexURLs are set. Offline, every install runs with --no-index and finds
-// packages only in WheelDirs, as robots without a network need.
+// PackageSource says where the apps venv's packages come from. Online (the default), from the
+// index of pip's own configuration (PIP_INDEX_URL, pip.conf) unless IndexURL or ExtraIndexURLs
+// are set. Offline, every install runs with --no-index and finds packages only in WheelDirs.
 type PackageSource struct {
 	Offline        bool
 	IndexURL       string   // pip --index-url; "" keeps pip's configuration
@@ -54,19 +52,16 @@ func (s PackageSource) Describe() string {
 	return tool + ", the package index of pip's configuration"
 }
 
-// RedactURL hides the credentials of a URL by the rule of hub.RedactUserinfo: the whole user
-// information becomes "xxxxx". Index and source URLs carry such credentials; they must not reach
-// logs, job logs, API answers or error messages. An scp-style git address (git@host:path) keeps its
-// user: an SSH login name, not a credential.
+// RedactURL hides the credentials of a URL by the rule of hub.RedactUserinfo (the whole user
+// information becomes "xxxxx"), for logs, API answers and errors. An scp-style git address
+// (git@host:path) keeps its user: an SSH login name, not a credential.
 func RedactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
+	if u, err := url.Parse(raw); err != nil {
 		return RedactText(raw)
+	} else if u.User != nil {
+		return hub.RedactUserinfo(u)
 	}
-	if u.User == nil {
-		return raw
-	}
-	return hub.RedactUserinfo(u)
+	return raw
 }
 
 // installOptions are the flags of one install command.
@@ -76,72 +71,59 @@ type installOptions struct {
 	upgradePackages  []string // distributions to take at their newest versions (requirements named in targets)
 	noBuildIsolation bool     // build with the venv's setuptools and wheel
 	noIndex          bool     // this command needs no index whatever the mode (a local wheel without its dependencies)
-	findLinks        []string
 }
 
-// installCommand returns the program and arguments that install targets (requirements, wheel
-// files or directories) into the venv: `<venv python> -m pip install ...`, or
-// `uv pip install --python <venv python> ...` when the source says uv.
+// pipArgs start every pip command the daemon runs.
+var pipArgs = []string{"-m", "pip", "--disable-pip-version-check", "--no-input"}
+
+// installCommand returns `<venv python> -m pip install ...` or `uv pip install --python ...`.
 func (v *Venv) installCommand(ctx context.Context, opts installOptions, targets ...string) (string, []string) {
-	src := v.Source
-	var name string
-	var args []string
-	if src.UV != "" {
-		name = src.UV
-		args = []string{"pip", "install", "--python", v.Python()}
-	} else {
-		name = v.Python()
-		args = []string{"-m", "pip", "--disable-pip-version-check", "--no-input", "install"}
+	src, uv := v.Source, v.Source.UV != ""
+	name, args := v.Python(), append(slices.Clone(pipArgs), "install")
+	if uv {
+		name, args = src.UV, []string{"pip", "install", "--python", v.Python()}
 	}
 	switch {
 	case src.Offline || opts.noIndex:
 		args = append(args, "--no-index")
 	case src.IndexURL != "":
 		args = append(args, "--index-url", src.IndexURL)
-	case src.UV != "":
+	case uv && os.Getenv("UV_INDEX_URL") == "" && os.Getenv("UV_DEFAULT_INDEX") == "":
 		// uv reads neither pip.conf nor PIP_INDEX_URL: hand it pip's configuration, unless uv has
 		// one of its own.
-		if os.Getenv("UV_INDEX_URL") == "" && os.Getenv("UV_DEFAULT_INDEX") == "" {
-			if idx := v.pipConfig(ctx, "index-url"); idx != "" {
-				args = append(args, "--index-url", idx)
-			}
+		if idx := v.pipConfig(ctx, "index-url"); idx != "" {
+			args = append(args, "--index-url", idx)
 		}
 	}
 	if !src.Offline && !opts.noIndex {
 		extra := src.ExtraIndexURLs
-		if src.UV != "" && len(extra) == 0 && os.Getenv("UV_EXTRA_INDEX_URL") == "" && os.Getenv("UV_INDEX") == "" {
+		if uv && len(extra) == 0 && os.Getenv("UV_EXTRA_INDEX_URL") == "" && os.Getenv("UV_INDEX") == "" {
 			extra = strings.Fields(v.pipConfig(ctx, "extra-index-url"))
 		}
 		for _, e := range extra {
 			args = append(args, "--extra-index-url", e)
 		}
 	}
-	for _, d := range append(append([]string(nil), src.WheelDirs...), opts.findLinks...) {
-		if d != "" {
-			args = append(args, "--find-links", d)
-		}
-	}
+	args = append(args, v.findLinks()...)
 	if opts.noDeps {
 		args = append(args, "--no-deps")
 	}
-	if opts.reinstall {
-		if src.UV != "" {
-			args = append(args, "--reinstall")
-		} else {
-			args = append(args, "--force-reinstall")
-		}
+	switch {
+	case opts.reinstall && uv:
+		args = append(args, "--reinstall")
+	case opts.reinstall:
+		args = append(args, "--force-reinstall")
 	}
-	if len(opts.upgradePackages) > 0 {
-		if src.UV != "" {
-			// uv's --upgrade would upgrade every package of the venv: name them.
-			for _, p := range opts.upgradePackages {
-				args = append(args, "--upgrade-package", p)
-			}
-		} else {
-			// pip's --upgrade, with its default only-if-needed strategy, upgrades the requirements
-			// named on the command line and their dependencies only where they must.
-			args = append(args, "--upgrade")
+	switch {
+	case len(opts.upgradePackages) == 0:
+	case uv: // uv's --upgrade would upgrade every package of the venv: name them.
+		for _, p := range opts.upgradePackages {
+			args = append(args, "--upgrade-package", p)
 		}
+	default:
+		// pip's --upgrade, with its default only-if-needed strategy, upgrades the requirements
+		// named on the command line and their dependencies only where they must.
+		args = append(args, "--upgrade")
 	}
 	if opts.noBuildIsolation {
 		args = append(args, "--no-build-isolation")
@@ -149,13 +131,11 @@ func (v *Venv) installCommand(ctx context.Context, opts installOptions, targets 
 	return name, append(args, targets...)
 }
 
-// pipConfigLine matches a line of `pip config list`: `global.index-url='https://...'`, or
-// `:env:.index-url='...'` for PIP_INDEX_URL.
+// pipConfigLine matches `pip config list`: global.index-url='...', or :env:.index-url='...'.
 var pipConfigLine = regexp.MustCompile(`^([^=]*)\.([a-z-]+)='(.*)'$`)
 
-// pipConfig returns the value pip's own configuration (files and PIP_* variables) gives key,
-// "" when none: how uv gets the index a user configured for pip. The environment's value wins,
-// then the most specific file, as pip itself does.
+// pipConfig returns the value pip's configuration gives key ("" if none), for uv: the environment
+// wins, then the most specific file, as in pip itself.
 func (v *Venv) pipConfig(ctx context.Context, key string) string {
 	out, err := exec.CommandContext(ctx, v.Python(), "-m", "pip", "--disable-pip-version-check", "config", "list").Output()
 	if err != nil {
@@ -175,16 +155,10 @@ func (v *Venv) pipConfig(ctx context.Context, key string) string {
 	return best
 }
 
-// install runs one install command, its output going to log; a failure's error carries the
-// installer's own explanation (pip's ERROR lines, uv's report), which names what could not be
-// resolved.
+// install runs one install command; a failure's error carries the installer's explanation.
 func (v *Venv) install(ctx context.Context, log io.Writer, opts installOptions, targets ...string) error {
 	name, args := v.installCommand(ctx, opts, targets...)
-	shown := make([]string, len(args))
-	for i, a := range args {
-		shown[i] = RedactURL(a)
-	}
-	fmt.Fprintf(log, "Running %s %s\n", filepath.Base(name), strings.Join(shown, " "))
+	fmt.Fprintf(log, "Running %s %s\n", filepath.Base(name), RedactText(strings.Join(args, " ")))
 	tail := &lineTail{max: 40}
 	err := runLoggedEnv(ctx, io.MultiWriter(log, tail), nil, name, args...)
 	if err == nil {
@@ -196,42 +170,32 @@ func (v *Venv) install(ctx context.Context, log io.Writer, opts installOptions, 
 	return err
 }
 
-// installerMessage picks the lines that explain an installer's failure: pip's "ERROR:" lines,
-// else uv's report (from its "×" line on), else the last lines.
+// installerMessage picks pip's "ERROR:" lines, else uv's report (from "×" on), else the last lines.
 func installerMessage(lines []string) string {
 	var picked []string
 	for _, l := range lines {
-		if strings.HasPrefix(strings.TrimSpace(l), "ERROR:") {
-			picked = append(picked, strings.TrimSpace(l))
+		if t := strings.TrimSpace(l); strings.HasPrefix(t, "ERROR:") {
+			picked = append(picked, t)
 		}
 	}
 	if len(picked) == 0 {
-		for i, l := range lines {
-			if t := strings.TrimSpace(l); strings.HasPrefix(t, "×") || strings.HasPrefix(t, "error:") {
-				for _, r := range lines[i:] {
-					if r = strings.TrimSpace(r); r != "" {
-						picked = append(picked, r)
-					}
-				}
-				break
-			}
+		from := slices.IndexFunc(lines, func(l string) bool {
+			t := strings.TrimSpace(l)
+			return strings.HasPrefix(t, "×") || strings.HasPrefix(t, "error:")
+		})
+		if from < 0 {
+			from = max(0, len(lines)-3)
 		}
-	}
-	if len(picked) == 0 {
-		for _, l := range lines[max(0, len(lines)-3):] {
+		for _, l := range lines[from:] {
 			if l = strings.TrimSpace(l); l != "" {
 				picked = append(picked, l)
 			}
 		}
 	}
-	if len(picked) > 8 {
-		picked = picked[len(picked)-8:]
-	}
-	return RedactText(strings.Join(picked, "; "))
+	return RedactText(strings.Join(picked[max(0, len(picked)-8):], "; "))
 }
 
-// urlWithUserinfo finds URLs that carry credentials in running text: the user information runs to
-// the last @ of the authority (a password may hold an unescaped @).
+// urlWithUserinfo finds URLs with credentials in text, to the authority's last @ (passwords hold @).
 var urlWithUserinfo = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s?#'"]*@`)
 
 // RedactText hides the credentials of every URL in s, whole, as RedactURL does.
@@ -245,4 +209,54 @@ func (t *lineTail) Write(p []byte) (int, error) {
 		t.add(l)
 	}
 	return len(p), nil
+}
+
+// requirementNamePattern is the distribution name at the start of a PEP 508 requirement.
+var requirementNamePattern = regexp.MustCompile(`^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)`)
+
+// requirementName returns the distribution a requirement names ("" if none).
+func requirementName(req string) string {
+	m := requirementNamePattern.FindStringSubmatch(req)
+	if m == nil {
+		return ""
+	}
+	return m[1]
+}
+
+// installDependencies installs what the app package requires, from the package source. The
+// requirements are installed before the app itself, in one resolver run: when one cannot be
+// resolved, pip changes nothing and the job fails with pip's message naming it, so the version
+// installed before keeps working. An update (upgrade) then takes the newest versions of the
+// requirements installed in the venv itself; those the system provides (numpy from apt, through
+// --system-site-packages) are left to the system.
+func (m *Manager) installDependencies(ctx context.Context, job *Job, meta wheelMeta, upgrade bool) error {
+	var reqs []string
+	for _, r := range meta.requires {
+		if normalizeDist(requirementName(r)) == normalizeDist(SDKDistribution) {
+			job.Logf("Requirement %s: the daemon provides robot_sdk %s", r, m.SDKVersion())
+			continue
+		}
+		reqs = append(reqs, r)
+	}
+	if len(reqs) == 0 {
+		return nil
+	}
+	job.Logf("Installing dependencies: %s", strings.Join(reqs, ", "))
+	if err := m.venv.install(ctx, job, installOptions{}, reqs...); err != nil {
+		return err
+	}
+	if !upgrade {
+		return nil
+	}
+	var targets, names []string
+	for _, r := range reqs {
+		if name := requirementName(r); name != "" && m.venv.installedVersion(name) != "" {
+			targets, names = append(targets, r), append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	job.Logf("Updating %s to the newest versions allowed", strings.Join(names, ", "))
+	return m.venv.install(ctx, job, installOptions{upgradePackages: names}, targets...)
 }

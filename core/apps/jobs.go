@@ -1,9 +1,10 @@
 package apps
 
 import (
-	"crypto/rand"
-	"encoding/hex"
+	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -36,33 +37,27 @@ type JobInfo struct {
 	Finished *time.Time `json:"finished"`
 }
 
-// Job is a background job (install or remove) with a live log.
+// Job is a background job (install, update or remove) with a live log.
 type Job struct {
-	id, command, target string
-	created             time.Time
-
-	mu       sync.Mutex
-	status   JobStatus
-	err      string
-	apps     []string
-	logs     []string
-	partial  string
-	finished time.Time
-	changed  chan struct{} // closed and replaced on every change
+	mu      sync.Mutex
+	info    JobInfo // ID, Command, Target and Created never change
+	partial string
+	changed chan struct{} // closed and replaced on every change
 }
 
-// maxJobLogLines bounds a job's log; older lines are dropped with a marker.
-const maxJobLogLines = 5000
+const (
+	maxJobLogLines = 5000 // bounds a job's log; older lines are dropped with a marker
+	maxJobs        = 200  // finished jobs beyond this many are forgotten, oldest first
+)
 
 // ID returns the job's ID.
-func (j *Job) ID() string { return j.id }
+func (j *Job) ID() string { return j.info.ID }
 
 // Write appends output to the log, one line per newline; it makes a Job an io.Writer for pip and git.
 func (j *Job) Write(p []byte) (int, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	text := j.partial + string(p)
-	lines := strings.Split(text, "\n")
+	lines := strings.Split(j.partial+string(p), "\n")
 	j.partial = lines[len(lines)-1]
 	for _, l := range lines[:len(lines)-1] {
 		j.appendLocked(strings.TrimRight(l, "\r"))
@@ -79,15 +74,13 @@ func (j *Job) Logf(format string, args ...any) {
 	j.notifyLocked()
 }
 
-// appendLocked keeps one log line, its URLs' credentials redacted (git and pip may print the
-// URLs they were given).
+// appendLocked keeps one log line, redacted: git and pip may print the URLs they were given.
 func (j *Job) appendLocked(line string) {
-	line = RedactText(line)
-	if len(j.logs) >= maxJobLogLines {
-		j.logs = append(j.logs[:0], j.logs[len(j.logs)-maxJobLogLines/2:]...)
-		j.logs[0] = "[earlier lines dropped]"
+	if len(j.info.Logs) >= maxJobLogLines {
+		j.info.Logs = append(j.info.Logs[:0], j.info.Logs[len(j.info.Logs)-maxJobLogLines/2:]...)
+		j.info.Logs[0] = "[earlier lines dropped]"
 	}
-	j.logs = append(j.logs, line)
+	j.info.Logs = append(j.info.Logs, RedactText(line))
 }
 
 func (j *Job) notifyLocked() {
@@ -95,69 +88,54 @@ func (j *Job) notifyLocked() {
 	j.changed = make(chan struct{})
 }
 
-func (j *Job) setStatus(s JobStatus, err error) {
+// setStatus records s, with the job's error or the apps it installed or removed.
+func (j *Job) setStatus(s JobStatus, err error, apps ...string) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.partial != "" {
 		j.appendLocked(j.partial)
 		j.partial = ""
 	}
-	j.status = s
+	j.info.Status = s
+	if apps != nil {
+		j.info.Apps = apps
+	}
 	if err != nil {
-		j.err = RedactText(err.Error())
+		j.info.Error = new(RedactText(err.Error()))
 	}
 	if s.Finished() {
-		j.finished = time.Now()
+		j.info.Finished = new(time.Now())
 	}
 	j.notifyLocked()
-}
-
-func (j *Job) setApps(apps []string) {
-	j.mu.Lock()
-	j.apps = apps
-	j.mu.Unlock()
 }
 
 // Info returns a snapshot of the job.
 func (j *Job) Info() JobInfo {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	info := JobInfo{
-		ID: j.id, Command: j.command, Target: j.target, Status: j.status,
-		Apps: append([]string{}, j.apps...), Logs: append([]string{}, j.logs...), Created: j.created,
-	}
-	if j.err != "" {
-		e := j.err
-		info.Error = &e
-	}
-	if !j.finished.IsZero() {
-		f := j.finished
-		info.Finished = &f
-	}
+	info := j.info
+	info.Apps, info.Logs = append([]string{}, j.info.Apps...), append([]string{}, j.info.Logs...)
 	return info
 }
 
-// Follow returns the log lines from index from on, the status, and a channel closed at the next
-// change: a streaming reader calls it in a loop until the status is finished.
+// Follow returns the log lines from index from on, the status, and a channel closed on change.
 func (j *Job) Follow(from int) (lines []string, status JobStatus, changed <-chan struct{}) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if from < len(j.logs) {
-		lines = append([]string(nil), j.logs[from:]...)
+	if from < len(j.info.Logs) {
+		lines = append([]string(nil), j.info.Logs[from:]...)
 	}
-	return lines, j.status, j.changed
+	return lines, j.info.Status, j.changed
 }
 
 // Wait blocks until the job has finished and returns its error, if any.
 func (j *Job) Wait() error {
 	for {
-		_, status, changed := j.Follow(1 << 30)
-		if status.Finished() {
-			j.mu.Lock()
-			defer j.mu.Unlock()
-			if j.status == JobFailed {
-				return fmt.Errorf("%s", j.err)
-			}
+		_, status, changed := j.Follow(math.MaxInt)
+		if status == JobFailed {
+			return errors.New(*j.Info().Error)
+		}
+		if status == JobDone {
 			return nil
 		}
 		<-changed
@@ -171,41 +149,27 @@ type jobRegistry struct {
 	order []string
 }
 
-const maxJobs = 200
-
 func (r *jobRegistry) create(command, target string) *Job {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
 	j := &Job{
-		id: hex.EncodeToString(b[:]), command: command, target: target, created: time.Now(),
-		status: JobPending, changed: make(chan struct{}),
+		info:    JobInfo{ID: randomHex(8), Command: command, Target: target, Created: time.Now(), Status: JobPending},
+		changed: make(chan struct{}),
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.jobs == nil {
 		r.jobs = map[string]*Job{}
 	}
-	r.jobs[j.id] = j
-	r.order = append(r.order, j.id)
+	r.jobs[j.info.ID] = j
+	r.order = append(r.order, j.info.ID)
 	// Forget the oldest finished jobs beyond the bound.
-	for i := 0; len(r.order) > maxJobs && i < len(r.order); {
-		old := r.jobs[r.order[i]]
-		old.mu.Lock()
-		done := old.status.Finished()
-		old.mu.Unlock()
-		if !done {
-			i++
-			continue
+	excess := len(r.order) - maxJobs
+	r.order = slices.DeleteFunc(r.order, func(id string) bool {
+		if _, status, _ := r.jobs[id].Follow(math.MaxInt); excess <= 0 || !status.Finished() {
+			return false
 		}
-		delete(r.jobs, r.order[i])
-		r.order = append(r.order[:i], r.order[i+1:]...)
-	}
+		excess--
+		delete(r.jobs, id)
+		return true
+	})
 	return j
-}
-
-func (r *jobRegistry) get(id string) (*Job, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	j, ok := r.jobs[id]
-	return j, ok
 }

@@ -5,7 +5,7 @@
 package apps
 
 import (
-	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/robot"
 )
 
@@ -42,16 +43,11 @@ type Robot interface {
 
 // Config configures a Manager.
 type Config struct {
-	DataDir    string   // installed-app records, startup config, running-app file
-	VenvDir    string   // the apps venv
-	BasePython string   // creates the venv; default python3
-	WheelDirs  []string // wheels for pip --find-links; default /usr/share/python-wheels
-	// Where packages come from: the package index of pip's configuration, unless Offline (wheel
-	// directories only) or IndexURL/ExtraIndexURLs; installed with UV when set (see FindUV).
-	Offline            bool
-	IndexURL           string
-	ExtraIndexURLs     []string
-	UV                 string
+	DataDir    string // installed-app records, startup config, running-app file
+	VenvDir    string // the apps venv
+	BasePython string // creates the venv; default python3
+	// Where packages come from; WheelDirs defaults to /usr/share/python-wheels.
+	PackageSource
 	SystemSitePackages bool          // the apps venv sees the system's packages (numpy, OpenCV from apt)
 	HubToken           string        // reads private spaces of HubURL (install-private-space, their updates)
 	StopTimeout        time.Duration // default DefaultStopTimeout
@@ -83,10 +79,8 @@ type Manager struct {
 	updates      updateCache
 	installCount atomic.Uint64 // changes of the venv's apps since start: update checks go stale
 
-	envMu  sync.Mutex
-	appEnv []string // what the daemon adds to its apps' environment (SetAppEnv)
-
 	mu           sync.Mutex
+	appEnv       []string // what the daemon adds to its apps' environment (SetAppEnv)
 	current      *run
 	sessions     map[string]*session
 	startupApp   string
@@ -118,9 +112,7 @@ func NewManager(cfg Config) (*Manager, error) {
 	if cfg.WheelDirs == nil {
 		cfg.WheelDirs = []string{"/usr/share/python-wheels"}
 	}
-	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.DiscardHandler)
-	}
+	cfg.Log = cmp.Or(cfg.Log, slog.New(slog.DiscardHandler))
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("apps: data dir: %w", err)
 	}
@@ -128,8 +120,7 @@ func NewManager(cfg Config) (*Manager, error) {
 		cfg: cfg,
 		log: cfg.Log,
 		venv: &Venv{Dir: cfg.VenvDir, BasePython: cfg.BasePython, SystemSitePackages: cfg.SystemSitePackages,
-			Source: PackageSource{Offline: cfg.Offline, IndexURL: cfg.IndexURL, ExtraIndexURLs: cfg.ExtraIndexURLs,
-				WheelDirs: cfg.WheelDirs, UV: cfg.UV}},
+			Source: cfg.PackageSource},
 		robot:    cfg.Robot,
 		records:  map[string]installRecord{},
 		sessions: map[string]*session{},
@@ -146,21 +137,19 @@ func NewManager(cfg Config) (*Manager, error) {
 			m.records[name] = rec
 		}
 	}
+	// A startup setting that cannot be read (a torn write by another tool, an edit by hand) must
+	// not keep the robot from starting: it is unset until set again.
 	var sc startupConfig
 	if err := readJSON(m.path(startupFile), &sc); err != nil {
-		// A startup setting that cannot be read (a torn write by another tool, an edit by hand)
-		// must not keep the robot from starting: it is unset until set again.
 		m.log.Warn("the saved startup app cannot be read; no startup app until one is set again", "file", m.path(startupFile), "err", err)
-		sc = startupConfig{}
-	}
-	if sc.StartupApp != "" && !AppNamePattern.MatchString(sc.StartupApp) {
+	} else if sc.StartupApp != "" && !AppNamePattern.MatchString(sc.StartupApp) {
 		m.log.Warn("the saved startup app is not an app name; no startup app until one is set again", "file", m.path(startupFile), "startup_app", truncate(sc.StartupApp, 100))
-		sc = startupConfig{}
+	} else {
+		m.startupApp = sc.StartupApp
 	}
-	m.startupApp = sc.StartupApp
 	if cfg.StartupApp != "" {
 		if !AppNamePattern.MatchString(cfg.StartupApp) {
-			return nil, invalidError(fmt.Sprintf("startup app %q is not a valid app name", cfg.StartupApp))
+			return nil, fault.Invalidf("startup app %q is not a valid app name", cfg.StartupApp)
 		}
 		m.startupApp = cfg.StartupApp
 	}
@@ -174,12 +163,11 @@ func NewManager(cfg Config) (*Manager, error) {
 
 func (m *Manager) path(name string) string { return filepath.Join(m.cfg.DataDir, name) }
 
-// SetAppEnv sets variables ("NAME=value") that the daemon adds to its apps' environment, over
-// what they inherit: where the daemon listens, and its token.
+// SetAppEnv sets variables ("NAME=value", such as the daemon's address and token) apps get.
 func (m *Manager) SetAppEnv(vars ...string) {
-	m.envMu.Lock()
+	m.mu.Lock()
 	m.appEnv = append([]string(nil), vars...)
-	m.envMu.Unlock()
+	m.mu.Unlock()
 }
 
 // StopTimeout is how long Stop waits after SIGINT.
@@ -191,9 +179,8 @@ func (m *Manager) VenvDir() string { return m.cfg.VenvDir }
 // SDKVersion is the version of the SDK the manager installs.
 func (m *Manager) SDKVersion() string { return SDKVersion(m.cfg.DaemonVersion, m.cfg.SDK) }
 
-// Prepare stops an app left running by a previous daemon, creates the apps venv if it is missing,
-// puts back the app package a previous daemon was changing when it was killed, installs the SDK
-// at the daemon's version if it is not there, and discovers the installed apps.
+// Prepare stops an app a previous daemon left running, creates the apps venv if missing, puts back
+// a package change a killed daemon left half done, installs the SDK, and discovers the apps.
 func (m *Manager) Prepare(ctx context.Context) error {
 	m.recoverOrphan()
 	m.venvMu.Lock()
@@ -211,16 +198,12 @@ func (m *Manager) Prepare(ctx context.Context) error {
 	if _, err := m.venv.ensureSDK(ctx, w, m.cfg.SDK, m.SDKVersion()); err != nil {
 		return err
 	}
-	return m.refresh(ctx)
-}
-
-// refresh rediscovers the installed apps.
-func (m *Manager) refresh(ctx context.Context) error {
 	m.listMu.Lock()
 	defer m.listMu.Unlock()
 	return m.refreshLocked(ctx)
 }
 
+// refreshLocked rediscovers the installed apps.
 func (m *Manager) refreshLocked(ctx context.Context) error {
 	stamp := m.venv.siteStamp()
 	found, err := m.venv.discover(ctx)
@@ -239,9 +222,7 @@ func (m *Manager) refreshLocked(ctx context.Context) error {
 		if rec, ok := m.records[d.Name]; ok {
 			info.URL = rec.Source
 			info.Extra.Source, info.Extra.SourceKind = rec.Source, rec.SourceKind
-			info.Extra.Revision = rec.Revision
-			at := rec.InstalledAt
-			info.Extra.InstalledAt = &at
+			info.Extra.Revision, info.Extra.InstalledAt = rec.Revision, new(rec.InstalledAt)
 		}
 		set.list = append(set.list, info)
 		set.byName[d.Name] = info
@@ -252,8 +233,7 @@ func (m *Manager) refreshLocked(ctx context.Context) error {
 	return nil
 }
 
-// installed returns the current discovery, redoing it first if site-packages changed behind the
-// daemon's back (a manual pip install into the apps venv).
+// installed returns the discovery, redone if site-packages changed behind the daemon's back.
 func (m *Manager) installed() *appSet {
 	set := m.apps.Load()
 	if set.stamp == m.venv.siteStamp() || !m.venvMu.TryLock() {
@@ -275,27 +255,24 @@ func (m *Manager) List() []AppInfo { return m.installed().list }
 
 // App returns the installed app called name, or a NotFound error.
 func (m *Manager) App(name string) (AppInfo, error) {
-	if !AppNamePattern.MatchString(name) {
-		return AppInfo{}, notFoundError(fmt.Sprintf("App '%s' is not installed", truncate(name, 100)))
+	if AppNamePattern.MatchString(name) {
+		if info, ok := m.installed().byName[name]; ok {
+			return info, nil
+		}
 	}
-	info, ok := m.installed().byName[name]
-	if !ok {
-		return AppInfo{}, notFoundError(fmt.Sprintf("App '%s' is not installed", name))
-	}
-	return info, nil
+	return AppInfo{}, fault.NotFoundf("App '%s' is not installed", truncate(name, 100))
 }
 
-// ListAvailable returns the installed apps and the catalog apps, for kind "" (all), "installed",
-// "hf_space" or "dashboard_selection" (the anchor's curated list; here the same hub catalog), and
-// "local" (apps in folders on the robot that are not installed: the daemon keeps none, so none).
-// A catalog that cannot be fetched yields only installed apps, with the error.
+// ListAvailable returns the installed and the catalog apps of kind "" (all), "installed", "hf_space"
+// or "dashboard_selection" (here the same hub catalog); "local" gives none (the daemon keeps no
+// uninstalled folders). A catalog that cannot be fetched yields only installed apps, with the error.
 func (m *Manager) ListAvailable(ctx context.Context, kind SourceKind) ([]AppInfo, error) {
 	switch kind {
 	case "", SourceInstalled, SourceHubSpace, SourceDashboardSelection:
 	case SourceLocal:
 		return []AppInfo{}, nil
 	default:
-		return nil, invalidError(fmt.Sprintf("source kind %q is not one of hf_space, dashboard_selection, local, installed", kind))
+		return nil, fault.Invalidf("source kind %q is not one of hf_space, dashboard_selection, local, installed", kind)
 	}
 	set := m.installed()
 	var out []AppInfo
@@ -317,22 +294,19 @@ func (m *Manager) ListAvailable(ctx context.Context, kind SourceKind) ([]AppInfo
 
 // Job returns a job by ID.
 func (m *Manager) Job(id string) (*Job, error) {
-	j, ok := m.jobs.get(id)
-	if !ok {
-		return nil, notFoundError(fmt.Sprintf("Job %s not found", truncate(id, 64)))
+	m.jobs.mu.Lock()
+	defer m.jobs.mu.Unlock()
+	if j, ok := m.jobs.jobs[id]; ok {
+		return j, nil
 	}
-	return j, nil
+	return nil, fault.NotFoundf("Job %s not found", truncate(id, 64))
 }
 
 // logWriter returns a writer that logs each line it receives.
-func (m *Manager) logWriter(source string, attrs ...any) io.WriteCloser {
+func (m *Manager) logWriter(source string) io.WriteCloser {
 	pr, pw := io.Pipe()
 	go func() {
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			m.log.Info(sc.Text(), append([]any{"source", source}, attrs...)...)
-		}
+		scanLines(pr, func(line string) { m.log.Info(line, "source", source) })
 		_, _ = io.Copy(io.Discard, pr)
 	}()
 	return pw
@@ -345,8 +319,7 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// webURL keeps an app's custom_app_url only when it is an http(s) URL with a host: the dashboard
-// links it, and a javascript: or data: URL there would run in the dashboard's origin.
+// webURL keeps only http(s) custom_app_urls: javascript: would run in the dashboard's origin.
 func (m *Manager) webURL(app string, raw *string) *string {
 	if raw == nil {
 		return nil
@@ -357,4 +330,73 @@ func (m *Manager) webURL(app string, raw *string) *string {
 		return nil
 	}
 	return raw
+}
+
+// SourceKind says where an app comes from.
+type SourceKind string
+
+// The source kinds.
+const (
+	SourceInstalled          SourceKind = "installed"           // an app installed in the apps venv
+	SourceHubSpace           SourceKind = "hf_space"            // a space on the hub: <hub>/spaces/<user>/<app>
+	SourceDashboardSelection SourceKind = "dashboard_selection" // the apps the dashboard offers: here, the hub catalog
+	SourceLocal              SourceKind = "local"               // a directory on the robot
+	// SourceGit is any other git URL. It appears only as extra.installed_from, where anchor clients
+	// read free-form data: source_kind itself keeps to the anchor's four kinds.
+	SourceGit SourceKind = "git"
+)
+
+// legacyHubSpace is what installed-app records written before the anchor's names said for a hub space.
+const legacyHubSpace SourceKind = "hub_space"
+
+// AppInfo describes an app, installed or available from the catalog.
+type AppInfo struct {
+	Name        string     `json:"name"`
+	SourceKind  SourceKind `json:"source_kind"`
+	Description string     `json:"description"`
+	URL         string     `json:"url"`
+	Extra       AppExtra   `json:"extra"`
+}
+
+// AppExtra holds what the daemon knows about an installed app.
+type AppExtra struct {
+	Module       string     `json:"module,omitempty"`  // the module the daemon runs: <app>.main
+	Class        string     `json:"class,omitempty"`   // the RobotApp subclass the entry point names
+	Package      string     `json:"package,omitempty"` // the Python distribution that provides it
+	Version      string     `json:"version,omitempty"`
+	CustomAppURL *string    `json:"custom_app_url"`   // the app's web UI, when it has one
+	Source       string     `json:"source,omitempty"` // the URL or path it was installed from
+	SourceKind   SourceKind `json:"installed_from,omitempty"`
+	Revision     string     `json:"revision,omitempty"` // the git commit installed from a hub space or git URL
+	InstalledAt  *time.Time `json:"installed_at,omitempty"`
+	Installed    bool       `json:"installed"`
+	// Catalog entries: the space card's title and emoji, and the space's author (the dashboard's
+	// app store shows them).
+	Title  string `json:"title,omitempty"`
+	Author string `json:"author,omitempty"`
+	Emoji  string `json:"emoji,omitempty"`
+}
+
+// AppState is the state of the app in the slot.
+type AppState string
+
+// The app states: starting → running → stopping → done or error.
+const (
+	StateStarting AppState = "starting"
+	StateRunning  AppState = "running"
+	StateStopping AppState = "stopping"
+	StateDone     AppState = "done"
+	StateError    AppState = "error"
+)
+
+// Active reports whether an app in this state holds the slot.
+func (s AppState) Active() bool {
+	return s == StateStarting || s == StateRunning || s == StateStopping
+}
+
+// AppStatus is the status of the current (or last) app.
+type AppStatus struct {
+	Info  AppInfo  `json:"info"`
+	State AppState `json:"state"`
+	Error *string  `json:"error"`
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/apps"
+	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/robotd/pysdk"
 )
 
@@ -181,13 +182,13 @@ func TestInstallDiscoverRemoveAndPersist(t *testing.T) {
 	if info := waitJob(t, j); info.Status != apps.JobDone || fmt.Sprint(info.Apps) != "[webui_app]" {
 		t.Fatalf("remove job: %+v", info)
 	}
-	if _, err := again.App("webui_app"); !errors.Is(err, apps.ErrNotFound) {
+	if _, err := again.App("webui_app"); !errors.Is(err, fault.ErrNotFound) {
 		t.Fatalf("after remove: %v, want not found", err)
 	}
 	if again.StartupApp() != "" {
 		t.Fatalf("removing the startup app left it configured: %q", again.StartupApp())
 	}
-	if _, err := again.Remove("webui_app"); !errors.Is(err, apps.ErrNotFound) {
+	if _, err := again.Remove("webui_app"); !errors.Is(err, fault.ErrNotFound) {
 		t.Fatalf("removing it twice: %v", err)
 	}
 }
@@ -234,20 +235,20 @@ func TestBrokenPackageFailsAndKeepsTheInstalledVersion(t *testing.T) {
 func TestUnknownAppsAndJobs(t *testing.T) {
 	m := newManager(t, "", "dev")
 	for _, name := range []string{"nope", "../../etc/passwd", "coop_app; rm -rf /", ""} {
-		if _, err := m.Start(name); !errors.Is(err, apps.ErrNotFound) {
+		if _, err := m.Start(name); !errors.Is(err, fault.ErrNotFound) {
 			t.Errorf("Start(%q) = %v, want not found", name, err)
 		}
 	}
-	if _, err := m.Job("0123"); !errors.Is(err, apps.ErrNotFound) {
+	if _, err := m.Job("0123"); !errors.Is(err, fault.ErrNotFound) {
 		t.Errorf("unknown job: %v", err)
 	}
-	if err := m.SetStartupApp("nope"); !errors.Is(err, apps.ErrRefused) || err.Error() != "App 'nope' is not installed" {
+	if err := m.SetStartupApp("nope"); !errors.Is(err, fault.ErrRefused) || err.Error() != "App 'nope' is not installed" {
 		t.Errorf("startup app not installed: %v, want refused (400, as the anchor)", err)
 	}
-	if _, err := m.Install(""); !errors.Is(err, apps.ErrInvalid) {
+	if _, err := m.Install(""); !errors.Is(err, fault.ErrInvalid) {
 		t.Errorf("empty url: %v", err)
 	}
-	if _, err := m.Stop(); !errors.Is(err, apps.ErrRefused) || err.Error() != "No app is currently running" {
+	if _, err := m.Stop(); !errors.Is(err, fault.ErrRefused) || err.Error() != "No app is currently running" {
 		t.Errorf("stop with nothing running: %v", err)
 	}
 	if st := m.Status(); st != nil {
@@ -267,7 +268,7 @@ func TestRemoteSessionHoldsTheSlot(t *testing.T) {
 	if slot := m.Slot(); slot.State != "remote_session" || slot.Holder != "notebook" {
 		t.Fatalf("slot %+v", slot)
 	}
-	if _, err := m.OpenSession(apps.SessionRequest{Client: "second"}); !errors.Is(err, apps.ErrRefused) ||
+	if _, err := m.OpenSession(apps.SessionRequest{Client: "second"}); !errors.Is(err, fault.ErrRefused) ||
 		err.Error() != "The robot is in use by a remote SDK session (notebook)" {
 		t.Fatalf("second remote session: %v", err)
 	}
@@ -282,14 +283,14 @@ func TestRemoteSessionHoldsTheSlot(t *testing.T) {
 	if slot := m.Slot(); slot.State != "free" {
 		t.Fatalf("a session without heartbeats still holds the slot: %+v", slot)
 	}
-	if _, err := m.Heartbeat(s.ID); !errors.Is(err, apps.ErrNotFound) {
+	if _, err := m.Heartbeat(s.ID); !errors.Is(err, fault.ErrNotFound) {
 		t.Fatalf("heartbeat on an expired session: %v", err)
 	}
 	s2, _ := m.OpenSession(apps.SessionRequest{Client: "again"})
 	if err := m.CloseSession(s2.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.CloseSession(s2.ID); !errors.Is(err, apps.ErrNotFound) {
+	if err := m.CloseSession(s2.ID); !errors.Is(err, fault.ErrNotFound) {
 		t.Fatalf("closing twice: %v", err)
 	}
 }

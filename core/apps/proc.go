@@ -7,8 +7,7 @@ import (
 	"strings"
 )
 
-// procStat reads a process's state letter and start time (in clock ticks since boot) from
-// /proc/<pid>/stat. The start time tells a process apart from a later one that reuses its PID.
+// procStat reads a process's state and start time, which tells it from a later one with its PID.
 func procStat(pid int) (state byte, startTicks uint64, ok bool) {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
@@ -25,9 +24,8 @@ func procStat(pid int) (state byte, startTicks uint64, ok bool) {
 	return fields[0][0], ticks, true
 }
 
-// statFields returns the fields of a /proc/<pid>/stat line after the command name, which may
-// itself hold spaces and parentheses: fields[0] is the state, fields[2] the process group,
-// fields[19] the start time.
+// statFields returns the fields of a /proc/<pid>/stat line after the command name (which may hold
+// spaces and parentheses): [0] is the state, [2] the process group, [19] the start time.
 func statFields(line string) ([]string, bool) {
 	end := strings.LastIndexByte(line, ')')
 	if end < 0 {
@@ -35,11 +33,6 @@ func statFields(line string) ([]string, bool) {
 	}
 	f := strings.Fields(line[end+1:])
 	return f, len(f) > 0 && f[0] != ""
-}
-
-func procStartTicks(pid int) uint64 {
-	_, ticks, _ := procStat(pid)
-	return ticks
 }
 
 // alive reports whether pid is a live process (not a zombie waiting to be reaped).

@@ -15,22 +15,18 @@ import (
 	"github.com/robothub/robothub/core/fault"
 )
 
-// runningAfter is how long a started app may take to open its SDK session before it is reported
-// running anyway (an app that never talks to the daemon is running once it has lived this long).
-const runningAfter = 2 * time.Second
-
-// killGrace is how long Stop waits for the app's process to be reaped after SIGKILL.
-const killGrace = 5 * time.Second
-
-// errorTailLines is how many of the last stderr lines an error status shows.
-const errorTailLines = 10
+const (
+	// runningAfter: a started app is reported running after this long even without an SDK session.
+	runningAfter   = 2 * time.Second
+	killGrace      = 5 * time.Second // how long Stop waits for the app to be reaped after SIGKILL
+	errorTailLines = 10              // how many of the last stderr lines an error status shows
+)
 
 // run is one app process in the slot.
 type run struct {
 	info          AppInfo
 	cmd           *exec.Cmd
 	pid           int // also the process group ID: the app leads its own group
-	started       time.Time
 	state         AppState
 	err           string
 	stopRequested bool
@@ -43,19 +39,24 @@ type run struct {
 func (r *run) statusLocked() AppStatus {
 	st := AppStatus{Info: r.info, State: r.state}
 	if r.err != "" {
-		e := r.err
-		st.Error = &e
+		st.Error = new(r.err)
 	}
 	return st
 }
 
-// Start launches the installed app name as `<venv python> -u -m <module>` in its own process
-// group, with the daemon's environment (and what SetAppEnv adds). It is refused while an app
-// runs; a remote SDK session holding the robot is evicted, as the anchor daemon's start-app does.
+// activeLocked returns the app run that holds the slot, or nil.
+func (m *Manager) activeLocked() *run {
+	if r := m.current; r != nil && r.state.Active() {
+		return r
+	}
+	return nil
+}
+
+// Start launches app name as `<venv python> -u -m <module>` in its own process group, with the
+// daemon's environment and SetAppEnv's. Refused while an app runs; a remote SDK session is evicted.
 func (m *Manager) Start(name string) (AppStatus, error) { return m.start(name, true) }
 
-// StartNoEvict is Start, refused also while a remote SDK session holds the robot: the anchor's
-// start-app/{name}/no-evict.
+// StartNoEvict is Start, refused while a remote SDK session holds the robot (start-app/no-evict).
 func (m *Manager) StartNoEvict(name string) (AppStatus, error) { return m.start(name, false) }
 
 func (m *Manager) start(name string, evict bool) (AppStatus, error) {
@@ -65,45 +66,29 @@ func (m *Manager) start(name string, evict bool) (AppStatus, error) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.closed {
-		return AppStatus{}, refusedError("The daemon is shutting down")
-	}
 	now := time.Now()
-	if evict {
-		if r := m.current; r == nil || !r.state.Active() {
-			for s := m.remoteSessionLocked(now); s != nil; s = m.remoteSessionLocked(now) {
-				m.log.Info("evicting the remote SDK session for an app", "session", s.id, "client", s.client, "app", name)
-				delete(m.sessions, s.id)
-			}
+	if evict && !m.closed && m.activeLocked() == nil {
+		for s := m.remoteSessionLocked(now); s != nil; s = m.remoteSessionLocked(now) {
+			m.log.Info("evicting the remote SDK session for an app", "session", s.ID, "client", s.Client, "app", name)
+			delete(m.sessions, s.ID)
 		}
 	}
 	if err := m.slotBusyLocked(now); err != nil {
 		return AppStatus{}, err
 	}
-	r, err := m.spawnLocked(info)
-	if err != nil {
-		return AppStatus{}, err
-	}
-	m.current = r
-	return r.statusLocked(), nil
-}
-
-func (m *Manager) spawnLocked(info AppInfo) (*run, error) {
 	outR, outW, err := os.Pipe()
 	if err != nil {
-		return nil, err
+		return AppStatus{}, err
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		outR.Close()
 		outW.Close()
-		return nil, err
+		return AppStatus{}, err
 	}
 	cmd := exec.Command(m.venv.Python(), "-u", "-m", info.Extra.Module)
-	m.envMu.Lock()
 	// Later entries win in exec: what the daemon adds overrides an empty inherited value.
 	cmd.Env = append(os.Environ(), m.appEnv...)
-	m.envMu.Unlock()
 	cmd.Stdout, cmd.Stderr = outW, errW // files, so exec starts no copying goroutines that Wait would block on
 	cmd.SysProcAttr = processGroupAttr()
 	err = cmd.Start()
@@ -112,20 +97,20 @@ func (m *Manager) spawnLocked(info AppInfo) (*run, error) {
 	if err != nil {
 		outR.Close()
 		errR.Close()
-		return nil, fmt.Errorf("starting app %s: %w", info.Name, err)
+		return AppStatus{}, fmt.Errorf("starting app %s: %w", info.Name, err)
 	}
 	r := &run{
-		info: info, cmd: cmd, pid: cmd.Process.Pid, started: time.Now(), state: StateStarting,
-		exited: make(chan struct{}), stderr: &lineTail{max: 2 * errorTailLines}, output: newOutputLog(),
+		info: info, cmd: cmd, pid: cmd.Process.Pid, state: StateStarting,
+		exited: make(chan struct{}), stderr: &lineTail{max: 2 * errorTailLines}, output: &OutputLog{changed: make(chan struct{})},
 	}
 	m.log.Info("app started", "app", info.Name, "pid", r.pid, "module", info.Extra.Module)
-	if err := writeJSONAtomic(m.path(runningAppFile), runningApp{Name: info.Name, PID: r.pid, StartTicks: procStartTicks(r.pid)}); err != nil {
+	_, ticks, _ := procStat(r.pid)
+	if err := writeJSONAtomic(m.path(runningAppFile), runningApp{Name: info.Name, PID: r.pid, StartTicks: ticks}); err != nil {
 		m.log.Warn("saving the running app", "err", err)
 	}
 	var pumps sync.WaitGroup
-	pumps.Add(2)
-	go m.pump(&pumps, outR, info.Name, "stdout", nil, r.output)
-	go m.pump(&pumps, errR, info.Name, "stderr", r.stderr, r.output)
+	pumps.Go(func() { m.pump(outR, info.Name, "stdout", nil, r.output) })
+	pumps.Go(func() { m.pump(errR, info.Name, "stderr", r.stderr, r.output) })
 	go m.monitor(r, &pumps)
 	time.AfterFunc(runningAfter, func() {
 		m.mu.Lock()
@@ -134,27 +119,32 @@ func (m *Manager) spawnLocked(info AppInfo) (*run, error) {
 		}
 		m.mu.Unlock()
 	})
-	return r, nil
+	m.current = r
+	return r.statusLocked(), nil
 }
 
 // pump logs an app's output line by line, keeping stderr's last lines for the error status.
-func (m *Manager) pump(wg *sync.WaitGroup, rd io.ReadCloser, app, stream string, tail *lineTail, output *OutputLog) {
-	defer wg.Done()
+func (m *Manager) pump(rd io.ReadCloser, app, stream string, tail *lineTail, output *OutputLog) {
 	defer rd.Close()
-	sc := bufio.NewScanner(rd)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
+	scanLines(rd, func(line string) {
 		m.log.Info(line, "app", app, "stream", stream)
 		if tail != nil {
 			tail.add(line)
 		}
 		output.add(stream, line)
+	})
+}
+
+// scanLines calls f with each line read from r (lines of up to 1 MiB).
+func scanLines(r io.Reader, f func(string)) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		f(sc.Text())
 	}
 }
 
-// monitor waits for the app to exit, kills what is left of its process group, and records how
-// it ended. The slot is free from then on, whether the app was stopped, finished or crashed.
+// monitor waits for the app to exit, kills the rest of its group, records the end, frees the slot.
 func (m *Manager) monitor(r *run, pumps *sync.WaitGroup) {
 	waitErr := r.cmd.Wait()
 	// Children the app left behind share its process group.
@@ -171,7 +161,7 @@ func (m *Manager) monitor(r *run, pumps *sync.WaitGroup) {
 	m.endStateLocked(r, waitErr)
 	r.output.end()
 	for id, s := range m.sessions {
-		if s.kind == sessionApp && s.pid != 0 && s.app == r.info.Name {
+		if s.Kind == sessionApp && s.pid != 0 && s.App == r.info.Name {
 			delete(m.sessions, id)
 		}
 	}
@@ -182,8 +172,7 @@ func (m *Manager) monitor(r *run, pumps *sync.WaitGroup) {
 	m.log.Info("app ended", "app", r.info.Name, "state", r.state, "error", r.err)
 }
 
-// endStateLocked records how r ended: done when it exited 0 (or by the SIGINT of a stop), error
-// otherwise, with the exit code and the last stderr lines.
+// endStateLocked: done on exit 0 or a stop's SIGINT, else error with the code and stderr's tail.
 func (m *Manager) endStateLocked(r *run, waitErr error) {
 	ps := r.cmd.ProcessState
 	if ps == nil {
@@ -209,14 +198,13 @@ func (m *Manager) endStateLocked(r *run, waitErr error) {
 	}
 }
 
-// Stop stops the running app: SIGINT to its process group, then after the stop timeout SIGKILL
-// to the group. The robot then returns to its default pose unless it is asleep.
+// Stop sends SIGINT to the app's group, SIGKILL after the stop timeout, then resets the pose.
 func (m *Manager) Stop() (AppStatus, error) {
 	m.mu.Lock()
-	r := m.current
-	if r == nil || !r.state.Active() {
+	r := m.activeLocked()
+	if r == nil {
 		m.mu.Unlock()
-		return AppStatus{}, refusedError("No app is currently running")
+		return AppStatus{}, fault.Refusedf("No app is currently running")
 	}
 	if !r.stopRequested {
 		r.stopRequested = true
@@ -226,11 +214,9 @@ func (m *Manager) Stop() (AppStatus, error) {
 	}
 	m.mu.Unlock()
 
-	timer := time.NewTimer(m.cfg.StopTimeout)
-	defer timer.Stop()
 	select {
 	case <-r.exited:
-	case <-timer.C:
+	case <-time.After(m.cfg.StopTimeout):
 		m.mu.Lock()
 		select {
 		case <-r.exited:
@@ -240,11 +226,9 @@ func (m *Manager) Stop() (AppStatus, error) {
 			_ = kill(-r.pid, syscall.SIGKILL)
 		}
 		m.mu.Unlock()
-		grace := time.NewTimer(killGrace)
-		defer grace.Stop()
 		select {
 		case <-r.exited:
-		case <-grace.C:
+		case <-time.After(killGrace):
 			// SIGKILL cannot be ignored, but a process in uninterruptible sleep (a hung device or
 			// NFS read) or held by a debugger is not reaped until that ends. Waiting here would
 			// hang the request, and every later stop, for as long: answer, and let monitor free
@@ -269,10 +253,10 @@ func (m *Manager) Stop() (AppStatus, error) {
 // Restart stops the running app and starts it again.
 func (m *Manager) Restart() (AppStatus, error) {
 	m.mu.Lock()
-	r := m.current
+	r := m.activeLocked()
 	m.mu.Unlock()
-	if r == nil || !r.state.Active() {
-		return AppStatus{}, refusedError("No app is currently running")
+	if r == nil {
+		return AppStatus{}, fault.Refusedf("No app is currently running")
 	}
 	if _, err := m.Stop(); err != nil {
 		return AppStatus{}, err
@@ -280,16 +264,10 @@ func (m *Manager) Restart() (AppStatus, error) {
 	return m.StartNoEvict(r.info.Name)
 }
 
-// Status returns the status of the running app, or of the last one when it ended by itself (nil
-// when no app ran since the daemon started or since the last stop).
+// Status returns the running app's status, or the last one's if it ended by itself (nil if stopped).
 func (m *Manager) Status() *AppStatus {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.current == nil {
-		return nil
-	}
-	st := m.current.statusLocked()
-	return &st
+	_, st := m.Output()
+	return st
 }
 
 // Close refuses new starts and stops the running app.
@@ -302,8 +280,7 @@ func (m *Manager) Close() {
 	}
 }
 
-// recoverOrphan stops an app that a previous daemon left running (it was killed before it could
-// stop its app): SIGINT to the group, SIGKILL after the stop timeout.
+// recoverOrphan stops, as Stop does, an app that a killed previous daemon left running.
 func (m *Manager) recoverOrphan() {
 	var ra runningApp
 	if err := readJSON(m.path(runningAppFile), &ra); err != nil {
@@ -355,8 +332,66 @@ func (t *lineTail) add(line string) {
 func (t *lineTail) last(n int) []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(t.lines) < n {
-		n = len(t.lines)
-	}
+	n = min(n, len(t.lines))
 	return append([]string(nil), t.lines[len(t.lines)-n:]...)
+}
+
+// maxOutputLines bounds what a run keeps for late readers; a reader that fell behind skips lines.
+const maxOutputLines = 2000
+
+// OutputLine is one line an app wrote, on "stdout" or "stderr".
+type OutputLine struct {
+	Stream string `json:"stream"`
+	Line   string `json:"line"`
+}
+
+// OutputLog is one app run's last lines, numbered from 0, and whether its pipes have closed.
+type OutputLog struct {
+	mu      sync.Mutex
+	first   int // the number of lines[0]
+	lines   []OutputLine
+	ended   bool
+	changed chan struct{} // closed and replaced on every change
+}
+
+func (o *OutputLog) add(stream, line string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.lines = append(o.lines, OutputLine{Stream: stream, Line: line})
+	if drop := len(o.lines) - maxOutputLines; drop > 0 {
+		o.lines = append(o.lines[:0], o.lines[drop:]...)
+		o.first += drop
+	}
+	close(o.changed)
+	o.changed = make(chan struct{})
+}
+
+func (o *OutputLog) end() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.ended = true
+	close(o.changed)
+	o.changed = make(chan struct{})
+}
+
+// Follow returns the lines from number from on (or the oldest kept), the number to ask for next,
+// whether the run has ended, and a channel closed at the next change.
+func (o *OutputLog) Follow(from int) (lines []OutputLine, next int, ended bool, changed <-chan struct{}) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if i := max(from, o.first) - o.first; i < len(o.lines) {
+		lines = append([]OutputLine(nil), o.lines[i:]...)
+	}
+	return lines, o.first + len(o.lines), o.ended, o.changed
+}
+
+// Output returns the output log and status of the run that Status describes (nil, nil if none).
+func (m *Manager) Output() (*OutputLog, *AppStatus) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.current == nil {
+		return nil, nil
+	}
+	st := m.current.statusLocked()
+	return m.current.output, &st
 }

@@ -17,18 +17,14 @@ import (
 // SDKDistribution is the Python distribution name of the embedded SDK.
 const SDKDistribution = "robot-sdk"
 
-// describeVersion matches what `git describe --tags --always --dirty` prints for a tagged tree:
-// v1.2.3, 1.2.3rc1, v1.2.3-4-gabcdef0, v1.2.3-dirty.
+// describeVersion matches `git describe --tags --dirty`: v1.2.3, 1.2.3rc1, v1.2.3-4-gabcdef0-dirty.
 var describeVersion = regexp.MustCompile(`^v?(\d+(?:\.\d+)*(?:(?:a|b|rc)\d+)?)(?:-(\d+)-g([0-9a-f]+))?(-dirty)?$`)
 
-// SDKVersion maps the daemon's version to the PEP 440 version the SDK is installed at.
-//
-//   - a release tag (v1.2.3, 1.2.3rc1) gives that version: 1.2.3, 1.2.3rc1;
-//   - commits after a tag give a local version: v1.2.3-4-gabc1234-dirty → 1.2.3+4.gabc1234.dirty.sdk<h>;
-//   - anything else ("dev", "dev-<commit>", a bare commit) gives 0.0.0.dev0+<commit>.sdk<h>.
-//
-// <h> is the first 10 hex digits of the SHA-256 of the embedded SDK files, so that a development
-// daemon whose SDK changed reinstalls it even when the commit did not change.
+// SDKVersion maps the daemon's version to the PEP 440 version the SDK is installed at: a release
+// tag gives that version (v1.2.3 → 1.2.3); commits after a tag a local version
+// (v1.2.3-4-gabc1234-dirty → 1.2.3+4.gabc1234.dirty.sdk<h>); anything else ("dev", a commit)
+// 0.0.0.dev0+<commit>.sdk<h>. <h> (10 hex digits of the SDK files' SHA-256) makes a development
+// daemon whose SDK changed reinstall it even when the commit did not change.
 func SDKVersion(daemonVersion string, sdk fs.FS) string {
 	v := strings.TrimSpace(daemonVersion)
 	sum := "sdk" + sdkDigest(sdk)[:10]
@@ -45,13 +41,9 @@ func SDKVersion(daemonVersion string, sdk fs.FS) string {
 		}
 		return m[1] + "+" + strings.Join(append(local, sum), ".")
 	}
-	v = strings.TrimPrefix(v, "dev")
-	var local []string
-	for _, part := range regexp.MustCompile(`[^a-zA-Z0-9]+`).Split(strings.ToLower(v), -1) {
-		if part != "" {
-			local = append(local, part)
-		}
-	}
+	local := strings.FieldsFunc(strings.ToLower(strings.TrimPrefix(v, "dev")), func(r rune) bool {
+		return (r < 'a' || r > 'z') && (r < '0' || r > '9')
+	})
 	return "0.0.0.dev0+" + strings.Join(append(local, sum), ".")
 }
 
@@ -76,8 +68,7 @@ func sdkDigest(sdk fs.FS) string {
 
 var pyprojectVersion = regexp.MustCompile(`(?m)^version\s*=\s*"[^"]*"`)
 
-// ensureSDK installs the embedded SDK into the venv at version, unless that version is already
-// there. It reports whether it installed.
+// ensureSDK installs the embedded SDK at version unless it is there; it reports whether it did.
 func (v *Venv) ensureSDK(ctx context.Context, log io.Writer, sdk fs.FS, version string) (bool, error) {
 	have := v.installedVersion(SDKDistribution)
 	if have == version {
@@ -93,7 +84,7 @@ func (v *Venv) ensureSDK(ctx context.Context, log io.Writer, sdk fs.FS, version 
 		return false, err
 	}
 	defer os.RemoveAll(tmp)
-	if err := copyFS(tmp, sdk); err != nil {
+	if err := os.CopyFS(tmp, sdk); err != nil {
 		return false, err
 	}
 	pyproject := filepath.Join(tmp, "pyproject.toml")
@@ -117,22 +108,4 @@ func (v *Venv) ensureSDK(ctx context.Context, log io.Writer, sdk fs.FS, version 
 		return false, fmt.Errorf("installed robot_sdk but the venv reports version %q, want %q", got, version)
 	}
 	return true, nil
-}
-
-// copyFS writes every file of src under dir.
-func copyFS(dir string, src fs.FS) error {
-	return fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dir, filepath.FromSlash(p))
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := fs.ReadFile(src, p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, 0o644)
-	})
 }

@@ -1,11 +1,14 @@
 package apps
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
 // Session kinds.
@@ -14,17 +17,17 @@ const (
 	sessionRemote = "remote" // any other SDK client: it holds the slot itself
 )
 
-// MaxSessionsPerPeer caps the SDK sessions one client holds at once: an app that opens sessions in
-// a loop, or a remote client that never closes them, cannot grow the daemon's table.
+// MaxSessionsPerPeer caps one client's sessions, so that a leaking client cannot grow the table.
 const MaxSessionsPerPeer = 8
 
 // ErrTooManySessions refuses a session beyond MaxSessionsPerPeer (HTTP 429).
 var ErrTooManySessions = errors.New("too many SDK sessions")
 
 type session struct {
-	id, kind, client, app, peer string
-	pid                         int
-	opened, seen                time.Time
+	SessionInfo
+	peer string
+	pid  int
+	seen time.Time
 }
 
 // SessionRequest is what an SDK client says about itself when it connects.
@@ -51,17 +54,12 @@ type SlotInfo struct {
 	Holder string `json:"holder,omitempty"`
 }
 
-func (m *Manager) sessionInfo(s *session) SessionInfo {
-	return SessionInfo{ID: s.id, Kind: s.kind, App: s.app, Client: s.client, TTL: m.cfg.SessionTTL.Seconds(), Opened: s.opened}
-}
-
-// OpenSession opens an SDK session. A client inside the running app's process group (checked by
-// PID, for loopback requests only) joins the app, and marks it running; any other client becomes a
-// remote session that holds the slot, which is refused while an app runs or another remote session
-// is open. A session lasts until it is closed or misses heartbeats for the session TTL.
+// OpenSession opens an SDK session, until closed or the TTL passes without a heartbeat. A client in
+// the running app's process group (loopback only) joins the app and marks it running; any other
+// holds the slot as a remote session, refused while an app or another remote session holds it.
 func (m *Manager) OpenSession(req SessionRequest) (SessionInfo, error) {
 	if len(req.Client) > 200 {
-		return SessionInfo{}, invalidError("client: at most 200 characters")
+		return SessionInfo{}, fault.Invalidf("client: at most 200 characters")
 	}
 	now := time.Now()
 	m.mu.Lock()
@@ -78,24 +76,19 @@ func (m *Manager) OpenSession(req SessionRequest) (SessionInfo, error) {
 			return SessionInfo{}, fmt.Errorf("%w: this client (%s) has %d open, the most one client may hold; close one (DELETE /api/sessions/<id>) or let it expire", ErrTooManySessions, req.Peer, held)
 		}
 	}
-	s := &session{id: newSessionID(), client: req.Client, pid: req.PID, peer: req.Peer, opened: now, seen: now}
-	if r := m.current; r != nil && r.state.Active() && req.Local && req.PID > 0 && processGroup(req.PID) == r.pid {
-		s.kind, s.app = sessionApp, r.info.Name
+	s := &session{SessionInfo: SessionInfo{ID: randomHex(12), Kind: sessionRemote, Client: req.Client, TTL: m.cfg.SessionTTL.Seconds(), Opened: now},
+		pid: req.PID, peer: req.Peer, seen: now}
+	if r := m.activeLocked(); r != nil && req.Local && req.PID > 0 && processGroup(req.PID) == r.pid {
+		s.Kind, s.App = sessionApp, r.info.Name
 		if r.state == StateStarting {
 			r.state = StateRunning
 		}
-	} else {
-		if m.closed {
-			return SessionInfo{}, refusedError("The daemon is shutting down")
-		}
-		if err := m.slotBusyLocked(now); err != nil {
-			return SessionInfo{}, err
-		}
-		s.kind = sessionRemote
+	} else if err := m.slotBusyLocked(now); err != nil {
+		return SessionInfo{}, err
 	}
-	m.sessions[s.id] = s
-	m.log.Info("SDK session opened", "session", s.id, "kind", s.kind, "client", s.client, "app", s.app)
-	return m.sessionInfo(s), nil
+	m.sessions[s.ID] = s
+	m.log.Info("SDK session opened", "session", s.ID, "kind", s.Kind, "client", s.Client, "app", s.App)
+	return s.SessionInfo, nil
 }
 
 // Heartbeat renews a session's lease.
@@ -106,10 +99,10 @@ func (m *Manager) Heartbeat(id string) (SessionInfo, error) {
 	m.expireSessionsLocked(now)
 	s, ok := m.sessions[id]
 	if !ok {
-		return SessionInfo{}, notFoundError(fmt.Sprintf("Session %s not found or expired", truncate(id, 64)))
+		return SessionInfo{}, fault.NotFoundf("Session %s not found or expired", truncate(id, 64))
 	}
 	s.seen = now
-	return m.sessionInfo(s), nil
+	return s.SessionInfo, nil
 }
 
 // CloseSession ends a session and frees the slot it held.
@@ -117,7 +110,7 @@ func (m *Manager) CloseSession(id string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.sessions[id]; !ok {
-		return notFoundError(fmt.Sprintf("Session %s not found or expired", truncate(id, 64)))
+		return fault.NotFoundf("Session %s not found or expired", truncate(id, 64))
 	}
 	delete(m.sessions, id)
 	m.log.Info("SDK session closed", "session", id)
@@ -131,7 +124,7 @@ func (m *Manager) Sessions() []SessionInfo {
 	m.expireSessionsLocked(time.Now())
 	out := []SessionInfo{}
 	for _, s := range m.sessions {
-		out = append(out, m.sessionInfo(s))
+		out = append(out, s.SessionInfo)
 	}
 	return out
 }
@@ -140,12 +133,11 @@ func (m *Manager) Sessions() []SessionInfo {
 func (m *Manager) Slot() SlotInfo {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	now := time.Now()
-	if r := m.current; r != nil && r.state.Active() {
+	if r := m.activeLocked(); r != nil {
 		return SlotInfo{State: "local_app", Holder: r.info.Name}
 	}
-	if s := m.remoteSessionLocked(now); s != nil {
-		return SlotInfo{State: "remote_session", Holder: s.client}
+	if s := m.remoteSessionLocked(time.Now()); s != nil {
+		return SlotInfo{State: "remote_session", Holder: s.Client}
 	}
 	return SlotInfo{State: "free"}
 }
@@ -153,7 +145,7 @@ func (m *Manager) Slot() SlotInfo {
 func (m *Manager) expireSessionsLocked(now time.Time) {
 	for id, s := range m.sessions {
 		if now.Sub(s.seen) > m.cfg.SessionTTL {
-			m.log.Info("SDK session expired", "session", id, "kind", s.kind, "client", s.client)
+			m.log.Info("SDK session expired", "session", id, "kind", s.Kind, "client", s.Client)
 			delete(m.sessions, id)
 		}
 	}
@@ -162,7 +154,7 @@ func (m *Manager) expireSessionsLocked(now time.Time) {
 func (m *Manager) remoteSessionLocked(now time.Time) *session {
 	m.expireSessionsLocked(now)
 	for _, s := range m.sessions {
-		if s.kind == sessionRemote {
+		if s.Kind == sessionRemote {
 			return s
 		}
 	}
@@ -171,17 +163,127 @@ func (m *Manager) remoteSessionLocked(now time.Time) *session {
 
 // slotBusyLocked returns the refusal for a new holder of the slot, or nil when the slot is free.
 func (m *Manager) slotBusyLocked(now time.Time) error {
-	if r := m.current; r != nil && r.state.Active() {
-		return refusedError("An app is already running")
+	if m.closed {
+		return fault.Refusedf("The daemon is shutting down")
+	}
+	if m.activeLocked() != nil {
+		return fault.Refusedf("An app is already running")
 	}
 	if s := m.remoteSessionLocked(now); s != nil {
-		return refusedError(fmt.Sprintf("The robot is in use by a remote SDK session (%s)", s.client))
+		return fault.Refusedf("The robot is in use by a remote SDK session (%s)", s.Client)
 	}
 	return nil
 }
 
-func newSessionID() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+// randomHex returns n random bytes in hex: the IDs of jobs and sessions.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// StartupApp returns the --startup-app flag, else the app saved by SetStartupApp ("" if none).
+func (m *Manager) StartupApp() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.startupApp
+}
+
+// SetStartupApp saves the installed app name ("" clears) as the startup app, armed to start.
+func (m *Manager) SetStartupApp(name string) error {
+	if name != "" {
+		if _, err := m.App(name); err != nil {
+			// The anchor answers 400: the request is refused, not a route to nothing.
+			return fault.Refusedf("App '%s' is not installed", truncate(name, 100))
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := writeJSONAtomic(m.path(startupFile), startupConfig{StartupApp: name}); err != nil {
+		return fmt.Errorf("saving the startup app: %w", err)
+	}
+	m.startupApp = name
+	m.launchOnWake = name != ""
+	m.log.Info("startup app set", "app", name)
+	return nil
+}
+
+// RunStartup installs a missing startup app from the catalog, arms it, and wakes the robot if asked.
+func (m *Manager) RunStartup(ctx context.Context, wakeUp bool) {
+	if name := m.StartupApp(); name != "" {
+		if _, err := m.App(name); err != nil {
+			m.installStartupApp(ctx, name)
+		}
+		m.mu.Lock()
+		m.launchOnWake = true
+		m.mu.Unlock()
+	}
+	if wakeUp && m.robot != nil {
+		m.log.Info("waking the robot up")
+		m.robot.WakeUp()
+	}
+}
+
+func (m *Manager) installStartupApp(ctx context.Context, name string) {
+	info, err := m.catalog.Lookup(ctx, name)
+	if err != nil {
+		m.log.Error("startup app is not installed and cannot be found in the catalog", "app", name, "err", err)
+		return
+	}
+	m.log.Info("installing the startup app from the catalog", "app", name, "url", info.URL)
+	job, err := m.Install(info.URL)
+	if err != nil {
+		m.log.Error("installing the startup app", "app", name, "err", err)
+		return
+	}
+	if err := job.Wait(); err != nil {
+		m.log.Error("installing the startup app", "app", name, "job", job.ID(), "err", err)
+	}
+}
+
+// onWake starts the startup app after the first wake-up that follows arming.
+func (m *Manager) onWake() {
+	m.mu.Lock()
+	name, fire := m.startupApp, m.launchOnWake && m.startupApp != ""
+	m.launchOnWake = false
+	m.mu.Unlock()
+	if fire {
+		m.startStartupApp(name, "wake-up")
+	}
+}
+
+// onAntennaTouch wakes an asleep robot and starts the startup app, when the slot is free.
+func (m *Manager) onAntennaTouch() {
+	name := m.StartupApp()
+	if name == "" {
+		return
+	}
+	if slot := m.Slot(); slot.State != "free" {
+		m.log.Info("antenna touch: the slot is busy; not starting the startup app", "holder", slot.Holder)
+		return
+	}
+	if !m.robot.Awake() {
+		m.log.Info("antenna touch: waking the robot for the startup app", "app", name)
+		mv := m.robot.WakeUp()
+		select {
+		case <-mv.Done():
+		case <-time.After(30 * time.Second):
+		}
+		if !mv.Completed() {
+			return
+		}
+	}
+	m.startStartupApp(name, "antenna touch")
+}
+
+func (m *Manager) startStartupApp(name, reason string) {
+	if slot := m.Slot(); slot.State != "free" {
+		m.log.Info("not starting the startup app: the slot is busy", "app", name, "reason", reason, "holder", slot.Holder)
+		return
+	}
+	if _, err := m.StartNoEvict(name); err != nil {
+		m.log.Warn("starting the startup app", "app", name, "reason", reason, "err", err)
+		return
+	}
+	m.log.Info("started the startup app", "app", name, "reason", reason)
 }

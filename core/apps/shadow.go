@@ -4,7 +4,6 @@ import (
 	"archive/zip"
 	"context"
 	"fmt"
-	"io"
 	"os/exec"
 	"path"
 	"regexp"
@@ -28,11 +27,9 @@ var runtimeNames = map[string]string{
 // runtimeScripts are the venv's own commands, which a wheel's scripts would overwrite.
 var runtimeScripts = regexp.MustCompile(`^((python|pip)(3(\.[0-9]+)?)?|activate.*|uv)$`)
 
-// CheckShadowing returns an error naming what the wheel at wheelPath would install over the
-// runtime of the apps venv: a top-level module or package in runtimeNames or in stdlib (the
-// standard library of the venv's Python), a .pth file (site runs its import lines at every start
-// of Python), or a script named as the venv's python or pip. nil when there is none. It reads the
-// wheel's file list only: nothing is installed or run.
+// CheckShadowing returns an error naming what the wheel at wheelPath would install over the apps
+// venv's runtime (nil if nothing): a top-level module in runtimeNames or stdlib, a .pth file (run at
+// every Python start), or a script named as the venv's python or pip. It only reads the file list.
 func CheckShadowing(wheelPath string, stdlib map[string]bool) error {
 	zr, err := zip.OpenReader(wheelPath)
 	if err != nil {
@@ -56,21 +53,15 @@ func CheckShadowing(wheelPath string, stdlib map[string]bool) error {
 		}
 		if strings.HasSuffix(top, ".data") {
 			kind, inner, _ := strings.Cut(rest, "/")
-			switch kind {
-			case "purelib", "platlib":
+			m := dataSitePackages.FindStringSubmatch(inner) // data is relative to the venv
+			switch {
+			case kind == "purelib" || kind == "platlib":
 				name = inner
-			case "scripts":
+			case kind == "data" && m != nil:
+				name = m[1]
+			case kind == "scripts" || kind == "data" && strings.HasPrefix(inner, "bin/"):
 				scripts = append(scripts, path.Base(inner))
 				continue
-			case "data": // relative to the venv: lib/pythonX.Y/site-packages/... or bin/...
-				if m := dataSitePackages.FindStringSubmatch(inner); m != nil {
-					name = m[1]
-				} else if strings.HasPrefix(inner, "bin/") {
-					scripts = append(scripts, path.Base(inner))
-					continue
-				} else {
-					continue
-				}
 			default:
 				continue
 			}
@@ -106,12 +97,7 @@ var dataSitePackages = regexp.MustCompile(`^lib/python[0-9.]*/site-packages/(.+)
 
 // wheelScripts lists the commands of a wheel's console_scripts and gui_scripts entry points.
 func wheelScripts(f *zip.File) []string {
-	rc, err := f.Open()
-	if err != nil {
-		return nil
-	}
-	defer rc.Close()
-	data, _ := io.ReadAll(io.LimitReader(rc, 1<<20))
+	data, _ := readZipFile(f)
 	eps := parseEntryPoints(string(data))
 	var names []string
 	for _, group := range []string{"console_scripts", "gui_scripts"} {
@@ -122,8 +108,7 @@ func wheelScripts(f *zip.File) []string {
 	return names
 }
 
-// StdlibModules lists the standard library's top-level modules of the interpreter python
-// (sys.stdlib_module_names, Python 3.10 and later; before that the built-in modules only).
+// StdlibModules lists python's standard library modules (before Python 3.10: the built-ins only).
 func StdlibModules(ctx context.Context, python string) (map[string]bool, error) {
 	out, err := exec.CommandContext(ctx, python, "-I", "-c",
 		"import sys\nprint('\\n'.join(sorted(getattr(sys, 'stdlib_module_names', sys.builtin_module_names))))").Output()

@@ -1,8 +1,10 @@
 package apps
 
 import (
-	"bufio"
+	"bytes"
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,14 +12,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
-// Venv is the apps venv: one Python virtual environment shared by every installed app. Packages
-// come from Source: the package index by default, wheel directories offline (Debian's
-// /usr/share/python-wheels holds setuptools and wheel).
+// Venv is the apps venv: one Python virtual environment shared by every installed app, its
+// packages from Source (Debian's /usr/share/python-wheels holds setuptools and wheel).
 type Venv struct {
 	Dir        string        // the venv directory
 	BasePython string        // the interpreter that creates it: python3
@@ -31,10 +36,7 @@ type Venv struct {
 func (v *Venv) Python() string { return filepath.Join(v.Dir, "bin", "python") }
 
 // Exists reports whether the venv has an interpreter.
-func (v *Venv) Exists() bool {
-	_, err := os.Stat(v.Python())
-	return err == nil
-}
+func (v *Venv) Exists() bool { return exists(v.Python()) }
 
 // SitePackages returns the venv's site-packages directory.
 func (v *Venv) SitePackages() (string, error) {
@@ -45,18 +47,14 @@ func (v *Venv) SitePackages() (string, error) {
 	return matches[0], nil
 }
 
-// Ensure creates the venv if it is missing and makes sure setuptools and wheel are in it, since
-// offline builds run without build isolation.
+// Ensure creates the venv if missing, with setuptools and wheel: builds run without isolation.
 func (v *Venv) Ensure(ctx context.Context, log io.Writer) error {
 	if !v.Exists() {
 		fmt.Fprintf(log, "Creating the apps venv at %s\n", v.Dir)
 		if err := os.MkdirAll(filepath.Dir(v.Dir), 0o755); err != nil {
 			return err
 		}
-		base := v.BasePython
-		if base == "" {
-			base = "python3"
-		}
+		base := cmp.Or(v.BasePython, "python3")
 		args := []string{"-m", "venv"}
 		if v.SystemSitePackages {
 			args = append(args, "--system-site-packages")
@@ -71,9 +69,8 @@ func (v *Venv) Ensure(ctx context.Context, log io.Writer) error {
 	if err != nil {
 		return err
 	}
-	// `python -m venv` makes the interpreter first and runs ensurepip last: a daemon killed in
-	// between leaves a venv without pip, which no later pip call could repair. ensurepip installs
-	// pip from the wheel bundled with Python, offline, and leaves installed apps alone.
+	// `python -m venv` runs ensurepip last: a daemon killed before leaves a venv without pip, which
+	// no pip call could repair. ensurepip installs Python's bundled pip, offline, apps untouched.
 	if m, _ := filepath.Glob(filepath.Join(site, "pip-*.dist-info")); len(m) == 0 {
 		fmt.Fprintf(log, "The apps venv at %s has no pip (its creation was cut short?): installing it with ensurepip\n", v.Dir)
 		if err := runLoggedEnv(ctx, log, nil, v.Python(), "-m", "ensurepip", "--default-pip"); err != nil {
@@ -103,18 +100,14 @@ func (v *Venv) Ensure(ctx context.Context, log io.Writer) error {
 	return nil
 }
 
-// setSystemSitePackages makes an existing venv see the system's packages, or stop seeing them,
-// as configured: venv records the choice as one line of pyvenv.cfg, read at each interpreter start.
+// setSystemSitePackages sets include-system-site-packages in pyvenv.cfg (read at each start).
 func (v *Venv) setSystemSitePackages(log io.Writer) error {
 	cfgPath := filepath.Join(v.Dir, "pyvenv.cfg")
 	data, err := os.ReadFile(cfgPath)
 	if err != nil {
 		return fmt.Errorf("reading the apps venv's configuration: %w", err)
 	}
-	want := "false"
-	if v.SystemSitePackages {
-		want = "true"
-	}
+	want := strconv.FormatBool(v.SystemSitePackages)
 	line := "include-system-site-packages = " + want
 	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
 	found := false
@@ -136,44 +129,40 @@ func (v *Venv) setSystemSitePackages(log io.Writer) error {
 	return os.WriteFile(cfgPath, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 }
 
-// findLinks returns --find-links arguments for the wheel directories and extra directories.
-func (v *Venv) findLinks(extra ...string) []string {
+// findLinks returns --find-links arguments for the wheel directories.
+func (v *Venv) findLinks() []string {
 	var args []string
-	for _, d := range append(append([]string(nil), v.Source.WheelDirs...), extra...) {
-		args = append(args, "--find-links", d)
+	for _, d := range v.Source.WheelDirs {
+		if d != "" {
+			args = append(args, "--find-links", d)
+		}
 	}
 	return args
 }
 
 // Pip runs the venv's pip with args, writing its output to log line by line.
 func (v *Venv) Pip(ctx context.Context, log io.Writer, args ...string) error {
-	full := append([]string{"-m", "pip", "--disable-pip-version-check", "--no-input"}, args...)
-	return runLoggedEnv(ctx, log, nil, v.Python(), full...)
+	return runLoggedEnv(ctx, log, nil, v.Python(), append(slices.Clone(pipArgs), args...)...)
 }
 
-// installedVersion returns the version of distribution dist installed in the venv ("" if none),
-// read from its .dist-info directory name.
+// installedVersion returns the version of distribution dist installed in the venv itself, not in
+// the system's site-packages ("" if none), read from its <name>-<version>.dist-info directory.
 func (v *Venv) installedVersion(dist string) string {
 	site, err := v.SitePackages()
 	if err != nil {
 		return ""
 	}
-	prefix := strings.ReplaceAll(dist, "-", "_") + "-"
-	entries, err := os.ReadDir(site)
-	if err != nil {
-		return ""
-	}
+	entries, _ := os.ReadDir(site)
 	for _, e := range entries {
-		name := e.Name()
-		if e.IsDir() && strings.HasPrefix(strings.ToLower(name), prefix) && strings.HasSuffix(name, ".dist-info") {
-			return strings.TrimSuffix(name[len(prefix):], ".dist-info")
+		base, ok := strings.CutSuffix(e.Name(), ".dist-info")
+		if name, version, _ := strings.Cut(base, "-"); ok && e.IsDir() && normalizeDist(name) == normalizeDist(dist) {
+			return version
 		}
 	}
 	return ""
 }
 
-// siteStamp identifies the state of site-packages cheaply: its modification time changes when pip
-// adds or removes a distribution.
+// siteStamp is site-packages' modification time: pip changes it when it adds or removes a package.
 func (v *Venv) siteStamp() string {
 	site, err := v.SitePackages()
 	if err != nil {
@@ -186,8 +175,7 @@ func (v *Venv) siteStamp() string {
 	return info.ModTime().String()
 }
 
-// runLoggedEnv runs name with args and extra environment variables, copying stdout and stderr to
-// log as whole lines.
+// runLoggedEnv runs name with args and env added, copying its output to log as whole lines.
 func runLoggedEnv(ctx context.Context, log io.Writer, env []string, name string, args ...string) error {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = append(append(os.Environ(), "PIP_DISABLE_PIP_VERSION_CHECK=1", "PYTHONUNBUFFERED=1", "GIT_TERMINAL_PROMPT=0"), env...)
@@ -198,28 +186,94 @@ func runLoggedEnv(ctx context.Context, log io.Writer, env []string, name string,
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			fmt.Fprintln(log, sc.Text())
-		}
+	wg.Go(func() {
+		scanLines(pr, func(line string) { fmt.Fprintln(log, line) })
 		_, _ = io.Copy(io.Discard, pr)
-	}()
+	})
 	err := cmd.Run()
 	pw.Close()
 	wg.Wait()
-	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return fmt.Errorf("%s exited with code %d", filepath.Base(name), ee.ExitCode())
-		}
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, exec.ErrNotFound) {
-			return fmt.Errorf("%s not found: %w", name, err)
-		}
-		return err
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		return fmt.Errorf("%s exited with code %d", filepath.Base(name), ee.ExitCode())
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, exec.ErrNotFound):
+		return fmt.Errorf("%s not found: %w", name, err)
 	}
-	return nil
+	return err
+}
+
+// EntryPointGroup is the entry-point group an app declares itself in.
+const EntryPointGroup = "robot_apps"
+
+// discoverScript prints, as JSON, every robot_apps entry point with its distribution and the
+// custom_app_url literal of its module, read from the source: discovery imports no app code.
+const discoverScript = `
+import json, re, sys
+from importlib.metadata import distributions
+pattern = re.compile(r"""^\s*custom_app_url\s*(?::[^=]+)?=\s*["']([^"']+)["']""", re.M)
+out, seen = [], set()
+for dist in distributions():
+    try:
+        eps = [ep for ep in dist.entry_points if ep.group == "robot_apps"]
+    except Exception:
+        continue
+    for ep in eps:
+        if ep.name in seen:
+            continue
+        seen.add(ep.name)
+        module, _, attr = ep.value.partition(":")
+        module = module.strip()
+        url = None
+        wanted = module.replace(".", "/") + ".py"
+        for f in dist.files or []:
+            if str(f).replace("\\", "/") == wanted:
+                try:
+                    m = pattern.search(open(dist.locate_file(f), encoding="utf-8", errors="replace").read())
+                    url = m.group(1) if m else None
+                except OSError:
+                    pass
+                break
+        out.append({"name": ep.name, "module": module, "class": attr.strip(),
+                    "package": dist.metadata["Name"], "version": dist.version,
+                    "summary": dist.metadata.get("Summary") or "", "custom_app_url": url})
+json.dump(out, sys.stdout)
+`
+
+type discoveredApp struct {
+	Name         string  `json:"name"`
+	Module       string  `json:"module"`
+	Class        string  `json:"class"`
+	Package      string  `json:"package"`
+	Version      string  `json:"version"`
+	Summary      string  `json:"summary"`
+	CustomAppURL *string `json:"custom_app_url"`
+}
+
+// AppNamePattern is an app name: a Python module name, so also safe in URLs, paths and logs.
+var AppNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,99}$`)
+
+var modulePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
+
+// discover lists the apps in the venv, skipping names or modules that could not run safely.
+func (v *Venv) discover(ctx context.Context) ([]discoveredApp, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, v.Python(), "-I", "-c", discoverScript)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("listing %s entry points in %s: %v: %s", EntryPointGroup, v.Dir, err, bytes.TrimSpace(stderr.Bytes()))
+	}
+	var found []discoveredApp
+	if err := json.Unmarshal(stdout.Bytes(), &found); err != nil {
+		return nil, fmt.Errorf("listing %s entry points: %w", EntryPointGroup, err)
+	}
+	kept := found[:0]
+	for _, a := range found {
+		if AppNamePattern.MatchString(a.Name) && modulePattern.MatchString(a.Module) {
+			kept = append(kept, a)
+		}
+	}
+	return kept, nil
 }
