@@ -398,9 +398,9 @@ Examples:
 			case c.Bool("private") && c.Bool("public"):
 				return usagef("give --private or --public, not both")
 			case c.Bool("private"):
-				req.Private = hub.Ptr(true)
+				req.Private = new(true)
 			case c.Bool("public"):
-				req.Private = hub.Ptr(false)
+				req.Private = new(false)
 			}
 			if s := c.String("config"); s != "" {
 				if !json.Valid([]byte(s)) || !strings.HasPrefix(strings.TrimSpace(s), "{") {

@@ -116,7 +116,7 @@ func TestIdempotentCallsAreRetried(t *testing.T) {
 		"list": func(c *hub.Client) error { _, err := c.List(ctx); return err },
 		"get":  func(c *hub.Client) error { _, err := c.Get(ctx, "abc"); return err },
 		"update": func(c *hub.Client) error {
-			_, err := c.Update(ctx, "abc", hub.UpdateRequest{URL: hub.Ptr("https://e.com")})
+			_, err := c.Update(ctx, "abc", hub.UpdateRequest{URL: new("https://e.com")})
 			return err
 		},
 		"enable":  func(c *hub.Client) error { _, err := c.Enable(ctx, "abc"); return err },

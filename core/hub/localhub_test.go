@@ -84,7 +84,7 @@ func TestClientAgainstTheEmulator(t *testing.T) {
 	}
 
 	// Update sends only what changes: no "watched": [] behind the caller's back.
-	up, err := c.Update(ctx, wh.ID, hub.UpdateRequest{URL: hub.Ptr("https://example.org/new")})
+	up, err := c.Update(ctx, wh.ID, hub.UpdateRequest{URL: new("https://example.org/new")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestClientAgainstTheEmulator(t *testing.T) {
 	if up.URL != "https://example.org/new" || len(up.Watched) != 2 || up.Secret != "s3cret" {
 		t.Fatalf("updated %+v", up)
 	}
-	up, err = c.Update(ctx, wh.ID, hub.UpdateRequest{Secret: hub.Ptr("")})
+	up, err = c.Update(ctx, wh.ID, hub.UpdateRequest{Secret: new("")})
 	if err != nil || up.Secret != "" {
 		t.Fatalf("removing the secret: %+v %v", up, err)
 	}

@@ -17,8 +17,6 @@ import (
 
 // Paths of the repo API.
 const (
-	WhoAmIPath     = "/api/whoami-v2"
-	CreateRepoPath = "/api/repos/create"
 	DeleteRepoPath = "/api/repos/delete"
 	SpacesPath     = "/api/spaces"
 )
@@ -37,23 +35,21 @@ type WhoAmI struct {
 	Auth struct {
 		Type        string `json:"type"` // "access_token"
 		AccessToken struct {
-			DisplayName string       `json:"displayName"`
-			Role        string       `json:"role"` // "read", "write", or "fineGrained" on the public hub
-			FineGrained *FineGrained `json:"fineGrained,omitempty"`
+			DisplayName string `json:"displayName"`
+			Role        string `json:"role"` // "read", "write", or "fineGrained" on the public hub
+			// FineGrained is what a fine-grained token of the public hub may do, per user or organization.
+			FineGrained *struct {
+				Global []string `json:"global"`
+				Scoped []struct {
+					Entity struct {
+						Type string `json:"type"` // "user" or "org"
+						Name string `json:"name"`
+					} `json:"entity"`
+					Permissions []string `json:"permissions"` // e.g. "repo.content.read", "repo.write"
+				} `json:"scoped"`
+			} `json:"fineGrained,omitempty"`
 		} `json:"accessToken"`
 	} `json:"auth"`
-}
-
-// FineGrained lists what a fine-grained token of the public hub may do, per user or organization.
-type FineGrained struct {
-	Global []string `json:"global"`
-	Scoped []struct {
-		Entity struct {
-			Type string `json:"type"` // "user" or "org"
-			Name string `json:"name"`
-		} `json:"entity"`
-		Permissions []string `json:"permissions"` // e.g. "repo.content.read", "repo.write"
-	} `json:"scoped"`
 }
 
 // Role returns the token's role: "read", "write" or "fineGrained".
@@ -79,7 +75,7 @@ func (w *WhoAmI) CanWrite(owner string) bool {
 
 // WhoAmI returns the token's user and role.
 func (c *Client) WhoAmI(ctx context.Context) (*WhoAmI, error) {
-	return send[WhoAmI](ctx, c, Call{Method: http.MethodGet, Path: WhoAmIPath, Idempotent: true})
+	return send[WhoAmI](ctx, c, Call{Method: http.MethodGet, Path: "/api/whoami-v2", Idempotent: true})
 }
 
 // CreateRepoRequest describes a new repo.
@@ -156,7 +152,7 @@ func (c *Client) CreateRepo(ctx context.Context, r CreateRepoRequest) (*RepoURL,
 		return nil, invalid("sdk", "%q is not one of %s", r.SDK, strings.Join(SpaceSDKs, ", "))
 	}
 	body := createRepoBody{repoRefBody: ref, Private: r.Private, SDK: r.SDK}
-	out, err := send[RepoURL](ctx, c, Call{Method: http.MethodPost, Path: CreateRepoPath, Body: body})
+	out, err := send[RepoURL](ctx, c, Call{Method: http.MethodPost, Path: "/api/repos/create", Body: body})
 	if err == nil && out.Name == "" {
 		out.Name = repoIDFromURL(out.URL)
 	}

@@ -55,19 +55,11 @@ func retryableStatus(status int) bool {
 // parseRetryAfter reads Retry-After as seconds or as an HTTP date.
 func parseRetryAfter(v string, now time.Time) time.Duration {
 	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
 	if n, err := strconv.Atoi(v); err == nil {
-		if n < 0 {
-			return 0
-		}
-		return time.Duration(n) * time.Second
+		return time.Duration(max(n, 0)) * time.Second
 	}
 	if t, err := http.ParseTime(v); err == nil {
-		if d := t.Sub(now); d > 0 {
-			return d
-		}
+		return max(t.Sub(now), 0)
 	}
 	return 0
 }

@@ -9,14 +9,6 @@ import (
 	"strings"
 )
 
-// Environment variables read by Config, the same as the public hub's tools read.
-const (
-	EnvEndpoint  = "HF_ENDPOINT"   // the hub's base URL
-	EnvToken     = "HF_TOKEN"      // an access token
-	EnvTokenPath = "HF_TOKEN_PATH" // the file holding the token
-	EnvHome      = "HF_HOME"       // the hub's cache directory, which holds the token file "token"
-)
-
 // Config is where the client's endpoint and token come from.
 type Config struct {
 	Endpoint    string
@@ -26,11 +18,12 @@ type Config struct {
 
 // ConfigFromEnv resolves the endpoint (flag, then HF_ENDPOINT, then DefaultEndpoint) and the token
 // (flag, then HF_TOKEN, then the token file: HF_TOKEN_PATH, else $HF_HOME/token, else
-// ~/.cache/huggingface/token). A missing token file is not an error: the hub will answer 401.
+// ~/.cache/huggingface/token), the variables the public hub's tools read. A missing token file is
+// not an error: the hub will answer 401.
 func ConfigFromEnv(getenv func(string) string, endpointFlag, tokenFlag string) (Config, error) {
 	c := Config{Endpoint: endpointFlag}
 	if c.Endpoint == "" {
-		c.Endpoint = getenv(EnvEndpoint)
+		c.Endpoint = getenv("HF_ENDPOINT")
 	}
 	if c.Endpoint == "" {
 		c.Endpoint = DefaultEndpoint
@@ -39,8 +32,8 @@ func ConfigFromEnv(getenv func(string) string, endpointFlag, tokenFlag string) (
 	case tokenFlag != "":
 		c.Token, c.TokenSource = strings.TrimSpace(tokenFlag), "--token"
 		return c, nil
-	case getenv(EnvToken) != "":
-		c.Token, c.TokenSource = strings.TrimSpace(getenv(EnvToken)), EnvToken
+	case getenv("HF_TOKEN") != "":
+		c.Token, c.TokenSource = strings.TrimSpace(getenv("HF_TOKEN")), "HF_TOKEN"
 		return c, nil
 	}
 	path := TokenPath(getenv)
@@ -61,10 +54,10 @@ func ConfigFromEnv(getenv func(string) string, endpointFlag, tokenFlag string) (
 // TokenPath returns the token file: HF_TOKEN_PATH, else $HF_HOME/token, else
 // $XDG_CACHE_HOME/huggingface/token, else ~/.cache/huggingface/token.
 func TokenPath(getenv func(string) string) string {
-	if p := getenv(EnvTokenPath); p != "" {
+	if p := getenv("HF_TOKEN_PATH"); p != "" {
 		return p
 	}
-	if h := getenv(EnvHome); h != "" {
+	if h := getenv("HF_HOME"); h != "" {
 		return filepath.Join(h, "token")
 	}
 	if x := getenv("XDG_CACHE_HOME"); x != "" {

@@ -56,9 +56,9 @@ func CheckWatchedItem(field string, w WatchedItem) error {
 		return invalid(field+".name", "the name of the watched %s is empty", w.Type)
 	case strings.ContainsAny(w.Name, " \t\r\n?#"):
 		return invalid(field+".name", "watched name %q contains a space, '?' or '#'", w.Name)
-	case (w.Type == WatchUser || w.Type == WatchOrg) && strings.Contains(w.Name, "/"):
+	case (w.Type == "user" || w.Type == "org") && strings.Contains(w.Name, "/"):
 		return invalid(field+".name", "a %s is a single name such as %q, not %q", w.Type, "alice", w.Name)
-	case w.Type == WatchBucket && strings.Count(w.Name, "/") != 1:
+	case w.Type == "bucket" && strings.Count(w.Name, "/") != 1:
 		return invalid(field+".name", "a bucket is named owner/name, not %q", w.Name)
 	case strings.Count(w.Name, "/") > 1 || strings.HasPrefix(w.Name, "/") || strings.HasSuffix(w.Name, "/"):
 		return invalid(field+".name", "%q is not a repo name: use owner/name", w.Name)
@@ -85,10 +85,10 @@ func NormalizeDomains(domains []string) ([]string, error) {
 	for i, d := range domains {
 		d = strings.ToLower(strings.TrimSpace(d))
 		if d == "discussions" {
-			d = DomainDiscussion
+			d = "discussion"
 		}
-		if d != DomainRepo && d != DomainDiscussion {
-			return nil, invalid(fmt.Sprintf("domains[%d]", i), "unknown domain %q: use %s or %s", domains[i], DomainRepo, DomainDiscussion)
+		if !slices.Contains(Domains, d) {
+			return nil, invalid(fmt.Sprintf("domains[%d]", i), "unknown domain %q: use repo or discussion", domains[i])
 		}
 		seen[d] = true
 	}

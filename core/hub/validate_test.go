@@ -95,14 +95,14 @@ func TestUpdateRequestValidate(t *testing.T) {
 		err  string
 	}{
 		{"nothing", UpdateRequest{}, "nothing to update"},
-		{"url", UpdateRequest{URL: Ptr("https://e.com")}, ""},
-		{"remove secret", UpdateRequest{Secret: Ptr("")}, ""},
-		{"url and job", UpdateRequest{URL: Ptr("https://e.com"), JobID: "abc"}, "not both"},
+		{"url", UpdateRequest{URL: new("https://e.com")}, ""},
+		{"remove secret", UpdateRequest{Secret: new("")}, ""},
+		{"url and job", UpdateRequest{URL: new("https://e.com"), JobID: "abc"}, "not both"},
 		{"secrets alone", UpdateRequest{Secrets: map[string]string{"A": "1"}}, "together with the job ID"},
 		{"job with secrets", UpdateRequest{JobID: "abc", Secrets: map[string]string{"A": "1", "B": ""}}, ""},
 		{"empty watched", UpdateRequest{Watched: []WatchedItem{}}, "watch at least one item"},
 		{"empty domains", UpdateRequest{Domains: []string{}}, "at least one domain"},
-		{"bad url", UpdateRequest{URL: Ptr("example.com")}, "not an absolute http(s) URL"},
+		{"bad url", UpdateRequest{URL: new("example.com")}, "not an absolute http(s) URL"},
 	} {
 		_, err := c.req.Validate()
 		if c.err == "" {

@@ -9,27 +9,11 @@ import (
 	"strings"
 )
 
-// Watched item types.
-const (
-	WatchModel   = "model"
-	WatchDataset = "dataset"
-	WatchSpace   = "space"
-	WatchBucket  = "bucket"
-	WatchUser    = "user"
-	WatchOrg     = "org"
-)
-
 // WatchTypes are the types a watched item may have, in the order help texts list them.
-var WatchTypes = []string{WatchModel, WatchDataset, WatchSpace, WatchUser, WatchOrg, WatchBucket}
-
-// Domains.
-const (
-	DomainRepo       = "repo"
-	DomainDiscussion = "discussion"
-)
+var WatchTypes = []string{"model", "dataset", "space", "user", "org", "bucket"}
 
 // Domains are the kinds of activity a webhook can follow.
-var Domains = []string{DomainRepo, DomainDiscussion}
+var Domains = []string{"repo", "discussion"}
 
 // WatchedItem is one thing a webhook follows: a repo (model, dataset, space, bucket) by its full
 // name, or every repo of a user or an organization.
@@ -146,6 +130,3 @@ type UpdateRequest struct {
 	JobID   string
 	Secrets map[string]string
 }
-
-// Ptr returns a pointer to v: hub.Ptr("https://...") for UpdateRequest.URL.
-func Ptr[T any](v T) *T { return &v }
