@@ -2,11 +2,6 @@ package webhook
 
 import "sync"
 
-var (
-	defaultOnce   sync.Once
-	defaultServer *Server
-)
-
 // Default returns the package-level server that Handle and HandleFunc register on. It is created on
 // first use, reading WEBHOOK_SECRET then. The simplest receiver is:
 //
@@ -16,10 +11,7 @@ var (
 //		})
 //		log.Fatal(nethttp.Run(webhook.Default()))
 //	}
-func Default() *Server {
-	defaultOnce.Do(func() { defaultServer = NewServer() })
-	return defaultServer
-}
+var Default = sync.OnceValue(func() *Server { return NewServer() })
 
 // Handle registers fn on the Default server at /webhooks/<name>. Like http.HandleFunc, it panics on
 // an invalid or duplicate name, a programming error that should stop the program at start.

@@ -31,11 +31,8 @@ func checkName(name string) error {
 // pkg.(*T).M.func1.2.
 var anonymous = regexp.MustCompile(`(^|\.)func\d+(\.\d+)*$`)
 
-// funcName returns the Go name of a named function or method value, without its package.
+// funcName returns the Go name of a named function or method value, without its package ("" for nil).
 func funcName(fn HandlerFunc) (string, error) {
-	if fn == nil {
-		return "", fmt.Errorf("webhook handler is nil")
-	}
 	full := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
 	name := full
 	if i := strings.LastIndexByte(name, '/'); i >= 0 {

@@ -101,12 +101,12 @@ func fieldError(err error) *FieldError {
 func fieldPath(ptr jsontext.Pointer) string {
 	var b strings.Builder
 	for tok := range ptr.Tokens() {
-		if _, err := strconv.Atoi(tok); err == nil && b.Len() > 0 {
-			b.WriteString("[" + tok + "]")
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte('.')
+		switch _, err := strconv.Atoi(tok); {
+		case b.Len() == 0:
+		case err == nil:
+			tok = "[" + tok + "]"
+		default:
+			tok = "." + tok
 		}
 		b.WriteString(tok)
 	}
@@ -115,15 +115,14 @@ func fieldPath(ptr jsontext.Pointer) string {
 
 // jsonKind names a Go kind the way a JSON author thinks of it.
 func jsonKind(kind reflect.Kind) string {
-	switch kind {
-	case reflect.String:
+	switch {
+	case kind == reflect.String:
 		return "a string"
-	case reflect.Bool:
+	case kind == reflect.Bool:
 		return "a boolean"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8,
-		reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+	case kind >= reflect.Int && kind <= reflect.Float64:
 		return "a number"
-	case reflect.Slice, reflect.Array:
+	case kind == reflect.Slice || kind == reflect.Array:
 		return "an array"
 	default:
 		return "an object"

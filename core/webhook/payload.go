@@ -30,7 +30,7 @@ type Event struct {
 	Scope  string `json:"scope"`
 }
 
-// Known event scopes and actions of payload version 3.
+// Known event scopes of payload version 3, whose actions are create, update, delete and move.
 const (
 	ScopeRepo              = "repo"
 	ScopeRepoContent       = "repo.content"
@@ -38,10 +38,7 @@ const (
 	ScopeDiscussion        = "discussion"
 	ScopeDiscussionComment = "discussion.comment"
 
-	ActionCreate = "create"
 	ActionUpdate = "update"
-	ActionDelete = "delete"
-	ActionMove   = "move"
 )
 
 var knownScopes = []string{ScopeDiscussionComment, ScopeDiscussion, ScopeRepoContent, ScopeRepoConfig, ScopeRepo}

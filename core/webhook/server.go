@@ -11,7 +11,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,11 +24,8 @@ import (
 // RoutePrefix is the path under which every handler is served: /webhooks/<name>.
 const RoutePrefix = "/webhooks/"
 
-// Defaults of a Server.
-const (
-	DefaultMaxBodyBytes   = 1 << 20
-	DefaultHandlerTimeout = 30 * time.Second
-)
+// DefaultMaxBodyBytes is a Server's cap on the size of a delivery unless WithMaxBodyBytes says otherwise.
+const DefaultMaxBodyBytes = 1 << 20
 
 // HandlerFunc handles one delivery. It gets the request's context (cancelled when the handler
 // timeout passes or the client goes away), the parsed payload and the request headers.
@@ -100,7 +97,7 @@ func WithGetenv(getenv func(string) string) Option { return func(s *Server) { s.
 // NewServer returns a Server with no routes. With no secret configured it logs, once, a warning that
 // every route is open to everyone.
 func NewServer(opts ...Option) *Server {
-	s := &Server{maxBody: DefaultMaxBodyBytes, timeout: DefaultHandlerTimeout, getenv: os.Getenv}
+	s := &Server{getenv: os.Getenv}
 	for _, o := range opts {
 		o(s)
 	}
@@ -111,13 +108,14 @@ func NewServer(opts ...Option) *Server {
 		s.maxBody = DefaultMaxBodyBytes
 	}
 	if s.timeout <= 0 {
-		s.timeout = DefaultHandlerTimeout
+		s.timeout = 30 * time.Second
 	}
 	if !s.secretSet {
 		s.secret = NewSecret(s.getenv(SecretEnv))
 	}
-	empty := map[string]*route{}
+	empty, base := map[string]*route{}, ""
 	s.routes.Store(&empty)
+	s.publicBase.Store(&base)
 	if !s.secret.IsSet() {
 		s.log.Warn("no webhook secret is set: every " + RoutePrefix + " route accepts requests from anyone; set " + SecretEnv + " and the same secret on the hub webhook")
 	}
@@ -138,12 +136,7 @@ func (s *Server) SetPublicURL(base string) {
 }
 
 // PublicURL returns the address set by SetPublicURL, or "".
-func (s *Server) PublicURL() string {
-	if p := s.publicBase.Load(); p != nil {
-		return *p
-	}
-	return ""
-}
+func (s *Server) PublicURL() string { return *s.publicBase.Load() }
 
 // Add registers fn at /webhooks/<name>. Leading and trailing slashes of name are ignored. It is an
 // error to use an invalid name or one that is already registered.
@@ -182,10 +175,9 @@ func (s *Server) AddFunc(fn HandlerFunc) error {
 func (s *Server) Routes() []Route {
 	m := *s.routes.Load()
 	out := make([]Route, 0, len(m))
-	for _, r := range m {
-		out = append(out, r.Route)
+	for _, path := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, m[path].Route)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out
 }
 
@@ -208,13 +200,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-type outcome struct {
-	value any
-	err   error
-	panic any
-	stack []byte
-}
-
 // answerTimeout answers 503 for a handler that did not finish in time, or whose client left.
 func (s *Server) answerTimeout(w http.ResponseWriter, r *http.Request, rt *route) {
 	status, msg := http.StatusServiceUnavailable, "handler "+rt.Name+" did not finish within "+s.timeout.String()
@@ -225,15 +210,15 @@ func (s *Server) answerTimeout(w http.ResponseWriter, r *http.Request, rt *route
 	writeError(w, status, msg)
 }
 
-// call runs a handler, turning a panic into an outcome.
-func call(ctx context.Context, fn HandlerFunc, p *Payload, h http.Header) (res outcome) {
+// call runs a handler and returns its value and error, or what it panicked with and where.
+func call(ctx context.Context, fn HandlerFunc, p *Payload, h http.Header) (v, panicked any, stack []byte, err error) {
 	defer func() {
-		if v := recover(); v != nil {
-			res = outcome{panic: v, stack: debug.Stack()}
+		if panicked = recover(); panicked != nil {
+			stack = debug.Stack()
 		}
 	}()
-	v, err := fn(ctx, p, h)
-	return outcome{value: v, err: err}
+	v, err = fn(ctx, p, h)
+	return v, nil, nil, err
 }
 
 // browserGuard refuses unsafe requests that a browser sends on behalf of another site
@@ -274,25 +259,22 @@ func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request, path strin
 	// The handler runs on the request's goroutine. When its context ends (the timeout passed or the
 	// client went away), 503 is answered at once, while the handler finishes in the background.
 	ctx, cancel := context.WithTimeout(r.Context(), s.timeout)
-	var answered sync.WaitGroup
-	answered.Add(1)
+	defer cancel()
+	answered := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
-		defer answered.Done()
+		defer close(answered)
 		s.answerTimeout(w, r, rt)
 		_ = http.NewResponseController(w).Flush()
 	})
-	res := call(ctx, rt.fn, p, r.Header)
+	v, panicked, stack, herr := call(ctx, rt.fn, p, r.Header)
 	if !stop() {
-		cancel()
-		answered.Wait() // the context ended first and answered
+		<-answered // the context ended first and answered
 		return
 	}
 	// stop can win against a context that has just ended: the context closes Done before it starts
 	// its AfterFunc, and a handler that returns on Done gets here in between. Its time is up all the
 	// same, so the answer is the timeout's, as it would have been a moment later.
-	ended := ctx.Err() != nil
-	cancel()
-	if ended {
+	if ctx.Err() != nil {
 		s.answerTimeout(w, r, rt)
 		return
 	}
@@ -300,16 +282,16 @@ func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request, path strin
 	var status int
 	var out any
 	switch {
-	case res.panic != nil:
+	case panicked != nil:
 		status = http.StatusInternalServerError
-		s.log.Error("webhook handler panicked", "route", rt.Path, "panic", fmt.Sprint(res.panic), "stack", string(res.stack))
+		s.log.Error("webhook handler panicked", "route", rt.Path, "panic", fmt.Sprint(panicked), "stack", string(stack))
 		out = map[string]string{"error": "handler " + rt.Name + " panicked"}
-	case res.err != nil:
-		status = statusOf(res.err)
-		s.log.Error("webhook handler failed", "route", rt.Path, "status", status, "err", res.err.Error())
-		out = map[string]string{"error": res.err.Error()}
+	case herr != nil:
+		status = statusOf(herr)
+		s.log.Error("webhook handler failed", "route", rt.Path, "status", status, "err", herr.Error())
+		out = map[string]string{"error": herr.Error()}
 	default:
-		status, out = resultBody(res.value)
+		status, out = resultBody(v)
 	}
 	buf := okBody // out is nil: the common case, without encoding
 	if out != nil {
@@ -324,9 +306,8 @@ func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request, path strin
 
 var okBody = []byte(`{"message":"ok"}` + "\n")
 
-// logDelivery logs a delivery the handler answered, at debug level: a receiver is quiet about
-// success, as net/http is, and the actions of robothub serve log their own work. Refusals and
-// handler failures are logged at warn and error level.
+// logDelivery logs an answered delivery at debug level: a receiver is quiet about success, as
+// net/http is (refusals and handler failures are logged at warn and error level).
 func (s *Server) logDelivery(rt *route, p *Payload, status int, start time.Time) {
 	if !s.log.Enabled(context.Background(), slog.LevelDebug) {
 		return
