@@ -49,8 +49,7 @@ func (r *Robot) AudioSample(max int) ([]float32, error) {
 	if max > 0 && max < n {
 		n = max
 	}
-	out := make([]float32, n)
-	copy(out, r.recorded[:n])
+	out := append([]float32{}, r.recorded[:n]...)
 	r.recorded = append(r.recorded[:0], r.recorded[n:]...)
 	return out, nil
 }

@@ -1,6 +1,7 @@
 package robot
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"math"
@@ -74,11 +75,8 @@ type Hardware struct {
 // NewHardware opens the motor bus at opts.Port, reads where the motors are, and starts the control
 // loop. The motors are left as they are until the Robot sets a mode.
 func NewHardware(opts HardwareOptions) (*Hardware, error) {
-	h := &Hardware{path: opts.Port, cfg: opts.Config, log: opts.Log, geom: kinematics.Default, timeout: opts.Timeout,
-		commands: commands{mode: MotorsDisabled}, quit: make(chan struct{}), done: make(chan struct{})}
-	if h.log == nil {
-		h.log = slog.New(slog.DiscardHandler)
-	}
+	h := &Hardware{path: opts.Port, cfg: opts.Config, log: cmp.Or(opts.Log, slog.New(slog.DiscardHandler)), geom: kinematics.Default,
+		timeout: opts.Timeout, commands: commands{mode: MotorsDisabled}, quit: make(chan struct{}), done: make(chan struct{})}
 	for _, name := range MotorNames {
 		m, ok := h.cfg.Motor(name)
 		if !ok {
@@ -233,10 +231,9 @@ func (h *Hardware) tick(now time.Time) {
 	h.mu.Unlock()
 	err := h.applyMode(mode)
 	if err == nil && mode != MotorsDisabled {
-		err = h.applyTorque(limp)
-	}
-	if err == nil && mode != MotorsDisabled {
-		err = h.sendGoals(target, mode)
+		if err = h.applyTorque(limp); err == nil {
+			err = h.sendGoals(target, mode)
+		}
 	}
 	if err == nil {
 		err = h.readPresent(now)

@@ -93,10 +93,8 @@ func loopStats(periods []time.Duration, ticks, overruns uint64) LoopStats {
 
 // HardwareStatus reports the motor bus's health, or nil on a backend without one (the simulation).
 func (r *Robot) HardwareStatus() *HardwareStatus {
-	h, ok := r.backend.(interface{ Status() HardwareStatus })
-	if !ok {
-		return nil
+	if h, ok := r.backend.(interface{ Status() HardwareStatus }); ok {
+		return new(h.Status())
 	}
-	s := h.Status()
-	return &s
+	return nil
 }

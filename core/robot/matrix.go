@@ -43,11 +43,10 @@ func PoseFromMatrix(m [16]float64) (HeadPose, error) {
 	for i := range 3 {
 		for j := i; j < 3; j++ {
 			dot := r[0][i]*r[0][j] + r[1][i]*r[1][j] + r[2][i]*r[2][j]
-			want := 0.0
 			if i == j {
-				want = 1
+				dot-- // a column's own length is 1
 			}
-			if math.Abs(dot-want) > matrixTolerance {
+			if math.Abs(dot) > matrixTolerance {
 				return HeadPose{}, fault.Invalidf("m: the rotation part (first 3 rows and columns) is not orthonormal: the matrix is not a rigid pose")
 			}
 		}

@@ -129,7 +129,7 @@ const maxMotionFrames = int(10 * time.Minute / ControlPeriod)
 // earlier frames are dropped.
 func (r *Robot) StartMotionRecording() {
 	r.mu.Lock()
-	r.motionRec, r.recordingMotion = r.motionRec[:0], true
+	r.motionRec, r.recordingMotion = []MotionFrame{}, true
 	r.mu.Unlock()
 }
 
@@ -143,9 +143,6 @@ func (r *Robot) StopMotionRecording() ([]MotionFrame, error) {
 	r.recordingMotion = false
 	frames := r.motionRec
 	r.motionRec = nil
-	if frames == nil {
-		frames = []MotionFrame{}
-	}
 	return frames, nil
 }
 

@@ -4,12 +4,13 @@
 package robot
 
 import (
-	"crypto/rand"
-	"fmt"
+	"cmp"
 	"log/slog"
 	"math"
 	"sync"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/robothub/robothub/core/fault"
 )
@@ -21,7 +22,6 @@ const ControlPeriod = 10 * time.Millisecond
 const (
 	WakeUpDuration    = time.Second
 	GotoSleepDuration = time.Second
-	ReturnDuration    = time.Second
 )
 
 // Antenna touch detection: a touch is a displacement of an antenna of at least touchPress radians
@@ -109,7 +109,7 @@ type Robot struct {
 	motionRec       []MotionFrame
 	onTouch         []func()
 	onWake          []func()
-	closeOnce       sync.Once
+	close           func() error // Close, once
 	quit, ended     chan struct{}
 }
 
@@ -118,12 +118,9 @@ const maxRecordedSamples = 30 * SampleRate
 // New starts a Robot on backend. The robot starts asleep, in whatever pose the backend reports,
 // with its motors disabled; call WakeUp to wake it.
 func New(backend Backend, log *slog.Logger) *Robot {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
 	r := &Robot{
 		backend: backend,
-		log:     log,
+		log:     cmp.Or(log, slog.New(slog.DiscardHandler)),
 		mode:    MotorsDisabled,
 		quit:    make(chan struct{}),
 		ended:   make(chan struct{}),
@@ -132,20 +129,17 @@ func New(backend Backend, log *slog.Logger) *Robot {
 	r.target = r.present
 	backend.SetMotorMode(MotorsDisabled)
 	backend.Command(r.target)
+	r.close = sync.OnceValue(func() error {
+		close(r.quit)
+		<-r.ended
+		return r.backend.Close()
+	})
 	go r.loop()
 	return r
 }
 
 // Close stops the control loop and closes the backend.
-func (r *Robot) Close() error {
-	var err error
-	r.closeOnce.Do(func() {
-		close(r.quit)
-		<-r.ended
-		err = r.backend.Close()
-	})
-	return err
-}
+func (r *Robot) Close() error { return r.close() }
 
 func (r *Robot) loop() {
 	defer close(r.ended)
@@ -314,7 +308,7 @@ func (r *Robot) startMove(kind string, to Joints, dur time.Duration, interp Inte
 	r.endMove(false)
 	now := time.Now()
 	m := &Move{
-		ID: newUUID(), Kind: kind, from: r.target, to: to, start: now, dur: dur,
+		ID: uuid.NewString(), Kind: kind, from: r.target, to: to, start: now, dur: dur,
 		interp: interp, onDone: onDone, done: make(chan struct{}),
 	}
 	r.move = m
@@ -356,7 +350,7 @@ func (r *Robot) ReturnToDefault() bool {
 	if r.mode != MotorsEnabled {
 		r.setMode(MotorsEnabled)
 	}
-	r.startMove("goto", DefaultPose, ReturnDuration, MinJerk, nil)
+	r.startMove("goto", DefaultPose, time.Second, MinJerk, nil)
 	return true
 }
 
@@ -449,11 +443,3 @@ func (r *Robot) OnWake(f func()) {
 
 // BackendName names the backend.
 func (r *Robot) BackendName() string { return r.backend.Name() }
-
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
-}
