@@ -61,11 +61,10 @@ func (r *Robot) PushAudio(samples []float32) error {
 	}
 	clipped := make([]float32, len(samples))
 	for i, s := range samples {
-		f := float64(s)
-		if math.IsNaN(f) || math.IsInf(f, 0) {
+		if f := float64(s); math.IsNaN(f) || math.IsInf(f, 0) {
 			return fault.Invalidf("samples[%d] must be a finite number", i)
 		}
-		clipped[i] = float32(math.Max(-1, math.Min(1, f)))
+		clipped[i] = max(-1, min(1, s))
 	}
 	r.speak(clipped)
 	return nil

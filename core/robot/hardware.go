@@ -191,9 +191,8 @@ func (h *Hardware) connect() error {
 }
 
 func (h *Hardware) setPortError(err error) {
-	msg := err.Error()
 	h.mu.Lock()
-	h.connected, h.portErr = false, &msg
+	h.connected, h.portErr = false, new(err.Error())
 	h.mu.Unlock()
 }
 
@@ -210,7 +209,6 @@ func (h *Hardware) disconnect(cause error) {
 	}
 }
 
-// tick is one period of the control loop.
 func (h *Hardware) tick(now time.Time) {
 	h.record(now)
 	if h.bus == nil {
@@ -411,12 +409,11 @@ func (h *Hardware) probe(now time.Time) error {
 				continue
 			}
 			h.log.Info("motor answers again", "motor", m.Name, "id", m.ID)
-			if h.applied == "" || h.applied == MotorsDisabled || h.limpNow[m.Name] {
-				continue
-			}
 			// It may have lost power (and its torque): set it up like the others, alone.
-			if err := h.restart(i, false); err != nil {
-				return err
+			if h.applied != "" && h.applied != MotorsDisabled && !h.limpNow[m.Name] {
+				if err := h.restart(i, false); err != nil {
+					return err
+				}
 			}
 			continue
 		}

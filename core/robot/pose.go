@@ -36,7 +36,6 @@ var (
 	}
 )
 
-// limit is a closed range a joint value is clamped to.
 type limit struct{ lo, hi float64 }
 
 func (l limit) clamp(v float64) float64 { return math.Max(l.lo, math.Min(l.hi, v)) }
@@ -147,7 +146,6 @@ func (i Interpolation) progress(t float64) float64 {
 
 func lerp(a, b, s float64) float64 { return a + (b-a)*s }
 
-// between returns the configuration a fraction s of the way from a to b.
 func between(a, b Joints, s float64) Joints {
 	return Joints{
 		Head: HeadPose{

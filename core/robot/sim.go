@@ -69,7 +69,6 @@ func (s *Sim) Read(now time.Time) Joints {
 	return s.present
 }
 
-// approach moves v toward target by at most step.
 func approach(v, target, step float64) float64 {
 	d := target - v
 	if math.Abs(d) <= step {
@@ -111,10 +110,7 @@ func (s *Sim) Listen(dst []float32, now time.Time) []float32 {
 	played := min(n, len(s.speaker))
 	dst = append(dst, s.speaker[:played]...)
 	s.speaker = s.speaker[played:]
-	for range n - played {
-		dst = append(dst, 0)
-	}
-	return dst
+	return append(dst, make([]float32, n-played)...) // silence for the rest
 }
 
 // Close implements Backend.
