@@ -2,6 +2,7 @@ package hub
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -70,9 +71,7 @@ func WithLogger(l *slog.Logger) Option { return func(c *Client) { c.log = l } }
 // New returns a client for the hub at endpoint ("https://huggingface.co", "http://127.0.0.1:7861").
 // An empty endpoint is DefaultEndpoint.
 func New(endpoint string, opts ...Option) (*Client, error) {
-	if endpoint == "" {
-		endpoint = DefaultEndpoint
-	}
+	endpoint = cmp.Or(endpoint, DefaultEndpoint)
 	u, err := url.Parse(strings.TrimRight(endpoint, "/"))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, invalid("endpoint", "%q is not an http(s) URL such as %s", redactURL(endpoint), DefaultEndpoint)
@@ -221,11 +220,7 @@ func (c *Client) attempt(ctx context.Context, cl Call, payload []byte) (int, []b
 	req.Header.Set("User-Agent", c.userAgent)
 	req.Header.Set("Accept", "application/json")
 	if payload != nil {
-		ct := cl.contentType
-		if ct == "" {
-			ct = "application/json"
-		}
-		req.Header.Set("Content-Type", ct)
+		req.Header.Set("Content-Type", cmp.Or(cl.contentType, "application/json"))
 	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)

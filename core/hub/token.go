@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -21,13 +22,7 @@ type Config struct {
 // ~/.cache/huggingface/token), the variables the public hub's tools read. A missing token file is
 // not an error: the hub will answer 401.
 func ConfigFromEnv(getenv func(string) string, endpointFlag, tokenFlag string) (Config, error) {
-	c := Config{Endpoint: endpointFlag}
-	if c.Endpoint == "" {
-		c.Endpoint = getenv("HF_ENDPOINT")
-	}
-	if c.Endpoint == "" {
-		c.Endpoint = DefaultEndpoint
-	}
+	c := Config{Endpoint: cmp.Or(endpointFlag, getenv("HF_ENDPOINT"), DefaultEndpoint)}
 	switch {
 	case tokenFlag != "":
 		c.Token, c.TokenSource = strings.TrimSpace(tokenFlag), "--token"

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
 	"html/template"
 	"net/http"
@@ -56,11 +57,7 @@ func requestBase(r *http.Request) string {
 	if r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
 		scheme = "https"
 	}
-	host := r.Host
-	if host == "" {
-		host = "localhost"
-	}
-	return scheme + "://" + host
+	return scheme + "://" + cmp.Or(r.Host, "localhost")
 }
 
 func isLocalHost(hostport string) bool {

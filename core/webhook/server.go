@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -101,9 +102,7 @@ func NewServer(opts ...Option) *Server {
 	for _, o := range opts {
 		o(s)
 	}
-	if s.log == nil {
-		s.log = slog.Default()
-	}
+	s.log = cmp.Or(s.log, slog.Default())
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
 	}
