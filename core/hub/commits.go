@@ -2,6 +2,7 @@ package hub
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -50,10 +51,6 @@ func (c *Client) Commit(ctx context.Context, r CommitRequest) (*CommitInfo, erro
 	case strings.TrimSpace(r.Summary) == "":
 		return nil, invalid("summary", "the commit message is empty")
 	}
-	rev := r.Revision
-	if rev == "" {
-		rev = "main"
-	}
 	header := map[string]string{"summary": r.Summary, "description": r.Description}
 	if r.ParentCommit != "" {
 		header["parentCommit"] = r.ParentCommit
@@ -83,6 +80,7 @@ func (c *Client) Commit(ctx context.Context, r CommitRequest) (*CommitInfo, erro
 			return nil, err
 		}
 	}
+	rev := cmp.Or(r.Revision, "main")
 	path := "/api/" + r.RepoType + "s/" + url.PathEscape(owner) + "/" + url.PathEscape(name) + "/commit/" + url.PathEscape(rev)
 	return send[CommitInfo](ctx, c, Call{Method: http.MethodPost, Path: path, raw: body.Bytes(), contentType: "application/x-ndjson"})
 }

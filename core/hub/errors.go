@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -90,12 +91,9 @@ func errorFromResponse(method, path string, resp *http.Response, body []byte, no
 			kept = append(kept, m)
 		}
 	}
-	e := &Error{Method: method, Path: path, Status: resp.StatusCode, Message: strings.Join(kept, "; "),
+	return &Error{Method: method, Path: path, Status: resp.StatusCode,
+		Message:   cmp.Or(strings.Join(kept, "; "), http.StatusText(resp.StatusCode)),
 		RequestID: requestID(resp.Header), RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), now)}
-	if e.Message == "" {
-		e.Message = http.StatusText(resp.StatusCode)
-	}
-	return e
 }
 
 func requestID(h http.Header) string {
