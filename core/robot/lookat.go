@@ -47,8 +47,7 @@ func LookAtWorld(x, y, z float64) (HeadPose, error) {
 	rot := kinematics.Mat3{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}
 	switch {
 	case an < 1e-8 && tx > 0: // straight ahead: no rotation
-	case an < 1e-8:
-		// Straight behind: half a turn about z.
+	case an < 1e-8: // straight behind: half a turn about z
 		rot = kinematics.Mat3{{-1, 0, 0}, {0, -1, 0}, {0, 0, 1}}
 	default:
 		rot = kinematics.AxisAngle(kinematics.Vec3{0, -tz / an, ty / an}, math.Acos(math.Max(-1, math.Min(1, tx))))
