@@ -164,7 +164,6 @@ func spaceID(src source) string {
 	return src.shown
 }
 
-// remoteHead returns the commit the source's HEAD points at.
 func (m *Manager) remoteHead(ctx context.Context, src source) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -237,7 +236,6 @@ func (m *Manager) update(ctx context.Context, job *Job, src source, revision str
 	return names, nil
 }
 
-// appsFrom returns the installed apps whose recorded source is shown.
 func (m *Manager) appsFrom(shown string) []AppInfo {
 	return slices.DeleteFunc(slices.Clone(m.installed().list), func(a AppInfo) bool { return a.Extra.Source != shown })
 }
@@ -297,21 +295,4 @@ func (c *Catalog) List(ctx context.Context, fresh bool) ([]AppInfo, error) {
 	}
 	c.apps, c.fetched = apps, time.Now()
 	return apps, nil
-}
-
-// Lookup finds an app by name in a fresh catalog.
-func (c *Catalog) Lookup(ctx context.Context, name string) (AppInfo, error) {
-	if c == nil || c.HubURL == "" {
-		return AppInfo{}, fault.NotFoundf("App '%s' is not installed and no hub catalog is configured", name)
-	}
-	apps, err := c.List(ctx, true)
-	if err != nil {
-		return AppInfo{}, err
-	}
-	for _, a := range apps {
-		if a.Name == name || strings.ReplaceAll(a.Name, "-", "_") == name {
-			return a, nil
-		}
-	}
-	return AppInfo{}, fault.NotFoundf("App '%s' is not in the catalog of %s", name, c.HubURL)
 }
