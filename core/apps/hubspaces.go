@@ -143,25 +143,21 @@ func (m *Manager) CheckUpdates(ctx context.Context, force bool) (*AppUpdates, er
 			m.log.Warn("checking for updates", "source", shown, "err", err)
 			continue
 		}
+		id := src.shown // "<user>/<space>" for a hub space
+		if _, sid, ok := strings.Cut(src.cloneURL, "/spaces/"); ok && src.kind == SourceHubSpace {
+			id = sid
+		}
 		for _, a := range list {
 			res.AppsChecked++
 			if head != a.Extra.Revision {
 				res.AppsWithUpdates = append(res.AppsWithUpdates, AppUpdateStatus{
-					AppName: a.Name, SpaceID: spaceID(src), InstalledSHA: a.Extra.Revision, LatestSHA: head, UpdateAvailable: true,
+					AppName: a.Name, SpaceID: id, InstalledSHA: a.Extra.Revision, LatestSHA: head, UpdateAvailable: true,
 				})
 			}
 		}
 	}
 	c.result, c.at, c.changed = res, time.Now(), m.installCount.Load()
 	return res, nil
-}
-
-// spaceID is "<user>/<space>" for a hub space, else the source as shown.
-func spaceID(src source) string {
-	if _, id, ok := strings.Cut(src.cloneURL, "/spaces/"); ok && src.kind == SourceHubSpace {
-		return id
-	}
-	return src.shown
 }
 
 func (m *Manager) remoteHead(ctx context.Context, src source) (string, error) {

@@ -144,10 +144,7 @@ func (v *Venv) Pip(ctx context.Context, log io.Writer, args ...string) error {
 // installedVersion returns the version of distribution dist installed in the venv itself, not in
 // the system's site-packages ("" if none), read from its <name>-<version>.dist-info directory.
 func (v *Venv) installedVersion(dist string) string {
-	site, err := v.SitePackages()
-	if err != nil {
-		return ""
-	}
+	site, _ := v.SitePackages() // "" when missing: ReadDir fails, no version
 	entries, _ := os.ReadDir(site)
 	for _, e := range entries {
 		base, ok := strings.CutSuffix(e.Name(), ".dist-info")
@@ -160,10 +157,7 @@ func (v *Venv) installedVersion(dist string) string {
 
 // siteStamp is site-packages' modification time: pip changes it when it adds or removes a package.
 func (v *Venv) siteStamp() string {
-	site, err := v.SitePackages()
-	if err != nil {
-		return ""
-	}
+	site, _ := v.SitePackages()
 	info, err := os.Stat(site)
 	if err != nil {
 		return ""
