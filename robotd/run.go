@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -108,11 +109,11 @@ func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
 	cfg.offline, cfg.systemSite = c.Bool("offline"), c.Bool("system-site-packages")
 	cfg.indexURL, cfg.extraIndexURLs = strings.TrimSpace(c.String("index-url")), c.StringSlice("extra-index-url")
 	switch c.String("installer") {
-	case "auto":
-		cfg.uv = apps.FindUV()
 	case "pip":
-	case "uv":
-		if cfg.uv = apps.FindUV(); cfg.uv == "" {
+	case "auto", "uv":
+		if uv, err := exec.LookPath("uv"); err == nil {
+			cfg.uv = uv
+		} else if c.String("installer") == "uv" {
 			return cfg, errors.New("--installer uv: uv is not on PATH")
 		}
 	default:

@@ -143,11 +143,15 @@ func (m *Manager) CheckUpdates(ctx context.Context, force bool) (*AppUpdates, er
 			m.log.Warn("checking for updates", "source", shown, "err", err)
 			continue
 		}
+		id := src.shown // "<user>/<space>" for a hub space
+		if _, sid, ok := strings.Cut(src.cloneURL, "/spaces/"); ok && src.kind == SourceHubSpace {
+			id = sid
+		}
 		for _, a := range list {
 			res.AppsChecked++
 			if head != a.Extra.Revision {
 				res.AppsWithUpdates = append(res.AppsWithUpdates, AppUpdateStatus{
-					AppName: a.Name, SpaceID: spaceID(src), InstalledSHA: a.Extra.Revision, LatestSHA: head, UpdateAvailable: true,
+					AppName: a.Name, SpaceID: id, InstalledSHA: a.Extra.Revision, LatestSHA: head, UpdateAvailable: true,
 				})
 			}
 		}
@@ -156,15 +160,6 @@ func (m *Manager) CheckUpdates(ctx context.Context, force bool) (*AppUpdates, er
 	return res, nil
 }
 
-// spaceID is "<user>/<space>" for a hub space, else the source as shown.
-func spaceID(src source) string {
-	if _, id, ok := strings.Cut(src.cloneURL, "/spaces/"); ok && src.kind == SourceHubSpace {
-		return id
-	}
-	return src.shown
-}
-
-// remoteHead returns the commit the source's HEAD points at.
 func (m *Manager) remoteHead(ctx context.Context, src source) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -237,7 +232,6 @@ func (m *Manager) update(ctx context.Context, job *Job, src source, revision str
 	return names, nil
 }
 
-// appsFrom returns the installed apps whose recorded source is shown.
 func (m *Manager) appsFrom(shown string) []AppInfo {
 	return slices.DeleteFunc(slices.Clone(m.installed().list), func(a AppInfo) bool { return a.Extra.Source != shown })
 }
@@ -297,21 +291,4 @@ func (c *Catalog) List(ctx context.Context, fresh bool) ([]AppInfo, error) {
 	}
 	c.apps, c.fetched = apps, time.Now()
 	return apps, nil
-}
-
-// Lookup finds an app by name in a fresh catalog.
-func (c *Catalog) Lookup(ctx context.Context, name string) (AppInfo, error) {
-	if c == nil || c.HubURL == "" {
-		return AppInfo{}, fault.NotFoundf("App '%s' is not installed and no hub catalog is configured", name)
-	}
-	apps, err := c.List(ctx, true)
-	if err != nil {
-		return AppInfo{}, err
-	}
-	for _, a := range apps {
-		if a.Name == name || strings.ReplaceAll(a.Name, "-", "_") == name {
-			return a, nil
-		}
-	}
-	return AppInfo{}, fault.NotFoundf("App '%s' is not in the catalog of %s", name, c.HubURL)
 }

@@ -256,8 +256,8 @@ func TestSystemSitePackages(t *testing.T) {
 
 // TestInstallWithUV runs a real install with uv when it is on PATH.
 func TestInstallWithUV(t *testing.T) {
-	uv := apps.FindUV()
-	if uv == "" {
+	uv, err := exec.LookPath("uv")
+	if err != nil {
 		t.Skip("uv is not on PATH: installs with uv are not exercised on this machine (TestInstallCommand checks the command the daemon would run)")
 	}
 	idx := pyindex.New()

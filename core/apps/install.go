@@ -245,21 +245,12 @@ func (m *Manager) install(ctx context.Context, job *Job, src source, upgrade boo
 	if err := m.keepWheel(meta.name, wheels[0]); err != nil {
 		job.Logf("Warning: keeping the wheel to restore this version after an interrupted install failed: %v", err)
 	}
-	if err := m.endChange(); err != nil {
-		return nil, err
-	}
-	m.pruneWheels(meta.name, wheels[0])
-	m.installCount.Add(1)
-
-	m.listMu.Lock()
-	defer m.listMu.Unlock()
-	for _, name := range names {
-		m.records[name] = installRecord{Source: src.shown, SourceKind: src.kind, Package: meta.name, Revision: revision, InstalledAt: time.Now().UTC()}
-	}
-	if err := writeJSONAtomic(m.path(installedFile), m.records); err != nil {
-		return nil, fmt.Errorf("saving installed-app records: %w", err)
-	}
-	if err := m.refreshLocked(ctx); err != nil {
+	err = m.finishChange(ctx, meta.name, wheels[0], func() {
+		for _, name := range names {
+			m.records[name] = installRecord{Source: src.shown, SourceKind: src.kind, Package: meta.name, Revision: revision, InstalledAt: time.Now().UTC()}
+		}
+	})
+	if err != nil {
 		return nil, err
 	}
 	for _, name := range names {
@@ -282,24 +273,15 @@ func (m *Manager) remove(ctx context.Context, job *Job, info AppInfo) ([]string,
 	if err := m.venv.Pip(ctx, job, "uninstall", "--yes", info.Extra.Package); err != nil {
 		return nil, errors.Join(fmt.Errorf("pip uninstall %s: %v", info.Extra.Package, err), m.endChange())
 	}
-	if err := m.endChange(); err != nil {
-		return nil, err
-	}
-	m.pruneWheels(info.Extra.Package, "")
-	m.installCount.Add(1)
-	m.listMu.Lock()
 	var removed []string
-	for _, a := range m.apps.Load().list {
-		if a.Extra.Package == info.Extra.Package {
-			removed = append(removed, a.Name)
-			delete(m.records, a.Name)
+	err := m.finishChange(ctx, info.Extra.Package, "", func() {
+		for _, a := range m.apps.Load().list {
+			if a.Extra.Package == info.Extra.Package {
+				removed = append(removed, a.Name)
+				delete(m.records, a.Name)
+			}
 		}
-	}
-	err := writeJSONAtomic(m.path(installedFile), m.records)
-	if err == nil {
-		err = m.refreshLocked(ctx)
-	}
-	m.listMu.Unlock()
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -312,7 +294,23 @@ func (m *Manager) remove(ctx context.Context, job *Job, info AppInfo) ([]string,
 	return removed, nil
 }
 
-// wheelMeta is what install needs from a built wheel.
+// finishChange ends a package change to dist: forgets the journal, keeps only the wheel keep,
+// applies edit to the installed-app records, saves them and rediscovers the apps.
+func (m *Manager) finishChange(ctx context.Context, dist, keep string, edit func()) error {
+	if err := m.endChange(); err != nil {
+		return err
+	}
+	m.pruneWheels(dist, keep)
+	m.installCount.Add(1)
+	m.listMu.Lock()
+	defer m.listMu.Unlock()
+	edit()
+	if err := writeJSONAtomic(m.path(installedFile), m.records); err != nil {
+		return fmt.Errorf("saving installed-app records: %w", err)
+	}
+	return m.refreshLocked(ctx)
+}
+
 type wheelMeta struct {
 	name, version string
 	requires      []string // Requires-Dist entries that apply without extras
@@ -321,7 +319,6 @@ type wheelMeta struct {
 
 type entryPoint struct{ name, module, class string }
 
-// readWheel reads a wheel's METADATA and its robot_apps entry points.
 func readWheel(path string) (wheelMeta, error) {
 	var meta wheelMeta
 	zr, err := zip.OpenReader(path)
@@ -439,7 +436,6 @@ func CopyPackage(dst, src string) error {
 	})
 }
 
-// isPackage reports whether dir holds a Python package's pyproject.toml or setup.py.
 func isPackage(dir string) bool {
 	return exists(filepath.Join(dir, "pyproject.toml")) || exists(filepath.Join(dir, "setup.py"))
 }

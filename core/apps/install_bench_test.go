@@ -21,7 +21,8 @@ func BenchmarkInstallAppWithOneDependency(b *testing.B) {
 		b.Run(installer, func(b *testing.B) {
 			cfg := apps.Config{PackageSource: apps.PackageSource{IndexURL: idx.URL()}}
 			if installer == "uv" {
-				if cfg.UV = apps.FindUV(); cfg.UV == "" {
+				var err error
+				if cfg.UV, err = exec.LookPath("uv"); err != nil {
 					b.Skip("uv is not on PATH: not measured here")
 				}
 			}

@@ -28,15 +28,6 @@ type PackageSource struct {
 	UV string
 }
 
-// FindUV returns the path of uv on PATH, or "".
-func FindUV() string {
-	p, err := exec.LookPath("uv")
-	if err != nil {
-		return ""
-	}
-	return p
-}
-
 // Describe says where packages come from, for logs: credentials in index URLs are redacted.
 func (s PackageSource) Describe() string {
 	tool := "pip"
@@ -64,7 +55,6 @@ func RedactURL(raw string) string {
 	return raw
 }
 
-// installOptions are the flags of one install command.
 type installOptions struct {
 	noDeps           bool
 	reinstall        bool     // replace what is installed even at the same version
@@ -73,7 +63,6 @@ type installOptions struct {
 	noIndex          bool     // this command needs no index whatever the mode (a local wheel without its dependencies)
 }
 
-// pipArgs start every pip command the daemon runs.
 var pipArgs = []string{"-m", "pip", "--disable-pip-version-check", "--no-input"}
 
 // installCommand returns `<venv python> -m pip install ...` or `uv pip install --python ...`.
@@ -214,7 +203,6 @@ func (t *lineTail) Write(p []byte) (int, error) {
 // requirementNamePattern is the distribution name at the start of a PEP 508 requirement.
 var requirementNamePattern = regexp.MustCompile(`^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)`)
 
-// requirementName returns the distribution a requirement names ("" if none).
 func requirementName(req string) string {
 	m := requirementNamePattern.FindStringSubmatch(req)
 	if m == nil {
@@ -223,12 +211,9 @@ func requirementName(req string) string {
 	return m[1]
 }
 
-// installDependencies installs what the app package requires, from the package source. The
-// requirements are installed before the app itself, in one resolver run: when one cannot be
-// resolved, pip changes nothing and the job fails with pip's message naming it, so the version
-// installed before keeps working. An update (upgrade) then takes the newest versions of the
-// requirements installed in the venv itself; those the system provides (numpy from apt, through
-// --system-site-packages) are left to the system.
+// installDependencies installs the package's requirements before the app, in one resolver run: one
+// that cannot be resolved changes nothing, so the installed version keeps working. An upgrade then
+// takes the newest versions of those in the venv itself; the system's (numpy from apt) stay.
 func (m *Manager) installDependencies(ctx context.Context, job *Job, meta wheelMeta, upgrade bool) error {
 	var reqs []string
 	for _, r := range meta.requires {

@@ -142,7 +142,6 @@ func (j *Job) Wait() error {
 	}
 }
 
-// jobRegistry keeps the recent jobs.
 type jobRegistry struct {
 	mu    sync.Mutex
 	jobs  map[string]*Job
@@ -156,12 +155,8 @@ func (r *jobRegistry) create(command, target string) *Job {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.jobs == nil {
-		r.jobs = map[string]*Job{}
-	}
 	r.jobs[j.info.ID] = j
 	r.order = append(r.order, j.info.ID)
-	// Forget the oldest finished jobs beyond the bound.
 	excess := len(r.order) - maxJobs
 	r.order = slices.DeleteFunc(r.order, func(id string) bool {
 		if _, status, _ := r.jobs[id].Follow(math.MaxInt); excess <= 0 || !status.Finished() {

@@ -67,7 +67,6 @@ type Manager struct {
 	log     *slog.Logger
 	venv    *Venv
 	catalog *Catalog
-	robot   Robot
 	jobs    jobRegistry
 
 	venvMu sync.Mutex // serialises everything that changes the venv
@@ -88,7 +87,6 @@ type Manager struct {
 	closed       bool
 }
 
-// appSet is one discovery result.
 type appSet struct {
 	list   []AppInfo
 	byName map[string]AppInfo
@@ -112,16 +110,15 @@ func NewManager(cfg Config) (*Manager, error) {
 	if cfg.WheelDirs == nil {
 		cfg.WheelDirs = []string{"/usr/share/python-wheels"}
 	}
-	cfg.Log = cmp.Or(cfg.Log, slog.New(slog.DiscardHandler))
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("apps: data dir: %w", err)
 	}
 	m := &Manager{
 		cfg: cfg,
-		log: cfg.Log,
+		log: cmp.Or(cfg.Log, slog.New(slog.DiscardHandler)),
 		venv: &Venv{Dir: cfg.VenvDir, BasePython: cfg.BasePython, SystemSitePackages: cfg.SystemSitePackages,
 			Source: cfg.PackageSource},
-		robot:    cfg.Robot,
+		jobs:     jobRegistry{jobs: map[string]*Job{}},
 		records:  map[string]installRecord{},
 		sessions: map[string]*session{},
 	}
@@ -154,9 +151,9 @@ func NewManager(cfg Config) (*Manager, error) {
 		m.startupApp = cfg.StartupApp
 	}
 	m.apps.Store(&appSet{byName: map[string]AppInfo{}})
-	if m.robot != nil {
-		m.robot.OnWake(m.onWake)
-		m.robot.OnAntennaTouch(m.onAntennaTouch)
+	if m.cfg.Robot != nil {
+		m.cfg.Robot.OnWake(m.onWake)
+		m.cfg.Robot.OnAntennaTouch(m.onAntennaTouch)
 	}
 	return m, nil
 }
@@ -185,8 +182,12 @@ func (m *Manager) Prepare(ctx context.Context) error {
 	m.recoverOrphan()
 	m.venvMu.Lock()
 	defer m.venvMu.Unlock()
-	w := m.logWriter("venv")
+	pr, w := io.Pipe()
 	defer w.Close()
+	go func() {
+		scanLines(pr, func(line string) { m.log.Info(line, "source", "venv") })
+		_, _ = io.Copy(io.Discard, pr)
+	}()
 	if err := m.venv.Ensure(ctx, w); err != nil {
 		return err
 	}
@@ -203,7 +204,6 @@ func (m *Manager) Prepare(ctx context.Context) error {
 	return m.refreshLocked(ctx)
 }
 
-// refreshLocked rediscovers the installed apps.
 func (m *Manager) refreshLocked(ctx context.Context) error {
 	stamp := m.venv.siteStamp()
 	found, err := m.venv.discover(ctx)
@@ -300,16 +300,6 @@ func (m *Manager) Job(id string) (*Job, error) {
 		return j, nil
 	}
 	return nil, fault.NotFoundf("Job %s not found", truncate(id, 64))
-}
-
-// logWriter returns a writer that logs each line it receives.
-func (m *Manager) logWriter(source string) io.WriteCloser {
-	pr, pw := io.Pipe()
-	go func() {
-		scanLines(pr, func(line string) { m.log.Info(line, "source", source) })
-		_, _ = io.Copy(io.Discard, pr)
-	}()
-	return pw
 }
 
 func truncate(s string, n int) string {

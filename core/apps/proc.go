@@ -41,7 +41,6 @@ func alive(pid int) bool {
 	return ok && state != 'Z'
 }
 
-// groupMembers lists the live processes in process group pgid.
 func groupMembers(pgid int) []int {
 	dirs, _ := filepath.Glob("/proc/[0-9]*/stat")
 	var pids []int

@@ -44,7 +44,6 @@ func (r *run) statusLocked() AppStatus {
 	return st
 }
 
-// activeLocked returns the app run that holds the slot, or nil.
 func (m *Manager) activeLocked() *run {
 	if r := m.current; r != nil && r.state.Active() {
 		return r
@@ -229,15 +228,13 @@ func (m *Manager) Stop() (AppStatus, error) {
 		select {
 		case <-r.exited:
 		case <-time.After(killGrace):
-			// SIGKILL cannot be ignored, but a process in uninterruptible sleep (a hung device or
-			// NFS read) or held by a debugger is not reaped until that ends. Waiting here would
-			// hang the request, and every later stop, for as long: answer, and let monitor free
-			// the slot when the process is finally reaped.
+			// A process in uninterruptible sleep or held by a debugger is not reaped until that
+			// ends: answer rather than hang every later stop; monitor frees the slot at the reaping.
 			m.log.Error("app survived SIGKILL", "app", r.info.Name, "pid", r.pid, "waited", killGrace)
 			return AppStatus{}, fault.Unavailablef("App %s (PID %d) has not exited %s after SIGKILL: it is stuck in the kernel or held by a debugger. The slot frees itself once it exits; if it never does, restart the daemon", r.info.Name, r.pid, killGrace)
 		}
 	}
-	if m.robot != nil && m.robot.ReturnToDefault() {
+	if m.cfg.Robot != nil && m.cfg.Robot.ReturnToDefault() {
 		m.log.Info("returning the robot to its default pose")
 	}
 	m.mu.Lock()
@@ -252,16 +249,11 @@ func (m *Manager) Stop() (AppStatus, error) {
 
 // Restart stops the running app and starts it again.
 func (m *Manager) Restart() (AppStatus, error) {
-	m.mu.Lock()
-	r := m.activeLocked()
-	m.mu.Unlock()
-	if r == nil {
-		return AppStatus{}, fault.Refusedf("No app is currently running")
-	}
-	if _, err := m.Stop(); err != nil {
+	st, err := m.Stop()
+	if err != nil {
 		return AppStatus{}, err
 	}
-	return m.StartNoEvict(r.info.Name)
+	return m.StartNoEvict(st.Info.Name)
 }
 
 // Status returns the running app's status, or the last one's if it ended by itself (nil if stopped).
@@ -313,7 +305,6 @@ func (m *Manager) recoverOrphan() {
 	}
 }
 
-// lineTail keeps the last lines written to it.
 type lineTail struct {
 	mu    sync.Mutex
 	max   int

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/robothub/robothub/core/fault"
@@ -175,7 +177,6 @@ func (m *Manager) slotBusyLocked(now time.Time) error {
 	return nil
 }
 
-// randomHex returns n random bytes in hex: the IDs of jobs and sessions.
 func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
@@ -218,18 +219,20 @@ func (m *Manager) RunStartup(ctx context.Context, wakeUp bool) {
 		m.launchOnWake = true
 		m.mu.Unlock()
 	}
-	if wakeUp && m.robot != nil {
+	if wakeUp && m.cfg.Robot != nil {
 		m.log.Info("waking the robot up")
-		m.robot.WakeUp()
+		m.cfg.Robot.WakeUp()
 	}
 }
 
 func (m *Manager) installStartupApp(ctx context.Context, name string) {
-	info, err := m.catalog.Lookup(ctx, name)
-	if err != nil {
-		m.log.Error("startup app is not installed and cannot be found in the catalog", "app", name, "err", err)
+	catalog, err := m.catalog.List(ctx, true)
+	i := slices.IndexFunc(catalog, func(a AppInfo) bool { return a.Name == name || strings.ReplaceAll(a.Name, "-", "_") == name })
+	if err != nil || i < 0 {
+		m.log.Error("startup app is not installed and cannot be found in the catalog", "app", name, "hub", m.cfg.HubURL, "err", err)
 		return
 	}
+	info := catalog[i]
 	m.log.Info("installing the startup app from the catalog", "app", name, "url", info.URL)
 	job, err := m.Install(info.URL)
 	if err != nil {
@@ -262,9 +265,9 @@ func (m *Manager) onAntennaTouch() {
 		m.log.Info("antenna touch: the slot is busy; not starting the startup app", "holder", slot.Holder)
 		return
 	}
-	if !m.robot.Awake() {
+	if !m.cfg.Robot.Awake() {
 		m.log.Info("antenna touch: waking the robot for the startup app", "app", name)
-		mv := m.robot.WakeUp()
+		mv := m.cfg.Robot.WakeUp()
 		select {
 		case <-mv.Done():
 		case <-time.After(30 * time.Second):

@@ -95,7 +95,6 @@ func CheckShadowing(wheelPath string, stdlib map[string]bool) error {
 
 var dataSitePackages = regexp.MustCompile(`^lib/python[0-9.]*/site-packages/(.+)$`)
 
-// wheelScripts lists the commands of a wheel's console_scripts and gui_scripts entry points.
 func wheelScripts(f *zip.File) []string {
 	data, _ := readZipFile(f)
 	eps := parseEntryPoints(string(data))

@@ -60,7 +60,6 @@ func readJSON(path string, v any) error {
 	return nil
 }
 
-// writeJSONAtomic replaces path with v's JSON (see writeFileAtomic).
 func writeJSONAtomic(path string, v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
@@ -132,12 +131,10 @@ func (m *Manager) endChange() error {
 	return nil
 }
 
-// wheelDir is where the wheel of distribution dist is kept.
 func (m *Manager) wheelDir(dist string) string {
 	return filepath.Join(m.cfg.DataDir, wheelsDir, normalizeDist(dist))
 }
 
-// keptWheel returns the kept wheel of dist at version, or "".
 func (m *Manager) keptWheel(dist, version string) string {
 	entries, _ := os.ReadDir(m.wheelDir(dist))
 	for _, e := range entries {

@@ -35,9 +35,6 @@ type Venv struct {
 // Python is the venv's interpreter.
 func (v *Venv) Python() string { return filepath.Join(v.Dir, "bin", "python") }
 
-// Exists reports whether the venv has an interpreter.
-func (v *Venv) Exists() bool { return exists(v.Python()) }
-
 // SitePackages returns the venv's site-packages directory.
 func (v *Venv) SitePackages() (string, error) {
 	matches, _ := filepath.Glob(filepath.Join(v.Dir, "lib", "python3*", "site-packages"))
@@ -49,7 +46,7 @@ func (v *Venv) SitePackages() (string, error) {
 
 // Ensure creates the venv if missing, with setuptools and wheel: builds run without isolation.
 func (v *Venv) Ensure(ctx context.Context, log io.Writer) error {
-	if !v.Exists() {
+	if !exists(v.Python()) {
 		fmt.Fprintf(log, "Creating the apps venv at %s\n", v.Dir)
 		if err := os.MkdirAll(filepath.Dir(v.Dir), 0o755); err != nil {
 			return err
@@ -129,7 +126,6 @@ func (v *Venv) setSystemSitePackages(log io.Writer) error {
 	return os.WriteFile(cfgPath, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 }
 
-// findLinks returns --find-links arguments for the wheel directories.
 func (v *Venv) findLinks() []string {
 	var args []string
 	for _, d := range v.Source.WheelDirs {
@@ -148,10 +144,7 @@ func (v *Venv) Pip(ctx context.Context, log io.Writer, args ...string) error {
 // installedVersion returns the version of distribution dist installed in the venv itself, not in
 // the system's site-packages ("" if none), read from its <name>-<version>.dist-info directory.
 func (v *Venv) installedVersion(dist string) string {
-	site, err := v.SitePackages()
-	if err != nil {
-		return ""
-	}
+	site, _ := v.SitePackages() // "" when missing: ReadDir fails, no version
 	entries, _ := os.ReadDir(site)
 	for _, e := range entries {
 		base, ok := strings.CutSuffix(e.Name(), ".dist-info")
@@ -164,10 +157,7 @@ func (v *Venv) installedVersion(dist string) string {
 
 // siteStamp is site-packages' modification time: pip changes it when it adds or removes a package.
 func (v *Venv) siteStamp() string {
-	site, err := v.SitePackages()
-	if err != nil {
-		return ""
-	}
+	site, _ := v.SitePackages()
 	info, err := os.Stat(site)
 	if err != nil {
 		return ""
