@@ -515,13 +515,13 @@ func checkReadme(r *checkReport, dir string) {
 		line := first
 		kind := "empty"
 		if doc != nil {
-			line, kind = doc.Line, "a "+hub.CardKind(doc)
+			line, kind = doc.Line, "a "+cardKind(doc)
 		}
 		r.fail(fmt.Sprintf("README.md:%d: front matter is %s, not keys and values", line, kind), "write it as:\n"+card)
 		return
 	}
 	r.ok("README.md: front matter is valid YAML")
-	title := hub.CardField(doc, "title")
+	title := cardField(doc, "title")
 	switch {
 	case title == nil:
 		r.fail("README.md: front matter has no title", "add a line title: <the app's name for people> to the front matter")
@@ -530,13 +530,13 @@ func checkReadme(r *checkReport, dir string) {
 	default:
 		r.ok("README.md: title %q", title.Value)
 	}
-	tags := hub.CardField(doc, "tags")
+	tags := cardField(doc, "tags")
 	switch {
 	case tags == nil:
 		r.fail("README.md: front matter has no tags: the app store lists only spaces tagged "+apps.AppTag,
 			"add to the front matter:\ntags:\n  - robot\n  - "+apps.AppTag)
 	case tags.Kind != yaml.SequenceNode:
-		r.fail(fmt.Sprintf("README.md:%d: tags is a %s, not a list", tags.Line, hub.CardKind(tags)),
+		r.fail(fmt.Sprintf("README.md:%d: tags is a %s, not a list", tags.Line, cardKind(tags)),
 			"write the tags as a list:\ntags:\n  - robot\n  - "+apps.AppTag)
 	default:
 		found := slices.ContainsFunc(tags.Content, func(n *yaml.Node) bool {
@@ -573,4 +573,28 @@ func tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// cardField returns the value of key in a mapping node of a card, or nil.
+func cardField(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// cardKind names a node's kind for check's messages: "mapping", "list" or "scalar".
+func cardKind(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "mapping"
+	case yaml.SequenceNode:
+		return "list"
+	}
+	return "scalar"
 }

@@ -82,11 +82,11 @@ func TestCreateDefaultWritesTheSpecLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if hub.CardField(card, "title").Value != "Wave Hello" {
-		t.Errorf("title %q", hub.CardField(card, "title").Value)
+	if cardField(card, "title").Value != "Wave Hello" {
+		t.Errorf("title %q", cardField(card, "title").Value)
 	}
 	var tags []string
-	for _, n := range hub.CardField(card, "tags").Content {
+	for _, n := range cardField(card, "tags").Content {
 		tags = append(tags, n.Value)
 	}
 	if !slices.Contains(tags, "robot") || !slices.Contains(tags, "robot_python_app") {

@@ -181,7 +181,7 @@ func (h *fakeHub) listSpaces(w http.ResponseWriter, r *http.Request) {
 				continue
 			}
 			var tags []string
-			if t := hub.CardField(card, "tags"); t != nil {
+			if t := cardField(card, "tags"); t != nil {
 				for _, it := range t.Content {
 					tags = append(tags, it.Value)
 				}
@@ -190,7 +190,7 @@ func (h *fakeHub) listSpaces(w http.ResponseWriter, r *http.Request) {
 				continue
 			}
 			desc := ""
-			if d := hub.CardField(card, "short_description"); d != nil {
+			if d := cardField(card, "short_description"); d != nil {
 				desc = d.Value
 			}
 			out = append(out, map[string]any{"id": o.Name() + "/" + s.Name(), "tags": tags, "cardData": map[string]string{"short_description": desc}})

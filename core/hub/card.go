@@ -122,30 +122,6 @@ func checkCardNode(n *yaml.Node, offset, depth int) error {
 	return nil
 }
 
-// CardField returns the value of key in a mapping node, or nil.
-func CardField(n *yaml.Node, key string) *yaml.Node {
-	if n == nil || n.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i+1]
-		}
-	}
-	return nil
-}
-
-// CardKind names a node's kind for messages: "mapping", "list" or "scalar".
-func CardKind(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "mapping"
-	case yaml.SequenceNode:
-		return "list"
-	}
-	return "scalar"
-}
-
 // CardData returns a parsed card as plain Go values, as the hub shows cardData in JSON: a mapping is
 // a map[string]any, a list a []any, and a scalar what yaml.v3 reads, with integers as int64. A
 // float that JSON cannot hold (.inf, .nan) stays the text that was written.

@@ -97,14 +97,9 @@ func TestCardLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n.Line != 2 || CardField(n, "title").Line != 2 || CardField(n, "tags").Line != 5 || CardField(n, "tags").Content[0].Line != 5 {
-		t.Fatalf("lines: mapping %d title %d tags %d", n.Line, CardField(n, "title").Line, CardField(n, "tags").Line)
-	}
-	if CardField(n, "missing") != nil || CardField(CardField(n, "title"), "x") != nil {
-		t.Fatal("CardField of a missing key or on a scalar is not nil")
-	}
-	if CardKind(n) != "mapping" || CardKind(CardField(n, "tags")) != "list" || CardKind(CardField(n, "title")) != "scalar" {
-		t.Fatal("CardKind")
+	// The mapping's values: Content[1] is title's, Content[3] tags'.
+	if n.Line != 2 || n.Content[1].Line != 2 || n.Content[3].Line != 5 || n.Content[3].Content[0].Line != 5 {
+		t.Fatalf("lines: mapping %d title %d tags %d", n.Line, n.Content[1].Line, n.Content[3].Line)
 	}
 	if n, err := ParseCard("\n# only a comment\n", 2); n != nil || err != nil {
 		t.Fatalf("empty card: %v %v", n, err)
