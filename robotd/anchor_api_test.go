@@ -37,6 +37,7 @@ func yawMatrix(deg float64) []float64 {
 // A 4×4 matrix pose ({"m": [16]}), as anchor clients send it, moves the head where it says; a
 // malformed pose is refused by name instead of driving the head to zero.
 func TestMatrixPosesAndBadPoses(t *testing.T) {
+	t.Parallel() // its own daemon; it installs nothing
 	d := startDaemon(t, daemonOptions{})
 	// The daemon wakes the robot at start; a target set during that move is overridden by its next
 	// step, as on the anchor's daemon. Set targets once the robot is awake and still.

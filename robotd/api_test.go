@@ -105,16 +105,16 @@ func TestAPIToken(t *testing.T) {
 		t.Fatal("the token appears in the daemon's log")
 	}
 	// The SDK sends ROBOT_DAEMON_TOKEN, which apps inherit from the daemon.
-	out, err := venvPython(t, "from robot_sdk import Robot\nr = Robot()\nprint(r.get_state()['backend'])\nr.close()", "ROBOT_DAEMON_TOKEN="+token)
+	out, err := venvPython(d, "from robot_sdk import Robot\nr = Robot()\nprint(r.get_state()['backend'])\nr.close()", "ROBOT_DAEMON_TOKEN="+token)
 	if err != nil || out != "sim" {
 		t.Fatalf("SDK with the token: %q %v", out, err)
 	}
-	out, _ = venvPython(t, "from robot_sdk import Robot, RequestRefusedError\ntry:\n    Robot()\nexcept RequestRefusedError as e:\n    print(e.status, e.detail)", "ROBOT_DAEMON_TOKEN=wrong")
+	out, _ = venvPython(d, "from robot_sdk import Robot, RequestRefusedError\ntry:\n    Robot()\nexcept RequestRefusedError as e:\n    print(e.status, e.detail)", "ROBOT_DAEMON_TOKEN=wrong")
 	if out != "401 Missing or invalid API token: the token sent is not this daemon's" {
 		t.Fatalf("SDK with a wrong token: %q", out)
 	}
 	// The daemon's own user needs none (another user's are in auth_test.go).
-	out, err = venvPython(t, "from robot_sdk import Robot\nr = Robot()\nprint(r.get_state()['backend'])\nr.close()", "ROBOT_DAEMON_TOKEN=")
+	out, err = venvPython(d, "from robot_sdk import Robot\nr = Robot()\nprint(r.get_state()['backend'])\nr.close()", "ROBOT_DAEMON_TOKEN=")
 	if err != nil || out != "sim" {
 		t.Fatalf("SDK of the daemon's user without the token: %q %v", out, err)
 	}
@@ -174,7 +174,7 @@ with Robot() as r:
     r.goto_sleep()
     print("asleep", not r.is_awake(), flush=True)
 `
-	cmd := pythonCommand(script)
+	cmd := pythonCommand(d, script)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	cmd.Stderr = os.Stderr

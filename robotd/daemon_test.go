@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -45,6 +46,10 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	// Every daemon puts its own URL into its apps' environment when the process has none (see
+	// TestDaemonPutsItsURLIntoAppsEnvironment), which lets tests with daemons of their own run in
+	// parallel; one from outside would send every test's apps to that other daemon.
+	os.Unsetenv("ROBOT_DAEMON_URL")
 	dir, err := os.MkdirTemp("", "robotd-test-")
 	if err != nil {
 		panic(err)
@@ -114,8 +119,13 @@ type daemonOptions struct {
 	port    int       // default: a free port
 }
 
+// venvLocks holds a mutex per apps venv (its path). A starting daemon creates its venv when it is
+// missing and installs the SDK into it: daemons of tests running in parallel start one at a time
+// on one venv.
+var venvLocks sync.Map
+
 // startDaemon runs the daemon with --sim on a free port and waits for /healthz. Apps reach it
-// through ROBOT_DAEMON_URL, which they inherit from the test process.
+// through ROBOT_DAEMON_URL, which the daemon puts into their environment.
 func startDaemon(t testing.TB, opts daemonOptions) *daemon {
 	t.Helper()
 	if opts.dataDir == "" {
@@ -129,7 +139,6 @@ func startDaemon(t testing.TB, opts daemonOptions) *daemon {
 		port = freePort(t)
 	}
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	t.Setenv("ROBOT_DAEMON_URL", url)
 	args := append([]string{"robot-daemon", "--sim", "--port", strconv.Itoa(port), "--data-dir", opts.dataDir,
 		"--apps-venv", opts.venv, "--hub-url", "none", "--stop-timeout", "1s", "--log-level", "debug"}, opts.args...)
 	getenv := opts.getenv
@@ -142,6 +151,9 @@ func startDaemon(t testing.TB, opts daemonOptions) *daemon {
 	if stdout == nil {
 		stdout = io.Discard
 	}
+	mu, _ := venvLocks.LoadOrStore(opts.venv, &sync.Mutex{})
+	mu.(*sync.Mutex).Lock()
+	defer mu.(*sync.Mutex).Unlock()
 	go func() { d.done <- robotd.Run(ctx, args, getenv, stdout, d.log) }()
 	t.Cleanup(func() {
 		d.stop()
@@ -458,11 +470,11 @@ func processAlive(pid int) bool {
 	return len(f) > 0 && f[0] != "Z"
 }
 
-// venvPython runs a Python script with the apps venv's interpreter.
-func venvPython(t testing.TB, script string, env ...string) (string, error) {
-	t.Helper()
+// venvPython runs a Python script with the apps venv's interpreter, as a client of daemon d.
+func venvPython(d *daemon, script string, env ...string) (string, error) {
+	d.t.Helper()
 	cmd := exec.Command(filepath.Join(sharedVenv, "bin", "python"), "-c", script)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(append(os.Environ(), "ROBOT_DAEMON_URL="+d.url), env...)
 	out, err := cmd.CombinedOutput()
 	return strings.TrimSpace(string(out)), err
 }
@@ -543,9 +555,10 @@ func readEvents(t testing.TB, resp *http.Response, max int, timeout time.Duratio
 	return events
 }
 
-// pythonCommand prepares the apps venv's interpreter running script, in the test's environment.
-func pythonCommand(script string) *exec.Cmd {
+// pythonCommand prepares the apps venv's interpreter running script, in the test's environment, as
+// a client of daemon d.
+func pythonCommand(d *daemon, script string) *exec.Cmd {
 	cmd := exec.Command(filepath.Join(sharedVenv, "bin", "python"), "-u", "-c", script)
-	cmd.Env = os.Environ()
+	cmd.Env = append(os.Environ(), "ROBOT_DAEMON_URL="+d.url)
 	return cmd
 }

@@ -412,24 +412,16 @@ func gatedIndex(t testing.TB, project string) (indexURL string, release func()) 
 	return srv.URL + target.Path, release
 }
 
-// removeApps removes apps that other tests left in the shared venv, so the store offers them.
-func removeApps(d *daemon, names ...string) {
-	for _, name := range names {
-		var created struct {
-			JobID string `json:"job_id"`
-		}
-		if _, ok := d.list()[name]; ok && d.call("POST", "/api/apps/remove/"+name, nil, &created) == 200 {
-			d.waitJob(created.JobID)
-		}
-	}
-}
-
 // The dashboard as an owner uses it, in headless Chromium against a simulated robot and a local
 // hub with 200 apps: browse and search the store, install from it and watch the log arrive, start
 // an app and see the drawing move, read a crashed app's traceback, read why an install failed,
 // reload during an install and see it resume, and see the page come back after a daemon restart.
 // Each state is written as desktop and phone screenshots to docs/screenshots.
 func TestDashboard(t *testing.T) {
+	// Its own apps venv (the store must offer apps that other tests install into the shared one),
+	// so that it runs in parallel with the tests of the shared one.
+	t.Parallel()
+	venv := filepath.Join(t.TempDir(), "apps_venv")
 	ctx := browser(t)
 	indexURL, releaseIndex := gatedIndex(t, "slowdep")
 	spaces := []space{
@@ -449,8 +441,7 @@ func TestDashboard(t *testing.T) {
 	port := freePort(t)
 	args := []string{"--hub-url", hubURL, "--index-url", indexURL}
 	began = time.Now()
-	d := startDaemon(t, daemonOptions{args: args, port: port})
-	removeApps(d, "catalog_app", "crash_app", "slow_app", "broken_dep_app", "secret_app")
+	d := startDaemon(t, daemonOptions{args: args, port: port, venv: venv})
 	t.Logf("the daemon: %.1f s", time.Since(began).Seconds())
 
 	steps := ctx
@@ -613,10 +604,9 @@ func TestDashboard(t *testing.T) {
 	d.stop()
 	must("the daemon unreachable", chromedp.WaitVisible(chromedp.CSS("#offline")))
 	screenshots(t, ctx, "unreachable", "body")
-	d2 := startDaemon(t, daemonOptions{dataDir: d.dataDir, args: args, port: port})
+	startDaemon(t, daemonOptions{dataDir: d.dataDir, args: args, port: port, venv: venv})
 	must("reconnecting", chromedp.WaitNotVisible(chromedp.CSS("#offline")),
 		waitText("#robot-state", "Awake"),
 		waitText(`#apps li[data-app="slow_app"]`, "slow_app"),
 		waitText("#store-count", "200 apps on the hub"))
-	removeApps(d2, "catalog_app", "crash_app", "slow_app", "secret_app", "webui_app")
 }

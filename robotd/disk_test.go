@@ -21,6 +21,9 @@ import (
 // file), the previous state is intact and still served, and everything works again once the disk
 // can be written.
 func TestDaemonDataDirReadOnlyOrFull(t *testing.T) {
+	// Its own apps venv, so that it runs in parallel with the tests of the shared one.
+	t.Parallel()
+	venv := filepath.Join(t.TempDir(), "apps_venv")
 	for _, fault := range []struct {
 		name   string
 		cause  string // in the error
@@ -37,7 +40,7 @@ func TestDaemonDataDirReadOnlyOrFull(t *testing.T) {
 	} {
 		t.Run(fault.name, func(t *testing.T) {
 			dataDir := faultfs.Tmpfs(t, 1<<20)
-			d := startDaemon(t, daemonOptions{dataDir: dataDir})
+			d := startDaemon(t, daemonOptions{dataDir: dataDir, venv: venv})
 			d.reinstall("coop_app") // its record and wheel go into this data dir
 			var startup struct {
 				StartupApp *string `json:"startup_app"`

@@ -48,7 +48,6 @@ func daemonProcess(t *testing.T, dataDir, venv string) (*exec.Cmd, string) {
 	t.Helper()
 	port := freePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	t.Setenv("ROBOT_DAEMON_URL", url)
 	args, _ := json.Marshal([]string{"robot-daemon", "--sim", "--port", strconv.Itoa(port), "--data-dir", dataDir,
 		"--apps-venv", venv, "--hub-url", "none", "--log-level", "warn", "--no-wake-up-on-start"})
 	// Its own temporary directory: a daemon killed mid-job leaves that job's directory behind.
@@ -104,6 +103,7 @@ func sitePackages(t *testing.T, venv string) string {
 // and version 2 must install afterwards. (The app left running by a killed daemon is
 // TestAppLeftByKilledDaemonIsStopped.)
 func TestDaemonKilledDuringInstallKeepsTheOldVersion(t *testing.T) {
+	t.Parallel() // its own venv, data dirs and ports
 	venv := filepath.Join(t.TempDir(), "apps_venv")
 	v1 := copyApp(t, "coop_app", "1.0.0", 0)
 	v2 := copyApp(t, "coop_app", "2.0.0", 300)

@@ -69,7 +69,6 @@ func startDaemonProcess(t *testing.T, dataDir string) (*exec.Cmd, string) {
 	t.Helper()
 	port := freePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	t.Setenv("ROBOT_DAEMON_URL", url)
 	args, _ := json.Marshal([]string{"robot-daemon", "--sim", "--port", strconv.Itoa(port), "--data-dir", dataDir,
 		"--apps-venv", sharedVenv, "--hub-url", "none", "--log-level", "warn"})
 	cmd := exec.Command(os.Args[0], "-test.run=^$")

@@ -45,6 +45,7 @@ with Robot(media_backend="no_media") as robot:
 `
 
 func TestNodScript(t *testing.T) {
+	t.Parallel() // its own daemon; the script only reads the venv
 	d := systemSiteDaemon(t)
 	s := runScript(t, d, systemSiteVenv(), writeScript(t, "nod.py", nodScript))
 	waitFor(t, 20*time.Second, "motion", s, func() bool { return targetsVary(d) })
@@ -69,6 +70,7 @@ with Robot(media_backend="no_media") as robot:
 `
 
 func TestInterpolationsScript(t *testing.T) {
+	t.Parallel() // its own daemon; the script only reads the venv
 	d := systemSiteDaemon(t)
 	s := runScript(t, d, systemSiteVenv(), writeScript(t, "interpolations.py", interpolationsScript))
 	s.wait(t, 60*time.Second)
@@ -108,6 +110,7 @@ with Robot(media_backend="no_media") as robot:
 `
 
 func TestMatrixScript(t *testing.T) {
+	t.Parallel() // its own daemon; the script only reads the venv
 	d := systemSiteDaemon(t)
 	s := runScript(t, d, systemSiteVenv(), writeScript(t, "matrix.py", matrixScript))
 	waitFor(t, 20*time.Second, "a yaw of the head", s, func() bool { return d.robot().TargetHead.Yaw > 0.05 })
@@ -134,6 +137,7 @@ with Robot(media_backend="no_media") as robot:
 `
 
 func TestCompliantScript(t *testing.T) {
+	t.Parallel() // its own daemon; the script only reads the venv
 	d := systemSiteDaemon(t)
 	s := runScript(t, d, systemSiteVenv(), writeScript(t, "compliant.py", compliantScript))
 	waitFor(t, 20*time.Second, "gravity compensation", s, func() bool { return motorMode(d) == "gravity_compensation" })

@@ -23,9 +23,10 @@ func edit(t testing.TB, path, old, new string) {
 
 func TestCheckPassesOnACreatedApp(t *testing.T) {
 	dir := mustCreate(t, "good_app")
+	t.Parallel() // the check runs in a process of its own (see TestCheckReportsBrokenPackages)
 	// How long a check takes is measured by BenchmarkCheck (make bench-apps), not here:
 	// a wall-clock limit in a test fails on a loaded machine.
-	r := runCLI(t, nil, "check", dir)
+	r := runCLIProcess(t, nil, nil, "check", dir)
 	if r.code != 0 {
 		t.Fatalf("check of a created app: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -144,11 +145,20 @@ func TestCheckReportsBrokenPackages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			// The cases run one at a time: urfave/cli/v2 applies its global help flag
-			// (cli.HelpFlag) to each App it runs, a data race when two run at once.
 			dir := mustCreate(t, "broken")
 			tt.breakIt(t, dir)
-			r := runCLI(t, nil, "check", dir)
+			// The checks run two at a time, each in a process of its own (runCLIProcess):
+			// urfave/cli/v2 applies its global help flag (cli.HelpFlag) to each App it runs,
+			// a data race when two run in one process. The case that sets PIP_INDEX_URL with
+			// t.Setenv runs alone and in-process, before the parallel ones resume, so its
+			// variable reaches no other case.
+			var r result
+			if tt.name == "unavailable dependency" {
+				r = runCLI(t, nil, "check", dir)
+			} else {
+				t.Parallel()
+				r = runCLIProcess(t, nil, nil, "check", dir)
+			}
 			if r.code != exitError {
 				t.Fatalf("exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
 			}
@@ -172,7 +182,8 @@ func TestCheckReportsEveryFailure(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "style.css")); err != nil {
 		t.Fatal(err)
 	}
-	r := runCLI(t, nil, "check", dir)
+	t.Parallel() // the check runs in a process of its own (see TestCheckReportsBrokenPackages)
+	r := runCLIProcess(t, nil, nil, "check", dir)
 	if r.code != exitError {
 		t.Fatalf("exit %d", r.code)
 	}
@@ -207,15 +218,18 @@ func TestCheckInstallsDependenciesFromTheIndex(t *testing.T) {
 	dir := mustCreate(t, "with_dep")
 	edit(t, filepath.Join(dir, "pyproject.toml"), "dependencies = []", `dependencies = ["dep>=1.1"]`)
 	edit(t, filepath.Join(dir, "with_dep", "main.py"), "import math", "import math\nimport dep")
-	r := runCLI(t, nil, "check", "--index-url", idx.URL(), dir)
+	// The checks run in processes of their own (see TestCheckReportsBrokenPackages); pip's
+	// configuration, PIP_INDEX_URL, goes into the environment of the later two.
+	t.Parallel()
+	r := runCLIProcess(t, nil, nil, "check", "--index-url", idx.URL(), dir)
 	if r.code != 0 || !strings.Contains(r.stdout, "dependencies from the index "+idx.URL()) || !idx.Asked("dep") {
 		t.Fatalf("check with --index-url: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	t.Setenv("PIP_INDEX_URL", idx.URL())
-	if r := runCLI(t, nil, "check", dir); r.code != 0 || !strings.Contains(r.stdout, "dependencies from the package index of pip's configuration") {
+	pipConfig := []string{"PIP_INDEX_URL=" + idx.URL()}
+	if r := runCLIProcess(t, nil, pipConfig, "check", dir); r.code != 0 || !strings.Contains(r.stdout, "dependencies from the package index of pip's configuration") {
 		t.Fatalf("check with PIP_INDEX_URL: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	r = runCLI(t, nil, "check", "--offline", dir)
+	r = runCLIProcess(t, nil, pipConfig, "check", "--offline", dir)
 	if r.code != exitError || !strings.Contains(r.stdout, "(--offline)") || !strings.Contains(r.stdout, "dep>=1.1") || !strings.Contains(r.stdout, "a robot started with --offline installs only from wheel directories") {
 		t.Fatalf("check --offline of a dependency that is in no wheel directory: exit %d\n%s", r.code, r.stdout)
 	}

@@ -335,9 +335,10 @@ func TestConversationTemplateAgainstAFakeChatServer(t *testing.T) {
 		t.Fatalf("push_sample: %d", code)
 	}
 	var status map[string]any
+	// The reply shows in the status before it is spoken: the turn ends (idle) once it is said.
 	waitFor(t, 15*time.Second, "the spoken turn", func() bool {
 		callJSON(t, "GET", web+"/api/status", nil, &status)
-		return status["heard"] == "Please play a sound." && status["reply"] == "Here is a chime."
+		return status["heard"] == "Please play a sound." && status["reply"] == "Here is a chime." && status["state"] == "idle"
 	})
 	chats, _, heard, speeches := llm.snapshot()
 	if len(heard) != 1 || heard[0].model != "whisper-1" || heard[0].rate != 16000 || heard[0].seconds < 0.9 || heard[0].seconds > 2.0 || heard[0].rms < 0.05 {

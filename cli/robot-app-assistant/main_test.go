@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +17,17 @@ import (
 var testCache string
 
 func TestMain(m *testing.M) {
+	// Re-executed to run the program once (see runCLIProcess).
+	if spec := os.Getenv("ROBOT_APP_ASSISTANT_TEST_RUN"); spec != "" {
+		var p struct {
+			Args []string
+			Env  map[string]string
+		}
+		if err := json.Unmarshal([]byte(spec), &p); err != nil {
+			panic(err)
+		}
+		os.Exit(run(context.Background(), p.Args, func(k string) string { return p.Env[k] }, strings.NewReader(""), os.Stdout, os.Stderr))
+	}
 	dir, err := os.MkdirTemp("", "robot-app-assistant-test-")
 	if err != nil {
 		panic(err)
@@ -41,6 +55,35 @@ func runCLI(t testing.TB, vars map[string]string, args ...string) result {
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), append([]string{"robot-app-assistant"}, args...), func(k string) string { return env[k] },
 		strings.NewReader(""), &stdout, &stderr)
+	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// runCLIProcess is runCLI in a child process (this test binary, re-executed), for tests that run
+// at the same time as others: urfave/cli/v2 writes its global cli.HelpFlag on every run, a data
+// race between two runs in one process. environ adds variables to the child's own environment,
+// which the commands it runs (pip) inherit.
+func runCLIProcess(t testing.TB, vars map[string]string, environ []string, args ...string) result {
+	t.Helper()
+	env := map[string]string{"HOME": t.TempDir(), "XDG_CACHE_HOME": testCache}
+	for k, v := range vars {
+		env[k] = v
+	}
+	spec, err := json.Marshal(map[string]any{"Args": append([]string{"robot-app-assistant"}, args...), "Env": env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(append(os.Environ(), environ...), "ROBOT_APP_ASSISTANT_TEST_RUN="+string(spec))
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	code := 0
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+		code = ee.ExitCode()
+	}
 	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }
 

@@ -11,8 +11,25 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 )
+
+// lockLambdaBuild waits for the build lock of the Lambda bootstrap, which functions/lambda's tests
+// take too: go test may run the two packages at the same time, and two cold builds of the same
+// linux/arm64 packages cost twice the CPU of one build and a build-cache hit.
+func lockLambdaBuild(t *testing.T) (unlock func()) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), "robothub-lambda-build.lock"), os.O_RDONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	return func() { f.Close() }
+}
 
 func cfnLint(t *testing.T) string {
 	t.Helper()
@@ -82,6 +99,7 @@ func TestLambdaZip(t *testing.T) {
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("make is not installed")
 	}
+	defer lockLambdaBuild(t)()
 	bin := t.TempDir()
 	cmd := exec.Command("make", "-C", "../..", "lambda-zip", "BIN="+bin)
 	if out, err := cmd.CombinedOutput(); err != nil {

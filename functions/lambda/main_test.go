@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -54,6 +55,17 @@ func buildBootstrap(t testing.TB, goarch string) string {
 	v, _ := builds.LoadOrStore(goarch, &buildResult{})
 	r := v.(*buildResult)
 	r.once.Do(func() {
+		// deploy/aws's TestLambdaZip builds the same packages for linux/arm64 and may run at the
+		// same time: the lock makes the second build a build-cache hit instead of a second one.
+		lock, err := os.OpenFile(filepath.Join(os.TempDir(), "robothub-lambda-build.lock"), os.O_RDONLY|os.O_CREATE, 0o600)
+		if err == nil {
+			defer lock.Close()
+			err = syscall.Flock(int(lock.Fd()), syscall.LOCK_EX)
+		}
+		if err != nil {
+			r.err = fmt.Errorf("locking the Lambda build: %v", err)
+			return
+		}
 		r.path = filepath.Join(binDir, goarch, "bootstrap")
 		cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-o", r.path, ".")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+goarch)
