@@ -145,16 +145,20 @@ func TestAntennaTouchWakesRobotAndStartsStartupApp(t *testing.T) {
 	if code := d.call("POST", "/api/sessions", map[string]any{"client": "remote-notebook"}, &session); code != 200 || session.Kind != "remote" {
 		t.Fatalf("open session: %d %+v", code, session)
 	}
-	d.call("POST", "/api/sim/antenna-touch", map[string]any{"antenna": "left", "delta": 0.6}, nil)
-	time.Sleep(500 * time.Millisecond)
+	// Asleep, the antennas rest folded at ±3.05 rad, near their ±π limits: a touch pushes them
+	// inwards (left down, right up), or the push is clamped to nothing.
+	d.call("POST", "/api/sim/antenna-touch", map[string]any{"antenna": "left", "delta": -0.6}, nil)
+	d.waitFor(5*time.Second, "the touch, refused for the busy slot", func() bool {
+		return strings.Contains(d.log.String(), "antenna touch: the slot is busy")
+	})
 	if st, s := d.status(), d.robot(); st != nil || s.Awake {
 		t.Fatalf("a touch during a remote session started %+v / woke the robot (awake=%v)", st, s.Awake)
 	}
 	d.call("DELETE", "/api/sessions/"+session.ID, nil, nil)
-	// Put the antenna back by hand so the detector re-arms, then touch again.
-	d.call("POST", "/api/sim/antenna-touch", map[string]any{"antenna": "left", "delta": -0.6}, nil)
+	// Put the antenna back by hand so the detector re-arms (it checks every 10 ms), then touch again.
+	d.call("POST", "/api/sim/antenna-touch", map[string]any{"antenna": "left", "delta": 0.6}, nil)
 	time.Sleep(100 * time.Millisecond)
-	d.call("POST", "/api/sim/antenna-touch", map[string]any{"antenna": "right", "delta": -0.5}, nil)
+	d.call("POST", "/api/sim/antenna-touch", map[string]any{"antenna": "right", "delta": 0.5}, nil)
 
 	st := d.waitState(10*time.Second, "running")
 	if st.Info.Name != "coop_app" {
