@@ -346,7 +346,12 @@ func resultBody(v any) (int, any) {
 func readPayload(r *http.Request, max int64) (*Payload, error) {
 	var body []byte
 	var err error
-	if r.ContentLength <= max && r.Body != nil {
+	switch {
+	case r.Body == nil || r.ContentLength > max:
+	case r.ContentLength > 0: // one allocation of the announced size (net/http holds the body to it)
+		body = make([]byte, r.ContentLength)
+		_, err = io.ReadFull(r.Body, body)
+	default:
 		body, err = io.ReadAll(io.LimitReader(r.Body, max+1))
 	}
 	switch {
