@@ -9,8 +9,9 @@ import (
 	"time"
 )
 
-// Kind classifies an Error. Each kind's comment gives the status HTTP transports answer it with;
-// robotd keeps the robot-apps spec's contract instead for two: Invalid is 422 and Refused 400 there.
+// Kind classifies an Error. Each kind's comment gives the status HTTP transports answer it with
+// (HTTPStatus); robotd keeps the robot-apps spec's contract instead for two: Invalid is 422 and
+// Refused 400 there.
 type Kind int
 
 // The kinds of error.
@@ -71,4 +72,25 @@ func newf(k Kind, format string, args []any) error {
 		return &Error{Kind: k, Msg: format}
 	}
 	return &Error{Kind: k, Msg: fmt.Sprintf(format, args...)}
+}
+
+// HTTPStatus is the status an HTTP transport answers err with: its kind's (in the order of
+// httpStatuses, so that an error of two kinds, such as the hub client's 429, which is RateLimited
+// and Unavailable, gets the first), or 500 for an error of no kind.
+func HTTPStatus(err error) int {
+	for _, ks := range httpStatuses {
+		if errors.Is(err, ks.kind) {
+			return ks.status
+		}
+	}
+	return 500
+}
+
+var httpStatuses = []struct {
+	kind   *Error
+	status int
+}{
+	{ErrInvalid, 400}, {ErrUnauthenticated, 401}, {ErrForbidden, 403}, {ErrNotFound, 404},
+	{ErrRefused, 409}, {ErrTooLarge, 413}, {ErrRateLimited, 429}, {ErrUpstream, 502},
+	{ErrUnavailable, 503}, {ErrTimeout, 504},
 }

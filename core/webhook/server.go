@@ -372,30 +372,7 @@ func statusOf(err error) int {
 	if errors.As(err, new(*FieldError)) {
 		return http.StatusUnprocessableEntity
 	}
-	for _, k := range kindStatus {
-		if errors.Is(err, k.kind) {
-			return k.status
-		}
-	}
-	return http.StatusInternalServerError
-}
-
-// kindStatus is in order: an error of two kinds (the hub client's 429 is RateLimited and
-// Unavailable) gets the first.
-var kindStatus = []struct {
-	kind   error
-	status int
-}{
-	{fault.ErrInvalid, http.StatusBadRequest},
-	{fault.ErrUnauthenticated, http.StatusUnauthorized},
-	{fault.ErrForbidden, http.StatusForbidden},
-	{fault.ErrNotFound, http.StatusNotFound},
-	{fault.ErrRefused, http.StatusConflict},
-	{fault.ErrTooLarge, http.StatusRequestEntityTooLarge},
-	{fault.ErrRateLimited, http.StatusTooManyRequests},
-	{fault.ErrUpstream, http.StatusBadGateway},
-	{fault.ErrUnavailable, http.StatusServiceUnavailable},
-	{fault.ErrTimeout, http.StatusGatewayTimeout},
+	return fault.HTTPStatus(err)
 }
 
 // refuse answers a request refused before its handler ran, and logs why.

@@ -25,30 +25,8 @@ const maxRequestBytes = 1 << 20
 // where errors become statuses. Errors of no known kind are 500s whose details go to the log only.
 func statusOf(err error) (int, string) {
 	var e *fault.Error
-	if !errors.As(err, &e) {
-		return http.StatusInternalServerError, "internal error"
-	}
-	switch e.Kind {
-	case fault.Invalid:
-		return http.StatusBadRequest, e.Msg
-	case fault.Unauthenticated:
-		return http.StatusUnauthorized, e.Msg
-	case fault.Forbidden:
-		return http.StatusForbidden, e.Msg
-	case fault.NotFound:
-		return http.StatusNotFound, e.Msg
-	case fault.Refused:
-		return http.StatusConflict, e.Msg
-	case fault.TooLarge:
-		return http.StatusRequestEntityTooLarge, e.Msg
-	case fault.RateLimited:
-		return http.StatusTooManyRequests, e.Msg
-	case fault.Upstream:
-		return http.StatusBadGateway, e.Msg
-	case fault.Unavailable:
-		return http.StatusServiceUnavailable, e.Msg
-	case fault.Timeout:
-		return http.StatusGatewayTimeout, e.Msg
+	if status := fault.HTTPStatus(err); status != http.StatusInternalServerError && errors.As(err, &e) {
+		return status, e.Msg
 	}
 	return http.StatusInternalServerError, "internal error"
 }
