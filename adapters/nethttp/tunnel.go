@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/robothub/robothub/core/procgroup"
 )
 
 // tunnelStartTimeout bounds the wait for a tunnel's public URL.
@@ -73,7 +75,7 @@ func (t *CommandTunnel) Open(ctx context.Context, localURL string) (string, erro
 		log = slog.Default()
 	}
 	cmd := exec.Command(args[0], args[1:]...)
-	cmd.SysProcAttr = tunnelProcAttr()
+	procgroup.Isolate(cmd)
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
 	if err := cmd.Start(); err != nil {
@@ -154,11 +156,11 @@ func (t *CommandTunnel) Close() error {
 	if cmd == nil || cmd.Process == nil {
 		return nil
 	}
-	_ = killTunnel(cmd.Process.Pid, syscall.SIGTERM)
+	_ = procgroup.Signal(cmd.Process.Pid, syscall.SIGTERM)
 	select {
 	case <-done:
 	case <-time.After(3 * time.Second):
-		_ = killTunnel(cmd.Process.Pid, syscall.SIGKILL)
+		_ = procgroup.Kill(cmd.Process.Pid)
 		<-done
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/fault"
+	"github.com/robothub/robothub/core/procgroup"
 )
 
 const (
@@ -89,7 +90,7 @@ func (m *Manager) start(name string, evict bool) (AppStatus, error) {
 	// Later entries win in exec: what the daemon adds overrides an empty inherited value.
 	cmd.Env = append(os.Environ(), m.appEnv...)
 	cmd.Stdout, cmd.Stderr = outW, errW // files, so exec starts no copying goroutines that Wait would block on
-	cmd.SysProcAttr = processGroupAttr()
+	procgroup.Isolate(cmd)
 	err = cmd.Start()
 	outW.Close()
 	errW.Close()
@@ -103,8 +104,7 @@ func (m *Manager) start(name string, evict bool) (AppStatus, error) {
 		exited: make(chan struct{}), stderr: &lineTail{max: 2 * errorTailLines}, output: &OutputLog{changed: make(chan struct{})},
 	}
 	m.log.Info("app started", "app", info.Name, "pid", r.pid, "module", info.Extra.Module)
-	_, ticks, _ := procStat(r.pid)
-	if err := writeJSONAtomic(m.path(runningAppFile), runningApp{Name: info.Name, PID: r.pid, StartTicks: ticks}); err != nil {
+	if err := writeJSONAtomic(m.path(runningAppFile), runningApp{Name: info.Name, PID: r.pid, Started: procgroup.Identity(r.pid)}); err != nil {
 		m.log.Warn("saving the running app", "err", err)
 	}
 	var pumps sync.WaitGroup
@@ -147,7 +147,7 @@ func scanLines(r io.Reader, f func(string)) {
 func (m *Manager) monitor(r *run, pumps *sync.WaitGroup) {
 	waitErr := r.cmd.Wait()
 	// Children the app left behind share its process group.
-	_ = kill(-r.pid, syscall.SIGKILL)
+	_ = procgroup.Kill(r.pid)
 	drained := make(chan struct{})
 	go func() { pumps.Wait(); close(drained) }()
 	select {
@@ -209,7 +209,7 @@ func (m *Manager) Stop() (AppStatus, error) {
 		r.stopRequested = true
 		r.state = StateStopping
 		m.log.Info("stopping app", "app", r.info.Name, "pid", r.pid)
-		_ = kill(-r.pid, syscall.SIGINT)
+		_ = procgroup.Signal(r.pid, syscall.SIGINT)
 	}
 	m.mu.Unlock()
 
@@ -222,7 +222,7 @@ func (m *Manager) Stop() (AppStatus, error) {
 		default:
 			r.killed = true
 			m.log.Warn("app ignored SIGINT; killing its process group", "app", r.info.Name, "timeout", m.cfg.StopTimeout)
-			_ = kill(-r.pid, syscall.SIGKILL)
+			_ = procgroup.Kill(r.pid)
 		}
 		m.mu.Unlock()
 		select {
@@ -282,25 +282,27 @@ func (m *Manager) recoverOrphan() {
 		return
 	}
 	defer os.Remove(m.path(runningAppFile))
-	state, ticks, ok := procStat(ra.PID)
-	if !ok {
+	started := procgroup.Identity(ra.PID)
+	if started == 0 {
 		// The leader is gone; children it left in its group may remain.
-		for _, pid := range groupMembers(ra.PID) {
-			_ = kill(pid, syscall.SIGKILL)
+		for _, pid := range procgroup.Members(ra.PID) {
+			if p, err := os.FindProcess(pid); err == nil {
+				_ = p.Kill()
+			}
 		}
 		return
 	}
-	if ticks != ra.StartTicks || state == 'Z' {
+	if started != ra.Started || !procgroup.Alive(ra.PID) {
 		return // the PID now belongs to another process, or the app is dead
 	}
 	m.log.Warn("stopping an app left running by a previous daemon", "app", ra.Name, "pid", ra.PID)
-	_ = kill(-ra.PID, syscall.SIGINT)
+	_ = procgroup.Signal(ra.PID, syscall.SIGINT)
 	deadline := time.Now().Add(m.cfg.StopTimeout)
-	for alive(ra.PID) && time.Now().Before(deadline) {
+	for procgroup.Alive(ra.PID) && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	_ = kill(-ra.PID, syscall.SIGKILL)
-	for i := 0; i < 100 && alive(ra.PID); i++ {
+	_ = procgroup.Kill(ra.PID)
+	for i := 0; i < 100 && procgroup.Alive(ra.PID); i++ {
 		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/fault"
+	"github.com/robothub/robothub/core/procgroup"
 )
 
 // Session kinds.
@@ -80,7 +81,7 @@ func (m *Manager) OpenSession(req SessionRequest) (SessionInfo, error) {
 	}
 	s := &session{SessionInfo: SessionInfo{ID: randomHex(12), Kind: sessionRemote, Client: req.Client, TTL: m.cfg.SessionTTL.Seconds(), Opened: now},
 		pid: req.PID, peer: req.Peer, seen: now}
-	if r := m.activeLocked(); r != nil && req.Local && req.PID > 0 && processGroup(req.PID) == r.pid {
+	if r := m.activeLocked(); r != nil && req.Local && req.PID > 0 && procgroup.Of(req.PID) == r.pid {
 		s.Kind, s.App = sessionApp, r.info.Name
 		if r.state == StateStarting {
 			r.state = StateRunning

@@ -40,9 +40,9 @@ type startupConfig struct {
 
 // runningApp identifies an app process well enough to find it again after a daemon crash.
 type runningApp struct {
-	Name       string `json:"name"`
-	PID        int    `json:"pid"`
-	StartTicks uint64 `json:"start_ticks"` // /proc/<pid>/stat starttime: guards against PID reuse
+	Name    string `json:"name"`
+	PID     int    `json:"pid"`
+	Started int64  `json:"started_ms"` // the process start time (procgroup.Identity): guards against PID reuse
 }
 
 // readJSON decodes path into v; a missing file leaves v untouched and is not an error.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/fault"
+	"github.com/robothub/robothub/core/procgroup"
 	"github.com/robothub/robothub/core/webhook"
 )
 
@@ -56,7 +57,7 @@ func (b *Builder) execAction(route, spec string) (webhook.HandlerFunc, error) {
 		cmd.Stdin = bytes.NewReader(p.Raw)
 		out := &tailBuffer{limit: b.cfg.ExecOutputLimit}
 		cmd.Stdout, cmd.Stderr = out, out
-		killGroup(cmd)
+		procgroup.KillOnCancel(cmd)
 		cmd.WaitDelay = 2 * time.Second
 
 		start := time.Now()

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/robothub/robothub/core/procgroup"
 	"github.com/robothub/robothub/core/webhook"
 )
 
@@ -88,7 +89,7 @@ func (e *Emulator) runJob(runCtx context.Context, t task) outcome {
 	cmd.Env, cmd.Dir = env, dir
 	var log cappedBuffer
 	cmd.Stdout, cmd.Stderr = &log, &log
-	killGroup(cmd)
+	procgroup.KillOnCancel(cmd)
 	cmd.WaitDelay = 5 * time.Second
 	err = cmd.Run()
 

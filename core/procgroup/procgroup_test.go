@@ -1,0 +1,69 @@
+//go:build unix
+
+package procgroup_test
+
+import (
+	"context"
+	"os/exec"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/robothub/robothub/core/procgroup"
+)
+
+// waitFor polls cond until it holds or the deadline passes: the kernel reaps asynchronously.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 5s: %s", what)
+		}
+	}
+}
+
+func TestKillReachesTheChildrenOfAShell(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "sleep 60 & sleep 60 & wait")
+	procgroup.Isolate(cmd)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	if got := procgroup.Of(pid); got != pid {
+		t.Fatalf("Of(%d) = %d, want the command to lead its own group", pid, got)
+	}
+	waitFor(t, "the shell and its two sleeps in the group", func() bool { return len(procgroup.Members(pid)) == 3 })
+	children := slices.DeleteFunc(procgroup.Members(pid), func(p int) bool { return p == pid })
+	if id := procgroup.Identity(pid); id == 0 || id != procgroup.Identity(pid) {
+		t.Fatalf("Identity(%d) = %d, want a stable non-zero start time", pid, id)
+	}
+
+	if err := procgroup.Signal(pid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	waitFor(t, "every child of the shell gone after SIGTERM to the group", func() bool {
+		return !slices.ContainsFunc(children, procgroup.Alive)
+	})
+	if procgroup.Alive(pid) || procgroup.Identity(pid) != 0 {
+		t.Fatalf("the reaped shell %d still looks alive", pid)
+	}
+}
+
+func TestKillOnCancelKillsTheGroupOnTimeout(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "-c", "trap '' TERM INT; sleep 60 & wait")
+	procgroup.KillOnCancel(cmd)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	waitFor(t, "the sleep in the group", func() bool { return len(procgroup.Members(pid)) == 2 })
+	children := slices.DeleteFunc(procgroup.Members(pid), func(p int) bool { return p == pid })
+	if err := cmd.Wait(); err == nil {
+		t.Fatal("a command killed at its deadline exited cleanly")
+	}
+	waitFor(t, "the sleep killed with the shell", func() bool { return !slices.ContainsFunc(children, procgroup.Alive) })
+}
