@@ -365,16 +365,6 @@ func readPayload(r *http.Request, max int64) (*Payload, error) {
 	return Parse(body)
 }
 
-// statusOf is the status of a refused request or a handler's error: its core/fault kind's (a
-// *FieldError is JSON that is not a payload: 422), and 500 for an error of no kind. It is the one
-// place where the receiver's errors become statuses.
-func statusOf(err error) int {
-	if errors.As(err, new(*FieldError)) {
-		return http.StatusUnprocessableEntity
-	}
-	return fault.HTTPStatus(err)
-}
-
 // refuse answers a request refused before its handler ran, and logs why.
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, route string, status int, reason error, msg string) {
 	s.log.Warn("webhook refused", "route", route, "status", status, "reason", reason.Error(), "remote", r.RemoteAddr)

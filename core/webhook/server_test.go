@@ -501,9 +501,18 @@ func TestStatusOfFaultKinds(t *testing.T) {
 		{fault.New(fault.Timeout, "x"), 504}, {fmt.Errorf("wrapped: %w", fault.Refusedf("x")), 409},
 		{&FieldError{Field: "repo", Problem: "is missing"}, 422}, {ErrNotJSON, 400}, {ErrSecretMissing, 401},
 		{ErrSecretInvalid, 403}, {errors.New("plain"), 500}, {&fault.Error{Msg: "no kind"}, 500},
+		{rateLimitedAndUnavailable{}, 429},
 	} {
 		if got := statusOf(c.err); got != c.status {
 			t.Errorf("statusOf(%v) = %d, want %d", c.err, got, c.status)
 		}
 	}
+}
+
+// rateLimitedAndUnavailable is an error of two kinds, as the hub client's answer to a 429 is.
+type rateLimitedAndUnavailable struct{}
+
+func (rateLimitedAndUnavailable) Error() string { return "slow down" }
+func (rateLimitedAndUnavailable) Is(target error) bool {
+	return target == fault.ErrRateLimited || target == fault.ErrUnavailable
 }
