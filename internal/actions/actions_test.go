@@ -94,13 +94,16 @@ func TestHandlerRefusesBadSpecs(t *testing.T) {
 
 func TestSplitCommand(t *testing.T) {
 	cases := map[string][]string{
-		`make build`:                 {"make", "build"},
-		`  a   b  `:                  {"a", "b"},
-		`sh -c 'echo "$X" > out'`:    {"sh", "-c", `echo "$X" > out`},
-		`say "hello world" \"x\"`:    {"say", "hello world", `"x"`},
-		`a "b\"c\\d" e\ f`:           {"a", `b"c\d`, "e f"},
-		`x '' ""`:                    {"x", "", ""},
-		`echo $(rm -rf /) ; ls | wc`: {"echo", "$(rm", "-rf", "/)", ";", "ls", "|", "wc"},
+		`make build`:                      {"make", "build"},
+		`  a   b  `:                       {"a", "b"},
+		`sh -c 'echo "$X" > out'`:         {"sh", "-c", `echo "$X" > out`},
+		`say "hello world" \"x\"`:         {"say", "hello world", `"x"`},
+		`a "b\"c\\d" e\ f`:                {"a", `b"c\d`, "e f"},
+		`x '' ""`:                         {"x", "", ""},
+		`a "\a" '\a' \a`:                  {"a", `\a`, `\a`, "a"}, // as sh reads them
+		`notify '$HOME' "\$1" #a comment`: {"notify", "$HOME", "$1"},
+		`cloudflared tunnel --url {url}`:  {"cloudflared", "tunnel", "--url", "{url}"},
+		`ls *.txt ?`:                      {"ls", "*.txt", "?"}, // no globbing
 	}
 	for in, want := range cases {
 		got, err := SplitCommand(in)
@@ -108,9 +111,16 @@ func TestSplitCommand(t *testing.T) {
 			t.Errorf("SplitCommand(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{``, `   `, `a 'b`, `a "b`, `a \`} {
-		if _, err := SplitCommand(bad); err == nil {
-			t.Errorf("SplitCommand(%q) succeeded", bad)
+	for bad, says := range map[string]string{
+		``: "command is empty", `   `: "command is empty", `a 'b`: "without closing quote", `a "b`: "without closing quote",
+		`echo $(rm -rf /)`: "a command substitution", "a `b`": "a command substitution", `a "$HOME"`: "a variable ($HOME)",
+		`a ${X}`: "a variable ($X)", `a $((1+2))`: "an arithmetic expansion", `~/retrain.sh`: "a home directory (~)",
+		`a ; b`: "more than one command", "a\nb": "more than one command", `ls | wc`: "a pipe (|)", `a && b`: "a list (&&)",
+		`a > out`: "a redirection (>)", `a < in`: "a redirection (<)", `X=1 a`: "an assignment before the command (X=)",
+		`a &`: "a background command (&)", `(a)`: "a compound command", `if a; then b; fi`: "a compound command",
+	} {
+		if _, err := SplitCommand(bad); err == nil || !strings.Contains(err.Error(), says) {
+			t.Errorf("SplitCommand(%q) = %v, want an error saying %q", bad, err, says)
 		}
 	}
 }
