@@ -1,11 +1,20 @@
 package main
 
 import (
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/robothub/robothub/internal/syncbuf"
 )
 
 // startServeProcess runs `robothub serve` as its own process (the program testscript puts on PATH)
@@ -59,5 +68,107 @@ func TestServeExecGetsNoCredentials(t *testing.T) {
 	}
 	if strings.Contains(log, "canary") {
 		t.Errorf("a credential of the receiver's environment reached the command:\n%s", log)
+	}
+}
+
+// TestForwardByNameDoesNotCarryTheDaemonsLocalTrust: a forward route whose URL names a host is a
+// request made for a hub user's event, and must not reach, with this machine's loopback trust, the
+// robot daemon that a name resolves to. The built robothub runs in a mount namespace whose
+// /etc/hosts maps the daemon's own host name (a name the daemon answers to) to 127.0.0.1; a
+// delivery to its route forward:http://<name>:<port>/api/move/play/goto_sleep must be refused and
+// the robot stay awake. Then the operator's explicit choice, the same URL with 127.0.0.1, does reach
+// the daemon (which shows that the first refusal was the rule's, not a broken setup). On the old
+// code the first delivery put the robot to sleep.
+func TestForwardByNameDoesNotCarryTheDaemonsLocalTrust(t *testing.T) {
+	unshare, err := exec.LookPath("unshare")
+	if err != nil || os.Getuid() != 0 || runtime.GOOS != "linux" {
+		t.Skip("needs Linux, root and unshare(1) to give robothub its own /etc/hosts")
+	}
+	name, err := os.Hostname()
+	if err != nil || name == "" || name == "localhost" {
+		t.Skipf("this machine has no host name of its own (%q, %v)", name, err)
+	}
+	dir := t.TempDir()
+	daemonBin := filepath.Join(dir, "robot-daemon")
+	if out, err := exec.Command("go", "build", "-o", daemonBin, "github.com/robothub/robothub/robotd/cmd/robot-daemon").CombinedOutput(); err != nil {
+		t.Fatalf("go build robot-daemon: %v\n%s", err, out)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close()
+	daemon := exec.Command(daemonBin, "--sim", "--port", port, "--data-dir", filepath.Join(dir, "data"),
+		"--apps-venv", filepath.Join(dir, "apps_venv"), "--hub-url", "none")
+	daemon.Env = append(os.Environ(), "HOME="+dir)
+	var daemonLog syncbuf.Buffer
+	daemon.Stdout, daemon.Stderr = &daemonLog, &daemonLog
+	if err := daemon.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = daemon.Process.Kill()
+		_ = daemon.Wait()
+		if t.Failed() {
+			t.Logf("daemon log:\n%s", daemonLog.String())
+		}
+	})
+	daemonURL := "http://127.0.0.1:" + port
+	awake := func() bool {
+		t.Helper()
+		for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+			resp, err := http.Get(daemonURL + "/api/daemon/status")
+			if err == nil {
+				var st struct {
+					RobotAwake bool `json:"robot_awake"`
+				}
+				err = json.NewDecoder(resp.Body).Decode(&st)
+				resp.Body.Close()
+				if err == nil && resp.StatusCode == 200 {
+					return st.RobotAwake
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the daemon did not answer its status: %v", err)
+			}
+		}
+	}
+	for deadline := time.Now().Add(30 * time.Second); !awake(); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the simulated robot did not wake up at start")
+		}
+	}
+
+	hosts := filepath.Join(dir, "hosts")
+	if err := os.WriteFile(hosts, []byte("127.0.0.1 localhost\n127.0.0.1 "+name+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	robothub, err := exec.LookPath("robothub")
+	if err != nil {
+		t.Fatalf("robothub is not on PATH (testscript puts it there): %v", err)
+	}
+	sleepPath := ":" + port + "/api/move/play/goto_sleep"
+	serve := exec.Command(unshare, "--mount", "sh", "-c", `mount --bind "$0" /etc/hosts && exec "$@"`, hosts,
+		robothub, "serve", "--addr", "127.0.0.1:0", "--tunnel", "none",
+		"--route", "byname=forward:http://"+name+sleepPath, "--route", "explicit=forward:http://127.0.0.1"+sleepPath)
+	serve.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "WEBHOOK_SECRET=hush"}
+	p := runHubProcess(t, serve)
+	base := p.waitFor(t, `Webhook receiver listening on (http://\S+)`)
+
+	status, body := deliver(t, base+"/webhooks/byname", "hush", pushPayload)
+	if status != 502 || !strings.Contains(body, name+" resolved to 127.0.0.1, a loopback address") {
+		t.Errorf("forward by name to the daemon: %d %s", status, body)
+	}
+	if !awake() {
+		t.Fatal("a forward by name reached the daemon: the robot went to sleep")
+	}
+	if status, body := deliver(t, base+"/webhooks/explicit", "hush", pushPayload); status != 200 {
+		t.Fatalf("the operator's explicit loopback target: %d %s", status, body)
+	}
+	for deadline := time.Now().Add(10 * time.Second); awake(); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the explicit forward did not reach the daemon: the test proves nothing")
+		}
 	}
 }

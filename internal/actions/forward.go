@@ -33,14 +33,17 @@ func (b *Builder) forwardAction(route, target string) (webhook.HandlerFunc, erro
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("route %s: forward: %q is not an absolute http(s) URL", route, target)
 	}
-	client := b.cfg.ForwardClient
+	client, err := guardedClient(b.cfg.ForwardClient, u.Hostname())
+	if err != nil {
+		return nil, fmt.Errorf("route %s: %w", route, err)
+	}
 	shown := displayURL(u) // the query may hold a secret (?secret=...): never show it
 	log := b.cfg.Logger.With("route", route, "target", shown)
 	agent := "robothub-forward/" + version.String()
 	policy := hub.RetryPolicy{MaxAttempts: b.cfg.ForwardAttempts, BaseDelay: b.cfg.ForwardBackoff, MaxRetryAfter: forwardMaxRetryAfter}
 	retryable := func(resp *http.Response, err error) bool {
 		if err != nil {
-			return true
+			return !errors.As(err, new(*LocalTargetError))
 		}
 		return resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500
 	}
@@ -65,7 +68,11 @@ func (b *Builder) forwardAction(route, target string) (webhook.HandlerFunc, erro
 		if err != nil && err == ctx.Err() {
 			attempts = failed // the caller gave up during a pause, before the next attempt
 		}
+		var local *LocalTargetError
 		switch {
+		case errors.As(err, &local):
+			log.Error("forward refused", "err", local.Error())
+			return nil, fault.New(fault.Upstream, "forward to %s refused: %s", shown, local.Error())
 		case err != nil && ctx.Err() != nil:
 			return nil, fault.New(fault.Upstream, "forward to %s gave up after %d attempts: %s", shown, attempts, ctx.Err())
 		case err != nil:
