@@ -80,9 +80,11 @@ func TestStatusCodes(t *testing.T) {
 		return nil, fault.Refusedf("already processed")
 	}))
 	must(t, s.Add("panics", func(context.Context, *Payload, http.Header) (any, error) { panic("boom") }))
+	finishLate := make(chan struct{}) // the slow handler is still running when its 503 is answered
+	t.Cleanup(func() { close(finishLate) })
 	must(t, s.Add("slow", func(ctx context.Context, _ *Payload, _ http.Header) (any, error) {
 		<-ctx.Done()
-		time.Sleep(50 * time.Millisecond)
+		<-finishLate
 		return "too late", nil
 	}))
 	must(t, s.Add("bad-result", func(context.Context, *Payload, http.Header) (any, error) { return func() {}, nil }))
