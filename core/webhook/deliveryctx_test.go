@@ -37,6 +37,9 @@ func TestHandlerContext(t *testing.T) {
 	if r.status != 503 || !strings.Contains(r.raw, "did not finish within 100ms") || time.Since(start) > 5*time.Second {
 		t.Errorf("a handler that polls Err: %d %s after %s", r.status, r.raw, time.Since(start))
 	}
+	if !r.close {
+		t.Errorf("the early 503 keeps the connection that its handler still holds: %v", r.header)
+	}
 	if r := send(t, "POST", ts.URL+"/webhooks/keep", nil, minimalPayload); r.status != 200 || r.body["message"] != "kept" {
 		t.Fatalf("keep: %d %s", r.status, r.raw)
 	}

@@ -210,8 +210,11 @@ func (s *Server) answerTimeout(w http.ResponseWriter, r *http.Request, rt *route
 	}
 	s.log.Error("webhook handler timed out", "route", rt.Path, "status", status, "reason", msg)
 	buf := field{"error", msg}.appendJSON(nil)
-	// Flushed before the handler returns: say the length, or net/http would chunk it.
+	// Flushed before the handler returns: say the length, or net/http would chunk it; and close the
+	// connection, which the handler still holds, so that the client does not send its next request
+	// on it and wait for the handler.
 	w.Header()["Content-Length"] = []string{strconv.Itoa(len(buf))}
+	w.Header()["Connection"] = []string{"close"}
 	writeRaw(w, status, buf)
 }
 

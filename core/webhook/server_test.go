@@ -33,6 +33,7 @@ func newTestServer(t *testing.T, opts ...Option) (*Server, *httptest.Server, *sy
 
 type reply struct {
 	status int
+	close  bool // the server closes the connection after this answer
 	header http.Header
 	body   map[string]any
 	raw    string
@@ -53,7 +54,7 @@ func send(t *testing.T, method, url string, header map[string]string, body strin
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	r := reply{status: resp.StatusCode, header: resp.Header, raw: string(raw)}
+	r := reply{status: resp.StatusCode, close: resp.Close, header: resp.Header, raw: string(raw)}
 	_ = json.Unmarshal(raw, &r.body)
 	return r
 }
