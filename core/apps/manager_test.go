@@ -13,6 +13,7 @@ import (
 
 	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/core/fault"
+	"github.com/robothub/robothub/internal/pytool"
 	"github.com/robothub/robothub/robotd/pysdk"
 )
 
@@ -30,6 +31,13 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// testVenv is a venv at dir whose packages come from Debian's wheels and pip's configuration.
+func testVenv(dir string) *pytool.Venv {
+	return &pytool.Venv{Dir: dir, Source: pytool.Source{WheelDirs: []string{"/usr/share/python-wheels"}}}
+}
+
+func sharedVenv() *pytool.Venv { return testVenv(venvDir) }
+
 func appDir(name string) string {
 	p, err := filepath.Abs(filepath.Join("testdata", "apps", name))
 	if err != nil {
@@ -45,7 +53,7 @@ func newManager(t *testing.T, dataDir, version string) *apps.Manager {
 		dataDir = t.TempDir()
 	}
 	m, err := apps.NewManager(apps.Config{
-		DataDir: dataDir, VenvDir: venvDir, SDK: pysdk.Files, DaemonVersion: version,
+		DataDir: dataDir, Toolchain: sharedVenv(), SDK: pysdk.Files, DaemonVersion: version,
 		StopTimeout: 2 * time.Second,
 	})
 	if err != nil {
@@ -257,7 +265,7 @@ func TestUnknownAppsAndJobs(t *testing.T) {
 }
 
 func TestRemoteSessionHoldsTheSlot(t *testing.T) {
-	m, err := apps.NewManager(apps.Config{DataDir: t.TempDir(), VenvDir: venvDir, SDK: pysdk.Files, SessionTTL: 300 * time.Millisecond})
+	m, err := apps.NewManager(apps.Config{DataDir: t.TempDir(), Toolchain: sharedVenv(), SDK: pysdk.Files, SessionTTL: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +342,7 @@ func TestVenvWhoseCreationWasCutShortIsCompleted(t *testing.T) {
 	if out, err := exec.Command("python3", "-m", "venv", "--without-pip", venv).CombinedOutput(); err != nil {
 		t.Fatalf("python3 -m venv --without-pip: %v\n%s", err, out)
 	}
-	m, err := apps.NewManager(apps.Config{DataDir: t.TempDir(), VenvDir: venv, SDK: pysdk.Files, DaemonVersion: "v1.0.0"})
+	m, err := apps.NewManager(apps.Config{DataDir: t.TempDir(), Toolchain: testVenv(venv), SDK: pysdk.Files, DaemonVersion: "v1.0.0"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,18 +1,13 @@
 package apps
 
 import (
-	"archive/zip"
-	"context"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 )
 
@@ -32,6 +27,9 @@ type installRecord struct {
 	Package     string     `json:"package"`
 	Revision    string     `json:"revision,omitempty"` // the git commit installed, for git and hub space sources
 	InstalledAt time.Time  `json:"installed_at"`
+	// Dependencies are the distributions (normalized names) that installs of Package brought into
+	// the venv, or that it took over from a removed app: removing it removes those no other app needs.
+	Dependencies []string `json:"dependencies,omitempty"`
 }
 
 type startupConfig struct {
@@ -95,4 +93,63 @@ func writeFileAtomic(path string, data []byte) error {
 	}
 	defer d.Close()
 	return d.Sync()
+}
+
+// loadRecords reads installed-apps.json. One that cannot be read whole (torn by a crash of another
+// tool, edited by hand) must not keep the robot from starting: it is kept aside as
+// installed-apps.json.corrupt-<time>, the records before the damage are kept, and the apps
+// themselves are found again in the venv (discovery), those without a record listed without their
+// source until they are installed again.
+func (m *Manager) loadRecords() {
+	p := m.path(installedFile)
+	data, err := os.ReadFile(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return
+	case err == nil:
+		if err = json.Unmarshal(data, &m.records); err == nil {
+			return
+		}
+	default:
+		msg := fmt.Sprintf("%s cannot be read (%v): installed apps are listed from the apps venv without their source", p, err)
+		m.log.Error(msg)
+		m.warnings = append(m.warnings, msg)
+		return
+	}
+	m.records = salvageRecords(data)
+	aside := p + ".corrupt-" + time.Now().UTC().Format("20060102T150405.000Z")
+	if rerr := os.Rename(p, aside); rerr != nil {
+		aside = "not kept aside: " + rerr.Error()
+	}
+	msg := fmt.Sprintf("%s is corrupt (%v) and was kept aside as %s; %d app record(s) recovered, other installed apps are listed from the apps venv without their source",
+		p, err, aside, len(m.records))
+	m.log.Error(msg)
+	m.warnings = append(m.warnings, msg)
+	if err := writeJSONAtomic(p, m.records); err != nil {
+		m.log.Warn("saving the recovered installed-app records", "err", err)
+	}
+}
+
+// salvageRecords decodes the records of a damaged installed-apps.json up to the damage.
+func salvageRecords(data []byte) map[string]installRecord {
+	out := map[string]installRecord{}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return out
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		name, ok := t.(string)
+		if err != nil || !ok {
+			break
+		}
+		var rec installRecord
+		if err := dec.Decode(&rec); err != nil {
+			break
+		}
+		if AppNamePattern.MatchString(name) {
+			out[name] = rec
+		}
+	}
+	return out
 }

@@ -68,9 +68,10 @@ func sdkDigest(sdk fs.FS) string {
 
 var pyprojectVersion = regexp.MustCompile(`(?m)^version\s*=\s*"[^"]*"`)
 
-// ensureSDK installs the embedded SDK at version unless it is there; it reports whether it did.
-func (v *Venv) ensureSDK(ctx context.Context, log io.Writer, sdk fs.FS, version string) (bool, error) {
-	have := v.installedVersion(SDKDistribution)
+// ensureSDK installs the embedded SDK at its version unless it is there; it reports whether it did.
+func (m *Manager) ensureSDK(ctx context.Context, log io.Writer) (bool, error) {
+	sdk, version := m.cfg.SDK, m.SDKVersion()
+	have := m.py.InstalledVersion(SDKDistribution)
 	if have == version {
 		return false, nil
 	}
@@ -101,10 +102,10 @@ func (v *Venv) ensureSDK(ctx context.Context, log io.Writer, sdk fs.FS, version 
 	}
 	// The SDK needs nothing but the standard library, and builds with the venv's setuptools: the
 	// command reaches no index, online or not, and runs through the same installer as apps.
-	if err := v.install(ctx, log, installOptions{noDeps: true, reinstall: true, noBuildIsolation: true}, tmp); err != nil {
+	if err := m.py.InstallSource(ctx, log, tmp); err != nil {
 		return false, fmt.Errorf("installing robot_sdk %s: %w", version, err)
 	}
-	if got := v.installedVersion(SDKDistribution); got != version {
+	if got := m.py.InstalledVersion(SDKDistribution); got != version {
 		return false, fmt.Errorf("installed robot_sdk but the venv reports version %q, want %q", got, version)
 	}
 	return true, nil

@@ -1,7 +1,6 @@
 package apps
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -94,18 +93,5 @@ func TestParseSource(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("parseSource(%q) = %v, want an error containing %q", tc.in, err, tc.want)
 		}
-	}
-}
-
-func TestParseEntryPointsAndMetadata(t *testing.T) {
-	eps := parseEntryPoints("[console_scripts]\nfoo = foo:main\n\n[robot_apps]\n  hello_world = hello_world.main:HelloWorld\nx=y.main:Z [extra]\n")
-	got := eps[EntryPointGroup]
-	if len(got) != 2 || got[0].name != "hello_world" || got[0].module != "hello_world.main" || got[0].class != "HelloWorld" || got[1].class != "Z" {
-		t.Fatalf("robot_apps entries: %+v", got)
-	}
-	var meta wheelMeta
-	parseMetadata("Metadata-Version: 2.1\nName: hello-world\nVersion: 1.0\nRequires-Dist: pytest ; extra == \"test\"\nRequires-Dist: dep>=1.1; python_version >= \"3\"\n\nRequires-Dist: not-a-header\n", &meta)
-	if meta.name != "hello-world" || meta.version != "1.0" || fmt.Sprint(meta.requires) != `[dep>=1.1; python_version >= "3"]` {
-		t.Fatalf("metadata: %+v (an extra's requirement or the body must not count)", meta)
 	}
 }

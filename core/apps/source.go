@@ -1,19 +1,13 @@
 package apps
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"io"
 	"io/fs"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/robothub/robothub/core/fault"
 )

@@ -1,0 +1,447 @@
+package apps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/robothub/robothub/core/fault"
+	"github.com/robothub/robothub/core/procgroup"
+)
+
+// The deadline of each step of a job, fitted to what the step does. A clone or a download that
+// stops receiving fails sooner: git gives up below 1 KB/s for 30 s, pip after 30 s of silence.
+const (
+	ensureDeadline  = 10 * time.Minute // create or complete the venv (ensurepip, setuptools)
+	cloneDeadline   = 10 * time.Minute // git clone --depth 1 of an app's source
+	buildDeadline   = 10 * time.Minute // build the app's wheel, offline
+	resolveDeadline = 20 * time.Minute // resolve and download (and build) its dependencies
+	changeDeadline  = 10 * time.Minute // install the checked wheels, or uninstall: local, no network
+	cloneLowSpeed   = "30"             // seconds below http.lowSpeedLimit before git gives up
+)
+
+// Install starts a job that installs the app package at rawURL (cloned, or copied from a local
+// directory) into the apps venv: built into a wheel offline, its dependencies resolved and
+// downloaded, every wheel checked, then installed from those files only. A package that fails any
+// step, or a job cancelled before the venv changes, leaves the previously installed version.
+func (m *Manager) Install(rawURL string) (*Job, error) {
+	src, err := parseSource(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	return m.installSource(src), nil
+}
+
+func (m *Manager) installSource(src source) *Job {
+	return m.startJob("install", src.shown, func(ctx context.Context, job *Job) ([]string, error) { return m.install(ctx, job, src, false) })
+}
+
+// Remove starts a job that uninstalls the package that provides app name, and the dependencies
+// its installs brought that no other installed app needs, unless the app runs.
+func (m *Manager) Remove(name string) (*Job, error) {
+	info, err := m.App(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.refuseIfRunning(name); err != nil {
+		return nil, err
+	}
+	return m.startJob("remove", name, func(ctx context.Context, job *Job) ([]string, error) { return m.remove(ctx, job, info) }), nil
+}
+
+func (m *Manager) refuseIfRunning(name string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r := m.activeLocked(); r != nil && r.info.Name == name {
+		return fault.Refusedf("App '%s' is running and cannot be removed: stop it first", name)
+	}
+	return nil
+}
+
+// step runs one step of a job under its own deadline; the job's cancellation reaches it too.
+func step(ctx context.Context, deadline time.Duration, what string, f func(context.Context) error) error {
+	ctx, cancel := context.WithTimeoutCause(ctx, deadline, fmt.Errorf("did not finish within %s", deadline))
+	defer cancel()
+	if err := f(ctx); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
+// install installs src's package and its dependencies (at their newest with upgrade).
+func (m *Manager) install(ctx context.Context, job *Job, src source, upgrade bool) ([]string, error) {
+	job.Logf("Installing from %s (%s)", src.shown, src.kind)
+	if err := step(ctx, ensureDeadline, "preparing the apps venv", func(ctx context.Context) error { return m.py.Ensure(ctx, job) }); err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", installTempPrefix)
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	srcDir := filepath.Join(tmp, "src")
+	revision, err := m.fetch(ctx, job, src, srcDir)
+	if err != nil {
+		return nil, err
+	}
+	if !isPackage(srcDir) {
+		return nil, fmt.Errorf("%s has no pyproject.toml or setup.py at its root: it is not a Python package", src.shown)
+	}
+	if readme, err := os.ReadFile(filepath.Join(srcDir, "README.md")); err != nil || !strings.Contains(string(readme), AppTag) {
+		job.Logf("Warning: README.md does not carry the %s tag; the app works but the app store will not list it", AppTag)
+	}
+
+	job.Logf("Building the package")
+	var wheel Wheel
+	err = step(ctx, buildDeadline, "building the package", func(ctx context.Context) (err error) {
+		wheel, err = m.py.BuildWheel(ctx, job, srcDir, filepath.Join(tmp, "wheel"))
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%v; the installed version, if any, is unchanged", err)
+	}
+	names, err := m.appsOf(wheel)
+	if err != nil {
+		return nil, err
+	}
+	job.Logf("Package %s %s provides %s", wheel.Name, wheel.Version, strings.Join(names, ", "))
+
+	var reqs []string
+	for _, r := range wheel.Requires {
+		if normalizeDist(requirementName(r)) == normalizeDist(SDKDistribution) {
+			job.Logf("Requirement %s: the daemon provides robot_sdk %s", r, m.SDKVersion())
+			continue
+		}
+		reqs = append(reqs, r)
+	}
+	if len(reqs) > 0 {
+		job.Logf("Installing dependencies: %s", strings.Join(reqs, ", "))
+	}
+	var deps []Wheel
+	err = step(ctx, resolveDeadline, "the dependencies of "+wheel.Name, func(ctx context.Context) (err error) {
+		deps, err = m.py.Resolve(ctx, job, Resolution{Requirements: reqs, Upgrade: upgrade, Dir: filepath.Join(tmp, "deps")})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%v; the installed version, if any, is unchanged and keeps working", err)
+	}
+	if err := m.py.Check(ctx, wheel, deps); err != nil {
+		return nil, fmt.Errorf("package %s refused: %v; the installed version, if any, is unchanged", wheel.Name, err)
+	}
+	if len(deps) > 0 {
+		job.Logf("Checked %d dependency wheel(s): none installs over the runtime or another package", len(deps))
+	}
+
+	// From here the venv changes: a cancel is refused, and a daemon killed before endChange puts the
+	// previous version back at its next start (journal.go). pip undoes its own failures.
+	if err := job.beginVenvChange(); err != nil {
+		return nil, err
+	}
+	defer job.endVenvChange()
+	if err := m.beginChange(job, wheel.Name, wheel.Path, tmp); err != nil {
+		return nil, err
+	}
+	files := make([]string, 0, len(deps)+1)
+	brought := make([]string, 0, len(deps))
+	for _, d := range deps {
+		files, brought = append(files, d.Path), append(brought, normalizeDist(d.Name))
+	}
+	job.Logf("Installing %s", strings.Join(append(slices.Clone(brought), filepath.Base(wheel.Path)), ", "))
+	// The app's own wheel replaces what is there even at the same version (a new commit of the same
+	// version is new code); everything comes from the checked files, no index, no dependencies.
+	err = step(context.WithoutCancel(ctx), changeDeadline, "installing", func(ctx context.Context) error {
+		return m.py.Install(ctx, job, append(files, wheel.Path)...)
+	})
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("%v; the installed version, if any, is unchanged", err), m.endChange())
+	}
+	if err := m.keepWheel(wheel.Name, wheel.Path); err != nil {
+		job.Logf("Warning: keeping the wheel to restore this version after an interrupted install failed: %v", err)
+	}
+	err = m.finishChange(ctx, wheel.Name, wheel.Path, func() {
+		var depsOf []string
+		for _, rec := range m.records {
+			if normalizeDist(rec.Package) == normalizeDist(wheel.Name) {
+				depsOf = append(depsOf, rec.Dependencies...)
+			}
+		}
+		depsOf = sortedSet(append(depsOf, brought...))
+		for _, name := range names {
+			m.records[name] = installRecord{Source: src.shown, SourceKind: src.kind, Package: wheel.Name, Revision: revision,
+				InstalledAt: time.Now().UTC(), Dependencies: depsOf}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		if _, ok := m.apps.Load().byName[name]; !ok {
+			return nil, fmt.Errorf("installed %s but the apps venv does not list app %s", wheel.Name, name)
+		}
+	}
+	job.Logf("Installed %s %s", strings.Join(names, ", "), wheel.Version)
+	return names, nil
+}
+
+// appsOf returns the apps a wheel's robot_apps entry points declare, refusing names that are not
+// app names and apps that another package provides.
+func (m *Manager) appsOf(w Wheel) ([]string, error) {
+	eps := w.EntryPoints[EntryPointGroup]
+	if len(eps) == 0 {
+		return nil, fmt.Errorf("package %s declares no entry point in group %s (expected <app_name> = \"<app_name>.main:<ClassName>\")", w.Name, EntryPointGroup)
+	}
+	var names []string
+	current := m.apps.Load()
+	for _, a := range eps {
+		if !AppNamePattern.MatchString(a.Name) {
+			return nil, fmt.Errorf("entry point name %q is not a valid app name (letters, digits and underscores, not starting with a digit)", a.Name)
+		}
+		if !modulePattern.MatchString(a.Module) {
+			return nil, fmt.Errorf("entry point %s names module %q, which is not a Python module path", a.Name, a.Module)
+		}
+		if other, ok := current.byName[a.Name]; ok && normalizeDist(other.Extra.Package) != normalizeDist(w.Name) {
+			return nil, fmt.Errorf("app %s is already provided by package %s; remove it first", a.Name, other.Extra.Package)
+		}
+		names = append(names, a.Name)
+	}
+	return names, nil
+}
+
+// fetch puts src's package into dir: a clone (returning its revision) or a copy.
+func (m *Manager) fetch(ctx context.Context, job *Job, src source, dir string) (string, error) {
+	if src.kind == SourceLocal {
+		job.Logf("Copying %s", src.path)
+		if err := CopyPackage(dir, src.path); err != nil {
+			return "", fmt.Errorf("copying %s: %w", src.path, err)
+		}
+		return "", nil
+	}
+	job.Logf("Cloning %s", src.shown)
+	err := step(ctx, cloneDeadline, "cloning "+src.shown, func(ctx context.Context) error {
+		cmd := exec.Command("git", "-c", "http.lowSpeedLimit=1000", "-c", "http.lowSpeedTime="+cloneLowSpeed,
+			"clone", "--depth", "1", "--quiet", "--", src.cloneURL, dir)
+		cmd.Env = append(gitEnv(), m.gitAuthEnv(src)...)
+		tail := &lineTail{max: 3}
+		if err := procgroup.Run(ctx, cmd, io.MultiWriter(job, tail)); err != nil {
+			if ctx.Err() == nil && len(tail.last(1)) > 0 {
+				return fmt.Errorf("%w: %s", err, RedactText(tail.last(1)[0]))
+			}
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	out, err := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "HEAD").Output()
+	if err != nil {
+		return "", fmt.Errorf("reading the cloned revision of %s: %w", src.shown, err)
+	}
+	revision := strings.TrimSpace(string(out))
+	job.Logf("Cloned revision %s", revision)
+	return revision, nil
+}
+
+// gitEnv is the environment of git for a URL from outside: no prompt, the protocols that reach
+// only a server, and ssh that gives up on a silent server.
+func gitEnv() []string {
+	env := append(os.Environ(), "GIT_TERMINAL_PROMPT=0", gitProtocols)
+	if os.Getenv("GIT_SSH_COMMAND") == "" && os.Getenv("GIT_SSH") == "" {
+		env = append(env, "GIT_SSH_COMMAND=ssh -o BatchMode=yes -o ConnectTimeout=30 -o ServerAliveInterval=15 -o ServerAliveCountMax=2")
+	}
+	return env
+}
+
+func (m *Manager) remove(ctx context.Context, job *Job, info AppInfo) ([]string, error) {
+	if err := m.refuseIfRunning(info.Name); err != nil {
+		return nil, err
+	}
+	pkg := info.Extra.Package
+	leaving, kept, err := m.dependenciesLeaving(pkg)
+	if err != nil {
+		return nil, err
+	}
+	job.Logf("Uninstalling package %s (app %s)", pkg, info.Name)
+	if len(leaving) > 0 {
+		job.Logf("and the dependencies it brought that no other app needs: %s", strings.Join(leaving, ", "))
+	}
+	if err := job.beginVenvChange(); err != nil {
+		return nil, err
+	}
+	defer job.endVenvChange()
+	if err := m.beginChange(job, pkg, "", ""); err != nil {
+		return nil, err
+	}
+	err = step(context.WithoutCancel(ctx), changeDeadline, "uninstalling "+pkg, func(ctx context.Context) error {
+		return m.py.Uninstall(ctx, job, append([]string{pkg}, leaving...)...)
+	})
+	if err != nil {
+		return nil, errors.Join(err, m.endChange())
+	}
+	var removed []string
+	err = m.finishChange(ctx, pkg, "", func() {
+		for _, a := range m.apps.Load().list {
+			if a.Extra.Package == pkg {
+				removed = append(removed, a.Name)
+				delete(m.records, a.Name)
+			}
+		}
+		// What another app needs stays, and is now that app's to take away.
+		for name, rec := range m.records {
+			if more := kept[normalizeDist(rec.Package)]; len(more) > 0 {
+				rec.Dependencies = sortedSet(append(rec.Dependencies, more...))
+				m.records[name] = rec
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if name := m.StartupApp(); name != "" && slices.Contains(removed, name) {
+		job.Logf("App %s was the startup app; clearing the startup app", info.Name)
+		if err := m.SetStartupApp(""); err != nil {
+			return nil, err
+		}
+	}
+	return removed, nil
+}
+
+// dependenciesLeaving returns the distributions that installs of package pkg brought and that no
+// other installed app package needs (directly or not), and, by app package, those it brought that
+// other packages need, which stay.
+func (m *Manager) dependenciesLeaving(pkg string) ([]string, map[string][]string, error) {
+	brought := map[string]bool{}
+	others := map[string]bool{}
+	for _, rec := range m.records {
+		if normalizeDist(rec.Package) == normalizeDist(pkg) {
+			for _, d := range rec.Dependencies {
+				brought[d] = true
+			}
+		}
+	}
+	for _, a := range m.apps.Load().list {
+		if p := normalizeDist(a.Extra.Package); p != normalizeDist(pkg) {
+			others[p] = true
+		}
+	}
+	if len(brought) == 0 {
+		return nil, nil, nil
+	}
+	dists, err := m.py.Installed()
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the distributions of the apps venv: %w", err)
+	}
+	installed := map[string]Distribution{}
+	for _, d := range dists {
+		installed[d.Name] = d
+	}
+	kept := map[string][]string{}
+	needed := map[string]bool{}
+	for other := range others {
+		for d := range closure(installed, other) {
+			needed[d] = true
+			if brought[d] {
+				kept[other] = append(kept[other], d)
+			}
+		}
+	}
+	var leaving []string
+	for d := range brought {
+		if _, ok := installed[d]; ok && !needed[d] && !runtimeDistribution(d) {
+			leaving = append(leaving, d)
+		}
+	}
+	slices.Sort(leaving)
+	return leaving, kept, nil
+}
+
+// closure is every installed distribution that root needs, directly or through others, with the
+// extras asked of each; a requirement's environment markers other than extras are not evaluated:
+// a requirement that does not apply here is not installed, so it is not followed.
+func closure(installed map[string]Distribution, root string) map[string]bool {
+	type node struct {
+		name   string
+		extras string
+	}
+	seen := map[node]bool{}
+	out := map[string]bool{}
+	queue := []node{{name: root}}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		d, ok := installed[n.name]
+		if !ok {
+			continue
+		}
+		if n.name != root {
+			out[n.name] = true
+		}
+		for _, r := range d.Requires {
+			if r.Extra == "" || slices.Contains(strings.Split(n.extras, ","), r.Extra) {
+				queue = append(queue, node{name: r.Name, extras: strings.Join(r.Extras, ",")})
+			}
+		}
+	}
+	return out
+}
+
+func runtimeDistribution(name string) bool {
+	return slices.Contains([]string{"pip", "setuptools", "wheel", normalizeDist(SDKDistribution)}, normalizeDist(name))
+}
+
+func sortedSet(list []string) []string {
+	set := map[string]bool{}
+	for _, s := range list {
+		set[s] = true
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+// finishChange ends a package change to dist: forgets the journal, keeps only the wheel keep,
+// applies edit to the installed-app records, saves them and rediscovers the apps.
+func (m *Manager) finishChange(ctx context.Context, dist, keep string, edit func()) error {
+	if err := m.endChange(); err != nil {
+		return err
+	}
+	m.pruneWheels(dist, keep)
+	m.installCount.Add(1)
+	m.listMu.Lock()
+	defer m.listMu.Unlock()
+	edit()
+	if err := writeJSONAtomic(m.path(installedFile), m.records); err != nil {
+		return fmt.Errorf("saving installed-app records: %w", err)
+	}
+	return m.refreshLocked(context.WithoutCancel(ctx))
+}
+
+var (
+	distSeparators = regexp.MustCompile(`[-_.]+`)
+	// requirementNamePattern is the distribution name at the start of a PEP 508 requirement.
+	requirementNamePattern = regexp.MustCompile(`^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)`)
+)
+
+// normalizeDist is the PEP 503 normalized form of a distribution name.
+func normalizeDist(name string) string {
+	return strings.ToLower(distSeparators.ReplaceAllString(name, "-"))
+}
+
+func requirementName(req string) string {
+	m := requirementNamePattern.FindStringSubmatch(req)
+	if m == nil {
+		return ""
+	}
+	return m[1]
+}
