@@ -117,8 +117,12 @@ func (m *Manager) startJob(command, target string, work func(context.Context, *J
 		job.setStatus(JobInProgress, nil)
 		apps, err := work(ctx, job)
 		if err != nil {
-			if errors.Is(context.Cause(ctx), ErrCancelled) && !errors.Is(err, ErrCancelled) {
-				err = fmt.Errorf("%w: %v", ErrCancelled, err)
+			if errors.Is(context.Cause(ctx), ErrCancelled) {
+				step := strings.TrimSuffix(err.Error(), ": "+ErrCancelled.Error())
+				if step == ErrCancelled.Error() {
+					step = "before the apps venv changed"
+				}
+				err = fmt.Errorf("%w (%s); the installed version, if any, is unchanged", ErrCancelled, step)
 			}
 			job.Logf("Job '%s %s' failed: %v", command, target, err)
 			m.log.Warn("job failed", "job", job.info.ID, "command", command, "target", target, "err", err)

@@ -47,14 +47,14 @@ func TestInstallCommand(t *testing.T) {
 	pip := py + " -I -m pip --disable-pip-version-check --no-input install --no-index --no-deps --force-reinstall"
 	for _, c := range []struct {
 		name string
-		venv Venv
+		venv *Venv
 		iso  bool
 		want string
 	}{
-		{"pip", Venv{Dir: "/venv", Source: Source{IndexURL: "https://u:secret@idx/simple", WheelDirs: []string{"/w"}}}, false, pip + " a.whl"},
-		{"throw-away", Venv{Dir: "/venv", NoCompile: true}, false, pip + " --no-compile a.whl"},
-		{"sdk", Venv{Dir: "/venv"}, true, pip + " --no-build-isolation a.whl"},
-		{"uv", Venv{Dir: "/venv", Source: Source{UV: "/usr/bin/uv", IndexURL: "https://idx/simple"}}, false,
+		{"pip", &Venv{Dir: "/venv", Source: Source{IndexURL: "https://u:secret@idx/simple", WheelDirs: []string{"/w"}}}, false, pip + " a.whl"},
+		{"throw-away", &Venv{Dir: "/venv", NoCompile: true}, false, pip + " --no-compile a.whl"},
+		{"sdk", &Venv{Dir: "/venv"}, true, pip + " --no-build-isolation a.whl"},
+		{"uv", &Venv{Dir: "/venv", Source: Source{UV: "/usr/bin/uv", IndexURL: "https://idx/simple"}}, false,
 			"/usr/bin/uv pip install --python " + py + " --no-index --no-deps --reinstall a.whl"},
 	} {
 		name, args := c.venv.installCommand(c.iso, "a.whl")
