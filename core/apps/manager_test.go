@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/robothub/robothub/core/apps"
@@ -264,43 +265,47 @@ func TestUnknownAppsAndJobs(t *testing.T) {
 	}
 }
 
+// TestRemoteSessionHoldsTheSlot runs in a synctest bubble: the TTL and the heartbeats are on its
+// clock, so the test neither waits nor depends on the machine's load.
 func TestRemoteSessionHoldsTheSlot(t *testing.T) {
-	m, err := apps.NewManager(apps.Config{DataDir: t.TempDir(), Toolchain: sharedVenv(), SDK: pysdk.Files, SessionTTL: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := m.OpenSession(apps.SessionRequest{PID: os.Getpid(), Local: true, Client: "notebook"})
-	if err != nil || s.Kind != "remote" {
-		t.Fatalf("open: %+v %v", s, err)
-	}
-	if slot := m.Slot(); slot.State != "remote_session" || slot.Holder != "notebook" {
-		t.Fatalf("slot %+v", slot)
-	}
-	if _, err := m.OpenSession(apps.SessionRequest{Client: "second"}); !errors.Is(err, fault.ErrRefused) ||
-		err.Error() != "The robot is in use by a remote SDK session (notebook)" {
-		t.Fatalf("second remote session: %v", err)
-	}
-	// Heartbeats keep it; silence expires it.
-	for range 3 {
-		time.Sleep(150 * time.Millisecond)
-		if _, err := m.Heartbeat(s.ID); err != nil {
-			t.Fatalf("heartbeat: %v", err)
+	synctest.Test(t, func(t *testing.T) {
+		m, err := apps.NewManager(apps.Config{DataDir: t.TempDir(), Toolchain: sharedVenv(), SDK: pysdk.Files, SessionTTL: 300 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	time.Sleep(400 * time.Millisecond)
-	if slot := m.Slot(); slot.State != "free" {
-		t.Fatalf("a session without heartbeats still holds the slot: %+v", slot)
-	}
-	if _, err := m.Heartbeat(s.ID); !errors.Is(err, fault.ErrNotFound) {
-		t.Fatalf("heartbeat on an expired session: %v", err)
-	}
-	s2, _ := m.OpenSession(apps.SessionRequest{Client: "again"})
-	if err := m.CloseSession(s2.ID); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.CloseSession(s2.ID); !errors.Is(err, fault.ErrNotFound) {
-		t.Fatalf("closing twice: %v", err)
-	}
+		s, err := m.OpenSession(apps.SessionRequest{PID: os.Getpid(), Local: true, Client: "notebook"})
+		if err != nil || s.Kind != "remote" {
+			t.Fatalf("open: %+v %v", s, err)
+		}
+		if slot := m.Slot(); slot.State != "remote_session" || slot.Holder != "notebook" {
+			t.Fatalf("slot %+v", slot)
+		}
+		if _, err := m.OpenSession(apps.SessionRequest{Client: "second"}); !errors.Is(err, fault.ErrRefused) ||
+			err.Error() != "The robot is in use by a remote SDK session (notebook)" {
+			t.Fatalf("second remote session: %v", err)
+		}
+		// Heartbeats keep it; silence expires it.
+		for range 3 {
+			time.Sleep(150 * time.Millisecond)
+			if _, err := m.Heartbeat(s.ID); err != nil {
+				t.Fatalf("heartbeat: %v", err)
+			}
+		}
+		time.Sleep(400 * time.Millisecond)
+		if slot := m.Slot(); slot.State != "free" {
+			t.Fatalf("a session without heartbeats still holds the slot: %+v", slot)
+		}
+		if _, err := m.Heartbeat(s.ID); !errors.Is(err, fault.ErrNotFound) {
+			t.Fatalf("heartbeat on an expired session: %v", err)
+		}
+		s2, _ := m.OpenSession(apps.SessionRequest{Client: "again"})
+		if err := m.CloseSession(s2.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.CloseSession(s2.ID); !errors.Is(err, fault.ErrNotFound) {
+			t.Fatalf("closing twice: %v", err)
+		}
+	})
 }
 
 func TestJobLogFollow(t *testing.T) {
