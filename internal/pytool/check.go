@@ -60,14 +60,14 @@ func (v *Venv) Check(ctx context.Context, pkg apps.Wheel, deps []apps.Wheel) err
 		for j, other := range layouts {
 			if j != i && other.dist != layouts[i].dist {
 				for _, c := range layouts[i].conflicts(other) {
-					found[c] = "also installed by " + wheels[j].Name + " " + wheels[j].Version + ", which this install brings in too"
+					setOnce(found, c, "also installed by "+wheels[j].Name+" "+wheels[j].Version+", which this install brings in too")
 				}
 			}
 		}
 		for _, other := range owners {
 			if other.dist != layouts[i].dist {
 				for _, c := range layouts[i].conflicts(other) {
-					found[c] = "owned by the installed " + other.dist
+					setOnce(found, c, "owned by the installed "+other.dist)
 				}
 			}
 		}
@@ -84,6 +84,13 @@ func (v *Venv) Check(ctx context.Context, pkg apps.Wheel, deps []apps.Wheel) err
 		return nil
 	}
 	return fmt.Errorf("%s; an app package and its dependencies may install only their own modules: rename or remove these", strings.Join(problems, "; "))
+}
+
+// setOnce keeps the first reason found for a file: the runtime's names say more than who owns them.
+func setOnce(found map[string]string, file, why string) {
+	if _, ok := found[file]; !ok {
+		found[file] = why
+	}
 }
 
 // shadowing returns what of one wheel's layout shadows the runtime or the standard library.
