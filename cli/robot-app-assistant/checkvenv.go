@@ -117,7 +117,8 @@ func checkInstall(ctx context.Context, e *env, opts checkOptions, r *checkReport
 		if opts.offline {
 			hint = "a robot started with --offline installs only from wheel directories: depend only on packages available as wheels in " + strings.Join(opts.wheelDirs, ", ")
 		}
-		r.fail("the dependencies "+strings.Join(reqs, ", ")+" could not be resolved from "+source+": "+apps.RedactText(err.Error())+"\n"+shown(&out), hint)
+		r.fail("pip could not install the package into a temporary venv from "+source+": its dependencies "+strings.Join(reqs, ", ")+
+			" could not be resolved: "+apps.RedactText(err.Error())+"\n"+shown(&out), hint)
 		return nil
 	}
 	if err := venv.Check(ctx, wheel, deps); err != nil {

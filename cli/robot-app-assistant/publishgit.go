@@ -37,7 +37,7 @@ var gitSafety = []string{
 }
 
 // driverKey matches a configuration key that names a program of a filter, diff or merge driver.
-var driverKey = regexp.MustCompile(`^(filter\.[^\n]+\.(clean|smudge|process)|diff\.[^\n]+\.(textconv|command)|merge\.[^\n]+\.driver)$`)
+var driverKey = regexp.MustCompile(`^(filter\.[^\n]+\.(clean|smudge|process|required)|diff\.[^\n]+\.(textconv|command)|merge\.[^\n]+\.driver)$`)
 
 // gitAuthEnv passes the token to git as an HTTP header for the hub's URLs only, through
 // GIT_CONFIG_* variables of the push alone: it is not on a command line (ps shows that) nor in a file.
@@ -105,7 +105,10 @@ func (g *gitRunner) neutralizeDrivers(ctx context.Context) error {
 		return err
 	}
 	for _, key := range strings.Split(out, "\n") {
-		if key = strings.TrimSpace(key); driverKey.MatchString(strings.ToLower(key)) {
+		switch key = strings.TrimSpace(key); {
+		case strings.HasSuffix(strings.ToLower(key), ".required") && driverKey.MatchString(strings.ToLower(key)):
+			g.drivers = append(g.drivers, "-c", key+"=false") // a required filter with no program fails
+		case driverKey.MatchString(strings.ToLower(key)):
 			g.drivers = append(g.drivers, "-c", key+"=")
 		}
 	}
