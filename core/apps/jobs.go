@@ -118,7 +118,7 @@ func (m *Manager) startJob(command, target string, work func(context.Context, *J
 		apps, err := work(ctx, job)
 		if err != nil {
 			if errors.Is(context.Cause(ctx), ErrCancelled) {
-				step := strings.TrimSuffix(err.Error(), ": "+ErrCancelled.Error())
+				step, _, _ := strings.Cut(err.Error(), ": "+ErrCancelled.Error())
 				if step == ErrCancelled.Error() {
 					step = "before the apps venv changed"
 				}
