@@ -185,10 +185,19 @@ func (l layout) conflicts(o layout) []string {
 }
 
 // Stdlib lists the standard library's top-level modules of the venv's Python (before Python 3.10:
-// the built-ins only), asked once.
+// the built-ins only), asked once it has answered.
 func (v *Venv) Stdlib(ctx context.Context) (map[string]bool, error) {
-	v.stdlibOnce.Do(func() { v.stdlib, v.stdlibErr = StdlibModules(ctx, v.Python()) })
-	return v.stdlib, v.stdlibErr
+	v.stdlibMu.Lock()
+	defer v.stdlibMu.Unlock()
+	if v.stdlib != nil {
+		return v.stdlib, nil
+	}
+	names, err := StdlibModules(ctx, v.Python())
+	if err != nil {
+		return nil, err // asked again next time: a cancelled job must not spoil every later check
+	}
+	v.stdlib = names
+	return names, nil
 }
 
 // StdlibModules lists python's standard-library modules (before Python 3.10: the built-ins only).

@@ -41,9 +41,8 @@ type Venv struct {
 	// NoCompile skips byte-compiling installed files (a throw-away venv).
 	NoCompile bool
 
-	stdlibOnce sync.Once
-	stdlib     map[string]bool
-	stdlibErr  error
+	stdlibMu sync.Mutex
+	stdlib   map[string]bool
 }
 
 var _ apps.Toolchain = (*Venv)(nil)
