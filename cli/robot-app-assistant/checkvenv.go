@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -83,10 +82,6 @@ func checkInstall(ctx context.Context, e *env, opts checkOptions, r *checkReport
 	if err := venv.Layer(baseSite); err != nil {
 		return err
 	}
-	src := filepath.Join(tmp, "src")
-	if err := apps.CopyPackage(src, r.dir); err != nil {
-		return fmt.Errorf("copying the package: %w", err)
-	}
 	shown := func(b *bytes.Buffer) string {
 		return apps.RedactText(tail(strings.ReplaceAll(b.String(), tmp, "<tmp>"), 8))
 	}
@@ -94,7 +89,7 @@ func checkInstall(ctx context.Context, e *env, opts checkOptions, r *checkReport
 	// The wheel, built as the robot builds it, and what it would install over the runtime: the
 	// daemon refuses such a package, so check says so first.
 	out.Reset()
-	wheel, err := venv.BuildWheel(ctx, &out, src, filepath.Join(tmp, "wheel"))
+	wheel, err := venv.BuildWheel(ctx, &out, r.dir, filepath.Join(tmp, "wheel"))
 	if err != nil {
 		r.fail("building the package into a wheel failed:\n"+shown(&out),
 			"run pip wheel --no-deps . in the package and fix the error; the robot builds it the same way")
@@ -106,7 +101,7 @@ func checkInstall(ctx context.Context, e *env, opts checkOptions, r *checkReport
 	}
 	var reqs []string
 	for _, q := range wheel.Requires {
-		if p, ok := pytool.ParseRequirement(q); !ok || p.Name != apps.SDKDistribution {
+		if pytool.RequirementName(q) != apps.SDKDistribution {
 			reqs = append(reqs, q)
 		}
 	}
@@ -225,7 +220,7 @@ func runProbe(ctx context.Context, e *env, dir, python, app string) (*probeResul
 // and robot_sdk at the version this program's daemon installs. It is built once per interpreter
 // and SDK version, in the cache directory.
 func ensureCheckBase(ctx context.Context, e *env, opts checkOptions, pythonExe string, bundled []string) (string, error) {
-	sdkVersion := apps.SDKVersion(version.String(), pysdk.Files)
+	sdkVersion := pytool.SDKVersion(version.String(), pysdk.Files)
 	sum := sha256.Sum256([]byte(pythonExe + "\x00" + opts.python + "\x00" + sdkVersion + "\x00" + strings.Join(opts.wheelDirs, "\x00")))
 	base := filepath.Join(opts.cacheDir, "check-base-"+hex.EncodeToString(sum[:])[:16])
 	if isFile(filepath.Join(base, "complete")) {
@@ -285,7 +280,7 @@ func ensureCheckBase(ctx context.Context, e *env, opts checkOptions, pythonExe s
 	}
 	args = append([]string{"-I", "-m", "pip"}, install...)
 	sdkDir := filepath.Join(tmp, "robot_sdk_src")
-	if err := writeSDK(sdkDir, sdkVersion); err != nil {
+	if err := pytool.WriteSDK(sdkDir, pysdk.Files, sdkVersion); err != nil {
 		return "", err
 	}
 	if out, err := runCommand(ctx, e, tmp, python, append(args, "--no-build-isolation", "--no-deps", sdkDir)...); err != nil {
@@ -298,33 +293,6 @@ func ensureCheckBase(ctx context.Context, e *env, opts checkOptions, pythonExe s
 		return "", fmt.Errorf("moving the base venv into place: %w", err)
 	}
 	return sitePackages(filepath.Join(base, "venv"))
-}
-
-var pyprojectVersion = regexp.MustCompile(`(?m)^version\s*=\s*"[^"]*"`)
-
-// writeSDK writes the embedded SDK's source into dir with its version set.
-func writeSDK(dir, sdkVersion string) error {
-	err := fs.WalkDir(pysdk.Files, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dir, filepath.FromSlash(p))
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := fs.ReadFile(pysdk.Files, p)
-		if err != nil {
-			return err
-		}
-		if p == "pyproject.toml" {
-			data = pyprojectVersion.ReplaceAll(data, []byte(`version = "`+sdkVersion+`"`))
-		}
-		return os.WriteFile(target, data, 0o644)
-	})
-	if err != nil {
-		return fmt.Errorf("writing the robot SDK: %w", err)
-	}
-	return nil
 }
 
 // sitePackages returns a venv's site-packages directory.

@@ -67,6 +67,7 @@ func indexManager(t testing.TB, venv *pytool.Venv, cfg apps.Config) *apps.Manage
 		venv.Source.WheelDirs = []string{"/usr/share/python-wheels"}
 	}
 	cfg.DataDir, cfg.Toolchain, cfg.SDK, cfg.StopTimeout = t.TempDir(), venv, pysdk.Files, 2*time.Second
+	venv.StateDir, cfg.SDKVersion = cfg.DataDir, pytool.SDKVersion("dev", pysdk.Files)
 	m, err := apps.NewManager(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -88,8 +88,7 @@ func (m *Manager) install(ctx context.Context, job *Job, src source, upgrade boo
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	srcDir := filepath.Join(tmp, "src")
-	revision, err := m.fetch(ctx, job, src, srcDir)
+	srcDir, revision, err := m.fetch(ctx, job, src, filepath.Join(tmp, "src"))
 	if err != nil {
 		return nil, err
 	}
@@ -142,12 +141,12 @@ func (m *Manager) install(ctx context.Context, job *Job, src source, upgrade boo
 	}
 
 	// From here the venv changes: a cancel is refused, and a daemon killed before endChange puts the
-	// previous version back at its next start (journal.go). pip undoes its own failures.
+	// previous version back at its next start (the toolchain's journal). pip undoes its own failures.
 	if err := job.beginVenvChange(); err != nil {
 		return nil, err
 	}
 	defer job.endVenvChange()
-	if err := m.beginChange(job, wheel.Name, wheel.Path, tmp); err != nil {
+	if err := m.py.BeginChange(job.ID(), wheel.Name, wheel.Path, tmp); err != nil {
 		return nil, err
 	}
 	files := make([]string, 0, len(deps)+1)
@@ -162,12 +161,9 @@ func (m *Manager) install(ctx context.Context, job *Job, src source, upgrade boo
 		return m.py.Install(ctx, job, append(files, wheel.Path)...)
 	})
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("%v; the installed version, if any, is unchanged", err), m.endChange())
+		return nil, errors.Join(fmt.Errorf("%v; the installed version, if any, is unchanged", err), m.py.EndChange(job, wheel.Name, "", true))
 	}
-	if err := m.keepWheel(wheel.Name, wheel.Path); err != nil {
-		job.Logf("Warning: keeping the wheel to restore this version after an interrupted install failed: %v", err)
-	}
-	err = m.finishChange(ctx, wheel.Name, wheel.Path, func() {
+	err = m.finishChange(ctx, job, wheel.Name, wheel.Path, func() {
 		var depsOf []string
 		for _, rec := range m.records {
 			if normalizeDist(rec.Package) == normalizeDist(wheel.Name) {
@@ -216,14 +212,12 @@ func (m *Manager) appsOf(w Wheel) ([]string, error) {
 	return names, nil
 }
 
-// fetch puts src's package into dir: a clone (returning its revision) or a copy.
-func (m *Manager) fetch(ctx context.Context, job *Job, src source, dir string) (string, error) {
+// fetch returns the directory of src's package: a local one as it is (the build copies it), or a
+// clone into dir, with its revision.
+func (m *Manager) fetch(ctx context.Context, job *Job, src source, dir string) (string, string, error) {
 	if src.kind == SourceLocal {
 		job.Logf("Copying %s", src.path)
-		if err := CopyPackage(dir, src.path); err != nil {
-			return "", fmt.Errorf("copying %s: %w", src.path, err)
-		}
-		return "", nil
+		return src.path, "", nil
 	}
 	job.Logf("Cloning %s", src.shown)
 	err := step(ctx, cloneDeadline, "cloning "+src.shown, func(ctx context.Context) error {
@@ -240,15 +234,15 @@ func (m *Manager) fetch(ctx context.Context, job *Job, src source, dir string) (
 		return nil
 	})
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	out, err := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "HEAD").Output()
 	if err != nil {
-		return "", fmt.Errorf("reading the cloned revision of %s: %w", src.shown, err)
+		return "", "", fmt.Errorf("reading the cloned revision of %s: %w", src.shown, err)
 	}
 	revision := strings.TrimSpace(string(out))
 	job.Logf("Cloned revision %s", revision)
-	return revision, nil
+	return dir, revision, nil
 }
 
 // gitEnv is the environment of git for a URL from outside: no prompt, the protocols that reach
@@ -278,17 +272,17 @@ func (m *Manager) remove(ctx context.Context, job *Job, info AppInfo) ([]string,
 		return nil, err
 	}
 	defer job.endVenvChange()
-	if err := m.beginChange(job, pkg, "", ""); err != nil {
+	if err := m.py.BeginChange(job.ID(), pkg, "", ""); err != nil {
 		return nil, err
 	}
 	err = step(context.WithoutCancel(ctx), changeDeadline, "uninstalling "+pkg, func(ctx context.Context) error {
 		return m.py.Uninstall(ctx, job, append([]string{pkg}, leaving...)...)
 	})
 	if err != nil {
-		return nil, errors.Join(err, m.endChange())
+		return nil, errors.Join(err, m.py.EndChange(job, pkg, "", true))
 	}
 	var removed []string
-	err = m.finishChange(ctx, pkg, "", func() {
+	err = m.finishChange(ctx, job, pkg, "", func() {
 		for _, a := range m.apps.Load().list {
 			if a.Extra.Package == pkg {
 				removed = append(removed, a.Name)
@@ -336,18 +330,14 @@ func (m *Manager) dependenciesLeaving(pkg string) ([]string, map[string][]string
 	if len(brought) == 0 {
 		return nil, nil, nil
 	}
-	dists, err := m.py.Installed()
-	if err != nil {
-		return nil, nil, fmt.Errorf("reading the distributions of the apps venv: %w", err)
-	}
-	installed := map[string]Distribution{}
-	for _, d := range dists {
-		installed[d.Name] = d
-	}
 	kept := map[string][]string{}
 	needed := map[string]bool{}
 	for other := range others {
-		for d := range closure(installed, other) {
+		needs, err := m.py.Needs(other)
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading the distributions of the apps venv: %w", err)
+		}
+		for d := range needs {
 			needed[d] = true
 			if brought[d] {
 				kept[other] = append(kept[other], d)
@@ -356,46 +346,12 @@ func (m *Manager) dependenciesLeaving(pkg string) ([]string, map[string][]string
 	}
 	var leaving []string
 	for d := range brought {
-		if _, ok := installed[d]; ok && !needed[d] && !runtimeDistribution(d) {
+		if m.py.InstalledVersion(d) != "" && !needed[d] && !runtimeDistribution(d) {
 			leaving = append(leaving, d)
 		}
 	}
 	slices.Sort(leaving)
 	return leaving, kept, nil
-}
-
-// closure is every installed distribution that root needs, directly or through others, with the
-// extras asked of each; a requirement's environment markers other than extras are not evaluated:
-// a requirement that does not apply here is not installed, so it is not followed.
-func closure(installed map[string]Distribution, root string) map[string]bool {
-	type node struct {
-		name   string
-		extras string
-	}
-	seen := map[node]bool{}
-	out := map[string]bool{}
-	queue := []node{{name: root}}
-	for len(queue) > 0 {
-		n := queue[0]
-		queue = queue[1:]
-		if seen[n] {
-			continue
-		}
-		seen[n] = true
-		d, ok := installed[n.name]
-		if !ok {
-			continue
-		}
-		if n.name != root {
-			out[n.name] = true
-		}
-		for _, r := range d.Requires {
-			if r.Extra == "" || slices.Contains(strings.Split(n.extras, ","), r.Extra) {
-				queue = append(queue, node{name: r.Name, extras: strings.Join(r.Extras, ",")})
-			}
-		}
-	}
-	return out
 }
 
 func runtimeDistribution(name string) bool {
@@ -412,11 +368,10 @@ func sortedSet(list []string) []string {
 
 // finishChange ends a package change to dist: forgets the journal, keeps only the wheel keep,
 // applies edit to the installed-app records, saves them and rediscovers the apps.
-func (m *Manager) finishChange(ctx context.Context, dist, keep string, edit func()) error {
-	if err := m.endChange(); err != nil {
+func (m *Manager) finishChange(ctx context.Context, job *Job, dist, keep string, edit func()) error {
+	if err := m.py.EndChange(job, dist, keep, false); err != nil {
 		return err
 	}
-	m.pruneWheels(dist, keep)
 	m.installCount.Add(1)
 	m.listMu.Lock()
 	defer m.listMu.Unlock()

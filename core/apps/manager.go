@@ -45,18 +45,18 @@ type Robot interface {
 
 // Config configures a Manager.
 type Config struct {
-	DataDir       string        // installed-app records, startup config, running-app file
-	Toolchain     Toolchain     // the apps venv and its packaging (internal/pytool)
-	HubToken      string        // reads private spaces of HubURL (install-private-space, their updates)
-	StopTimeout   time.Duration // default DefaultStopTimeout
-	SessionTTL    time.Duration // default DefaultSessionTTL
-	SDK           fs.FS         // the embedded Python SDK (pyproject.toml, robot_sdk/)
-	DaemonVersion string        // the SDK is installed at SDKVersion(DaemonVersion, SDK)
-	HubURL        string        // the hub whose spaces form the catalog; empty: no catalog
-	HTTPClient    *http.Client  // for the catalog
-	Robot         Robot         // may be nil (no pose reset, no startup app)
-	StartupApp    string        // the --startup-app flag; overrides the saved startup app
-	Log           *slog.Logger
+	DataDir     string        // installed-app records, startup config, running-app file
+	Toolchain   Toolchain     // the apps venv and its packaging (internal/pytool)
+	HubToken    string        // reads private spaces of HubURL (install-private-space, their updates)
+	StopTimeout time.Duration // default DefaultStopTimeout
+	SessionTTL  time.Duration // default DefaultSessionTTL
+	SDK         fs.FS         // the embedded Python SDK (pyproject.toml, robot_sdk/)
+	SDKVersion  string        // the version the SDK is installed at: pytool.SDKVersion of the daemon's
+	HubURL      string        // the hub whose spaces form the catalog; empty: no catalog
+	HTTPClient  *http.Client  // for the catalog
+	Robot       Robot         // may be nil (no pose reset, no startup app)
+	StartupApp  string        // the --startup-app flag; overrides the saved startup app
+	Log         *slog.Logger
 }
 
 // Manager runs the app lifecycle. Its methods are safe for concurrent use.
@@ -176,7 +176,7 @@ func (m *Manager) StopTimeout() time.Duration { return m.cfg.StopTimeout }
 func (m *Manager) VenvDir() string { return m.py.VenvDir() }
 
 // SDKVersion is the version of the SDK the manager installs.
-func (m *Manager) SDKVersion() string { return SDKVersion(m.cfg.DaemonVersion, m.cfg.SDK) }
+func (m *Manager) SDKVersion() string { return m.cfg.SDKVersion }
 
 // Prepare stops an app a previous daemon left running, creates the apps venv if missing, puts back
 // a package change a killed daemon left half done, installs the SDK, and discovers the apps.
@@ -193,7 +193,7 @@ func (m *Manager) Prepare(ctx context.Context) error {
 	if err := m.py.Ensure(ctx, w); err != nil {
 		return err
 	}
-	if err := m.recoverInterruptedChange(ctx, w); err != nil {
+	if err := m.py.Recover(ctx, w); err != nil {
 		// The daemon still serves, so that the app can be installed again; the journal stays
 		// for the next start.
 		m.log.Error("the apps venv could not be repaired", "err", err)

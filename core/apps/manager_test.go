@@ -32,12 +32,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// testVenv is a venv at dir whose packages come from Debian's wheels and pip's configuration.
-func testVenv(dir string) *pytool.Venv {
-	return &pytool.Venv{Dir: dir, Source: pytool.Source{WheelDirs: []string{"/usr/share/python-wheels"}}}
+// testVenv is a venv at dir whose packages come from Debian's wheels and pip's configuration, its
+// changes journaled in the manager's data directory state.
+func testVenv(dir, state string) *pytool.Venv {
+	return &pytool.Venv{Dir: dir, StateDir: state, Source: pytool.Source{WheelDirs: []string{"/usr/share/python-wheels"}}}
 }
-
-func sharedVenv() *pytool.Venv { return testVenv(venvDir) }
 
 func appDir(name string) string {
 	p, err := filepath.Abs(filepath.Join("testdata", "apps", name))
@@ -54,7 +53,7 @@ func newManager(t *testing.T, dataDir, version string) *apps.Manager {
 		dataDir = t.TempDir()
 	}
 	m, err := apps.NewManager(apps.Config{
-		DataDir: dataDir, Toolchain: sharedVenv(), SDK: pysdk.Files, DaemonVersion: version,
+		DataDir: dataDir, Toolchain: testVenv(venvDir, dataDir), SDK: pysdk.Files, SDKVersion: pytool.SDKVersion(version, pysdk.Files),
 		StopTimeout: 2 * time.Second,
 	})
 	if err != nil {
@@ -269,7 +268,8 @@ func TestUnknownAppsAndJobs(t *testing.T) {
 // clock, so the test neither waits nor depends on the machine's load.
 func TestRemoteSessionHoldsTheSlot(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m, err := apps.NewManager(apps.Config{DataDir: t.TempDir(), Toolchain: sharedVenv(), SDK: pysdk.Files, SessionTTL: 300 * time.Millisecond})
+		data := t.TempDir()
+		m, err := apps.NewManager(apps.Config{DataDir: data, Toolchain: testVenv(venvDir, data), SDK: pysdk.Files, SessionTTL: 300 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -347,7 +347,8 @@ func TestVenvWhoseCreationWasCutShortIsCompleted(t *testing.T) {
 	if out, err := exec.Command("python3", "-m", "venv", "--without-pip", venv).CombinedOutput(); err != nil {
 		t.Fatalf("python3 -m venv --without-pip: %v\n%s", err, out)
 	}
-	m, err := apps.NewManager(apps.Config{DataDir: t.TempDir(), Toolchain: testVenv(venv), SDK: pysdk.Files, DaemonVersion: "v1.0.0"})
+	data := t.TempDir()
+	m, err := apps.NewManager(apps.Config{DataDir: data, Toolchain: testVenv(venv, data), SDK: pysdk.Files, SDKVersion: pytool.SDKVersion("v1.0.0", pysdk.Files)})
 	if err != nil {
 		t.Fatal(err)
 	}

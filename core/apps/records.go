@@ -13,11 +13,9 @@ import (
 
 // Files the manager keeps in its data directory.
 const (
-	installedFile  = "installed-apps.json"  // where each installed app came from
-	startupFile    = "startup-app.json"     // the startup app chosen through the API
-	runningAppFile = "running-app.json"     // the app process running now, to find it after a crash
-	journalFile    = "install-journal.json" // an app package change under way (journal.go)
-	wheelsDir      = "wheels"               // the kept wheel of each installed package
+	installedFile  = "installed-apps.json" // where each installed app came from
+	startupFile    = "startup-app.json"    // the startup app chosen through the API
+	runningAppFile = "running-app.json"    // the app process running now, to find it after a crash
 )
 
 // installRecord is what the daemon remembers about an installed app beyond its entry point.

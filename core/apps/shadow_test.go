@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"github.com/robothub/robothub/core/apps"
+	"github.com/robothub/robothub/internal/pytool"
 )
 
 // shadowingCopy copies coop_app as version 1.1.0 with extra top-level modules and packages.
 func shadowingCopy(t *testing.T, modules, packages []string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "coop_app")
-	if err := apps.CopyPackage(dir, appDir("coop_app")); err != nil {
+	if err := pytool.CopyPackage(dir, appDir("coop_app")); err != nil {
 		t.Fatal(err)
 	}
 	py := filepath.Join(dir, "pyproject.toml")

@@ -1,7 +1,6 @@
 package apps
 
 import (
-	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -78,32 +77,6 @@ func parseSource(raw string) (source, error) {
 		u.Path = strings.TrimSuffix(u.Path, "/")
 	}
 	return source{shown: RedactURL(u.String()), kind: kind, cloneURL: u.String()}, nil
-}
-
-// CopyPackage copies the app package at src to dst without VCS data, build output, caches, venvs.
-func CopyPackage(dst, src string) error {
-	skip := map[string]bool{".git": true, "__pycache__": true, "build": true, "dist": true, ".venv": true, "venv": true, "node_modules": true}
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() && p != src && (skip[d.Name()] || strings.HasSuffix(d.Name(), ".egg-info")) {
-			return filepath.SkipDir
-		}
-		target := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(target, 0o755)
-		case d.Type().IsRegular():
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(target, data, 0o644)
-		}
-		return nil // symlinks and special files are not part of a package
-	})
 }
 
 func isPackage(dir string) bool {

@@ -3,6 +3,7 @@ package apps
 import (
 	"context"
 	"io"
+	"io/fs"
 )
 
 // Toolchain is the Python packaging of the apps venv that the manager drives: creating the venv,
@@ -19,13 +20,14 @@ type Toolchain interface {
 	Stamp() string
 	// InstalledVersion is the version of distribution dist in the venv itself ("" if none).
 	InstalledVersion(dist string) string
-	// Installed lists the distributions of the venv itself (not the system's).
-	Installed() ([]Distribution, error)
+	// Needs lists (normalized) the distributions of the venv that the installed distribution dist
+	// needs, directly or through others.
+	Needs(dist string) (map[string]bool, error)
 	// EntryPoints lists the entry points of group across what the venv's Python sees.
 	EntryPoints(ctx context.Context, group string) ([]InstalledEntryPoint, error)
-	// InstallSource installs the package source in dir (no dependencies, no index), replacing
-	// what is installed: the embedded SDK.
-	InstallSource(ctx context.Context, log io.Writer, dir string) error
+	// InstallSDK installs the embedded SDK (pyproject.toml, robot_sdk/) at version, replacing
+	// what is installed; no dependencies, no index.
+	InstallSDK(ctx context.Context, log io.Writer, sdk fs.FS, version string) error
 	// BuildWheel builds the package source in srcDir into a wheel in outDir, offline, and reads it.
 	BuildWheel(ctx context.Context, log io.Writer, srcDir, outDir string) (Wheel, error)
 	// Resolve resolves requirements against the venv and downloads (building where needed) into
@@ -39,9 +41,13 @@ type Toolchain interface {
 	Install(ctx context.Context, log io.Writer, wheels ...string) error
 	// Uninstall removes distributions from the venv.
 	Uninstall(ctx context.Context, log io.Writer, dists ...string) error
-	// Repair removes what an installer killed halfway left: its backup directories, and the files of
-	// wheel ("" for none), which was being installed.
-	Repair(wheel string) error
+	// BeginChange journals, before anything changes, a change by job of distribution dist to
+	// newWheel ("" for a removal); EndChange forgets it, keeping the wheel keep to put back after
+	// a later interrupted change (abandoned: the change failed and was undone). Recover, at start,
+	// puts back what a change that a killed daemon left half done had replaced.
+	BeginChange(job, dist, newWheel, tempDir string) error
+	EndChange(log io.Writer, dist, keep string, abandoned bool) error
+	Recover(ctx context.Context, log io.Writer) error
 }
 
 // Wheel is a built or downloaded wheel file and what its metadata says.
@@ -63,21 +69,6 @@ type EntryPoint struct {
 type InstalledEntryPoint struct {
 	EntryPoint
 	Dist, Version, Summary, File string
-}
-
-// Distribution is an installed distribution and its requirements.
-type Distribution struct {
-	Name     string // normalized (PEP 503)
-	Version  string
-	Requires []Requirement
-}
-
-// Requirement is one Requires-Dist entry of a distribution: the distribution it names (normalized),
-// the extras it asks of it, and the extra of its own it applies with ("" when always).
-type Requirement struct {
-	Name   string
-	Extras []string
-	Extra  string
 }
 
 // Resolution asks for requirements to be resolved against the venv.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -88,39 +87,9 @@ func (v *Venv) Install(ctx context.Context, log io.Writer, wheels ...string) err
 	return v.runInstaller(ctx, log, nil, name, args...)
 }
 
-// InstallSource installs the package source in dir with the venv's setuptools, without its
-// dependencies and without an index, replacing what is installed.
-func (v *Venv) InstallSource(ctx context.Context, log io.Writer, dir string) error {
-	name, args := v.installCommand(true, dir)
-	return v.runInstaller(ctx, log, nil, name, args...)
-}
-
 // Uninstall removes distributions from the venv.
 func (v *Venv) Uninstall(ctx context.Context, log io.Writer, dists ...string) error {
 	return v.runInstaller(ctx, log, nil, v.Python(), v.pip("uninstall", append([]string{"--yes"}, dists...)...)...)
-}
-
-// Repair removes what an installer killed halfway left in site-packages: pip's backup directories
-// (named ~<name>; only pip makes them) and, since pip writes a package's record last, the files of
-// wheel ("" for none), which only the wheel itself lists.
-func (v *Venv) Repair(wheel string) error {
-	site, err := v.SitePackages()
-	if err != nil {
-		return err
-	}
-	leftovers, _ := filepath.Glob(filepath.Join(site, "~*"))
-	for _, p := range leftovers {
-		_ = os.RemoveAll(p)
-	}
-	if wheel == "" || !exists(wheel) {
-		return nil
-	}
-	files, err := wheelFiles(wheel)
-	if err != nil {
-		return err
-	}
-	removeFiles(site, files)
-	return nil
 }
 
 // installerMessage picks pip's "ERROR:" lines, else uv's report (from "×" on), else the last lines.

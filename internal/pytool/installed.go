@@ -8,20 +8,67 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/robothub/robothub/core/apps"
 )
 
-// Installed lists the distributions of the venv itself (its site-packages' .dist-info
-// directories), with their requirements.
-func (v *Venv) Installed() ([]apps.Distribution, error) {
+// distribution is an installed distribution and its requirements.
+type distribution struct {
+	name, version string
+	requires      []requirement
+}
+
+// requirement is one Requires-Dist entry: the distribution it names (normalized), the extras it
+// asks of it, and the extra of its own it applies with ("" when always).
+type requirement struct {
+	name   string
+	extras []string
+	extra  string
+}
+
+// Needs lists the distributions of the venv that dist needs, directly or through others, with the
+// extras asked of each. Environment markers other than extras are not evaluated: a requirement
+// that does not apply here is not installed, so it is not followed.
+func (v *Venv) Needs(dist string) (map[string]bool, error) {
+	dists, err := v.installed()
+	if err != nil {
+		return nil, err
+	}
+	type node struct{ name, extras string }
+	root := Normalize(dist)
+	seen, out := map[node]bool{}, map[string]bool{}
+	queue := []node{{name: root}}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		d, ok := dists[n.name]
+		if seen[n] || !ok {
+			continue
+		}
+		seen[n] = true
+		if n.name != root {
+			out[n.name] = true
+		}
+		for _, r := range d.requires {
+			if r.extra == "" || slices.Contains(strings.Split(n.extras, ","), r.extra) {
+				queue = append(queue, node{name: r.name, extras: strings.Join(r.extras, ",")})
+			}
+		}
+	}
+	return out, nil
+}
+
+// installed reads the distributions of the venv itself (its site-packages' .dist-info
+// directories), with their requirements, by normalized name.
+func (v *Venv) installed() (map[string]distribution, error) {
 	infos, err := v.distInfos()
 	if err != nil {
 		return nil, err
 	}
-	var out []apps.Distribution
+	out := map[string]distribution{}
 	for _, dir := range infos {
 		data, err := os.ReadFile(filepath.Join(dir, "METADATA"))
 		if err != nil {
@@ -31,13 +78,13 @@ func (v *Venv) Installed() ([]apps.Distribution, error) {
 		if err != nil || m.Name == "" {
 			continue
 		}
-		d := apps.Distribution{Name: Normalize(m.Name), Version: m.Version}
+		d := distribution{name: Normalize(m.Name), version: m.Version}
 		for _, r := range m.AllRequires {
-			if req, ok := ParseRequirement(r); ok {
-				d.Requires = append(d.Requires, req)
+			if req, ok := parseRequirement(r); ok {
+				d.requires = append(d.requires, req)
 			}
 		}
-		out = append(out, d)
+		out[d.name] = d
 	}
 	return out, nil
 }
@@ -78,20 +125,26 @@ var (
 	directReference    = regexp.MustCompile(`^[^;]*@`)
 )
 
-// ParseRequirement reads the name, the extras and the extra marker of a PEP 508 requirement.
-func ParseRequirement(s string) (apps.Requirement, bool) {
+// RequirementName is the normalized name of the distribution a PEP 508 requirement names ("" if none).
+func RequirementName(s string) string {
+	r, _ := parseRequirement(s)
+	return r.name
+}
+
+// parseRequirement reads the name, the extras and the extra marker of a PEP 508 requirement.
+func parseRequirement(s string) (requirement, bool) {
 	m := requirementPattern.FindStringSubmatch(s)
 	if m == nil {
-		return apps.Requirement{}, false
+		return requirement{}, false
 	}
-	r := apps.Requirement{Name: Normalize(m[1])}
+	r := requirement{name: Normalize(m[1])}
 	for _, e := range strings.Split(m[2], ",") {
 		if e = strings.TrimSpace(e); e != "" {
-			r.Extras = append(r.Extras, Normalize(e))
+			r.extras = append(r.extras, Normalize(e))
 		}
 	}
 	if em := extraMarker.FindStringSubmatch(s); em != nil {
-		r.Extra = Normalize(em[1])
+		r.extra = Normalize(em[1])
 	}
 	return r, true
 }

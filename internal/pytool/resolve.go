@@ -97,7 +97,7 @@ func (v *Venv) Resolve(ctx context.Context, log io.Writer, req apps.Resolution) 
 		// so that what the system provides stays the system's; hold the rest where the first run put it.
 		var upgrade []string
 		for _, r := range req.Requirements {
-			if p, ok := ParseRequirement(r); ok && v.InstalledVersion(p.Name) != "" {
+			if name := RequirementName(r); name != "" && v.InstalledVersion(name) != "" {
 				upgrade = append(upgrade, r)
 			}
 		}
@@ -107,8 +107,7 @@ func (v *Venv) Resolve(ctx context.Context, log io.Writer, req apps.Resolution) 
 				held[name] = p.version
 			}
 			for _, r := range upgrade {
-				p, _ := ParseRequirement(r)
-				delete(held, p.Name)
+				delete(held, RequirementName(r))
 			}
 			newer, err := v.dryRun(ctx, log, req.Dir, "upgrade", upgrade, held, true)
 			if err != nil {

@@ -40,6 +40,9 @@ type Venv struct {
 	ResolveEnv []string
 	// NoCompile skips byte-compiling installed files (a throw-away venv).
 	NoCompile bool
+	// StateDir holds the journal of a package change under way and the kept wheel of each
+	// package changed through BeginChange (journal.go): the daemon's data directory.
+	StateDir string
 
 	stdlibMu sync.Mutex
 	stdlib   map[string]bool

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"net/textproto"
 	"os"
@@ -28,9 +29,14 @@ import (
 const maxMetadataFile = 1 << 20
 
 // BuildWheel builds the package source in srcDir into a wheel in outDir with the venv's
-// setuptools, offline and without its dependencies, and reads it.
+// setuptools, offline and without its dependencies, and reads it. The build runs on a copy in
+// outDir (builds write build/ and *.egg-info into their source).
 func (v *Venv) BuildWheel(ctx context.Context, log io.Writer, srcDir, outDir string) (apps.Wheel, error) {
-	args := append(append(v.pip("wheel", "--no-index", "--no-deps", "--no-build-isolation", "--wheel-dir", outDir), v.Source.findLinks()...), srcDir)
+	work := filepath.Join(outDir, "src")
+	if err := CopyPackage(work, srcDir); err != nil {
+		return apps.Wheel{}, fmt.Errorf("copying the package: %w", err)
+	}
+	args := append(append(v.pip("wheel", "--no-index", "--no-deps", "--no-build-isolation", "--wheel-dir", outDir), v.Source.findLinks()...), work)
 	if err := v.runInstaller(ctx, log, nil, v.Python(), args...); err != nil {
 		return apps.Wheel{}, fmt.Errorf("building the package failed (pip wheel: %w)", err)
 	}
@@ -286,4 +292,30 @@ var distSeparators = regexp.MustCompile(`[-_.]+`)
 // Normalize is the PEP 503 normalized form of a distribution name.
 func Normalize(name string) string {
 	return strings.ToLower(distSeparators.ReplaceAllString(name, "-"))
+}
+
+// CopyPackage copies the package source at src to dst without VCS data, build output, caches, venvs.
+func CopyPackage(dst, src string) error {
+	skip := map[string]bool{".git": true, "__pycache__": true, "build": true, "dist": true, ".venv": true, "venv": true, "node_modules": true}
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() && p != src && (skip[d.Name()] || strings.HasSuffix(d.Name(), ".egg-info")) {
+			return filepath.SkipDir
+		}
+		target := filepath.Join(dst, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(target, 0o755)
+		case d.Type().IsRegular():
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(target, data, 0o644)
+		}
+		return nil // symlinks and special files are not part of a package
+	})
 }

@@ -26,13 +26,13 @@ func TestParseEntryPointsAndMetadata(t *testing.T) {
 }
 
 func TestParseRequirement(t *testing.T) {
-	for in, want := range map[string]apps.Requirement{
-		`Dep_X.y>=1.1; python_version >= "3"`: {Name: "dep-x-y"},
-		`pkg[Fast, io] @ https://h/x.whl`:     {Name: "pkg", Extras: []string{"fast", "io"}},
-		`pytest ; extra == "Test"`:            {Name: "pytest", Extra: "test"},
+	for in, want := range map[string]requirement{
+		`Dep_X.y>=1.1; python_version >= "3"`: {name: "dep-x-y"},
+		`pkg[Fast, io] @ https://h/x.whl`:     {name: "pkg", extras: []string{"fast", "io"}},
+		`pytest ; extra == "Test"`:            {name: "pytest", extra: "test"},
 	} {
-		if got, ok := ParseRequirement(in); !ok || !reflect.DeepEqual(got, want) {
-			t.Errorf("ParseRequirement(%q) = %+v %v, want %+v", in, got, ok, want)
+		if got, ok := parseRequirement(in); !ok || !reflect.DeepEqual(got, want) {
+			t.Errorf("parseRequirement(%q) = %+v %v, want %+v", in, got, ok, want)
 		}
 	}
 	if !isDirectReference("pkg @ https://h/x.whl") || isDirectReference(`pkg; python_version >= "3"`) || isDirectReference("pkg>=1") {
