@@ -61,12 +61,13 @@ func writeJSONAtomic(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(path, append(data, '\n'))
+	return WriteFileAtomic(path, append(data, '\n'))
 }
 
-// writeFileAtomic replaces path with data so that a crash leaves either the old or the new file,
-// never a torn one: write a temporary file, sync it, rename it over, sync the directory.
-func writeFileAtomic(path string, data []byte) error {
+// WriteFileAtomic replaces path with data so that a crash leaves either the old or the new file,
+// never a torn one: write a temporary file, sync it, rename it over, sync the directory. The
+// daemon's state files and the toolchain's journal are written this way.
+func WriteFileAtomic(path string, data []byte) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/robothub/robothub/core/apps"
 )
 
 // Files of a venv's StateDir.
@@ -42,7 +44,7 @@ func (v *Venv) BeginChange(job, dist, newWheel, tempDir string) error {
 	}
 	data, err := json.MarshalIndent(j, "", "  ")
 	if err == nil {
-		err = writeFileAtomic(filepath.Join(v.StateDir, journalFile), append(data, '\n'))
+		err = apps.WriteFileAtomic(filepath.Join(v.StateDir, journalFile), append(data, '\n'))
 	}
 	if err != nil {
 		return fmt.Errorf("writing the install journal: %w", err)
@@ -168,32 +170,5 @@ func (v *Venv) keepWheel(dist, wheel string) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(v.wheelDir(dist), filepath.Base(wheel)), data)
-}
-
-// writeFileAtomic replaces path with data so that a crash leaves the old file or the new one:
-// a temporary file, synced, renamed over, the directory synced.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err = tmp.Write(data); err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		return err
-	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		defer d.Close()
-		return d.Sync()
-	}
-	return nil
+	return apps.WriteFileAtomic(filepath.Join(v.wheelDir(dist), filepath.Base(wheel)), data)
 }
