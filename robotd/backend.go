@@ -9,7 +9,7 @@ import (
 
 	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/internal/busemu"
-	"github.com/robothub/robothub/internal/dynamixel"
+	"github.com/robothub/robothub/internal/hardware/dynamixel"
 	"github.com/robothub/robothub/internal/hwconfig"
 )
 

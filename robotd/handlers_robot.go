@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/robot"
-	"github.com/robothub/robothub/internal/dynamixel"
+	"github.com/robothub/robothub/internal/hardware/dynamixel"
 )
 
 // MaxStreamFrequency is the highest state stream rate, in Hz.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/robot/kinematics"
-	"github.com/robothub/robothub/internal/dynamixel"
+	"github.com/robothub/robothub/internal/hardware/dynamixel"
 )
 
 // HardwarePeriod is the period of the hardware control loop: each tick sends the goals of every

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/robothub/robothub/internal/dynamixel"
+	"github.com/robothub/robothub/internal/hardware/dynamixel"
 )
 
 // Validator is implemented by backends that refuse targets they cannot reach (the hardware: a

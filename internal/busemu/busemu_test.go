@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/internal/busemu"
-	"github.com/robothub/robothub/internal/dynamixel"
+	"github.com/robothub/robothub/internal/hardware/dynamixel"
 )
 
 // The emulator answers as XL330s do, through a real serial port opened on its pty.

@@ -13,7 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/robothub/robothub/core/robot"
-	"github.com/robothub/robothub/internal/dynamixel"
+	"github.com/robothub/robothub/internal/hardware/dynamixel"
 )
 
 //go:embed hardware.yaml
