@@ -13,6 +13,7 @@ import (
 
 	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/internal/busemu"
+	"github.com/robothub/robothub/internal/hardware"
 )
 
 // cpuSeconds is the user and system CPU time a process has used so far.
@@ -75,11 +76,11 @@ func BenchmarkHardwareDaemonCPU(b *testing.B) {
 		return (cpuSeconds(b, cmd.Process.Pid) - before) / time.Since(t0).Seconds() * 100
 	}
 	for b.Loop() {
-		rest, err := busemu.RestingAt(nil, robot.SleepPose)
+		rest, err := busemu.RestingAt(hardware.DefaultConfig(), robot.SleepPose)
 		if err != nil {
 			b.Fatal(err)
 		}
-		emu, err := busemu.Start(busemu.Options{Rest: rest, Dir: b.TempDir(), Latency: 150 * time.Microsecond})
+		emu, err := busemu.Start(busemu.Options{Config: hardware.DefaultConfig(), Rest: rest, Dir: b.TempDir(), Latency: 150 * time.Microsecond})
 		if err != nil {
 			b.Fatal(err)
 		}

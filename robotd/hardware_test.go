@@ -12,6 +12,7 @@ import (
 
 	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/internal/busemu"
+	"github.com/robothub/robothub/internal/hardware"
 	"github.com/robothub/robothub/robotd"
 )
 
@@ -205,11 +206,11 @@ func TestEmulatedBusAnswersLikeTheSimulation(t *testing.T) {
 // The daemon on a serial port, as on the robot (no --sim): a motor that goes silent and a cable
 // pulled out and plugged back are reported and survived.
 func TestDaemonSurvivesASilentMotorAndAnUnpluggedPort(t *testing.T) {
-	rest, err := busemu.RestingAt(nil, robot.SleepPose)
+	rest, err := busemu.RestingAt(hardware.DefaultConfig(), robot.SleepPose)
 	if err != nil {
 		t.Fatal(err)
 	}
-	emu, err := busemu.Start(busemu.Options{Rest: rest, Dir: t.TempDir(), Latency: 150 * time.Microsecond})
+	emu, err := busemu.Start(busemu.Options{Config: hardware.DefaultConfig(), Rest: rest, Dir: t.TempDir(), Latency: 150 * time.Microsecond})
 	if err != nil {
 		t.Fatal(err)
 	}

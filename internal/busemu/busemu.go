@@ -24,12 +24,12 @@ import (
 	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/core/robot/kinematics"
 	"github.com/robothub/robothub/internal/hardware/dynamixel"
-	"github.com/robothub/robothub/internal/hwconfig"
 )
 
 // Options configure Start.
 type Options struct {
-	// Config gives the motors' ids, homing offsets and limits (nil: the robot's default).
+	// Config gives the motors' ids, homing offsets and limits (hardware.DefaultConfig is the
+	// robot's); required.
 	Config *dynamixel.Config
 	// Rest is where the motors are at start, in ticks by id (default 2048: every joint at 0).
 	Rest map[byte]int32
@@ -95,7 +95,7 @@ type Bus struct {
 // Start creates the motors and plugs the bus in.
 func Start(opts Options) (*Bus, error) {
 	if opts.Config == nil {
-		opts.Config = hwconfig.Default()
+		return nil, errors.New("busemu: Options.Config is required: the motors to emulate")
 	}
 	if opts.Speed <= 0 {
 		opts.Speed = 6000
@@ -413,9 +413,6 @@ func (b *Bus) write(m *motor, addr uint16, data []byte) dynamixel.DeviceError {
 // RestingAt returns the motors' positions, by id, that put the robot in pose j: where Options.Rest
 // starts them (the sleep pose, for a robot that was switched off).
 func RestingAt(cfg *dynamixel.Config, j robot.Joints) (map[byte]int32, error) {
-	if cfg == nil {
-		cfg = hwconfig.Default()
-	}
 	legs, err := kinematics.Default.Inverse(kinematics.Pose(j.Head), j.BodyYaw)
 	if err != nil {
 		return nil, err

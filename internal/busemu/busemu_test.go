@@ -6,12 +6,13 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/internal/busemu"
+	"github.com/robothub/robothub/internal/hardware"
 	"github.com/robothub/robothub/internal/hardware/dynamixel"
 )
 
 // The emulator answers as XL330s do, through a real serial port opened on its pty.
 func TestEmulatedMotorsBehaveLikeXL330s(t *testing.T) {
-	emu, err := busemu.Start(busemu.Options{Dir: t.TempDir(), Rest: map[byte]int32{11: 2300}})
+	emu, err := busemu.Start(busemu.Options{Config: hardware.DefaultConfig(), Dir: t.TempDir(), Rest: map[byte]int32{11: 2300}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -251,46 +250,4 @@ func (m *Motor) Record(r SyncResult, now time.Time) (silenced bool) {
 		}
 	}
 	return false
-}
-
-// MotorHealth is a motor's state as the reads last saw it, for a status report.
-type MotorHealth struct {
-	Name  string `json:"name"`
-	ID    int    `json:"id"`
-	State string `json:"state"` // ok, silent, hardware_error, or unknown before its first answer
-	// Error says what is wrong, for a person: null when the motor is fine.
-	Error          *string    `json:"error"`
-	HardwareErrors []string   `json:"hardware_errors"`
-	Position       *float64   `json:"position"` // radians, last read
-	LastSeen       *time.Time `json:"last_seen"`
-}
-
-// Health reports m's state; every motor's is unknown while the bus is not connected.
-func (m *Motor) Health(connected bool) MotorHealth {
-	mh := MotorHealth{Name: m.Name, ID: int(m.ID), State: "ok", HardwareErrors: append([]string{}, m.HardwareErrors...)}
-	if m.Seen {
-		pos, seen := Radians(m.Present), m.LastSeen
-		mh.Position, mh.LastSeen = &pos, &seen
-	}
-	var msg string
-	switch {
-	case m.Silent && !m.Seen:
-		mh.State, msg = "silent", "has not answered since the daemon started"
-	case m.Silent:
-		mh.State, msg = "silent", "stopped answering at "+m.LastSeen.UTC().Format(time.RFC3339)
-	case !m.Seen:
-		mh.State = "unknown"
-	case m.Alert:
-		mh.State, msg = "hardware_error", "reports a hardware error"
-		if len(m.HardwareErrors) > 0 {
-			msg = "reports: " + strings.Join(m.HardwareErrors, ", ")
-		}
-	}
-	if !connected {
-		mh.State, msg = "unknown", "the motor bus is not connected"
-	}
-	if msg != "" {
-		mh.Error = &msg
-	}
-	return mh
 }

@@ -4,9 +4,9 @@
 // and the motors of a bus: their config, their setup (Bus.SetUp), the sync reads and writes a
 // control loop drives them with, and their health as those reads see it (Motor).
 //
-// It lives in internal/, not core/: a motor vendor's wire protocol is not the robot domain, only a
-// way core/robot's hardware backend reaches the motors (and internal/busemu emulates them). Nobody
-// outside this module needs it, and core/ keeps only what the domain is made of.
+// It lives in internal/hardware, not core/: a motor vendor's wire protocol is not the robot domain,
+// only the way the hardware backend (internal/hardware) reaches the motors. Nobody outside this
+// module needs it, and core/ keeps only what the domain is made of.
 package dynamixel
 
 import (

@@ -1,4 +1,4 @@
-package robot_test
+package hardware_test
 
 import (
 	"errors"
@@ -10,25 +10,25 @@ import (
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/internal/busemu"
+	"github.com/robothub/robothub/internal/hardware"
 	"github.com/robothub/robothub/internal/hardware/dynamixel"
-	"github.com/robothub/robothub/internal/hwconfig"
 )
 
 // onBus starts an emulated bus with the robot asleep on it, and a Robot on the hardware backend.
-func onBus(t *testing.T) (*robot.Robot, *robot.Hardware, *busemu.Bus) {
+func onBus(t *testing.T) (*robot.Robot, *hardware.Hardware, *busemu.Bus) {
 	t.Helper()
-	rest, err := busemu.RestingAt(nil, robot.SleepPose)
+	rest, err := busemu.RestingAt(hardware.DefaultConfig(), robot.SleepPose)
 	if err != nil {
 		t.Fatal(err)
 	}
-	emu, err := busemu.Start(busemu.Options{Rest: rest, Dir: t.TempDir(), Latency: 50 * time.Microsecond})
+	emu, err := busemu.Start(busemu.Options{Config: hardware.DefaultConfig(), Rest: rest, Dir: t.TempDir(), Latency: 50 * time.Microsecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { emu.Close() })
 	// The emulator shares this machine's CPU with the test (and, under go test ./..., with other
 	// packages' tests): give it time to answer, or a loaded machine reads a motor as silent.
-	hw, err := robot.NewHardware(robot.HardwareOptions{Port: emu.Path(), Config: hwconfig.Default(), Timeout: 50 * time.Millisecond})
+	hw, err := hardware.New(hardware.Options{Port: emu.Path(), Config: hardware.DefaultConfig(), Timeout: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,17 +50,17 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting until %s", what)
 		}
-		time.Sleep(robot.HardwarePeriod)
+		time.Sleep(hardware.Period)
 	}
 }
 
-func motor(s robot.HardwareStatus, name string) dynamixel.MotorHealth {
+func motor(s robot.HardwareStatus, name string) robot.MotorHealth {
 	for _, m := range s.Motors {
 		if m.Name == name {
 			return m
 		}
 	}
-	return dynamixel.MotorHealth{}
+	return robot.MotorHealth{}
 }
 
 func TestHardwareWakesAndFollowsAGoto(t *testing.T) {
@@ -200,7 +200,7 @@ func TestHardwareReopensAnUnpluggedPort(t *testing.T) {
 }
 
 func TestHardwareGravityCompensationYieldsToAHand(t *testing.T) {
-	r, _, emu := onBus(t)
+	r, hw, emu := onBus(t)
 	<-r.WakeUp().Done()
 	if err := r.SetMotorMode(robot.MotorsGravityCompensation); err != nil {
 		t.Fatal(err)
@@ -210,7 +210,8 @@ func TestHardwareGravityCompensationYieldsToAHand(t *testing.T) {
 	})
 	start := emu.Position(18)
 	emu.Push(18, 300) // a hand turns the left antenna by 26°
-	time.Sleep(10 * robot.HardwarePeriod)
+	ticks := hw.Status().ControlLoop.Ticks
+	waitFor(t, 5*time.Second, "ten control-loop ticks", func() bool { return hw.Status().ControlLoop.Ticks >= ticks+10 })
 	// It may give back a little before the loop sees the push, not the whole of it.
 	if got := emu.Position(18); got-start < 200 {
 		t.Errorf("pushed antenna at %d, want it to stay about where the hand left it (%d)", got, start+300)
@@ -252,7 +253,7 @@ func TestHardwareSwitchesSingleMotors(t *testing.T) {
 }
 
 func TestHardwareNeedsMotors(t *testing.T) {
-	emu, err := busemu.Start(busemu.Options{Dir: t.TempDir()})
+	emu, err := busemu.Start(busemu.Options{Config: hardware.DefaultConfig(), Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,11 +261,11 @@ func TestHardwareNeedsMotors(t *testing.T) {
 	for id := byte(10); id <= 18; id++ {
 		emu.SetSilent(id, true)
 	}
-	_, err = robot.NewHardware(robot.HardwareOptions{Port: emu.Path(), Config: hwconfig.Default()})
+	_, err = hardware.New(hardware.Options{Port: emu.Path(), Config: hardware.DefaultConfig()})
 	if err == nil || !strings.Contains(err.Error(), "no motor answered on "+emu.Path()) {
 		t.Fatalf("err = %v, want no motor answered", err)
 	}
-	_, err = robot.NewHardware(robot.HardwareOptions{Port: t.TempDir() + "/ttyNone", Config: hwconfig.Default()})
+	_, err = hardware.New(hardware.Options{Port: t.TempDir() + "/ttyNone", Config: hardware.DefaultConfig()})
 	if err == nil || !strings.Contains(err.Error(), "ttyNone") {
 		t.Fatalf("err = %v, want the port named", err)
 	}

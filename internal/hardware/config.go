@@ -1,8 +1,8 @@
-// Package hwconfig reads the hardware config of the robot's motor bus: a YAML file in the
-// vendor's schema (serial.baudrate, then per motor its id, homing offset, position limits,
-// operating mode and PID gains). The robot's own is embedded; robot-daemon --hardware-config
-// replaces it.
-package hwconfig
+package hardware
+
+// The hardware config of the robot's motor bus: a YAML file in the vendor's schema
+// (serial.baudrate, then per motor its id, homing offset, position limits, operating mode and PID
+// gains). The robot's own is embedded; robot-daemon --hardware-config replaces it.
 
 import (
 	"bytes"
@@ -19,30 +19,30 @@ import (
 //go:embed hardware.yaml
 var defaultYAML []byte
 
-// Default is the robot's motor bus as built.
-func Default() *dynamixel.Config {
-	c, err := Parse(defaultYAML)
+// DefaultConfig is the robot's motor bus as built.
+func DefaultConfig() *dynamixel.Config {
+	c, err := ParseConfig(defaultYAML)
 	if err != nil {
-		panic("hwconfig: embedded hardware.yaml: " + err.Error())
+		panic("hardware: embedded hardware.yaml: " + err.Error())
 	}
 	return c
 }
 
-// Load reads a hardware config file.
-func Load(path string) (*dynamixel.Config, error) {
+// LoadConfig reads a hardware config file.
+func LoadConfig(path string) (*dynamixel.Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("hardware config: %w", err)
 	}
-	c, err := Parse(data)
+	c, err := ParseConfig(data)
 	if err != nil {
 		return nil, fmt.Errorf("hardware config %s: %w", path, err)
 	}
 	return c, nil
 }
 
-// Parse parses and checks a hardware config; errors name the field.
-func Parse(data []byte) (*dynamixel.Config, error) {
+// ParseConfig parses and checks a hardware config; errors name the field.
+func ParseConfig(data []byte) (*dynamixel.Config, error) {
 	type motor struct {
 		ID            *int   `yaml:"id"`
 		Offset        int32  `yaml:"offset"`

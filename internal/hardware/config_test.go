@@ -1,4 +1,4 @@
-package hwconfig_test
+package hardware_test
 
 import (
 	"os"
@@ -6,11 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/robothub/robothub/internal/hwconfig"
+	"github.com/robothub/robothub/internal/hardware"
 )
 
 func TestHardwareConfig(t *testing.T) {
-	c := hwconfig.Default()
+	c := hardware.DefaultConfig()
 	if c.Baud != 1_000_000 || len(c.Motors) != 9 {
 		t.Fatalf("default config: %d baud, %d motors", c.Baud, len(c.Motors))
 	}
@@ -31,7 +31,7 @@ func TestHardwareConfig(t *testing.T) {
 		}
 		path := filepath.Join(t.TempDir(), "hw.yaml")
 		os.WriteFile(path, []byte(data), 0o644)
-		if _, err := hwconfig.Load(path); err == nil || !strings.Contains(err.Error(), bad.want) || !strings.Contains(err.Error(), path) {
+		if _, err := hardware.LoadConfig(path); err == nil || !strings.Contains(err.Error(), bad.want) || !strings.Contains(err.Error(), path) {
 			t.Errorf("%s: err = %v, want it to name the file and say %q", bad.old, err, bad.want)
 		}
 	}

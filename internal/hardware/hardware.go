@@ -1,4 +1,8 @@
-package robot
+// Package hardware is the robot's hardware backend: the robot.Backend that drives the nine motors
+// of its Dynamixel bus (internal/hardware/dynamixel) in a 50 Hz control loop, with the head's pose
+// from the platform's kinematics, and the hardware config that describes the bus. robot-daemon
+// wires it; internal/hardware/busemu emulates the motors for tests and --sim=bus.
+package hardware
 
 import (
 	"cmp"
@@ -10,13 +14,14 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/fault"
+	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/core/robot/kinematics"
 	"github.com/robothub/robothub/internal/hardware/dynamixel"
 )
 
-// HardwarePeriod is the period of the hardware control loop: each tick sends the goals of every
-// motor in one sync write and reads their positions in one sync read.
-const HardwarePeriod = 20 * time.Millisecond
+// Period is the period of the control loop: each tick sends the goals of every motor in one sync
+// write and reads their positions in one sync read.
+const Period = 20 * time.Millisecond
 
 // Tuning of the hardware loop.
 const (
@@ -27,17 +32,17 @@ const (
 	statsWindow       = 3000                   // loop periods kept for the status: 60 s at 50 Hz
 )
 
-// HardwareOptions configure NewHardware.
-type HardwareOptions struct {
+// Options configure New.
+type Options struct {
 	Port   string            // the serial port's path
-	Config *dynamixel.Config // the motors (internal/hwconfig reads the robot's)
+	Config *dynamixel.Config // the motors (LoadConfig reads a hardware config file; DefaultConfig is the robot's)
 	Log    *slog.Logger
 	// Timeout is how long a motor gets to start answering (default 5 ms); an emulated bus sharing
 	// a busy CPU needs more.
 	Timeout time.Duration
 }
 
-// Hardware is the Backend of the real robot: the motors on the Dynamixel bus, driven by a 50 Hz
+// Hardware is the robot.Backend of the real robot: the motors on the Dynamixel bus, driven by a 50 Hz
 // control loop, with the head's pose from the platform's kinematics. A motor that stops answering
 // or reports a hardware error is reported in Status while the loop keeps driving the others; a
 // port that vanishes (a USB cable pulled) is reopened.
@@ -48,8 +53,12 @@ type Hardware struct {
 	geom    *kinematics.Geometry
 	timeout time.Duration
 
-	commands   // its mu guards what the API reads and writes: below, up to the loop's own state
-	present    Joints
+	// mu guards what the API reads and writes: below, up to the loop's own state.
+	mu         sync.Mutex
+	target     robot.Joints
+	mode       robot.MotorMode
+	limp       map[string]bool // motors switched off one by one (SetTorque) while the others hold
+	present    robot.Joints
 	motors     []dynamixel.Motor // index order: MotorNames (body, six legs, right and left antennas)
 	connected  bool
 	portErr    *string // never changed in place, so Status shares it
@@ -61,7 +70,7 @@ type Hardware struct {
 
 	// The loop's own state.
 	bus        *dynamixel.Bus
-	applied    MotorMode       // "" until a mode is applied on this connection
+	applied    robot.MotorMode // "" until a mode is applied on this connection
 	limpNow    map[string]bool // the limp motors as applied
 	nextOpen   time.Time
 	lastTick   time.Time
@@ -72,12 +81,12 @@ type Hardware struct {
 	closeOnce  sync.Once
 }
 
-// NewHardware opens the motor bus at opts.Port, reads where the motors are, and starts the control
-// loop. The motors are left as they are until the Robot sets a mode.
-func NewHardware(opts HardwareOptions) (*Hardware, error) {
+// New opens the motor bus at opts.Port, reads where the motors are, and starts the control loop.
+// The motors are left as they are until the Robot sets a mode.
+func New(opts Options) (*Hardware, error) {
 	h := &Hardware{path: opts.Port, cfg: opts.Config, log: cmp.Or(opts.Log, slog.New(slog.DiscardHandler)), geom: kinematics.Default,
-		timeout: opts.Timeout, commands: commands{mode: MotorsDisabled}, quit: make(chan struct{}), done: make(chan struct{})}
-	for _, name := range MotorNames {
+		timeout: opts.Timeout, mode: robot.MotorsDisabled, quit: make(chan struct{}), done: make(chan struct{})}
+	for _, name := range robot.MotorNames {
 		m, ok := h.cfg.Motor(name)
 		if !ok {
 			return nil, fmt.Errorf("hardware config: motor %s is missing", name)
@@ -93,30 +102,67 @@ func NewHardware(opts HardwareOptions) (*Hardware, error) {
 		return nil, fmt.Errorf("no motor answered on %s (ids %v at %d baud): is the robot powered on?", h.path, h.ids, h.cfg.Baud)
 	}
 	h.target = h.present
-	go func() {
-		defer close(h.done)
-		every(HardwarePeriod, h.quit, h.tick)
-	}()
+	go h.loop()
 	return h, nil
 }
 
-// Name implements Backend.
+// loop ticks every Period until Close.
+func (h *Hardware) loop() {
+	defer close(h.done)
+	t := time.NewTicker(Period)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.quit:
+			return
+		case now := <-t.C:
+			h.tick(now)
+		}
+	}
+}
+
+// Name implements robot.Backend.
 func (h *Hardware) Name() string { return "hardware" }
 
-// Read implements Backend: the pose the last tick read.
-func (h *Hardware) Read(time.Time) Joints {
+// Command implements robot.Backend: the motors are driven toward target.
+func (h *Hardware) Command(target robot.Joints) {
+	h.mu.Lock()
+	h.target = target
+	h.mu.Unlock()
+}
+
+// SetMotorMode implements robot.Backend.
+func (h *Hardware) SetMotorMode(mode robot.MotorMode) {
+	h.mu.Lock()
+	h.mode = mode
+	h.mu.Unlock()
+}
+
+// SetTorque implements robot.TorqueSetter: the motors on is false for go limp, the others hold.
+func (h *Hardware) SetTorque(on map[string]bool) {
+	limp := make(map[string]bool, len(on))
+	for name, v := range on {
+		limp[name] = !v
+	}
+	h.mu.Lock()
+	h.limp = limp
+	h.mu.Unlock()
+}
+
+// Read implements robot.Backend: the pose the last tick read.
+func (h *Hardware) Read(time.Time) robot.Joints {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.present
 }
 
-// Speak implements Backend: this backend does not drive the robot's sound card.
+// Speak implements robot.Backend: this backend does not drive the robot's sound card.
 func (h *Hardware) Speak([]float32) {}
 
-// Listen implements Backend: no microphone is wired to this backend, so it hears nothing.
+// Listen implements robot.Backend: no microphone is wired to this backend, so it hears nothing.
 func (h *Hardware) Listen(dst []float32, _ time.Time) []float32 { return dst }
 
-// Close implements Backend: it stops the loop, turns the torque off and closes the port.
+// Close implements robot.Backend: it stops the loop, turns the torque off and closes the port.
 func (h *Hardware) Close() error {
 	h.closeOnce.Do(func() {
 		close(h.quit)
@@ -129,15 +175,15 @@ func (h *Hardware) Close() error {
 	return nil
 }
 
-// Validate implements Validator: j's head pose must be inside the platform's workspace with every
+// Validate implements robot.Validator: j's head pose must be inside the platform's workspace with every
 // leg within its limits.
-func (h *Hardware) Validate(j Joints) error {
+func (h *Hardware) Validate(j robot.Joints) error {
 	_, err := h.legGoals(j)
 	return err
 }
 
 // legGoals returns the goal ticks of the six legs for j.
-func (h *Hardware) legGoals(j Joints) ([6]int32, error) {
+func (h *Hardware) legGoals(j robot.Joints) ([6]int32, error) {
 	var goals [6]int32
 	p := j.Head
 	angles, err := h.geom.Inverse(kinematics.Pose(p), j.BodyYaw)
@@ -228,7 +274,7 @@ func (h *Hardware) tick(now time.Time) {
 	target, mode, limp := h.target, h.mode, h.limp
 	h.mu.Unlock()
 	err := h.applyMode(mode)
-	if err == nil && mode != MotorsDisabled {
+	if err == nil && mode != robot.MotorsDisabled {
 		if err = h.applyTorque(limp); err == nil {
 			err = h.sendGoals(target, mode)
 		}
@@ -242,7 +288,7 @@ func (h *Hardware) tick(now time.Time) {
 	if err != nil {
 		h.disconnect(err)
 	}
-	if d := time.Since(now); d > HardwarePeriod {
+	if d := time.Since(now); d > Period {
 		h.mu.Lock()
 		h.overruns++
 		h.mu.Unlock()
@@ -266,14 +312,14 @@ func (h *Hardware) record(now time.Time) {
 
 // applyMode switches the motors to mode if they are not in it yet: torque off to change the
 // operating mode, goals set to where the motors are so that nothing jumps, then torque on.
-func (h *Hardware) applyMode(mode MotorMode) error {
+func (h *Hardware) applyMode(mode robot.MotorMode) error {
 	if mode == h.applied {
 		return nil
 	}
 	if err := h.bus.Torque(h.ids, false); err != nil {
 		return err
 	}
-	if mode != MotorsDisabled {
+	if mode != robot.MotorsDisabled {
 		for i := range h.motors {
 			if err := h.prepare(i, mode); err != nil {
 				return err
@@ -316,10 +362,10 @@ func (h *Hardware) restart(i int, limp bool) error {
 
 // prepare sets motor i's operating mode for mode (with the torque off) and its goal to where it
 // is. Only a port failure is returned: a motor that does not take it is logged and read as usual.
-func (h *Hardware) prepare(i int, mode MotorMode) error {
+func (h *Hardware) prepare(i int, mode robot.MotorMode) error {
 	m := &h.motors[i]
 	op := m.OperatingMode
-	if mode == MotorsGravityCompensation && i > 0 {
+	if mode == robot.MotorsGravityCompensation && i > 0 {
 		op = dynamixel.ModeCurrentBasedPosition // the legs and antennas yield to a hand
 	}
 	err := h.bus.Prepare(m, op, complianceCurrent)
@@ -332,7 +378,7 @@ func (h *Hardware) prepare(i int, mode MotorMode) error {
 
 // sendGoals sends every motor's goal, clamped to its limits, in one sync write. An unreachable
 // head pose (Validate refuses those before they become targets) keeps the legs' previous goals.
-func (h *Hardware) sendGoals(target Joints, mode MotorMode) error {
+func (h *Hardware) sendGoals(target robot.Joints, mode robot.MotorMode) error {
 	legs, err := h.legGoals(target)
 	if err != nil && time.Since(h.ikWarnedAt) > time.Second {
 		h.ikWarnedAt = time.Now()
@@ -343,7 +389,7 @@ func (h *Hardware) sendGoals(target Joints, mode MotorMode) error {
 		switch {
 		case h.limpNow[m.Name]:
 			m.Goal = m.Present // a limp joint is where a hand leaves it
-		case mode == MotorsGravityCompensation && i > 0:
+		case mode == robot.MotorsGravityCompensation && i > 0:
 			// Follow the hand: a joint pushed beyond the slack stays where it was pushed.
 			if max(m.Present-m.Goal, m.Goal-m.Present) > complianceSlack {
 				m.Goal = m.Present
@@ -387,7 +433,7 @@ func (h *Hardware) readPresent(now time.Time) error {
 		head, err = h.geom.Forward(angles, p.BodyYaw, kinematics.Pose{Yaw: p.BodyYaw})
 	}
 	if err == nil {
-		p.Head = HeadPose(head)
+		p.Head = robot.HeadPose(head)
 	}
 	return nil
 }
@@ -410,7 +456,7 @@ func (h *Hardware) probe(now time.Time) error {
 			}
 			h.log.Info("motor answers again", "motor", m.Name, "id", m.ID)
 			// It may have lost power (and its torque): set it up like the others, alone.
-			if h.applied != "" && h.applied != MotorsDisabled && !h.limpNow[m.Name] {
+			if h.applied != "" && h.applied != robot.MotorsDisabled && !h.limpNow[m.Name] {
 				if err := h.restart(i, false); err != nil {
 					return err
 				}
