@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/robot"
-	"github.com/robothub/robothub/internal/busemu"
 	"github.com/robothub/robothub/internal/hardware"
+	"github.com/robothub/robothub/internal/hardware/busemu"
 )
 
 // cpuSeconds is the user and system CPU time a process has used so far.

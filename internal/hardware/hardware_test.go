@@ -9,8 +9,8 @@ import (
 
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/robot"
-	"github.com/robothub/robothub/internal/busemu"
 	"github.com/robothub/robothub/internal/hardware"
+	"github.com/robothub/robothub/internal/hardware/busemu"
 	"github.com/robothub/robothub/internal/hardware/dynamixel"
 )
 

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/internal/busemu"
 	"github.com/robothub/robothub/internal/hardware"
+	"github.com/robothub/robothub/internal/hardware/busemu"
 	"github.com/robothub/robothub/internal/hardware/dynamixel"
 )
 
