@@ -36,9 +36,6 @@ func (m *simMode) Set(s string) error {
 	return nil
 }
 
-// busWireLatency is what one status packet of the emulated bus takes: 15 bytes at 1 Mbaud.
-const busWireLatency = 150 * time.Microsecond
-
 // openBackend returns the backend cfg asks for, and what to close after the robot.
 func openBackend(cfg config, log *slog.Logger) (robot.Backend, func(), error) {
 	if cfg.sim == "sim" {
@@ -56,7 +53,7 @@ func openBackend(cfg config, log *slog.Logger) (robot.Backend, func(), error) {
 	if cfg.sim == "bus" {
 		rest, err := busemu.RestingAt(hwCfg, robot.SleepPose)
 		if err == nil {
-			emu, err = busemu.Start(busemu.Options{Config: hwCfg, Rest: rest, Latency: busWireLatency, Log: log.With("component", "busemu")})
+			emu, err = busemu.Start(busemu.Options{Config: hwCfg, Rest: rest, Log: log.With("component", "busemu")})
 		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("starting the motor bus emulator: %w", err)

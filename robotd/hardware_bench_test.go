@@ -80,7 +80,7 @@ func BenchmarkHardwareDaemonCPU(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		emu, err := busemu.Start(busemu.Options{Config: hardware.DefaultConfig(), Rest: rest, Dir: b.TempDir(), Latency: 150 * time.Microsecond})
+		emu, err := busemu.Start(busemu.Options{Config: hardware.DefaultConfig(), Rest: rest, Dir: b.TempDir()})
 		if err != nil {
 			b.Fatal(err)
 		}

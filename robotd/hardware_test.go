@@ -210,7 +210,7 @@ func TestDaemonSurvivesASilentMotorAndAnUnpluggedPort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	emu, err := busemu.Start(busemu.Options{Config: hardware.DefaultConfig(), Rest: rest, Dir: t.TempDir(), Latency: 150 * time.Microsecond})
+	emu, err := busemu.Start(busemu.Options{Config: hardware.DefaultConfig(), Rest: rest, Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func BenchmarkControlLoop50Hz(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		emu, err := busemu.Start(busemu.Options{Config: hardware.DefaultConfig(), Rest: rest, Dir: b.TempDir(), Latency: 150 * time.Microsecond})
+		emu, err := busemu.Start(busemu.Options{Config: hardware.DefaultConfig(), Rest: rest, Dir: b.TempDir()})
 		if err != nil {
 			b.Fatal(err)
 		}

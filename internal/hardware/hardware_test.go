@@ -21,7 +21,7 @@ func onBus(t *testing.T) (*robot.Robot, *hardware.Hardware, *busemu.Bus) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	emu, err := busemu.Start(busemu.Options{Config: hardware.DefaultConfig(), Rest: rest, Dir: t.TempDir(), Latency: 50 * time.Microsecond})
+	emu, err := busemu.Start(busemu.Options{Config: hardware.DefaultConfig(), Rest: rest, Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestHardwareSurvivesASilentMotorAndAHardwareError(t *testing.T) {
 	waitFor(t, 5*time.Second, "stewart_3 answers again", func() bool { return motor(hw.Status(), "stewart_3").State == "ok" })
 	waitFor(t, 5*time.Second, "stewart_3's torque is back on", func() bool { return emu.Torque(13) })
 
-	emu.SetHardwareError(17, 0x20) // overload: in the shutdown mask, so its torque goes off
+	emu.RaiseHardwareError(17, 0x20) // overload: in the shutdown mask, so its torque goes off
 	waitFor(t, 5*time.Second, "the overload is reported", func() bool {
 		mh := motor(hw.Status(), "right_antenna")
 		return mh.State == "hardware_error" && len(mh.HardwareErrors) == 1 && mh.HardwareErrors[0] == "overload error"

@@ -1,19 +1,30 @@
-// Package busemu emulates the robot's motor bus for development and tests: nine Dynamixel XL330
-// motors answering Protocol 2.0 on a pseudo-terminal, so that the daemon's whole hardware path
-// (serial port, protocol, kinematics, control loop) runs without a robot. Each motor has a control
-// table, moves toward its goal at a motor's speed while its torque is on, refuses EEPROM writes
-// with the torque on and goals beyond its limits, and can be made to go silent or report a
-// hardware error; the bus can be unplugged and plugged back in.
+// Package busemu emulates the robot's motor bus for development and tests: Dynamixel XL330 motors
+// answering Protocol 2.0 on a pseudo-terminal, so that the daemon's whole hardware path (serial
+// port, protocol, kinematics, control loop) runs without a robot.
+//
+// It is as strict as the motors, so that the driver's mistakes show here rather than on a robot.
+// It decodes and encodes packets with its own code, written from the spec (protocol.go), not the
+// driver's. Each motor keeps the XL330's control table (table.go) and enforces it: whole items
+// only, read-only and reserved addresses refused, EEPROM locked while the torque is on, values
+// checked against their ranges and goals against the position limits. A motor answers after its
+// Return Delay Time and the wire time of the packets at the line's baud rate, as its Status Return
+// Level allows; broadcast PING, WRITE, SYNC WRITE and REBOOT reach every motor, and only PING is
+// answered. A hardware error turns the torque off when its Shutdown bit says so and stays until a
+// REBOOT, the only way to clear it. Goal and present position move under the velocity profile;
+// present current (the load), voltage and temperature are reported and raise their errors.
+//
+// Faults are knobs: a motor can go silent, answer late (DelayAnswers), raise a hardware error,
+// overheat or see its voltage sag, and the bus can be unplugged and plugged back in.
 package busemu
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -28,74 +39,43 @@ import (
 
 // Options configure Start.
 type Options struct {
-	// Config gives the motors' ids, homing offsets and limits (hardware.DefaultConfig is the
-	// robot's); required.
+	// Config gives the motors' ids, baud rate, homing offsets, limits, return delays and shutdown
+	// masks (hardware.DefaultConfig is the robot's); required.
 	Config *dynamixel.Config
 	// Rest is where the motors are at start, in ticks by id (default 2048: every joint at 0).
 	Rest map[byte]int32
-	// Latency is the delay each answer adds: the motor's return delay plus the wire time (an
-	// instruction's answers are sent together after the sum).
-	Latency time.Duration
-	// Speed is how fast a motor with its torque on moves toward its goal, in ticks per second
-	// (default 6000, an unloaded XL330's 88 rpm).
+	// Speed is the fastest a motor with its torque on moves toward its goal, in ticks per second
+	// (default 6000, an XL330's 88 rpm under the robot's load); its profile may make it slower.
 	Speed float64
 	// Dir holds the stable path of the port (default: a new temporary directory).
 	Dir string
 	Log *slog.Logger
 }
 
-// motor is one emulated XL330.
-type motor struct {
-	id       byte
-	table    [dynamixel.ControlTableSize]byte
-	position float64 // ticks, exact; the table holds it rounded
-	moved    time.Time
-	silent   bool
-}
-
-func (m *motor) u8(addr uint16) byte        { return m.table[addr] }
-func (m *motor) i32(addr uint16) int32      { return dynamixel.Int32(m.table[addr : addr+4]) }
-func (m *motor) put32(addr uint16, v int32) { copy(m.table[addr:], dynamixel.PutInt32(v)) }
-
-// advance moves the motor toward its goal for the time since it last moved.
-func (m *motor) advance(now time.Time, speed float64) {
-	dt := now.Sub(m.moved).Seconds()
-	m.moved = now
-	if m.u8(dynamixel.AddrTorqueEnable) == 1 && dt > 0 {
-		goal := float64(m.i32(dynamixel.AddrGoalPosition))
-		if m.u8(dynamixel.AddrOperatingMode) == dynamixel.ModeCurrentBasedPosition {
-			// Its goal current caps its torque: against a hand it barely moves (1750 mA is the
-			// XL330-M288's current limit).
-			current := float64(int16(uint16(m.table[dynamixel.AddrGoalCurrent]) | uint16(m.table[dynamixel.AddrGoalCurrent+1])<<8))
-			speed *= math.Min(1, math.Abs(current)/1750)
-		}
-		step := speed * dt
-		if d := goal - m.position; math.Abs(d) <= step {
-			m.position = goal
-		} else {
-			m.position += math.Copysign(step, d)
-		}
-	}
-	m.put32(dynamixel.AddrPresentPosition, int32(math.Round(m.position)))
-}
-
 // Bus is a running emulated motor bus.
 type Bus struct {
 	opts Options
 	link string // the stable path: a symlink to the current pty
+	baud int    // the line's speed, bits per second
 
 	mu           sync.Mutex
-	motors       map[byte]*motor
+	motors       []*motor
 	ptmx, tty    *os.File
 	served       chan struct{}
 	goalsRefused int
 	instructions int
+
+	writeMu sync.Mutex // one packet at a time on the line, late answers included
 }
 
 // Start creates the motors and plugs the bus in.
 func Start(opts Options) (*Bus, error) {
 	if opts.Config == nil {
 		return nil, errors.New("busemu: Options.Config is required: the motors to emulate")
+	}
+	baudIndex := slices.Index(baudRates[:], opts.Config.Baud)
+	if baudIndex < 0 {
+		return nil, fmt.Errorf("busemu: an XL330 cannot run at %d baud (it runs at %v)", opts.Config.Baud, baudRates)
 	}
 	if opts.Speed <= 0 {
 		opts.Speed = 6000
@@ -110,36 +90,20 @@ func Start(opts Options) (*Bus, error) {
 		}
 		opts.Dir = dir
 	}
-	b := &Bus{opts: opts, link: filepath.Join(opts.Dir, "ttyDXL"), motors: map[byte]*motor{}}
+	b := &Bus{opts: opts, link: filepath.Join(opts.Dir, "ttyDXL"), baud: opts.Config.Baud}
 	now := time.Now()
 	for _, c := range opts.Config.Motors {
-		m := &motor{id: c.ID, moved: now, position: 2048}
-		if r, ok := opts.Rest[c.ID]; ok {
-			m.position = float64(r)
+		rest, ok := opts.Rest[c.ID]
+		if !ok {
+			rest = 2048
 		}
-		binaryPut16(m.table[dynamixel.AddrModelNumber:], dynamixel.ModelXL330M288)
-		m.table[6] = 46 // firmware version
-		m.table[7] = c.ID
-		m.table[8] = 3 // 1 Mbaud
-		m.table[dynamixel.AddrReturnDelayTime] = c.ReturnDelay
-		m.table[dynamixel.AddrOperatingMode] = c.OperatingMode
-		m.put32(dynamixel.AddrHomingOffset, c.Offset)
-		m.put32(dynamixel.AddrMaxPositionLimit, c.Upper)
-		m.put32(dynamixel.AddrMinPositionLimit, c.Lower)
-		m.table[dynamixel.AddrShutdown] = c.Shutdown
-		m.put32(dynamixel.AddrGoalPosition, int32(m.position))
-		m.put32(dynamixel.AddrPresentPosition, int32(m.position))
-		binaryPut16(m.table[dynamixel.AddrPresentVoltage:], 50)
-		m.table[dynamixel.AddrPresentTemp] = 30
-		b.motors[c.ID] = m
+		b.motors = append(b.motors, newMotor(c, byte(baudIndex), rest, now))
 	}
 	if err := b.Replug(); err != nil {
 		return nil, err
 	}
 	return b, nil
 }
-
-func binaryPut16(dst []byte, v uint16) { dst[0], dst[1] = byte(v), byte(v>>8) }
 
 // Path is the port's path; it stays the same across Unplug and Replug, as a udev link does.
 func (b *Bus) Path() string { return b.link }
@@ -213,56 +177,83 @@ func (b *Bus) Close() error {
 	return os.RemoveAll(b.opts.Dir)
 }
 
-// SetSilent makes motor id stop (or resume) answering, as an unpowered or disconnected motor.
-func (b *Bus) SetSilent(id byte, silent bool) {
-	b.mu.Lock()
-	b.motors[id].silent = silent
-	b.mu.Unlock()
+// wire is how long n bytes take on the line: 10 bits a byte (start, 8 data, stop).
+func (b *Bus) wire(n int) time.Duration {
+	return time.Duration(n) * 10 * time.Second / time.Duration(b.baud)
 }
 
-// SetHardwareError sets motor id's Hardware Error Status; bits in its Shutdown mask turn its
-// torque off, as the motor's firmware does. 0 clears it (a reboot, on a real motor).
-func (b *Bus) SetHardwareError(id byte, bits byte) {
+// motor returns the motor whose ID is id, moved to now. Call with b.mu held.
+func (b *Bus) motor(id byte, now time.Time) *motor {
+	for _, m := range b.motors {
+		if m.id() == id {
+			m.advance(now, b.opts.Speed)
+			return m
+		}
+	}
+	panic(fmt.Sprintf("busemu: no motor %d", id))
+}
+
+// with runs f on motor id, moved to now, holding the bus's lock.
+func (b *Bus) with(id byte, f func(m *motor)) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	m := b.motors[id]
-	m.advance(time.Now(), b.opts.Speed)
-	m.table[dynamixel.AddrHardwareError] = bits
-	if bits&m.table[dynamixel.AddrShutdown] != 0 {
-		m.table[dynamixel.AddrTorqueEnable] = 0
-	}
+	f(b.motor(id, time.Now()))
+}
+
+// SetSilent cuts (or restores) motor id's data line: it hears and says nothing, and keeps its
+// state.
+func (b *Bus) SetSilent(id byte, silent bool) { b.with(id, func(m *motor) { m.silent = silent }) }
+
+// RaiseHardwareError makes motor id detect the hardware errors bits (Hardware Error Status bits:
+// 0x01 input voltage, 0x04 overheating, 0x08 motor encoder, 0x10 electrical shock, 0x20
+// overload). Those in its Shutdown mask turn its torque off; all stay until a REBOOT.
+func (b *Bus) RaiseHardwareError(id byte, bits byte) { b.with(id, func(m *motor) { m.raise(bits) }) }
+
+// SetTemperature sets motor id's temperature in °C: at its Temperature Limit it overheats.
+func (b *Bus) SetTemperature(id byte, celsius float64) {
+	b.with(id, func(m *motor) { m.temperature = celsius; m.present(time.Now()) })
+}
+
+// SetVoltage sets motor id's input voltage: outside its voltage limits it raises an input voltage
+// error.
+func (b *Bus) SetVoltage(id byte, volts float64) {
+	b.with(id, func(m *motor) { m.voltage = volts; m.present(time.Now()) })
+}
+
+// DelayAnswers makes the next n answers of motor id reach the line d later than they should (n <
+// 0: every answer until called again), as a motor or an adapter that lags. The bus meanwhile
+// serves the next instructions: a late answer comes in the middle of the next transaction.
+func (b *Bus) DelayAnswers(id byte, d time.Duration, n int) {
+	b.with(id, func(m *motor) { m.late, m.lateLeft = d, n })
 }
 
 // Push displaces motor id by ticks, as a hand would; a motor with its torque on goes back.
 func (b *Bus) Push(id byte, ticks int32) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	m := b.motors[id]
-	m.advance(time.Now(), b.opts.Speed)
-	m.position += float64(ticks)
+	b.with(id, func(m *motor) { m.position += float64(ticks); m.present(time.Now()) })
 }
 
 // Position is motor id's present position in ticks.
-func (b *Bus) Position(id byte) int32 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	m := b.motors[id]
-	m.advance(time.Now(), b.opts.Speed)
-	return int32(math.Round(m.position))
+func (b *Bus) Position(id byte) (p int32) {
+	b.with(id, func(m *motor) { p = int32(math.Round(m.position)) })
+	return p
 }
 
 // Torque reports whether motor id's torque is on.
-func (b *Bus) Torque(id byte) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.motors[id].u8(dynamixel.AddrTorqueEnable) == 1
+func (b *Bus) Torque(id byte) (on bool) {
+	b.with(id, func(m *motor) { on = m.torqueOn() })
+	return on
 }
 
 // OperatingMode is motor id's operating mode (address 11).
-func (b *Bus) OperatingMode(id byte) byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.motors[id].u8(dynamixel.AddrOperatingMode)
+func (b *Bus) OperatingMode(id byte) (mode byte) {
+	b.with(id, func(m *motor) { mode = m.table[addrOperatingMode] })
+	return mode
+}
+
+// HardwareError is motor id's Hardware Error Status.
+func (b *Bus) HardwareError(id byte) (bits byte) {
+	b.with(id, func(m *motor) { bits = m.table[addrHardwareError] })
+	return bits
 }
 
 // GoalsRefused counts goal positions beyond a motor's limits that the bus received (and, as the
@@ -280,6 +271,13 @@ func (b *Bus) Instructions() int {
 	return b.instructions
 }
 
+// answer is a status packet and when its last byte is on the line.
+type answer struct {
+	packet []byte
+	due    time.Time
+	late   bool
+}
+
 // serve reads instruction packets from the pty and answers them until it closes.
 func (b *Bus) serve(ptmx *os.File, served chan struct{}) {
 	defer close(served)
@@ -290,124 +288,210 @@ func (b *Bus) serve(ptmx *os.File, served chan struct{}) {
 		if err != nil {
 			return
 		}
+		arrived := time.Now()
 		buf = append(buf, chunk[:n]...)
-		for len(buf) > 0 {
-			p, used, err := dynamixel.Decode(buf)
+		for {
+			f, used, found := nextFrame(buf)
 			buf = buf[used:]
-			if errors.Is(err, dynamixel.ErrIncomplete) {
+			if !found {
 				break
 			}
-			if err != nil || p.Instruction == dynamixel.InstStatus {
-				continue // damaged: a real motor ignores it too
+			var onTime []byte
+			var last time.Time
+			for _, a := range b.handle(f, arrived) {
+				if a.late {
+					time.AfterFunc(time.Until(a.due), func() { b.write(ptmx, a.packet) })
+					continue
+				}
+				onTime, last = append(onTime, a.packet...), a.due
 			}
-			answers := b.handle(p)
-			if len(answers) == 0 {
+			if len(onTime) == 0 {
 				continue
 			}
-			// One wait for all the answers: one sleep per answer would add the scheduler's
-			// delay each time.
-			if b.opts.Latency > 0 {
-				time.Sleep(time.Duration(len(answers)) * b.opts.Latency)
-			}
-			if _, err := ptmx.Write(bytes.Join(answers, nil)); err != nil {
+			// One wait for all the answers of an instruction, until the last is on the line: one
+			// sleep per answer would add the scheduler's delay each time.
+			time.Sleep(time.Until(last))
+			if !b.write(ptmx, onTime) {
 				return
 			}
 		}
 	}
 }
 
-// handle executes one instruction and returns the status packets the motors send back.
-func (b *Bus) handle(p dynamixel.Packet) [][]byte {
+func (b *Bus) write(ptmx *os.File, data []byte) bool {
+	b.writeMu.Lock()
+	defer b.writeMu.Unlock()
+	_, err := ptmx.Write(data)
+	return err == nil
+}
+
+// handle executes one instruction that finished arriving at arrived plus its wire time, and
+// returns the status packets the motors send back, each with when it is complete on the line.
+func (b *Bus) handle(f frame, arrived time.Time) []answer {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.instructions++
 	now := time.Now()
+	heard := arrived.Add(b.wire(f.size)) // the motors have the whole instruction
+	baud := byte(slices.Index(baudRates[:], b.baud))
+	var listeners []*motor
 	for _, m := range b.motors {
 		m.advance(now, b.opts.Speed)
-	}
-	status := func(m *motor, errCode dynamixel.DeviceError, data []byte) []byte {
-		if m.table[dynamixel.AddrHardwareError] != 0 {
-			errCode |= dynamixel.AlertBit
+		if m.listening(baud, now) {
+			listeners = append(listeners, m)
 		}
-		return dynamixel.AppendPacket(nil, m.id, dynamixel.InstStatus, append([]byte{byte(errCode)}, data...))
 	}
-	switch p.Instruction {
-	case dynamixel.InstSyncWrite:
-		if len(p.Params) < 4 {
-			return nil
-		}
-		addr, n := uint16(p.Params[0])|uint16(p.Params[1])<<8, int(p.Params[2])|int(p.Params[3])<<8
-		for rest := p.Params[4:]; n > 0 && len(rest) >= 1+n; rest = rest[1+n:] {
-			if m := b.motors[rest[0]]; m != nil && !m.silent {
-				b.write(m, addr, rest[1:1+n])
+	slices.SortFunc(listeners, func(x, y *motor) int { return int(x.id()) - int(y.id()) })
+	find := func(id byte) *motor {
+		for _, m := range listeners {
+			if m.id() == id {
+				return m
 			}
 		}
 		return nil
-	case dynamixel.InstSyncRead:
-		if len(p.Params) < 4 {
-			return nil
+	}
+	b.instructions++
+	// Answers go one after the other: each motor waits its return delay after the line is free.
+	var out []answer
+	cursor := heard
+	reply := func(m *motor, errField byte, data []byte) {
+		if m.table[addrHardwareError] != 0 {
+			errField |= alertBit
 		}
-		addr, n := uint16(p.Params[0])|uint16(p.Params[1])<<8, int(p.Params[2])|int(p.Params[3])<<8
-		var out [][]byte
-		for _, id := range p.Params[4:] {
-			m := b.motors[id]
-			if m == nil || m.silent {
-				continue
+		p := statusPacket(m.id(), errField, data)
+		cursor = cursor.Add(m.returnDelay() + b.wire(len(p)))
+		a := answer{packet: p, due: cursor}
+		if m.lateLeft != 0 {
+			a.due, a.late = a.due.Add(m.late), true
+			if m.lateLeft > 0 {
+				m.lateLeft--
 			}
-			if int(addr)+n > len(m.table) {
-				out = append(out, status(m, dynamixel.ErrDataRange, nil))
-				continue
-			}
-			out = append(out, status(m, 0, m.table[addr:int(addr)+n]))
+		}
+		out = append(out, a)
+	}
+	// A status for every instruction but READ and PING is sent at Status Return Level 2 only; a
+	// READ's at 1 and 2; a PING's always (e-manual, Status Return Level).
+	level := func(m *motor) byte { return m.table[addrStatusReturn] }
+
+	if f.damaged {
+		if m := find(f.id); m != nil && level(m) == 2 {
+			reply(m, errCRC, nil)
 		}
 		return out
 	}
-	m := b.motors[p.ID]
-	if m == nil || m.silent {
+	if f.id == broadcastID {
+		pings := b.broadcast(f, listeners, heard, now, reply) // a sync read's answers come through reply
+		return append(out, pings...)
+	}
+	m := find(f.id)
+	if m == nil {
 		return nil
 	}
-	switch p.Instruction {
-	case dynamixel.InstPing:
-		return [][]byte{status(m, 0, []byte{m.table[0], m.table[1], m.table[6]})}
-	case dynamixel.InstRead:
-		if len(p.Params) != 4 {
-			return [][]byte{status(m, dynamixel.ErrDataLength, nil)}
+	switch f.inst {
+	case instPing:
+		reply(m, 0, []byte{m.table[addrModelNumber], m.table[addrModelNumber+1], m.table[addrFirmwareVersion]})
+	case instRead:
+		if level(m) == 0 {
+			return nil
 		}
-		addr, n := int(p.Params[0])|int(p.Params[1])<<8, int(p.Params[2])|int(p.Params[3])<<8
-		if addr+n > len(m.table) {
-			return [][]byte{status(m, dynamixel.ErrDataRange, nil)}
+		if len(f.params) != 4 {
+			reply(m, errDataLength, nil)
+			break
 		}
-		return [][]byte{status(m, 0, m.table[addr:addr+n])}
-	case dynamixel.InstWrite:
-		if len(p.Params) < 3 {
-			return [][]byte{status(m, dynamixel.ErrDataLength, nil)}
+		data, e := m.read(int(f.params[0])|int(f.params[1])<<8, int(f.params[2])|int(f.params[3])<<8)
+		reply(m, e, data)
+	case instWrite:
+		answer := level(m) == 2 // the level it had when the write came, even one the write changes
+		e := errDataLength
+		if len(f.params) >= 3 {
+			e = b.write1(m, int(f.params[0])|int(f.params[1])<<8, f.params[2:])
 		}
-		return [][]byte{status(m, b.write(m, uint16(p.Params[0])|uint16(p.Params[1])<<8, p.Params[2:]), nil)}
+		if answer {
+			reply(m, e, nil)
+		}
+	case instReboot:
+		if level(m) == 2 {
+			reply(m, 0, nil)
+		}
+		m.reboot(now)
+	default:
+		// REG WRITE, ACTION, FACTORY RESET, CLEAR and the bulk instructions are not emulated (the
+		// driver sends none of them): this motor says it does not know them.
+		if level(m) == 2 {
+			reply(m, errInstruction, nil)
+		}
 	}
-	return [][]byte{status(m, dynamixel.ErrInstruction, nil)}
+	return out
 }
 
-// write applies a write to the control table as an XL330 does, and returns its error code.
-func (b *Bus) write(m *motor, addr uint16, data []byte) dynamixel.DeviceError {
-	end := int(addr) + len(data)
-	switch {
-	case end > len(m.table):
-		return dynamixel.ErrDataRange
-	case addr < dynamixel.AddrTorqueEnable && m.u8(dynamixel.AddrTorqueEnable) == 1:
-		return dynamixel.ErrAccess // EEPROM is locked while the torque is on
-	case addr >= 122 || (addr <= dynamixel.AddrHardwareError && end > int(dynamixel.AddrHardwareError)):
-		return dynamixel.ErrAccess // read-only items
-	case addr == dynamixel.AddrGoalPosition && len(data) == 4:
-		goal := dynamixel.Int32(data)
-		if goal < m.i32(dynamixel.AddrMinPositionLimit) || goal > m.i32(dynamixel.AddrMaxPositionLimit) {
-			b.goalsRefused++
-			return dynamixel.ErrDataLimit
+// broadcast executes an instruction sent to every motor: only PING (answered here) and SYNC READ
+// (answered through reply) get answers.
+func (b *Bus) broadcast(f frame, listeners []*motor, heard, now time.Time, reply func(*motor, byte, []byte)) []answer {
+	var out []answer
+	switch f.inst {
+	case instPing:
+		// Every motor answers in its own slot, by ID, so that motors that do not know of each
+		// other never talk at once: a status of PING (14 bytes) plus the longest return delay.
+		slot := b.wire(14) + 254*2*time.Microsecond
+		for _, m := range listeners {
+			p := statusPacket(m.id(), b.alert(m), []byte{m.table[addrModelNumber], m.table[addrModelNumber+1], m.table[addrFirmwareVersion]})
+			out = append(out, answer{packet: p, due: heard.Add(time.Duration(m.id())*slot + m.returnDelay() + b.wire(len(p)))})
 		}
-	case addr == dynamixel.AddrTorqueEnable && data[0] == 1 && m.table[dynamixel.AddrHardwareError]&m.table[dynamixel.AddrShutdown] != 0:
-		return dynamixel.ErrResultFail // a motor in shutdown keeps its torque off until rebooted
+		return out
+	case instWrite:
+		if len(f.params) >= 3 {
+			for _, m := range listeners {
+				b.write1(m, int(f.params[0])|int(f.params[1])<<8, f.params[2:])
+			}
+		}
+	case instSyncWrite:
+		if len(f.params) < 4 {
+			return nil
+		}
+		addr, n := int(f.params[0])|int(f.params[1])<<8, int(f.params[2])|int(f.params[3])<<8
+		for rest := f.params[4:]; n > 0 && len(rest) >= 1+n; rest = rest[1+n:] {
+			for _, m := range listeners {
+				if m.id() == rest[0] {
+					b.write1(m, addr, rest[1:1+n])
+				}
+			}
+		}
+	case instSyncRead:
+		if len(f.params) < 4 {
+			return nil
+		}
+		addr, n := int(f.params[0])|int(f.params[1])<<8, int(f.params[2])|int(f.params[3])<<8
+		// The motors answer in the order of the packet's IDs, each after the one before it; a
+		// motor that is absent leaves no gap.
+		for _, id := range f.params[4:] {
+			for _, m := range listeners {
+				if m.id() == id && m.table[addrStatusReturn] >= 1 {
+					data, e := m.read(addr, n)
+					reply(m, e, data)
+				}
+			}
+		}
+	case instReboot:
+		for _, m := range listeners {
+			m.reboot(now)
+		}
 	}
-	copy(m.table[addr:], data)
+	return nil
+}
+
+func (b *Bus) alert(m *motor) byte {
+	if m.table[addrHardwareError] != 0 {
+		return alertBit
+	}
 	return 0
+}
+
+// write1 applies a WRITE (or one motor's part of a SYNC WRITE) to m and counts refused goals.
+func (b *Bus) write1(m *motor, addr int, data []byte) byte {
+	e, refused := m.write(addr, data)
+	if refused {
+		b.goalsRefused++
+	}
+	return e
 }
 
 // RestingAt returns the motors' positions, by id, that put the robot in pose j: where Options.Rest

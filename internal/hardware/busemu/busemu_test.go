@@ -57,7 +57,7 @@ func TestEmulatedMotorsBehaveLikeXL330s(t *testing.T) {
 	}
 
 	emu.SetSilent(10, true)
-	emu.SetHardwareError(11, 0x04) // overheating: in the shutdown mask
+	emu.RaiseHardwareError(11, 0x04) // overheating: in the shutdown mask
 	res, err = bus.SyncRead(dynamixel.AddrPresentPosition, 4, []byte{10, 11})
 	if err != nil || !errors.Is(res[0].Err, dynamixel.ErrTimeout) || !res[1].Alert || emu.Torque(11) {
 		t.Fatalf("silent 10, overheating 11: %+v, %v", res, err)
