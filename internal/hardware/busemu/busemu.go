@@ -220,11 +220,11 @@ func (b *Bus) SetVoltage(id byte, volts float64) {
 	b.with(id, func(m *motor) { m.voltage = volts; m.present(time.Now()) })
 }
 
-// DelayAnswers makes the next n answers of motor id reach the line d later than they should (n <
-// 0: every answer until called again), as a motor or an adapter that lags. The bus meanwhile
-// serves the next instructions: a late answer comes in the middle of the next transaction.
-func (b *Bus) DelayAnswers(id byte, d time.Duration, n int) {
-	b.with(id, func(m *motor) { m.late, m.lateLeft = d, n })
+// DelayAnswers makes motor id's answers come late, as a motor or an adapter that lags: after skip
+// answers on time, the next ones come delays[0], delays[1], ... late. The bus meanwhile serves the
+// next instructions: a late answer comes in the middle of another transaction.
+func (b *Bus) DelayAnswers(id byte, skip int, delays ...time.Duration) {
+	b.with(id, func(m *motor) { m.lateSkip, m.lateBy = skip, delays })
 }
 
 // Push displaces motor id by ticks, as a hand would; a motor with its torque on goes back.
@@ -360,11 +360,11 @@ func (b *Bus) handle(f frame, arrived time.Time) []answer {
 		p := statusPacket(m.id(), errField, data)
 		cursor = cursor.Add(m.returnDelay() + b.wire(len(p)))
 		a := answer{packet: p, due: cursor}
-		if m.lateLeft != 0 {
-			a.due, a.late = a.due.Add(m.late), true
-			if m.lateLeft > 0 {
-				m.lateLeft--
-			}
+		switch {
+		case m.lateSkip > 0:
+			m.lateSkip--
+		case len(m.lateBy) > 0:
+			a.due, a.late, m.lateBy = a.due.Add(m.lateBy[0]), true, m.lateBy[1:]
 		}
 		out = append(out, a)
 	}

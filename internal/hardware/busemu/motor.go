@@ -25,13 +25,13 @@ type motor struct {
 	position    float64 // ticks, exact, as Present Position reports it; the table holds it rounded
 	velocity    float64 // ticks/s
 	moved       time.Time
-	silent      bool      // its data line is cut: it hears and says nothing
-	bootUntil   time.Time // rebooting: deaf until then
-	late        time.Duration
-	lateLeft    int       // answers still to delay by late; < 0: all of them
-	saturated   time.Time // since when its current has been at the Current Limit (zero: it is not)
-	voltage     float64   // V
-	temperature float64   // °C
+	silent      bool            // its data line is cut: it hears and says nothing
+	bootUntil   time.Time       // rebooting: deaf until then
+	lateSkip    int             // answers to send on time before the late ones
+	lateBy      []time.Duration // how late the next answers come
+	saturated   time.Time       // since when its current has been at the Current Limit (zero: it is not)
+	voltage     float64         // V
+	temperature float64         // °C
 	start       time.Time
 }
 

@@ -347,7 +347,7 @@ func (h *host) pingAnswered(id byte) bool {
 // A late answer comes after the answers to the instructions sent after it.
 func TestEmulatorAnswersLate(t *testing.T) {
 	emu, h := startBus(t, busemu.Options{})
-	emu.DelayAnswers(11, 30*time.Millisecond, 1)
+	emu.DelayAnswers(11, 0, 30*time.Millisecond)
 	h.send(11, dynamixel.InstRead, byte(dynamixel.AddrHomingOffset), 0, 4, 0)
 	sent := h.sent
 	if p := h.read(12, dynamixel.AddrHomingOffset, 4); p.ID != 12 || dynamixel.Int32(p.Params) != -1024 {
