@@ -98,8 +98,13 @@ func New(opts Options) (*Hardware, error) {
 	}
 	// No lock until the loop starts: nothing else has h yet.
 	if !slices.ContainsFunc(h.motors, func(m dynamixel.Motor) bool { return m.Seen }) {
+		err := fmt.Errorf("no motor answered on %s (ids %v at %d baud): is the robot powered on?", h.path, h.ids, h.cfg.Baud)
+		// Motors with other ids answer a broadcast ping: say which, the likely mistake.
+		if found, scanErr := h.bus.Scan(); scanErr == nil && len(found) > 0 {
+			err = fmt.Errorf("no motor answered on %s at the ids of the hardware config %v; motors with ids %v did (%d baud): check the config's ids", h.path, h.ids, found, h.cfg.Baud)
+		}
 		h.disconnect(nil)
-		return nil, fmt.Errorf("no motor answered on %s (ids %v at %d baud): is the robot powered on?", h.path, h.ids, h.cfg.Baud)
+		return nil, err
 	}
 	h.target = h.present
 	go h.loop()
@@ -217,7 +222,7 @@ func (h *Hardware) connect() error {
 	var warnings []string
 	for i := range h.motors {
 		m := &h.motors[i]
-		w, err := h.bus.SetUp(m, &h.mu)
+		w, err := h.bus.SetUp(m, &h.mu, false)
 		warnings = append(warnings, w...)
 		if err != nil {
 			if dynamixel.IsPortError(err) {
@@ -448,7 +453,7 @@ func (h *Hardware) probe(now time.Time) error {
 		}
 		m.Probed = now
 		if m.Silent {
-			if _, err := h.bus.SetUp(m, &h.mu); err != nil {
+			if _, err := h.bus.SetUp(m, &h.mu, true); err != nil {
 				if dynamixel.IsPortError(err) {
 					return err
 				}

@@ -262,11 +262,79 @@ func TestHardwareNeedsMotors(t *testing.T) {
 		emu.SetSilent(id, true)
 	}
 	_, err = hardware.New(hardware.Options{Port: emu.Path(), Config: hardware.DefaultConfig()})
-	if err == nil || !strings.Contains(err.Error(), "no motor answered on "+emu.Path()) {
+	if err == nil || !strings.Contains(err.Error(), "no motor answered on "+emu.Path()) || !strings.Contains(err.Error(), "is the robot powered on?") {
 		t.Fatalf("err = %v, want no motor answered", err)
+	}
+	// Motors there, at other ids than the config's: the error says which ids answered.
+	for id := byte(10); id <= 18; id++ {
+		emu.SetSilent(id, false)
+	}
+	shifted := hardware.DefaultConfig()
+	for i := range shifted.Motors {
+		shifted.Motors[i].ID += 100
+	}
+	_, err = hardware.New(hardware.Options{Port: emu.Path(), Config: shifted})
+	if err == nil || !strings.Contains(err.Error(), "motors with ids [10 11 12 13 14 15 16 17 18] did") {
+		t.Fatalf("err = %v, want the ids that answered a broadcast ping", err)
 	}
 	_, err = hardware.New(hardware.Options{Port: t.TempDir() + "/ttyNone", Config: hardware.DefaultConfig()})
 	if err == nil || !strings.Contains(err.Error(), "ttyNone") {
 		t.Fatalf("err = %v, want the port named", err)
+	}
+}
+
+// At start-up a motor answers one READ of its setup late (a lagging adapter, a busy motor): the
+// daemon must still read its settings right, not take the late answer for the next item's and
+// report a hardware config that differs (stewart_2's position limits were read as its homing
+// offset).
+func TestHardwareReadsTheSetupRightWhenAnAnswerIsLate(t *testing.T) {
+	const timeout = 40 * time.Millisecond
+	emu, err := busemu.Start(busemu.Options{Config: hardware.DefaultConfig(), Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { emu.Close() })
+	// Its ping and the first answer after it go on time; the next ones come 1.5, 1 and 1.5 times
+	// the timeout late: the first after the Bus stopped waiting for it, the second (to the request
+	// sent again) in the middle of the wait of the request after, whose own answer is late.
+	emu.DelayAnswers(12, 2, timeout*3/2, timeout, timeout*3/2)
+	hw, err := hardware.New(hardware.Options{Port: emu.Path(), Config: hardware.DefaultConfig(), Timeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { hw.Close() })
+	st := hw.Status()
+	if len(st.ConfigWarnings) != 0 {
+		t.Errorf("config warnings %q: the motors are set up exactly as the config says", st.ConfigWarnings)
+	}
+	if mh := motor(st, "stewart_2"); mh.State != "ok" || mh.Position == nil || math.Abs(*mh.Position) > 1e-9 {
+		t.Errorf("stewart_2: %+v, want ok at 0 rad", mh)
+	}
+}
+
+// A motor left at Status Return Level 0 (it answers pings only) is set up like the others: the
+// driver asks it to answer everything (a RAM item, not EEPROM).
+func TestHardwareSetsUpAMotorThatAnswersOnlyPings(t *testing.T) {
+	cfg := hardware.DefaultConfig()
+	emu, err := busemu.Start(busemu.Options{Config: cfg, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { emu.Close() })
+	bus, err := dynamixel.Open(emu.Path(), cfg.Baud, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bus.Write(15, dynamixel.AddrStatusReturn, []byte{0}); err != nil {
+		t.Fatal(err)
+	}
+	bus.Close()
+	hw, err := hardware.New(hardware.Options{Port: emu.Path(), Config: cfg, Timeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { hw.Close() })
+	if st := hw.Status(); len(st.ConfigWarnings) != 0 || motor(st, "stewart_5").State != "ok" {
+		t.Fatalf("status %+v, want stewart_5 set up and ok", st)
 	}
 }

@@ -18,7 +18,7 @@ type MotorConfig struct {
 	ID            byte
 	Offset        int32 // Homing Offset, ticks
 	Lower, Upper  int32 // position limits, ticks
-	ReturnDelay   byte
+	ReturnDelay   byte  // Return Delay Time, units of 2 µs
 	Shutdown      byte
 	OperatingMode byte
 	PID           *[3]uint16
@@ -76,25 +76,35 @@ func (b *Bus) ReadInt32(id byte, addr uint16) (int32, error) {
 	return Int32(data), nil
 }
 
+// eepromBlock is the part of the EEPROM that Configure checks, read in one READ: Return Delay
+// Time (9) through Min Position Limit (52).
+const (
+	eepromStart = AddrReturnDelayTime
+	eepromLen   = int(AddrMinPositionLimit) + 4 - int(AddrReturnDelayTime)
+)
+
 // Configure checks motor m's EEPROM settings against its config (written once by the setup tool,
-// never here: EEPROM wears) and writes its PID gains; the warnings name the settings that differ.
+// never here: EEPROM wears), tells the Bus its return delay, and writes its PID gains; the
+// warnings name the settings that differ.
 func (b *Bus) Configure(m MotorConfig) (warnings []string, err error) {
+	eeprom, err := b.Read(m.ID, eepromStart, eepromLen)
+	if err != nil {
+		return nil, err
+	}
+	at := func(addr uint16) []byte { return eeprom[addr-eepromStart:] }
+	b.SetReturnDelay(m.ID, at(AddrReturnDelayTime)[0])
 	checks := []struct {
-		what string
-		addr uint16
-		want int32
+		what      string
+		got, want int32
 	}{
-		{"homing offset", AddrHomingOffset, m.Offset},
-		{"min position limit", AddrMinPositionLimit, m.Lower},
-		{"max position limit", AddrMaxPositionLimit, m.Upper},
+		{"return delay time", int32(at(AddrReturnDelayTime)[0]), int32(m.ReturnDelay)},
+		{"homing offset", Int32(at(AddrHomingOffset)), m.Offset},
+		{"min position limit", Int32(at(AddrMinPositionLimit)), m.Lower},
+		{"max position limit", Int32(at(AddrMaxPositionLimit)), m.Upper},
 	}
 	for _, c := range checks {
-		got, err := b.ReadInt32(m.ID, c.addr)
-		if err != nil {
-			return warnings, err
-		}
-		if got != c.want {
-			warnings = append(warnings, fmt.Sprintf("%s (id %d): %s is %d, the hardware config says %d", m.Name, m.ID, c.what, got, c.want))
+		if c.got != c.want {
+			warnings = append(warnings, fmt.Sprintf("%s (id %d): %s is %d, the hardware config says %d", m.Name, m.ID, c.what, c.got, c.want))
 		}
 	}
 	if pid := m.PID; pid != nil {
@@ -105,6 +115,24 @@ func (b *Bus) Configure(m MotorConfig) (warnings []string, err error) {
 		}
 	}
 	return warnings, nil
+}
+
+// AnswerEverything sets device id's Status Return Level (a RAM item) to 2, so that it answers
+// every instruction and a failed write is seen. A device at level 1 or 0 does not acknowledge this
+// write: its acknowledgement is awaited, not required.
+func (b *Bus) AnswerEverything(id byte) error {
+	if err := b.send(id, InstWrite, []byte{byte(AddrStatusReturn), byte(AddrStatusReturn >> 8), 2}); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(b.wire(len(b.out)) + b.returnDelay[id] + b.wire(statusOverhead) + b.Timeout)
+	p, err := b.await(deadline, func(p Packet) bool { return answers(p, id, 0) })
+	switch {
+	case IsPortError(err):
+		return err
+	case err == nil && p.Err.Code() != 0:
+		return fmt.Errorf("motor %d: setting its status return level: %w", id, p.Err)
+	}
+	return nil
 }
 
 // Prepare sets m's Goal to where it is and, unless it is silent, writes its operating mode (its
@@ -185,16 +213,27 @@ type Motor struct {
 	misses         int
 }
 
-// SetUp pings m, checks and configures it (Configure) and reads its position; it records the
-// outcome in m holding mu (found, or lost when the ping goes unanswered).
-func (b *Bus) SetUp(m *Motor, mu sync.Locker) (warnings []string, err error) {
-	if _, err := b.Ping(m.ID); err != nil {
+// SetUp pings m (once when probing a silent motor, else with the Bus's retries), sets it to
+// answer every instruction, checks and configures it (Configure) and reads its position; it
+// records the outcome in m holding mu (found, or lost when the ping goes unanswered).
+func (b *Bus) SetUp(m *Motor, mu sync.Locker, probing bool) (warnings []string, err error) {
+	ping := b.Ping
+	if probing {
+		ping = b.Probe
+	}
+	if _, err := ping(m.ID); err != nil {
 		mu.Lock()
 		m.lost()
 		mu.Unlock()
 		return nil, err
 	}
+	if err := b.AnswerEverything(m.ID); err != nil {
+		return nil, err
+	}
 	if warnings, err = b.Configure(m.MotorConfig); err != nil {
+		if errors.Is(err, ErrTimeout) {
+			err = fmt.Errorf("%w (it answers a ping but not a read)", err)
+		}
 		return warnings, err
 	}
 	pos, err := b.ReadInt32(m.ID, AddrPresentPosition)
@@ -207,16 +246,21 @@ func (b *Bus) SetUp(m *Motor, mu sync.Locker) (warnings []string, err error) {
 	return warnings, nil
 }
 
-// ReadPositions reads the Present Position of every motor of ms that is not silent with one sync
-// read. It returns the answers (for Motor.Record) and the index in ms of the motor of each; none
-// when every motor is silent. Only a PortError is returned as err.
-func (b *Bus) ReadPositions(ms []Motor) (res []SyncResult, idx []int, err error) {
-	var ids []byte
+// listening returns the ids of the motors of ms that are not silent, and their index in ms.
+func listening(ms []Motor) (ids []byte, idx []int) {
 	for i, m := range ms {
 		if !m.Silent {
 			ids, idx = append(ids, m.ID), append(idx, i)
 		}
 	}
+	return ids, idx
+}
+
+// ReadPositions reads the Present Position of every motor of ms that is not silent with one sync
+// read. It returns the answers (for Motor.Record) and the index in ms of the motor of each; none
+// when every motor is silent. Only a PortError is returned as err.
+func (b *Bus) ReadPositions(ms []Motor) (res []SyncResult, idx []int, err error) {
+	ids, idx := listening(ms)
 	if len(ids) == 0 {
 		return nil, nil, nil
 	}

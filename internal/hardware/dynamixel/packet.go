@@ -20,6 +20,7 @@ const (
 	InstPing      byte = 0x01
 	InstRead      byte = 0x02
 	InstWrite     byte = 0x03
+	InstReboot    byte = 0x08
 	InstStatus    byte = 0x55
 	InstSyncRead  byte = 0x82
 	InstSyncWrite byte = 0x83
@@ -179,6 +180,13 @@ func (e DeviceError) Alert() bool { return e&AlertBit != 0 }
 
 // Code is the processing error, without the alert bit (0: none).
 func (e DeviceError) Code() DeviceError { return e &^ AlertBit }
+
+// Is lets errors.Is find a processing error whatever the alert bit says: a motor with a hardware
+// error still refuses a write with ErrAccess. A target with the alert bit matches alerts only.
+func (e DeviceError) Is(target error) bool {
+	t, ok := target.(DeviceError)
+	return ok && t.Code() == e.Code() && (!t.Alert() || e.Alert())
+}
 
 func (e DeviceError) Error() string {
 	names := [8]string{"no processing error", "result fail", "instruction error", "CRC error (as received by the device)",
