@@ -21,6 +21,15 @@ type motorHealth struct {
 	State          string   `json:"state"`
 	Error          *string  `json:"error"`
 	HardwareErrors []string `json:"hardware_errors"`
+	TorqueEnabled  *bool    `json:"torque_enabled"`
+	TemperatureC   *int     `json:"temperature_c"`
+}
+
+// motorsStatus is /api/motors/status.
+type motorsStatus struct {
+	Mode   string          `json:"mode"`
+	Motors map[string]bool `json:"motors"`
+	Health []motorHealth   `json:"health"`
 }
 
 type hardwareStatus struct {
@@ -229,6 +238,23 @@ func TestDaemonSurvivesASilentMotorAndAnUnpluggedPort(t *testing.T) {
 	d.waitRobot(3*time.Second, "the antennas moved with a leg silent", func(s robotState) bool { return math.Abs(s.Antennas[0]-0.6) < 3e-3 })
 	emu.SetSilent(14, false)
 	d.waitFor(3*time.Second, "stewart_4 answers again", func() bool { return d.motorState("stewart_4") == "ok" })
+
+	// A motor that shuts itself down after a hardware error is reported as it says: torque off.
+	emu.RaiseHardwareError(17, 0x20) // overload, in the right antenna's shutdown mask
+	var ms motorsStatus
+	d.waitFor(3*time.Second, "the right antenna reports its overload and its torque off", func() bool {
+		ms = motorsStatus{}
+		d.call("GET", "/api/motors/status", nil, &ms)
+		return !ms.Motors["right_antenna"] && d.motorState("right_antenna") == "hardware_error"
+	})
+	if ms.Mode != "enabled" || !ms.Motors["left_antenna"] {
+		t.Errorf("motors status %+v: want the mode enabled and the other motors on", ms)
+	}
+	for _, h := range ms.Health {
+		if h.Name == "right_antenna" && (h.TorqueEnabled == nil || *h.TorqueEnabled || len(h.HardwareErrors) != 1 || h.HardwareErrors[0] != "overload error") {
+			t.Errorf("right antenna's health %+v: want its torque off and an overload error", h)
+		}
+	}
 
 	emu.Unplug()
 	d.waitFor(3*time.Second, "the port is reported lost", func() bool {

@@ -51,21 +51,35 @@ type HardwareStatus struct {
 	ConfigWarnings []string      `json:"config_warnings"`
 }
 
-// MotorHealth is a motor's state as the hardware's reads last saw it.
+// MotorHealth is a motor's state as the hardware's reads last saw it: what the motor itself says.
+// The pointers are null until the motor has said it.
 type MotorHealth struct {
 	Name  string `json:"name"`
 	ID    int    `json:"id"`
 	State string `json:"state"` // ok, silent, hardware_error, or unknown before its first answer
 	// Error says what is wrong, for a person: null when the motor is fine.
-	Error          *string    `json:"error"`
+	Error *string `json:"error"`
+	// HardwareErrors decodes its Hardware Error Status; TorqueEnabled is its Torque Enable, which a
+	// motor turns off itself on some hardware errors.
 	HardwareErrors []string   `json:"hardware_errors"`
+	TorqueEnabled  *bool      `json:"torque_enabled"`
 	Position       *float64   `json:"position"` // radians, last read
 	LastSeen       *time.Time `json:"last_seen"`
+	CurrentMA      *int       `json:"current_ma"` // its load: Present Current, mA
+	VoltageV       *float64   `json:"voltage_v"`
+	TemperatureC   *int       `json:"temperature_c"`
 }
 
 // StatusReporter is implemented by backends with a motor bus (the hardware).
 type StatusReporter interface {
 	Status() HardwareStatus
+}
+
+// TorqueReporter is implemented by backends whose motors say whether their torque is on (the
+// hardware: a motor turns it off itself on some hardware errors). It returns the motors that said
+// so, by name; the Robot reports what it asked for the others.
+type TorqueReporter interface {
+	ReportedTorque() map[string]bool
 }
 
 // HardwareStatus reports the motor bus's health, or nil on a backend without one (the simulation).

@@ -25,8 +25,10 @@ const Period = 20 * time.Millisecond
 
 // Tuning of the hardware loop.
 const (
-	probeEvery        = time.Second            // how often a silent motor is pinged, and an alerting one's error read
+	probeEvery        = time.Second            // how often a silent motor is pinged
 	reopenEvery       = 500 * time.Millisecond // how often a vanished port is looked for
+	stateEvery        = 10                     // ticks (200 ms) between reads of what the motors say (torque, errors)
+	telemetryEvery    = 50                     // ticks (1 s) between reads of their load, voltage and temperature
 	complianceCurrent = 150                    // mA: what a leg pushes with in gravity compensation
 	complianceSlack   = 40                     // ticks (3.5°) a hand must move a joint before it follows
 	statsWindow       = 3000                   // loop periods kept for the status: 60 s at 50 Hz
@@ -74,6 +76,8 @@ type Hardware struct {
 	limpNow    map[string]bool // the limp motors as applied
 	nextOpen   time.Time
 	lastTick   time.Time
+	n          uint64 // ticks of the loop
+	stateDue   bool   // read what the motors say at the next tick: a torque or an alert changed
 	ikWarnedAt time.Time
 	ids        []byte
 
@@ -218,7 +222,7 @@ func (h *Hardware) connect() error {
 		h.setPortError(err)
 		return err
 	}
-	h.bus, h.applied = bus, ""
+	h.bus, h.applied, h.stateDue = bus, "", true
 	var warnings []string
 	for i := range h.motors {
 		m := &h.motors[i]
@@ -290,6 +294,14 @@ func (h *Hardware) tick(now time.Time) {
 	if err == nil {
 		err = h.probe(now)
 	}
+	// What the motors say about themselves, on ticks of their own so that no tick carries both.
+	h.n++
+	if err == nil && (h.stateDue || h.n%stateEvery == 3) {
+		err = h.readStates(now)
+	}
+	if err == nil && h.n%telemetryEvery == 7 {
+		err = h.bus.ReadTelemetry(h.motors, &h.mu, now)
+	}
 	if err != nil {
 		h.disconnect(err)
 	}
@@ -334,7 +346,7 @@ func (h *Hardware) applyMode(mode robot.MotorMode) error {
 			return err
 		}
 	}
-	h.applied, h.limpNow = mode, nil
+	h.applied, h.limpNow, h.stateDue = mode, nil, true
 	h.log.Info("motors switched", "mode", mode)
 	return nil
 }
@@ -346,6 +358,7 @@ func (h *Hardware) applyTorque(limp map[string]bool) error {
 			if err := h.restart(i, limp[name]); err != nil {
 				return err
 			}
+			h.stateDue = true
 		}
 	}
 	h.limpNow = limp
@@ -421,9 +434,12 @@ func (h *Hardware) readPresent(now time.Time) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for k, r := range res {
-		if m := &h.motors[idx[k]]; m.Record(r, now) {
+		m := &h.motors[idx[k]]
+		alert := m.Alert
+		if m.Record(r, now) {
 			h.log.Error("motor stopped answering; driving the others", "motor", m.Name, "id", m.ID, "err", r.Err)
 		}
+		h.stateDue = h.stateDue || m.Alert != alert
 	}
 	// The pose: body yaw and antennas are motor angles; the head comes from the legs.
 	p := &h.present
@@ -443,37 +459,47 @@ func (h *Hardware) readPresent(now time.Time) error {
 	return nil
 }
 
-// probe pings silent motors and reads the hardware error of alerting ones, each at most once per
-// probeEvery; a silent motor that answers again is set up and rejoins the loop.
+// probe pings silent motors, each at most once per probeEvery; a silent motor that answers again
+// is set up and rejoins the loop.
 func (h *Hardware) probe(now time.Time) error {
 	for i := range h.motors {
 		m := &h.motors[i]
-		if !(m.Silent || m.Alert) || now.Sub(m.Probed) < probeEvery {
+		if !m.Silent || now.Sub(m.Probed) < probeEvery {
 			continue
 		}
 		m.Probed = now
-		if m.Silent {
-			if _, err := h.bus.SetUp(m, &h.mu, true); err != nil {
-				if dynamixel.IsPortError(err) {
-					return err
-				}
-				continue
-			}
-			h.log.Info("motor answers again", "motor", m.Name, "id", m.ID)
-			// It may have lost power (and its torque): set it up like the others, alone.
-			if h.applied != "" && h.applied != robot.MotorsDisabled && !h.limpNow[m.Name] {
-				if err := h.restart(i, false); err != nil {
-					return err
-				}
+		if _, err := h.bus.SetUp(m, &h.mu, true); err != nil {
+			if dynamixel.IsPortError(err) {
+				return err
 			}
 			continue
 		}
-		changed, err := h.bus.ReadHardwareErrors(m, &h.mu)
-		if dynamixel.IsPortError(err) {
-			return err
+		h.log.Info("motor answers again", "motor", m.Name, "id", m.ID)
+		h.stateDue = true
+		// It may have lost power (and its torque): set it up like the others, alone.
+		if h.applied != "" && h.applied != robot.MotorsDisabled && !h.limpNow[m.Name] {
+			if err := h.restart(i, false); err != nil {
+				return err
+			}
 		}
-		if changed {
-			h.log.Error("motor reports a hardware error", "motor", m.Name, "id", m.ID, "errors", m.HardwareErrors)
+	}
+	return nil
+}
+
+// readStates reads what the motors say about themselves: whether their torque is on (a motor
+// shuts itself down on a hardware error) and which hardware errors they report.
+func (h *Hardware) readStates(now time.Time) error {
+	changed, err := h.bus.ReadStates(h.motors, &h.mu, now)
+	if err != nil {
+		return err
+	}
+	h.stateDue = false
+	for _, i := range changed {
+		m := &h.motors[i]
+		if len(m.HardwareErrors) > 0 {
+			h.log.Error("motor reports a hardware error", "motor", m.Name, "id", m.ID, "errors", m.HardwareErrors, "torque_on", m.TorqueOn)
+		} else {
+			h.log.Info("motor's hardware errors cleared", "motor", m.Name, "id", m.ID)
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package hardware_test
 import (
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -170,8 +171,47 @@ func TestHardwareSurvivesASilentMotorAndAHardwareError(t *testing.T) {
 		mh := motor(hw.Status(), "right_antenna")
 		return mh.State == "hardware_error" && len(mh.HardwareErrors) == 1 && mh.HardwareErrors[0] == "overload error"
 	})
-	if mh := motor(hw.Status(), "left_antenna"); mh.State != "ok" {
+	// What the motor says, not what was asked: it turned its torque off.
+	waitFor(t, 5*time.Second, "the right antenna reports its torque off", func() bool {
+		mh := motor(hw.Status(), "right_antenna")
+		return mh.TorqueEnabled != nil && !*mh.TorqueEnabled
+	})
+	if mh := motor(hw.Status(), "right_antenna"); mh.Error == nil || !strings.Contains(*mh.Error, "reports: overload error; it turned its torque off") {
+		t.Errorf("right antenna's error: %v", mh.Error)
+	}
+	if on := r.MotorTorque(); on["right_antenna"] || !on["left_antenna"] || !on["stewart_1"] {
+		t.Errorf("motors' torque %v: want the right antenna off as it says, the others on", on)
+	}
+	if mh := motor(hw.Status(), "left_antenna"); mh.State != "ok" || mh.TorqueEnabled == nil || !*mh.TorqueEnabled {
 		t.Errorf("left antenna after the right one's error: %+v", mh)
+	}
+}
+
+// The status carries what each motor says about itself: its torque, its load, voltage and
+// temperature, and the hardware errors they raise.
+func TestHardwareReportsWhatTheMotorsSay(t *testing.T) {
+	r, hw, emu := onBus(t)
+	waitFor(t, 5*time.Second, "every motor's telemetry", func() bool {
+		for _, mh := range hw.Status().Motors {
+			if mh.TemperatureC == nil || mh.TorqueEnabled == nil {
+				return false
+			}
+		}
+		return true
+	})
+	mh := motor(hw.Status(), "stewart_4")
+	if *mh.TorqueEnabled || *mh.TemperatureC != 30 || *mh.VoltageV != 5.0 || *mh.CurrentMA != 0 {
+		t.Errorf("stewart_4 asleep: %+v torque %v, %v °C, %v V, %v mA; want off, 30 °C, 5.0 V, 0 mA", mh, *mh.TorqueEnabled, *mh.TemperatureC, *mh.VoltageV, *mh.CurrentMA)
+	}
+	<-r.WakeUp().Done()
+	emu.SetTemperature(14, 72) // beyond its 70 °C limit: overheating, in its shutdown mask
+	waitFor(t, 5*time.Second, "stewart_4 reports overheating at 72 °C, its torque off", func() bool {
+		mh := motor(hw.Status(), "stewart_4")
+		return mh.State == "hardware_error" && slices.Equal(mh.HardwareErrors, []string{"overheating error"}) &&
+			mh.TemperatureC != nil && *mh.TemperatureC == 72 && !*mh.TorqueEnabled
+	})
+	if on := r.MotorTorque(); on["stewart_4"] || !on["stewart_5"] {
+		t.Errorf("torque %v: stewart_4 shut itself down, stewart_5 holds", on)
 	}
 }
 

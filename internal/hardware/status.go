@@ -17,18 +17,40 @@ func (h *Hardware) Status() robot.HardwareStatus {
 	s := robot.HardwareStatus{Port: h.path, Connected: h.connected, Error: h.portErr, Reconnects: h.reconnects,
 		ConfigWarnings: append([]string{}, h.warnings...), Motors: []robot.MotorHealth{}}
 	for i := range h.motors { // by pointer, not a copy: the loop writes its own fields without the lock
-		s.Motors = append(s.Motors, health(&h.motors[i], s.Connected))
+		m := &h.motors[i]
+		s.Motors = append(s.Motors, health(m, s.Connected, h.mode != robot.MotorsDisabled && !h.limp[m.Name]))
 	}
 	s.ControlLoop = loopStats(h.periods, h.ticks, h.overruns)
 	return s
 }
 
-// health reports m's state; every motor's is unknown while the bus is not connected.
-func health(m *dynamixel.Motor, connected bool) robot.MotorHealth {
+// ReportedTorque implements robot.TorqueReporter: the torque each motor said it has at the last
+// read of its state, for the motors that answered it on the connected bus.
+func (h *Hardware) ReportedTorque() map[string]bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := map[string]bool{}
+	for i := range h.motors {
+		if m := &h.motors[i]; h.connected && !m.Silent && !m.StateAt.IsZero() {
+			out[m.Name] = m.TorqueOn
+		}
+	}
+	return out
+}
+
+// health reports m's state, as it said it; every motor's is unknown while the bus is not
+// connected. wantOn says whether the robot asks m to hold.
+func health(m *dynamixel.Motor, connected, wantOn bool) robot.MotorHealth {
 	mh := robot.MotorHealth{Name: m.Name, ID: int(m.ID), State: "ok", HardwareErrors: append([]string{}, m.HardwareErrors...)}
 	if m.Seen {
 		pos, seen := dynamixel.Radians(m.Present), m.LastSeen
 		mh.Position, mh.LastSeen = &pos, &seen
+	}
+	if !m.StateAt.IsZero() {
+		mh.TorqueEnabled = new(m.TorqueOn)
+	}
+	if !m.TelemetryAt.IsZero() {
+		mh.CurrentMA, mh.VoltageV, mh.TemperatureC = new(int(m.Current)), new(m.Voltage), new(m.Temperature)
 	}
 	var msg string
 	switch {
@@ -38,10 +60,13 @@ func health(m *dynamixel.Motor, connected bool) robot.MotorHealth {
 		mh.State, msg = "silent", "stopped answering at "+m.LastSeen.UTC().Format(time.RFC3339)
 	case !m.Seen:
 		mh.State = "unknown"
-	case m.Alert:
+	case m.Alert || len(m.HardwareErrors) > 0:
 		mh.State, msg = "hardware_error", "reports a hardware error"
 		if len(m.HardwareErrors) > 0 {
 			msg = "reports: " + strings.Join(m.HardwareErrors, ", ")
+		}
+		if wantOn && !m.StateAt.IsZero() && !m.TorqueOn {
+			msg += "; it turned its torque off (a reboot or a power cycle turns it back on)"
 		}
 	}
 	if !connected {

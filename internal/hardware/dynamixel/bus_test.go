@@ -203,10 +203,9 @@ func TestMotorRecordsItsAnswers(t *testing.T) {
 		t.Fatalf("silent: %+v", m)
 	}
 	m.found(2100, now)
-	m.Probed = now
 	m.Record(SyncResult{Data: PutInt32(2100), Alert: true}, now)
-	if m.Silent || !m.Alert || !m.Probed.IsZero() {
-		t.Fatalf("alert: %+v, want it probed at the next tick", m)
+	if m.Silent || !m.Alert {
+		t.Fatalf("alert: %+v", m)
 	}
 	m.HardwareErrors = HardwareErrors(0x20)
 	m.Record(SyncResult{Data: PutInt32(2100)}, now)

@@ -179,38 +179,34 @@ func (b *Bus) Torque(ids []byte, on bool) error {
 	return b.SyncWrite(AddrTorqueEnable, ids, data)
 }
 
-// ReadHardwareErrors reads m's Hardware Error Status and records it in m holding mu; it reports
-// whether the errors changed.
-func (b *Bus) ReadHardwareErrors(m *Motor, mu sync.Locker) (changed bool, err error) {
-	data, err := b.Read(m.ID, AddrHardwareError, 1)
-	if err != nil {
-		return false, err
-	}
-	errs := HardwareErrors(data[0])
-	mu.Lock()
-	defer mu.Unlock()
-	changed, m.HardwareErrors = !slices.Equal(errs, m.HardwareErrors), errs
-	return changed, nil
-}
-
 // SilentAfter is how many reads in a row a motor may miss (100 ms at 50 Hz) before it is taken
 // for silent.
 const SilentAfter = 5
 
-// Motor is one motor as a control loop sees it through its reads: where it is, whether it answers
-// and which hardware errors it reports. Its methods do no I/O: call them holding the lock that the
+// Motor is one motor as a control loop sees it through its reads: where it is, whether it answers,
+// and what it says about itself. Its methods do no I/O: call them holding the lock that the
 // motor's readers take.
 type Motor struct {
 	MotorConfig
-	Present        int32 // ticks, last read
-	Goal           int32 // ticks, last written (gravity compensation follows a hand from it)
-	Seen           bool
-	LastSeen       time.Time
-	Silent         bool // it missed SilentAfter reads in a row, or a ping: only pings reach it
-	Alert          bool // its last answer carried the hardware error alert
+	Present  int32 // ticks, last read
+	Goal     int32 // ticks, last written (gravity compensation follows a hand from it)
+	Seen     bool
+	LastSeen time.Time
+	Silent   bool // it missed SilentAfter reads in a row, or a ping: only pings reach it
+	Alert    bool // its last answer carried the hardware error alert
+	Probed   time.Time
+	// What it said about itself at StateAt (ReadStates; zero before): its Torque Enable and its
+	// Hardware Error Status, decoded.
+	StateAt        time.Time
+	TorqueOn       bool
 	HardwareErrors []string
-	Probed         time.Time // when it was last pinged, or its hardware error read
-	misses         int
+	// Its load (Present Current, mA), Present Input Voltage (V) and Present Temperature (°C) at
+	// TelemetryAt (ReadTelemetry; zero before).
+	TelemetryAt time.Time
+	Current     int16
+	Voltage     float64
+	Temperature int
+	misses      int
 }
 
 // SetUp pings m (once when probing a silent motor, else with the Bus's retries), sets it to
@@ -268,6 +264,67 @@ func (b *Bus) ReadPositions(ms []Motor) (res []SyncResult, idx []int, err error)
 	return res, idx, err
 }
 
+// The state block: Torque Enable (64) through Hardware Error Status (70).
+const stateLen = int(AddrHardwareError) + 1 - int(AddrTorqueEnable)
+
+// ReadStates reads what every motor of ms that is not silent says about itself (its Torque
+// Enable and Hardware Error Status) with one sync read, and records it at now holding mu. It
+// returns the motors whose hardware errors changed. Only a PortError is returned as err.
+func (b *Bus) ReadStates(ms []Motor, mu sync.Locker, now time.Time) (changed []int, err error) {
+	ids, idx := listening(ms)
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	res, err := b.SyncRead(AddrTorqueEnable, stateLen, ids)
+	if err != nil {
+		return nil, err
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for k, r := range res {
+		if r.Err != nil {
+			continue
+		}
+		m := &ms[idx[k]]
+		errs := HardwareErrors(r.Data[AddrHardwareError-AddrTorqueEnable])
+		if !slices.Equal(errs, m.HardwareErrors) {
+			changed = append(changed, idx[k])
+		}
+		m.StateAt, m.TorqueOn, m.HardwareErrors = now, r.Data[0] == 1, errs
+	}
+	return changed, nil
+}
+
+// The telemetry block: Present Current (126) through Present Temperature (146).
+const telemetryLen = int(AddrPresentTemp) + 1 - int(AddrPresentCurrent)
+
+// ReadTelemetry reads the load, input voltage and temperature of every motor of ms that is not
+// silent with one sync read, and records them at now holding mu. Only a PortError is returned.
+func (b *Bus) ReadTelemetry(ms []Motor, mu sync.Locker, now time.Time) error {
+	ids, idx := listening(ms)
+	if len(ids) == 0 {
+		return nil
+	}
+	res, err := b.SyncRead(AddrPresentCurrent, telemetryLen, ids)
+	if err != nil {
+		return err
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for k, r := range res {
+		if r.Err != nil {
+			continue
+		}
+		at := func(addr uint16) []byte { return r.Data[addr-AddrPresentCurrent:] }
+		m := &ms[idx[k]]
+		m.TelemetryAt = now
+		m.Current = int16(binary.LittleEndian.Uint16(at(AddrPresentCurrent)))
+		m.Voltage = float64(binary.LittleEndian.Uint16(at(AddrPresentVoltage))) / 10
+		m.Temperature = int(at(AddrPresentTemp)[0])
+	}
+	return nil
+}
+
 // found records that m answered its setup at now, at position present.
 func (m *Motor) found(present int32, now time.Time) {
 	m.Present, m.Seen, m.LastSeen, m.Silent, m.misses = present, true, now, false, 0
@@ -276,7 +333,8 @@ func (m *Motor) found(present int32, now time.Time) {
 // lost records that m did not answer a ping: it is silent at once.
 func (m *Motor) lost() { m.Silent, m.misses = true, SilentAfter }
 
-// Record takes m's answer r to a sync read at now and reports whether m has just gone silent.
+// Record takes m's answer r to a sync read of its position at now and reports whether m has just
+// gone silent.
 func (m *Motor) Record(r SyncResult, now time.Time) (silenced bool) {
 	if r.Err != nil {
 		m.misses++
@@ -288,7 +346,7 @@ func (m *Motor) Record(r SyncResult, now time.Time) (silenced bool) {
 	}
 	m.Present, m.Seen, m.LastSeen, m.misses = Int32(r.Data), true, now, 0
 	if r.Alert != m.Alert {
-		m.Alert, m.Probed = r.Alert, time.Time{}
+		m.Alert = r.Alert
 		if !r.Alert {
 			m.HardwareErrors = nil
 		}
