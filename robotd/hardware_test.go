@@ -261,6 +261,8 @@ func TestDaemonSurvivesASilentMotorAndAnUnpluggedPort(t *testing.T) {
 		h := d.hardware().Hardware
 		return !h.Connected && h.Error != nil
 	})
+	// A move the robot cannot make now is refused, naming the port, not answered 200 and lost.
+	d.expectError("POST", "/api/move/goto", map[string]any{"head_pose": map[string]float64{"yaw": 0.3}, "duration": 0.3}, 503, "the motor bus on "+emu.Path()+" is not connected")
 	if err := emu.Replug(); err != nil {
 		t.Fatal(err)
 	}

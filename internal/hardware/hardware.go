@@ -184,9 +184,20 @@ func (h *Hardware) Close() error {
 	return nil
 }
 
-// Validate implements robot.Validator: j's head pose must be inside the platform's workspace with every
-// leg within its limits.
+// Validate implements robot.Validator: the motor bus must be connected (a target accepted while the
+// port is gone would be a move the robot never makes: a fault.Unavailable naming the port), and j's
+// head pose inside the platform's workspace with every leg within its limits.
 func (h *Hardware) Validate(j robot.Joints) error {
+	h.mu.Lock()
+	connected, portErr := h.connected, h.portErr
+	h.mu.Unlock()
+	if !connected {
+		why := "it is being opened"
+		if portErr != nil {
+			why = *portErr
+		}
+		return fault.Unavailablef("the motor bus on %s is not connected (%s): the robot cannot move until it is back; it is reopened every %s", h.path, why, reopenEvery)
+	}
 	_, err := h.legGoals(j)
 	return err
 }

@@ -223,6 +223,17 @@ func TestHardwareReopensAnUnpluggedPort(t *testing.T) {
 		s := hw.Status()
 		return !s.Connected && s.Error != nil
 	})
+	// A move the robot cannot make is refused, naming the port, not accepted and lost.
+	away := robot.HeadPose{Yaw: 0.3}
+	if _, err := r.Goto(robot.Target{Head: &away}, 200*time.Millisecond, robot.MinJerk); !errors.Is(err, fault.ErrUnavailable) || !strings.Contains(err.Error(), emu.Path()) {
+		t.Errorf("goto while unplugged: %v, want unavailable naming %s", err, emu.Path())
+	}
+	if err := r.SetTarget(robot.Target{Head: &away}); !errors.Is(err, fault.ErrUnavailable) {
+		t.Errorf("set_target while unplugged: %v, want unavailable", err)
+	}
+	if s := r.State(); s.Move != nil || !poseNear(s.TargetHeadPose, robot.HeadPose{}, 1e-9) {
+		t.Errorf("a refused target changed the robot: %+v", s)
+	}
 	if err := emu.Replug(); err != nil {
 		t.Fatal(err)
 	}
