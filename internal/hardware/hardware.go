@@ -133,6 +133,9 @@ func (h *Hardware) loop() {
 // Name implements robot.Backend.
 func (h *Hardware) Name() string { return "hardware" }
 
+// HoldsHead implements robot.HeadHolder: the legs' torque holds the head up, and Close turns it off.
+func (h *Hardware) HoldsHead() {}
+
 // Command implements robot.Backend: the motors are driven toward target.
 func (h *Hardware) Command(target robot.Joints) {
 	h.mu.Lock()

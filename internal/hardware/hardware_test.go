@@ -1,6 +1,7 @@
 package hardware_test
 
 import (
+	"context"
 	"errors"
 	"math"
 	"slices"
@@ -387,5 +388,24 @@ func TestHardwareSetsUpAMotorThatAnswersOnlyPings(t *testing.T) {
 	t.Cleanup(func() { hw.Close() })
 	if st := hw.Status(); len(st.ConfigWarnings) != 0 || motor(st, "stewart_5").State != "ok" {
 		t.Fatalf("status %+v, want stewart_5 set up and ok", st)
+	}
+}
+
+// Shut down while awake, the robot on the bus lies down before the motors' torque goes off: the
+// motors end off, in the sleep pose.
+func TestHardwareShutdownLaysTheHeadDown(t *testing.T) {
+	r, _, emu := onBus(t)
+	<-r.WakeUp().Done()
+	rest, err := busemu.RestingAt(hardware.DefaultConfig(), robot.SleepPose)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if laid, err := r.Shutdown(context.Background()); err != nil || !laid {
+		t.Fatalf("shutdown: laid down %v, %v", laid, err)
+	}
+	for id, want := range rest {
+		if got := emu.Position(id); emu.Torque(id) || math.Abs(float64(got-want)) > 40 {
+			t.Errorf("motor %d: torque %v at %d, want off at its sleep position %d", id, emu.Torque(id), got, want)
+		}
 	}
 }
