@@ -1,10 +1,13 @@
 package robotd_test
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"math"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -284,5 +287,41 @@ func TestDaemonWithoutAMotorBus(t *testing.T) {
 	err = robotd.Run(context.Background(), []string{"robot-daemon", "--sim=maybe", "--data-dir", dir}, os.Getenv, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "--sim=bus") {
 		t.Fatalf("--sim=maybe: %v", err)
+	}
+}
+
+// --hardware-config names a file without end (/dev/zero) or far too big: the built daemon refuses it
+// at once, naming the file and the cap, instead of reading until the kernel kills it.
+func TestHardwareConfigWithoutEndIsRefused(t *testing.T) {
+	bin, err := daemonBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(t.TempDir(), "big.yaml")
+	if err := os.WriteFile(big, bytes.Repeat([]byte("# a comment line of a config that is far too big\n"), 64<<10), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The regular file first: a daemon without the cap reads it, and fails without naming the cap,
+	// before it is given a file without end.
+	for _, path := range []string{big, "/dev/zero"} {
+		cmd := exec.Command(bin, "--hardware-config", path, "--serialport", "/dev/null", "--port", "0",
+			"--data-dir", t.TempDir(), "--hub-url", "none")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		done := make(chan error, 1)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err = <-done:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Fatalf("--hardware-config %s: still running after 20 s", path)
+		}
+		want := "hardware config " + path + ": larger than 1024 KiB"
+		if err == nil || !strings.Contains(stderr.String(), want) {
+			t.Fatalf("--hardware-config %s: %v, stderr %q; want exit 1 saying %q", path, err, stderr.String(), want)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
+	"io"
 	"os"
 
 	"gopkg.in/yaml.v3"
@@ -28,11 +29,23 @@ func DefaultConfig() *dynamixel.Config {
 	return c
 }
 
-// LoadConfig reads a hardware config file.
+// MaxConfigSize caps what LoadConfig reads: the robot's config is 3 KB, and a file without end
+// (--hardware-config /dev/zero) must not fill the memory.
+const MaxConfigSize = 1 << 20
+
+// LoadConfig reads a hardware config file of at most MaxConfigSize bytes.
 func LoadConfig(path string) (*dynamixel.Config, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("hardware config: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxConfigSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("hardware config %s: %w", path, err)
+	}
+	if len(data) > MaxConfigSize {
+		return nil, fmt.Errorf("hardware config %s: larger than %d KiB, which no hardware config is (the robot's is 3 KB): is it the right file?", path, MaxConfigSize>>10)
 	}
 	c, err := ParseConfig(data)
 	if err != nil {

@@ -36,3 +36,17 @@ func TestHardwareConfig(t *testing.T) {
 		}
 	}
 }
+
+// A file without end, or far too big, is refused after the cap, naming the file and the cap.
+func TestHardwareConfigIsCapped(t *testing.T) {
+	big := filepath.Join(t.TempDir(), "big.yaml")
+	if err := os.WriteFile(big, []byte("# "+strings.Repeat("x", hardware.MaxConfigSize)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{big, "/dev/zero"} {
+		_, err := hardware.LoadConfig(path)
+		if err == nil || !strings.Contains(err.Error(), "hardware config "+path+": larger than 1024 KiB") {
+			t.Errorf("%s: %v, want it refused as too large, naming the file", path, err)
+		}
+	}
+}
