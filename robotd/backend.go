@@ -51,10 +51,8 @@ func openBackend(cfg config, log *slog.Logger) (robot.Backend, func(), error) {
 	path := cfg.serialPort
 	var emu *busemu.Bus
 	if cfg.sim == "bus" {
-		rest, err := busemu.RestingAt(hwCfg, robot.SleepPose)
-		if err == nil {
-			emu, err = busemu.Start(busemu.Options{Config: hwCfg, Rest: rest, Log: log.With("component", "busemu")})
-		}
+		var err error
+		emu, err = busemu.Start(busemu.Options{Config: hwCfg, Asleep: true, Log: log.With("component", "busemu")})
 		if err != nil {
 			return nil, nil, fmt.Errorf("starting the motor bus emulator: %w", err)
 		}

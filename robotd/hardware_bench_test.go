@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/internal/hardware"
 	"github.com/robothub/robothub/internal/hardware/busemu"
 )
@@ -93,11 +92,7 @@ func BenchmarkHardwareDaemonCPU(b *testing.B) {
 		return (cpuSeconds(b, cmd.Process.Pid) - before) / time.Since(t0).Seconds() * 100
 	}
 	for b.Loop() {
-		rest, err := busemu.RestingAt(hardware.DefaultConfig(), robot.SleepPose)
-		if err != nil {
-			b.Fatal(err)
-		}
-		emu, err := busemu.Start(busemu.Options{Config: hardware.DefaultConfig(), Rest: rest, Dir: b.TempDir()})
+		emu, err := busemu.Start(busemu.Options{Config: hardware.DefaultConfig(), Asleep: true, Dir: b.TempDir()})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/internal/hardware"
 	"github.com/robothub/robothub/internal/hardware/busemu"
 	"github.com/robothub/robothub/robotd"
@@ -218,11 +217,7 @@ func TestEmulatedBusAnswersLikeTheSimulation(t *testing.T) {
 // The daemon on a serial port, as on the robot (no --sim): a motor that goes silent and a cable
 // pulled out and plugged back are reported and survived.
 func TestDaemonSurvivesASilentMotorAndAnUnpluggedPort(t *testing.T) {
-	rest, err := busemu.RestingAt(hardware.DefaultConfig(), robot.SleepPose)
-	if err != nil {
-		t.Fatal(err)
-	}
-	emu, err := busemu.Start(busemu.Options{Config: hardware.DefaultConfig(), Rest: rest, Dir: t.TempDir()})
+	emu, err := busemu.Start(busemu.Options{Config: hardware.DefaultConfig(), Asleep: true, Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

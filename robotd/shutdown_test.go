@@ -58,7 +58,7 @@ func startRobotProcess(t *testing.T) *robotProcess {
 	if err != nil {
 		t.Fatal(err)
 	}
-	emu, err := busemu.Start(busemu.Options{Config: cfg, Rest: rest, Dir: t.TempDir()})
+	emu, err := busemu.Start(busemu.Options{Config: cfg, Asleep: true, Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,11 +22,7 @@ func BenchmarkControlLoop50Hz(b *testing.B) {
 		seconds = n
 	}
 	for b.Loop() {
-		rest, err := busemu.RestingAt(hardware.DefaultConfig(), robot.SleepPose)
-		if err != nil {
-			b.Fatal(err)
-		}
-		emu, err := busemu.Start(busemu.Options{Config: hardware.DefaultConfig(), Rest: rest, Dir: b.TempDir()})
+		emu, err := busemu.Start(busemu.Options{Config: hardware.DefaultConfig(), Asleep: true, Dir: b.TempDir()})
 		if err != nil {
 			b.Fatal(err)
 		}

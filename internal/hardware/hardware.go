@@ -55,11 +55,9 @@ type Hardware struct {
 	geom    *kinematics.Geometry
 	timeout time.Duration
 
-	// mu guards what the API reads and writes: below, up to the loop's own state.
+	robot.Commands // what the Robot asks: Command, SetMotorMode, SetTorque
+	// mu guards what the API reads: below, up to the loop's own state.
 	mu         sync.Mutex
-	target     robot.Joints
-	mode       robot.MotorMode
-	limp       map[string]bool // motors switched off one by one (SetTorque) while the others hold
 	present    robot.Joints
 	motors     []dynamixel.Motor // index order: MotorNames (body, six legs, right and left antennas)
 	connected  bool
@@ -89,7 +87,8 @@ type Hardware struct {
 // The motors are left as they are until the Robot sets a mode.
 func New(opts Options) (*Hardware, error) {
 	h := &Hardware{path: opts.Port, cfg: opts.Config, log: cmp.Or(opts.Log, slog.New(slog.DiscardHandler)), geom: kinematics.Default,
-		timeout: opts.Timeout, mode: robot.MotorsDisabled, quit: make(chan struct{}), done: make(chan struct{})}
+		timeout: opts.Timeout, quit: make(chan struct{}), done: make(chan struct{})}
+	h.SetMotorMode(robot.MotorsDisabled)
 	for _, name := range robot.MotorNames {
 		m, ok := h.cfg.Motor(name)
 		if !ok {
@@ -110,7 +109,7 @@ func New(opts Options) (*Hardware, error) {
 		h.disconnect(nil)
 		return nil, err
 	}
-	h.target = h.present
+	h.Command(h.present)
 	go h.loop()
 	return h, nil
 }
@@ -135,31 +134,6 @@ func (h *Hardware) Name() string { return "hardware" }
 
 // HoldsHead implements robot.HeadHolder: the legs' torque holds the head up, and Close turns it off.
 func (h *Hardware) HoldsHead() {}
-
-// Command implements robot.Backend: the motors are driven toward target.
-func (h *Hardware) Command(target robot.Joints) {
-	h.mu.Lock()
-	h.target = target
-	h.mu.Unlock()
-}
-
-// SetMotorMode implements robot.Backend.
-func (h *Hardware) SetMotorMode(mode robot.MotorMode) {
-	h.mu.Lock()
-	h.mode = mode
-	h.mu.Unlock()
-}
-
-// SetTorque implements robot.TorqueSetter: the motors on is false for go limp, the others hold.
-func (h *Hardware) SetTorque(on map[string]bool) {
-	limp := make(map[string]bool, len(on))
-	for name, v := range on {
-		limp[name] = !v
-	}
-	h.mu.Lock()
-	h.limp = limp
-	h.mu.Unlock()
-}
 
 // Read implements robot.Backend: the pose the last tick read.
 func (h *Hardware) Read(time.Time) robot.Joints {
@@ -293,9 +267,7 @@ func (h *Hardware) tick(now time.Time) {
 		h.mu.Unlock()
 		h.log.Info("motor bus reopened", "port", h.path)
 	}
-	h.mu.Lock()
-	target, mode, limp := h.target, h.mode, h.limp
-	h.mu.Unlock()
+	target, mode, limp := h.Commanded()
 	err := h.applyMode(mode)
 	if err == nil && mode != robot.MotorsDisabled {
 		if err = h.applyTorque(limp); err == nil {

@@ -19,11 +19,7 @@ import (
 // onBus starts an emulated bus with the robot asleep on it, and a Robot on the hardware backend.
 func onBus(t *testing.T) (*robot.Robot, *hardware.Hardware, *busemu.Bus) {
 	t.Helper()
-	rest, err := busemu.RestingAt(hardware.DefaultConfig(), robot.SleepPose)
-	if err != nil {
-		t.Fatal(err)
-	}
-	emu, err := busemu.Start(busemu.Options{Config: hardware.DefaultConfig(), Rest: rest, Dir: t.TempDir()})
+	emu, err := busemu.Start(busemu.Options{Config: hardware.DefaultConfig(), Asleep: true, Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

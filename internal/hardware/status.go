@@ -12,13 +12,14 @@ import (
 
 // Status implements robot.StatusReporter: the bus, the control loop and every motor.
 func (h *Hardware) Status() robot.HardwareStatus {
+	_, mode, limp := h.Commanded()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	s := robot.HardwareStatus{Port: h.path, Connected: h.connected, Error: h.portErr, Reconnects: h.reconnects,
 		ConfigWarnings: append([]string{}, h.warnings...), Motors: []robot.MotorHealth{}}
 	for i := range h.motors { // by pointer, not a copy: the loop writes its own fields without the lock
 		m := &h.motors[i]
-		s.Motors = append(s.Motors, health(m, s.Connected, h.mode != robot.MotorsDisabled && !h.limp[m.Name]))
+		s.Motors = append(s.Motors, health(m, s.Connected, mode != robot.MotorsDisabled && !limp[m.Name]))
 	}
 	s.ControlLoop = loopStats(h.periods, h.ticks, h.overruns)
 	return s

@@ -44,6 +44,9 @@ type Options struct {
 	Config *dynamixel.Config
 	// Rest is where the motors are at start, in ticks by id (default 2048: every joint at 0).
 	Rest map[byte]int32
+	// Asleep starts the motors in the robot's sleep pose (RestingAt), as a robot switched off
+	// rests; Rest, when given, wins.
+	Asleep bool
 	// Speed is the fastest a motor with its torque on moves toward its goal, in ticks per second
 	// (default 6000, an XL330's 88 rpm under the robot's load); its profile may make it slower.
 	Speed float64
@@ -76,6 +79,13 @@ func Start(opts Options) (*Bus, error) {
 	baudIndex := slices.Index(baudRates[:], opts.Config.Baud)
 	if baudIndex < 0 {
 		return nil, fmt.Errorf("busemu: an XL330 cannot run at %d baud (it runs at %v)", opts.Config.Baud, baudRates)
+	}
+	if opts.Asleep && opts.Rest == nil {
+		rest, err := RestingAt(opts.Config, robot.SleepPose)
+		if err != nil {
+			return nil, fmt.Errorf("busemu: the sleep pose: %w", err)
+		}
+		opts.Rest = rest
 	}
 	if opts.Speed <= 0 {
 		opts.Speed = 6000
