@@ -39,8 +39,8 @@ type Options struct {
 	Port   string            // the serial port's path
 	Config *dynamixel.Config // the motors (LoadConfig reads a hardware config file; DefaultConfig is the robot's)
 	Log    *slog.Logger
-	// Timeout is how long a motor gets to start answering (default 5 ms); an emulated bus sharing
-	// a busy CPU needs more.
+	// Timeout is the slack a motor's answer gets on top of its wire time and the motor's return
+	// delay (dynamixel.Bus.Timeout, default 5 ms); an emulated bus sharing a busy CPU needs more.
 	Timeout time.Duration
 }
 
