@@ -67,6 +67,11 @@ type Hardware struct {
 	ticks      uint64
 	overruns   uint64
 	warnings   []string
+	// What the loop has applied, and when it last switched a motor's torque: a motor's own word on
+	// its torque counts once it was read after the switch (ReportedTorque).
+	appliedMode robot.MotorMode
+	appliedLimp map[string]bool
+	switchedAt  time.Time
 
 	// The loop's own state.
 	bus        *dynamixel.Bus
@@ -245,6 +250,7 @@ func (h *Hardware) disconnect(cause error) {
 		_ = h.bus.Close()
 	}
 	h.bus, h.applied = nil, ""
+	h.switched("", nil)
 	h.nextOpen = time.Now().Add(reopenEvery)
 	if cause != nil {
 		h.log.Error("motor bus lost; reopening it", "port", h.path, "err", cause)
@@ -283,7 +289,7 @@ func (h *Hardware) tick(now time.Time) {
 	// What the motors say about themselves, on ticks of their own so that no tick carries both.
 	h.n++
 	if err == nil && (h.stateDue || h.n%stateEvery == 3) {
-		err = h.readStates(now)
+		err = h.readStates()
 	}
 	if err == nil && h.n%telemetryEvery == 7 {
 		err = h.bus.ReadTelemetry(h.motors, &h.mu, now)
@@ -333,8 +339,16 @@ func (h *Hardware) applyMode(mode robot.MotorMode) error {
 		}
 	}
 	h.applied, h.limpNow, h.stateDue = mode, nil, true
+	h.switched(mode, nil)
 	h.log.Info("motors switched", "mode", mode)
 	return nil
+}
+
+// switched records what the loop has just applied, for ReportedTorque.
+func (h *Hardware) switched(mode robot.MotorMode, limp map[string]bool) {
+	h.mu.Lock()
+	h.appliedMode, h.appliedLimp, h.switchedAt = mode, limp, time.Now()
+	h.mu.Unlock()
 }
 
 // applyTorque switches single motors off or back on (set up like the others, from where they are).
@@ -346,6 +360,9 @@ func (h *Hardware) applyTorque(limp map[string]bool) error {
 			}
 			h.stateDue = true
 		}
+	}
+	if h.stateDue {
+		h.switched(h.applied, limp)
 	}
 	h.limpNow = limp
 	return nil
@@ -474,8 +491,8 @@ func (h *Hardware) probe(now time.Time) error {
 
 // readStates reads what the motors say about themselves: whether their torque is on (a motor
 // shuts itself down on a hardware error) and which hardware errors they report.
-func (h *Hardware) readStates(now time.Time) error {
-	changed, err := h.bus.ReadStates(h.motors, &h.mu, now)
+func (h *Hardware) readStates() error {
+	changed, err := h.bus.ReadStates(h.motors, &h.mu, time.Now()) // after any switch of this tick
 	if err != nil {
 		return err
 	}

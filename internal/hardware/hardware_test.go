@@ -279,6 +279,10 @@ func TestHardwareSwitchesSingleMotors(t *testing.T) {
 	if err := r.SetMotorTorque([]string{"left_antenna", "stewart_2"}, false); err != nil {
 		t.Fatal(err)
 	}
+	// What was asked stands while the switch is on its way, and once the motors say it.
+	if on := r.MotorTorque(); on["left_antenna"] || on["stewart_2"] || !on["right_antenna"] {
+		t.Errorf("torque right after switching two motors off: %v", on)
+	}
 	waitFor(t, 5*time.Second, "the left antenna and stewart_2 go limp", func() bool { return !emu.Torque(18) && !emu.Torque(12) })
 	for _, id := range []byte{10, 11, 13, 14, 15, 16, 17} {
 		if !emu.Torque(id) {
@@ -296,8 +300,19 @@ func TestHardwareSwitchesSingleMotors(t *testing.T) {
 	if err := r.SetMotorTorque([]string{"left_antenna"}, true); err != nil {
 		t.Fatal(err)
 	}
+	if on := r.MotorTorque(); !on["left_antenna"] || on["stewart_2"] {
+		t.Errorf("torque right after switching the left antenna back on: %v", on)
+	}
 	// Back on, it tracks its target again, as on the simulation.
 	waitFor(t, 5*time.Second, "the left antenna returns to its target", func() bool { return emu.Torque(18) && emu.Position(18) == 2048 })
+	waitFor(t, 5*time.Second, "the motors say what was asked", func() bool {
+		st := hw.Status()
+		leg, antenna := motor(st, "stewart_2").TorqueEnabled, motor(st, "left_antenna").TorqueEnabled
+		return leg != nil && !*leg && antenna != nil && *antenna
+	})
+	if on := r.MotorTorque(); !on["left_antenna"] || on["stewart_2"] {
+		t.Errorf("torque as the motors say it: %v", on)
+	}
 }
 
 func TestHardwareNeedsMotors(t *testing.T) {

@@ -25,14 +25,25 @@ func (h *Hardware) Status() robot.HardwareStatus {
 	return s
 }
 
-// ReportedTorque implements robot.TorqueReporter: the torque each motor said it has at the last
-// read of its state, for the motors that answered it on the connected bus.
+// ReportedTorque implements robot.TorqueReporter: the torque each motor said it has, for the
+// motors whose state was read after the loop applied what the Robot asks now. While a switch is on
+// its way (asked, not applied, or applied and not read back yet) it reports none: what was asked
+// stands.
 func (h *Hardware) ReportedTorque() map[string]bool {
+	_, mode, limp := h.Commanded()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	out := map[string]bool{}
+	if !h.connected || mode != h.appliedMode {
+		return out
+	}
+	for _, name := range robot.MotorNames {
+		if limp[name] != h.appliedLimp[name] {
+			return out
+		}
+	}
 	for i := range h.motors {
-		if m := &h.motors[i]; h.connected && !m.Silent && !m.StateAt.IsZero() {
+		if m := &h.motors[i]; !m.Silent && m.StateAt.After(h.switchedAt) {
 			out[m.Name] = m.TorqueOn
 		}
 	}
