@@ -129,14 +129,18 @@ func (p *robotProcess) awayFromRest() map[byte]int32 {
 	return away
 }
 
-func (p *robotProcess) torqueOn() []byte {
-	var on []byte
-	for id := range p.rest {
-		if p.emu.Torque(id) {
-			on = append(on, id)
+// waitTorqueOff waits until every motor's torque is off: the daemon's last write is on the line
+// when it exits, and the emulated motors take it as they read it.
+func (p *robotProcess) waitTorqueOff() {
+	p.t.Helper()
+	p.waitFor(5*time.Second, "every motor's torque is off after the daemon exited", func() bool {
+		for id := range p.rest {
+			if p.emu.Torque(id) {
+				return false
+			}
 		}
-	}
-	return on
+		return true
+	})
 }
 
 // Stopped while awake (systemctl stop: SIGTERM), the daemon lays the head down before its motors
@@ -153,9 +157,7 @@ func TestSIGTERMLaysTheHeadDownBeforeTheMotorsLetGo(t *testing.T) {
 		t.Fatalf("exit: %v", err)
 	}
 	t.Logf("stopped in %v", time.Since(start))
-	if on := p.torqueOn(); len(on) != 0 {
-		t.Errorf("motors %v still hold after the daemon exited", on)
-	}
+	p.waitTorqueOff()
 	if away := p.awayFromRest(); len(away) != 0 {
 		t.Errorf("motors let go away from the sleep pose (ticks by id, want %v): %v", p.rest, away)
 	}
@@ -176,9 +178,7 @@ func TestASecondSignalSkipsTheSleepMove(t *testing.T) {
 	if err := p.wait(10 * time.Second); err != nil {
 		t.Fatalf("exit: %v", err)
 	}
-	if on := p.torqueOn(); len(on) != 0 {
-		t.Errorf("motors %v still hold after the daemon exited", on)
-	}
+	p.waitTorqueOff()
 	if log := p.log.String(); !strings.Contains(log, "the robot's motors let go before it lay down") || !strings.Contains(log, "skipped=true") {
 		t.Errorf("the log does not say the move was skipped:\n%s", log)
 	}

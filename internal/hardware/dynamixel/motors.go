@@ -53,8 +53,12 @@ func Open(path string, baud int, timeout time.Duration) (*Bus, error) {
 	return b, nil
 }
 
-// Close closes the Bus's port, if it is one that closes.
+// Close closes the Bus's port, if it is one that closes, once what was written to it is on the
+// line (a last torque off must reach the motors, not die in the adapter's buffer).
 func (b *Bus) Close() error {
+	if d, ok := b.port.(interface{ Drain() error }); ok {
+		_ = d.Drain() // a port already gone has nothing to drain
+	}
 	if c, ok := b.port.(io.Closer); ok {
 		return c.Close()
 	}
