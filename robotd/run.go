@@ -323,6 +323,8 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 		return err
 	}
 	log.Info("shutting down")
+	hurry, stopHurry := nextSignal() // a second Ctrl-C skips the robot's sleep move
+	defer stopHurry()
 	_ = sdNotify(getenv, "STOPPING=1")
 	stopStartup()
 	mgr.Close() // the API stays up while the app stops, so its SDK calls still work
@@ -331,6 +333,10 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	defer cancelShutdown()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		log.Warn("closing connections", "err", err)
+	}
+	// Nothing moves the robot now: lay it down before its motors let go, as the public daemon does.
+	if _, err := rb.Shutdown(hurry); err != nil {
+		log.Warn("closing the robot", "err", err)
 	}
 	return nil
 }
