@@ -286,7 +286,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	}
 	done := make(chan struct{})
 	handler := NewServer(ServerConfig{
-		Apps: mgr, Robot: rb, Log: log.With("component", "http"), Token: cfg.token, NoAuth: cfg.noAuth, BodyTimeout: cfg.bodyTimeout,
+		Apps: ManagerApps(mgr), Robot: rb, Log: log.With("component", "http"), Token: cfg.token, NoAuth: cfg.noAuth, BodyTimeout: cfg.bodyTimeout,
 		AllowedHosts: cfg.allowedHosts, Version: version.String(), Wireless: cfg.wireless, Done: done,
 		LoopbackOnly: loopbackOnly,
 	})

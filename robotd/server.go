@@ -6,15 +6,12 @@ import (
 	"net/http"
 	"os"
 	"time"
-
-	"github.com/robothub/robothub/core/apps"
-	"github.com/robothub/robothub/core/robot"
 )
 
 // Server is the daemon's HTTP API and dashboard.
 type Server struct {
-	apps         *apps.Manager
-	robot        *robot.Robot
+	apps         Apps
+	robot        Robot
 	log          *slog.Logger
 	token        string // never empty: a request must present it unless noAuth
 	noAuth       bool
@@ -33,8 +30,8 @@ type Server struct {
 
 // ServerConfig holds what NewServer needs.
 type ServerConfig struct {
-	Apps         *apps.Manager
-	Robot        *robot.Robot
+	Apps         Apps  // the app lifecycle: ManagerApps(*apps.Manager) in the daemon
+	Robot        Robot // the robot: *robot.Robot in the daemon
 	Log          *slog.Logger
 	Token        string        // the API token (--token); empty: a random one nobody knows
 	NoAuth       bool          // --no-auth: every client may use the API
