@@ -12,7 +12,7 @@ import (
 )
 
 func TestBadRequestsGetClearErrors(t *testing.T) {
-	d := startDaemon(t, daemonOptions{})
+	d := startServer(t, serverOptions{})
 	d.install("coop_app")
 
 	// Unknown apps and jobs: 404, with nothing run or removed.
@@ -65,7 +65,7 @@ func TestBadRequestsGetClearErrors(t *testing.T) {
 }
 
 func TestCrossSiteRequestsAreRefused(t *testing.T) {
-	d := startDaemon(t, daemonOptions{})
+	d := startServer(t, serverOptions{})
 	d.install("coop_app")
 	// What a malicious page's fetch or form post carries.
 	d.expectError("POST", "/api/apps/start-app/coop_app", nil, 403, "Cross-site requests are refused", "Sec-Fetch-Site", "cross-site", "Origin", "https://evil.example")
@@ -86,8 +86,8 @@ func TestCrossSiteRequestsAreRefused(t *testing.T) {
 }
 
 func TestAPIToken(t *testing.T) {
-	const token = "t0k3n-for-tests"
-	d := startDaemon(t, daemonOptions{args: []string{"--api-token", token}})
+	const token = "t0k3n-for-tests-0123456789"
+	d := startServer(t, serverOptions{token: token})
 	d.expectError("GET", "/api/apps/list", nil, 401, "Missing or invalid API token", "Authorization", "Bearer wrong")
 	d.expectError("POST", "/api/move/play/wake_up", nil, 401, "Missing or invalid API token", "Authorization", "Bearer wrong")
 	if code := d.call("GET", "/api/apps/list", nil, nil, "Authorization", "Bearer "+token); code != 200 {
@@ -104,7 +104,12 @@ func TestAPIToken(t *testing.T) {
 	if strings.Contains(d.log.String(), token) {
 		t.Fatal("the token appears in the daemon's log")
 	}
-	// The SDK sends ROBOT_DAEMON_TOKEN, which apps inherit from the daemon.
+}
+
+// End to end: robot_sdk sends ROBOT_DAEMON_TOKEN, which apps inherit from the daemon.
+func TestSDKSendsTheToken(t *testing.T) {
+	const token = "t0k3n-for-tests-0123456789"
+	d := startDaemon(t, daemonOptions{args: []string{"--api-token", token}})
 	out, err := venvPython(d, "from robot_sdk import Robot\nr = Robot()\nprint(r.get_state()['backend'])\nr.close()", "ROBOT_DAEMON_TOKEN="+token)
 	if err != nil || out != "sim" {
 		t.Fatalf("SDK with the token: %q %v", out, err)
@@ -121,7 +126,7 @@ func TestAPIToken(t *testing.T) {
 }
 
 func TestStateStreamAt50Hz(t *testing.T) {
-	d := startDaemon(t, daemonOptions{})
+	d := startServer(t, serverOptions{})
 	resp, err := http.Get(d.url + "/api/state/stream?frequency=50")
 	if err != nil {
 		t.Fatal(err)
@@ -218,7 +223,7 @@ with Robot() as r:
 }
 
 func TestAudioThroughTheAPI(t *testing.T) {
-	d := startDaemon(t, daemonOptions{})
+	d := startServer(t, serverOptions{})
 	d.call("POST", "/api/audio/start_recording", nil, nil)
 	tone := make([]float64, 1600)
 	for i := range tone {
@@ -228,20 +233,31 @@ func TestAudioThroughTheAPI(t *testing.T) {
 	if code := d.call("POST", "/api/audio/push_sample", map[string]any{"samples": tone}, &pushed); code != 200 || pushed["samples"] != 1600.0 {
 		t.Fatalf("push: %d %v", code, pushed)
 	}
-	time.Sleep(300 * time.Millisecond)
+	// The simulated speaker plays into the microphone: read what it records until the tone is in it.
 	var rec struct {
 		SampleRate int       `json:"sample_rate"`
 		Samples    []float64 `json:"samples"`
 	}
-	d.call("GET", "/api/audio/sample", nil, &rec)
-	loud := 0
-	for _, s := range rec.Samples {
+	toneLoud := 0
+	for _, s := range tone {
 		if math.Abs(s) > 0.4 {
-			loud++
+			toneLoud++
 		}
 	}
-	if rec.SampleRate != 16000 || len(rec.Samples) < 3000 || loud < 100 {
-		t.Fatalf("recorded %d samples at %d Hz with %d loud ones; the pushed tone should be in them", len(rec.Samples), rec.SampleRate, loud)
+	var recorded []float64
+	loud := 0
+	d.waitFor(5*time.Second, "the whole pushed tone in the recording", func() bool {
+		d.call("GET", "/api/audio/sample", nil, &rec)
+		recorded = append(recorded, rec.Samples...)
+		for _, s := range rec.Samples {
+			if math.Abs(s) > 0.4 {
+				loud++
+			}
+		}
+		return loud >= toneLoud
+	})
+	if rec.SampleRate != 16000 || loud != toneLoud {
+		t.Fatalf("recorded %d samples at %d Hz with %d loud ones; the pushed tone should be in them", len(recorded), rec.SampleRate, loud)
 	}
 	d.call("POST", "/api/audio/stop_recording", nil, nil)
 }

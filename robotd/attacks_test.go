@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/robothub/robothub/internal/badinput"
 )
@@ -17,8 +18,8 @@ import (
 // is the "daemon-attacks" section of docs/RELIABILITY.md.
 func TestBadInputDaemonAttacks(t *testing.T) {
 	needOtherUser(t)
-	const token = "attack-table-token"
-	d := startDaemon(t, daemonOptions{args: []string{"--token", token, "--body-timeout", "1s"}})
+	const token = "attack-table-token-0123456789"
+	d := startServer(t, serverOptions{token: token, bodyTimeout: time.Second})
 	d.install("coop_app")
 	addr := strings.TrimPrefix(d.url, "http://")
 	table := badinput.NewTable("daemon-attacks", "go test -run TestBadInputDaemonAttacks ./robotd (as root: the other user is nobody through setpriv)")
