@@ -1,6 +1,7 @@
 package robotd_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -69,7 +70,23 @@ func BenchmarkHardwareDaemonCPU(b *testing.B) {
 				b.Fatal("daemon did not start")
 			}
 		}
-		time.Sleep(2 * time.Second) // the wake-up move is over
+		// Measured once the wake-up move is over: awake, holding its pose.
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+			var st struct {
+				Awake bool            `json:"awake"`
+				Move  json.RawMessage `json:"move"`
+			}
+			if resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/api/state/full", port)); err == nil {
+				_ = json.NewDecoder(resp.Body).Decode(&st)
+				resp.Body.Close()
+			}
+			if st.Awake && string(st.Move) == "null" {
+				break
+			}
+			if time.Now().After(deadline) {
+				b.Fatal("the robot did not wake up")
+			}
+		}
 		before, t0 := cpuSeconds(b, cmd.Process.Pid), time.Now()
 		time.Sleep(window)
 		return (cpuSeconds(b, cmd.Process.Pid) - before) / time.Since(t0).Seconds() * 100
