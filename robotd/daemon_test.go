@@ -34,6 +34,10 @@ var webUIAppURL, webUIAppDir string
 var sharedVenv string
 
 func TestMain(m *testing.M) {
+	// Re-executed as another local user's connection flood (see TestConnectionFloodOfAnotherUser).
+	if spec := os.Getenv("ROBOTD_TEST_FLOOD"); spec != "" {
+		os.Exit(runFlood(spec))
+	}
 	// Re-executed as a daemon process (see startDaemonProcess).
 	if args := os.Getenv("ROBOTD_TEST_DAEMON_ARGS"); args != "" {
 		var argv []string
@@ -111,6 +115,7 @@ type daemon struct {
 	log     *syncbuf.Buffer
 	cancel  context.CancelFunc
 	done    chan error
+	pid     int          // startDaemonBinary's process
 	apps    *memApps     // startServer's apps
 	rb      *robot.Robot // startServer's robot
 }
@@ -213,7 +218,7 @@ func startServer(t testing.TB, opts serverOptions) *daemon {
 	}
 	srv := &http.Server{Handler: handler, ConnContext: handler.ConnContext, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.Serve(handler.Listener(ln)) }()
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &daemon{t: t, url: "http://" + ln.Addr().String(), log: logBuf, cancel: cancel, done: make(chan error, 1), apps: mem, rb: rb}
 	go func() {

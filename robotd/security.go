@@ -170,9 +170,14 @@ type peer struct {
 }
 
 // ConnContext remembers each connection, so that the client's user is looked up once per
-// connection: set it as the http.Server's ConnContext.
+// connection (when Listener accepted it, or at its first request): set it as the http.Server's
+// ConnContext.
 func (s *Server) ConnContext(ctx context.Context, c net.Conn) context.Context {
-	return context.WithValue(ctx, peerKey{}, &peer{remote: c.RemoteAddr(), local: c.LocalAddr()})
+	p := &peer{remote: c.RemoteAddr(), local: c.LocalAddr()}
+	if pc, ok := c.(*peerConn); ok {
+		p.once.Do(func() { p.uid = pc.uid })
+	}
+	return context.WithValue(ctx, peerKey{}, p)
 }
 
 // peerUID is the uid of the loopback client of r, or -1 when it is not known (another machine,
