@@ -169,11 +169,17 @@ func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
 		}
 	}
 	cfg.token = strings.TrimSpace(c.String("token"))
+	source := "--token"
 	if cfg.token == "" {
-		cfg.token = strings.TrimSpace(getenv("ROBOT_DAEMON_TOKEN"))
+		cfg.token, source = strings.TrimSpace(getenv("ROBOT_DAEMON_TOKEN")), "ROBOT_DAEMON_TOKEN"
 	}
 	if cfg.noAuth {
 		cfg.token = "" // nothing to send: apps are not given one
+	}
+	if cfg.token != "" {
+		if err := checkTokenStrength(cfg.token, source); err != nil {
+			return cfg, err
+		}
 	}
 	cfg.hubURL = c.String("hub-url")
 	if cfg.hubURL == "" {

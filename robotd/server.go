@@ -18,6 +18,7 @@ type Server struct {
 	uid          int // the daemon's user: its loopback clients need no token
 	bodyTimeout  time.Duration
 	streams      streamSlots
+	logins       loginLimits
 	allowedHosts []string
 	version      string
 	wireless     bool
