@@ -1,14 +1,20 @@
 package robotd_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/robothub/robothub/core/robot"
+	"github.com/robothub/robothub/robotd"
 )
 
 func TestBadRequestsGetClearErrors(t *testing.T) {
@@ -125,31 +131,46 @@ func TestSDKSendsTheToken(t *testing.T) {
 	}
 }
 
+// The state stream at 50 Hz, on the robot's own clock (testing/synctest): one second of stream is
+// 50 events, 20 ms apart, each with the state of the robot's latest control step. Latency over a
+// real connection is BenchmarkStateStream50Hz's to measure; a timed window here failed under load.
 func TestStateStreamAt50Hz(t *testing.T) {
-	d := startServer(t, serverOptions{})
-	resp, err := http.Get(d.url + "/api/state/stream?frequency=50")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	events := readEvents(t, resp, 50, 5*time.Second)
-	span := events[len(events)-1].at.Sub(events[0].at)
-	if span < 800*time.Millisecond || span > 1300*time.Millisecond {
-		t.Errorf("49 intervals at 50 Hz took %v, want about 980ms", span)
-	}
-	var lags []time.Duration
-	for _, e := range events {
-		var s robotState
-		if err := json.Unmarshal([]byte(e.data), &s); err != nil {
-			t.Fatalf("event %q: %v", e.data, err)
+	synctest.Test(t, func(t *testing.T) {
+		rb := robot.New(robot.NewSim(), nil)
+		defer rb.Close()
+		h := robotd.NewServer(robotd.ServerConfig{Apps: newMemApps(rb), Robot: rb, NoAuth: true})
+		ctx, cancel := context.WithCancel(context.Background())
+		req := httptest.NewRequestWithContext(ctx, "GET", "/api/state/stream?frequency=50", nil)
+		req.Host = "127.0.0.1:8000"
+		req.RemoteAddr = "127.0.0.1:40000"
+		rec := httptest.NewRecorder()
+		served := make(chan struct{})
+		go func() { defer close(served); h.ServeHTTP(rec, req) }()
+		time.Sleep(time.Second - time.Millisecond)
+		synctest.Wait()
+		cancel()
+		<-served
+
+		if ct := rec.Header().Get("Content-Type"); rec.Code != 200 || ct != "text/event-stream" {
+			t.Fatalf("%d %q", rec.Code, ct)
 		}
-		lags = append(lags, e.at.Sub(s.Timestamp))
-	}
-	for i, lag := range lags {
-		if lag < 0 || lag > 50*time.Millisecond {
-			t.Errorf("event %d arrived %v after its state was read", i, lag)
+		var stamps []time.Time
+		for block := range strings.SplitSeq(strings.TrimSpace(rec.Body.String()), "\n\n") {
+			var s robotState
+			if err := json.Unmarshal([]byte(strings.TrimPrefix(block, "data: ")), &s); err != nil {
+				t.Fatalf("event %q: %v", block, err)
+			}
+			stamps = append(stamps, s.Timestamp)
 		}
-	}
+		if len(stamps) != 50 {
+			t.Fatalf("%d events in one second at 50 Hz, want 50", len(stamps))
+		}
+		for i := 1; i < len(stamps); i++ {
+			if gap := stamps[i].Sub(stamps[i-1]); gap != 20*time.Millisecond {
+				t.Fatalf("events %d and %d carry states %v apart, want 20ms (the robot's steps are %v)", i-1, i, gap, robot.ControlPeriod)
+			}
+		}
+	})
 }
 
 // The SDK as a remote client: a script that is not an app the daemon started holds the slot
