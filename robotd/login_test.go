@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/robothub/robothub/robotd"
 )
@@ -86,7 +87,10 @@ func TestWeakTokensAreRefused(t *testing.T) {
 			}
 			var stderr strings.Builder
 			args := append([]string{"robot-daemon", "--sim", "--data-dir", dataDir, "--port", "0", "--hub-url", "none"}, c.args...)
-			err := robotd.Run(context.Background(), args, getenv, io.Discard, &stderr)
+			// A daemon that took the token would serve until the context ends: not for long.
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			err := robotd.Run(ctx, args, getenv, io.Discard, &stderr)
 			if err == nil || !strings.Contains(err.Error(), c.source) || !strings.Contains(err.Error(), "at least 128") {
 				t.Fatalf("%v: %v, want a refusal naming %q", args, err, c.source)
 			}
