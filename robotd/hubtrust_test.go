@@ -186,7 +186,7 @@ func hubDeliveries(t *testing.T, url string) []deliveryAttempt {
 	}()
 	var endpoint, webhookID string
 	sc := bufio.NewScanner(stdout)
-	for sc.Scan() && (endpoint == "" || webhookID == "") {
+	for (endpoint == "" || webhookID == "") && sc.Scan() {
 		if m := regexp.MustCompile(`^export HF_ENDPOINT=(\S+)`).FindStringSubmatch(sc.Text()); m != nil {
 			endpoint = m[1]
 		}

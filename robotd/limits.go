@@ -137,6 +137,15 @@ type peerConn struct {
 	key     string // the capped client's key; "" when not capped
 }
 
+// CloseWrite ends the sending side, as net/http does to finish an answer before it closes a
+// connection whose request it did not read whole.
+func (c *peerConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
 func (c *peerConn) Close() error {
 	c.release.Do(func() {
 		if c.key != "" {
