@@ -152,8 +152,8 @@ func TestConnectionFloodOfAnotherUser(t *testing.T) {
 	}
 	t.Logf("%d connections of nobody for %v: answers %v; the owner's %d calls: p50 %v, p99 %v; daemon RSS %d kB before, peak %d kB",
 		conns, duration, statuses, len(lat), p50, p99, rssBefore, peak)
-	if p99 > time.Second {
-		t.Errorf("the owner's calls: p99 %v during the flood, want at most 1 s", p99)
+	if p99 > 2*time.Second {
+		t.Errorf("the owner's calls: p99 %v during the flood, want at most 2 s", p99)
 	}
 	if peak > 200<<10 {
 		t.Errorf("the daemon's peak RSS is %d kB during the flood, want at most 200 MB", peak)
