@@ -169,11 +169,17 @@ func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
 		}
 	}
 	cfg.token = strings.TrimSpace(c.String("token"))
+	source := "--token"
 	if cfg.token == "" {
-		cfg.token = strings.TrimSpace(getenv("ROBOT_DAEMON_TOKEN"))
+		cfg.token, source = strings.TrimSpace(getenv("ROBOT_DAEMON_TOKEN")), "ROBOT_DAEMON_TOKEN"
 	}
 	if cfg.noAuth {
 		cfg.token = "" // nothing to send: apps are not given one
+	}
+	if cfg.token != "" {
+		if err := checkTokenStrength(cfg.token, source); err != nil {
+			return cfg, err
+		}
 	}
 	cfg.hubURL = c.String("hub-url")
 	if cfg.hubURL == "" {
@@ -286,7 +292,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	}
 	done := make(chan struct{})
 	handler := NewServer(ServerConfig{
-		Apps: mgr, Robot: rb, Log: log.With("component", "http"), Token: cfg.token, NoAuth: cfg.noAuth, BodyTimeout: cfg.bodyTimeout,
+		Apps: ManagerApps(mgr), Robot: rb, Log: log.With("component", "http"), Token: cfg.token, NoAuth: cfg.noAuth, BodyTimeout: cfg.bodyTimeout,
 		AllowedHosts: cfg.allowedHosts, Version: version.String(), Wireless: cfg.wireless, Done: done,
 		LoopbackOnly: loopbackOnly,
 	})
@@ -298,7 +304,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.Serve(handler.Listener(ln)) }()
 	listenURL := "http://" + ln.Addr().String()
 	log.Info("robot daemon listening", "url", listenURL, "version", version.String(), "sdk", mgr.SDKVersion(),
 		"backend", rb.BackendName(), "apps_venv", cfg.venvDir, "data_dir", cfg.dataDir, "auth", !cfg.noAuth)
