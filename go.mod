@@ -19,6 +19,7 @@ require (
 	go.bug.st/serial v1.8.0
 	golang.ngrok.com/ngrok/v2 v2.4.0
 	golang.org/x/term v0.47.0
+	golang.org/x/time v0.16.0
 	gopkg.in/yaml.v3 v3.0.1
 	modernc.org/sqlite v1.61.1
 )

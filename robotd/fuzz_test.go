@@ -36,7 +36,7 @@ func fuzzDaemon(f *testing.F) http.Handler {
 		f.Fatal(err)
 	}
 	f.Cleanup(mgr.Close)
-	return robotd.NewServer(robotd.ServerConfig{Apps: mgr, Robot: rb, Log: discard, Token: fuzzToken})
+	return robotd.NewServer(robotd.ServerConfig{Apps: robotd.ManagerApps(mgr), Robot: rb, Log: discard, Token: fuzzToken})
 }
 
 const fuzzToken = "fuzz-token"

@@ -1,48 +1,61 @@
-// Package hwconfig reads the hardware config of the robot's motor bus: a YAML file in the
-// vendor's schema (serial.baudrate, then per motor its id, homing offset, position limits,
-// operating mode and PID gains). The robot's own is embedded; robot-daemon --hardware-config
-// replaces it.
-package hwconfig
+package hardware
+
+// The hardware config of the robot's motor bus: a YAML file in the vendor's schema
+// (serial.baudrate, then per motor its id, homing offset, position limits, operating mode and PID
+// gains). The robot's own is embedded; robot-daemon --hardware-config replaces it.
 
 import (
 	"bytes"
 	_ "embed"
 	"fmt"
+	"io"
 	"os"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/robothub/robothub/core/robot"
-	"github.com/robothub/robothub/internal/dynamixel"
+	"github.com/robothub/robothub/internal/hardware/dynamixel"
 )
 
 //go:embed hardware.yaml
 var defaultYAML []byte
 
-// Default is the robot's motor bus as built.
-func Default() *dynamixel.Config {
-	c, err := Parse(defaultYAML)
+// DefaultConfig is the robot's motor bus as built.
+func DefaultConfig() *dynamixel.Config {
+	c, err := ParseConfig(defaultYAML)
 	if err != nil {
-		panic("hwconfig: embedded hardware.yaml: " + err.Error())
+		panic("hardware: embedded hardware.yaml: " + err.Error())
 	}
 	return c
 }
 
-// Load reads a hardware config file.
-func Load(path string) (*dynamixel.Config, error) {
-	data, err := os.ReadFile(path)
+// MaxConfigSize caps what LoadConfig reads: the robot's config is 3 KB, and a file without end
+// (--hardware-config /dev/zero) must not fill the memory.
+const MaxConfigSize = 1 << 20
+
+// LoadConfig reads a hardware config file of at most MaxConfigSize bytes.
+func LoadConfig(path string) (*dynamixel.Config, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("hardware config: %w", err)
 	}
-	c, err := Parse(data)
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxConfigSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("hardware config %s: %w", path, err)
+	}
+	if len(data) > MaxConfigSize {
+		return nil, fmt.Errorf("hardware config %s: larger than %d KiB, which no hardware config is (the robot's is 3 KB): is it the right file?", path, MaxConfigSize>>10)
+	}
+	c, err := ParseConfig(data)
 	if err != nil {
 		return nil, fmt.Errorf("hardware config %s: %w", path, err)
 	}
 	return c, nil
 }
 
-// Parse parses and checks a hardware config; errors name the field.
-func Parse(data []byte) (*dynamixel.Config, error) {
+// ParseConfig parses and checks a hardware config; errors name the field.
+func ParseConfig(data []byte) (*dynamixel.Config, error) {
 	type motor struct {
 		ID            *int   `yaml:"id"`
 		Offset        int32  `yaml:"offset"`

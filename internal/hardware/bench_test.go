@@ -1,4 +1,4 @@
-package busemu_test
+package hardware_test
 
 import (
 	"math"
@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/robot"
-	"github.com/robothub/robothub/internal/busemu"
-	"github.com/robothub/robothub/internal/hwconfig"
+	"github.com/robothub/robothub/internal/hardware"
+	"github.com/robothub/robothub/internal/hardware/busemu"
 )
 
 // BenchmarkControlLoop50Hz runs the hardware control loop on the emulated bus (with the wire time
@@ -22,15 +22,11 @@ func BenchmarkControlLoop50Hz(b *testing.B) {
 		seconds = n
 	}
 	for b.Loop() {
-		rest, err := busemu.RestingAt(nil, robot.SleepPose)
+		emu, err := busemu.Start(busemu.Options{Config: hardware.DefaultConfig(), Asleep: true, Dir: b.TempDir()})
 		if err != nil {
 			b.Fatal(err)
 		}
-		emu, err := busemu.Start(busemu.Options{Rest: rest, Dir: b.TempDir(), Latency: 150 * time.Microsecond})
-		if err != nil {
-			b.Fatal(err)
-		}
-		hw, err := robot.NewHardware(robot.HardwareOptions{Port: emu.Path(), Config: hwconfig.Default()})
+		hw, err := hardware.New(hardware.Options{Port: emu.Path(), Config: hardware.DefaultConfig()})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package hwconfig_test
+package hardware_test
 
 import (
 	"os"
@@ -6,11 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/robothub/robothub/internal/hwconfig"
+	"github.com/robothub/robothub/internal/hardware"
 )
 
 func TestHardwareConfig(t *testing.T) {
-	c := hwconfig.Default()
+	c := hardware.DefaultConfig()
 	if c.Baud != 1_000_000 || len(c.Motors) != 9 {
 		t.Fatalf("default config: %d baud, %d motors", c.Baud, len(c.Motors))
 	}
@@ -31,8 +31,22 @@ func TestHardwareConfig(t *testing.T) {
 		}
 		path := filepath.Join(t.TempDir(), "hw.yaml")
 		os.WriteFile(path, []byte(data), 0o644)
-		if _, err := hwconfig.Load(path); err == nil || !strings.Contains(err.Error(), bad.want) || !strings.Contains(err.Error(), path) {
+		if _, err := hardware.LoadConfig(path); err == nil || !strings.Contains(err.Error(), bad.want) || !strings.Contains(err.Error(), path) {
 			t.Errorf("%s: err = %v, want it to name the file and say %q", bad.old, err, bad.want)
+		}
+	}
+}
+
+// A file without end, or far too big, is refused after the cap, naming the file and the cap.
+func TestHardwareConfigIsCapped(t *testing.T) {
+	big := filepath.Join(t.TempDir(), "big.yaml")
+	if err := os.WriteFile(big, []byte("# "+strings.Repeat("x", hardware.MaxConfigSize)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{big, "/dev/zero"} {
+		_, err := hardware.LoadConfig(path)
+		if err == nil || !strings.Contains(err.Error(), "hardware config "+path+": larger than 1024 KiB") {
+			t.Errorf("%s: %v, want it refused as too large, naming the file", path, err)
 		}
 	}
 }

@@ -4,9 +4,9 @@
 // and the motors of a bus: their config, their setup (Bus.SetUp), the sync reads and writes a
 // control loop drives them with, and their health as those reads see it (Motor).
 //
-// It lives in internal/, not core/: a motor vendor's wire protocol is not the robot domain, only a
-// way core/robot's hardware backend reaches the motors (and internal/busemu emulates them). Nobody
-// outside this module needs it, and core/ keeps only what the domain is made of.
+// It lives in internal/hardware, not core/: a motor vendor's wire protocol is not the robot domain,
+// only the way the hardware backend (internal/hardware) reaches the motors. Nobody outside this
+// module needs it, and core/ keeps only what the domain is made of.
 package dynamixel
 
 import (
@@ -20,6 +20,7 @@ const (
 	InstPing      byte = 0x01
 	InstRead      byte = 0x02
 	InstWrite     byte = 0x03
+	InstReboot    byte = 0x08
 	InstStatus    byte = 0x55
 	InstSyncRead  byte = 0x82
 	InstSyncWrite byte = 0x83
@@ -179,6 +180,13 @@ func (e DeviceError) Alert() bool { return e&AlertBit != 0 }
 
 // Code is the processing error, without the alert bit (0: none).
 func (e DeviceError) Code() DeviceError { return e &^ AlertBit }
+
+// Is lets errors.Is find a processing error whatever the alert bit says: a motor with a hardware
+// error still refuses a write with ErrAccess. A target with the alert bit matches alerts only.
+func (e DeviceError) Is(target error) bool {
+	t, ok := target.(DeviceError)
+	return ok && t.Code() == e.Code() && (!t.Alert() || e.Alert())
+}
 
 func (e DeviceError) Error() string {
 	names := [8]string{"no processing error", "result fail", "instruction error", "CRC error (as received by the device)",

@@ -1,34 +1,33 @@
-package robot_test
+package hardware_test
 
 import (
+	"context"
 	"errors"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/robot"
-	"github.com/robothub/robothub/internal/busemu"
-	"github.com/robothub/robothub/internal/dynamixel"
-	"github.com/robothub/robothub/internal/hwconfig"
+	"github.com/robothub/robothub/internal/hardware"
+	"github.com/robothub/robothub/internal/hardware/busemu"
+	"github.com/robothub/robothub/internal/hardware/dynamixel"
 )
 
 // onBus starts an emulated bus with the robot asleep on it, and a Robot on the hardware backend.
-func onBus(t *testing.T) (*robot.Robot, *robot.Hardware, *busemu.Bus) {
+func onBus(t *testing.T) (*robot.Robot, *hardware.Hardware, *busemu.Bus) {
 	t.Helper()
-	rest, err := busemu.RestingAt(nil, robot.SleepPose)
-	if err != nil {
-		t.Fatal(err)
-	}
-	emu, err := busemu.Start(busemu.Options{Rest: rest, Dir: t.TempDir(), Latency: 50 * time.Microsecond})
+	emu, err := busemu.Start(busemu.Options{Config: hardware.DefaultConfig(), Asleep: true, Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { emu.Close() })
 	// The emulator shares this machine's CPU with the test (and, under go test ./..., with other
 	// packages' tests): give it time to answer, or a loaded machine reads a motor as silent.
-	hw, err := robot.NewHardware(robot.HardwareOptions{Port: emu.Path(), Config: hwconfig.Default(), Timeout: 50 * time.Millisecond})
+	hw, err := hardware.New(hardware.Options{Port: emu.Path(), Config: hardware.DefaultConfig(), Timeout: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,17 +49,17 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting until %s", what)
 		}
-		time.Sleep(robot.HardwarePeriod)
+		time.Sleep(hardware.Period)
 	}
 }
 
-func motor(s robot.HardwareStatus, name string) dynamixel.MotorHealth {
+func motor(s robot.HardwareStatus, name string) robot.MotorHealth {
 	for _, m := range s.Motors {
 		if m.Name == name {
 			return m
 		}
 	}
-	return dynamixel.MotorHealth{}
+	return robot.MotorHealth{}
 }
 
 func TestHardwareWakesAndFollowsAGoto(t *testing.T) {
@@ -165,13 +164,52 @@ func TestHardwareSurvivesASilentMotorAndAHardwareError(t *testing.T) {
 	waitFor(t, 5*time.Second, "stewart_3 answers again", func() bool { return motor(hw.Status(), "stewart_3").State == "ok" })
 	waitFor(t, 5*time.Second, "stewart_3's torque is back on", func() bool { return emu.Torque(13) })
 
-	emu.SetHardwareError(17, 0x20) // overload: in the shutdown mask, so its torque goes off
+	emu.RaiseHardwareError(17, 0x20) // overload: in the shutdown mask, so its torque goes off
 	waitFor(t, 5*time.Second, "the overload is reported", func() bool {
 		mh := motor(hw.Status(), "right_antenna")
 		return mh.State == "hardware_error" && len(mh.HardwareErrors) == 1 && mh.HardwareErrors[0] == "overload error"
 	})
-	if mh := motor(hw.Status(), "left_antenna"); mh.State != "ok" {
+	// What the motor says, not what was asked: it turned its torque off.
+	waitFor(t, 5*time.Second, "the right antenna reports its torque off", func() bool {
+		mh := motor(hw.Status(), "right_antenna")
+		return mh.TorqueEnabled != nil && !*mh.TorqueEnabled
+	})
+	if mh := motor(hw.Status(), "right_antenna"); mh.Error == nil || !strings.Contains(*mh.Error, "reports: overload error; it turned its torque off") {
+		t.Errorf("right antenna's error: %v", mh.Error)
+	}
+	if on := r.MotorTorque(); on["right_antenna"] || !on["left_antenna"] || !on["stewart_1"] {
+		t.Errorf("motors' torque %v: want the right antenna off as it says, the others on", on)
+	}
+	if mh := motor(hw.Status(), "left_antenna"); mh.State != "ok" || mh.TorqueEnabled == nil || !*mh.TorqueEnabled {
 		t.Errorf("left antenna after the right one's error: %+v", mh)
+	}
+}
+
+// The status carries what each motor says about itself: its torque, its load, voltage and
+// temperature, and the hardware errors they raise.
+func TestHardwareReportsWhatTheMotorsSay(t *testing.T) {
+	r, hw, emu := onBus(t)
+	waitFor(t, 5*time.Second, "every motor's telemetry", func() bool {
+		for _, mh := range hw.Status().Motors {
+			if mh.TemperatureC == nil || mh.TorqueEnabled == nil {
+				return false
+			}
+		}
+		return true
+	})
+	mh := motor(hw.Status(), "stewart_4")
+	if *mh.TorqueEnabled || *mh.TemperatureC != 30 || *mh.VoltageV != 5.0 || *mh.CurrentMA != 0 {
+		t.Errorf("stewart_4 asleep: %+v torque %v, %v °C, %v V, %v mA; want off, 30 °C, 5.0 V, 0 mA", mh, *mh.TorqueEnabled, *mh.TemperatureC, *mh.VoltageV, *mh.CurrentMA)
+	}
+	<-r.WakeUp().Done()
+	emu.SetTemperature(14, 72) // beyond its 70 °C limit: overheating, in its shutdown mask
+	waitFor(t, 5*time.Second, "stewart_4 reports overheating at 72 °C, its torque off", func() bool {
+		mh := motor(hw.Status(), "stewart_4")
+		return mh.State == "hardware_error" && slices.Equal(mh.HardwareErrors, []string{"overheating error"}) &&
+			mh.TemperatureC != nil && *mh.TemperatureC == 72 && !*mh.TorqueEnabled
+	})
+	if on := r.MotorTorque(); on["stewart_4"] || !on["stewart_5"] {
+		t.Errorf("torque %v: stewart_4 shut itself down, stewart_5 holds", on)
 	}
 }
 
@@ -183,6 +221,17 @@ func TestHardwareReopensAnUnpluggedPort(t *testing.T) {
 		s := hw.Status()
 		return !s.Connected && s.Error != nil
 	})
+	// A move the robot cannot make is refused, naming the port, not accepted and lost.
+	away := robot.HeadPose{Yaw: 0.3}
+	if _, err := r.Goto(robot.Target{Head: &away}, 200*time.Millisecond, robot.MinJerk); !errors.Is(err, fault.ErrUnavailable) || !strings.Contains(err.Error(), emu.Path()) {
+		t.Errorf("goto while unplugged: %v, want unavailable naming %s", err, emu.Path())
+	}
+	if err := r.SetTarget(robot.Target{Head: &away}); !errors.Is(err, fault.ErrUnavailable) {
+		t.Errorf("set_target while unplugged: %v, want unavailable", err)
+	}
+	if s := r.State(); s.Move != nil || !poseNear(s.TargetHeadPose, robot.HeadPose{}, 1e-9) {
+		t.Errorf("a refused target changed the robot: %+v", s)
+	}
 	if err := emu.Replug(); err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +249,7 @@ func TestHardwareReopensAnUnpluggedPort(t *testing.T) {
 }
 
 func TestHardwareGravityCompensationYieldsToAHand(t *testing.T) {
-	r, _, emu := onBus(t)
+	r, hw, emu := onBus(t)
 	<-r.WakeUp().Done()
 	if err := r.SetMotorMode(robot.MotorsGravityCompensation); err != nil {
 		t.Fatal(err)
@@ -210,7 +259,8 @@ func TestHardwareGravityCompensationYieldsToAHand(t *testing.T) {
 	})
 	start := emu.Position(18)
 	emu.Push(18, 300) // a hand turns the left antenna by 26°
-	time.Sleep(10 * robot.HardwarePeriod)
+	ticks := hw.Status().ControlLoop.Ticks
+	waitFor(t, 5*time.Second, "ten control-loop ticks", func() bool { return hw.Status().ControlLoop.Ticks >= ticks+10 })
 	// It may give back a little before the loop sees the push, not the whole of it.
 	if got := emu.Position(18); got-start < 200 {
 		t.Errorf("pushed antenna at %d, want it to stay about where the hand left it (%d)", got, start+300)
@@ -230,6 +280,10 @@ func TestHardwareSwitchesSingleMotors(t *testing.T) {
 	if err := r.SetMotorTorque([]string{"left_antenna", "stewart_2"}, false); err != nil {
 		t.Fatal(err)
 	}
+	// What was asked stands while the switch is on its way, and once the motors say it.
+	if on := r.MotorTorque(); on["left_antenna"] || on["stewart_2"] || !on["right_antenna"] {
+		t.Errorf("torque right after switching two motors off: %v", on)
+	}
 	waitFor(t, 5*time.Second, "the left antenna and stewart_2 go limp", func() bool { return !emu.Torque(18) && !emu.Torque(12) })
 	for _, id := range []byte{10, 11, 13, 14, 15, 16, 17} {
 		if !emu.Torque(id) {
@@ -247,12 +301,23 @@ func TestHardwareSwitchesSingleMotors(t *testing.T) {
 	if err := r.SetMotorTorque([]string{"left_antenna"}, true); err != nil {
 		t.Fatal(err)
 	}
+	if on := r.MotorTorque(); !on["left_antenna"] || on["stewart_2"] {
+		t.Errorf("torque right after switching the left antenna back on: %v", on)
+	}
 	// Back on, it tracks its target again, as on the simulation.
 	waitFor(t, 5*time.Second, "the left antenna returns to its target", func() bool { return emu.Torque(18) && emu.Position(18) == 2048 })
+	waitFor(t, 5*time.Second, "the motors say what was asked", func() bool {
+		st := hw.Status()
+		leg, antenna := motor(st, "stewart_2").TorqueEnabled, motor(st, "left_antenna").TorqueEnabled
+		return leg != nil && !*leg && antenna != nil && *antenna
+	})
+	if on := r.MotorTorque(); !on["left_antenna"] || on["stewart_2"] {
+		t.Errorf("torque as the motors say it: %v", on)
+	}
 }
 
 func TestHardwareNeedsMotors(t *testing.T) {
-	emu, err := busemu.Start(busemu.Options{Dir: t.TempDir()})
+	emu, err := busemu.Start(busemu.Options{Config: hardware.DefaultConfig(), Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,12 +325,103 @@ func TestHardwareNeedsMotors(t *testing.T) {
 	for id := byte(10); id <= 18; id++ {
 		emu.SetSilent(id, true)
 	}
-	_, err = robot.NewHardware(robot.HardwareOptions{Port: emu.Path(), Config: hwconfig.Default()})
-	if err == nil || !strings.Contains(err.Error(), "no motor answered on "+emu.Path()) {
+	_, err = hardware.New(hardware.Options{Port: emu.Path(), Config: hardware.DefaultConfig()})
+	if err == nil || !strings.Contains(err.Error(), "no motor answered on "+emu.Path()) || !strings.Contains(err.Error(), "is the robot powered on?") {
 		t.Fatalf("err = %v, want no motor answered", err)
 	}
-	_, err = robot.NewHardware(robot.HardwareOptions{Port: t.TempDir() + "/ttyNone", Config: hwconfig.Default()})
+	// Motors there, at other ids than the config's: the error says which ids answered.
+	for id := byte(10); id <= 18; id++ {
+		emu.SetSilent(id, false)
+	}
+	shifted := hardware.DefaultConfig()
+	for i := range shifted.Motors {
+		shifted.Motors[i].ID += 100
+	}
+	_, err = hardware.New(hardware.Options{Port: emu.Path(), Config: shifted})
+	if err == nil || !strings.Contains(err.Error(), "motors with ids [10 11 12 13 14 15 16 17 18] did") {
+		t.Fatalf("err = %v, want the ids that answered a broadcast ping", err)
+	}
+	_, err = hardware.New(hardware.Options{Port: t.TempDir() + "/ttyNone", Config: hardware.DefaultConfig()})
 	if err == nil || !strings.Contains(err.Error(), "ttyNone") {
 		t.Fatalf("err = %v, want the port named", err)
+	}
+}
+
+// At start-up a motor answers one READ of its setup late (a lagging adapter, a busy motor): the
+// daemon must still read its settings right, not take the late answer for the next item's and
+// report a hardware config that differs (stewart_2's position limits were read as its homing
+// offset).
+func TestHardwareReadsTheSetupRightWhenAnAnswerIsLate(t *testing.T) {
+	const timeout = 40 * time.Millisecond
+	emu, err := busemu.Start(busemu.Options{Config: hardware.DefaultConfig(), Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { emu.Close() })
+	// Its ping and the first answer after it go on time; the next ones come 1.5, 1 and 1.5 times
+	// the timeout late: the first after the Bus stopped waiting for it, the second (to the request
+	// sent again) in the middle of the wait of the request after, whose own answer is late.
+	emu.DelayAnswers(12, 2, timeout*3/2, timeout, timeout*3/2)
+	hw, err := hardware.New(hardware.Options{Port: emu.Path(), Config: hardware.DefaultConfig(), Timeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { hw.Close() })
+	st := hw.Status()
+	if len(st.ConfigWarnings) != 0 {
+		t.Errorf("config warnings %q: the motors are set up exactly as the config says", st.ConfigWarnings)
+	}
+	if mh := motor(st, "stewart_2"); mh.State != "ok" || mh.Position == nil || math.Abs(*mh.Position) > 1e-9 {
+		t.Errorf("stewart_2: %+v, want ok at 0 rad", mh)
+	}
+}
+
+// A motor left at Status Return Level 0 (it answers pings only) is set up like the others: the
+// driver asks it to answer everything (a RAM item, not EEPROM).
+func TestHardwareSetsUpAMotorThatAnswersOnlyPings(t *testing.T) {
+	cfg := hardware.DefaultConfig()
+	emu, err := busemu.Start(busemu.Options{Config: cfg, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { emu.Close() })
+	bus, err := dynamixel.Open(emu.Path(), cfg.Baud, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bus.Write(15, dynamixel.AddrStatusReturn, []byte{0}); err != nil {
+		t.Fatal(err)
+	}
+	bus.Close()
+	hw, err := hardware.New(hardware.Options{Port: emu.Path(), Config: cfg, Timeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { hw.Close() })
+	if st := hw.Status(); len(st.ConfigWarnings) != 0 || motor(st, "stewart_5").State != "ok" {
+		t.Fatalf("status %+v, want stewart_5 set up and ok", st)
+	}
+}
+
+// Shut down while awake, the robot on the bus lies down before the motors' torque goes off: the
+// motors end off, in the sleep pose.
+func TestHardwareShutdownLaysTheHeadDown(t *testing.T) {
+	r, _, emu := onBus(t)
+	<-r.WakeUp().Done()
+	rest, err := busemu.RestingAt(hardware.DefaultConfig(), robot.SleepPose)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if laid, err := r.Shutdown(context.Background()); err != nil || !laid {
+		t.Fatalf("shutdown: laid down %v, %v", laid, err)
+	}
+	// The last sync write is on the line; the emulated motors take it as they read it.
+	waitFor(t, 5*time.Second, "every motor's torque is off", func() bool {
+		return !slices.ContainsFunc(slices.Collect(maps.Keys(rest)), emu.Torque)
+	})
+	for id, want := range rest {
+		if got := emu.Position(id); math.Abs(float64(got-want)) > 40 {
+			t.Errorf("motor %d let go at %d, want its sleep position %d", id, got, want)
+		}
 	}
 }

@@ -16,16 +16,17 @@ const (
 	AddrMinPositionLimit uint16 = 52  // 4
 	AddrShutdown         uint16 = 63  // 1, which hardware errors turn the torque off
 	AddrTorqueEnable     uint16 = 64  // 1
+	AddrStatusReturn     uint16 = 68  // 1, Status Return Level: 0 answers pings only, 1 reads too, 2 all
 	AddrHardwareError    uint16 = 70  // 1, Hardware Error Status
 	AddrPositionDGain    uint16 = 80  // 2
 	AddrPositionIGain    uint16 = 82  // 2
 	AddrPositionPGain    uint16 = 84  // 2
 	AddrGoalCurrent      uint16 = 102 // 2, signed, mA
 	AddrGoalPosition     uint16 = 116 // 4, signed ticks
+	AddrPresentCurrent   uint16 = 126 // 2, signed, mA: the load
 	AddrPresentPosition  uint16 = 132 // 4, signed ticks
 	AddrPresentVoltage   uint16 = 144 // 2, 0.1 V
 	AddrPresentTemp      uint16 = 146 // 1, °C
-	ControlTableSize            = 147
 )
 
 // Operating modes (address 11) the robot uses, and the XL330-M288's model number.

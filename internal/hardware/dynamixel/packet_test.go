@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -146,4 +147,15 @@ func FuzzDecode(f *testing.F) {
 			data = data[n:]
 		}
 	})
+}
+
+// A refusal is found by its processing error whether or not the motor also raises its alert.
+func TestDeviceErrorIsIgnoresTheAlert(t *testing.T) {
+	err := fmt.Errorf("motor 17: %w", ErrAccess|AlertBit)
+	if !errors.Is(err, ErrAccess) || errors.Is(err, ErrDataRange) {
+		t.Fatalf("errors.Is on %v: want ErrAccess only", err)
+	}
+	if errors.Is(fmt.Errorf("motor 17: %w", ErrAccess), ErrAccess|AlertBit) {
+		t.Fatal("an error without the alert matched a target with it")
+	}
 }

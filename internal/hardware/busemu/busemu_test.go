@@ -5,13 +5,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/internal/busemu"
-	"github.com/robothub/robothub/internal/dynamixel"
+	"github.com/robothub/robothub/internal/hardware"
+	"github.com/robothub/robothub/internal/hardware/busemu"
+	"github.com/robothub/robothub/internal/hardware/dynamixel"
 )
 
 // The emulator answers as XL330s do, through a real serial port opened on its pty.
 func TestEmulatedMotorsBehaveLikeXL330s(t *testing.T) {
-	emu, err := busemu.Start(busemu.Options{Dir: t.TempDir(), Rest: map[byte]int32{11: 2300}})
+	emu, err := busemu.Start(busemu.Options{Config: hardware.DefaultConfig(), Dir: t.TempDir(), Rest: map[byte]int32{11: 2300}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func TestEmulatedMotorsBehaveLikeXL330s(t *testing.T) {
 	}
 
 	emu.SetSilent(10, true)
-	emu.SetHardwareError(11, 0x04) // overheating: in the shutdown mask
+	emu.RaiseHardwareError(11, 0x04) // overheating: in the shutdown mask
 	res, err = bus.SyncRead(dynamixel.AddrPresentPosition, 4, []byte{10, 11})
 	if err != nil || !errors.Is(res[0].Err, dynamixel.ErrTimeout) || !res[1].Alert || emu.Torque(11) {
 		t.Fatalf("silent 10, overheating 11: %+v, %v", res, err)
