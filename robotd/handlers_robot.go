@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/robot"
-	"github.com/robothub/robothub/internal/dynamixel"
 )
 
 // MaxStreamFrequency is the highest state stream rate, in Hz.
@@ -274,7 +273,7 @@ func (s *Server) handleMotorStatus(w http.ResponseWriter, r *http.Request) {
 	st := struct {
 		torqueStatus
 		// Health is each motor's state on the hardware; null on the simulation.
-		Health []dynamixel.MotorHealth `json:"health"`
+		Health []robot.MotorHealth `json:"health"`
 	}{torqueStatus: torqueStatus{Mode: s.robot.MotorMode(), Motors: s.robot.MotorTorque()}}
 	if hw := s.robot.HardwareStatus(); hw != nil {
 		st.Health = hw.Motors

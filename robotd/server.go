@@ -6,21 +6,19 @@ import (
 	"net/http"
 	"os"
 	"time"
-
-	"github.com/robothub/robothub/core/apps"
-	"github.com/robothub/robothub/core/robot"
 )
 
 // Server is the daemon's HTTP API and dashboard.
 type Server struct {
-	apps         *apps.Manager
-	robot        *robot.Robot
+	apps         Apps
+	robot        Robot
 	log          *slog.Logger
 	token        string // never empty: a request must present it unless noAuth
 	noAuth       bool
 	uid          int // the daemon's user: its loopback clients need no token
 	bodyTimeout  time.Duration
 	streams      streamSlots
+	logins       loginLimits
 	allowedHosts []string
 	version      string
 	wireless     bool
@@ -33,8 +31,8 @@ type Server struct {
 
 // ServerConfig holds what NewServer needs.
 type ServerConfig struct {
-	Apps         *apps.Manager
-	Robot        *robot.Robot
+	Apps         Apps  // the app lifecycle: ManagerApps(*apps.Manager) in the daemon
+	Robot        Robot // the robot: *robot.Robot in the daemon
 	Log          *slog.Logger
 	Token        string        // the API token (--token); empty: a random one nobody knows
 	NoAuth       bool          // --no-auth: every client may use the API

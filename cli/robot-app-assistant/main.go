@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -38,11 +39,19 @@ type env struct {
 	stdout io.Writer
 	stderr io.Writer
 	log    *slog.Logger
+	home   string // the throw-away HOME of package code (sandbox.go)
 }
 
 // run runs robot-app-assistant with args (args[0] is the program name) and returns the exit code.
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr, log: slog.New(slog.DiscardHandler)}
+	home, cleanup, err := throwawayHome()
+	if err != nil {
+		fmt.Fprintf(stderr, "robot-app-assistant: %v\n", err)
+		return exitError
+	}
+	defer cleanup()
+	e.home = home
 	app := newApp(e)
 	return cliapp.ExitCode("robot-app-assistant", app.RunContext(ctx, cliapp.Interspersed(app, args)), stderr)
 }

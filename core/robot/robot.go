@@ -149,7 +149,7 @@ func (r *Robot) loop() {
 	r.mu.Unlock()
 }
 
-// every calls tick every period until quit is closed: the Robot's and the Hardware's loops.
+// every calls tick every period until quit is closed.
 func every(period time.Duration, quit <-chan struct{}, tick func(time.Time)) {
 	t := time.NewTicker(period)
 	defer t.Stop()

@@ -100,7 +100,7 @@ var (
 	appRunning    = suite{pkg: "./cli/robot-app-assistant", bench: "^BenchmarkDefaultAppRunning$", benchtime: "20x"}
 	appCheck      = suite{pkg: "./cli/robot-app-assistant", bench: "^BenchmarkCheck$", benchtime: "10x"}
 	appCheckCold  = suite{pkg: "./cli/robot-app-assistant", bench: "^BenchmarkCheckColdCache$", benchtime: "3x"}
-	hwLoop        = suite{pkg: "./internal/busemu", bench: "^BenchmarkControlLoop50Hz$", benchtime: "1x"}
+	hwLoop        = suite{pkg: "./internal/hardware", bench: "^BenchmarkControlLoop50Hz$", benchtime: "1x"}
 	hwKinematics  = suite{pkg: "./core/robot/kinematics", bench: "^Benchmark(Inverse|Forward)$", benchtime: "1s"}
 	hwDaemon      = suite{pkg: "./robotd", bench: "^BenchmarkHardwareDaemonCPU$", benchtime: "1x"}
 )
