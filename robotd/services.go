@@ -100,7 +100,7 @@ type RobotMotion interface {
 	SetTarget(t robot.Target) error
 	Goto(t robot.Target, d time.Duration, interp robot.Interpolation) (*robot.Move, error)
 	WakeUp() *robot.Move
-	GotoSleep() *robot.Move
+	GotoSleep(disableMotors bool) *robot.Move
 	StopMove(uuid string) error
 	LookAtImage(u, v float64) (robot.HeadPose, error)
 	SetAutomaticBodyYaw(enabled bool)

@@ -199,6 +199,11 @@ func (m *Manager) Prepare(ctx context.Context) error {
 	if _, err := m.venv.ensureSDK(ctx, w, m.cfg.SDK, m.SDKVersion()); err != nil {
 		return err
 	}
+	if err := m.venv.ensureSDKDependencies(ctx, w, m.cfg.SDK); err != nil {
+		// Apps that use no pose or settings page still run: the daemon serves, and says what is
+		// missing and how to bring it.
+		m.log.Warn("the robot SDK's dependencies are not all in the apps venv: apps that use them fail to import them", "err", err)
+	}
 	m.listMu.Lock()
 	defer m.listMu.Unlock()
 	return m.refreshLocked(ctx)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -108,4 +109,86 @@ func (v *Venv) ensureSDK(ctx context.Context, log io.Writer, sdk fs.FS, version 
 		return false, fmt.Errorf("installed robot_sdk but the venv reports version %q, want %q", got, version)
 	}
 	return true, nil
+}
+
+// sdkDependency is one line of the dependencies list of the SDK's pyproject.toml: "numpy>=1.24,<3".
+var sdkDependency = regexp.MustCompile(`(?m)^\s*"([A-Za-z0-9._-]+)([^"]*)",?\s*$`)
+
+// SDKDependencies returns the requirements of the embedded SDK (numpy, scipy, pydantic, fastapi,
+// uvicorn with their version ranges), as its pyproject.toml lists them.
+func SDKDependencies(sdk fs.FS) []string {
+	data, err := fs.ReadFile(sdk, "pyproject.toml")
+	if err != nil {
+		return nil
+	}
+	text := string(data)
+	start := strings.Index(text, "\ndependencies = [")
+	if start < 0 {
+		return nil
+	}
+	end := strings.Index(text[start:], "\n]")
+	if end < 0 {
+		return nil
+	}
+	var out []string
+	for _, m := range sdkDependency.FindAllStringSubmatch(text[start:start+end], -1) {
+		out = append(out, m[1]+m[2])
+	}
+	return out
+}
+
+// missingDistributions is run by the venv's Python: it prints the distributions of its arguments
+// that it cannot find (importlib.metadata sees the system's too with --system-site-packages).
+const missingDistributions = `import sys
+from importlib.metadata import PackageNotFoundError, version
+for name in sys.argv[1:]:
+    try:
+        version(name)
+    except PackageNotFoundError:
+        print(name)
+`
+
+// ensureSDKDependencies installs the SDK's dependencies that the venv lacks, from the package index
+// like any app's (with --system-site-packages, the system's builds count: Debian's python3-numpy
+// and the others). It fails naming what is missing when the installer cannot bring it (offline,
+// no index).
+func (v *Venv) ensureSDKDependencies(ctx context.Context, log io.Writer, sdk fs.FS) error {
+	reqs := SDKDependencies(sdk)
+	if len(reqs) == 0 {
+		return nil
+	}
+	names := make([]string, len(reqs))
+	byName := map[string]string{}
+	for i, r := range reqs {
+		names[i] = sdkDependency.FindStringSubmatch(`"` + r + `"`)[1]
+		byName[names[i]] = r
+	}
+	out, err := exec.CommandContext(ctx, v.Python(), append([]string{"-c", missingDistributions}, names...)...).Output()
+	if err != nil {
+		return fmt.Errorf("checking the SDK's dependencies: %w", err)
+	}
+	var missing []string
+	for _, name := range strings.Fields(string(out)) {
+		missing = append(missing, byName[name])
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	// A failed attempt is not repeated at every start with the same SDK and package source: an
+	// unreachable index costs pip 8 s of retries. A new SDK, index or --offline tries again.
+	marker := filepath.Join(v.Dir, "robot-sdk-dependencies.failed")
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%+v", sdkDigest(sdk), v.Source)))
+	attempt := hex.EncodeToString(sum[:])
+	hint := "give the daemon a package index (--index-url), or use the system's builds (--python /usr/bin/python3 " +
+		"--system-site-packages, with Debian's python3-numpy python3-scipy python3-pydantic python3-fastapi python3-uvicorn)"
+	if prev, err := os.ReadFile(marker); err == nil && string(prev) == attempt {
+		return fmt.Errorf("%s could not be installed when this SDK and package source were last tried: %s", strings.Join(missing, ", "), hint)
+	}
+	fmt.Fprintf(log, "Installing the robot SDK's dependencies: %s\n", strings.Join(missing, " "))
+	if err := v.install(ctx, log, installOptions{}, missing...); err != nil {
+		_ = os.WriteFile(marker, []byte(attempt), 0o644)
+		return fmt.Errorf("%s could not be installed (%v): %s", strings.Join(missing, ", "), err, hint)
+	}
+	_ = os.Remove(marker)
+	return nil
 }

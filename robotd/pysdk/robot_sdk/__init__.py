@@ -9,7 +9,7 @@ from .app import RobotApp
 from .errors import DaemonUnavailableError, RequestRefusedError, RobotError
 from .media import Frame, Media, MediaUnavailableError
 from .motion.move import Move
-from .pose import HeadPose, create_head_pose
+from .pose import create_head_pose
 from .robot import DEFAULT_DAEMON_URL, SAMPLE_RATE, Robot
 from .settings import HTMLResponse, HTTPError, HTTPException, JSONResponse, Request, Response, SettingsApp
 from .utils.interpolation import InterpolationTechnique
@@ -31,7 +31,6 @@ __all__ = [
     "HTMLResponse",
     "HTTPError",
     "HTTPException",
-    "HeadPose",
     "InterpolationTechnique",
     "JSONResponse",
     "Media",
