@@ -11,8 +11,18 @@ from .media import Frame, Media, MediaUnavailableError
 from .motion.move import Move
 from .pose import create_head_pose
 from .robot import DEFAULT_DAEMON_URL, SAMPLE_RATE, Robot
-from .settings import HTMLResponse, HTTPError, HTTPException, JSONResponse, Request, Response, SettingsApp
 from .utils.interpolation import InterpolationTechnique
+
+_LAZY = ("HTMLResponse", "HTTPError", "HTTPException", "JSONResponse", "Request", "Response", "SettingsApp")
+
+
+def __getattr__(name: str):  # noqa: ANN202 - the module's lazy names: FastAPI's, imported on use
+    if name in _LAZY:
+        from .settings import lazy_name
+
+        return lazy_name(name)
+    raise AttributeError(f"module 'robot_sdk' has no attribute {name!r}")
+
 
 try:
     from importlib.metadata import PackageNotFoundError, version

@@ -12,14 +12,11 @@ from robot_sdk import (
     InterpolationTechnique,
     MediaUnavailableError,
     Move,
-    Request,
     Robot,
     RobotError,
-    SettingsApp,
     create_head_pose,
 )
 from robot_sdk.pose import pose_body
-from robot_sdk.settings import JSONResponse
 
 from .daemon import daemon, free_port
 from .test_robot import wait_for
@@ -243,86 +240,6 @@ class ConstructorTest(unittest.TestCase):
     def test_spawn_daemon_without_a_daemon(self):
         with self.assertRaisesRegex(DaemonUnavailableError, "robot-daemon --sim"):
             Robot(port=free_port(), spawn_daemon=True)
-
-
-class PydanticLikeModel:
-    """A model with pydantic v1's class interface (parse_obj, __fields__), as the SDK finds one."""
-
-    __fields__ = {"enabled": bool}
-
-    def __init__(self, enabled):
-        self.enabled = enabled
-
-    @classmethod
-    def parse_obj(cls, data):
-        if not isinstance(data.get("enabled"), bool):
-            raise ValidationLike([{"loc": ("enabled",), "msg": "value could not be parsed to a boolean", "type": "type_error.bool"}])
-        return cls(data["enabled"])
-
-    def json(self):
-        return '{"enabled": %s}' % ("true" if self.enabled else "false")
-
-
-class ValidationLike(Exception):
-    def __init__(self, errs):
-        super().__init__("invalid")
-        self._errs = errs
-
-    def errors(self):
-        return self._errs
-
-
-class SettingsTest(unittest.TestCase):
-    def call(self, app, method, path, body=None, query=None):
-        route, params, _ = app.match(method, path)
-        return app.call(route, Request(method, path, query or {}, {}, body, params))
-
-    def test_fastapi_style_parameters(self):
-        app = SettingsApp()
-
-        @app.post("/antennas")
-        def antennas(state: PydanticLikeModel):
-            return state
-
-        @app.get("/items/{item_id}")
-        def item(item_id: int, q: str = "none", scale: float = 1.0):
-            return {"item_id": item_id, "q": q, "scaled": item_id * scale}
-
-        @app.post("/raw")
-        def raw(body: dict):
-            return JSONResponse({"got": body}, status_code=201)
-
-        @app.post("/old")
-        def old(request):
-            return {"json": request.json}
-
-        self.assertEqual(self.call(app, "POST", "/antennas", {"enabled": False}), (200, {"enabled": False}))
-        status, body = self.call(app, "POST", "/antennas", {"enabled": "maybe"})
-        self.assertEqual(status, 422)
-        self.assertEqual(body["detail"][0]["loc"], ["body", "enabled"])
-        self.assertEqual(self.call(app, "GET", "/items/7", query={"scale": "0.5"}), (200, {"item_id": 7, "q": "none", "scaled": 3.5}))
-        status, body = self.call(app, "GET", "/items/seven")
-        self.assertEqual((status, body["detail"][0]["loc"]), (422, ["path", "item_id"]))
-        status, resp = self.call(app, "POST", "/raw", {"a": 1})
-        self.assertEqual((status, resp.body), (201, b'{"got": {"a": 1}}'))
-        self.assertEqual(self.call(app, "POST", "/old", {"x": 1}), (200, {"json": {"x": 1}}))
-
-    @unittest.skipUnless(importlib.util.find_spec("pydantic"), "pydantic is not installed for this Python")
-    def test_a_real_pydantic_model(self):
-        from pydantic import BaseModel
-
-        class State(BaseModel):
-            enabled: bool
-
-        app = SettingsApp()
-
-        @app.post("/s")
-        def s(state: State):
-            return state
-
-        self.assertEqual(self.call(app, "POST", "/s", {"enabled": True}), (200, {"enabled": True}))
-        self.assertEqual(self.call(app, "POST", "/s", {"enabled": []})[0], 422)
-
 
 if __name__ == "__main__":
     unittest.main()
