@@ -107,6 +107,10 @@ type RobotMotion interface {
 	StartMotionRecording()
 	StopMotionRecording() ([]robot.MotionFrame, error)
 	PushAntenna(index int, delta float64) error
+	SetWobbling(on bool)
+	StartTracking(weight float64) error
+	StopTracking()
+	TrackedFace() robot.FaceTarget
 }
 
 // RobotMotors switches the motors.

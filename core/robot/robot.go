@@ -122,6 +122,8 @@ type Robot struct {
 	torque          map[string]bool // per-motor torque while enabled; nil: all as the mode says
 	manualBodyYaw   bool            // automatic body yaw off (SetAutomaticBodyYaw)
 	recordingMotion bool
+	wob             wobble
+	track           tracking
 	motionRec       []MotionFrame
 	onTouch         []func()
 	onWake          []func()
@@ -185,6 +187,7 @@ func (r *Robot) tick(now time.Time) {
 	var fire []func()
 	var sounds []string
 	r.mu.Lock()
+	moving := r.move != nil
 	if m := r.move; m != nil {
 		sounds = r.advance(m, now)
 		if m.step >= len(m.steps) {
@@ -196,8 +199,13 @@ func (r *Robot) tick(now time.Time) {
 				fire = append(fire, r.onWake...)
 			}
 		}
-		r.backend.Command(r.target)
 		r.targetAt = now
+	}
+	if moving || r.wob.on || r.track.active() || r.wob.levels != nil {
+		r.backend.Command(r.wobbled(r.tracked(r.target), now))
+		if !r.wob.on && !r.track.active() {
+			r.wob.levels = nil // back on the target: nothing more to add
+		}
 	}
 	r.recordMotion(now)
 	r.present = r.backend.Read(now)
