@@ -45,9 +45,11 @@ RUNS ?= 3
 bench:
 	$(GO) run ./internal/benchreport -out docs/BENCHMARKS.md -runs $(RUNS) $(if $(ONLY),-only '$(ONLY)')
 
-# The receiver's load command: receiver vs a bare net/http handler, driven by wrk (apt-get install wrk).
+# The receiver's load commands: a Go handler, and robothub serve's log route, each against a bare
+# net/http handler in the same run, driven by wrk (apt-get install wrk) and vegeta.
 load-receiver:
 	$(GO) test -run '^$$' -bench ReceiverLoad -benchtime 1x -v ./adapters/nethttp
+	$(GO) test -run '^$$' -bench LogRouteLoad -benchtime 1x -v ./cli/robothub
 
 lint: vet cross-check
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \

@@ -84,6 +84,16 @@ func (s *Server) handleJobStatus(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, job.Info())
 }
 
+// handleCancelJob cancels a job and answers its final JobInfo once it has ended.
+func (s *Server) handleCancelJob(w http.ResponseWriter, r *http.Request) {
+	info, err := s.apps.CancelJob(r.PathValue("job_id"))
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, info)
+}
+
 // handleJobLog streams a job's log as server-sent events: one "log" event per line (the lines
 // so far, then new ones as they come), then one "status" event with the final job info, without
 // its logs, and the stream ends.

@@ -40,6 +40,8 @@ type daemonStatus struct {
 	Uptime          float64            `json:"uptime"`
 	// Hardware is the motor bus's health: null on the simulation.
 	Hardware *robot.HardwareStatus `json:"hardware"`
+	// Warnings name state the daemon could not read at start (a corrupt installed-apps.json kept aside).
+	Warnings []string `json:"warnings"`
 }
 
 // backendStatus is the public daemon's RobotBackendStatus.
@@ -74,7 +76,7 @@ func (s *Server) handleDaemonStatus(w http.ResponseWriter, r *http.Request) {
 		WirelessVersion: s.wireless, LoopbackOnly: s.loopbackOnly, RobotAwake: s.robot.Awake(), Slot: s.apps.Slot(), Sessions: s.apps.Sessions(),
 		StartupApp: startupAppBody(s.apps.StartupApp()).StartupApp, AppsVenv: s.apps.VenvDir(),
 		StopTimeout: s.apps.StopTimeout().Seconds(), StartedAt: s.started, Uptime: time.Since(s.started).Seconds(),
-		Hardware: s.robot.HardwareStatus(),
+		Hardware: s.robot.HardwareStatus(), Warnings: nonNilStrings(s.apps.Warnings()),
 	})
 }
 
@@ -143,4 +145,11 @@ func (s *Server) handleUnknownAPI(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusNotFound, detail{Detail: "Not found: " + r.URL.Path})
+}
+
+func nonNilStrings(list []string) []string {
+	if list == nil {
+		return []string{}
+	}
+	return list
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/robot"
+	"github.com/robothub/robothub/internal/pytool"
 	"github.com/robothub/robothub/robotd"
 	"github.com/robothub/robothub/robotd/pysdk"
 )
@@ -487,7 +488,7 @@ func (m *memApps) SetStartupApp(name string) error {
 	return nil
 }
 
-func (m *memApps) SDKVersion() string         { return apps.SDKVersion("test", pysdk.Files) }
+func (m *memApps) SDKVersion() string         { return pytool.SDKVersion("test", pysdk.Files) }
 func (m *memApps) VenvDir() string            { return "/nonexistent/apps_venv" }
 func (m *memApps) StopTimeout() time.Duration { return time.Second }
 

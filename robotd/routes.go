@@ -16,6 +16,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /api/apps/remove/{app_name}", s.handleRemove)
 	mux.HandleFunc("GET /api/apps/job-status/{job_id}", s.handleJobStatus)
 	mux.HandleFunc("GET /api/apps/job-log/{job_id}", s.handleJobLog)
+	mux.HandleFunc("POST /api/apps/cancel-job/{job_id}", s.handleCancelJob)
 	mux.HandleFunc("GET /api/apps/list", s.handleList)
 	mux.HandleFunc("GET /api/apps/list-available", s.handleListAvailable)
 	mux.HandleFunc("GET /api/apps/list-available/{source_kind}", s.handleListAvailable)

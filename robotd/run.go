@@ -26,6 +26,7 @@ import (
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/core/version"
+	"github.com/robothub/robothub/internal/pytool"
 	"github.com/robothub/robothub/robotd/pysdk"
 )
 
@@ -262,12 +263,17 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	rb := robot.New(backend, log.With("component", "robot"))
 	defer rb.Close()
 
+	wheelDirs := cfg.wheelDirs
+	if len(wheelDirs) == 0 {
+		wheelDirs = []string{"/usr/share/python-wheels"}
+	}
+	venv := &pytool.Venv{Dir: cfg.venvDir, BasePython: cfg.python, SystemSitePackages: cfg.systemSite, StateDir: cfg.dataDir,
+		Source: pytool.Source{Offline: cfg.offline, IndexURL: cfg.indexURL, ExtraIndexURLs: cfg.extraIndexURLs,
+			UV: cfg.uv, WheelDirs: wheelDirs}}
 	mgr, err := apps.NewManager(apps.Config{
-		DataDir: cfg.dataDir, VenvDir: cfg.venvDir, BasePython: cfg.python,
-		StopTimeout: cfg.stopTimeout, SDK: pysdk.Files, DaemonVersion: version.String(), HubURL: cfg.hubURL,
-		PackageSource: apps.PackageSource{Offline: cfg.offline, IndexURL: cfg.indexURL, ExtraIndexURLs: cfg.extraIndexURLs,
-			UV: cfg.uv, WheelDirs: cfg.wheelDirs},
-		SystemSitePackages: cfg.systemSite, HubToken: cfg.hubToken,
+		DataDir: cfg.dataDir, Toolchain: venv,
+		StopTimeout: cfg.stopTimeout, SDK: pysdk.Files, SDKVersion: pytool.SDKVersion(version.String(), pysdk.Files), HubURL: cfg.hubURL,
+		HubToken:   cfg.hubToken,
 		HTTPClient: &http.Client{Timeout: 30 * time.Second}, Robot: rb, StartupApp: cfg.startupApp,
 		Log: log.With("component", "apps"),
 	})

@@ -26,6 +26,7 @@ type Apps interface {
 	SetStartupApp(name string) error // "" clears; an app that is not installed is fault.Refused
 	// What the daemon's status reports.
 	SDKVersion() string
+	Warnings() []string // state that could not be read at start
 	VenvDir() string
 	StopTimeout() time.Duration
 }
@@ -39,6 +40,9 @@ type AppJobs interface {
 	InstallPrivateSpaceWithToken(spaceID, token string) (Job, error)
 	Remove(name string) (Job, error)
 	Job(id string) (Job, error)
+	// CancelJob stops a job and returns its final snapshot once it has ended; a finished job, or
+	// one changing the venv, is fault.Refused.
+	CancelJob(id string) (apps.JobInfo, error)
 }
 
 // Job is one install, update or remove job: its snapshot, and its log to follow.

@@ -115,7 +115,7 @@ type Robot struct {
 	move            *Move
 	targetAt        time.Time // when the target last changed by command
 	touchRef        *[2]float64
-	touchArmed      bool
+	touchArmed      [2]bool // per antenna: right, left
 	recording       bool
 	recorded        []float32
 	micScratch      []float32
@@ -253,26 +253,30 @@ func (r *Robot) advance(m *Move, now time.Time) (sounds []string) {
 	return sounds
 }
 
-// detectTouch reports a new antenna touch. Call with r.mu held.
+// detectTouch reports a new antenna touch. Each antenna arms and fires on its own, so a touch of
+// one antenna is seen while the other is still held away from rest. Call with r.mu held.
 func (r *Robot) detectTouch(now time.Time) bool {
 	if r.move != nil || now.Sub(r.targetAt) < touchSettle {
-		r.touchRef, r.touchArmed = nil, false
+		r.touchRef, r.touchArmed = nil, [2]bool{}
 		return false
 	}
 	a := r.present.Antennas
 	if r.touchRef == nil {
-		r.touchRef, r.touchArmed = &a, true
+		r.touchRef, r.touchArmed = &a, [2]bool{true, true}
 		return false
 	}
-	dev := math.Max(math.Abs(a[0]-r.touchRef[0]), math.Abs(a[1]-r.touchRef[1]))
-	switch {
-	case !r.touchArmed && dev <= touchRelease:
-		r.touchArmed = true
-	case r.touchArmed && dev >= touchPress:
-		r.touchArmed = false
-		return true
+	touched := false
+	for i := range a {
+		dev := math.Abs(a[i] - r.touchRef[i])
+		switch {
+		case !r.touchArmed[i] && dev <= touchRelease:
+			r.touchArmed[i] = true
+		case r.touchArmed[i] && dev >= touchPress:
+			r.touchArmed[i] = false
+			touched = true
+		}
 	}
-	return false
+	return touched
 }
 
 // endMove ends the running move. Call with r.mu held.

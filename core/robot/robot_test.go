@@ -289,6 +289,30 @@ func TestAntennaTouchWhileAsleep(t *testing.T) {
 	})
 }
 
+// A hand still holding one antenna away from rest does not blind the detector to the other.
+func TestAntennaTouchOfOneAntennaWhileTheOtherIsHeld(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newSimRobot(t)
+		touches := make(chan struct{}, 10)
+		r.OnAntennaTouch(func() { touches <- struct{}{} })
+		time.Sleep(600 * time.Millisecond) // let the detector settle on the resting pose
+
+		for i, push := range []struct {
+			antenna int
+			delta   float64
+		}{{1, -0.5}, {0, 0.5}} { // asleep, limp: the left stays where the hand left it
+			if err := r.PushAntenna(push.antenna, push.delta); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-touches:
+			case <-time.After(time.Second):
+				t.Fatalf("touch %d (antenna %d) not detected", i+1, push.antenna)
+			}
+		}
+	})
+}
+
 func TestMotorModes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newSimRobot(t)

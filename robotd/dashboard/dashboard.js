@@ -240,7 +240,7 @@ const installSteps = [
   [/^(Cloning|Copying) /, "getting the app"],
   [/^Building the package/, "building the package"],
   [/^(Installing dependencies|Updating .* to the newest)/, "installing its dependencies"],
-  [/^Installing \S+\.whl|^Installed /, "installing the app"],
+  [/^Installing .*\.whl$|^Installed /, "installing the app"],
 ];
 
 function followJob(id, title) {
@@ -250,6 +250,8 @@ function followJob(id, title) {
   activeJob = job;
   $("job").hidden = false;
   $("job-dismiss").hidden = true;
+  $("job-cancel").hidden = false;
+  $("job-cancel").disabled = false;
   $("job-h").textContent = /^Removing/.test(title) ? "Remove" : /^Updating/.test(title) ? "Update" : "Install";
   $("job-title").textContent = title;
   const log = $("job-log"), status = $("job-status"), progress = $("job-progress"), summary = $("job-summary");
@@ -302,6 +304,7 @@ function endJob(job) {
   if (activeJob !== job) return;
   activeJob = null;
   $("job-dismiss").hidden = false;
+  $("job-cancel").hidden = true;
   localStorage.removeItem(jobKey);
   renderedApps = "";
   // list-available marks what is installed now (a removal unmarks its card).
@@ -558,6 +561,17 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   $("check-updates").addEventListener("click", checkUpdates);
   $("job-dismiss").addEventListener("click", () => { $("job").hidden = true; });
+  // Cancel kills the job's step; the job-log stream then reports it failed ("cancelled on request").
+  $("job-cancel").addEventListener("click", async () => {
+    if (!activeJob) return;
+    $("job-cancel").disabled = true;
+    try {
+      await api("POST", "/api/apps/cancel-job/" + encodeURIComponent(activeJob.id));
+    } catch (err) {
+      $("job-cancel").disabled = false;
+      showError(err);
+    }
+  });
   $("stop-btn").addEventListener("click", () => act(() => api("POST", "/api/apps/stop-current-app")));
   $("restart-btn").addEventListener("click", () => act(() => api("POST", "/api/apps/restart-current-app")));
   $("wake-btn").addEventListener("click", () => act(() => api("POST", "/api/move/play/wake_up")));
