@@ -70,7 +70,7 @@ func startDaemonProcess(t *testing.T, dataDir string) (*exec.Cmd, string) {
 	port := freePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	args, _ := json.Marshal([]string{"robot-daemon", "--sim", "--port", strconv.Itoa(port), "--data-dir", dataDir,
-		"--apps-venv", sharedVenv, "--hub-url", "none", "--log-level", "warn"})
+		"--hub-url", "none", "--log-level", "warn", "--apps-venv", sharedVenv, "--python", systemPython, "--system-site-packages"})
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "ROBOTD_TEST_DAEMON_ARGS="+string(args))
 	cmd.Stderr = os.Stderr
@@ -165,7 +165,7 @@ func TestSystemdNotify(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- robotd.Run(ctx, []string{"robot-daemon", "--sim", "--port", strconv.Itoa(port), "--data-dir", t.TempDir(),
-			"--apps-venv", sharedVenv, "--hub-url", "none"}, getenv, io.Discard, io.Discard)
+			"--apps-venv", sharedVenv, "--python", systemPython, "--system-site-packages", "--hub-url", "none"}, getenv, io.Discard, io.Discard)
 	}()
 	read := func() string {
 		buf := make([]byte, 256)
@@ -336,7 +336,7 @@ func TestSecondDaemonOnOneDataDirIsRefused(t *testing.T) {
 	port := freePort(t)
 	var stderr bytes.Buffer
 	err := robotd.Run(context.Background(), []string{"robot-daemon", "--sim", "--port", strconv.Itoa(port),
-		"--data-dir", d.dataDir, "--apps-venv", sharedVenv, "--hub-url", "none"}, os.Getenv, io.Discard, &stderr)
+		"--data-dir", d.dataDir, "--hub-url", "none"}, os.Getenv, io.Discard, &stderr)
 	want := fmt.Sprintf("%s is in use by another robot-daemon (PID %d)", filepath.Join(d.dataDir, "robot-daemon.lock"), os.Getpid())
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("second daemon: %v, want an error with %q\n%s", err, want, stderr.String())

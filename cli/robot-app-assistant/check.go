@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -52,7 +53,8 @@ Exit status 1 when any check fails.
 The temporary venvs share a base (pip, setuptools, wheel, robot_sdk) kept in
 $XDG_CACHE_HOME/robot-app-assistant (default ~/.cache/robot-app-assistant); remove it to rebuild.`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "python", Value: "python3", Usage: "the Python interpreter (3.11 or newer) to check and install with"},
+			&cli.StringFlag{Name: "python", Usage: "the Python interpreter (3.11 or newer) to check and install with (default $" + envPython + ", then python3)"},
+			&cli.BoolFlag{Name: "system-site-packages", Usage: "let the check venvs see the interpreter's own packages, as a robot-daemon started with --system-site-packages (default $" + envSystemSite + ")"},
 			&cli.StringSliceFlag{Name: "wheel-dir", Usage: "wheels for pip --find-links, the only source with --offline (default " + defaultWheelDir + ")"},
 			&cli.StringFlag{Name: "index-url", Usage: "the package index dependencies come from (default: pip's configuration, as on the robot)"},
 			&cli.StringSliceFlag{Name: "extra-index-url", Usage: "another package index, searched as well"},
@@ -76,6 +78,7 @@ type checkOptions struct {
 	wheelDirs      []string
 	cacheDir       string
 	offline        bool
+	systemSite     bool // the venvs see the interpreter's own packages (--system-site-packages)
 	indexURL       string
 	extraIndexURLs []string
 }
@@ -85,12 +88,37 @@ func checkOptionsFrom(c *cli.Context, e *env, dir string) checkOptions {
 	if len(wheels) == 0 {
 		wheels = []string{defaultWheelDir}
 	}
-	python := c.String("python")
-	if python == "" {
-		python = "python3"
+	opts := defaultCheckOptions(e)
+	opts.dir, opts.wheelDirs = dir, wheels
+	if p := c.String("python"); p != "" {
+		opts.python = p
 	}
-	return checkOptions{dir: dir, python: python, wheelDirs: wheels, cacheDir: cacheDir(e.getenv),
-		offline: c.Bool("offline"), indexURL: c.String("index-url"), extraIndexURLs: c.StringSlice("extra-index-url")}
+	if c.IsSet("system-site-packages") {
+		opts.systemSite = c.Bool("system-site-packages")
+	}
+	opts.offline, opts.indexURL, opts.extraIndexURLs = c.Bool("offline"), c.String("index-url"), c.StringSlice("extra-index-url")
+	return opts
+}
+
+// The environment variables that give check's interpreter and --system-site-packages once for a
+// shell, for every check, publish and create --publish: on a laptop without a package index, the
+// robot SDK's numpy, scipy, pydantic, FastAPI and uvicorn come from the system's builds
+// (ROBOT_APP_ASSISTANT_PYTHON=/usr/bin/python3 ROBOT_APP_ASSISTANT_SYSTEM_SITE_PACKAGES=1 with
+// Debian's python3-numpy and the others).
+const (
+	envPython     = "ROBOT_APP_ASSISTANT_PYTHON"
+	envSystemSite = "ROBOT_APP_ASSISTANT_SYSTEM_SITE_PACKAGES"
+)
+
+// defaultCheckOptions are check's options without flags: the environment's, else python3 and the
+// default wheel directory.
+func defaultCheckOptions(e *env) checkOptions {
+	opts := checkOptions{python: e.getenv(envPython), wheelDirs: []string{defaultWheelDir}, cacheDir: cacheDir(e.getenv)}
+	if opts.python == "" {
+		opts.python = "python3"
+	}
+	opts.systemSite, _ = strconv.ParseBool(e.getenv(envSystemSite))
+	return opts
 }
 
 // cacheDir is where check keeps its base venvs.
