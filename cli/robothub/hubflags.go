@@ -46,6 +46,10 @@ func outputFormat(c *cli.Context) (string, error) {
 // on stderr; the token never is.
 func newHubClient(c *cli.Context, e *env) (*hub.Client, error) {
 	cfg, err := hub.ConfigFromEnv(e.getenv, inherited(c, "endpoint"), inherited(c, "token"))
+	var ve *hub.ValidationError
+	if errors.As(err, &ve) {
+		return nil, usagef("%v", err) // a bad --endpoint or HF_ENDPOINT: nothing was sent
+	}
 	if err != nil {
 		return nil, err
 	}
