@@ -92,18 +92,18 @@ func runDev(c *cli.Context, e *env) error {
 	// Listen first, so that a port in use is reported before anything starts.
 	hubLn, err := net.Listen("tcp", c.String("hub-addr"))
 	if err != nil {
-		return cli.Exit(fmt.Sprintf("dev: the local hub cannot listen (--hub-addr): %v", err), exitError)
+		return cli.Exit("dev: "+listenError("the local hub", c.String("hub-addr"), "--hub-addr", err), exitError)
 	}
 	defer hubLn.Close()
 	recvLn, err := net.Listen("tcp", c.String("receiver-addr"))
 	if err != nil {
-		return cli.Exit(fmt.Sprintf("dev: the receiver cannot listen (--receiver-addr): %v", err), exitError)
+		return cli.Exit("dev: "+listenError("the receiver", c.String("receiver-addr"), "--receiver-addr", err), exitError)
 	}
 	defer recvLn.Close()
 	port := c.Int("daemon-port")
 	daemonURL := "http://127.0.0.1:" + strconv.Itoa(port)
 	if probe, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port)); err != nil {
-		return cli.Exit(fmt.Sprintf("dev: the robot daemon cannot listen (--daemon-port): %v", err), exitError)
+		return cli.Exit("dev: "+strings.Replace(listenError("the robot daemon", "127.0.0.1:"+strconv.Itoa(port), "--daemon-port", err), "127.0.0.1:PORT", "PORT", 1), exitError)
 	} else {
 		probe.Close()
 	}
