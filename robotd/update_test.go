@@ -83,6 +83,25 @@ func TestUpdateFromSpace(t *testing.T) {
 	if st.Info.Name != "catalog_app" || st.Info.Extra.Version != "1.0.1" {
 		t.Fatalf("running after the update: %+v", st)
 	}
+	if u := d.list()["catalog_app"].Extra.LastUpdate; u == nil || u.Status != "done" || u.Revision != rev || u.Finished == "" {
+		t.Fatalf("the last update in /api/apps/list: %+v", u)
+	}
+
+	// An update that fails in the background (here: a revision the space does not have) is not
+	// silent: /api/apps/list shows it failed, with why, and the app keeps running its version.
+	missing := strings.Repeat("0", 40)
+	d.call("POST", "/api/apps/update", map[string]string{"url": space, "revision": missing}, &created)
+	if j := d.waitJob(created.JobID); j.Status != "failed" {
+		t.Fatalf("update to a missing revision: %s", j.Status)
+	}
+	if u := d.list()["catalog_app"].Extra.LastUpdate; u == nil || u.Status != "failed" || u.Revision != missing || u.Error == "" {
+		t.Fatalf("a failed update in /api/apps/list: %+v", u)
+	} else {
+		t.Logf("a failed update shows: %s", u.Error)
+	}
+	if got := d.list()["catalog_app"]; got.Extra.Revision != rev {
+		t.Fatalf("after a failed update: revision %s, want %s", got.Extra.Revision, rev)
+	}
 
 	// The same event delivered again: nothing installed, nothing restarted.
 	d.call("POST", "/api/apps/update", map[string]string{"url": space, "revision": rev[:12]}, &created)

@@ -130,9 +130,12 @@ function renderApps() {
       }));
     }
     const badge = updates[app.name] ? el("span", { className: "badge update-available", text: "update available" }) : null;
+    // The revision shows which push runs (the version stays the same across pushes).
+    const revision = app.extra.revision ? el("span", { className: "revision muted", title: app.extra.revision, text: " @" + app.extra.revision.slice(0, 7) }) : null;
     list.append(el("li", { "data-app": app.name },
-      el("div", { className: "app-head" }, el("strong", { text: app.name }), el("span", { className: "muted", text: " " + (app.extra.version || "") }), badge),
+      el("div", { className: "app-head" }, el("strong", { text: app.name }), el("span", { className: "muted", text: " " + (app.extra.version || "") }), revision, badge),
       el("div", { className: "muted", text: app.description || "" }),
+      lastUpdate(app, busy),
       el("div", { className: "actions" }, start, update, remove)));
   }
   const select = $("startup-app");
@@ -140,6 +143,26 @@ function renderApps() {
   select.replaceChildren(el("option", { value: "", text: "none" }));
   for (const app of installed) select.append(el("option", { value: app.name, text: app.name }));
   select.value = chosen;
+}
+
+// lastUpdate shows the app's last update (a push to its space runs one in the background): when,
+// to which revision, and how it ended; a failed one shows its error and a Retry button.
+function lastUpdate(app, busy) {
+  const u = app.extra.last_update;
+  if (!u) return null;
+  const when = new Date(u.finished_at || u.started_at).toLocaleString();
+  const rev = u.revision ? " to " + u.revision.slice(0, 7) : "";
+  if (u.status === "failed") {
+    const retry = el("button", { type: "button", className: "retry", text: "Retry", disabled: busy });
+    retry.addEventListener("click", () => act(async () => {
+      const job = await api("POST", "/api/apps/update/" + encodeURIComponent(app.name));
+      followJob(job.job_id, "Updating " + app.name);
+    }));
+    return el("div", { className: "last-update failed" },
+      el("span", { className: "error", text: "Update" + rev + " failed (" + when + "): " + (u.error || "no reason given") }), " ", retry);
+  }
+  const text = u.status === "done" ? "Updated" + rev + " " + when : "Updating" + rev + " since " + when;
+  return el("div", { className: "last-update muted", text });
 }
 
 async function checkUpdates() {
