@@ -192,8 +192,9 @@ function updatesText() {
 let catalog = [];
 let storeItems = []; // [{app, node, text}] in catalog order
 
-async function refreshStore() {
-  const all = await api("GET", "/api/apps/list-available");
+async function refreshStore(fresh) {
+  // fresh: the hub is asked again, not the daemon's cache (the Refresh button: an app just published).
+  const all = await api("GET", "/api/apps/list-available" + (fresh === true ? "/hf_space?refresh=true" : ""));
   catalog = all.filter((a) => a.source_kind !== "installed");
   renderStore();
 }
@@ -583,6 +584,7 @@ document.addEventListener("DOMContentLoaded", () => {
     filterStore();
   });
   $("check-updates").addEventListener("click", checkUpdates);
+  $("store-refresh").addEventListener("click", () => act(() => refreshStore(true)));
   $("job-dismiss").addEventListener("click", () => { $("job").hidden = true; });
   // Cancel kills the job's step; the job-log stream then reports it failed ("cancelled on request").
   $("job-cancel").addEventListener("click", async () => {
