@@ -129,6 +129,11 @@ func runDev(c *cli.Context, e *env) error {
 		return cli.Exit(fmt.Sprintf("dev: opening the local hub: %v", err), exitError)
 	}
 	defer emu.Close()
+	if n, err := repointDevWebhook(c.Context, emu, devUser, hookURL, secret); err != nil {
+		return cli.Exit(fmt.Sprintf("dev: pointing the webhook at this receiver: %v", err), exitError)
+	} else if n > 0 {
+		logger.Info("the webhook of an earlier run now delivers to this receiver", "url", hookURL)
+	}
 	boot, err := emu.Bootstrap(c.Context, hubemu.BootstrapConfig{
 		User: devUser, WebhookURL: hookURL, WebhookSecret: secret,
 		Watched: []hubemu.WatchedItem{{Type: "user", Name: devUser}}, Domains: []string{"repo"},

@@ -165,6 +165,51 @@ func TestDevPushUpdatesTheRobot(t *testing.T) {
 	if !strings.Contains(p.stdout.String(), "robothub dev stopped.") {
 		t.Errorf("no clean stop:\n%s", p.stdout)
 	}
+
+	// The same data dir on other ports (issue 24: the app still cloned from the old hub port and
+	// failed, the webhook kept delivering to the old receiver, and nothing said so). A push now
+	// reaches the robot as before, and the app names the hub where it is now.
+	hubAddr, recvAddr = freeAddr(t), freeAddr(t)
+	_, daemonPort, _ = net.SplitHostPort(freeAddr(t))
+	t.Setenv("ROBOT_DAEMON_URL", "http://127.0.0.1:"+daemonPort)
+	p = start(t, map[string]string{"HOME": dir},
+		"dev", "--data-dir", filepath.Join(dir, "dev"), "--hub-addr", hubAddr, "--receiver-addr", recvAddr, "--daemon-port", daemonPort)
+	p.waitForWithin(t, 3*time.Minute, `robothub dev is running`)
+	hubURL, daemonURL = "http://"+hubAddr, "http://127.0.0.1:"+daemonPort
+	space = hubURL + "/spaces/local/catalog_app"
+	if err := os.WriteFile(pyproject, []byte(strings.Replace(string(b), `version = "1.0.0"`, `version = "1.2.0"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git("commit", "-q", "-am", "third version")
+	git("push", "-q", space, "main")
+	third := git("rev-parse", "HEAD")
+	waitUntil(t, 2*time.Minute, "the robot updated from the hub on its new port", func() bool {
+		a := installedApp()
+		return a != nil && a.Extra.Revision == third && a.Extra.Version == "1.2.0"
+	})
+	var list []struct {
+		Name string
+		URL  string
+	}
+	call("GET", "/api/apps/list", nil, &list)
+	if len(list) != 1 || list[0].URL != space {
+		t.Errorf("after the move the app comes from %+v, want %s", list, space)
+	}
+	// One webhook, to this run's receiver: none left delivering to the old port.
+	client, err = hub.New(hubURL, hub.WithToken(tok))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hooks, err := client.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hooks) != 1 || hooks[0].URL != "http://"+recvAddr+"/webhooks/robot-update" {
+		t.Errorf("the hub's webhooks after the move: %+v", hooks)
+	}
+	if code := p.stop(t); code != 0 {
+		t.Errorf("robothub dev on new ports exited with %d after Ctrl-C\n%s", code, p.stderr)
+	}
 }
 
 func waitUntil(t *testing.T, timeout time.Duration, what string, ok func() bool) {
