@@ -101,12 +101,13 @@ bench-daemon:
 	$(GO) test -run '^$$' -bench 'IdleRSS' -benchtime 3x ./robotd/
 
 # Python SDK (robotd/pysdk): unittest against a real robot-daemon --sim that the tests start on a free
-# loopback port.
+# loopback port. The SDK's dependencies (numpy, scipy, pydantic, fastapi, uvicorn) are Debian's, so
+# the tests run on Debian's Python and the daemon's apps venv sees its site-packages.
 .PHONY: test-python
 test-python:
 	@mkdir -p $(BIN)
 	$(GO) build -trimpath -o $(BIN)/robot-daemon ./robotd/cmd/robot-daemon
-	cd robotd/pysdk && ROBOT_DAEMON_BIN=$(CURDIR)/$(BIN)/robot-daemon python3 -m unittest discover -s tests -t .
+	cd robotd/pysdk && ROBOT_DAEMON_BIN=$(CURDIR)/$(BIN)/robot-daemon /usr/bin/python3 -m unittest discover -s tests -t .
 
 # Robot apps (robot-app-assistant): the performance targets (figures in docs/BENCHMARKS.md).
 .PHONY: bench-apps

@@ -345,7 +345,11 @@ func (s *Server) handleInstallPrivateSpace(w http.ResponseWriter, r *http.Reques
 		writeError(w, r, s.log, &errBody{"body: field space_id is required: <user>/<space> on the daemon's hub"})
 		return
 	}
-	job, err := s.apps.InstallPrivateSpaceWithToken(*req.SpaceID, req.Token)
+	token := req.Token
+	if token == "" {
+		token = s.savedHubToken() // the robot's hub login (/api/hf-auth/save-token), else the daemon's own
+	}
+	job, err := s.apps.InstallPrivateSpaceWithToken(*req.SpaceID, token)
 	if errors.Is(err, apps.ErrNoHubToken) {
 		writeJSON(w, http.StatusUnauthorized, detail{Detail: err.Error()})
 		return
@@ -364,6 +368,9 @@ func (s *Server) handleCheckUpdates(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := s.apps.CheckUpdates(r.Context(), force)
+	if err == nil && res.AppsWithUpdates == nil {
+		res.AppsWithUpdates = []apps.AppUpdateStatus{} // an array, as the public shape says, never null
+	}
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return

@@ -304,10 +304,13 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	}
 
 	done := make(chan struct{})
+	// Head tracking's detector (YuNet on ONNX Runtime) is not loaded by this build: tracking answers
+	// 503 saying so.
+	rb.SetDetector(nil, "this daemon has no face detector: it needs ONNX Runtime's shared library (libonnxruntime) and a YuNet face model, which this build does not load yet")
 	handler := NewServer(ServerConfig{
 		Apps: ManagerApps(mgr), Robot: rb, Log: log.With("component", "http"), Token: cfg.token, NoAuth: cfg.noAuth, BodyTimeout: cfg.bodyTimeout,
 		AllowedHosts: cfg.allowedHosts, Version: version.String(), Wireless: cfg.wireless, Done: done,
-		LoopbackOnly: loopbackOnly,
+		LoopbackOnly: loopbackOnly, DataDir: cfg.dataDir, HubURL: cfg.hubURL, Sim: cfg.sim != "",
 	})
 	srv := &http.Server{
 		Handler:           handler,

@@ -213,6 +213,11 @@ func (m *Manager) Prepare(ctx context.Context) error {
 	if _, err := m.ensureSDK(ctx, w); err != nil {
 		return err
 	}
+	if err := m.ensureSDKDependencies(ctx, w); err != nil {
+		// Apps that use no pose or settings page still run: the daemon serves, and says what is
+		// missing and how to bring it.
+		m.log.Warn("the robot SDK's dependencies are not all in the apps venv: apps that use them fail to import them", "err", err)
+	}
 	m.listMu.Lock()
 	defer m.listMu.Unlock()
 	return m.refreshLocked(ctx)
