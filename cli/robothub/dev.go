@@ -73,6 +73,10 @@ func runDev(c *cli.Context, e *env) error {
 	if dir == "" {
 		dir = filepath.Join(filepath.Dir(defaultDataDir(e.getenv)), "dev")
 	}
+	// Absolute: the banner's export lines must work from any directory (HF_TOKEN_PATH was relative).
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
 	for _, d := range []string{dir, filepath.Join(dir, "hub"), filepath.Join(dir, "robot")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return cli.Exit(fmt.Sprintf("dev: creating the data directory: %v", err), exitError)
@@ -279,18 +283,28 @@ robothub dev is running (state in %s):
   robot daemon   %s  (dashboard: %s/)
   webhook        %s watches user:%s (domain repo) and delivers to %s
 
-Point robothub and robot-app-assistant at the local hub:
+In another terminal, put the CLIs on PATH and point them at the local hub:
+  export PATH=%s:$PATH
   export HF_ENDPOINT=%s
   export HF_TOKEN_PATH=%s
 
 Try it: create and publish an app, install it on the robot, then publish a change:
   robot-app-assistant create my_app ./apps --publish
-  curl -X POST %s/api/apps/install -H 'Content-Type: application/json' -d '{"url": "%s/spaces/%s/my_app"}'
+  curl -X POST '%s/api/apps/install?wait=true' -H 'Content-Type: application/json' -d '{"url": "%s/spaces/%s/my_app"}'
   curl -X POST %s/api/apps/start-app/my_app
   (edit ./apps/my_app/my_app/main.py)
   robot-app-assistant publish ./apps/my_app        (or git push to %s/spaces/%s/my_app)
 The robot reinstalls and restarts my_app within seconds. Ctrl-C stops everything.
 `, dir, hubURL, recvURL, webhook.RoutePrefix, devUpdateRoute, webhook.RoutePrefix, devLogRoute,
 		daemonURL, daemonURL, boot.Webhook.ID, devUser, hookURL,
-		hubURL, tokenFile, daemonURL, hubURL, devUser, daemonURL, hubURL, devUser)
+		binDir(), hubURL, tokenFile, daemonURL, hubURL, devUser, daemonURL, hubURL, devUser)
+}
+
+// binDir is the directory of the running robothub, where make build puts robot-app-assistant too.
+func binDir() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "bin"
+	}
+	return filepath.Dir(exe)
 }

@@ -198,8 +198,11 @@ func (m *Manager) Prepare(ctx context.Context) error {
 	defer func() { <-m.venvMu }()
 	pr, w := io.Pipe()
 	defer w.Close()
+	// pip's and venv's own lines are for --log-level debug: on a first start some 25 of them came
+	// before robothub dev's banner. Their errors come back with their output's end.
+	m.log.Info("preparing the apps venv", "dir", m.py.VenvDir())
 	go func() {
-		scanLines(pr, func(line string) { m.log.Info(line, "source", "venv") })
+		scanLines(pr, func(line string) { m.log.Debug(line, "source", "venv") })
 		_, _ = io.Copy(io.Discard, pr)
 	}()
 	if err := m.py.Ensure(ctx, w); err != nil {
