@@ -87,20 +87,24 @@ func TestUpdateFromSpace(t *testing.T) {
 		t.Fatalf("the last update in /api/apps/list: %+v", u)
 	}
 
-	// An update that fails in the background (here: a revision the space does not have) is not
-	// silent: /api/apps/list shows it failed, with why, and the app keeps running its version.
-	missing := strings.Repeat("0", 40)
-	d.call("POST", "/api/apps/update", map[string]string{"url": space, "revision": missing}, &created)
+	// An update that fails in the background (here: a push that breaks pyproject.toml) is not
+	// silent: /api/apps/list shows it failed, with why, and the app keeps its version.
+	broken := h.push(t, "pollen/catalog_app", func(dir string) {
+		if err := os.WriteFile(filepath.Join(dir, "pyproject.toml"), []byte("[project\nname = \"catalog_app\"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	})
+	d.call("POST", "/api/apps/update", map[string]string{"url": space, "revision": broken}, &created)
 	if j := d.waitJob(created.JobID); j.Status != "failed" {
-		t.Fatalf("update to a missing revision: %s", j.Status)
+		t.Fatalf("update to a broken package: %s", j.Status)
 	}
-	if u := d.list()["catalog_app"].Extra.LastUpdate; u == nil || u.Status != "failed" || u.Revision != missing || u.Error == "" {
+	if u := d.list()["catalog_app"].Extra.LastUpdate; u == nil || u.Status != "failed" || u.Revision != broken || u.Error == "" {
 		t.Fatalf("a failed update in /api/apps/list: %+v", u)
 	} else {
 		t.Logf("a failed update shows: %s", u.Error)
 	}
-	if got := d.list()["catalog_app"]; got.Extra.Revision != rev {
-		t.Fatalf("after a failed update: revision %s, want %s", got.Extra.Revision, rev)
+	if got := d.list()["catalog_app"]; got.Extra.Revision != rev || got.Extra.Version != "1.0.1" {
+		t.Fatalf("after a failed update: revision %s version %s, want %s 1.0.1", got.Extra.Revision, got.Extra.Version, rev)
 	}
 
 	// The same event delivered again: nothing installed, nothing restarted.
