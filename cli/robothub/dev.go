@@ -52,6 +52,8 @@ and the hub token) is kept in DIR and survives restarts. Ctrl-C stops everything
 			&cli.StringFlag{Name: "receiver-addr", Value: nethttp.DefaultAddr, Usage: "the receiver listens on `ADDRESS`"},
 			&cli.IntFlag{Name: "daemon-port", Value: 8000, Usage: "the robot daemon listens on 127.0.0.1:`PORT` (apps reach it through $ROBOT_DAEMON_URL)"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "log level: debug, info, warn, error"},
+			&cli.StringFlag{Name: "python", Value: "python3", Usage: "the interpreter that creates the robot's apps venv"},
+			&cli.BoolFlag{Name: "system-site-packages", Usage: "let apps use the system's Python packages (the SDK's numpy, scipy, FastAPI from apt)"},
 		},
 		OnUsageError: onUsageError,
 		Action:       func(c *cli.Context) error { return runDev(c, e) },
@@ -187,9 +189,12 @@ func runDev(c *cli.Context, e *env) error {
 		return nethttp.Serve(ctx, recvLn, recv, nethttp.Options{Getenv: e.getenv, Logger: logger.With("component", "receiver"), Out: io.Discard})
 	})
 	goPart("robot daemon", func() error {
-		return runRobotDaemon(ctx, []string{"robot-daemon", "--sim", "--port", strconv.Itoa(port),
-			"--data-dir", filepath.Join(dir, "robot"), "--hub-url", hubURL, "--log-level", c.String("log-level")},
-			e.getenv, e.stdout, e.stderr)
+		args := []string{"robot-daemon", "--sim", "--port", strconv.Itoa(port),
+			"--data-dir", filepath.Join(dir, "robot"), "--hub-url", hubURL, "--log-level", c.String("log-level"), "--python", c.String("python")}
+		if c.Bool("system-site-packages") {
+			args = append(args, "--system-site-packages")
+		}
+		return runRobotDaemon(ctx, args, e.getenv, e.stdout, e.stderr)
 	})
 
 	ready := make(chan error, 1)

@@ -48,7 +48,9 @@ func startDev(tb testing.TB, dir string) *devLoop {
 	_, daemonPort, _ := net.SplitHostPort(freeAddr(tb))
 	tb.Setenv("ROBOT_DAEMON_URL", "http://127.0.0.1:"+daemonPort) // apps find the daemon through it
 	d.p = start(tb, map[string]string{"HOME": dir},
-		"dev", "--data-dir", filepath.Join(dir, "dev"), "--hub-addr", d.hubAddr, "--receiver-addr", d.recvAddr, "--daemon-port", daemonPort)
+		"dev", "--data-dir", filepath.Join(dir, "dev"), "--hub-addr", d.hubAddr, "--receiver-addr", d.recvAddr, "--daemon-port", daemonPort,
+		// The SDK's numpy, scipy and FastAPI are Debian's here: no Python index is reachable.
+		"--python", "/usr/bin/python3", "--system-site-packages")
 	d.p.waitForWithin(tb, 3*time.Minute, `robothub dev is running`)
 	d.hubURL, d.daemonURL = "http://"+d.hubAddr, "http://127.0.0.1:"+daemonPort
 	d.space = d.hubURL + "/spaces/local/catalog_app"
