@@ -404,6 +404,12 @@ type appInfo struct {
 		Source       string  `json:"source"`
 		Revision     string  `json:"revision"`
 		CustomAppURL *string `json:"custom_app_url"`
+		LastUpdate   *struct {
+			Status   string `json:"status"`
+			Revision string `json:"revision"`
+			Error    string `json:"error"`
+			Finished string `json:"finished_at"`
+		} `json:"last_update"`
 	} `json:"extra"`
 }
 

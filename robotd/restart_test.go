@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/http/cgi"
@@ -359,4 +361,24 @@ func parentPID(pid int) int {
 	}
 	ppid, _ := strconv.Atoi(f[1])
 	return ppid
+}
+
+// A port in use is said before the apps venv is built (a first start spent 15 s building it, then
+// failed on the port): the venv is not even made, and the error names --port.
+func TestPortInUseIsSaidFirst(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	data := t.TempDir()
+	venv := filepath.Join(data, "venv")
+	err = robotd.Run(context.Background(), []string{"robot-daemon", "--sim", "--port", strconv.Itoa(taken.Addr().(*net.TCPAddr).Port),
+		"--data-dir", data, "--apps-venv", venv, "--hub-url", "none"}, os.Getenv, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "address already in use") || !strings.Contains(err.Error(), "pick another port with --port") {
+		t.Fatalf("a daemon on a port in use: %v", err)
+	}
+	if _, err := os.Stat(venv); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the apps venv was made before the port was checked: %v", err)
+	}
 }

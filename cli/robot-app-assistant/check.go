@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -153,7 +154,6 @@ func runCheck(ctx context.Context, e *env, opts checkOptions) error {
 	if err != nil {
 		return err
 	}
-	r.print(e)
 	e.log.Debug("check done", "dir", r.dir, "problems", r.problems(), "elapsed", time.Since(start))
 	if n := r.problems(); n > 0 {
 		return &checkFailedError{dir: r.dir, problems: n}
@@ -177,18 +177,35 @@ type checkReport struct {
 	class    string
 	module   string
 	dist     string
+	out      io.Writer // where findings are printed as they are made
 }
 
 func (r *checkReport) ok(format string, args ...any) {
-	r.findings = append(r.findings, finding{status: "ok", what: fmt.Sprintf(format, args...)})
+	r.add(finding{status: "ok", what: fmt.Sprintf(format, args...)})
 }
 
 func (r *checkReport) fail(what, fix string) {
-	r.findings = append(r.findings, finding{status: "FAIL", what: what, fix: fix})
+	r.add(finding{status: "FAIL", what: what, fix: fix})
 }
 
 func (r *checkReport) skip(what, why string) {
-	r.findings = append(r.findings, finding{status: "skip", what: what, fix: why})
+	r.add(finding{status: "skip", what: what, fix: why})
+}
+
+// add records a finding and prints it at once: check and publish show each finding as it is
+// made, not all of them at the end (publish was silent for ~20 s before printing them at once).
+func (r *checkReport) add(f finding) {
+	r.findings = append(r.findings, f)
+	if r.out != nil {
+		printFinding(r.out, f)
+	}
+}
+
+// step says what a slow check is doing, before it does it.
+func (r *checkReport) step(what string) {
+	if r.out != nil {
+		fmt.Fprintf(r.out, "  ...   %s\n", what)
+	}
 }
 
 func (r *checkReport) problems() int {
@@ -201,21 +218,18 @@ func (r *checkReport) problems() int {
 	return n
 }
 
-func (r *checkReport) print(e *env) {
-	fmt.Fprintf(e.stdout, "Checking %s\n", r.dir)
-	for _, f := range r.findings {
-		fmt.Fprintf(e.stdout, "  %-4s  %s\n", f.status, f.what)
-		if f.fix != "" {
-			label := "fix:"
-			if f.status == "skip" {
-				label = "why:"
-			}
-			for i, line := range strings.Split(f.fix, "\n") {
-				if i == 0 {
-					fmt.Fprintf(e.stdout, "        %s %s\n", label, line)
-				} else {
-					fmt.Fprintf(e.stdout, "             %s\n", line)
-				}
+func printFinding(w io.Writer, f finding) {
+	fmt.Fprintf(w, "  %-4s  %s\n", f.status, f.what)
+	if f.fix != "" {
+		label := "fix:"
+		if f.status == "skip" {
+			label = "why:"
+		}
+		for i, line := range strings.Split(f.fix, "\n") {
+			if i == 0 {
+				fmt.Fprintf(w, "        %s %s\n", label, line)
+			} else {
+				fmt.Fprintf(w, "             %s\n", line)
 			}
 		}
 	}
@@ -294,7 +308,8 @@ func checkApp(ctx context.Context, e *env, opts checkOptions) (*checkReport, err
 	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
 		return nil, fmt.Errorf("%s is not a directory: give the folder of the app package (the one with pyproject.toml)", opts.dir)
 	}
-	r := &checkReport{dir: dir}
+	r := &checkReport{dir: dir, out: e.stdout}
+	fmt.Fprintf(e.stdout, "Checking %s\n", dir)
 
 	for _, f := range []string{"index.html", "style.css"} {
 		if isFile(filepath.Join(dir, f)) {

@@ -66,6 +66,7 @@ type probeResult struct {
 // entry point is gone. It returns an error only when the venv itself cannot be made.
 func checkInstall(ctx context.Context, e *env, opts checkOptions, r *checkReport, pythonExe string, bundled []string) error {
 	start := time.Now()
+	r.step("building the wheel and installing it into a temporary venv, as the robot will")
 	baseSite, err := ensureCheckBase(ctx, e, opts, pythonExe, bundled)
 	if err != nil {
 		return err

@@ -138,7 +138,6 @@ func publishApp(ctx context.Context, e *env, opts publishOptions) error {
 		if err != nil {
 			return err
 		}
-		r.print(e)
 		if n := r.problems(); n > 0 {
 			return fmt.Errorf("not published: %w; fix them, or publish anyway with --nocheck", &checkFailedError{dir: dir, problems: n})
 		}
