@@ -40,6 +40,7 @@ func TestDashboardCancelsAnInstall(t *testing.T) {
 	if _, ok := d.list()["waiting_app"]; ok {
 		t.Fatal("the cancelled install left waiting_app installed")
 	}
+	must("closing the finished job's panel", closeJobPanel())
 	must("installing it again", chromedp.Evaluate[chromedp.Void](`document.querySelector("#install-url").value = ""`),
 		chromedp.SendKeys(chromedp.CSS("#install-url"), localApp(t, "waiting_app", "slowdep")),
 		chromedp.Click(chromedp.CSS("#install-btn")),

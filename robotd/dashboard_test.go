@@ -101,6 +101,18 @@ func clickEnabled(sel string) chromedp.Action[chromedp.Void] {
 	})
 }
 
+// closeJobPanel closes the finished job's panel, as a user does before the next install: it floats
+// over the page's bottom right, where it may cover the store's install form.
+func closeJobPanel() chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		if _, err := clickEnabled("#job-dismiss")(ctx, t); err != nil {
+			return err
+		}
+		_, err := waitJS("the job panel hidden", `document.querySelector("#job").hidden`)(ctx, t)
+		return err
+	})
+}
+
 // waitJS waits until the JavaScript expression is true in the page; what names it in errors.
 func waitJS(what, expr string) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
@@ -492,8 +504,9 @@ func TestDashboard(t *testing.T) {
 	screenshots(t, ctx, "search", "#store")
 
 	// Install from the store; the log arrives as the job runs; the card is then marked installed.
-	// The cards keep their places when the job panel appears (they jumped to the next grid cell).
-	const cardPlaces = `["robot", "current", "installed", "settings", "store"].map((id) => { const r = document.getElementById(id).getBoundingClientRect(); return id + "@" + Math.round(r.left) + "," + Math.round(r.top) + "," + Math.round(r.width); }).join(" ")`
+	// The cards keep their places in the page when the job panel appears (they jumped to the next
+	// grid cell); the page's own scrolling, which a click may cause, is no move.
+	const cardPlaces = `["robot", "current", "installed", "settings", "store"].map((id) => { const r = document.getElementById(id).getBoundingClientRect(); return id + "@" + Math.round(r.left + window.scrollX) + "," + Math.round(r.top + window.scrollY) + "," + Math.round(r.width); }).join(" ")`
 	placesBefore, err := chromedp.Run(steps, chromedp.Evaluate[string](cardPlaces))
 	if err != nil {
 		t.Fatal(err)
@@ -593,7 +606,7 @@ func TestDashboard(t *testing.T) {
 
 	// An install that pip cannot complete: the reason in plain words, the full log one click away.
 	broken := localApp(t, "broken_dep_app", "missing-dep>=1")
-	must("a failed install", chromedp.Evaluate[chromedp.Void](`document.querySelector("#store details").open = true`),
+	must("a failed install", closeJobPanel(), chromedp.Evaluate[chromedp.Void](`document.querySelector("#store details").open = true`),
 		chromedp.SendKeys(chromedp.CSS("#install-url"), broken),
 		chromedp.Click(chromedp.CSS("#install-btn")),
 		waitText("#job-status", "Failed."),
