@@ -134,7 +134,7 @@ func (m *RecordedMove) check() error {
 
 // Duration is the move's length: from the start to its last timestamp.
 func (m *RecordedMove) Duration() time.Duration {
-	return time.Duration(m.Time[len(m.Time)-1] * float64(time.Second))
+	return time.Duration(math.Round(m.Time[len(m.Time)-1] * float64(time.Second)))
 }
 
 // At returns the joints the move commands t seconds after its start: the frames' values
@@ -170,7 +170,7 @@ func (r *Robot) PlayRecorded(m *RecordedMove, kind string) (*Move, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	steps := make([]Step, 0, len(m.joints)+1)
-	prev := 0.0
+	var prev time.Duration // each step ends at its frame's rounded timestamp: no drift over the frames
 	for i, j := range m.joints {
 		to := r.yawRule(Target{Head: &j.Head, Antennas: &j.Antennas, BodyYaw: &j.BodyYaw}.applyTo(r.target))
 		if err := r.validateMove(to, to, Linear); err != nil {
@@ -179,8 +179,9 @@ func (r *Robot) PlayRecorded(m *RecordedMove, kind string) (*Move, error) {
 		if i == 0 { // at once to the first frame, held until its timestamp
 			steps = append(steps, Step{To: to, Interp: Linear, Sound: m.Sound})
 		}
-		steps = append(steps, Step{To: to, Duration: time.Duration((m.Time[i] - prev) * float64(time.Second)), Interp: Linear})
-		prev = m.Time[i]
+		at := time.Duration(math.Round(m.Time[i] * float64(time.Second)))
+		steps = append(steps, Step{To: to, Duration: at - prev, Interp: Linear})
+		prev = at
 	}
 	if r.mode != MotorsEnabled {
 		r.setMode(MotorsEnabled)
