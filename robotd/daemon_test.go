@@ -198,6 +198,7 @@ type serverOptions struct {
 	noAuth      bool          // --no-auth
 	bodyTimeout time.Duration // --body-timeout
 	asleep      bool          // --no-wake-up-on-start
+	moves       robotd.MoveLibraries
 }
 
 // startServer serves the daemon's HTTP API (robotd.NewServer, on a real loopback listener, with the
@@ -211,7 +212,7 @@ func startServer(t testing.TB, opts serverOptions) *daemon {
 	mem := newMemApps(rb)
 	done := make(chan struct{})
 	handler := robotd.NewServer(robotd.ServerConfig{Apps: mem, Robot: rb, Log: log.With("component", "http"), Token: opts.token,
-		NoAuth: opts.noAuth, BodyTimeout: opts.bodyTimeout, Version: "test", LoopbackOnly: true, Done: done})
+		NoAuth: opts.noAuth, BodyTimeout: opts.bodyTimeout, Version: "test", LoopbackOnly: true, Done: done, MoveLibraries: opts.moves})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -630,3 +631,4 @@ func pythonCommand(d *daemon, script string) *exec.Cmd {
 	cmd.Env = append(os.Environ(), "ROBOT_DAEMON_URL="+d.url)
 	return cmd
 }
+

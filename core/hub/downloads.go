@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
 // The hub's download side, as its Python client's snapshot_download uses it:
@@ -188,6 +190,18 @@ func (c *Client) SnapshotDownload(ctx context.Context, repoType, id, revision, c
 		}
 	}
 	return &Snapshot{Dir: dir, Commit: rev.SHA}, nil
+}
+
+// CachedSnapshot returns the snapshot of a revision that an earlier SnapshotDownload into
+// cacheDir left, without asking a hub; fault.ErrNotFound when there is none.
+func CachedSnapshot(cacheDir, repoType, id, revision string) (*Snapshot, error) {
+	if _, _, err := splitRepoID(id, false); err != nil {
+		return nil, err
+	}
+	if snap := cachedSnapshot(filepath.Join(cacheDir, repoType+"s--"+strings.ReplaceAll(id, "/", "--")), revision); snap != nil {
+		return snap, nil
+	}
+	return nil, fault.NotFoundf("%s %s at %s was never downloaded into %s", repoType, id, revision, cacheDir)
 }
 
 // cachedSnapshot is the snapshot of revision an earlier download left, or nil.
