@@ -36,8 +36,8 @@ func TestStartThenStopApp(t *testing.T) {
 	})
 
 	start := time.Now()
-	if code := d.call("POST", "/api/apps/stop-current-app", nil, &st); code != 200 || st.State != "done" || st.Error != nil {
-		t.Fatalf("stop-current-app: %d %+v", code, st)
+	if state, errText := d.stopApp(); state != "done" || errText != "" {
+		t.Fatalf("stop-current-app: the app ended %s %q, want done", state, errText)
 	}
 	if took := time.Since(start); took > time.Second {
 		t.Errorf("stopping a cooperative app took %v", took)
@@ -249,16 +249,13 @@ func TestStubbornAppAndChildKilledAfterStopTimeout(t *testing.T) {
 	}
 
 	start := time.Now()
-	var st appStatus
-	if code := d.call("POST", "/api/apps/stop-current-app", nil, &st); code != 200 {
-		t.Fatalf("stop: %d", code)
-	}
+	state, errText := d.stopApp()
 	took := time.Since(start)
 	if took < time.Second || took > 3*time.Second {
 		t.Errorf("stop took %v with a 1s stop timeout", took)
 	}
-	if st.State != "error" || st.Error == nil || !strings.Contains(*st.Error, "did not exit within 1s of SIGINT") {
-		t.Fatalf("status after a forced stop: %+v %v", st, st.Error)
+	if state != "error" || !strings.Contains(errText, "did not exit within 1s of SIGINT") {
+		t.Fatalf("how a forced stop ended: %s %q", state, errText)
 	}
 	for _, pid := range pids {
 		if processAlive(pid) {
@@ -282,11 +279,9 @@ func TestChildOfCooperativeAppIsKilled(t *testing.T) {
 	if len(pids) < 2 {
 		t.Fatalf("parent_app did not spawn its child: %v", pids)
 	}
-	var st appStatus
 	start := time.Now()
-	d.call("POST", "/api/apps/stop-current-app", nil, &st)
-	if st.State != "done" || time.Since(start) > 900*time.Millisecond {
-		t.Fatalf("parent_app stop: %+v after %v (it exits on SIGINT)", st, time.Since(start))
+	if state, _ := d.stopApp(); state != "done" || time.Since(start) > 900*time.Millisecond {
+		t.Fatalf("parent_app stop: %s after %v (it exits on SIGINT)", state, time.Since(start))
 	}
 	// The stop killed the group; the kernel takes a moment to end a killed process.
 	d.waitFor(5*time.Second, "the app and its child gone", func() bool {

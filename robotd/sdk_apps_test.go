@@ -227,8 +227,7 @@ func runTemplateAppTour(t *testing.T, d *daemon, dir string, port int) {
 		t.Fatalf("POST /wave: %d", code)
 	}
 	d.waitRobot(5*time.Second, "the antennas stop", func(s robotState) bool { return s.TargetAntennas == [2]float64{0, 0} })
-	var st appStatus
-	if code := d.call("POST", "/api/apps/stop-current-app", nil, &st); code != 200 || st.State != "done" {
-		t.Fatalf("stop: %d %+v\n%s", code, st, d.log.String())
+	if state, errText := d.stopApp(); state != "done" {
+		t.Fatalf("stop: the app ended %s %q\n%s", state, errText, d.log.String())
 	}
 }
