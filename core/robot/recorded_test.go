@@ -133,3 +133,34 @@ func TestMoveLibraryOfNoMovesIsNotFound(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// A move file is bytes from a hub: ParseRecordedMove never panics, and a move it accepts is one the
+// robot can be asked to play (frames checked, times in order, within the limits).
+func FuzzParseRecordedMove(f *testing.F) {
+	for _, name := range []string{"nod.json", "ramp.json"} {
+		data, err := os.ReadFile(filepath.Join(movesDir, name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte(`{"time":[0,1e308],"set_target_data":[{"head":[[1,0,0,0],[0,1,0,0],[0,0,1,0],[0,0,0,1]],"antennas":[0,0]},{"head":[[1,0,0,0],[0,1,0,0],[0,0,1,0],[0,0,0,1]],"antennas":[0,0]}]}`))
+	f.Add([]byte(`{"time":[0],"set_target_data":[{"head":[[1,0,0,0],[0,1,0,0],[0,0,1,0]],"antennas":[NaN,0]}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := robot.ParseRecordedMove(data)
+		if err != nil {
+			return
+		}
+		if len(m.Time) == 0 || len(m.Time) != len(m.Frames) {
+			t.Fatalf("accepted %d timestamps for %d frames", len(m.Time), len(m.Frames))
+		}
+		for i := 1; i < len(m.Time); i++ {
+			if !(m.Time[i] >= m.Time[i-1]) {
+				t.Fatalf("accepted time[%d]=%v after %v", i, m.Time[i], m.Time[i-1])
+			}
+		}
+		if d := m.Duration(); d < 0 || d > 600*time.Second {
+			t.Fatalf("accepted a move of %v", d)
+		}
+	})
+}
