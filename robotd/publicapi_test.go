@@ -89,7 +89,7 @@ func publicOps(jobID string) []publicOp {
 		{method: "POST", path: "/api/apps/start-app/{app_name}", url: "/api/apps/start-app/coop_app", schema: "AppStatus"},
 		{method: "GET", path: "/api/apps/current-app-status", schema: `{"nullable":true,"allOf":[{"$ref":"#/AppStatus"}]}`},
 		{method: "POST", path: "/api/apps/restart-current-app", schema: "AppStatus"},
-		{method: "POST", path: "/api/apps/stop-current-app", schema: "Anything"},
+		{method: "POST", path: "/api/apps/stop-current-app", schema: `{"nullable":true,"enum":[null]}`},
 		{method: "POST", path: "/api/apps/start-app/{app_name}/no-evict", url: "/api/apps/start-app/coop_app/no-evict", schema: "AppStatus"},
 		{method: "POST", path: "/api/apps/update/{app_name}", url: "/api/apps/update/coop_app", schema: "StrMap"},
 		{method: "POST", path: "/api/apps/remove/{app_name}", url: "/api/apps/remove/nope", status: 404, schema: "Detail"},
