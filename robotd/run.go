@@ -60,6 +60,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			&cli.DurationFlag{Name: "body-timeout", Value: DefaultBodyTimeout, Usage: "how long a client has to send a request's body; a stalled one gets 408 and is dropped"},
 			&cli.BoolFlag{Name: "no-auth", Usage: "let every client use the API without the token; refused unless the daemon listens on loopback only"},
 			&cli.StringFlag{Name: "hub-url", Usage: "the hub whose robot_python_app spaces form the app catalog and whose datasets are the move libraries (default $HF_ENDPOINT or https://huggingface.co; \"none\": neither, move libraries from the cache only)"},
+			&cli.BoolFlag{Name: "no-mdns", Usage: "do not announce the daemon on the local network (mDNS: <robot-name>.local and " + MDNSService + "), which it does when it listens beyond loopback"},
 			&cli.StringSliceFlag{Name: "preload-moves", Value: cli.NewStringSlice(DefaultMoveLibraries...), Usage: "move libraries (datasets on the hub) downloaded at start, in the background; \"none\" for none"},
 			&cli.StringFlag{Name: "python", Value: "python3", Usage: "the interpreter that creates the apps venv"},
 			&cli.StringSliceFlag{Name: "wheel-dir", Usage: "wheels for pip --find-links, the only source with --offline (default /usr/share/python-wheels)"},
@@ -114,6 +115,7 @@ type config struct {
 	indexURL, uv, hubToken     string
 	extraIndexURLs             []string
 	preloadMoves               []string
+	noMDNS                     bool
 }
 
 func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
@@ -123,7 +125,7 @@ func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
 		startupApp: strings.TrimSpace(c.String("startup-app")), stopTimeout: c.Duration("stop-timeout"),
 		python: c.String("python"), wheelDirs: c.StringSlice("wheel-dir"), allowedHosts: c.StringSlice("allowed-host"),
 	}
-	cfg.offline, cfg.systemSite = c.Bool("offline"), c.Bool("system-site-packages")
+	cfg.offline, cfg.systemSite, cfg.noMDNS = c.Bool("offline"), c.Bool("system-site-packages"), c.Bool("no-mdns")
 	for _, d := range c.StringSlice("preload-moves") {
 		if d = strings.TrimSpace(d); d != "" && d != "none" {
 			if err := checkDatasetID(d); err != nil {
@@ -353,6 +355,15 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	if appURL := getenv("ROBOT_DAEMON_URL"); appURL != "" && !sameDaemonURL(appURL, ln.Addr()) {
 		log.Warn("apps will not reach this daemon: ROBOT_DAEMON_URL, which they inherit, names another port",
 			"ROBOT_DAEMON_URL", appURL, "listening", listenURL)
+	}
+	if !loopbackOnly && !cfg.noMDNS {
+		adv, host, err := advertise(handler.robotName(), ln.Addr().(*net.TCPAddr), log.With("component", "mdns"))
+		if err != nil {
+			log.Warn("not announced on the local network (mDNS): scripts elsewhere need ROBOT_DAEMON_URL", "err", err)
+		} else {
+			defer adv.Close()
+			log.Info("announced on the local network (mDNS)", "host", host, "service", MDNSService)
+		}
 	}
 	if err := sdNotify(getenv, "READY=1"); err != nil {
 		log.Warn("notifying systemd", "err", err)
