@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/robothub/robothub/core/robot"
 )
 
 // Spec state table, rows 1 and 2: a start request with the slot free runs the app with a
@@ -51,8 +53,9 @@ func TestStartThenStopApp(t *testing.T) {
 	if s := d.daemonStatus(); s.Slot.State != "free" {
 		t.Fatalf("slot after stop: %+v", s.Slot)
 	}
+	// The default pose is the public robot's init pose: antennas at ±0.1745 rad (robot.DefaultPose).
 	d.waitRobot(3*time.Second, "returned to its default pose", func(s robotState) bool {
-		return s.Move == nil && s.TargetAntennas == [2]float64{0, 0} && s.TargetHead.Yaw == 0 && s.Awake
+		return s.Move == nil && s.TargetAntennas == robot.DefaultPose.Antennas && s.TargetHead.Yaw == 0 && s.Awake
 	})
 	d.expectError("POST", "/api/apps/stop-current-app", nil, 400, "No app is currently running")
 }
