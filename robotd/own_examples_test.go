@@ -29,7 +29,7 @@ func TestOwnExamplesMoveTheRobotAsTheyMean(t *testing.T) {
 
 	// minimal_demo
 	{
-		s := runScript(t, d, systemSiteVenv(), ownExample("minimal_demo.py"))
+		s := runScript(t, d, sharedVenv, ownExample("minimal_demo.py"))
 		waitFor(t, 20*time.Second, "the head nodding and the antennas waving", s, targetsVary(d))
 		peak := 0.0
 		waitFor(t, 5*time.Second, "the nod's 10°", s, func() bool {
@@ -43,7 +43,7 @@ func TestOwnExamplesMoveTheRobotAsTheyMean(t *testing.T) {
 	}
 	// goto_interpolation
 	{
-		s := runScript(t, d, systemSiteVenv(), ownExample("goto_interpolation.py"))
+		s := runScript(t, d, sharedVenv, ownExample("goto_interpolation.py"))
 		s.wait(t, 60*time.Second)
 		for _, m := range []string{"linear", "minjerk", "ease_in_out", "cartoon"} {
 			if !s.stdout.has(regexp.MustCompile(`^Testing method: ` + m + `$`)) {
@@ -57,7 +57,7 @@ func TestOwnExamplesMoveTheRobotAsTheyMean(t *testing.T) {
 	}
 	// sequence
 	{
-		s := runScript(t, d, systemSiteVenv(), ownExample("sequence.py"))
+		s := runScript(t, d, sharedVenv, ownExample("sequence.py"))
 		waitFor(t, 20*time.Second, "the sequence turning the head", s, func() bool { return math.Abs(d.robot().TargetHead.Yaw) > 5*deg })
 		s.wait(t, 30*time.Second)
 		d.waitRobot(3*time.Second, "the head pitched 10°, level otherwise", func(s robotState) bool {
@@ -66,7 +66,7 @@ func TestOwnExamplesMoveTheRobotAsTheyMean(t *testing.T) {
 	}
 	// compliant_demo
 	{
-		s := runScript(t, d, systemSiteVenv(), ownExample("compliant_demo.py"))
+		s := runScript(t, d, sharedVenv, ownExample("compliant_demo.py"))
 		waitFor(t, 20*time.Second, "gravity compensation", s, func() bool { return motorMode(d) == "gravity_compensation" })
 		s.interrupt(t)
 		if m := motorMode(d); m != "enabled" {

@@ -150,12 +150,11 @@ func (d *daemon) waitLog(timeout time.Duration, text string) {
 func TestSDKPlaysRecordedAndGotoMoves(t *testing.T) {
 	for _, m := range []string{"numpy", "scipy"} {
 		if err := exec.Command(systemPython, "-c", "import "+m).Run(); err != nil {
-			t.Skipf("%s cannot import %s (Debian's python3-%s): %v", systemPython, m, m, err)
+			t.Fatalf("%s cannot import %s: install Debian's python3-%s (%v)", systemPython, m, m, err)
 		}
 	}
 	hubSrv := movesHub(t)
-	d := startDaemon(t, daemonOptions{venv: systemSiteVenv(), args: []string{"--python", systemPython, "--system-site-packages",
-		"--hub-url", hubSrv.URL, "--preload-moves", "none"}})
+	d := startDaemon(t, daemonOptions{args: []string{"--hub-url", hubSrv.URL, "--preload-moves", "none"}})
 	d.waitRobot(10*time.Second, "awake and still", func(s robotState) bool { return s.Awake && s.Move == nil })
 	path := filepath.Join(t.TempDir(), "dance.py")
 	if err := os.WriteFile(path, []byte(`import numpy as np
@@ -186,7 +185,7 @@ print("done")
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := runScript(t, d, systemSiteVenv(), path)
+	s := runScript(t, d, sharedVenv, path)
 	peak := 0.0
 	waitFor(t, 60*time.Second, "the nod played", s, func() bool {
 		peak = math.Max(peak, d.robot().HeadPose.Pitch)

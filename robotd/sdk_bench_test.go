@@ -36,12 +36,12 @@ func BenchmarkSDKPoseRoundTrip(b *testing.B) {
 	if err := exec.Command(systemPython, "-c", "import numpy, scipy").Run(); err != nil {
 		b.Skipf("%s cannot import numpy and scipy: %v", systemPython, err)
 	}
-	d := startDaemon(b, daemonOptions{venv: systemSiteVenv(), args: []string{"--python", systemPython, "--system-site-packages", "--log-level", "warn"}})
+	d := startDaemon(b, daemonOptions{args: []string{"--log-level", "warn"}})
 	path := filepath.Join(b.TempDir(), "roundtrip.py")
 	if err := os.WriteFile(path, []byte(poseRoundTrip), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	cmd := exec.Command(filepath.Join(systemSiteVenv(), "bin", "python"), path, strconv.Itoa(b.N))
+	cmd := exec.Command(filepath.Join(sharedVenv, "bin", "python"), path, strconv.Itoa(b.N))
 	cmd.Env = append(os.Environ(), "ROBOT_DAEMON_URL="+d.url)
 	b.ResetTimer()
 	out, err := cmd.Output()
