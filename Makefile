@@ -13,7 +13,7 @@ LDFLAGS := -s -w -X github.com/robothub/robothub/core/version.Version=$(VERSION)
 # staticcheck is pinned: `latest` would let a new release fail CI on code that did not change.
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: run test test-go vet bench load-receiver lint build clean fuzz reliability-docs soak cross cross-check
+.PHONY: run test test-go vet bench load-receiver lint build clean fuzz reliability-docs api-docs soak cross cross-check
 
 build:
 	@mkdir -p $(BIN)
@@ -194,6 +194,11 @@ fuzz:
 	    ! echo "$$out" | grep -q "Failing input written" && out=$$(fuzz "$$0" "$$1"); } || \
 	    { printf "fuzz %-32s %-28s FAIL\n%s\n" "$$0" "$$1" "$$out"; exit 255; }; \
 	  printf "fuzz %-32s %-28s %s\n" "$$0" "$$1" "$$(echo "$$out" | tail -n 1)"'
+
+# make api-docs: the route tables of docs/robot-api.md from docs/robot-api.openapi.json (a test
+# in ./internal/apidoc fails while they differ).
+api-docs:
+	$(GO) run ./internal/apidoc
 
 reliability-docs:
 	ROBOTHUB_WRITE_DOCS=1 $(GO) test -count=1 -run '^TestBadInput' ./adapters/... ./cli/robothub ./robotd

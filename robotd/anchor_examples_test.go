@@ -342,7 +342,11 @@ func runTemplateApp(t *testing.T, d *daemon, dir, name string, port int) {
 		t.Fatalf("static/main.js at /static/: %v %v", err, resp)
 	}
 	resp.Body.Close()
-	if code := d.call("POST", "/api/apps/stop-current-app", nil, &st); code != 200 || st.State != "done" {
-		t.Fatalf("stop: %d %+v\n%s", code, st, d.log.String())
+	stopAsked := time.Now()
+	if state, errText := d.stopApp(); state != "done" {
+		t.Fatalf("stop: the app ended %s %q\n%s", state, errText, d.log.String())
+	}
+	if took := time.Since(stopAsked); took > 5*time.Second {
+		t.Fatalf("the app took %v to stop, want ≤ 5 s", took)
 	}
 }

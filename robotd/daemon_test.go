@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -207,6 +208,7 @@ type serverOptions struct {
 	noAuth      bool          // --no-auth
 	bodyTimeout time.Duration // --body-timeout
 	asleep      bool          // --no-wake-up-on-start
+	moves       robotd.MoveLibraries
 }
 
 // startServer serves the daemon's HTTP API (robotd.NewServer, on a real loopback listener, with the
@@ -220,7 +222,7 @@ func startServer(t testing.TB, opts serverOptions) *daemon {
 	mem := newMemApps(rb)
 	done := make(chan struct{})
 	handler := robotd.NewServer(robotd.ServerConfig{Apps: mem, Robot: rb, Log: log.With("component", "http"), Token: opts.token,
-		NoAuth: opts.noAuth, BodyTimeout: opts.bodyTimeout, Version: "test", LoopbackOnly: true, Done: done})
+		NoAuth: opts.noAuth, BodyTimeout: opts.bodyTimeout, Version: "test", LoopbackOnly: true, Done: done, MoveLibraries: opts.moves})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -644,4 +646,29 @@ func pythonCommand(d *daemon, script string) *exec.Cmd {
 	cmd := exec.Command(filepath.Join(sharedVenv, "bin", "python"), "-u", "-c", script)
 	cmd.Env = append(os.Environ(), "ROBOT_DAEMON_URL="+d.url)
 	return cmd
+}
+
+// stopApp stops the current app as a client of the public daemon does: the answer is null once the
+// app has exited; how it ended (state, and the error if any) is read from the daemon's log.
+func (d *daemon) stopApp() (state, errText string) {
+	d.t.Helper()
+	var body json.RawMessage
+	if code := d.call("POST", "/api/apps/stop-current-app", nil, &body); code != http.StatusOK || string(body) != "null" {
+		d.t.Fatalf("stop-current-app: %d %s, want 200 null", code, body)
+	}
+	logText := d.log.String()
+	i := strings.LastIndex(logText, `msg="app stopped"`)
+	if i < 0 {
+		d.t.Fatalf("the daemon did not log the stop:\n%s", logText)
+	}
+	line, _, _ := strings.Cut(logText[i:], "\n")
+	rec := map[string]string{}
+	for _, m := range regexp.MustCompile(`(\w+)=("(?:[^"\\]|\\.)*"|\S+)`).FindAllStringSubmatch(line, -1) {
+		v := m[2]
+		if u, err := strconv.Unquote(v); err == nil {
+			v = u
+		}
+		rec[m[1]] = v
+	}
+	return rec["state"], rec["err"]
 }

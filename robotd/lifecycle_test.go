@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/robothub/robothub/core/robot"
 )
 
 // Spec state table, rows 1 and 2: a start request with the slot free runs the app with a
@@ -36,8 +38,8 @@ func TestStartThenStopApp(t *testing.T) {
 	})
 
 	start := time.Now()
-	if code := d.call("POST", "/api/apps/stop-current-app", nil, &st); code != 200 || st.State != "done" || st.Error != nil {
-		t.Fatalf("stop-current-app: %d %+v", code, st)
+	if state, errText := d.stopApp(); state != "done" || errText != "" {
+		t.Fatalf("stop-current-app: the app ended %s %q, want done", state, errText)
 	}
 	if took := time.Since(start); took > time.Second {
 		t.Errorf("stopping a cooperative app took %v", took)
@@ -51,8 +53,9 @@ func TestStartThenStopApp(t *testing.T) {
 	if s := d.daemonStatus(); s.Slot.State != "free" {
 		t.Fatalf("slot after stop: %+v", s.Slot)
 	}
+	// The default pose is the public robot's init pose: antennas at ±0.1745 rad (robot.DefaultPose).
 	d.waitRobot(3*time.Second, "returned to its default pose", func(s robotState) bool {
-		return s.Move == nil && s.TargetAntennas == [2]float64{0, 0} && s.TargetHead.Yaw == 0 && s.Awake
+		return s.Move == nil && s.TargetAntennas == robot.DefaultPose.Antennas && s.TargetHead.Yaw == 0 && s.Awake
 	})
 	d.expectError("POST", "/api/apps/stop-current-app", nil, 400, "No app is currently running")
 }
@@ -249,16 +252,13 @@ func TestStubbornAppAndChildKilledAfterStopTimeout(t *testing.T) {
 	}
 
 	start := time.Now()
-	var st appStatus
-	if code := d.call("POST", "/api/apps/stop-current-app", nil, &st); code != 200 {
-		t.Fatalf("stop: %d", code)
-	}
+	state, errText := d.stopApp()
 	took := time.Since(start)
 	if took < time.Second || took > 3*time.Second {
 		t.Errorf("stop took %v with a 1s stop timeout", took)
 	}
-	if st.State != "error" || st.Error == nil || !strings.Contains(*st.Error, "did not exit within 1s of SIGINT") {
-		t.Fatalf("status after a forced stop: %+v %v", st, st.Error)
+	if state != "error" || !strings.Contains(errText, "did not exit within 1s of SIGINT") {
+		t.Fatalf("how a forced stop ended: %s %q", state, errText)
 	}
 	for _, pid := range pids {
 		if processAlive(pid) {
@@ -282,11 +282,9 @@ func TestChildOfCooperativeAppIsKilled(t *testing.T) {
 	if len(pids) < 2 {
 		t.Fatalf("parent_app did not spawn its child: %v", pids)
 	}
-	var st appStatus
 	start := time.Now()
-	d.call("POST", "/api/apps/stop-current-app", nil, &st)
-	if st.State != "done" || time.Since(start) > 900*time.Millisecond {
-		t.Fatalf("parent_app stop: %+v after %v (it exits on SIGINT)", st, time.Since(start))
+	if state, _ := d.stopApp(); state != "done" || time.Since(start) > 900*time.Millisecond {
+		t.Fatalf("parent_app stop: %s after %v (it exits on SIGINT)", state, time.Since(start))
 	}
 	// The stop killed the group; the kernel takes a moment to end a killed process.
 	d.waitFor(5*time.Second, "the app and its child gone", func() bool {

@@ -60,7 +60,9 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			&cli.StringFlag{Name: "token", Aliases: []string{"api-token"}, Usage: "the API token clients other than the daemon's own user send (default $ROBOT_DAEMON_TOKEN, else the one made on first start in <data-dir>/" + tokenFileName + ")"},
 			&cli.DurationFlag{Name: "body-timeout", Value: DefaultBodyTimeout, Usage: "how long a client has to send a request's body; a stalled one gets 408 and is dropped"},
 			&cli.BoolFlag{Name: "no-auth", Usage: "let every client use the API without the token; refused unless the daemon listens on loopback only"},
-			&cli.StringFlag{Name: "hub-url", Usage: "the hub whose robot_python_app spaces form the app catalog (default $HF_ENDPOINT or https://huggingface.co; \"none\" disables the catalog)"},
+			&cli.StringFlag{Name: "hub-url", Usage: "the hub whose robot_python_app spaces form the app catalog and whose datasets are the move libraries (default $HF_ENDPOINT or https://huggingface.co; \"none\": neither, move libraries from the cache only)"},
+			&cli.BoolFlag{Name: "no-mdns", Usage: "do not announce the daemon on the local network (mDNS: <robot-name>.local and " + MDNSService + "), which it does when it listens beyond loopback"},
+			&cli.StringSliceFlag{Name: "preload-moves", Value: cli.NewStringSlice(DefaultMoveLibraries...), Usage: "move libraries (datasets on the hub) downloaded at start, in the background; \"none\" for none"},
 			&cli.StringFlag{Name: "python", Value: "python3", Usage: "the interpreter that creates the apps venv"},
 			&cli.StringSliceFlag{Name: "wheel-dir", Usage: "wheels for pip --find-links, the only source with --offline (default /usr/share/python-wheels)"},
 			&cli.StringFlag{Name: "index-url", Usage: "the package index app dependencies come from (default: pip's own configuration: PIP_INDEX_URL, pip.conf)"},
@@ -81,6 +83,20 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return app.RunContext(ctx, args)
 }
 
+// moveLibraries are the move libraries of the daemon's hub (none with --hub-url none), cached in
+// <data-dir>/datasets.
+func moveLibraries(cfg config, log *slog.Logger) (*HubMoveLibraries, error) {
+	cache := filepath.Join(cfg.dataDir, "datasets")
+	if cfg.hubURL == "" {
+		return NewHubMoveLibraries(nil, cache, log), nil
+	}
+	c, err := hub.New(cfg.hubURL, hub.WithToken(cfg.hubToken), hub.WithLogger(log), hub.WithUserAgent("robot-daemon/"+version.String()))
+	if err != nil {
+		return nil, fmt.Errorf("--hub-url: %w", err)
+	}
+	return NewHubMoveLibraries(c, cache, log), nil
+}
+
 // config is the daemon's resolved configuration.
 type config struct {
 	sim                        simMode
@@ -99,6 +115,8 @@ type config struct {
 	bodyTimeout                time.Duration
 	indexURL, uv, hubToken     string
 	extraIndexURLs             []string
+	preloadMoves               []string
+	noMDNS                     bool
 }
 
 func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
@@ -108,7 +126,15 @@ func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
 		startupApp: strings.TrimSpace(c.String("startup-app")), stopTimeout: c.Duration("stop-timeout"),
 		python: c.String("python"), wheelDirs: c.StringSlice("wheel-dir"), allowedHosts: c.StringSlice("allowed-host"),
 	}
-	cfg.offline, cfg.systemSite = c.Bool("offline"), c.Bool("system-site-packages")
+	cfg.offline, cfg.systemSite, cfg.noMDNS = c.Bool("offline"), c.Bool("system-site-packages"), c.Bool("no-mdns")
+	for _, d := range c.StringSlice("preload-moves") {
+		if d = strings.TrimSpace(d); d != "" && d != "none" {
+			if err := checkDatasetID(d); err != nil {
+				return cfg, fmt.Errorf("--preload-moves: %w", err)
+			}
+			cfg.preloadMoves = append(cfg.preloadMoves, d)
+		}
+	}
 	cfg.indexURL, cfg.extraIndexURLs = strings.TrimSpace(c.String("index-url")), c.StringSlice("extra-index-url")
 	switch c.String("installer") {
 	case "pip":
@@ -307,8 +333,14 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	// Head tracking's detector (YuNet on ONNX Runtime) is not loaded by this build: tracking answers
 	// 503 saying so.
 	rb.SetDetector(nil, "this daemon has no face detector: it needs ONNX Runtime's shared library (libonnxruntime) and a YuNet face model, which this build does not load yet")
+	moves, err := moveLibraries(cfg, log.With("component", "moves"))
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	moves.Preload(ctx, cfg.preloadMoves)
 	handler := NewServer(ServerConfig{
-		Apps: ManagerApps(mgr), Robot: rb, Log: log.With("component", "http"), Token: cfg.token, NoAuth: cfg.noAuth, BodyTimeout: cfg.bodyTimeout,
+		MoveLibraries: moves, Apps: ManagerApps(mgr), Robot: rb, Log: log.With("component", "http"), Token: cfg.token, NoAuth: cfg.noAuth, BodyTimeout: cfg.bodyTimeout,
 		AllowedHosts: cfg.allowedHosts, Version: version.String(), Wireless: cfg.wireless, Done: done,
 		LoopbackOnly: loopbackOnly, DataDir: cfg.dataDir, HubURL: cfg.hubURL, Sim: cfg.sim != "",
 	})
@@ -330,6 +362,15 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	if appURL := getenv("ROBOT_DAEMON_URL"); appURL != "" && !sameDaemonURL(appURL, ln.Addr()) {
 		log.Warn("apps will not reach this daemon: ROBOT_DAEMON_URL, which they inherit, names another port",
 			"ROBOT_DAEMON_URL", appURL, "listening", listenURL)
+	}
+	if !loopbackOnly && !cfg.noMDNS {
+		adv, host, err := advertise(handler.robotName(), ln.Addr().(*net.TCPAddr), log.With("component", "mdns"))
+		if err != nil {
+			log.Warn("not announced on the local network (mDNS): scripts elsewhere need ROBOT_DAEMON_URL", "err", err)
+		} else {
+			defer adv.Close()
+			log.Info("announced on the local network (mDNS)", "host", host, "service", MDNSService)
+		}
 	}
 	if err := sdNotify(getenv, "READY=1"); err != nil {
 		log.Warn("notifying systemd", "err", err)

@@ -26,6 +26,7 @@ type Server struct {
 	started      time.Time
 	sim          bool
 	ctl          control
+	moves        MoveLibraries
 	done         <-chan struct{} // closed when the daemon shuts down: ends the streams
 	mux          *http.ServeMux
 	handler      http.Handler
@@ -52,6 +53,8 @@ type ServerConfig struct {
 	HubURL string
 	// Sim: the robot is simulated (--sim), as the daemon's status says.
 	Sim bool
+	// MoveLibraries finds the recorded moves' libraries (nil: none, every library is not found).
+	MoveLibraries MoveLibraries
 }
 
 // NewServer returns the daemon's HTTP handler.
@@ -59,7 +62,7 @@ func NewServer(cfg ServerConfig) *Server {
 	s := &Server{
 		apps: cfg.Apps, robot: cfg.Robot, log: cfg.Log, token: cfg.Token, noAuth: cfg.NoAuth, uid: os.Getuid(), allowedHosts: cfg.AllowedHosts,
 		version: cfg.Version, wireless: cfg.Wireless, loopbackOnly: cfg.LoopbackOnly, started: time.Now(), done: cfg.Done,
-		sim: cfg.Sim, ctl: control{dataDir: cfg.DataDir, hubURL: cfg.HubURL},
+		sim: cfg.Sim, ctl: control{dataDir: cfg.DataDir, hubURL: cfg.HubURL}, moves: cfg.MoveLibraries,
 	}
 	if s.bodyTimeout = cfg.BodyTimeout; s.bodyTimeout == 0 {
 		s.bodyTimeout = DefaultBodyTimeout

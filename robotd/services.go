@@ -106,6 +106,7 @@ type RobotMotion interface {
 	Goto(t robot.Target, d time.Duration, interp robot.Interpolation) (*robot.Move, error)
 	WakeUp() *robot.Move
 	GotoSleep(disableMotors bool) *robot.Move
+	PlayRecorded(m *robot.RecordedMove, kind string) (*robot.Move, error)
 	StopMove(uuid string) error
 	LookAtImage(u, v float64) (robot.HeadPose, error)
 	SetAutomaticBodyYaw(enabled bool)

@@ -34,10 +34,7 @@ func BenchmarkDefaultAppRunning(b *testing.B) {
 	for range b.N {
 		lat = append(lat, d.startAndWaitRunning("bench_wave"))
 		b.StopTimer()
-		var st appStatus
-		if code := callJSON(b, "POST", d.url+"/api/apps/stop-current-app", nil, &st); code != 200 || st.State != "done" {
-			b.Fatalf("stop: %d %+v", code, st)
-		}
+		d.stopApp(b)
 		b.StartTimer()
 	}
 	reportPercentiles(b, "running", lat)

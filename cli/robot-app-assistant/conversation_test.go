@@ -352,17 +352,14 @@ func TestConversationTemplateAgainstAFakeChatServer(t *testing.T) {
 	}
 
 	// Stop, start again: the settings come back from the config file.
-	var st appStatus
-	if code := callJSON(t, "POST", d.url+"/api/apps/stop-current-app", nil, &st); code != 200 || st.State != "done" {
-		t.Fatalf("stop: %d %+v", code, st)
-	}
+	d.stopApp(t)
 	d.startAndWaitRunning("talker")
 	waitFor(t, 5*time.Second, "the app's page after a restart", appReady)
 	callJSON(t, "GET", web+"/api/config", nil, &cfg)
 	if cfg["base_url"] != llm.srv.URL+"/v1" || cfg["model"] != "test-model" || cfg["has_api_key"] != true {
 		t.Fatalf("settings after a restart: %v", cfg)
 	}
-	callJSON(t, "POST", d.url+"/api/apps/stop-current-app", nil, &st)
+	d.stopApp(t)
 	if strings.Contains(d.log.String(), key) {
 		t.Fatal("the API key shows in the daemon's log")
 	}

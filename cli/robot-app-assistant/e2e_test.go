@@ -163,6 +163,24 @@ func (d *testDaemon) install(url string) {
 }
 
 // remove uninstalls an app, so that the shared apps venv stays as it was.
+// stopApp stops the current app: the daemon answers null, as the public daemon does, and logs
+// how the app ended; an app that did not end cleanly fails the test.
+func (d *testDaemon) stopApp(t testing.TB) {
+	t.Helper()
+	var body json.RawMessage
+	if code := callJSON(t, "POST", d.url+"/api/apps/stop-current-app", nil, &body); code != 200 || string(body) != "null" {
+		t.Fatalf("stop-current-app: %d %s, want 200 null", code, body)
+	}
+	logText := d.log.String()
+	i := strings.LastIndex(logText, `msg="app stopped"`)
+	if i < 0 {
+		t.Fatalf("the daemon did not log the stop:\n%s", logText)
+	}
+	if line, _, _ := strings.Cut(logText[i:], "\n"); !strings.Contains(line, " state=done") {
+		t.Fatalf("the app did not end cleanly: %s", line)
+	}
+}
+
 func (d *testDaemon) remove(name string) {
 	var job struct {
 		JobID string `json:"job_id"`
@@ -353,10 +371,7 @@ func TestEndToEndCreateCheckPublishInstallRun(t *testing.T) {
 		return d.antennaSpread(500*time.Millisecond) <= 0.01
 	})
 
-	var st appStatus
-	if code := callJSON(t, "POST", d.url+"/api/apps/stop-current-app", nil, &st); code != 200 || st.State != "done" {
-		t.Fatalf("stop-current-app: %d %+v", code, st)
-	}
+	d.stopApp(t)
 	if _, err := http.Get(web + "/"); err == nil {
 		t.Fatal("the web page still answers after the app stopped")
 	}

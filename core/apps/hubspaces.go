@@ -24,14 +24,15 @@ import (
 // ErrNoHubToken is returned when a private space is asked for and the daemon has no hub token.
 var ErrNoHubToken = errors.New("no hub token: set HF_TOKEN (or the hub's token file) in the daemon's environment to install private spaces")
 
-var spaceIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$`)
+// SpaceIDPattern is a space ID on the hub: <user>/<space>.
+var SpaceIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 // InstallPrivateSpaceWithToken starts a job that installs the space spaceID ("<user>/<app>") of the
 // daemon's hub, git reading it with token (else the daemon's hub token): install-private-space.
 // The token is not stored: update checks and updates of the space need the daemon's own token.
 func (m *Manager) InstallPrivateSpaceWithToken(spaceID, token string) (*Job, error) {
 	spaceID = strings.TrimSpace(spaceID)
-	if !spaceIDPattern.MatchString(spaceID) {
+	if !SpaceIDPattern.MatchString(spaceID) {
 		return nil, fault.Invalidf("space_id: %s is not <user>/<space>", truncate(spaceID, 100))
 	}
 	if m.cfg.HubURL == "" {

@@ -196,6 +196,10 @@ func (c *Client) do(ctx context.Context, cl Call, out any) (unknownBefore bool, 
 	if resp.StatusCode >= 400 {
 		return unknownBefore, errorFromResponse(cl.Method, cl.Path, resp, body, time.Now())
 	}
+	if raw, ok := out.(*rawBody); ok { // a file (Download), as it is
+		*raw = body
+		return unknownBefore, nil
+	}
 	if out == nil || len(bytes.TrimSpace(body)) == 0 {
 		return unknownBefore, nil
 	}

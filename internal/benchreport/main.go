@@ -97,6 +97,8 @@ var (
 	daemonList    = suite{pkg: "./robotd", bench: "^BenchmarkListApps(BySpawningPython)?$", benchtime: "200x"}
 	daemonApps    = suite{pkg: "./robotd", bench: "^Benchmark(StartApp|StopCooperativeApp|StateStream50Hz)$", benchtime: "20x"}
 	daemonRSS     = suite{pkg: "./robotd", bench: "^BenchmarkIdleRSS$", benchtime: "3x"}
+	sdkRoundTrip  = suite{pkg: "./robotd", bench: "^BenchmarkSDKPoseRoundTrip$", benchtime: "2000x"}
+	movePlayback  = suite{pkg: "./robotd", bench: "^BenchmarkRecordedMovePlayback$", benchtime: "3x"}
 	appRunning    = suite{pkg: "./cli/robot-app-assistant", bench: "^BenchmarkDefaultAppRunning$", benchtime: "20x"}
 	appCheck      = suite{pkg: "./cli/robot-app-assistant", bench: "^BenchmarkCheck$", benchtime: "10x"}
 	appCheckCold  = suite{pkg: "./cli/robot-app-assistant", bench: "^BenchmarkCheckColdCache$", benchtime: "3x"}
@@ -168,6 +170,14 @@ var checks = []check{
 	{area: "Robot daemon", what: "State stream at 50 Hz: lag (p99)", suite: daemonApps, bench: "BenchmarkStateStream50Hz", unit: "lag-p99-ms", limit: 5, show: ms, target: "≤ 5 ms",
 		note: func(r results) string {
 			return "mean interval " + r.show("BenchmarkStateStream50Hz", "interval-mean-ms", ms)
+		}},
+	{area: "Robot apps", what: "A pose's round trip from the Python SDK: set_target, then get_state shows it (p99)", suite: sdkRoundTrip, bench: "BenchmarkSDKPoseRoundTrip", unit: "roundtrip-p99-ms", limit: 5, show: ms, target: "≤ 5 ms",
+		note: func(r results) string {
+			return "p50 " + r.show("BenchmarkSDKPoseRoundTrip", "roundtrip-p50-ms", ms)
+		}},
+	{area: "Robot daemon", what: "Recorded move playback: timing error against the dataset's timestamps (p99)", suite: movePlayback, bench: "BenchmarkRecordedMovePlayback", unit: "timing-error-p99-ms", limit: 20, show: ms, target: "≤ 20 ms",
+		note: func(r results) string {
+			return "p50 " + r.show("BenchmarkRecordedMovePlayback", "timing-error-p50-ms", ms) + ", max " + r.show("BenchmarkRecordedMovePlayback", "timing-error-max-ms", ms)
 		}},
 	{area: "Robot daemon", what: "Idle daemon RSS", suite: daemonRSS, bench: "BenchmarkIdleRSS", unit: "RSS-MB", limit: 40, show: mb, target: "≤ 40 MB"},
 	{area: "Robot apps", what: "A generated default app running (SDK connected) after start-app (p99)", suite: appRunning, bench: "BenchmarkDefaultAppRunning", unit: "running-p99-ms", limit: 1000, show: ms, target: "≤ 1 s"},

@@ -53,6 +53,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+	// DatasetsDir holds datasets served read-only for download (datasets.go): one folder per
+	// dataset, DatasetsDir/<owner>/<name>/. Empty: no datasets.
+	DatasetsDir string
 }
 
 // Timeouts of the HTTP server that serves Handler (hub serve, robothub dev): a client that sends
@@ -81,6 +84,7 @@ type Emulator struct {
 	wake         chan struct{}
 	running      atomic.Bool
 	repos        *gitRepos
+	datasetsDir  string
 }
 
 // Open opens (creating and migrating if needed) the emulator's store.
@@ -109,6 +113,7 @@ func Open(ctx context.Context, cfg Config) (*Emulator, error) {
 		client:       cfg.HTTPClient,
 		log:          cfg.Logger,
 		now:          cfg.Now,
+		datasetsDir:  cfg.DatasetsDir,
 		wake:         make(chan struct{}, 1),
 		repos:        repos,
 	}

@@ -23,6 +23,8 @@ const (
 //	GET    /api/spaces/{owner}/{name}/revision/{rev}   the space at a revision (sha, files, card)
 //	GET    /api/spaces/{owner}/{name}/tree/{rev}[/{path}]  a folder's entries, pages linked by Link
 //	GET    /spaces/{owner}/{name}/resolve/{rev}/{path}  a file (X-Repo-Commit, ETag, ranges); HEAD too
+//	GET    /api/datasets/{owner}/{name}/revision/{rev} a dataset of Config.DatasetsDir (read only)
+//	GET    /datasets/{owner}/{name}/resolve/{rev}/{path}  one of its files
 //	GET    /api/{type}/{owner}/{name}/discussions      discussions made by emitted events, newest first
 //	GET    /api/{type}/{owner}/{name}/discussions/{num} one, with its comments and changes
 //	GET    /spaces/{owner}/{name}[.git]/...            git clone and fetch (git http-backend)
@@ -63,6 +65,8 @@ func (e *Emulator) Handler() http.Handler {
 	mux.Handle("GET /api/{type}/{owner}/{name}/tree/{rev}", e.public(e.handleTree))
 	mux.Handle("GET /api/{type}/{owner}/{name}/tree/{rev}/{path...}", e.public(e.handleTree))
 	mux.Handle("GET /spaces/{owner}/{name}/resolve/{rev}/{path...}", e.public(e.handleResolve))
+	mux.Handle("GET /api/datasets/{owner}/{name}/revision/{rev...}", e.public(e.handleDatasetRevision))
+	mux.Handle("GET /datasets/{owner}/{name}/resolve/{rev}/{path...}", e.public(e.handleDatasetResolve))
 	mux.Handle("GET /api/{type}/{owner}/{name}/discussions", e.public(e.handleDiscussions))
 	mux.Handle("GET /api/{type}/{owner}/{name}/discussions/{num}", e.public(e.handleDiscussion))
 	mux.HandleFunc("GET /spaces/{owner}/{rest...}", e.handleGit)

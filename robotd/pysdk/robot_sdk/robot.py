@@ -230,7 +230,7 @@ class Robot:
         backend = str(getattr(media_backend, "value", media_backend)).lower()
         if backend not in _MEDIA_BACKENDS:
             logger.warning("unknown media backend %r: using the daemon's media", media_backend)
-        base = _daemon_url(url, host, port, mode)
+        base = _daemon_url(url, host, port, mode, robot_name)
         if token is None:
             token = os.environ.get("ROBOT_DAEMON_TOKEN") or None
         self._http = _Transport(base, token, timeout)
@@ -629,10 +629,17 @@ class Robot:
         return self._media.play_sound(file)
 
 
-def _daemon_url(url: Optional[str], host: Optional[str], port: Optional[int], mode: str) -> str:
+def _daemon_url(url: Optional[str], host: Optional[str], port: Optional[int], mode: str, robot_name: str = "robot") -> str:
     if url:
         return url.rstrip("/")
-    env = os.environ.get("ROBOT_DAEMON_URL") or DEFAULT_DAEMON_URL
+    set_url = os.environ.get("ROBOT_DAEMON_URL")
+    if not set_url and host is None and port is None and mode != "localhost_only":
+        # As the public SDK: the robot by its mDNS name on the local network, then this machine.
+        ip = _mdns_resolve(_mdns_label(robot_name) + ".local")
+        if ip is not None:
+            logger.info("found the robot daemon at %s (%s.local)", ip, _mdns_label(robot_name))
+            return f"http://{ip}:8000"
+    env = set_url or DEFAULT_DAEMON_URL
     if host is None and port is None and mode != "localhost_only":
         return env.rstrip("/")
     parsed = urllib.parse.urlsplit(env)
@@ -643,3 +650,94 @@ def _daemon_url(url: Optional[str], host: Optional[str], port: Optional[int], mo
     if ":" in h and not h.startswith("["):
         h = f"[{h}]"
     return f"http://{h}:{int(p)}"
+
+
+def _mdns_label(name: str) -> str:
+    """A robot's name as the daemon announces it: a DNS label (as robotd's mdnsLabel)."""
+    out = []
+    for ch in name.lower():
+        if ("a" <= ch <= "z") or ("0" <= ch <= "9"):
+            out.append(ch)
+        elif out and out[-1] != "-":
+            out.append("-")
+    label = "".join(out).strip("-")[:63].strip("-")
+    return label or "robot"
+
+
+MDNS_TIMEOUT = 0.5  # seconds a multicast question waits for the robot's answer
+
+
+def _mdns_resolve(host: str, timeout: float = MDNS_TIMEOUT) -> Optional[str]:
+    """The IPv4 address that answers the mDNS question for ``host`` (name.local), or None.
+
+    One question to 224.0.0.251:5353 asking for a unicast answer (RFC 6762 5.4): the standard
+    library suffices, so that finding the robot needs no mDNS package on the laptop."""
+    import socket
+    import struct
+
+    labels = host.rstrip(".").split(".")
+    question = struct.pack(">6H", 0, 0, 1, 0, 0, 0)
+    for label in labels:
+        question += bytes([len(label)]) + label.encode("ascii", "ignore")
+    question += b"\0" + struct.pack(">HH", 1, 0x8001)  # type A, class IN with the unicast bit
+    want = [label.lower() for label in labels]
+    try:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    except OSError:
+        return None
+    try:
+        sock.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, 255)
+        sock.sendto(question, ("224.0.0.251", 5353))
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            sock.settimeout(left)
+            data, _ = sock.recvfrom(9000)
+            ip = _mdns_answer(data, want)
+            if ip is not None:
+                return ip
+    except (OSError, ValueError, IndexError, struct.error):
+        return None
+    finally:
+        sock.close()
+
+
+def _mdns_name(data: bytes, off: int) -> Tuple[List[str], int]:
+    """The name at off in a DNS message (compression pointers followed) and the offset after it."""
+    labels: List[str] = []
+    end = -1
+    for _ in range(128):
+        n = data[off]
+        if n & 0xC0 == 0xC0:
+            if end < 0:
+                end = off + 2
+            off = ((n & 0x3F) << 8) | data[off + 1]
+            continue
+        if n == 0:
+            return labels, (end if end >= 0 else off + 1)
+        labels.append(data[off + 1:off + 1 + n].decode("ascii", "replace").lower())
+        off += 1 + n
+    raise ValueError("a DNS name loops")
+
+
+def _mdns_answer(data: bytes, want: List[str]) -> Optional[str]:
+    import socket
+    import struct
+
+    _, flags, qd, an, ns, ar = struct.unpack(">6H", data[:12])
+    if not flags & 0x8000:  # a question, not an answer
+        return None
+    off = 12
+    for _ in range(qd):
+        _, off = _mdns_name(data, off)
+        off += 4
+    for _ in range(an + ns + ar):
+        name, off = _mdns_name(data, off)
+        rtype, _, _, rdlen = struct.unpack(">HHIH", data[off:off + 10])
+        off += 10
+        if rtype == 1 and rdlen == 4 and name == want:
+            return socket.inet_ntoa(data[off:off + 4])
+        off += rdlen
+    return None

@@ -187,3 +187,43 @@ class ConnectionTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class MDNSAnswerTest(unittest.TestCase):
+    """The answer to the SDK's mDNS question, parsed with the standard library alone."""
+
+    def _answer(self, name_bytes, rtype=1, rdata=bytes([10, 77, 0, 1]), flags=0x8400):
+        import struct
+
+        header = struct.pack(">6H", 0, flags, 0, 1, 0, 0)
+        return header + name_bytes + struct.pack(">HHIH", rtype, 0x8001, 120, len(rdata)) + rdata
+
+    def test_the_robots_address_is_read(self):
+        from robot_sdk.robot import _mdns_answer
+
+        name = b"\x05robot\x05local\x00"
+        self.assertEqual(_mdns_answer(self._answer(name), ["robot", "local"]), "10.77.0.1")
+        self.assertEqual(_mdns_answer(self._answer(b"\x05ROBOT\x05local\x00"), ["robot", "local"]), "10.77.0.1")
+        self.assertIsNone(_mdns_answer(self._answer(b"\x05other\x05local\x00"), ["robot", "local"]))
+        self.assertIsNone(_mdns_answer(self._answer(name, rtype=28, rdata=bytes(16)), ["robot", "local"]))
+        self.assertIsNone(_mdns_answer(self._answer(name, flags=0), ["robot", "local"]), "a question is no answer")
+
+    def test_a_compressed_name_is_followed_and_a_loop_refused(self):
+        import struct
+
+        from robot_sdk.robot import _mdns_answer
+
+        # One question robot.local, then an answer whose name points at it (offset 12).
+        header = struct.pack(">6H", 0, 0x8400, 1, 1, 0, 0)
+        msg = header + b"\x05robot\x05local\x00" + struct.pack(">HH", 1, 1)
+        msg += b"\xc0\x0c" + struct.pack(">HHIH", 1, 1, 120, 4) + bytes([192, 168, 1, 9])
+        self.assertEqual(_mdns_answer(msg, ["robot", "local"]), "192.168.1.9")
+        looped = struct.pack(">6H", 0, 0x8400, 0, 1, 0, 0) + b"\xc0\x0c"
+        with self.assertRaises(ValueError):
+            _mdns_answer(looped, ["robot", "local"])
+
+    def test_the_robots_name_is_a_dns_label(self):
+        from robot_sdk.robot import _mdns_label
+
+        self.assertEqual(_mdns_label("My Robot #2"), "my-robot-2")
+        self.assertEqual(_mdns_label("!!!"), "robot")
