@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/internal/hubemu"
 )
 
@@ -45,7 +46,7 @@ func BenchmarkWebhooksLsVersusCurl(b *testing.B) {
 	secret := "s3cret"
 	for i := range 1000 {
 		url := fmt.Sprintf("https://receiver-%d.example.com/webhooks/hook", i)
-		watched := []hubemu.WatchedItem{{Type: "user", Name: "alice"}, {Type: "model", Name: fmt.Sprintf("alice/model-%d", i)}}
+		watched := []hub.WatchedItem{{Type: "user", Name: "alice"}, {Type: "model", Name: fmt.Sprintf("alice/model-%d", i)}}
 		if _, err := emu.CreateWebhook(ctx, user.ID, hubemu.WebhookInput{URL: &url, Watched: &watched, Secret: &secret}); err != nil {
 			b.Fatal(err)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/robothub/robothub/adapters/nethttp"
+	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/actions"
 	"github.com/robothub/robothub/internal/hubemu"
@@ -131,7 +132,7 @@ func runDev(c *cli.Context, e *env) error {
 	defer emu.Close()
 	boot, err := emu.Bootstrap(c.Context, hubemu.BootstrapConfig{
 		User: devUser, WebhookURL: hookURL, WebhookSecret: secret,
-		Watched: []hubemu.WatchedItem{{Type: "user", Name: devUser}}, Domains: []string{"repo"},
+		Watched: []hub.WatchedItem{{Type: "user", Name: devUser}}, Domains: []string{"repo"},
 	})
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("dev: setting up the local hub: %v", err), exitError)

@@ -143,13 +143,13 @@ func runHubServe(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	var watched []hubemu.WatchedItem
+	var watched []hub.WatchedItem
 	for _, s := range c.StringSlice("bootstrap-watch") {
 		w, err := hub.ParseWatchedItem(s)
 		if err != nil {
 			return usagef("--bootstrap-watch %v", strings.TrimPrefix(err.Error(), "watch: "))
 		}
-		watched = append(watched, hubemu.WatchedItem{Type: w.Type, Name: w.Name})
+		watched = append(watched, w)
 	}
 	if u := c.String("bootstrap-webhook"); u != "" {
 		if _, err := (hub.CreateRequest{URL: u, Watched: []hub.WatchedItem{{Type: "user", Name: "x"}}}).Validate(); err != nil {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/internal/syncbuf"
 
 	"github.com/robothub/robothub/internal/hubemu"
@@ -206,7 +207,7 @@ func TestServeUpdatesTheHubWebhook(t *testing.T) {
 		t.Fatal(err)
 	}
 	old := "https://old-tunnel.example.dev/webhooks/b"
-	watched := []hubemu.WatchedItem{{Type: "user", Name: "alice"}}
+	watched := []hub.WatchedItem{{Type: "user", Name: "alice"}}
 	wh, err := emu.CreateWebhook(ctx, user.ID, hubemu.WebhookInput{URL: &old, Watched: &watched})
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/internal/hubemu"
 )
 
@@ -25,7 +26,7 @@ func fillWebhooks(b testing.TB, emu *hubemu.Emulator, n int, url string) (token 
 	}
 	secret := "bench-secret"
 	for i := range n {
-		items := []hubemu.WatchedItem{{Type: "user", Name: "alice"}, {Type: "model", Name: fmt.Sprintf("alice/model-%d", i)}}
+		items := []hub.WatchedItem{{Type: "user", Name: "alice"}, {Type: "model", Name: fmt.Sprintf("alice/model-%d", i)}}
 		u := fmt.Sprintf("%s?n=%d", url, i)
 		if _, err := emu.CreateWebhook(ctx, user.ID, hubemu.WebhookInput{URL: &u, Watched: &items, Secret: &secret}); err != nil {
 			b.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/hubemu"
 )
@@ -274,7 +275,7 @@ func TestRestartLosesNoPendingDelivery(t *testing.T) {
 		t.Fatal(err)
 	}
 	url, secret := front.URL+"/webhooks/hook", "s"
-	items := []hubemu.WatchedItem{{Type: "user", Name: "alice"}}
+	items := []hub.WatchedItem{{Type: "user", Name: "alice"}}
 	wh, err := emu.CreateWebhook(ctx, user.ID, hubemu.WebhookInput{URL: &url, Watched: &items, Secret: &secret})
 	if err != nil {
 		t.Fatal(err)

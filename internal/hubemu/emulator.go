@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/robothub/robothub/core/hub"
 )
 
 // Defaults of an Emulator.
@@ -178,11 +180,11 @@ func (e *Emulator) PublicURL() string { return e.publicURL }
 
 // BootstrapConfig is what Bootstrap sets up on an emulator.
 type BootstrapConfig struct {
-	User          string        // the user to make when there is none; default "local"
-	WebhookURL    string        // if set: make sure the user has a webhook to this URL
-	WebhookSecret string        // its secret
-	Watched       []WatchedItem // what it watches; default the user's own repos (user:<User>)
-	Domains       []string      // default both
+	User          string            // the user to make when there is none; default "local"
+	WebhookURL    string            // if set: make sure the user has a webhook to this URL
+	WebhookSecret string            // its secret
+	Watched       []hub.WatchedItem // what it watches; default the user's own repos (user:<User>)
+	Domains       []string          // default both
 }
 
 // BootstrapResult says what Bootstrap made.
@@ -238,7 +240,7 @@ func (e *Emulator) Bootstrap(ctx context.Context, cfg BootstrapConfig) (*Bootstr
 	}
 	watched := cfg.Watched
 	if len(watched) == 0 {
-		watched = []WatchedItem{{Type: "user", Name: res.User.Name}}
+		watched = []hub.WatchedItem{{Type: "user", Name: res.User.Name}}
 	}
 	in := WebhookInput{URL: &cfg.WebhookURL, Watched: &watched, Secret: &cfg.WebhookSecret}
 	if cfg.Domains != nil {

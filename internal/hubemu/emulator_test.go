@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/hubemu"
 )
@@ -120,10 +121,10 @@ type record struct {
 		Environment map[string]string `json:"environment"`
 		Secrets     []string          `json:"secrets"`
 	} `json:"job"`
-	Watched  []hubemu.WatchedItem `json:"watched"`
-	Domains  []string             `json:"domains"`
-	Secret   string               `json:"secret"`
-	Disabled bool                 `json:"disabled"`
+	Watched  []hub.WatchedItem `json:"watched"`
+	Domains  []string          `json:"domains"`
+	Secret   string            `json:"secret"`
+	Disabled bool              `json:"disabled"`
 }
 
 func (h *testHub) createWebhook(token string, body map[string]any) record {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/fault"
+	"github.com/robothub/robothub/core/hub"
 )
 
 // maxRequestBytes caps a request body.
@@ -246,15 +247,11 @@ func (e *Emulator) handleWhoami(w http.ResponseWriter, r *http.Request, p Princi
 	return nil
 }
 
-// webhookRecord is a webhook in the hub's JSON shape.
+// webhookRecord is a webhook in the hub's JSON shape: core/hub's record, whose job part the
+// emulator always fills in whole (every list present, empty or not).
 type webhookRecord struct {
-	ID       string          `json:"id"`
-	URL      string          `json:"url,omitempty"`
-	Job      *jobRecord      `json:"job,omitempty"`
-	Watched  json.RawMessage `json:"watched"`
-	Domains  json.RawMessage `json:"domains"`
-	Secret   string          `json:"secret,omitempty"`
-	Disabled bool            `json:"disabled"`
+	hub.Webhook
+	Job *jobRecord `json:"job,omitempty"`
 }
 
 // jobRecord is the job a job webhook runs, with the names (never the values) of its secrets.
@@ -267,11 +264,10 @@ type jobRecord struct {
 }
 
 func recordOf(w *Webhook) webhookRecord {
-	watched, _ := json.Marshal(w.Watched)
-	domains, _ := json.Marshal(w.Domains)
-	rec := webhookRecord{ID: w.ID, URL: w.URL, Watched: watched, Domains: domains, Secret: w.Secret, Disabled: w.Disabled}
-	rec.Job = jobRecordFor(w)
-	return rec
+	return webhookRecord{
+		Webhook: hub.Webhook{ID: w.ID, URL: w.URL, Watched: w.Watched, Domains: w.Domains, Secret: w.Secret, Disabled: w.Disabled},
+		Job:     jobRecordFor(w),
+	}
 }
 
 // jobRecordFor is the job part of a job webhook's record, or nil.

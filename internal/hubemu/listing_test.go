@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/robothub/robothub/core/hub"
 )
 
 func TestListFollowsEveryChange(t *testing.T) {
@@ -36,7 +38,7 @@ func TestListFollowsEveryChange(t *testing.T) {
 	if got := list(alice); len(got) != 0 {
 		t.Fatalf("empty list %v", got)
 	}
-	url, watched := "https://e.com/a", []WatchedItem{{"user", "alice"}}
+	url, watched := "https://e.com/a", []hub.WatchedItem{{Type: "user", Name: "alice"}}
 	w, err := e.CreateWebhook(ctx, alice.ID, WebhookInput{URL: &url, Watched: &watched})
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +81,7 @@ func TestMigrationFillsRecordsOfOlderWebhooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, alice, _ := e.CreateToken(ctx, "alice", RoleWrite, "")
-	url, watched := "https://e.com/a", []WatchedItem{{"model", "alice/bert"}}
+	url, watched := "https://e.com/a", []hub.WatchedItem{{Type: "model", Name: "alice/bert"}}
 	w, err := e.CreateWebhook(ctx, alice.ID, WebhookInput{URL: &url, Watched: &watched})
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +108,7 @@ func TestMigrationFillsRecordsOfOlderWebhooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []webhookRecord
-	if err := json.Unmarshal(b, &got); err != nil || len(got) != 1 || got[0].ID != w.ID || string(got[0].Watched) != `[{"type":"model","name":"alice/bert"}]` {
+	if err := json.Unmarshal(b, &got); err != nil || len(got) != 1 || got[0].ID != w.ID || !slices.Equal(got[0].Watched, watched) {
 		t.Fatalf("list %s %v", b, err)
 	}
 }
@@ -139,7 +141,7 @@ func BenchmarkReadWebhookList(b *testing.B) {
 	_, alice, _ := e.CreateToken(ctx, "alice", RoleWrite, "")
 	for i := range 1000 {
 		url := fmt.Sprintf("https://example.com/h/%d", i)
-		watched := []WatchedItem{{"user", "alice"}, {"model", fmt.Sprintf("alice/m-%d", i)}}
+		watched := []hub.WatchedItem{{Type: "user", Name: "alice"}, {Type: "model", Name: fmt.Sprintf("alice/m-%d", i)}}
 		if _, err := e.CreateWebhook(ctx, alice.ID, WebhookInput{URL: &url, Watched: &watched}); err != nil {
 			b.Fatal(err)
 		}

@@ -18,20 +18,13 @@ import (
 // validation, the client's, so that the local hub refuses what the client refuses.
 var domainList = []string{"repo", "discussion"}
 
-// WatchedItem is one thing a webhook follows: a repo by type and full name, or every repo of a user
-// or organization.
-type WatchedItem struct {
-	Type string `json:"type"`
-	Name string `json:"name"`
-}
-
 // Webhook is a stored webhook. Exactly one of URL and JobID is set.
 type Webhook struct {
 	ID          string
 	UserID      string
 	URL         string
 	JobID       string // the source job, for a job webhook
-	Watched     []WatchedItem
+	Watched     []hub.WatchedItem
 	Domains     []string
 	Secret      string
 	Disabled    bool
@@ -46,7 +39,7 @@ type Webhook struct {
 type WebhookInput struct {
 	URL         *string            `json:"url"`
 	JobSourceID *string            `json:"jobSourceId"`
-	Watched     *[]WatchedItem     `json:"watched"`
+	Watched     *[]hub.WatchedItem `json:"watched"`
 	Domains     *[]string          `json:"domains"`
 	Secret      *string            `json:"secret"`
 	Secrets     *map[string]string `json:"secrets"`
@@ -89,7 +82,7 @@ func (in *WebhookInput) validate(create bool) error {
 			return errorf(fault.Invalid, "watched: at least one item is required")
 		}
 		for i, w := range *in.Watched {
-			if err := invalidInput(hub.CheckWatchedItem(fmt.Sprintf("watched[%d]", i), hub.WatchedItem(w))); err != nil {
+			if err := invalidInput(hub.CheckWatchedItem(fmt.Sprintf("watched[%d]", i), w)); err != nil {
 				return err
 			}
 		}
@@ -203,7 +196,7 @@ func checkSourceJob(ctx context.Context, tx *sql.Tx, userID, jobID string) error
 	return nil
 }
 
-func writeWatch(ctx context.Context, tx *sql.Tx, id string, watched []WatchedItem) error {
+func writeWatch(ctx context.Context, tx *sql.Tx, id string, watched []hub.WatchedItem) error {
 	if _, err := tx.ExecContext(ctx, "DELETE FROM webhook_watch WHERE webhook_id = ?", id); err != nil {
 		return err
 	}
