@@ -24,6 +24,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/localhub"
 	"github.com/robothub/robothub/internal/pyindex"
 )
 
@@ -239,7 +240,7 @@ func catalogHub(t testing.TB, spaces []space, listed []map[string]any) *localHub
 		t.Skipf("git is not installed: %v", err)
 	}
 	ctx := context.Background()
-	emu, err := hubemu.Open(ctx, hubemu.Config{Logger: slog.New(slog.DiscardHandler)})
+	emu, err := localhub.Open(ctx, localhub.Config{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +314,7 @@ func catalogHub(t testing.TB, spaces []space, listed []map[string]any) *localHub
 // localHub is the hub emulator serving on URL, with the principals of the spaces' owners.
 type localHub struct {
 	URL    string
-	emu    *hubemu.Emulator
+	emu    *localhub.Emulator
 	owners map[string]hubemu.Principal
 	tokens map[string]string // each owner's write token
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/localhub"
 )
 
 // BenchmarkWebhooksLsVersusCurl measures `robothub webhooks ls` as a user runs it (a fresh process
@@ -32,7 +33,7 @@ func BenchmarkWebhooksLsVersusCurl(b *testing.B) {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
 	ctx := context.Background()
-	emu, err := hubemu.Open(ctx, hubemu.Config{Logger: slog.New(slog.DiscardHandler)})
+	emu, err := localhub.Open(ctx, localhub.Config{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/actions"
 	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/localhub"
 )
 
 // The routes robothub dev serves on its receiver.
@@ -122,7 +123,7 @@ func runDev(c *cli.Context, e *env) error {
 	if err := hubemu.Harden(); err != nil {
 		logger.Warn("could not make the process non-dumpable: a job may read its environment through /proc", "err", err)
 	}
-	emu, err := hubemu.Open(c.Context, hubemu.Config{
+	emu, err := localhub.Open(c.Context, localhub.Config{
 		DSN: hubDB, PublicURL: hubURL, Logger: logger.With("component", "hub"), AllowJobs: true,
 		Delivery: hubemu.DeliveryPolicy{Timeout: 30 * time.Second, MaxAttempts: 8, BaseDelay: time.Second, MaxDelay: time.Minute},
 	})

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/internal/dirlock"
+	"github.com/robothub/robothub/internal/hubemu/localhub"
 
 	"github.com/urfave/cli/v2"
 
@@ -182,7 +183,7 @@ func runHubServe(c *cli.Context, e *env) error {
 	if err := hubemu.Harden(); err != nil {
 		logger.Warn("could not make the hub non-dumpable: a job may read its environment through /proc", "err", err)
 	}
-	emu, err := hubemu.Open(c.Context, hubemu.Config{
+	emu, err := localhub.Open(c.Context, localhub.Config{
 		DSN: dsn, PublicURL: public, TriggerLimit: limit, Logger: logger, JobTimeout: c.Duration("job-timeout"),
 		AllowJobs: c.Bool("allow-jobs"),
 		Delivery: hubemu.DeliveryPolicy{Timeout: c.Duration("delivery-timeout"), MaxAttempts: c.Int("delivery-attempts"),
@@ -329,7 +330,7 @@ Examples:
 				if err != nil {
 					return err
 				}
-				emu, err := hubemu.Open(c.Context, hubemu.Config{DSN: dsn})
+				emu, err := localhub.Open(c.Context, localhub.Config{DSN: dsn})
 				if err != nil {
 					return cli.Exit(fmt.Sprintf("opening %s: %v", dsn, err), exitError)
 				}

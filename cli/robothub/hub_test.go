@@ -18,6 +18,7 @@ import (
 
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/localhub"
 )
 
 // runCLI runs robothub in-process to completion and returns its exit code and output.
@@ -199,7 +200,7 @@ func TestHubServeUsageErrors(t *testing.T) {
 // localHub serves an in-memory emulator for in-process CLI runs and returns their environment.
 func localHub(t *testing.T) map[string]string {
 	t.Helper()
-	emu, err := hubemu.Open(context.Background(), hubemu.Config{Logger: slog.New(slog.DiscardHandler)})
+	emu, err := localhub.Open(context.Background(), localhub.Config{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/hub"
+	"github.com/robothub/robothub/internal/hubemu/localhub"
 	"github.com/robothub/robothub/internal/syncbuf"
 
 	"github.com/robothub/robothub/internal/hubemu"
@@ -195,7 +196,7 @@ func TestServeRoutesFromEnvironmentAndTunnelReminder(t *testing.T) {
 // the hub webhook through the management API (here the local hub emulator).
 func TestServeUpdatesTheHubWebhook(t *testing.T) {
 	ctx := context.Background()
-	emu, err := hubemu.Open(ctx, hubemu.Config{Logger: slog.New(slog.DiscardHandler)})
+	emu, err := localhub.Open(ctx, localhub.Config{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

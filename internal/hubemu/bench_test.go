@@ -15,10 +15,11 @@ import (
 
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/localhub"
 )
 
 // fillWebhooks gives user alice n URL webhooks, each watching two items.
-func fillWebhooks(b testing.TB, emu *hubemu.Emulator, n int, url string) (token string) {
+func fillWebhooks(b testing.TB, emu *localhub.Emulator, n int, url string) (token string) {
 	ctx := context.Background()
 	token, user, err := emu.CreateToken(ctx, "alice", hubemu.RoleWrite, "bench")
 	if err != nil {
@@ -40,7 +41,7 @@ func fillWebhooks(b testing.TB, emu *hubemu.Emulator, n int, url string) (token 
 // unchanged set (served from the list cache), "after-change" changes one webhook before each list
 // (the change itself is not timed), so every list is read from SQLite.
 func BenchmarkListWebhooks(b *testing.B) {
-	emu, err := hubemu.Open(context.Background(), hubemu.Config{DSN: filepath.Join(b.TempDir(), "hub.db"), Logger: slog.New(slog.DiscardHandler)})
+	emu, err := localhub.Open(context.Background(), localhub.Config{DSN: filepath.Join(b.TempDir(), "hub.db"), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func BenchmarkListWebhooks(b *testing.B) {
 	})
 }
 
-func benchList(b *testing.B, emu *hubemu.Emulator, token string, change func()) {
+func benchList(b *testing.B, emu *localhub.Emulator, token string, change func()) {
 	srv := httptest.NewServer(emu.Handler())
 	defer srv.Close()
 	req, _ := http.NewRequest("GET", srv.URL+"/api/settings/webhooks", nil)
@@ -115,7 +116,7 @@ func BenchmarkDelivery(b *testing.B) {
 		w.WriteHeader(http.StatusOK)
 	}))
 	defer receiver.Close()
-	emu, err := hubemu.Open(context.Background(), hubemu.Config{
+	emu, err := localhub.Open(context.Background(), localhub.Config{
 		DSN: filepath.Join(b.TempDir(), "hub.db"), Logger: slog.New(slog.DiscardHandler), TriggerLimit: -1,
 	})
 	if err != nil {

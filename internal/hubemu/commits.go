@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
+	"regexp"
 	"strings"
 	"time"
 
@@ -292,19 +292,21 @@ func (e *Emulator) Commit(ctx context.Context, by Principal, name, rev string, b
 	if err != nil {
 		return nil, err
 	}
-	if _, err := e.repos.httpBackend(); err != nil { // git must be there
+	if err := e.git.Available(); err != nil { // git must be there
 		return nil, err
 	}
-	req, err := parseCommit(body, e.repos.root)
+	req, err := parseCommit(body, e.git.TempDir())
 	if err != nil {
 		return nil, err
 	}
 	defer req.close()
 
-	lock := e.repos.lock(sp.Name)
-	lock.Lock()
-	defer lock.Unlock()
-	before, err := e.repos.refs(ctx, sp.Name)
+	unlock, err := e.locks.lock(ctx, sp.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	before, err := e.git.Refs(ctx, sp.Name)
 	if err != nil {
 		return nil, fmt.Errorf("reading the refs of %s: %w", sp.Name, err)
 	}
@@ -314,11 +316,11 @@ func (e *Emulator) Commit(ctx context.Context, by Principal, name, rev string, b
 	}
 	if req.parentCommit != "" && !strings.HasPrefix(parent, req.parentCommit) {
 		return nil, errorf(fault.Refused, "parentCommit %s is not the head of %s (%s): the branch moved since; fetch it and commit again",
-			req.parentCommit, strings.TrimPrefix(ref, "refs/heads/"), orNone(shortID(parent)))
+			req.parentCommit, strings.TrimPrefix(ref, "refs/heads/"), orNone(ShortID(parent)))
 	}
-	var files []treeEntry
+	var files []TreeEntry
 	if parent != "" {
-		if files, err = e.repos.lsTree(ctx, sp.Name, parent, "", true); err != nil {
+		if files, err = e.git.Tree(ctx, sp.Name, parent, "", true); err != nil {
 			return nil, err
 		}
 	}
@@ -326,7 +328,7 @@ func (e *Emulator) Commit(ctx context.Context, by Principal, name, rev string, b
 	if err != nil {
 		return nil, err
 	}
-	if err := e.fastImport(ctx, sp.Name, by, ref, parent, req, modes); err != nil {
+	if err := e.git.WriteCommit(ctx, sp.Name, e.commitWrite(by, ref, parent, req, modes)); err != nil {
 		return nil, err
 	}
 	// The commit is made: record it even if the client hangs up now.
@@ -335,7 +337,7 @@ func (e *Emulator) Commit(ctx context.Context, by Principal, name, rev string, b
 	if err := e.afterPush(ctx, by, sp, before); err != nil {
 		return nil, fmt.Errorf("recording the commit to %s: %w", sp.Name, err)
 	}
-	after, err := e.repos.refs(ctx, sp.Name)
+	after, err := e.git.Refs(ctx, sp.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -350,6 +352,9 @@ func orNone(s string) string {
 	return s
 }
 
+// commitIDPattern is a full commit ID.
+var commitIDPattern = regexp.MustCompile(`^[0-9a-f]{40}$`)
+
 // commitTarget returns the branch a commit goes to and its head ("" for the first commit of an
 // empty space's main). Commits go to branches (and pull request refs), not to tags or commit IDs.
 func commitTarget(rev string, refs map[string]string) (ref, head string, err error) {
@@ -363,19 +368,19 @@ func commitTarget(rev string, refs map[string]string) (ref, head string, err err
 	if head, ok := refs[ref]; ok && (strings.HasPrefix(ref, "refs/heads/") || strings.HasPrefix(ref, "refs/pr/")) {
 		return ref, head, nil
 	}
-	if ref == mainRef && len(refs) == 0 {
+	if ref == MainRef && len(refs) == 0 {
 		return ref, "", nil // an empty space: the first commit makes main
 	}
 	if _, isTag := refs["refs/tags/"+rev]; isTag || commitIDPattern.MatchString(rev) {
 		return "", "", errorf(fault.Invalid, "revision: %s is not a branch: commits go to a branch", rev)
 	}
-	return "", "", revisionNotFound(rev)
+	return "", "", RevisionNotFound(rev)
 }
 
 // planCommit plays the operations on the parent's files and returns the mode of each added file
 // (an executable keeps its mode when replaced). It refuses what the hub refuses: deleting what is
 // not there, and a file where a folder is (or the reverse).
-func planCommit(parent []treeEntry, ops []commitOp) (map[string]string, error) {
+func planCommit(parent []TreeEntry, ops []commitOp) (map[string]string, error) {
 	files := map[string]string{} // path -> mode of every file (blob or link)
 	for _, e := range parent {
 		if e.Type == "blob" || e.Type == "commit" {
@@ -396,14 +401,14 @@ func planCommit(parent []treeEntry, ops []commitOp) (map[string]string, error) {
 		case "deletedFile":
 			if _, ok := files[op.path]; !ok {
 				if isDir(op.path) {
-					return nil, entryNotFound("A file with this name doesn't exist: %s is a folder (delete it with deletedFolder)", op.path)
+					return nil, EntryNotFound("A file with this name doesn't exist: %s is a folder (delete it with deletedFolder)", op.path)
 				}
-				return nil, entryNotFound("A file with this name doesn't exist: %s", op.path)
+				return nil, EntryNotFound("A file with this name doesn't exist: %s", op.path)
 			}
 			delete(files, op.path)
 		case "deletedFolder":
 			if !isDir(op.path) {
-				return nil, entryNotFound("A folder with this name doesn't exist: %s", op.path)
+				return nil, EntryNotFound("A folder with this name doesn't exist: %s", op.path)
 			}
 			for f := range files {
 				if strings.HasPrefix(f, op.path+"/") {
@@ -434,30 +439,22 @@ func planCommit(parent []treeEntry, ops []commitOp) (map[string]string, error) {
 	return modes, nil
 }
 
-// fastImport writes the commit with git fast-import, which updates ref only as a fast-forward of
-// parent (the space's lock keeps pushes out meanwhile).
-func (e *Emulator) fastImport(ctx context.Context, space string, by Principal, ref, parent string, req *commitRequest, modes map[string]string) error {
-	cmd := exec.CommandContext(ctx, e.repos.git, "fast-import", "--quiet", "--done", "--date-format=raw")
-	cmd.Dir, cmd.Env = e.repos.dir(space), e.repos.env()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return err
+// commitWrite is the commit the API request asks for.
+func (e *Emulator) commitWrite(by Principal, ref, parent string, req *commitRequest, modes map[string]string) CommitWrite {
+	message := strings.TrimSpace(req.summary)
+	if d := strings.TrimSpace(req.description); d != "" {
+		message += "\n\n" + d
 	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting git fast-import: %w", err)
-	}
-	writeErr := writeFastImport(bufio.NewWriterSize(stdin, 64<<10), e.commitIdentity(by), e.now(), ref, parent, req, modes)
-	stdin.Close()
-	if err := cmd.Wait(); err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if len(msg) > 500 {
-			msg = msg[:500] + "..."
+	c := CommitWrite{Ref: ref, Parent: parent, Author: e.commitIdentity(by), When: e.now(), Message: message + "\n"}
+	for _, op := range req.ops {
+		switch op.kind {
+		case "deletedFile", "deletedFolder":
+			c.Changes = append(c.Changes, FileChange{Path: op.path, Delete: true})
+		case "file":
+			c.Changes = append(c.Changes, FileChange{Path: op.path, Mode: modes[op.path], Content: io.NewSectionReader(req.spool, op.offset, op.size)})
 		}
-		return fmt.Errorf("git fast-import into %s: %w: %s", space, err, msg)
 	}
-	return writeErr
+	return c
 }
 
 // commitIdentity is the author and committer of commits made through the API.
@@ -466,51 +463,4 @@ func (e *Emulator) commitIdentity(by Principal) string {
 	host, _, _ = strings.Cut(host, "/")
 	host, _, _ = strings.Cut(host, ":")
 	return by.User.Name + " <" + by.User.Name + "@users.noreply." + host + ">"
-}
-
-func writeFastImport(w *bufio.Writer, who string, now time.Time, ref, parent string, req *commitRequest, modes map[string]string) error {
-	message := strings.TrimSpace(req.summary)
-	if d := strings.TrimSpace(req.description); d != "" {
-		message += "\n\n" + d
-	}
-	message += "\n"
-	stamp := fmt.Sprintf("%s %d +0000", who, now.Unix())
-	fmt.Fprintf(w, "commit %s\nauthor %s\ncommitter %s\ndata %d\n%s", ref, stamp, stamp, len(message), message)
-	if parent != "" {
-		fmt.Fprintf(w, "from %s\n", parent)
-	}
-	for _, op := range req.ops {
-		switch op.kind {
-		case "deletedFile", "deletedFolder":
-			fmt.Fprintf(w, "D %s\n", quotePath(op.path))
-		case "file":
-			fmt.Fprintf(w, "M %s inline %s\ndata %d\n", modes[op.path], quotePath(op.path), op.size)
-			if _, err := io.Copy(w, io.NewSectionReader(req.spool, op.offset, op.size)); err != nil {
-				return err
-			}
-			w.WriteByte('\n')
-		}
-	}
-	w.WriteString("\ndone\n")
-	return w.Flush()
-}
-
-// quotePath quotes a path the way git's C-style quoting reads it, so that any name (with spaces,
-// quotes or non-ASCII letters) reaches fast-import intact.
-func quotePath(p string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for i := 0; i < len(p); i++ {
-		switch c := p[i]; {
-		case c == '"' || c == '\\':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case c < 0x20 || c == 0x7f:
-			fmt.Fprintf(&b, "\\%03o", c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }

@@ -68,14 +68,14 @@ func (e *Emulator) handlePreupload(w http.ResponseWriter, r *http.Request, p Pri
 	}
 	blobs := map[string]string{}
 	ignore := ""
-	refs, err := e.repos.refs(r.Context(), sp.Name)
+	refs, err := e.git.Refs(r.Context(), sp.Name)
 	if err != nil {
 		return err
 	}
 	if _, head, err := commitTarget(r.PathValue("rev"), refs); err != nil {
 		return err
 	} else if head != "" {
-		entries, err := e.repos.lsTree(r.Context(), sp.Name, head, "", true)
+		entries, err := e.git.Tree(r.Context(), sp.Name, head, "", true)
 		if err != nil {
 			return err
 		}
@@ -85,7 +85,7 @@ func (e *Emulator) handlePreupload(w http.ResponseWriter, r *http.Request, p Pri
 			}
 			blobs[en.Path] = en.OID
 			if en.Path == ".gitignore" && in.GitIgnore == nil {
-				data, err := e.repos.readBlob(r.Context(), sp.Name, en.OID, maxRequestBytes)
+				data, err := e.git.ReadBlob(r.Context(), sp.Name, en.OID, maxRequestBytes)
 				if err == nil {
 					ignore = string(data)
 				}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/robothub/robothub/internal/faultfs"
 	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/localhub"
 )
 
 // runningHub is one start of an emulator on a database file, as hub serve is: a restart is a new
@@ -28,11 +29,11 @@ type runningHub struct {
 	err     error
 }
 
-func startHubOn(t *testing.T, cfg hubemu.Config) *runningHub {
+func startHubOn(t *testing.T, cfg localhub.Config) *runningHub {
 	t.Helper()
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	cfg.Delivery = fastDelivery
-	emu, err := hubemu.Open(context.Background(), cfg)
+	emu, err := localhub.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func TestJobRunEndingOnAFullDisk(t *testing.T) {
 	db := filepath.Join(dir, "hub.db")
 	work := t.TempDir() // off the tmpfs: the job writes here while the hub's disk is full
 	gate, runs := filepath.Join(work, "go"), filepath.Join(work, "runs")
-	cfg := hubemu.Config{AllowJobs: true, DSN: db}
+	cfg := localhub.Config{AllowJobs: true, DSN: db}
 
 	h := startHubOn(t, cfg)
 	token, _, err := h.emu.CreateToken(context.Background(), "alice", hubemu.RoleWrite, "test")

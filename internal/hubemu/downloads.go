@@ -1,14 +1,11 @@
 package hubemu
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"net/url"
-	"os"
 	"path"
 	"strconv"
 	"strings"
@@ -29,10 +26,6 @@ import (
 // treePageSize is how many tree entries one page holds, as on the public hub.
 const treePageSize = 1000
 
-// maxInMemoryBlob is the largest file served from memory; larger ones are spooled to a file so that
-// ranges can be served from it.
-const maxInMemoryBlob = 32 << 20
-
 // readableSpace returns the space of a /api/{type}/{owner}/{name}/... route if viewer may read it.
 func (e *Emulator) readableSpace(ctx context.Context, r *http.Request, viewer *Principal) (*Space, error) {
 	name, err := repoPathSpace(r)
@@ -50,20 +43,21 @@ func (e *Emulator) handleSpaceRevision(w http.ResponseWriter, r *http.Request, v
 	if err != nil {
 		return err
 	}
-	rev, err := e.repos.resolve(r.Context(), sp.Name, r.PathValue("rev"))
+	rev, err := e.git.Resolve(r.Context(), sp.Name, r.PathValue("rev"))
 	if err != nil {
 		return err
 	}
-	head, err := e.repos.readHead(r.Context(), sp.Name, rev.Commit)
+	snap, err := e.git.Snapshot(r.Context(), sp.Name, rev.Commit)
 	if err != nil {
 		return err
 	}
+	card := parseFrontMatter(snap.Readme)
 	at := *sp
-	at.HeadSha, at.LastModified, at.CardData, at.Files = rev.Commit, head.modified, head.card, head.files
-	at.Tags = spaceTags(head.card, sp.SDK)
+	at.HeadSha, at.LastModified, at.CardData, at.Files = rev.Commit, snap.Modified, card, snap.Files
+	at.Tags = spaceTags(card, sp.SDK)
 	rec := e.spaceRecordOf(&at)
 	if b := r.URL.Query().Get("blobs"); b == "true" || b == "1" || b == "True" {
-		entries, err := e.repos.lsTree(r.Context(), sp.Name, rev.Commit, "", true)
+		entries, err := e.git.Tree(r.Context(), sp.Name, rev.Commit, "", true)
 		if err != nil {
 			return err
 		}
@@ -109,12 +103,12 @@ func (e *Emulator) handleTree(w http.ResponseWriter, r *http.Request, viewer *Pr
 			return errorf(fault.Invalid, "cursor: %q is not a cursor of this listing", c)
 		}
 	}
-	rev, err := e.repos.resolve(r.Context(), sp.Name, r.PathValue("rev"))
+	rev, err := e.git.Resolve(r.Context(), sp.Name, r.PathValue("rev"))
 	if err != nil {
 		return err
 	}
 	w.Header().Set("X-Repo-Commit", rev.Commit)
-	entries, err := e.repos.lsTree(r.Context(), sp.Name, rev.Commit, r.PathValue("path"), recursive)
+	entries, err := e.git.Tree(r.Context(), sp.Name, rev.Commit, r.PathValue("path"), recursive)
 	if err != nil {
 		return err
 	}
@@ -156,27 +150,22 @@ func (e *Emulator) handleResolve(w http.ResponseWriter, r *http.Request, viewer 
 	if err != nil {
 		return err
 	}
-	rev, err := e.repos.resolve(r.Context(), sp.Name, r.PathValue("rev"))
+	rev, err := e.git.Resolve(r.Context(), sp.Name, r.PathValue("rev"))
 	if err != nil {
 		return err
 	}
 	w.Header().Set("X-Repo-Commit", rev.Commit)
 	file := r.PathValue("path")
 	if _, err := checkCommitPath(file); err != nil {
-		return entryNotFound("%s has no file %q", shortID(rev.Commit), file)
+		return EntryNotFound("%s has no file %q", ShortID(rev.Commit), file)
 	}
-	out, err := e.repos.run(r.Context(), e.repos.dir(sp.Name), "ls-tree", "-l", "-z", rev.Commit, "--", file)
+	blob, err := e.git.Entry(r.Context(), sp.Name, rev.Commit, file)
 	if err != nil {
 		return err
 	}
-	entries, err := parseLsTree(out)
-	if err != nil {
-		return err
+	if blob.Type != "blob" {
+		return EntryNotFound("%s is not a file of %s at %s", file, sp.Name, ShortID(rev.Commit))
 	}
-	if len(entries) != 1 || entries[0].Type != "blob" || entries[0].Path != file {
-		return entryNotFound("%s is not a file of %s at %s", file, sp.Name, shortID(rev.Commit))
-	}
-	blob := entries[0]
 	h := w.Header()
 	h.Set("ETag", `"`+blob.OID+`"`)
 	h.Set("Accept-Ranges", "bytes")
@@ -191,45 +180,14 @@ func (e *Emulator) handleResolve(w http.ResponseWriter, r *http.Request, viewer 
 		w.WriteHeader(http.StatusOK)
 		return nil
 	}
-	content, cleanup, err := e.blobReader(r.Context(), sp.Name, blob)
+	content, err := e.git.OpenBlob(r.Context(), sp.Name, blob)
 	if err != nil {
 		return err
 	}
-	defer cleanup()
+	defer content.Close()
 	// ServeContent answers ranges and If-None-Match against the ETag set above.
 	http.ServeContent(w, r, "", time.Time{}, content)
 	return nil
-}
-
-// blobReader returns a blob as a ReadSeeker: in memory when small, else spooled to a file.
-func (e *Emulator) blobReader(ctx context.Context, space string, blob treeEntry) (io.ReadSeeker, func(), error) {
-	if blob.Size <= maxInMemoryBlob {
-		data, err := e.repos.readBlob(ctx, space, blob.OID, blob.Size)
-		if err != nil {
-			return nil, nil, err
-		}
-		return bytes.NewReader(data), func() {}, nil
-	}
-	f, err := os.CreateTemp(e.repos.root, "blob-*.tmp")
-	if err != nil {
-		return nil, nil, err
-	}
-	cleanup := func() { f.Close(); os.Remove(f.Name()) }
-	r, wait, err := e.repos.blob(ctx, space, blob.OID)
-	if err == nil {
-		_, err = io.Copy(f, r)
-		if werr := wait(); err == nil {
-			err = werr
-		}
-	}
-	if err == nil {
-		_, err = f.Seek(0, io.SeekStart)
-	}
-	if err != nil {
-		cleanup()
-		return nil, nil, err
-	}
-	return f, cleanup, nil
 }
 
 // contentDisposition names the file for a browser, in ASCII and in UTF-8 (RFC 6266).

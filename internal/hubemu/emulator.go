@@ -4,11 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -28,11 +26,6 @@ type Config struct {
 	// DSN is the SQLite database: a file path, or MemoryDSN (the default) for a store that lives as
 	// long as the Emulator.
 	DSN string
-	// ReposDir holds the git repositories of spaces. Default: "repos" beside the DSN file; with
-	// MemoryDSN, a temporary directory that Close removes.
-	ReposDir string
-	// GitPath is the git program, whose git-http-backend serves the spaces. Default "git" on PATH.
-	GitPath string
 	// PublicURL is the emulator's address as clients see it; payload links (repo.url) start with it.
 	PublicURL string
 	// TriggerLimit caps the deliveries of one webhook in any 24 hours; over it, deliveries are
@@ -82,21 +75,19 @@ type Emulator struct {
 	now          func() time.Time
 	wake         chan struct{}
 	running      atomic.Bool
-	repos        *gitRepos
+	git          Git
+	backend      gitBackend // stage of the split: the HTTP side still serves git here
+	locks        spaceLocks
 }
 
-// Open opens (creating and migrating if needed) the emulator's store.
-func Open(ctx context.Context, cfg Config) (*Emulator, error) {
+// New opens (creating and migrating if needed) the emulator's store; g keeps the spaces' git
+// repositories.
+func New(ctx context.Context, cfg Config, g Git) (*Emulator, error) {
 	if cfg.DSN == "" {
 		cfg.DSN = MemoryDSN
 	}
-	repos, err := openRepos(cfg)
-	if err != nil {
-		return nil, err
-	}
 	db, err := openStore(ctx, cfg.DSN)
 	if err != nil {
-		_ = repos.close()
 		return nil, err
 	}
 	e := &Emulator{
@@ -112,8 +103,9 @@ func Open(ctx context.Context, cfg Config) (*Emulator, error) {
 		log:          cfg.Logger,
 		now:          cfg.Now,
 		wake:         make(chan struct{}, 1),
-		repos:        repos,
+		git:          g,
 	}
+	e.backend, _ = g.(gitBackend)
 	if e.publicURL == "" {
 		e.publicURL = DefaultPublicURL
 	}
@@ -141,39 +133,8 @@ func Open(ctx context.Context, cfg Config) (*Emulator, error) {
 	return e, nil
 }
 
-// Close closes the store (and removes the repositories of an in-memory emulator). Stop Run and
-// the HTTP server first.
-func (e *Emulator) Close() error {
-	err := e.db.close()
-	if rerr := e.repos.close(); err == nil {
-		err = rerr
-	}
-	return err
-}
-
-// openRepos prepares the directory of the spaces' git repositories.
-func openRepos(cfg Config) (*gitRepos, error) {
-	dir, temporary := cfg.ReposDir, false
-	switch {
-	case dir != "":
-	case cfg.DSN == MemoryDSN:
-		d, err := os.MkdirTemp("", "robothub-hub-repos-")
-		if err != nil {
-			return nil, fmt.Errorf("making a directory for the spaces' repositories: %w", err)
-		}
-		dir, temporary = d, true
-	default:
-		dir = filepath.Join(filepath.Dir(cfg.DSN), "repos")
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("making the directory of the spaces' repositories: %w", err)
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, err
-	}
-	return newGitRepos(abs, cfg.GitPath, temporary), nil
-}
+// Close closes the store. Stop Run and the HTTP server first.
+func (e *Emulator) Close() error { return e.db.close() }
 
 // PublicURL returns the address payload links start with.
 func (e *Emulator) PublicURL() string { return e.publicURL }
@@ -262,3 +223,6 @@ func (e *Emulator) hasTokens(ctx context.Context) (bool, error) {
 	}
 	return err == nil, err
 }
+
+// Git returns the spaces' repositories.
+func (e *Emulator) Git() Git { return e.git }

@@ -17,6 +17,7 @@ import (
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/localhub"
 )
 
 // fastDelivery keeps retries quick in tests.
@@ -24,7 +25,7 @@ var fastDelivery = hubemu.DeliveryPolicy{Timeout: 2 * time.Second, MaxAttempts: 
 
 type testHub struct {
 	t     *testing.T
-	emu   *hubemu.Emulator
+	emu   *localhub.Emulator
 	srv   *httptest.Server
 	token string // a write token of user alice
 	stop  func() // stops Run and waits for it
@@ -32,7 +33,7 @@ type testHub struct {
 
 // newTestHub opens an emulator on cfg (in memory unless cfg.DSN is set), serves it, starts Run,
 // and makes user alice with a write token.
-func newTestHub(t *testing.T, cfg hubemu.Config) *testHub {
+func newTestHub(t *testing.T, cfg localhub.Config) *testHub {
 	t.Helper()
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -40,7 +41,7 @@ func newTestHub(t *testing.T, cfg hubemu.Config) *testHub {
 	if cfg.Delivery == (hubemu.DeliveryPolicy{}) {
 		cfg.Delivery = fastDelivery
 	}
-	emu, err := hubemu.Open(context.Background(), cfg)
+	emu, err := localhub.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,9 +6,6 @@ import (
 	"github.com/robothub/robothub/core/hub"
 )
 
-// maxReadmeBytes caps how much of a README is read for its front matter.
-const maxReadmeBytes = 512 << 10
-
 // cardData is a README's YAML front matter, as the hub shows it in a repo's cardData.
 type cardData map[string]any
 

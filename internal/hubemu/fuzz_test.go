@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/localhub"
 )
 
 // FuzzRequestBodies sends arbitrary bodies to the routes that decode one: whatever arrives, the
@@ -28,7 +29,7 @@ func FuzzRequestBodies(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	emu, err := hubemu.Open(context.Background(), hubemu.Config{AllowJobs: true, Logger: slog.New(slog.DiscardHandler)})
+	emu, err := localhub.Open(context.Background(), localhub.Config{AllowJobs: true, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -1,14 +1,12 @@
 package hubemu
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/cgi"
 	"os"
 	"strconv"
 	"strings"
@@ -148,8 +146,7 @@ func (e *Emulator) handleGit(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	backend, err := e.repos.httpBackend()
-	if err != nil {
+	if err := e.git.Available(); err != nil {
 		e.writeGitError(w, r, err)
 		return
 	}
@@ -162,44 +159,35 @@ func (e *Emulator) handleGit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.ContentLength < 0 || len(r.TransferEncoding) > 0 {
-		cleanup, err := spoolBody(r, e.repos.root, limit)
+		cleanup, err := spoolBody(r, e.git.TempDir(), limit)
 		if err != nil {
 			e.writeGitError(w, r, err)
 			return
 		}
 		defer cleanup()
 	}
-	owner, repo, _ := strings.Cut(sp.Name, "/")
-	cgiReq := r.Clone(r.Context())
-	cgiReq.URL.Path = "/" + owner + "/" + repo + ".git" + path
-	cgiReq.URL.RawPath = ""
-	cgiReq.Header.Del("Authorization") // the token goes no further than this handler
-	env := append(e.repos.env(), "GIT_PROJECT_ROOT="+e.repos.projectRoot(), "GIT_HTTP_EXPORT_ALL=1")
+	remoteUser := ""
 	if viewer != nil {
-		env = append(env, "REMOTE_USER="+viewer.User.Name)
-	}
-	h := &cgi.Handler{
-		Path:   backend,
-		Dir:    e.repos.root,
-		Env:    env,
-		Logger: slog.NewLogLogger(e.log.Handler(), slog.LevelError),
-		Stderr: &gitStderr{log: e.log, space: sp.Name},
+		remoteUser = viewer.User.Name
 	}
 	if !(access == gitWrite && r.Method == http.MethodPost) {
-		h.ServeHTTP(w, cgiReq)
+		e.backend.Serve(w, r, sp.Name, path, remoteUser, e.log)
 		return
 	}
 
 	// A push: hold the space's lock so that the refs before and after are this push's alone.
-	lock := e.repos.lock(sp.Name)
-	lock.Lock()
-	defer lock.Unlock()
-	before, err := e.repos.refs(r.Context(), sp.Name)
+	unlock, err := e.locks.lock(r.Context(), sp.Name)
+	if err != nil {
+		e.writeGitError(w, r, err)
+		return
+	}
+	defer unlock()
+	before, err := e.git.Refs(r.Context(), sp.Name)
 	if err != nil {
 		e.writeGitError(w, r, fmt.Errorf("reading the refs of %s: %w", sp.Name, err))
 		return
 	}
-	h.ServeHTTP(w, cgiReq)
+	e.backend.Serve(w, r, sp.Name, path, remoteUser, e.log)
 	// The push is over whatever the client does now: finish the bookkeeping even if it hung up.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), time.Minute)
 	defer cancel()
@@ -208,10 +196,15 @@ func (e *Emulator) handleGit(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// gitBackend serves git's smart HTTP protocol (internal/hubemu/git).
+type gitBackend interface {
+	Serve(w http.ResponseWriter, r *http.Request, space, path, remoteUser string, log *slog.Logger)
+}
+
 // afterPush compares the refs with those before the push, and records and announces what changed.
 // A push that changed nothing (refused, or empty) emits nothing.
 func (e *Emulator) afterPush(ctx context.Context, by Principal, sp *Space, before map[string]string) error {
-	after, err := e.repos.refs(ctx, sp.Name)
+	after, err := e.git.Refs(ctx, sp.Name)
 	if err != nil {
 		return err
 	}
@@ -219,8 +212,8 @@ func (e *Emulator) afterPush(ctx context.Context, by Principal, sp *Space, befor
 	if len(changes) == 0 {
 		return nil
 	}
-	mainSha := after[mainRef]
-	head, err := e.repos.readHead(ctx, sp.Name, mainSha)
+	mainSha := after[MainRef]
+	head, err := e.git.Snapshot(ctx, sp.Name, mainSha)
 	if err != nil {
 		return err
 	}
@@ -320,20 +313,4 @@ func spoolBody(r *http.Request, dir string, limit int64) (cleanup func(), err er
 	}
 	r.Body, r.ContentLength, r.TransferEncoding = f, n, nil
 	return cleanup, nil
-}
-
-// gitStderr logs what git http-backend writes to its standard error, one record per line.
-type gitStderr struct {
-	log   *slog.Logger
-	space string
-}
-
-func (g *gitStderr) Write(p []byte) (int, error) {
-	sc := bufio.NewScanner(strings.NewReader(string(p)))
-	for sc.Scan() {
-		if line := strings.TrimSpace(sc.Text()); line != "" {
-			g.log.Warn("git http-backend", "space", g.space, "stderr", line)
-		}
-	}
-	return len(p), nil
 }

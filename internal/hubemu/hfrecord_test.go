@@ -22,6 +22,7 @@ import (
 	"testing"
 
 	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/localhub"
 )
 
 // Recordings of the public Python client (testdata/hfclient/huggingface_hub-<version>.json) are
@@ -385,7 +386,7 @@ func serveForReplay(t *testing.T) (string, string) {
 	}
 	base := "http://" + ln.Addr().String()
 	ctx, cancel := context.WithCancel(context.Background())
-	emu, err := hubemu.Open(ctx, hubemu.Config{PublicURL: base, Logger: slog.New(slog.DiscardHandler), Delivery: fastDelivery})
+	emu, err := localhub.Open(ctx, localhub.Config{PublicURL: base, Logger: slog.New(slog.DiscardHandler), Delivery: fastDelivery})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 
 func TestListFollowsEveryChange(t *testing.T) {
 	ctx := context.Background()
-	e, err := Open(ctx, Config{Logger: slog.New(slog.DiscardHandler)})
+	e, err := New(ctx, Config{Logger: slog.New(slog.DiscardHandler)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestListFollowsEveryChange(t *testing.T) {
 func TestMigrationFillsRecordsOfOlderWebhooks(t *testing.T) {
 	ctx := context.Background()
 	dsn := filepath.Join(t.TempDir(), "hub.db")
-	e, err := Open(ctx, Config{DSN: dsn, Logger: slog.New(slog.DiscardHandler)})
+	e, err := New(ctx, Config{DSN: dsn, Logger: slog.New(slog.DiscardHandler)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestMigrationFillsRecordsOfOlderWebhooks(t *testing.T) {
 	}
 	e.Close()
 
-	e, err = Open(ctx, Config{DSN: dsn, Logger: slog.New(slog.DiscardHandler)})
+	e, err = New(ctx, Config{DSN: dsn, Logger: slog.New(slog.DiscardHandler)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestMigrationFillsRecordsOfOlderWebhooks(t *testing.T) {
 func TestNewerDatabaseIsRefused(t *testing.T) {
 	ctx := context.Background()
 	dsn := filepath.Join(t.TempDir(), "hub.db")
-	e, err := Open(ctx, Config{DSN: dsn})
+	e, err := New(ctx, Config{DSN: dsn}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestNewerDatabaseIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.Close()
-	if _, err := Open(ctx, Config{DSN: dsn}); err == nil || !strings.Contains(err.Error(), "schema version 99") {
+	if _, err := New(ctx, Config{DSN: dsn}, nil); err == nil || !strings.Contains(err.Error(), "schema version 99") {
 		t.Fatalf("err %v", err)
 	}
 }
@@ -133,7 +133,7 @@ func TestNewerDatabaseIsRefused(t *testing.T) {
 // reading and joining 1,000 stored records from a file database.
 func BenchmarkReadWebhookList(b *testing.B) {
 	ctx := context.Background()
-	e, err := Open(ctx, Config{DSN: filepath.Join(b.TempDir(), "hub.db"), Logger: slog.New(slog.DiscardHandler)})
+	e, err := New(ctx, Config{DSN: filepath.Join(b.TempDir(), "hub.db"), Logger: slog.New(slog.DiscardHandler)}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

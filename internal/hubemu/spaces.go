@@ -155,18 +155,20 @@ func (e *Emulator) CreateSpace(ctx context.Context, by Principal, in CreateRepoI
 	if err != nil {
 		return nil, err
 	}
-	lock := e.repos.lock(name)
-	lock.Lock()
-	defer lock.Unlock()
+	unlock, err := e.locks.lock(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	if _, err := e.spaceByName(ctx, e.db.r, name); err == nil {
 		return nil, &repoExistsError{&fault.Error{Kind: fault.Refused, Msg: "You already created this space repo: " + name}, name}
 	} else if !errors.Is(err, fault.ErrNotFound) {
 		return nil, err
 	}
-	if _, err := e.repos.httpBackend(); err != nil {
+	if err := e.git.Available(); err != nil {
 		return nil, err
 	}
-	if err := e.repos.create(ctx, name); err != nil {
+	if err := e.git.Create(ctx, name); err != nil {
 		return nil, fmt.Errorf("creating the git repository of %s: %w", name, err)
 	}
 	err = e.db.tx(ctx, func(tx *sql.Tx) error {
@@ -188,7 +190,7 @@ func (e *Emulator) CreateSpace(ctx context.Context, by Principal, in CreateRepoI
 		return err
 	})
 	if err != nil {
-		_ = e.repos.remove(name)
+		_ = e.git.Remove(name)
 		return nil, err
 	}
 	e.wakeDispatcher()
@@ -231,9 +233,11 @@ func (e *Emulator) DeleteSpace(ctx context.Context, by Principal, in RepoRefInpu
 	if err != nil {
 		return err
 	}
-	lock := e.repos.lock(name)
-	lock.Lock()
-	defer lock.Unlock()
+	unlock, err := e.locks.lock(ctx, name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	sp, err := e.spaceByName(ctx, e.db.r, name)
 	if err != nil {
 		return err
@@ -249,7 +253,7 @@ func (e *Emulator) DeleteSpace(ctx context.Context, by Principal, in RepoRefInpu
 		return err
 	}
 	e.wakeDispatcher()
-	if err := e.repos.remove(name); err != nil {
+	if err := e.git.Remove(name); err != nil {
 		e.log.Error("removing the git repository of a deleted space", "space", name, "err", err)
 	}
 	e.log.Info("space deleted", "space", name)
@@ -378,7 +382,7 @@ func storedSpaceTags(ctx context.Context, q querier, repoID string) ([]string, e
 
 // recordPush stores what a push changed and emits its repo.content update, in one transaction.
 // changes are the refs the push moved (at least one); head is what main now holds.
-func (e *Emulator) recordPush(ctx context.Context, by Principal, sp *Space, changes []refChange, mainSha string, head headState) (*EmitResult, error) {
+func (e *Emulator) recordPush(ctx context.Context, by Principal, sp *Space, changes []refChange, mainSha string, snap Snapshot) (*EmitResult, error) {
 	refs := make([]webhook.UpdatedRef, len(changes))
 	for i, c := range changes {
 		refs[i] = webhook.UpdatedRef{Ref: c.Ref}
@@ -389,24 +393,25 @@ func (e *Emulator) recordPush(ctx context.Context, by Principal, sp *Space, chan
 			refs[i].NewSha = &c.New
 		}
 	}
+	card := parseFrontMatter(snap.Readme)
 	sdk := sp.SDK
-	if s, ok := head.card["sdk"].(string); ok && slices.Contains(SpaceSDKs, s) {
+	if s, ok := card["sdk"].(string); ok && slices.Contains(SpaceSDKs, s) {
 		sdk = s // the README's sdk is the space's, as on the public hub
 	}
-	tags, _ := json.Marshal(spaceTags(head.card, sdk))
-	card, err := json.Marshal(head.card)
+	tags, _ := json.Marshal(spaceTags(card, sdk))
+	cardJSON, err := json.Marshal(card)
 	if err != nil {
 		return nil, fmt.Errorf("the README front matter of %s: %w", sp.Name, err)
 	}
-	files, _ := json.Marshal(head.files)
-	modified := head.modified
+	files, _ := json.Marshal(snap.Files)
+	modified := snap.Modified
 	if modified.IsZero() {
 		modified = e.now()
 	}
 	var res *EmitResult
 	err = e.db.tx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, "UPDATE spaces SET sdk = ?, tags = ?, card_data = ?, files = ?, last_modified = ? WHERE repo_id = ?",
-			sdk, string(tags), string(card), string(files), ms(modified), sp.RepoID); err != nil {
+			sdk, string(tags), string(cardJSON), string(files), ms(modified), sp.RepoID); err != nil {
 			return err
 		}
 		var err error

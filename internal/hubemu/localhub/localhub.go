@@ -1,0 +1,98 @@
+// Package localhub assembles the local hub from its parts: the hub's services (internal/hubemu),
+// their SQLite store, the spaces' git repositories (internal/hubemu/git) and the HTTP API. It is
+// what robothub hub serve and robothub dev run, and what tests start in-process.
+package localhub
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/git"
+)
+
+// Config configures a local hub. The zero value is an in-memory hub with the defaults.
+type Config struct {
+	// DSN is the SQLite database: a file path, or hubemu.MemoryDSN (the default) for a store that
+	// lives as long as the Emulator.
+	DSN string
+	// ReposDir holds the git repositories of spaces. Default: "repos" beside the DSN file; with
+	// MemoryDSN, a temporary directory that Close removes.
+	ReposDir string
+	// GitPath is the git program, whose git-http-backend serves the spaces. Default "git" on PATH.
+	GitPath string
+
+	// The rest is the services' configuration: see hubemu.Config.
+	PublicURL    string
+	TriggerLimit int
+	Delivery     hubemu.DeliveryPolicy
+	JobTimeout   time.Duration
+	JobPath      string
+	AllowJobs    bool
+	HTTPClient   *http.Client
+	Logger       *slog.Logger
+	Now          func() time.Time
+}
+
+// Emulator is the local hub, assembled: serve Handler, call Run to deliver events and run jobs,
+// and call the services (CreateToken, Bootstrap, ...) directly.
+type Emulator struct {
+	*hubemu.Emulator
+	repos *git.Repos
+}
+
+// Open opens (creating and migrating if needed) the hub's database and its repositories' directory.
+func Open(ctx context.Context, cfg Config) (*Emulator, error) {
+	if cfg.DSN == "" {
+		cfg.DSN = hubemu.MemoryDSN
+	}
+	repos, err := openRepos(cfg)
+	if err != nil {
+		return nil, err
+	}
+	emu, err := hubemu.New(ctx, hubemu.Config{
+		DSN: cfg.DSN, PublicURL: cfg.PublicURL, TriggerLimit: cfg.TriggerLimit, Delivery: cfg.Delivery,
+		JobTimeout: cfg.JobTimeout, JobPath: cfg.JobPath, AllowJobs: cfg.AllowJobs, HTTPClient: cfg.HTTPClient,
+		Logger: cfg.Logger, Now: cfg.Now,
+	}, repos)
+	if err != nil {
+		_ = repos.Close()
+		return nil, err
+	}
+	return &Emulator{Emulator: emu, repos: repos}, nil
+}
+
+// Close closes the database and removes the repositories of an in-memory hub. Stop Run and the
+// HTTP server first.
+func (e *Emulator) Close() error {
+	err := e.Emulator.Close()
+	if rerr := e.repos.Close(); err == nil {
+		err = rerr
+	}
+	return err
+}
+
+// ReposDir is the directory of the spaces' repositories.
+func (e *Emulator) ReposDir() string { return e.repos.Root() }
+
+// openRepos prepares the directory of the spaces' git repositories.
+func openRepos(cfg Config) (*git.Repos, error) {
+	dir, temporary := cfg.ReposDir, false
+	switch {
+	case dir != "":
+	case cfg.DSN == hubemu.MemoryDSN:
+		d, err := os.MkdirTemp("", "robothub-hub-repos-")
+		if err != nil {
+			return nil, fmt.Errorf("making a directory for the spaces' repositories: %w", err)
+		}
+		dir, temporary = d, true
+	default:
+		dir = filepath.Join(filepath.Dir(cfg.DSN), "repos")
+	}
+	return git.Open(dir, cfg.GitPath, temporary)
+}
