@@ -9,10 +9,6 @@ import (
 	"github.com/robothub/robothub/core/hub"
 )
 
-// APIPath is the root of the emulator's own API, beside the hub's: events, activity, replay, jobs.
-// The public hub answers it with 404.
-const APIPath = "/api/emulator"
-
 // Client calls the emulator's own API through a hub client, with its token, retries and errors.
 type Client struct{ *hub.Client }
 

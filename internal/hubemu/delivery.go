@@ -3,7 +3,6 @@ package hubemu
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -63,17 +62,14 @@ func (p *DeliveryPolicy) fill() {
 // exponential pause.
 func (p DeliveryPolicy) backoff(n int) time.Duration { return hub.Backoff(p.BaseDelay, p.MaxDelay, n) }
 
-// deliveryKindOf is the SQL for the kind of delivery a row of webhooks gets: "url" or "job".
-const deliveryKindOf = "CASE WHEN job_id IS NULL THEN 'url' ELSE 'job' END"
-
 // queueDelivery records a delivery of an event to a webhook: pending, or rate_limited when the
 // webhook has had its TriggerLimit of deliveries in the last 24 hours.
-func (e *Emulator) queueDelivery(ctx context.Context, tx *sql.Tx, webhookID, eventID, replayOf string) (DeliveryRef, error) {
+func (e *Emulator) queueDelivery(ctx context.Context, tx Tx, webhookID, eventID, replayOf string) (DeliveryRef, error) {
 	now := e.now()
 	state := StatePending
 	lastError := ""
 	if e.triggerLimit > 0 {
-		n, err := triggersSince(ctx, tx, webhookID, now.Add(-24*time.Hour))
+		n, _, err := tx.TriggersSince(ctx, webhookID, now.Add(-24*time.Hour))
 		if err != nil {
 			return DeliveryRef{}, err
 		}
@@ -83,17 +79,9 @@ func (e *Emulator) queueDelivery(ctx context.Context, tx *sql.Tx, webhookID, eve
 		}
 	}
 	ref := DeliveryRef{ID: newID(now), WebhookID: webhookID, State: state}
-	_, err := tx.ExecContext(ctx, `INSERT INTO deliveries (id, webhook_id, event_id, replay_of, state, kind, next_attempt_at, last_error, created_at, updated_at)
-		SELECT ?, id, ?, ?, ?, `+deliveryKindOf+`, ?, ?, ?, ? FROM webhooks WHERE id = ?`,
-		ref.ID, eventID, replayOf, state, ms(now), lastError, ms(now), ms(now), webhookID)
+	err := tx.InsertDelivery(ctx, NewDelivery{ID: ref.ID, WebhookID: webhookID, EventID: eventID, ReplayOf: replayOf,
+		State: state, LastError: lastError, CreatedAt: now})
 	return ref, err
-}
-
-func triggersSince(ctx context.Context, q querier, webhookID string, since time.Time) (int, error) {
-	var n int
-	err := q.QueryRowContext(ctx, "SELECT COUNT(*) FROM deliveries WHERE webhook_id = ? AND created_at > ? AND state != ?",
-		webhookID, ms(since), StateRateLimited).Scan(&n)
-	return n, err
 }
 
 // task is one attempt to make: a delivery with what it needs, read when it was claimed so that it
@@ -119,7 +107,7 @@ type outcome struct {
 	err        string
 	response   string
 	jobRunID   string
-	run        *runEnd // how the job run ended, recorded with the attempt
+	run        *RunEnd // how the job run ended, recorded with the attempt
 	retryAfter time.Duration
 	final      bool  // no retry whatever happened (job runs)
 	skipped    bool  // the webhook is disabled: nothing was sent
@@ -196,7 +184,7 @@ func (e *Emulator) Run(ctx context.Context) (err error) {
 		defer cancel()
 		if err := e.record(bg, done); err != nil {
 			e.log.Error("recording delivery results at shutdown: those deliveries are sent again at the next start",
-				"database", e.dsn, "results", len(done), "err", err)
+				"database", e.db.Database(), "results", len(done), "err", err)
 		}
 	}()
 
@@ -306,53 +294,31 @@ func (e *Emulator) collect(ctx context.Context, o outcome, results <-chan outcom
 // recover prepares the store for a new Run: deliveries claimed by a Run that stopped are pending
 // again, and job runs it left running are marked as interrupted.
 func (e *Emulator) recover(ctx context.Context) error {
-	return e.db.tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, "UPDATE deliveries SET leased = 0 WHERE leased = 1"); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, "UPDATE job_runs SET state = ?, error = ?, finished_at = ? WHERE state = ?",
-			RunError, "interrupted: the emulator stopped while the job was running; the delivery is run again", ms(e.now()), RunRunning)
-		return err
+	return e.db.Update(ctx, func(tx Tx) error {
+		return tx.ReleaseLeases(ctx, "interrupted: the emulator stopped while the job was running; the delivery is run again", e.now())
 	})
 }
 
 // claim leases up to nURL due deliveries to URL webhooks and nJob to job webhooks.
 func (e *Emulator) claim(ctx context.Context, nURL, nJob int) ([]task, error) {
 	var out []task
-	err := e.db.tx(ctx, func(tx *sql.Tx) error {
-		now := ms(e.now())
+	err := e.db.Update(ctx, func(tx Tx) error {
+		out = out[:0]
+		now := e.now()
 		for _, kind := range []struct {
 			name string
 			n    int
-		}{{"url", nURL}, {"job", nJob}} {
+		}{{DeliveryURL, nURL}, {DeliveryJob, nJob}} {
 			if kind.n <= 0 {
 				continue
 			}
-			rows, err := tx.QueryContext(ctx, `SELECT d.id, d.webhook_id, d.attempts, w.url, w.secret, COALESCE(w.job_id, ''), w.disabled, ev.payload
-				FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN events ev ON ev.id = d.event_id
-				WHERE d.state = ? AND d.leased = 0 AND d.kind = ? AND d.next_attempt_at <= ?
-				ORDER BY d.next_attempt_at, d.id LIMIT ?`, StatePending, kind.name, now, kind.n)
+			claims, err := tx.ClaimDeliveries(ctx, kind.name, kind.n, now)
 			if err != nil {
 				return err
 			}
-			for rows.Next() {
-				var t task
-				var payload string
-				if err := rows.Scan(&t.deliveryID, &t.webhookID, &t.attempts, &t.url, &t.secret, &t.jobID, &t.disabled, &payload); err != nil {
-					rows.Close()
-					return err
-				}
-				t.payload = withWebhookRef(payload, t.webhookID)
-				out = append(out, t)
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				return err
-			}
-		}
-		for _, t := range out {
-			if _, err := tx.ExecContext(ctx, "UPDATE deliveries SET leased = 1 WHERE id = ?", t.deliveryID); err != nil {
-				return err
+			for _, c := range claims {
+				out = append(out, task{deliveryID: c.DeliveryID, webhookID: c.WebhookID, attempts: c.Attempts, url: c.URL,
+					secret: c.Secret, jobID: c.JobID, disabled: c.Disabled, payload: withWebhookRef(c.Payload, c.WebhookID)})
 			}
 		}
 		return nil
@@ -379,20 +345,15 @@ func withWebhookRef(payload, webhookID string) []byte {
 // until a worker is free instead of waking for them.
 func (e *Emulator) nextDue(ctx context.Context, urlFree, jobFree bool) (time.Time, error) {
 	var next time.Time
-	for kind, free := range map[string]bool{"url": urlFree, "job": jobFree} {
+	for kind, free := range map[string]bool{DeliveryURL: urlFree, DeliveryJob: jobFree} {
 		if !free {
 			continue
 		}
-		var at int64
-		err := e.db.r.QueryRowContext(ctx, `SELECT next_attempt_at FROM deliveries WHERE state = ? AND leased = 0 AND kind = ?
-			ORDER BY next_attempt_at LIMIT 1`, StatePending, kind).Scan(&at)
-		if errors.Is(err, sql.ErrNoRows) {
-			continue
-		}
+		t, ok, err := e.db.NextDue(ctx, kind)
 		if err != nil {
 			return time.Time{}, err
 		}
-		if t := fromMS(at); next.IsZero() || t.Before(next) {
+		if ok && (next.IsZero() || t.Before(next)) {
 			next = t
 		}
 	}
@@ -483,26 +444,20 @@ func (e *Emulator) record(ctx context.Context, batch []outcome) error {
 	}
 	var logs []logged
 	debug := e.log.Enabled(ctx, slog.LevelDebug)
-	err := e.db.tx(ctx, func(tx *sql.Tx) error {
+	err := e.db.Update(ctx, func(tx Tx) error {
+		logs = logs[:0]
 		now := e.now()
 		for _, o := range batch {
 			if o.skipped {
-				if _, err := tx.ExecContext(ctx, "UPDATE deliveries SET state = ?, leased = 0, last_error = ?, updated_at = ? WHERE id = ?",
-					StateSkipped, "the webhook is disabled", ms(now), o.deliveryID); err != nil {
+				if err := tx.SkipDelivery(ctx, o.deliveryID, "the webhook is disabled", now); err != nil {
 					return err
 				}
 				continue
 			}
 			if o.run != nil {
-				if err := o.run.record(ctx, tx, o.jobRunID); err != nil {
+				if err := tx.FinishJobRun(ctx, o.jobRunID, *o.run); err != nil {
 					return err
 				}
-			}
-			// The webhook (and with it the delivery) may have been deleted while this attempt ran.
-			if _, err := tx.ExecContext(ctx, `INSERT INTO attempts (delivery_id, at, target, status, latency_us, error, response, job_run_id)
-				SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM deliveries WHERE id = ?)`,
-				o.deliveryID, ms(o.at), o.target, o.status, o.latency.Microseconds(), o.err, o.response, o.jobRunID, o.deliveryID); err != nil {
-				return err
 			}
 			n := o.attempts + 1
 			state, next := StatePending, now
@@ -518,8 +473,9 @@ func (e *Emulator) record(ctx context.Context, batch []outcome) error {
 				}
 				next = now.Add(wait)
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = ?, leased = 0, attempts = ?, next_attempt_at = ?, last_status = ?,
-				last_error = ?, updated_at = ? WHERE id = ?`, state, n, ms(next), o.status, o.err, ms(now), o.deliveryID); err != nil {
+			if err := tx.RecordAttempt(ctx, AttemptRecord{DeliveryID: o.deliveryID, At: o.at, Target: o.target, Status: o.status,
+				Latency: o.latency, Error: o.err, Response: o.response, JobRunID: o.jobRunID,
+				State: state, Attempts: n, NextAttemptAt: next, UpdatedAt: now}); err != nil {
 				return err
 			}
 			if debug || !o.ok() {

@@ -2,8 +2,6 @@ package hubemu
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"log/slog"
 	"net/http"
 	"os"
@@ -23,9 +21,6 @@ const (
 
 // Config configures an Emulator. The zero value is an in-memory emulator with the defaults.
 type Config struct {
-	// DSN is the SQLite database: a file path, or MemoryDSN (the default) for a store that lives as
-	// long as the Emulator.
-	DSN string
 	// PublicURL is the emulator's address as clients see it; payload links (repo.url) start with it.
 	PublicURL string
 	// TriggerLimit caps the deliveries of one webhook in any 24 hours; over it, deliveries are
@@ -62,8 +57,7 @@ const (
 
 // Emulator is the local hub. Create it with Open; serve Handler; call Run to deliver events.
 type Emulator struct {
-	db           *store
-	dsn          string
+	db           Store
 	publicURL    string
 	triggerLimit int
 	delivery     DeliveryPolicy
@@ -80,19 +74,11 @@ type Emulator struct {
 	locks        spaceLocks
 }
 
-// New opens (creating and migrating if needed) the emulator's store; g keeps the spaces' git
-// repositories.
-func New(ctx context.Context, cfg Config, g Git) (*Emulator, error) {
-	if cfg.DSN == "" {
-		cfg.DSN = MemoryDSN
-	}
-	db, err := openStore(ctx, cfg.DSN)
-	if err != nil {
-		return nil, err
-	}
+// New returns the hub's services on a store and the spaces' git repositories (nil: a hub without
+// spaces, for tests of the rest).
+func New(cfg Config, db Store, g Git) *Emulator {
 	e := &Emulator{
 		db:           db,
-		dsn:          cfg.DSN,
 		publicURL:    strings.TrimRight(cfg.PublicURL, "/"),
 		triggerLimit: cfg.TriggerLimit,
 		delivery:     cfg.Delivery,
@@ -130,11 +116,8 @@ func New(ctx context.Context, cfg Config, g Git) (*Emulator, error) {
 	if e.now == nil {
 		e.now = time.Now
 	}
-	return e, nil
+	return e
 }
-
-// Close closes the store. Stop Run and the HTTP server first.
-func (e *Emulator) Close() error { return e.db.close() }
 
 // PublicURL returns the address payload links start with.
 func (e *Emulator) PublicURL() string { return e.publicURL }
@@ -174,7 +157,7 @@ func (e *Emulator) Bootstrap(ctx context.Context, cfg BootstrapConfig) (*Bootstr
 		}
 	}
 	if res.User.ID == "" {
-		hasAccounts, err := e.hasTokens(ctx)
+		hasAccounts, err := e.db.HasTokens(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -215,13 +198,8 @@ func (e *Emulator) Bootstrap(ctx context.Context, cfg BootstrapConfig) (*Bootstr
 	return res, nil
 }
 
-func (e *Emulator) hasTokens(ctx context.Context) (bool, error) {
-	var one int
-	err := e.db.r.QueryRowContext(ctx, "SELECT 1 FROM tokens LIMIT 1").Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	return err == nil, err
+func (e *Emulator) storeFailed(doing string, err error) error {
+	return &StoreError{Database: e.db.Database(), Doing: doing, Err: err}
 }
 
 // Git returns the spaces' repositories.

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/fault"
-	"github.com/robothub/robothub/core/hub"
 )
 
 // maxRequestBytes caps a request body.
@@ -62,8 +61,9 @@ func bearerToken(r *http.Request) string {
 
 func (e *Emulator) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status, msg := statusOf(err)
-	if status == http.StatusInternalServerError && storageFailure(err) {
-		status, msg = http.StatusInsufficientStorage, "the hub cannot write its database "+e.dsn+": "+err.Error()
+	var disk *DiskError
+	if status == http.StatusInternalServerError && errors.As(err, &disk) {
+		status, msg = http.StatusInsufficientStorage, disk.Error()
 	}
 	if status >= http.StatusInternalServerError {
 		e.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "request_id", w.Header().Get("X-Request-Id"), "err", err)
@@ -247,47 +247,8 @@ func (e *Emulator) handleWhoami(w http.ResponseWriter, r *http.Request, p Princi
 	return nil
 }
 
-// webhookRecord is a webhook in the hub's JSON shape: core/hub's record, whose job part the
-// emulator always fills in whole (every list present, empty or not).
-type webhookRecord struct {
-	hub.Webhook
-	Job *jobRecord `json:"job,omitempty"`
-}
-
-// jobRecord is the job a job webhook runs, with the names (never the values) of its secrets.
-type jobRecord struct {
-	ID          string            `json:"id"`
-	Command     []string          `json:"command"`
-	Arguments   []string          `json:"arguments"`
-	Environment map[string]string `json:"environment"`
-	Secrets     []string          `json:"secrets"`
-}
-
-func recordOf(w *Webhook) webhookRecord {
-	return webhookRecord{
-		Webhook: hub.Webhook{ID: w.ID, URL: w.URL, Watched: w.Watched, Domains: w.Domains, Secret: w.Secret, Disabled: w.Disabled},
-		Job:     jobRecordFor(w),
-	}
-}
-
-// jobRecordFor is the job part of a job webhook's record, or nil.
-func jobRecordFor(w *Webhook) *jobRecord {
-	if w.JobID != "" {
-		j := &jobRecord{ID: w.JobID, Command: []string{}, Arguments: []string{}, Environment: map[string]string{}, Secrets: w.SecretNames}
-		if w.Job != nil {
-			j.Command = w.Job.Command
-			j.Environment = w.Job.Environment
-		}
-		if j.Secrets == nil {
-			j.Secrets = []string{}
-		}
-		return j
-	}
-	return nil
-}
-
 func (e *Emulator) handleListWebhooks(w http.ResponseWriter, r *http.Request, p Principal) error {
-	body, err := e.readWebhookList(r.Context(), p.User.ID)
+	body, err := e.WebhookListJSON(r.Context(), p.User.ID)
 	if err != nil {
 		return err
 	}
@@ -299,7 +260,7 @@ func (e *Emulator) handleListWebhooks(w http.ResponseWriter, r *http.Request, p 
 }
 
 func writeWebhook(w http.ResponseWriter, status int, wh *Webhook) {
-	writeJSON(w, status, map[string]webhookRecord{"webhook": recordOf(wh)})
+	writeJSON(w, status, map[string]WebhookRecord{"webhook": wh.Record()})
 }
 
 func (e *Emulator) handleGetWebhook(w http.ResponseWriter, r *http.Request, p Principal) error {
@@ -437,23 +398,6 @@ func (e *Emulator) handleJobRun(w http.ResponseWriter, r *http.Request, p Princi
 	return nil
 }
 
-// SourceJobRecord is a source job in the emulator's JSON: the names of its secrets, not their values.
-type SourceJobRecord struct {
-	ID          string            `json:"id"`
-	Command     []string          `json:"command"`
-	Environment map[string]string `json:"environment"`
-	Secrets     []string          `json:"secrets"`
-	CreatedAt   time.Time         `json:"createdAt"`
-}
-
-func jobRecordOf(j *SourceJob) SourceJobRecord {
-	rec := SourceJobRecord{ID: j.ID, Command: j.Command, Environment: j.Environment, Secrets: j.SecretNames, CreatedAt: j.CreatedAt}
-	if rec.Secrets == nil {
-		rec.Secrets = []string{}
-	}
-	return rec
-}
-
 func (e *Emulator) handleCreateJob(w http.ResponseWriter, r *http.Request, p Principal) error {
 	var in JobInput
 	if err := decode(r, &in); err != nil {
@@ -463,7 +407,7 @@ func (e *Emulator) handleCreateJob(w http.ResponseWriter, r *http.Request, p Pri
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, jobRecordOf(j))
+	writeJSON(w, http.StatusOK, j.Record())
 	return nil
 }
 
@@ -474,7 +418,7 @@ func (e *Emulator) handleListJobs(w http.ResponseWriter, r *http.Request, p Prin
 	}
 	out := make([]SourceJobRecord, len(jobs))
 	for i, j := range jobs {
-		out[i] = jobRecordOf(j)
+		out[i] = j.Record()
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
@@ -485,7 +429,7 @@ func (e *Emulator) handleGetJob(w http.ResponseWriter, r *http.Request, p Princi
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, jobRecordOf(j))
+	writeJSON(w, http.StatusOK, j.Record())
 	return nil
 }
 
@@ -498,4 +442,70 @@ func closeUnread(w http.ResponseWriter, status int) {
 	case http.StatusUnauthorized, http.StatusForbidden, http.StatusRequestEntityTooLarge:
 		w.Header().Set("Connection", "close")
 	}
+}
+
+// discussionRepo returns the repo of a /api/{type}/{owner}/{name}/discussions route if viewer may
+// see it.
+func (e *Emulator) discussionRepo(r *http.Request, viewer *Principal) (*Repo, error) {
+	types := map[string]string{"models": "model", "datasets": "dataset", "spaces": "space"}
+	typ, ok := types[r.PathValue("type")]
+	if !ok {
+		return nil, errorf(fault.NotFound, "no such route: %s %s", r.Method, r.URL.Path)
+	}
+	return e.DiscussionRepo(r.Context(), viewer, typ, r.PathValue("owner")+"/"+r.PathValue("name"))
+}
+
+// handleDiscussions lists a repo's discussions, newest first, 50 a page (p from 0).
+func (e *Emulator) handleDiscussions(w http.ResponseWriter, r *http.Request, viewer *Principal) error {
+	repo, err := e.discussionRepo(r, viewer)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	var query DiscussionQuery
+	switch t := q.Get("type"); t {
+	case "", "all":
+	case "discussion", "pull_request":
+		query.PullRequests = new(t == "pull_request")
+	default:
+		return errorf(fault.Invalid, "type: %q is not one of all, discussion, pull_request", t)
+	}
+	switch s := q.Get("status"); s {
+	case "", "all":
+	case "open", "closed":
+		query.Status = s
+	default:
+		return errorf(fault.Invalid, "status: %q is not one of all, open, closed", s)
+	}
+	query.Author = q.Get("author")
+	page := 0
+	if p := q.Get("p"); p != "" {
+		if page, err = strconv.Atoi(p); err != nil || page < 0 {
+			return errorf(fault.Invalid, "p: %q is not a page number (from 0)", p)
+		}
+	}
+	out, err := e.Discussions(r.Context(), repo, query, page)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// handleDiscussion answers one discussion with its history: comments, status and title changes.
+func (e *Emulator) handleDiscussion(w http.ResponseWriter, r *http.Request, viewer *Principal) error {
+	repo, err := e.discussionRepo(r, viewer)
+	if err != nil {
+		return err
+	}
+	num, err := strconv.Atoi(r.PathValue("num"))
+	if err != nil || num < 1 {
+		return errorf(fault.Invalid, "%q is not a discussion number", r.PathValue("num"))
+	}
+	out, err := e.DiscussionDetails(r.Context(), repo, num)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
 }

@@ -48,7 +48,3 @@ func tokenHash(token string) string {
 	sum := sha256.Sum256([]byte(token))
 	return hex.EncodeToString(sum[:])
 }
-
-func ms(t time.Time) int64 { return t.UnixMilli() }
-
-func fromMS(v int64) time.Time { return time.UnixMilli(v).UTC() }

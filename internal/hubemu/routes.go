@@ -5,7 +5,7 @@ import "net/http"
 // Paths of the emulator-only API (the public hub has no such routes).
 const (
 	pathEvents = "/api/emulator/events"
-	pathJobs   = "/api/emulator/jobs"
+	pathJobs   = PathJobs
 )
 
 // Handler returns the emulator's HTTP API. Every route is here.

@@ -2,7 +2,6 @@ package hubemu
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -31,13 +30,12 @@ func (e *Emulator) runJob(runCtx context.Context, t task) outcome {
 		return o
 	}
 
-	jobs, err := sourceJobs(runCtx, e.db.r, "id = ?", t.jobID)
-	if err != nil || len(jobs) == 0 {
+	job, err := e.db.SourceJob(runCtx, "", t.jobID)
+	if err != nil {
 		o.err = fmt.Sprintf("source job %s is gone", t.jobID)
 		return o
 	}
-	job := jobs[0]
-	secrets, err := e.webhookSecrets(runCtx, t.webhookID)
+	secrets, err := e.db.WebhookSecrets(runCtx, t.webhookID)
 	if err != nil {
 		o.err = "reading the webhook's secrets: " + err.Error()
 		return o
@@ -50,8 +48,8 @@ func (e *Emulator) runJob(runCtx context.Context, t task) outcome {
 
 	runID := newID(e.now())
 	o.jobRunID = runID
-	if _, err := e.db.w.ExecContext(runCtx, `INSERT INTO job_runs (id, webhook_id, delivery_id, source_job_id, state, started_at)
-		VALUES (?, ?, ?, ?, ?, ?)`, runID, t.webhookID, t.deliveryID, t.jobID, RunRunning, ms(e.now())); err != nil {
+	run := JobRun{ID: runID, WebhookID: t.webhookID, DeliveryID: t.deliveryID, SourceJobID: t.jobID, State: RunRunning, StartedAt: e.now()}
+	if err := e.db.Update(runCtx, func(tx Tx) error { return tx.StartJobRun(runCtx, run) }); err != nil {
 		// The job does not run. A full or read-only disk (or any other failure of the store) stops
 		// Run, and the next Run runs the delivery: it stays leased.
 		o.jobRunID = ""
@@ -66,7 +64,7 @@ func (e *Emulator) runJob(runCtx context.Context, t task) outcome {
 	dir, err := os.MkdirTemp("", "hubemu-run-")
 	if err != nil {
 		o.err = "making the run's directory: " + err.Error()
-		o.run = &runEnd{state: RunError, err: o.err, at: e.now()}
+		o.run = &RunEnd{State: RunError, Err: o.err, At: e.now()}
 		return o
 	}
 	defer os.RemoveAll(dir)
@@ -115,30 +113,9 @@ func (e *Emulator) runJob(runCtx context.Context, t task) outcome {
 		state, o.err = RunError, "the job could not start: "+err.Error()
 	}
 	if !o.cancelled {
-		o.run = &runEnd{state: state, exitCode: exitCode, err: o.err, log: log.String(), at: e.now()}
+		o.run = &RunEnd{State: state, ExitCode: exitCode, Err: o.err, Log: log.String(), At: e.now()}
 	}
 	return o
-}
-
-// runEnd is how a job run ended. It is recorded with the delivery's attempt, in one transaction:
-// if the disk refuses that write, neither is kept, and the next Run marks the run interrupted and
-// runs the delivery again.
-type runEnd struct {
-	state    string
-	exitCode *int
-	err      string
-	log      string
-	at       time.Time
-}
-
-func (r *runEnd) record(ctx context.Context, tx *sql.Tx, runID string) error {
-	var code any
-	if r.exitCode != nil {
-		code = *r.exitCode
-	}
-	_, err := tx.ExecContext(ctx, "UPDATE job_runs SET state = ?, exit_code = ?, error = ?, log = ?, finished_at = ? WHERE id = ?",
-		r.state, code, r.err, r.log, ms(r.at), runID)
-	return err
 }
 
 // cappedBuffer keeps the first maxJobLog bytes written to it, from any number of goroutines.

@@ -2,7 +2,6 @@ package hubemu
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -160,8 +159,8 @@ func (e *Emulator) CreateSpace(ctx context.Context, by Principal, in CreateRepoI
 		return nil, err
 	}
 	defer unlock()
-	if _, err := e.spaceByName(ctx, e.db.r, name); err == nil {
-		return nil, &repoExistsError{&fault.Error{Kind: fault.Refused, Msg: "You already created this space repo: " + name}, name}
+	if _, err := e.spaceByName(ctx, name); err == nil {
+		return nil, &RepoExistsError{&fault.Error{Kind: fault.Refused, Msg: "You already created this space repo: " + name}, name}
 	} else if !errors.Is(err, fault.ErrNotFound) {
 		return nil, err
 	}
@@ -171,19 +170,18 @@ func (e *Emulator) CreateSpace(ctx context.Context, by Principal, in CreateRepoI
 	if err := e.git.Create(ctx, name); err != nil {
 		return nil, fmt.Errorf("creating the git repository of %s: %w", name, err)
 	}
-	err = e.db.tx(ctx, func(tx *sql.Tx) error {
+	err = e.db.Update(ctx, func(tx Tx) error {
 		now := e.now()
 		// A repo that emitted events named before (it has a repos row, no git data) becomes this space.
 		repo, err := ensureRepo(ctx, tx, "space", name, by.User.ID, now)
 		if err != nil {
 			return err
 		}
-		tags, _ := json.Marshal(spaceTags(cardData{}, sdk))
-		if _, err := tx.ExecContext(ctx, "UPDATE repos SET private = ?, head_sha = '', owner_id = ? WHERE id = ?", private, by.User.ID, repo.id); err != nil {
+		repo.Private, repo.HeadSha, repo.OwnerID = private, "", by.User.ID
+		if err := tx.UpdateRepo(ctx, repo); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, "INSERT INTO spaces (repo_id, sdk, tags, last_modified) VALUES (?, ?, ?, ?)",
-			repo.id, sdk, string(tags), ms(now)); err != nil {
+		if err := tx.InsertSpace(ctx, repo.ID, SpaceState{SDK: sdk, Tags: spaceTags(cardData{}, sdk), Modified: now}); err != nil {
 			return err
 		}
 		_, err = e.emitTx(ctx, tx, by, EmitInput{Repo: "space:" + name, Scope: webhook.ScopeRepo, Action: "create", fromGit: true})
@@ -195,7 +193,7 @@ func (e *Emulator) CreateSpace(ctx context.Context, by Principal, in CreateRepoI
 	}
 	e.wakeDispatcher()
 	e.log.Info("space created", "space", name, "private", private, "sdk", sdk)
-	return e.spaceByName(ctx, e.db.r, name)
+	return e.spaceByName(ctx, name)
 }
 
 // private reads the visibility of a new space from either form the public clients send.
@@ -217,15 +215,15 @@ func (in *CreateRepoInput) private() (bool, error) {
 	}
 }
 
-// repoExistsError is the 409 of a create whose repo exists; the answer carries the repo's URL, as
+// RepoExistsError is the 409 of a create whose repo exists; the answer carries the repo's URL, as
 // the public hub's does (the Python client's create_repo(exist_ok=True) reads it).
-type repoExistsError struct {
+type RepoExistsError struct {
 	err  *fault.Error
-	name string
+	Name string // owner/name
 }
 
-func (e *repoExistsError) Error() string { return e.err.Msg }
-func (e *repoExistsError) Unwrap() error { return e.err }
+func (e *RepoExistsError) Error() string { return e.err.Msg }
+func (e *RepoExistsError) Unwrap() error { return e.err }
 
 // DeleteSpace deletes one of the caller's spaces with its git data. It emits a repo delete event.
 func (e *Emulator) DeleteSpace(ctx context.Context, by Principal, in RepoRefInput) error {
@@ -238,16 +236,15 @@ func (e *Emulator) DeleteSpace(ctx context.Context, by Principal, in RepoRefInpu
 		return err
 	}
 	defer unlock()
-	sp, err := e.spaceByName(ctx, e.db.r, name)
+	sp, err := e.spaceByName(ctx, name)
 	if err != nil {
 		return err
 	}
-	err = e.db.tx(ctx, func(tx *sql.Tx) error {
+	err = e.db.Update(ctx, func(tx Tx) error {
 		if _, err := e.emitTx(ctx, tx, by, EmitInput{Repo: "space:" + name, Scope: webhook.ScopeRepo, Action: "delete", fromGit: true}); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, "DELETE FROM repos WHERE id = ?", sp.RepoID)
-		return err
+		return tx.DeleteRepo(ctx, sp.RepoID)
 	})
 	if err != nil {
 		return err
@@ -272,7 +269,7 @@ func repoNotFound(anonymous bool, name string) error {
 
 // SpaceFor returns the space owner/name if the viewer may see it (nil: an anonymous viewer).
 func (e *Emulator) SpaceFor(ctx context.Context, viewer *Principal, name string) (*Space, error) {
-	sp, err := e.spaceByName(ctx, e.db.r, name)
+	sp, err := e.spaceByName(ctx, name)
 	if err != nil && !errors.Is(err, fault.ErrNotFound) {
 		return nil, err
 	}
@@ -290,10 +287,6 @@ type SpaceQuery struct {
 	Limit  int      // 0: no limit
 }
 
-const spaceColumns = `r.id, r.name, r.private, r.head_sha, r.created_at, r.owner_id, u.name,
-	s.sdk, s.tags, s.card_data, s.files, s.last_modified
-	FROM spaces s JOIN repos r ON r.id = s.repo_id JOIN users u ON u.id = r.owner_id`
-
 // Spaces lists the spaces the viewer may see (the public ones, and the viewer's own private ones)
 // that match q, most recently changed first.
 func (e *Emulator) Spaces(ctx context.Context, viewer *Principal, q SpaceQuery) ([]*Space, error) {
@@ -301,25 +294,13 @@ func (e *Emulator) Spaces(ctx context.Context, viewer *Principal, q SpaceQuery) 
 	if viewer != nil {
 		viewerID = viewer.User.ID
 	}
-	query := "SELECT " + spaceColumns + " WHERE (r.private = 0 OR r.owner_id = ?)"
-	args := []any{viewerID}
-	if q.Author != "" {
-		query += " AND u.name = ?"
-		args = append(args, q.Author)
-	}
-	query += " ORDER BY s.last_modified DESC, r.name"
-	rows, err := e.db.r.QueryContext(ctx, query, args...)
+	all, err := e.db.Spaces(ctx, viewerID, q.Author)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
 	out := []*Space{}
 	search := strings.ToLower(q.Search)
-	for rows.Next() {
-		sp, err := scanSpace(rows)
-		if err != nil {
-			return nil, err
-		}
+	for _, sp := range all {
 		if !sp.hasTags(q.Tags) || (search != "" && !strings.Contains(strings.ToLower(sp.Name), search)) {
 			continue
 		}
@@ -328,56 +309,16 @@ func (e *Emulator) Spaces(ctx context.Context, viewer *Principal, q SpaceQuery) 
 			break
 		}
 	}
-	return out, rows.Err()
-}
-
-type rowScanner interface{ Scan(dest ...any) error }
-
-func scanSpace(row rowScanner) (*Space, error) {
-	sp := &Space{}
-	var created, modified int64
-	var tags, card, files string
-	if err := row.Scan(&sp.RepoID, &sp.Name, &sp.Private, &sp.HeadSha, &created, &sp.OwnerID, &sp.Owner,
-		&sp.SDK, &tags, &card, &files, &modified); err != nil {
-		return nil, err
-	}
-	sp.CreatedAt, sp.LastModified = fromMS(created), fromMS(modified)
-	if err := json.Unmarshal([]byte(tags), &sp.Tags); err != nil {
-		return nil, fmt.Errorf("space %s: stored tags: %w", sp.Name, err)
-	}
-	if err := json.Unmarshal([]byte(card), &sp.CardData); err != nil {
-		return nil, fmt.Errorf("space %s: stored card data: %w", sp.Name, err)
-	}
-	if err := json.Unmarshal([]byte(files), &sp.Files); err != nil {
-		return nil, fmt.Errorf("space %s: stored files: %w", sp.Name, err)
-	}
-	return sp, nil
+	return out, nil
 }
 
 // spaceByName returns the stored space owner/name, whoever may see it, or an fault.ErrNotFound error.
-func (e *Emulator) spaceByName(ctx context.Context, q querier, name string) (*Space, error) {
-	sp, err := scanSpace(q.QueryRowContext(ctx, "SELECT "+spaceColumns+" WHERE r.type = 'space' AND r.name = ?", name))
-	if errors.Is(err, sql.ErrNoRows) {
+func (e *Emulator) spaceByName(ctx context.Context, name string) (*Space, error) {
+	sp, err := e.db.SpaceByName(ctx, name)
+	if errors.Is(err, ErrNotFound) {
 		return nil, notFound("space", name)
 	}
 	return sp, err
-}
-
-// storedSpaceTags returns the tags of a stored space, or nil for any other repo.
-func storedSpaceTags(ctx context.Context, q querier, repoID string) ([]string, error) {
-	var tags string
-	err := q.QueryRowContext(ctx, "SELECT tags FROM spaces WHERE repo_id = ?", repoID).Scan(&tags)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	if err := json.Unmarshal([]byte(tags), &out); err != nil {
-		return nil, fmt.Errorf("stored tags of repo %s: %w", repoID, err)
-	}
-	return out, nil
 }
 
 // recordPush stores what a push changed and emits its repo.content update, in one transaction.
@@ -398,20 +339,17 @@ func (e *Emulator) recordPush(ctx context.Context, by Principal, sp *Space, chan
 	if s, ok := card["sdk"].(string); ok && slices.Contains(SpaceSDKs, s) {
 		sdk = s // the README's sdk is the space's, as on the public hub
 	}
-	tags, _ := json.Marshal(spaceTags(card, sdk))
-	cardJSON, err := json.Marshal(card)
-	if err != nil {
+	if _, err := json.Marshal(card); err != nil {
 		return nil, fmt.Errorf("the README front matter of %s: %w", sp.Name, err)
 	}
-	files, _ := json.Marshal(snap.Files)
 	modified := snap.Modified
 	if modified.IsZero() {
 		modified = e.now()
 	}
 	var res *EmitResult
-	err = e.db.tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, "UPDATE spaces SET sdk = ?, tags = ?, card_data = ?, files = ?, last_modified = ? WHERE repo_id = ?",
-			sdk, string(tags), string(cardJSON), string(files), ms(modified), sp.RepoID); err != nil {
+	err := e.db.Update(ctx, func(tx Tx) error {
+		st := SpaceState{SDK: sdk, Tags: spaceTags(card, sdk), CardData: card, Files: snap.Files, Modified: modified}
+		if err := tx.UpdateSpace(ctx, sp.RepoID, st); err != nil {
 			return err
 		}
 		var err error

@@ -81,10 +81,10 @@ func (e *Emulator) handleCreateRepo(w http.ResponseWriter, r *http.Request, p Pr
 		return err
 	}
 	sp, err := e.CreateSpace(r.Context(), p, in)
-	var exists *repoExistsError
+	var exists *RepoExistsError
 	if errors.As(err, &exists) {
 		w.Header().Set("X-Error-Message", headerSafe(exists.Error()))
-		writeJSON(w, http.StatusConflict, map[string]string{"error": exists.Error(), "url": e.publicURL + "/spaces/" + exists.name})
+		writeJSON(w, http.StatusConflict, map[string]string{"error": exists.Error(), "url": e.publicURL + "/spaces/" + exists.Name})
 		return nil
 	}
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/robothub/robothub/internal/hubemu"
 	"github.com/robothub/robothub/internal/hubemu/git"
+	"github.com/robothub/robothub/internal/hubemu/store"
 )
 
 // Config configures a local hub. The zero value is an in-memory hub with the defaults.
@@ -43,6 +44,7 @@ type Config struct {
 // and call the services (CreateToken, Bootstrap, ...) directly.
 type Emulator struct {
 	*hubemu.Emulator
+	db    *store.DB
 	repos *git.Repos
 }
 
@@ -55,22 +57,23 @@ func Open(ctx context.Context, cfg Config) (*Emulator, error) {
 	if err != nil {
 		return nil, err
 	}
-	emu, err := hubemu.New(ctx, hubemu.Config{
-		DSN: cfg.DSN, PublicURL: cfg.PublicURL, TriggerLimit: cfg.TriggerLimit, Delivery: cfg.Delivery,
-		JobTimeout: cfg.JobTimeout, JobPath: cfg.JobPath, AllowJobs: cfg.AllowJobs, HTTPClient: cfg.HTTPClient,
-		Logger: cfg.Logger, Now: cfg.Now,
-	}, repos)
+	db, err := store.Open(ctx, cfg.DSN)
 	if err != nil {
 		_ = repos.Close()
 		return nil, err
 	}
-	return &Emulator{Emulator: emu, repos: repos}, nil
+	emu := hubemu.New(hubemu.Config{
+		PublicURL: cfg.PublicURL, TriggerLimit: cfg.TriggerLimit, Delivery: cfg.Delivery,
+		JobTimeout: cfg.JobTimeout, JobPath: cfg.JobPath, AllowJobs: cfg.AllowJobs, HTTPClient: cfg.HTTPClient,
+		Logger: cfg.Logger, Now: cfg.Now,
+	}, db, repos)
+	return &Emulator{Emulator: emu, db: db, repos: repos}, nil
 }
 
 // Close closes the database and removes the repositories of an in-memory hub. Stop Run and the
 // HTTP server first.
 func (e *Emulator) Close() error {
-	err := e.Emulator.Close()
+	err := e.db.Close()
 	if rerr := e.repos.Close(); err == nil {
 		err = rerr
 	}

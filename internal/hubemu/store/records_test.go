@@ -1,4 +1,4 @@
-package hubemu
+package store
 
 import (
 	"context"
@@ -12,20 +12,21 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/hub"
+	"github.com/robothub/robothub/internal/hubemu"
 )
 
 func TestListFollowsEveryChange(t *testing.T) {
 	ctx := context.Background()
-	e, err := New(ctx, Config{Logger: slog.New(slog.DiscardHandler)}, nil)
+	e, err := openHub(ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	_, alice, _ := e.CreateToken(ctx, "alice", RoleWrite, "")
-	_, bob, _ := e.CreateToken(ctx, "bob", RoleWrite, "")
-	list := func(user User) []map[string]any {
+	_, alice, _ := e.CreateToken(ctx, "alice", hubemu.RoleWrite, "")
+	_, bob, _ := e.CreateToken(ctx, "bob", hubemu.RoleWrite, "")
+	list := func(user hubemu.User) []map[string]any {
 		t.Helper()
-		b, err := e.readWebhookList(ctx, user.ID)
+		b, err := e.db.WebhookListJSON(ctx, user.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,7 +40,7 @@ func TestListFollowsEveryChange(t *testing.T) {
 		t.Fatalf("empty list %v", got)
 	}
 	url, watched := "https://e.com/a", []hub.WatchedItem{{Type: "user", Name: "alice"}}
-	w, err := e.CreateWebhook(ctx, alice.ID, WebhookInput{URL: &url, Watched: &watched})
+	w, err := e.CreateWebhook(ctx, alice.ID, hubemu.WebhookInput{URL: &url, Watched: &watched})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func TestListFollowsEveryChange(t *testing.T) {
 		t.Fatalf("after disable %v", got)
 	}
 	url2 := "https://e.com/b"
-	if _, err := e.UpdateWebhook(ctx, alice.ID, w.ID, WebhookInput{URL: &url2}); err != nil {
+	if _, err := e.UpdateWebhook(ctx, alice.ID, w.ID, hubemu.WebhookInput{URL: &url2}); err != nil {
 		t.Fatal(err)
 	}
 	if got := list(alice); got[0]["url"] != url2 {
@@ -76,13 +77,13 @@ func TestListFollowsEveryChange(t *testing.T) {
 func TestMigrationFillsRecordsOfOlderWebhooks(t *testing.T) {
 	ctx := context.Background()
 	dsn := filepath.Join(t.TempDir(), "hub.db")
-	e, err := New(ctx, Config{DSN: dsn, Logger: slog.New(slog.DiscardHandler)}, nil)
+	e, err := openHub(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, alice, _ := e.CreateToken(ctx, "alice", RoleWrite, "")
+	_, alice, _ := e.CreateToken(ctx, "alice", hubemu.RoleWrite, "")
 	url, watched := "https://e.com/a", []hub.WatchedItem{{Type: "model", Name: "alice/bert"}}
-	w, err := e.CreateWebhook(ctx, alice.ID, WebhookInput{URL: &url, Watched: &watched})
+	w, err := e.CreateWebhook(ctx, alice.ID, hubemu.WebhookInput{URL: &url, Watched: &watched})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func TestMigrationFillsRecordsOfOlderWebhooks(t *testing.T) {
 	}
 	e.Close()
 
-	e, err = New(ctx, Config{DSN: dsn, Logger: slog.New(slog.DiscardHandler)}, nil)
+	e, err = openHub(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,11 +104,11 @@ func TestMigrationFillsRecordsOfOlderWebhooks(t *testing.T) {
 	if err := e.db.r.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil || version != len(migrations) {
 		t.Fatalf("version %d %v", version, err)
 	}
-	b, err := e.readWebhookList(ctx, alice.ID)
+	b, err := e.db.WebhookListJSON(ctx, alice.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []webhookRecord
+	var got []hubemu.WebhookRecord
 	if err := json.Unmarshal(b, &got); err != nil || len(got) != 1 || got[0].ID != w.ID || !slices.Equal(got[0].Watched, watched) {
 		t.Fatalf("list %s %v", b, err)
 	}
@@ -116,7 +117,7 @@ func TestMigrationFillsRecordsOfOlderWebhooks(t *testing.T) {
 func TestNewerDatabaseIsRefused(t *testing.T) {
 	ctx := context.Background()
 	dsn := filepath.Join(t.TempDir(), "hub.db")
-	e, err := New(ctx, Config{DSN: dsn}, nil)
+	e, err := openHub(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +125,7 @@ func TestNewerDatabaseIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.Close()
-	if _, err := New(ctx, Config{DSN: dsn}, nil); err == nil || !strings.Contains(err.Error(), "schema version 99") {
+	if _, err := openHub(ctx, dsn); err == nil || !strings.Contains(err.Error(), "schema version 99") {
 		t.Fatalf("err %v", err)
 	}
 }
@@ -133,16 +134,16 @@ func TestNewerDatabaseIsRefused(t *testing.T) {
 // reading and joining 1,000 stored records from a file database.
 func BenchmarkReadWebhookList(b *testing.B) {
 	ctx := context.Background()
-	e, err := New(ctx, Config{DSN: filepath.Join(b.TempDir(), "hub.db"), Logger: slog.New(slog.DiscardHandler)}, nil)
+	e, err := openHub(ctx, filepath.Join(b.TempDir(), "hub.db"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer e.Close()
-	_, alice, _ := e.CreateToken(ctx, "alice", RoleWrite, "")
+	_, alice, _ := e.CreateToken(ctx, "alice", hubemu.RoleWrite, "")
 	for i := range 1000 {
 		url := fmt.Sprintf("https://example.com/h/%d", i)
 		watched := []hub.WatchedItem{{Type: "user", Name: "alice"}, {Type: "model", Name: fmt.Sprintf("alice/m-%d", i)}}
-		if _, err := e.CreateWebhook(ctx, alice.ID, WebhookInput{URL: &url, Watched: &watched}); err != nil {
+		if _, err := e.CreateWebhook(ctx, alice.ID, hubemu.WebhookInput{URL: &url, Watched: &watched}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -150,7 +151,7 @@ func BenchmarkReadWebhookList(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		start := time.Now()
-		if _, err := e.readWebhookList(ctx, alice.ID); err != nil {
+		if _, err := e.db.WebhookListJSON(ctx, alice.ID); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(start))
@@ -159,4 +160,20 @@ func BenchmarkReadWebhookList(b *testing.B) {
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+}
+
+// testHub is the hub's services on a DB, to drive the store as the hub does.
+type testHub struct {
+	*hubemu.Emulator
+	db *DB
+}
+
+func (h *testHub) Close() error { return h.db.Close() }
+
+func openHub(ctx context.Context, dsn string) (*testHub, error) {
+	db, err := Open(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	return &testHub{Emulator: hubemu.New(hubemu.Config{Logger: slog.New(slog.DiscardHandler)}, db, nil), db: db}, nil
 }

@@ -1,4 +1,4 @@
-package hubemu
+package store
 
 // migrations are applied in order, each once, in its own transaction; PRAGMA user_version records
 // how many have run. Append new ones; never edit one that has shipped.

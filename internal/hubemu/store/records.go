@@ -1,4 +1,4 @@
-package hubemu
+package store
 
 import (
 	"bytes"
@@ -16,26 +16,23 @@ import (
 // every list call took p50 5.7 ms, p99 11 ms at 1,000 webhooks, over the 5 ms p99 target; rerun on
 // this branch under load 11 (BenchmarkListWebhooks, 3000x): p50 15 ms, against 2.6-4.4 ms for
 // the joined records.
-func writeRecord(ctx context.Context, tx *sql.Tx, id string) error {
-	list, err := loadWebhooks(ctx, tx, "w.id = ?", id)
+func (t *tx) writeRecord(ctx context.Context, id string) error {
+	w, err := t.Webhook(ctx, "", id)
 	if err != nil {
 		return err
 	}
-	if len(list) == 0 {
-		return notFound("webhook", id)
-	}
-	rec, err := json.Marshal(recordOf(list[0]))
+	rec, err := json.Marshal(w.Record())
 	if err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, "UPDATE webhooks SET record = ? WHERE id = ?", string(rec), id)
-	return err
+	return t.exec(ctx, "UPDATE webhooks SET record = ? WHERE id = ?", string(rec), id)
 }
 
 // fillRecords writes the record of webhooks stored before the record column existed.
-func (s *store) fillRecords(ctx context.Context) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, "SELECT id FROM webhooks WHERE record = ''")
+func (db *DB) fillRecords(ctx context.Context) error {
+	return db.sqlTx(ctx, func(sqlTx *sql.Tx) error {
+		t := &tx{queries: queries{q: sqlTx}, tx: sqlTx}
+		rows, err := sqlTx.QueryContext(ctx, "SELECT id FROM webhooks WHERE record = ''")
 		if err != nil {
 			return err
 		}
@@ -50,7 +47,7 @@ func (s *store) fillRecords(ctx context.Context) error {
 		}
 		rows.Close()
 		for _, id := range ids {
-			if err := writeRecord(ctx, tx, id); err != nil {
+			if err := t.writeRecord(ctx, id); err != nil {
 				return fmt.Errorf("webhook %s: %w", id, err)
 			}
 		}
@@ -58,12 +55,12 @@ func (s *store) fillRecords(ctx context.Context) error {
 	})
 }
 
-// readWebhookList joins the stored records without decoding them (the covering index webhooks_list
+// WebhookListJSON joins the stored records without decoding them (the covering index webhooks_list
 // serves the scan). It is read on every GET /api/settings/webhooks: the in-memory cache of encoded
 // lists that stood in front of it is gone (issue 12), since this read alone meets the 5 ms p99
 // target at 1,000 webhooks (p99 1.41 ms on a quiet machine, docs/BENCHMARKS.md).
-func (e *Emulator) readWebhookList(ctx context.Context, userID string) ([]byte, error) {
-	rows, err := e.db.r.QueryContext(ctx, "SELECT record FROM webhooks w WHERE user_id = ? ORDER BY "+creationOrder, userID)
+func (q queries) WebhookListJSON(ctx context.Context, userID string) ([]byte, error) {
+	rows, err := q.q.QueryContext(ctx, "SELECT record FROM webhooks w WHERE user_id = ? ORDER BY "+creationOrder, userID)
 	if err != nil {
 		return nil, err
 	}
