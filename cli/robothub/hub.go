@@ -21,6 +21,7 @@ import (
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/hubemu"
+	hubhttp "github.com/robothub/robothub/internal/hubemu/http"
 )
 
 // DefaultHubAddr is where robothub hub serve listens: beside the receiver's 7860.
@@ -415,7 +416,7 @@ Examples:
 			if c.IsSet("comment") || c.IsSet("hidden") {
 				req.Comment = &hubemu.CommentInput{Content: c.String("comment"), Hidden: c.Bool("hidden")}
 			}
-			res, err := hubemu.Client{Client: cl}.Emit(c.Context, req)
+			res, err := hubhttp.Client{Client: cl}.Emit(c.Context, req)
 			if err != nil {
 				return err
 			}
@@ -483,7 +484,7 @@ Examples:
 						}
 						req.Secrets[k] = v
 					}
-					job, err := hubemu.Client{Client: cl}.CreateSourceJob(c.Context, req)
+					job, err := hubhttp.Client{Client: cl}.CreateSourceJob(c.Context, req)
 					if err != nil {
 						return err
 					}
@@ -500,7 +501,7 @@ Examples:
 				Flags:        hubFlags(),
 				OnUsageError: onUsageError,
 				Action: hubAction(e, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
-					jobs, err := hubemu.Client{Client: cl}.SourceJobs(c.Context)
+					jobs, err := hubhttp.Client{Client: cl}.SourceJobs(c.Context)
 					if err != nil {
 						return err
 					}
@@ -528,7 +529,7 @@ Example:
 				OnUsageError: onUsageError,
 				BashComplete: completeWebhookIDs(e),
 				Action: hubActionOn(e, "WEBHOOK_ID", func(c *cli.Context, cl *hub.Client, format, id string) error {
-					runs, err := hubemu.Client{Client: cl}.JobRuns(c.Context, id, 0)
+					runs, err := hubhttp.Client{Client: cl}.JobRuns(c.Context, id, 0)
 					if err != nil {
 						return err
 					}
@@ -562,7 +563,7 @@ Example:
 				Flags:        hubFlags(),
 				OnUsageError: onUsageError,
 				Action: hubActionOn(e, "RUN_ID", func(c *cli.Context, cl *hub.Client, format, id string) error {
-					run, err := hubemu.Client{Client: cl}.JobRun(c.Context, id)
+					run, err := hubhttp.Client{Client: cl}.JobRun(c.Context, id)
 					if err != nil {
 						return err
 					}

@@ -182,7 +182,7 @@ func (req *commitRequest) readOp(n int, raw []byte, haveHeader *bool, tooLarge *
 		if err := json.Unmarshal(l.Value, &f); err != nil {
 			return errorf(fault.Invalid, "line %d: file: %v", n, err)
 		}
-		path, err := checkCommitPath(f.Path)
+		path, err := CheckRepoPath(f.Path)
 		if err != nil {
 			return errorf(fault.Invalid, "line %d: file.path: %v", n, err)
 		}
@@ -216,7 +216,7 @@ func (req *commitRequest) readOp(n int, raw []byte, haveHeader *bool, tooLarge *
 		if err := json.Unmarshal(l.Value, &v); err != nil {
 			return errorf(fault.Invalid, "line %d: %s: %v", n, l.Key, err)
 		}
-		path, err := checkCommitPath(strings.TrimSuffix(v.Path, "/"))
+		path, err := CheckRepoPath(strings.TrimSuffix(v.Path, "/"))
 		if err != nil {
 			return errorf(fault.Invalid, "line %d: %s.path: %v", n, l.Key, err)
 		}
@@ -233,8 +233,8 @@ func (req *commitRequest) readOp(n int, raw []byte, haveHeader *bool, tooLarge *
 	return nil
 }
 
-// checkCommitPath checks a path in the repository and returns it without a leading "/" or "./".
-func checkCommitPath(p string) (string, error) {
+// CheckRepoPath checks a path in the repository and returns it without a leading "/" or "./".
+func CheckRepoPath(p string) (string, error) {
 	p = strings.TrimPrefix(strings.TrimPrefix(p, "/"), "./")
 	switch {
 	case p == "":

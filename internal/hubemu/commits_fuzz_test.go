@@ -39,7 +39,7 @@ func FuzzParseCommit(f *testing.F) {
 			t.Fatal("accepted without a summary")
 		}
 		for _, op := range req.ops {
-			if p, err := checkCommitPath(op.path); err != nil || p != op.path {
+			if p, err := CheckRepoPath(op.path); err != nil || p != op.path {
 				t.Fatalf("accepted path %q: %v", op.path, err)
 			}
 			if op.kind == "file" {

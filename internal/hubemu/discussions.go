@@ -200,7 +200,7 @@ func insertDiscussionEvent(ctx context.Context, tx Tx, id, repoID string, num in
 func (e *Emulator) DiscussionRepo(ctx context.Context, viewer *Principal, typ, name string) (*Repo, error) {
 	repo, err := e.db.RepoByName(ctx, typ, name)
 	if errors.Is(err, ErrNotFound) || (err == nil && repo.Private && (viewer == nil || viewer.User.ID != repo.OwnerID)) {
-		return nil, repoNotFound(viewer == nil, name)
+		return nil, RepoNotFound(viewer == nil, name)
 	}
 	return repo, err
 }

@@ -70,7 +70,6 @@ type Emulator struct {
 	wake         chan struct{}
 	running      atomic.Bool
 	git          Git
-	backend      gitBackend // stage of the split: the HTTP side still serves git here
 	locks        spaceLocks
 }
 
@@ -91,7 +90,6 @@ func New(cfg Config, db Store, g Git) *Emulator {
 		wake:         make(chan struct{}, 1),
 		git:          g,
 	}
-	e.backend, _ = g.(gitBackend)
 	if e.publicURL == "" {
 		e.publicURL = DefaultPublicURL
 	}
@@ -204,3 +202,6 @@ func (e *Emulator) storeFailed(doing string, err error) error {
 
 // Git returns the spaces' repositories.
 func (e *Emulator) Git() Git { return e.git }
+
+// Logger is the hub's logger.
+func (e *Emulator) Logger() *slog.Logger { return e.log }

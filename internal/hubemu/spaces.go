@@ -89,7 +89,7 @@ func repoFullName(by Principal, name string, organization *string, typ string) (
 		}
 		org, name = owner, rest
 	}
-	if err := checkRepoName(name); err != nil {
+	if err := CheckRepoName(name); err != nil {
 		return "", err
 	}
 	if org != "" && org != by.User.Name {
@@ -98,8 +98,8 @@ func repoFullName(by Principal, name string, organization *string, typ string) (
 	return by.User.Name + "/" + name, nil
 }
 
-// checkRepoName applies the public hub's rules to the name part of a repo ID.
-func checkRepoName(name string) error {
+// CheckRepoName applies the public hub's rules to the name part of a repo ID.
+func CheckRepoName(name string) error {
 	switch {
 	case name == "":
 		return errorf(fault.Invalid, "name: the repo name is empty")
@@ -257,9 +257,9 @@ func (e *Emulator) DeleteSpace(ctx context.Context, by Principal, in RepoRefInpu
 	return nil
 }
 
-// repoNotFound is the public hub's answer for a repo that does not exist or that the caller may
+// RepoNotFound is the public hub's answer for a repo that does not exist or that the caller may
 // not see: 401 to an anonymous caller (who may have forgotten the token), 404 to a signed-in one.
-func repoNotFound(anonymous bool, name string) error {
+func RepoNotFound(anonymous bool, name string) error {
 	if anonymous {
 		return &fault.Error{Kind: fault.Unauthenticated, Code: "RepoNotFound",
 			Msg: "Repository not found: space " + name + " does not exist, or it is private and the request has no token"}
@@ -274,7 +274,7 @@ func (e *Emulator) SpaceFor(ctx context.Context, viewer *Principal, name string)
 		return nil, err
 	}
 	if err != nil || (sp.Private && (viewer == nil || viewer.User.ID != sp.OwnerID)) {
-		return nil, repoNotFound(viewer == nil, name)
+		return nil, RepoNotFound(viewer == nil, name)
 	}
 	return sp, nil
 }

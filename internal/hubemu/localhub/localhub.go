@@ -14,6 +14,7 @@ import (
 
 	"github.com/robothub/robothub/internal/hubemu"
 	"github.com/robothub/robothub/internal/hubemu/git"
+	hubhttp "github.com/robothub/robothub/internal/hubemu/http"
 	"github.com/robothub/robothub/internal/hubemu/store"
 )
 
@@ -44,8 +45,9 @@ type Config struct {
 // and call the services (CreateToken, Bootstrap, ...) directly.
 type Emulator struct {
 	*hubemu.Emulator
-	db    *store.DB
-	repos *git.Repos
+	db      *store.DB
+	repos   *git.Repos
+	handler http.Handler
 }
 
 // Open opens (creating and migrating if needed) the hub's database and its repositories' directory.
@@ -67,7 +69,7 @@ func Open(ctx context.Context, cfg Config) (*Emulator, error) {
 		JobTimeout: cfg.JobTimeout, JobPath: cfg.JobPath, AllowJobs: cfg.AllowJobs, HTTPClient: cfg.HTTPClient,
 		Logger: cfg.Logger, Now: cfg.Now,
 	}, db, repos)
-	return &Emulator{Emulator: emu, db: db, repos: repos}, nil
+	return &Emulator{Emulator: emu, db: db, repos: repos, handler: hubhttp.NewServer(emu, repos)}, nil
 }
 
 // Close closes the database and removes the repositories of an in-memory hub. Stop Run and the
@@ -79,6 +81,9 @@ func (e *Emulator) Close() error {
 	}
 	return err
 }
+
+// Handler is the hub's HTTP API (internal/hubemu/http): it never listens itself.
+func (e *Emulator) Handler() http.Handler { return e.handler }
 
 // ReposDir is the directory of the spaces' repositories.
 func (e *Emulator) ReposDir() string { return e.repos.Root() }

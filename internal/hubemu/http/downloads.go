@@ -1,7 +1,6 @@
-package hubemu
+package http
 
 import (
-	"context"
 	"fmt"
 	"mime"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/fault"
+	"github.com/robothub/robothub/internal/hubemu"
 )
 
 // This file is the hub's download side, which the public Python client's hf_hub_download,
@@ -26,48 +26,19 @@ import (
 // treePageSize is how many tree entries one page holds, as on the public hub.
 const treePageSize = 1000
 
-// readableSpace returns the space of a /api/{type}/{owner}/{name}/... route if viewer may read it.
-func (e *Emulator) readableSpace(ctx context.Context, r *http.Request, viewer *Principal) (*Space, error) {
-	name, err := repoPathSpace(r)
-	if err != nil {
-		return nil, err
-	}
-	return e.SpaceFor(ctx, viewer, name)
-}
+// readableSpace returns owner/name of a /api/{type}/{owner}/{name}/... route.
+func readableSpace(r *http.Request) (string, error) { return repoPathSpace(r) }
 
-// handleSpaceRevision answers the space as it is at a revision (space_info(revision=...) and the
-// first call of snapshot_download): sha is the resolved commit, siblings its files, cardData and
-// tags its README's. With blobs=true, each sibling has its size and blob ID.
-func (e *Emulator) handleSpaceRevision(w http.ResponseWriter, r *http.Request, viewer *Principal) error {
-	sp, err := e.readableSpace(r.Context(), r, viewer)
+// handleSpaceRevision answers the space as it is at a revision (hubemu.SpaceAt).
+func (s *Server) handleSpaceRevision(w http.ResponseWriter, r *http.Request, viewer *hubemu.Principal) error {
+	name, err := readableSpace(r)
 	if err != nil {
 		return err
 	}
-	rev, err := e.git.Resolve(r.Context(), sp.Name, r.PathValue("rev"))
+	b := r.URL.Query().Get("blobs")
+	rec, err := s.hub.SpaceAt(r.Context(), viewer, name, r.PathValue("rev"), b == "true" || b == "1" || b == "True")
 	if err != nil {
 		return err
-	}
-	snap, err := e.git.Snapshot(r.Context(), sp.Name, rev.Commit)
-	if err != nil {
-		return err
-	}
-	card := parseFrontMatter(snap.Readme)
-	at := *sp
-	at.HeadSha, at.LastModified, at.CardData, at.Files = rev.Commit, snap.Modified, card, snap.Files
-	at.Tags = spaceTags(card, sp.SDK)
-	rec := e.spaceRecordOf(&at)
-	if b := r.URL.Query().Get("blobs"); b == "true" || b == "1" || b == "True" {
-		entries, err := e.git.Tree(r.Context(), sp.Name, rev.Commit, "", true)
-		if err != nil {
-			return err
-		}
-		rec.Siblings = rec.Siblings[:0]
-		for _, en := range entries {
-			if en.Type == "blob" {
-				size := en.Size
-				rec.Siblings = append(rec.Siblings, sibling{RFilename: en.Path, Size: &size, BlobID: en.OID})
-			}
-		}
 	}
 	writeJSON(w, http.StatusOK, rec)
 	return nil
@@ -83,8 +54,8 @@ type treeItem struct {
 
 // handleTree lists a folder at a revision (list_repo_tree); recursive=true lists everything below
 // it, folders included. Pages of treePageSize entries are linked with Link: <...>; rel="next".
-func (e *Emulator) handleTree(w http.ResponseWriter, r *http.Request, viewer *Principal) error {
-	sp, err := e.readableSpace(r.Context(), r, viewer)
+func (s *Server) handleTree(w http.ResponseWriter, r *http.Request, viewer *hubemu.Principal) error {
+	name, err := readableSpace(r)
 	if err != nil {
 		return err
 	}
@@ -103,12 +74,10 @@ func (e *Emulator) handleTree(w http.ResponseWriter, r *http.Request, viewer *Pr
 			return errorf(fault.Invalid, "cursor: %q is not a cursor of this listing", c)
 		}
 	}
-	rev, err := e.git.Resolve(r.Context(), sp.Name, r.PathValue("rev"))
-	if err != nil {
-		return err
+	commit, entries, err := s.hub.SpaceTree(r.Context(), viewer, name, r.PathValue("rev"), r.PathValue("path"), recursive)
+	if commit != "" {
+		w.Header().Set("X-Repo-Commit", commit)
 	}
-	w.Header().Set("X-Repo-Commit", rev.Commit)
-	entries, err := e.git.Tree(r.Context(), sp.Name, rev.Commit, r.PathValue("path"), recursive)
 	if err != nil {
 		return err
 	}
@@ -131,7 +100,7 @@ func (e *Emulator) handleTree(w http.ResponseWriter, r *http.Request, viewer *Pr
 			next[k] = v
 		}
 		next.Set("cursor", strconv.Itoa(end))
-		w.Header().Set("Link", fmt.Sprintf("<%s%s?%s>; rel=\"next\"", e.publicURL, r.URL.EscapedPath(), next.Encode()))
+		w.Header().Set("Link", fmt.Sprintf("<%s%s?%s>; rel=\"next\"", s.hub.PublicURL(), r.URL.EscapedPath(), next.Encode()))
 	}
 	writeJSON(w, http.StatusOK, page)
 	return nil
@@ -141,30 +110,18 @@ func (e *Emulator) handleTree(w http.ResponseWriter, r *http.Request, viewer *Pr
 // revision resolved to, ETag the file's blob ID, Content-Length its size; ranges are served. A HEAD
 // answers the same headers without the file. A missing file is 404 EntryNotFound, with
 // X-Repo-Commit so that the client can remember that the file does not exist at that commit.
-func (e *Emulator) handleResolve(w http.ResponseWriter, r *http.Request, viewer *Principal) error {
+func (s *Server) handleResolve(w http.ResponseWriter, r *http.Request, viewer *hubemu.Principal) error {
 	name := r.PathValue("owner") + "/" + r.PathValue("name")
-	if err := checkRepoName(r.PathValue("name")); err != nil {
-		return repoNotFound(viewer == nil, name)
+	if err := hubemu.CheckRepoName(r.PathValue("name")); err != nil {
+		return hubemu.RepoNotFound(viewer == nil, name)
 	}
-	sp, err := e.SpaceFor(r.Context(), viewer, name)
-	if err != nil {
-		return err
-	}
-	rev, err := e.git.Resolve(r.Context(), sp.Name, r.PathValue("rev"))
-	if err != nil {
-		return err
-	}
-	w.Header().Set("X-Repo-Commit", rev.Commit)
 	file := r.PathValue("path")
-	if _, err := checkCommitPath(file); err != nil {
-		return EntryNotFound("%s has no file %q", ShortID(rev.Commit), file)
+	commit, blob, err := s.hub.SpaceFile(r.Context(), viewer, name, r.PathValue("rev"), file)
+	if commit != "" {
+		w.Header().Set("X-Repo-Commit", commit)
 	}
-	blob, err := e.git.Entry(r.Context(), sp.Name, rev.Commit, file)
 	if err != nil {
 		return err
-	}
-	if blob.Type != "blob" {
-		return EntryNotFound("%s is not a file of %s at %s", file, sp.Name, ShortID(rev.Commit))
 	}
 	h := w.Header()
 	h.Set("ETag", `"`+blob.OID+`"`)
@@ -180,7 +137,7 @@ func (e *Emulator) handleResolve(w http.ResponseWriter, r *http.Request, viewer 
 		w.WriteHeader(http.StatusOK)
 		return nil
 	}
-	content, err := e.git.OpenBlob(r.Context(), sp.Name, blob)
+	content, err := s.hub.OpenFile(r.Context(), name, blob)
 	if err != nil {
 		return err
 	}

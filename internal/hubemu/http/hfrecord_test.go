@@ -1,4 +1,4 @@
-package hubemu_test
+package http_test
 
 import (
 	"bytes"

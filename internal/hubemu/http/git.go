@@ -1,18 +1,16 @@
-package hubemu
+package http
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/robothub/robothub/core/fault"
+	"github.com/robothub/robothub/internal/hubemu"
 )
 
 // Caps of one git request body, over which the answer is 413: a pushed pack (git-receive-pack), and
@@ -104,32 +102,32 @@ func gitPathOK(path string) bool {
 // handleGit serves a space's git repository through git http-backend: anyone may read a public
 // space, only its owner a private one, and only the owner with a write token may push. After a push
 // that moved refs, the space's tags are read again and a repo.content update is emitted.
-func (e *Emulator) handleGit(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleGit(w http.ResponseWriter, r *http.Request) {
 	if err := gitURLProblem(r); err != nil {
-		e.writeGitError(w, r, err)
+		s.writeGitError(w, r, err)
 		return
 	}
 	name, path, access := gitRequest(r)
-	if err := checkRepoName(strings.TrimPrefix(name, r.PathValue("owner")+"/")); err != nil {
-		e.writeGitError(w, r, repoNotFound(false, name))
+	if err := hubemu.CheckRepoName(strings.TrimPrefix(name, r.PathValue("owner")+"/")); err != nil {
+		s.writeGitError(w, r, hubemu.RepoNotFound(false, name))
 		return
 	}
-	viewer, err := e.gitPrincipal(r)
+	viewer, err := s.gitPrincipal(r)
 	if err != nil {
-		e.writeGitError(w, r, err)
+		s.writeGitError(w, r, err)
 		return
 	}
-	sp, err := e.SpaceFor(r.Context(), viewer, name)
+	sp, err := s.hub.SpaceFor(r.Context(), viewer, name)
 	if err != nil {
-		e.writeGitError(w, r, err)
+		s.writeGitError(w, r, err)
 		return
 	}
 	if path == "" {
-		e.writeSpaceLanding(w, r, sp)
+		s.writeSpaceLanding(w, r, sp)
 		return
 	}
 	if !gitPathOK(path) {
-		e.writeGitError(w, r, errorf(fault.NotFound, "%s has no %q", name, path))
+		s.writeGitError(w, r, errorf(fault.NotFound, "%s has no %q", name, path))
 		return
 	}
 	if access == gitWrite {
@@ -142,12 +140,12 @@ func (e *Emulator) handleGit(w http.ResponseWriter, r *http.Request) {
 			err = errorf(fault.Forbidden, "this token has the read role: pushing to %s needs a token with the write role", name)
 		}
 		if err != nil {
-			e.writeGitError(w, r, err)
+			s.writeGitError(w, r, err)
 			return
 		}
 	}
-	if err := e.git.Available(); err != nil {
-		e.writeGitError(w, r, err)
+	if err := s.hub.Git().Available(); err != nil {
+		s.writeGitError(w, r, err)
 		return
 	}
 	limit := int64(maxGitFetchBytes)
@@ -155,13 +153,13 @@ func (e *Emulator) handleGit(w http.ResponseWriter, r *http.Request) {
 		limit = maxGitPushBytes
 	}
 	if err := gitBodyProblem(r, limit); err != nil {
-		e.writeGitError(w, r, err)
+		s.writeGitError(w, r, err)
 		return
 	}
 	if r.ContentLength < 0 || len(r.TransferEncoding) > 0 {
-		cleanup, err := spoolBody(r, e.git.TempDir(), limit)
+		cleanup, err := spoolBody(r, s.hub.Git().TempDir(), limit)
 		if err != nil {
-			e.writeGitError(w, r, err)
+			s.writeGitError(w, r, err)
 			return
 		}
 		defer cleanup()
@@ -171,64 +169,19 @@ func (e *Emulator) handleGit(w http.ResponseWriter, r *http.Request) {
 		remoteUser = viewer.User.Name
 	}
 	if !(access == gitWrite && r.Method == http.MethodPost) {
-		e.backend.Serve(w, r, sp.Name, path, remoteUser, e.log)
+		s.backend.Serve(w, r, sp.Name, path, remoteUser, s.log)
 		return
 	}
-
-	// A push: hold the space's lock so that the refs before and after are this push's alone.
-	unlock, err := e.locks.lock(r.Context(), sp.Name)
+	err = s.hub.Push(r.Context(), *viewer, sp, func() { s.backend.Serve(w, r, sp.Name, path, remoteUser, s.log) })
 	if err != nil {
-		e.writeGitError(w, r, err)
-		return
+		s.writeGitError(w, r, err)
 	}
-	defer unlock()
-	before, err := e.git.Refs(r.Context(), sp.Name)
-	if err != nil {
-		e.writeGitError(w, r, fmt.Errorf("reading the refs of %s: %w", sp.Name, err))
-		return
-	}
-	e.backend.Serve(w, r, sp.Name, path, remoteUser, e.log)
-	// The push is over whatever the client does now: finish the bookkeeping even if it hung up.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), time.Minute)
-	defer cancel()
-	if err := e.afterPush(ctx, *viewer, sp, before); err != nil {
-		e.log.Error("recording a push", "space", sp.Name, "err", err)
-	}
-}
-
-// gitBackend serves git's smart HTTP protocol (internal/hubemu/git).
-type gitBackend interface {
-	Serve(w http.ResponseWriter, r *http.Request, space, path, remoteUser string, log *slog.Logger)
-}
-
-// afterPush compares the refs with those before the push, and records and announces what changed.
-// A push that changed nothing (refused, or empty) emits nothing.
-func (e *Emulator) afterPush(ctx context.Context, by Principal, sp *Space, before map[string]string) error {
-	after, err := e.git.Refs(ctx, sp.Name)
-	if err != nil {
-		return err
-	}
-	changes := diffRefs(before, after)
-	if len(changes) == 0 {
-		return nil
-	}
-	mainSha := after[MainRef]
-	head, err := e.git.Snapshot(ctx, sp.Name, mainSha)
-	if err != nil {
-		return err
-	}
-	res, err := e.recordPush(ctx, by, sp, changes, mainSha, head)
-	if err != nil {
-		return err
-	}
-	e.log.Info("space pushed", "space", sp.Name, "by", by.User.Name, "refs", len(changes), "head", mainSha, "deliveries", len(res.Deliveries))
-	return nil
 }
 
 // gitPrincipal returns the caller of a git request: nil without credentials, an error for a token
 // the hub does not know. git sends the token as the password of HTTP Basic (the user name is not
 // checked, as on the public hub), or as a bearer token through http.extraHeader.
-func (e *Emulator) gitPrincipal(r *http.Request) (*Principal, error) {
+func (s *Server) gitPrincipal(r *http.Request) (*hubemu.Principal, error) {
 	token := bearerToken(r)
 	if token == "" {
 		if _, password, ok := r.BasicAuth(); ok {
@@ -238,7 +191,7 @@ func (e *Emulator) gitPrincipal(r *http.Request) (*Principal, error) {
 	if token == "" {
 		return nil, nil
 	}
-	p, err := e.Authenticate(r.Context(), token)
+	p, err := s.hub.Authenticate(r.Context(), token)
 	if err != nil {
 		return nil, err
 	}
@@ -248,10 +201,10 @@ func (e *Emulator) gitPrincipal(r *http.Request) (*Principal, error) {
 // writeGitError answers a git client: a status git understands, the message in text (git shows it
 // for some statuses) and in X-Error-Message, and on 401 a Basic challenge so that git asks its
 // credential helpers for the token.
-func (e *Emulator) writeGitError(w http.ResponseWriter, r *http.Request, err error) {
+func (s *Server) writeGitError(w http.ResponseWriter, r *http.Request, err error) {
 	status, msg := statusOf(err)
 	if status == http.StatusInternalServerError {
-		e.log.Error("git request failed", "method", r.Method, "path", r.URL.Path, "request_id", w.Header().Get("X-Request-Id"), "err", err)
+		s.log.Error("git request failed", "method", r.Method, "path", r.URL.Path, "request_id", w.Header().Get("X-Request-Id"), "err", err)
 	}
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Basic realm="robothub hub emulator"`)
@@ -269,17 +222,18 @@ func (e *Emulator) writeGitError(w http.ResponseWriter, r *http.Request, err err
 }
 
 // writeSpaceLanding answers a browser (or curl) at the space's own address with how to clone it.
-func (e *Emulator) writeSpaceLanding(w http.ResponseWriter, r *http.Request, sp *Space) {
+func (s *Server) writeSpaceLanding(w http.ResponseWriter, r *http.Request, sp *hubemu.Space) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		e.writeGitError(w, r, errorf(fault.Invalid, "%s %s: a space's address takes GET; git uses the paths under it", r.Method, r.URL.Path))
+		s.writeGitError(w, r, errorf(fault.Invalid, "%s %s: a space's address takes GET; git uses the paths under it", r.Method, r.URL.Path))
 		return
 	}
 	visibility := "public"
 	if sp.Private {
 		visibility = "private"
 	}
+	public := s.hub.PublicURL()
 	body := fmt.Sprintf("%s: a %s %s space on the local hub.\n\n  git clone %s/spaces/%s\n\nDetails: %s/api/spaces/%s\n",
-		sp.Name, visibility, sp.SDK, e.publicURL, sp.Name, e.publicURL, sp.Name)
+		sp.Name, visibility, sp.SDK, public, sp.Name, public, sp.Name)
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)

@@ -1,4 +1,4 @@
-package hubemu
+package http
 
 import (
 	"bytes"
@@ -16,37 +16,28 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/fault"
+	"github.com/robothub/robothub/internal/hubemu"
 )
 
 // maxRequestBytes caps a request body.
 const maxRequestBytes = 1 << 20
 
-// statusOf maps an error to its status code and the message the caller sees. It is the only place
-// where errors become statuses. Errors of no known kind are 500s whose details go to the log only.
-func statusOf(err error) (int, string) {
-	var e *fault.Error
-	if status := fault.HTTPStatus(err); status != http.StatusInternalServerError && errors.As(err, &e) {
-		return status, e.Msg
-	}
-	return http.StatusInternalServerError, "internal error"
-}
-
 // apiFunc is a handler that returns an error instead of writing it.
-type apiFunc func(w http.ResponseWriter, r *http.Request, p Principal) error
+type apiFunc func(w http.ResponseWriter, r *http.Request, p hubemu.Principal) error
 
 // authed checks the bearer token and its role, then calls fn; an error from either is written as
 // {"error": message} with the status statusOf gives.
-func (e *Emulator) authed(role string, fn apiFunc) http.Handler {
+func (s *Server) authed(role string, fn apiFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, err := e.Authenticate(r.Context(), bearerToken(r))
-		if err == nil && role == RoleWrite && !p.CanWrite() {
+		p, err := s.hub.Authenticate(r.Context(), bearerToken(r))
+		if err == nil && role == hubemu.RoleWrite && !p.CanWrite() {
 			err = errorf(fault.Forbidden, "this token has the read role: %s %s needs a token with the write role", r.Method, r.URL.Path)
 		}
 		if err == nil {
 			err = fn(w, r, p)
 		}
 		if err != nil {
-			e.writeError(w, r, err)
+			s.writeError(w, r, err)
 		}
 	})
 }
@@ -57,40 +48,6 @@ func bearerToken(r *http.Request) string {
 		return strings.TrimSpace(h[7:])
 	}
 	return ""
-}
-
-func (e *Emulator) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	status, msg := statusOf(err)
-	var disk *DiskError
-	if status == http.StatusInternalServerError && errors.As(err, &disk) {
-		status, msg = http.StatusInsufficientStorage, disk.Error()
-	}
-	if status >= http.StatusInternalServerError {
-		e.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "request_id", w.Header().Get("X-Request-Id"), "err", err)
-	}
-	if status == http.StatusUnauthorized {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="robothub hub emulator"`)
-	}
-	closeUnread(w, status)
-	var known *fault.Error
-	if errors.As(err, &known) && known.RetryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int(known.RetryAfter.Round(time.Second)/time.Second)))
-	}
-	if known != nil && known.Code != "" {
-		w.Header().Set("X-Error-Code", known.Code)
-	}
-	// The public hub sends its message in the X-Error-Message header as well as in the body.
-	w.Header().Set("X-Error-Message", headerSafe(msg))
-	writeJSON(w, status, map[string]string{"error": msg})
-}
-
-func headerSafe(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r > 0x7e {
-			return ' '
-		}
-		return r
-	}, s)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -163,7 +120,7 @@ func jsonTypeName(kind string) string {
 
 // middleware gives every response a request ID, turns the mux's own 404 and 405 answers into JSON
 // error bodies, recovers from panics, and logs each request (never its headers).
-func (e *Emulator) middleware(mux *http.ServeMux) http.Handler {
+func (s *Server) middleware(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		var idb [8]byte
@@ -173,18 +130,18 @@ func (e *Emulator) middleware(mux *http.ServeMux) http.Handler {
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		defer func() {
 			if v := recover(); v != nil {
-				e.log.Error("handler panicked", "method", r.Method, "path", r.URL.Path, "request_id", id,
+				s.log.Error("handler panicked", "method", r.Method, "path", r.URL.Path, "request_id", id,
 					"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 				if !sw.wrote {
 					writeJSON(sw, http.StatusInternalServerError, map[string]string{"error": "internal error"})
 				}
 			}
-			if e.log.Enabled(r.Context(), slog.LevelDebug) {
-				e.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", sw.status, "duration", time.Since(start), "request_id", id)
+			if s.log.Enabled(r.Context(), slog.LevelDebug) {
+				s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", sw.status, "duration", time.Since(start), "request_id", id)
 			}
 		}()
 		if err := emptyGitSegment(r); err != nil {
-			e.writeGitError(sw, r, err)
+			s.writeGitError(sw, r, err)
 			return
 		}
 		h, pattern := mux.Handler(r)
@@ -238,7 +195,7 @@ func handleHealth() http.Handler {
 	})
 }
 
-func (e *Emulator) handleWhoami(w http.ResponseWriter, r *http.Request, p Principal) error {
+func (s *Server) handleWhoami(w http.ResponseWriter, r *http.Request, p hubemu.Principal) error {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"type": "user", "id": p.User.ID, "name": p.User.Name,
 		"orgs": []any{}, // the emulator has no organizations
@@ -247,8 +204,8 @@ func (e *Emulator) handleWhoami(w http.ResponseWriter, r *http.Request, p Princi
 	return nil
 }
 
-func (e *Emulator) handleListWebhooks(w http.ResponseWriter, r *http.Request, p Principal) error {
-	body, err := e.WebhookListJSON(r.Context(), p.User.ID)
+func (s *Server) handleListWebhooks(w http.ResponseWriter, r *http.Request, p hubemu.Principal) error {
+	body, err := s.hub.WebhookListJSON(r.Context(), p.User.ID)
 	if err != nil {
 		return err
 	}
@@ -259,12 +216,12 @@ func (e *Emulator) handleListWebhooks(w http.ResponseWriter, r *http.Request, p 
 	return nil
 }
 
-func writeWebhook(w http.ResponseWriter, status int, wh *Webhook) {
-	writeJSON(w, status, map[string]WebhookRecord{"webhook": wh.Record()})
+func writeWebhook(w http.ResponseWriter, status int, wh *hubemu.Webhook) {
+	writeJSON(w, status, map[string]hubemu.WebhookRecord{"webhook": wh.Record()})
 }
 
-func (e *Emulator) handleGetWebhook(w http.ResponseWriter, r *http.Request, p Principal) error {
-	wh, err := e.Webhook(r.Context(), p.User.ID, r.PathValue("id"))
+func (s *Server) handleGetWebhook(w http.ResponseWriter, r *http.Request, p hubemu.Principal) error {
+	wh, err := s.hub.Webhook(r.Context(), p.User.ID, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -272,12 +229,12 @@ func (e *Emulator) handleGetWebhook(w http.ResponseWriter, r *http.Request, p Pr
 	return nil
 }
 
-func (e *Emulator) handleCreateWebhook(w http.ResponseWriter, r *http.Request, p Principal) error {
-	var in WebhookInput
+func (s *Server) handleCreateWebhook(w http.ResponseWriter, r *http.Request, p hubemu.Principal) error {
+	var in hubemu.WebhookInput
 	if err := decode(r, &in); err != nil {
 		return err
 	}
-	wh, err := e.CreateWebhook(r.Context(), p.User.ID, in)
+	wh, err := s.hub.CreateWebhook(r.Context(), p.User.ID, in)
 	if err != nil {
 		return err
 	}
@@ -285,12 +242,12 @@ func (e *Emulator) handleCreateWebhook(w http.ResponseWriter, r *http.Request, p
 	return nil
 }
 
-func (e *Emulator) handleUpdateWebhook(w http.ResponseWriter, r *http.Request, p Principal) error {
-	var in WebhookInput
+func (s *Server) handleUpdateWebhook(w http.ResponseWriter, r *http.Request, p hubemu.Principal) error {
+	var in hubemu.WebhookInput
 	if err := decode(r, &in); err != nil {
 		return err
 	}
-	wh, err := e.UpdateWebhook(r.Context(), p.User.ID, r.PathValue("id"), in)
+	wh, err := s.hub.UpdateWebhook(r.Context(), p.User.ID, r.PathValue("id"), in)
 	if err != nil {
 		return err
 	}
@@ -298,9 +255,9 @@ func (e *Emulator) handleUpdateWebhook(w http.ResponseWriter, r *http.Request, p
 	return nil
 }
 
-func (e *Emulator) handleSetDisabled(disabled bool) apiFunc {
-	return func(w http.ResponseWriter, r *http.Request, p Principal) error {
-		wh, err := e.SetWebhookDisabled(r.Context(), p.User.ID, r.PathValue("id"), disabled)
+func (s *Server) handleSetDisabled(disabled bool) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request, p hubemu.Principal) error {
+		wh, err := s.hub.SetWebhookDisabled(r.Context(), p.User.ID, r.PathValue("id"), disabled)
 		if err != nil {
 			return err
 		}
@@ -309,20 +266,20 @@ func (e *Emulator) handleSetDisabled(disabled bool) apiFunc {
 	}
 }
 
-func (e *Emulator) handleDeleteWebhook(w http.ResponseWriter, r *http.Request, p Principal) error {
-	if err := e.DeleteWebhook(r.Context(), p.User.ID, r.PathValue("id")); err != nil {
+func (s *Server) handleDeleteWebhook(w http.ResponseWriter, r *http.Request, p hubemu.Principal) error {
+	if err := s.hub.DeleteWebhook(r.Context(), p.User.ID, r.PathValue("id")); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
-func (e *Emulator) handleEmit(w http.ResponseWriter, r *http.Request, p Principal) error {
-	var in EmitInput
+func (s *Server) handleEmit(w http.ResponseWriter, r *http.Request, p hubemu.Principal) error {
+	var in hubemu.EmitInput
 	if err := decode(r, &in); err != nil {
 		return err
 	}
-	res, err := e.Emit(r.Context(), p, in)
+	res, err := s.hub.Emit(r.Context(), p, in)
 	if err != nil {
 		return err
 	}
@@ -342,12 +299,12 @@ func queryLimit(r *http.Request) (int, error) {
 	return n, nil
 }
 
-func (e *Emulator) handleActivity(w http.ResponseWriter, r *http.Request, p Principal) error {
+func (s *Server) handleActivity(w http.ResponseWriter, r *http.Request, p hubemu.Principal) error {
 	limit, err := queryLimit(r)
 	if err != nil {
 		return err
 	}
-	a, err := e.Activity(r.Context(), p.User.ID, r.PathValue("id"), limit)
+	a, err := s.hub.Activity(r.Context(), p.User.ID, r.PathValue("id"), limit)
 	if err != nil {
 		return err
 	}
@@ -355,8 +312,8 @@ func (e *Emulator) handleActivity(w http.ResponseWriter, r *http.Request, p Prin
 	return nil
 }
 
-func (e *Emulator) handleDelivery(w http.ResponseWriter, r *http.Request, p Principal) error {
-	d, err := e.Delivery(r.Context(), p.User.ID, r.PathValue("id"), r.PathValue("delivery"))
+func (s *Server) handleDelivery(w http.ResponseWriter, r *http.Request, p hubemu.Principal) error {
+	d, err := s.hub.Delivery(r.Context(), p.User.ID, r.PathValue("id"), r.PathValue("delivery"))
 	if err != nil {
 		return err
 	}
@@ -364,8 +321,8 @@ func (e *Emulator) handleDelivery(w http.ResponseWriter, r *http.Request, p Prin
 	return nil
 }
 
-func (e *Emulator) handleReplay(w http.ResponseWriter, r *http.Request, p Principal) error {
-	ref, err := e.Replay(r.Context(), p.User.ID, r.PathValue("id"), r.PathValue("delivery"))
+func (s *Server) handleReplay(w http.ResponseWriter, r *http.Request, p hubemu.Principal) error {
+	ref, err := s.hub.Replay(r.Context(), p.User.ID, r.PathValue("id"), r.PathValue("delivery"))
 	if err != nil {
 		return err
 	}
@@ -373,24 +330,24 @@ func (e *Emulator) handleReplay(w http.ResponseWriter, r *http.Request, p Princi
 	return nil
 }
 
-func (e *Emulator) handleJobRuns(w http.ResponseWriter, r *http.Request, p Principal) error {
+func (s *Server) handleJobRuns(w http.ResponseWriter, r *http.Request, p hubemu.Principal) error {
 	limit, err := queryLimit(r)
 	if err != nil {
 		return err
 	}
-	runs, err := e.JobRuns(r.Context(), p.User.ID, r.PathValue("id"), limit)
+	runs, err := s.hub.JobRuns(r.Context(), p.User.ID, r.PathValue("id"), limit)
 	if err != nil {
 		return err
 	}
 	if runs == nil {
-		runs = []JobRun{}
+		runs = []hubemu.JobRun{}
 	}
 	writeJSON(w, http.StatusOK, runs)
 	return nil
 }
 
-func (e *Emulator) handleJobRun(w http.ResponseWriter, r *http.Request, p Principal) error {
-	run, err := e.JobRun(r.Context(), p.User.ID, r.PathValue("run"))
+func (s *Server) handleJobRun(w http.ResponseWriter, r *http.Request, p hubemu.Principal) error {
+	run, err := s.hub.JobRun(r.Context(), p.User.ID, r.PathValue("run"))
 	if err != nil {
 		return err
 	}
@@ -398,12 +355,12 @@ func (e *Emulator) handleJobRun(w http.ResponseWriter, r *http.Request, p Princi
 	return nil
 }
 
-func (e *Emulator) handleCreateJob(w http.ResponseWriter, r *http.Request, p Principal) error {
-	var in JobInput
+func (s *Server) handleCreateJob(w http.ResponseWriter, r *http.Request, p hubemu.Principal) error {
+	var in hubemu.JobInput
 	if err := decode(r, &in); err != nil {
 		return err
 	}
-	j, err := e.CreateSourceJob(r.Context(), p.User.ID, in)
+	j, err := s.hub.CreateSourceJob(r.Context(), p.User.ID, in)
 	if err != nil {
 		return err
 	}
@@ -411,12 +368,12 @@ func (e *Emulator) handleCreateJob(w http.ResponseWriter, r *http.Request, p Pri
 	return nil
 }
 
-func (e *Emulator) handleListJobs(w http.ResponseWriter, r *http.Request, p Principal) error {
-	jobs, err := e.SourceJobs(r.Context(), p.User.ID)
+func (s *Server) handleListJobs(w http.ResponseWriter, r *http.Request, p hubemu.Principal) error {
+	jobs, err := s.hub.SourceJobs(r.Context(), p.User.ID)
 	if err != nil {
 		return err
 	}
-	out := make([]SourceJobRecord, len(jobs))
+	out := make([]hubemu.SourceJobRecord, len(jobs))
 	for i, j := range jobs {
 		out[i] = j.Record()
 	}
@@ -424,88 +381,11 @@ func (e *Emulator) handleListJobs(w http.ResponseWriter, r *http.Request, p Prin
 	return nil
 }
 
-func (e *Emulator) handleGetJob(w http.ResponseWriter, r *http.Request, p Principal) error {
-	j, err := e.SourceJob(r.Context(), p.User.ID, r.PathValue("id"))
+func (s *Server) handleGetJob(w http.ResponseWriter, r *http.Request, p hubemu.Principal) error {
+	j, err := s.hub.SourceJob(r.Context(), p.User.ID, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, j.Record())
-	return nil
-}
-
-// closeUnread marks a refusal that is answered before the request's body is read (401, 403, 413) as
-// the connection's last answer. Otherwise net/http, to reuse the connection, first reads what is
-// left of a small body, and a client that sent its headers and never its body would wait for its
-// answer until the read timeout.
-func closeUnread(w http.ResponseWriter, status int) {
-	switch status {
-	case http.StatusUnauthorized, http.StatusForbidden, http.StatusRequestEntityTooLarge:
-		w.Header().Set("Connection", "close")
-	}
-}
-
-// discussionRepo returns the repo of a /api/{type}/{owner}/{name}/discussions route if viewer may
-// see it.
-func (e *Emulator) discussionRepo(r *http.Request, viewer *Principal) (*Repo, error) {
-	types := map[string]string{"models": "model", "datasets": "dataset", "spaces": "space"}
-	typ, ok := types[r.PathValue("type")]
-	if !ok {
-		return nil, errorf(fault.NotFound, "no such route: %s %s", r.Method, r.URL.Path)
-	}
-	return e.DiscussionRepo(r.Context(), viewer, typ, r.PathValue("owner")+"/"+r.PathValue("name"))
-}
-
-// handleDiscussions lists a repo's discussions, newest first, 50 a page (p from 0).
-func (e *Emulator) handleDiscussions(w http.ResponseWriter, r *http.Request, viewer *Principal) error {
-	repo, err := e.discussionRepo(r, viewer)
-	if err != nil {
-		return err
-	}
-	q := r.URL.Query()
-	var query DiscussionQuery
-	switch t := q.Get("type"); t {
-	case "", "all":
-	case "discussion", "pull_request":
-		query.PullRequests = new(t == "pull_request")
-	default:
-		return errorf(fault.Invalid, "type: %q is not one of all, discussion, pull_request", t)
-	}
-	switch s := q.Get("status"); s {
-	case "", "all":
-	case "open", "closed":
-		query.Status = s
-	default:
-		return errorf(fault.Invalid, "status: %q is not one of all, open, closed", s)
-	}
-	query.Author = q.Get("author")
-	page := 0
-	if p := q.Get("p"); p != "" {
-		if page, err = strconv.Atoi(p); err != nil || page < 0 {
-			return errorf(fault.Invalid, "p: %q is not a page number (from 0)", p)
-		}
-	}
-	out, err := e.Discussions(r.Context(), repo, query, page)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
-}
-
-// handleDiscussion answers one discussion with its history: comments, status and title changes.
-func (e *Emulator) handleDiscussion(w http.ResponseWriter, r *http.Request, viewer *Principal) error {
-	repo, err := e.discussionRepo(r, viewer)
-	if err != nil {
-		return err
-	}
-	num, err := strconv.Atoi(r.PathValue("num"))
-	if err != nil || num < 1 {
-		return errorf(fault.Invalid, "%q is not a discussion number", r.PathValue("num"))
-	}
-	out, err := e.DiscussionDetails(r.Context(), repo, num)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, out)
 	return nil
 }

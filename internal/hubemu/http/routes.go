@@ -1,14 +1,18 @@
-package hubemu
+package http
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/robothub/robothub/internal/hubemu"
+)
 
 // Paths of the emulator-only API (the public hub has no such routes).
 const (
 	pathEvents = "/api/emulator/events"
-	pathJobs   = PathJobs
+	pathJobs   = hubemu.PathJobs
 )
 
-// Handler returns the emulator's HTTP API. Every route is here.
+// routes is the hub's HTTP API: every route is here.
 //
 // The hub's own API, with the public hub's paths, shapes and {"error": ...} bodies:
 //
@@ -47,43 +51,43 @@ const (
 //	GET    /api/emulator/jobs                                    the caller's source jobs
 //	GET    /api/emulator/jobs/{id}                               one source job
 //	GET    /healthz                                              readiness
-func (e *Emulator) Handler() http.Handler {
+func (s *Server) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("GET /healthz", handleHealth())
-	mux.Handle("GET /api/whoami-v2", e.authed(RoleRead, e.handleWhoami))
+	mux.Handle("GET /api/whoami-v2", s.authed(hubemu.RoleRead, s.handleWhoami))
 
-	mux.Handle("POST /api/repos/create", e.authed(RoleWrite, e.handleCreateRepo))
-	mux.Handle("DELETE /api/repos/delete", e.authed(RoleWrite, e.handleDeleteRepo))
-	mux.Handle("GET /api/spaces", e.public(e.handleListSpaces))
-	mux.Handle("GET /api/spaces/{owner}/{name}", e.public(e.handleSpaceInfo))
-	mux.Handle("POST /api/{type}/{owner}/{name}/preupload/{rev...}", e.authed(RoleWrite, e.handlePreupload))
-	mux.Handle("POST /api/{type}/{owner}/{name}/commit/{rev...}", e.authed(RoleWrite, e.handleCommit))
-	mux.Handle("POST /api/validate-yaml", e.public(e.handleValidateYAML))
-	mux.Handle("GET /api/{type}/{owner}/{name}/revision/{rev...}", e.public(e.handleSpaceRevision))
-	mux.Handle("GET /api/{type}/{owner}/{name}/tree/{rev}", e.public(e.handleTree))
-	mux.Handle("GET /api/{type}/{owner}/{name}/tree/{rev}/{path...}", e.public(e.handleTree))
-	mux.Handle("GET /spaces/{owner}/{name}/resolve/{rev}/{path...}", e.public(e.handleResolve))
-	mux.Handle("GET /api/{type}/{owner}/{name}/discussions", e.public(e.handleDiscussions))
-	mux.Handle("GET /api/{type}/{owner}/{name}/discussions/{num}", e.public(e.handleDiscussion))
-	mux.HandleFunc("GET /spaces/{owner}/{rest...}", e.handleGit)
-	mux.HandleFunc("POST /spaces/{owner}/{rest...}", e.handleGit)
+	mux.Handle("POST /api/repos/create", s.authed(hubemu.RoleWrite, s.handleCreateRepo))
+	mux.Handle("DELETE /api/repos/delete", s.authed(hubemu.RoleWrite, s.handleDeleteRepo))
+	mux.Handle("GET /api/spaces", s.public(s.handleListSpaces))
+	mux.Handle("GET /api/spaces/{owner}/{name}", s.public(s.handleSpaceInfo))
+	mux.Handle("POST /api/{type}/{owner}/{name}/preupload/{rev...}", s.authed(hubemu.RoleWrite, s.handlePreupload))
+	mux.Handle("POST /api/{type}/{owner}/{name}/commit/{rev...}", s.authed(hubemu.RoleWrite, s.handleCommit))
+	mux.Handle("POST /api/validate-yaml", s.public(s.handleValidateYAML))
+	mux.Handle("GET /api/{type}/{owner}/{name}/revision/{rev...}", s.public(s.handleSpaceRevision))
+	mux.Handle("GET /api/{type}/{owner}/{name}/tree/{rev}", s.public(s.handleTree))
+	mux.Handle("GET /api/{type}/{owner}/{name}/tree/{rev}/{path...}", s.public(s.handleTree))
+	mux.Handle("GET /spaces/{owner}/{name}/resolve/{rev}/{path...}", s.public(s.handleResolve))
+	mux.Handle("GET /api/{type}/{owner}/{name}/discussions", s.public(s.handleDiscussions))
+	mux.Handle("GET /api/{type}/{owner}/{name}/discussions/{num}", s.public(s.handleDiscussion))
+	mux.HandleFunc("GET /spaces/{owner}/{rest...}", s.handleGit)
+	mux.HandleFunc("POST /spaces/{owner}/{rest...}", s.handleGit)
 
-	mux.Handle("GET /api/settings/webhooks", e.authed(RoleRead, e.handleListWebhooks))
-	mux.Handle("POST /api/settings/webhooks", e.authed(RoleWrite, e.handleCreateWebhook))
-	mux.Handle("GET /api/settings/webhooks/{id}", e.authed(RoleRead, e.handleGetWebhook))
-	mux.Handle("POST /api/settings/webhooks/{id}", e.authed(RoleWrite, e.handleUpdateWebhook))
-	mux.Handle("DELETE /api/settings/webhooks/{id}", e.authed(RoleWrite, e.handleDeleteWebhook))
-	mux.Handle("POST /api/settings/webhooks/{id}/enable", e.authed(RoleWrite, e.handleSetDisabled(false)))
-	mux.Handle("POST /api/settings/webhooks/{id}/disable", e.authed(RoleWrite, e.handleSetDisabled(true)))
+	mux.Handle("GET /api/settings/webhooks", s.authed(hubemu.RoleRead, s.handleListWebhooks))
+	mux.Handle("POST /api/settings/webhooks", s.authed(hubemu.RoleWrite, s.handleCreateWebhook))
+	mux.Handle("GET /api/settings/webhooks/{id}", s.authed(hubemu.RoleRead, s.handleGetWebhook))
+	mux.Handle("POST /api/settings/webhooks/{id}", s.authed(hubemu.RoleWrite, s.handleUpdateWebhook))
+	mux.Handle("DELETE /api/settings/webhooks/{id}", s.authed(hubemu.RoleWrite, s.handleDeleteWebhook))
+	mux.Handle("POST /api/settings/webhooks/{id}/enable", s.authed(hubemu.RoleWrite, s.handleSetDisabled(false)))
+	mux.Handle("POST /api/settings/webhooks/{id}/disable", s.authed(hubemu.RoleWrite, s.handleSetDisabled(true)))
 
-	mux.Handle("POST "+pathEvents, e.authed(RoleWrite, e.handleEmit))
-	mux.Handle("GET /api/emulator/webhooks/{id}/activity", e.authed(RoleRead, e.handleActivity))
-	mux.Handle("GET /api/emulator/webhooks/{id}/deliveries/{delivery}", e.authed(RoleRead, e.handleDelivery))
-	mux.Handle("POST /api/emulator/webhooks/{id}/deliveries/{delivery}/replay", e.authed(RoleWrite, e.handleReplay))
-	mux.Handle("GET /api/emulator/webhooks/{id}/runs", e.authed(RoleRead, e.handleJobRuns))
-	mux.Handle("GET /api/emulator/runs/{run}", e.authed(RoleRead, e.handleJobRun))
-	mux.Handle("POST "+pathJobs, e.authed(RoleWrite, e.handleCreateJob))
-	mux.Handle("GET "+pathJobs, e.authed(RoleRead, e.handleListJobs))
-	mux.Handle("GET "+pathJobs+"/{id}", e.authed(RoleRead, e.handleGetJob))
-	return e.middleware(mux)
+	mux.Handle("POST "+pathEvents, s.authed(hubemu.RoleWrite, s.handleEmit))
+	mux.Handle("GET /api/emulator/webhooks/{id}/activity", s.authed(hubemu.RoleRead, s.handleActivity))
+	mux.Handle("GET /api/emulator/webhooks/{id}/deliveries/{delivery}", s.authed(hubemu.RoleRead, s.handleDelivery))
+	mux.Handle("POST /api/emulator/webhooks/{id}/deliveries/{delivery}/replay", s.authed(hubemu.RoleWrite, s.handleReplay))
+	mux.Handle("GET /api/emulator/webhooks/{id}/runs", s.authed(hubemu.RoleRead, s.handleJobRuns))
+	mux.Handle("GET /api/emulator/runs/{run}", s.authed(hubemu.RoleRead, s.handleJobRun))
+	mux.Handle("POST "+pathJobs, s.authed(hubemu.RoleWrite, s.handleCreateJob))
+	mux.Handle("GET "+pathJobs, s.authed(hubemu.RoleRead, s.handleListJobs))
+	mux.Handle("GET "+pathJobs+"/{id}", s.authed(hubemu.RoleRead, s.handleGetJob))
+	return mux
 }

@@ -1,0 +1,36 @@
+// Package http is the local hub's HTTP API: one route table (routes.go), the handlers that decode
+// requests and encode answers as the public hub does (JSON, {"error": ...} bodies, X-Error-Message),
+// the one mapping of core/fault's kinds to status codes (status.go), and the Go client of the
+// emulator's own routes. It calls the hub's services (internal/hubemu) and serves git's smart
+// protocol through a Backend (internal/hubemu/git).
+package http
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/robothub/robothub/internal/hubemu"
+)
+
+// Backend serves git's smart HTTP protocol for a space whose access the server has checked:
+// internal/hubemu/git.Repos.
+type Backend interface {
+	Serve(w http.ResponseWriter, r *http.Request, space, path, remoteUser string, log *slog.Logger)
+}
+
+// Server is the hub's HTTP API over its services.
+type Server struct {
+	hub     *hubemu.Emulator
+	backend Backend
+	log     *slog.Logger
+	handler http.Handler
+}
+
+// NewServer returns the HTTP API of hub, with backend serving the spaces' git repositories.
+func NewServer(hub *hubemu.Emulator, backend Backend) *Server {
+	s := &Server{hub: hub, backend: backend, log: hub.Logger()}
+	s.handler = s.middleware(s.routes())
+	return s
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
