@@ -22,6 +22,7 @@ import (
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/actions"
 	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/delivery"
 	"github.com/robothub/robothub/internal/hubemu/localhub"
 )
 
@@ -120,12 +121,12 @@ func runDev(c *cli.Context, e *env) error {
 
 	// dev is one user's development loop: job webhooks are on (hub serve needs --allow-jobs), and
 	// the process is non-dumpable so that a job cannot read its environment through /proc.
-	if err := hubemu.Harden(); err != nil {
+	if err := delivery.Harden(); err != nil {
 		logger.Warn("could not make the process non-dumpable: a job may read its environment through /proc", "err", err)
 	}
 	emu, err := localhub.Open(c.Context, localhub.Config{
 		DSN: hubDB, PublicURL: hubURL, Logger: logger.With("component", "hub"), AllowJobs: true,
-		Delivery: hubemu.DeliveryPolicy{Timeout: 30 * time.Second, MaxAttempts: 8, BaseDelay: time.Second, MaxDelay: time.Minute},
+		Delivery: delivery.Policy{Timeout: 30 * time.Second, MaxAttempts: 8, BaseDelay: time.Second, MaxDelay: time.Minute},
 	})
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("dev: opening the local hub: %v", err), exitError)

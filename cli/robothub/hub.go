@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/internal/dirlock"
+	"github.com/robothub/robothub/internal/hubemu/delivery"
 	"github.com/robothub/robothub/internal/hubemu/localhub"
 
 	"github.com/urfave/cli/v2"
@@ -126,7 +127,7 @@ Examples:
 			&cli.DurationFlag{Name: "retry-delay", Value: 2 * time.Second, Usage: "pause after the first failed attempt; doubled after each"},
 			&cli.DurationFlag{Name: "retry-max-delay", Value: 10 * time.Minute, Usage: "longest pause between attempts"},
 			&cli.IntFlag{Name: "workers", Value: 32, Usage: "deliveries sent at the same time"},
-			&cli.DurationFlag{Name: "job-timeout", Value: hubemu.DefaultJobTimeout, Usage: "kill a job run (and its children) after this long"},
+			&cli.DurationFlag{Name: "job-timeout", Value: delivery.DefaultJobTimeout, Usage: "kill a job run (and its children) after this long"},
 			&cli.DurationFlag{Name: "read-timeout", Value: hubemu.DefaultReadTimeout, Usage: "drop a client that has not sent its whole request (headers and body, a push's pack included) within this long"},
 			&cli.BoolFlag{Name: "allow-jobs", Usage: "turn job webhooks on: every user with a write token may then run commands on this machine, as this user (off by default; robothub dev turns it on)"},
 			&cli.StringFlag{Name: "log-format", Value: "text", Usage: "log format: text or json"},
@@ -181,13 +182,13 @@ func runHubServe(c *cli.Context, e *env) error {
 		limit = -1
 	}
 	// Jobs run as this user: make /proc/<pid>/environ of the hub unreadable to them.
-	if err := hubemu.Harden(); err != nil {
+	if err := delivery.Harden(); err != nil {
 		logger.Warn("could not make the hub non-dumpable: a job may read its environment through /proc", "err", err)
 	}
 	emu, err := localhub.Open(c.Context, localhub.Config{
 		DSN: dsn, PublicURL: public, TriggerLimit: limit, Logger: logger, JobTimeout: c.Duration("job-timeout"),
 		AllowJobs: c.Bool("allow-jobs"),
-		Delivery: hubemu.DeliveryPolicy{Timeout: c.Duration("delivery-timeout"), MaxAttempts: c.Int("delivery-attempts"),
+		Delivery: delivery.Policy{Timeout: c.Duration("delivery-timeout"), MaxAttempts: c.Int("delivery-attempts"),
 			BaseDelay: c.Duration("retry-delay"), MaxDelay: c.Duration("retry-max-delay"), Workers: c.Int("workers")},
 	})
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/delivery"
 	"github.com/robothub/robothub/internal/hubemu/localhub"
 )
 
@@ -72,7 +73,7 @@ func setupScriptHub(env *testscript.Env) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	emu, err := localhub.Open(ctx, localhub.Config{
 		Logger: slog.New(slog.DiscardHandler), AllowJobs: true,
-		Delivery: hubemu.DeliveryPolicy{Timeout: 2 * time.Second, MaxAttempts: 5, BaseDelay: 20 * time.Millisecond, MaxDelay: 100 * time.Millisecond},
+		Delivery: delivery.Policy{Timeout: 2 * time.Second, MaxAttempts: 5, BaseDelay: 20 * time.Millisecond, MaxDelay: 100 * time.Millisecond},
 	})
 	if err != nil {
 		cancel()

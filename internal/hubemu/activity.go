@@ -80,7 +80,7 @@ func (e *Emulator) Delivery(ctx context.Context, userID, webhookID, deliveryID s
 		return nil, notFound("delivery", deliveryID)
 	}
 	d := &list[0]
-	d.Payload = withWebhookRef(string(d.Payload), d.WebhookID)
+	d.Payload = WithWebhookRef(string(d.Payload), d.WebhookID)
 	return d, nil
 }
 

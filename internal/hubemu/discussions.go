@@ -161,7 +161,7 @@ func (e *Emulator) discussionEvent(ctx context.Context, tx Tx, by Principal, rep
 			return nil, nil, err
 		}
 	} else {
-		comment.ID = newID(now)
+		comment.ID = NewID(now)
 		if err := insertDiscussionEvent(ctx, tx, comment.ID, repo.ID, num, "comment", by.User.ID, data, now); err != nil {
 			return nil, nil, err
 		}
@@ -184,7 +184,7 @@ type commentData struct {
 }
 
 func addDiscussionEvent(ctx context.Context, tx Tx, repoID string, num int, typ, authorID string, data any, now time.Time) error {
-	return insertDiscussionEvent(ctx, tx, newID(now), repoID, num, typ, authorID, data, now)
+	return insertDiscussionEvent(ctx, tx, NewID(now), repoID, num, typ, authorID, data, now)
 }
 
 func insertDiscussionEvent(ctx context.Context, tx Tx, id, repoID string, num int, typ, authorID string, data any, now time.Time) error {

@@ -3,10 +3,7 @@ package hubemu
 import (
 	"context"
 	"log/slog"
-	"net/http"
-	"os"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/robothub/robothub/core/hub"
@@ -16,7 +13,6 @@ import (
 const (
 	DefaultPublicURL    = "http://127.0.0.1:7861"
 	DefaultTriggerLimit = 1000 // deliveries per webhook per 24 hours, as on the public hub
-	DefaultJobTimeout   = 10 * time.Minute
 )
 
 // Config configures an Emulator. The zero value is an in-memory emulator with the defaults.
@@ -26,19 +22,11 @@ type Config struct {
 	// TriggerLimit caps the deliveries of one webhook in any 24 hours; over it, deliveries are
 	// recorded as rate_limited and not sent. 0 is DefaultTriggerLimit; negative means no limit.
 	TriggerLimit int
-	// Delivery sets timeouts, retries and concurrency of deliveries.
-	Delivery DeliveryPolicy
-	// JobTimeout bounds one job run. Default DefaultJobTimeout.
-	JobTimeout time.Duration
-	// JobPath is the PATH of job runs. Default: the emulator's own PATH.
-	JobPath string
 	// AllowJobs turns job webhooks on. A job webhook runs a command on this machine, as the
 	// emulator's user, whenever an event matches, so it is off unless asked for (`hub serve
 	// --allow-jobs`; `robothub dev` sets it): without it, source jobs and job webhooks cannot be
 	// made (403), and deliveries of job webhooks stored earlier fail without running anything.
 	AllowJobs bool
-	// HTTPClient sends deliveries. Default: a client that follows no redirects.
-	HTTPClient *http.Client
 	// Logger receives the emulator's logs. Default slog.Default().
 	Logger *slog.Logger
 	// Now is the clock. Default time.Now.
@@ -55,58 +43,39 @@ const (
 	DefaultIdleTimeout       = 2 * time.Minute
 )
 
-// Emulator is the local hub. Create it with Open; serve Handler; call Run to deliver events.
+// Emulator is the local hub's services: accounts, webhooks, events and the deliveries they cause,
+// source jobs, spaces and discussions. It keeps everything in a Store and the spaces in Git; a
+// Waker (the delivery dispatcher) is told when there is something to send.
 type Emulator struct {
 	db           Store
+	git          Git
+	waker        Waker
 	publicURL    string
 	triggerLimit int
-	delivery     DeliveryPolicy
-	jobTimeout   time.Duration
 	allowJobs    bool
-	jobPath      string
-	client       *http.Client
 	log          *slog.Logger
 	now          func() time.Time
-	wake         chan struct{}
-	running      atomic.Bool
-	git          Git
 	locks        spaceLocks
 }
 
-// New returns the hub's services on a store and the spaces' git repositories (nil: a hub without
-// spaces, for tests of the rest).
-func New(cfg Config, db Store, g Git) *Emulator {
+// New returns the hub's services on a store, the spaces' git repositories (nil: a hub without
+// spaces, for tests of the rest) and the dispatcher that sends deliveries (nil: none is told).
+func New(cfg Config, db Store, g Git, w Waker) *Emulator {
 	e := &Emulator{
 		db:           db,
+		git:          g,
+		waker:        w,
 		publicURL:    strings.TrimRight(cfg.PublicURL, "/"),
 		triggerLimit: cfg.TriggerLimit,
-		delivery:     cfg.Delivery,
-		jobTimeout:   cfg.JobTimeout,
-		jobPath:      cfg.JobPath,
 		allowJobs:    cfg.AllowJobs,
-		client:       cfg.HTTPClient,
 		log:          cfg.Logger,
 		now:          cfg.Now,
-		wake:         make(chan struct{}, 1),
-		git:          g,
 	}
 	if e.publicURL == "" {
 		e.publicURL = DefaultPublicURL
 	}
 	if e.triggerLimit == 0 {
 		e.triggerLimit = DefaultTriggerLimit
-	}
-	e.delivery.fill()
-	if e.jobTimeout <= 0 {
-		e.jobTimeout = DefaultJobTimeout
-	}
-	if e.jobPath == "" {
-		e.jobPath = os.Getenv("PATH")
-	}
-	if e.client == nil {
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		tr.MaxIdleConnsPerHost = e.delivery.Workers
-		e.client = &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	if e.log == nil {
 		e.log = slog.Default()
@@ -194,10 +163,6 @@ func (e *Emulator) Bootstrap(ctx context.Context, cfg BootstrapConfig) (*Bootstr
 	}
 	res.CreatedWH = true
 	return res, nil
-}
-
-func (e *Emulator) storeFailed(doing string, err error) error {
-	return &StoreError{Database: e.db.Database(), Doing: doing, Err: err}
 }
 
 // Git returns the spaces' repositories.

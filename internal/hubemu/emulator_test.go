@@ -17,11 +17,12 @@ import (
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/delivery"
 	"github.com/robothub/robothub/internal/hubemu/localhub"
 )
 
 // fastDelivery keeps retries quick in tests.
-var fastDelivery = hubemu.DeliveryPolicy{Timeout: 2 * time.Second, MaxAttempts: 5, BaseDelay: 20 * time.Millisecond, MaxDelay: 100 * time.Millisecond, Workers: 4, JobWorkers: 2}
+var fastDelivery = delivery.Policy{Timeout: 2 * time.Second, MaxAttempts: 5, BaseDelay: 20 * time.Millisecond, MaxDelay: 100 * time.Millisecond, Workers: 4, JobWorkers: 2}
 
 type testHub struct {
 	t     *testing.T
@@ -38,7 +39,7 @@ func newTestHub(t *testing.T, cfg localhub.Config) *testHub {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	if cfg.Delivery == (hubemu.DeliveryPolicy{}) {
+	if cfg.Delivery == (delivery.Policy{}) {
 		cfg.Delivery = fastDelivery
 	}
 	emu, err := localhub.Open(context.Background(), cfg)

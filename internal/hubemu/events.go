@@ -198,7 +198,7 @@ func (e *Emulator) emitTx(ctx context.Context, tx Tx, by Principal, in EmitInput
 		if err != nil {
 			return err
 		}
-		res.EventID, res.Payload = newID(now), raw
+		res.EventID, res.Payload = NewID(now), raw
 		if err := tx.InsertEvent(ctx, Event{ID: res.EventID, RepoID: repo.ID, Scope: in.Scope, Action: in.Action, Payload: raw, CreatedAt: now}); err != nil {
 			return err
 		}
@@ -276,7 +276,7 @@ func ensureRepo(ctx context.Context, tx Tx, typ, name, ownerID string, now time.
 	if !errors.Is(err, ErrNotFound) {
 		return nil, err
 	}
-	r = &Repo{ID: newID(now), Type: typ, Name: name, OwnerID: ownerID, CreatedAt: now}
+	r = &Repo{ID: NewID(now), Type: typ, Name: name, OwnerID: ownerID, CreatedAt: now}
 	return r, tx.InsertRepo(ctx, r)
 }
 

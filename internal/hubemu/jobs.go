@@ -32,7 +32,7 @@ type JobInput struct {
 // CreateSourceJob stores a source job of the user.
 func (e *Emulator) CreateSourceJob(ctx context.Context, userID string, in JobInput) (*SourceJob, error) {
 	if !e.allowJobs {
-		return nil, errJobsOff()
+		return nil, JobsOff()
 	}
 	if len(in.Command) == 0 || in.Command[0] == "" {
 		return nil, errorf(fault.Invalid, "command: give the program to run and its arguments, such as [\"sh\", \"-c\", \"echo $WEBHOOK_PAYLOAD\"]")
@@ -54,7 +54,7 @@ func (e *Emulator) CreateSourceJob(ctx context.Context, userID string, in JobInp
 		in.Secrets = map[string]string{}
 	}
 	now := e.now()
-	j := &SourceJob{ID: newID(now), UserID: userID, Command: in.Command, Environment: in.Environment,
+	j := &SourceJob{ID: NewID(now), UserID: userID, Command: in.Command, Environment: in.Environment,
 		SecretNames: sortedKeys(in.Secrets), CreatedAt: now.UTC().Truncate(time.Millisecond)}
 	if err := e.db.Update(ctx, func(tx Tx) error { return tx.InsertSourceJob(ctx, j, in.Secrets) }); err != nil {
 		return nil, err
@@ -143,6 +143,6 @@ func (e *Emulator) JobRun(ctx context.Context, userID, runID string) (*JobRun, e
 }
 
 // errJobsOff is the answer to a job request on a hub started without --allow-jobs.
-func errJobsOff() error {
+func JobsOff() error {
 	return errorf(fault.Forbidden, "jobs are off on this hub: a job webhook runs a command on this machine, as the hub's user; start the hub with robothub hub serve --allow-jobs (robothub dev does) to use them")
 }

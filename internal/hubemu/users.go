@@ -62,7 +62,7 @@ func ensureUser(ctx context.Context, tx Tx, name, kind string, now time.Time) (U
 	if err := checkUserName(name); err != nil {
 		return u, false, err
 	}
-	u = User{ID: newID(now), Name: name, Kind: kind, CreatedAt: now.UTC().Truncate(time.Millisecond)}
+	u = User{ID: NewID(now), Name: name, Kind: kind, CreatedAt: now.UTC().Truncate(time.Millisecond)}
 	return u, true, tx.CreateUser(ctx, u)
 }
 

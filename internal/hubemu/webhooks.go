@@ -134,14 +134,14 @@ func (e *Emulator) CreateWebhook(ctx context.Context, userID string, in WebhookI
 		return nil, err
 	}
 	if in.JobSourceID != nil && !e.allowJobs {
-		return nil, errJobsOff()
+		return nil, JobsOff()
 	}
 	if in.Domains == nil {
 		d := append([]string(nil), domainList...)
 		in.Domains = &d
 	}
 	now := e.now()
-	w := &Webhook{ID: newID(now), UserID: userID, Watched: *in.Watched, Domains: *in.Domains, CreatedAt: now, UpdatedAt: now}
+	w := &Webhook{ID: NewID(now), UserID: userID, Watched: *in.Watched, Domains: *in.Domains, CreatedAt: now, UpdatedAt: now}
 	if in.URL != nil {
 		w.URL = *in.URL
 	}
@@ -187,7 +187,7 @@ func (e *Emulator) UpdateWebhook(ctx context.Context, userID, id string, in Webh
 		return nil, err
 	}
 	if in.JobSourceID != nil && !e.allowJobs {
-		return nil, errJobsOff()
+		return nil, JobsOff()
 	}
 	err := e.db.Update(ctx, func(tx Tx) error {
 		w, err := ownWebhook(ctx, tx, userID, id)

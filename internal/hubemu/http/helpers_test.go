@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/webhook"
-	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/delivery"
 )
 
 // fastDelivery keeps retries quick in tests.
-var fastDelivery = hubemu.DeliveryPolicy{Timeout: 2 * time.Second, MaxAttempts: 5, BaseDelay: 20 * time.Millisecond, MaxDelay: 100 * time.Millisecond, Workers: 4, JobWorkers: 2}
+var fastDelivery = delivery.Policy{Timeout: 2 * time.Second, MaxAttempts: 5, BaseDelay: 20 * time.Millisecond, MaxDelay: 100 * time.Millisecond, Workers: 4, JobWorkers: 2}
 
 // waitFor polls cond until it holds or 10 seconds pass.
 func waitFor(t *testing.T, what string, cond func() bool) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/delivery"
 	"github.com/robothub/robothub/internal/hubemu/git"
 	hubhttp "github.com/robothub/robothub/internal/hubemu/http"
 	"github.com/robothub/robothub/internal/hubemu/store"
@@ -29,10 +30,11 @@ type Config struct {
 	// GitPath is the git program, whose git-http-backend serves the spaces. Default "git" on PATH.
 	GitPath string
 
-	// The rest is the services' configuration: see hubemu.Config.
+	// The rest is the services' and the deliveries' configuration: see hubemu.Config and
+	// delivery.Config.
 	PublicURL    string
 	TriggerLimit int
-	Delivery     hubemu.DeliveryPolicy
+	Delivery     delivery.Policy
 	JobTimeout   time.Duration
 	JobPath      string
 	AllowJobs    bool
@@ -45,9 +47,10 @@ type Config struct {
 // and call the services (CreateToken, Bootstrap, ...) directly.
 type Emulator struct {
 	*hubemu.Emulator
-	db      *store.DB
-	repos   *git.Repos
-	handler http.Handler
+	db         *store.DB
+	dispatcher *delivery.Dispatcher
+	repos      *git.Repos
+	handler    http.Handler
 }
 
 // Open opens (creating and migrating if needed) the hub's database and its repositories' directory.
@@ -64,12 +67,11 @@ func Open(ctx context.Context, cfg Config) (*Emulator, error) {
 		_ = repos.Close()
 		return nil, err
 	}
-	emu := hubemu.New(hubemu.Config{
-		PublicURL: cfg.PublicURL, TriggerLimit: cfg.TriggerLimit, Delivery: cfg.Delivery,
-		JobTimeout: cfg.JobTimeout, JobPath: cfg.JobPath, AllowJobs: cfg.AllowJobs, HTTPClient: cfg.HTTPClient,
-		Logger: cfg.Logger, Now: cfg.Now,
-	}, db, repos)
-	return &Emulator{Emulator: emu, db: db, repos: repos, handler: hubhttp.NewServer(emu, repos)}, nil
+	d := delivery.New(db, delivery.Config{Policy: cfg.Delivery, AllowJobs: cfg.AllowJobs, JobTimeout: cfg.JobTimeout,
+		JobPath: cfg.JobPath, HTTPClient: cfg.HTTPClient, Logger: cfg.Logger, Now: cfg.Now})
+	emu := hubemu.New(hubemu.Config{PublicURL: cfg.PublicURL, TriggerLimit: cfg.TriggerLimit, AllowJobs: cfg.AllowJobs,
+		Logger: cfg.Logger, Now: cfg.Now}, db, repos, d)
+	return &Emulator{Emulator: emu, db: db, dispatcher: d, repos: repos, handler: hubhttp.NewServer(emu, repos)}, nil
 }
 
 // Close closes the database and removes the repositories of an in-memory hub. Stop Run and the
@@ -81,6 +83,9 @@ func (e *Emulator) Close() error {
 	}
 	return err
 }
+
+// Run delivers events and runs jobs until ctx ends (delivery.Dispatcher.Run).
+func (e *Emulator) Run(ctx context.Context) error { return e.dispatcher.Run(ctx) }
 
 // Handler is the hub's HTTP API (internal/hubemu/http): it never listens itself.
 func (e *Emulator) Handler() http.Handler { return e.handler }

@@ -1,4 +1,4 @@
-package hubemu
+package delivery
 
 import "syscall"
 

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package hubemu
+package delivery
 
 // Harden does nothing outside Linux: there is no /proc/<pid>/environ for a job to read on macOS or
 // Windows, and jobs still run with their own clean environment.

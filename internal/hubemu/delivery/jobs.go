@@ -1,17 +1,20 @@
-package hubemu
+package delivery
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/robothub/robothub/core/procgroup"
 	"github.com/robothub/robothub/core/webhook"
+	"github.com/robothub/robothub/internal/hubemu"
 )
 
 // maxJobLog caps the log kept of one job run.
@@ -21,21 +24,21 @@ const maxJobLog = 1 << 20
 // holds only PATH, HOME (a fresh directory), the source job's environment, the webhook payload
 // (WEBHOOK_PAYLOAD, WEBHOOK_REPO_ID, WEBHOOK_REPO_TYPE, WEBHOOK_SECRET) and the webhook's secrets.
 // Neither the emulator's own environment nor the source job's secrets reach it.
-func (e *Emulator) runJob(runCtx context.Context, t task) outcome {
-	o := outcome{task: t, at: e.now(), target: "job " + t.jobID, final: true}
+func (d *Dispatcher) runJob(runCtx context.Context, t task) outcome {
+	o := outcome{task: t, at: d.now(), target: "job " + t.jobID, final: true}
 	start := time.Now()
 	defer func() { o.latency = time.Since(start) }()
-	if !e.allowJobs { // a job webhook stored by a run with --allow-jobs
-		o.err = errJobsOff().Error()
+	if !d.allowJobs { // a job webhook stored by a run with --allow-jobs
+		o.err = hubemu.JobsOff().Error()
 		return o
 	}
 
-	job, err := e.db.SourceJob(runCtx, "", t.jobID)
+	job, err := d.db.SourceJob(runCtx, "", t.jobID)
 	if err != nil {
 		o.err = fmt.Sprintf("source job %s is gone", t.jobID)
 		return o
 	}
-	secrets, err := e.db.WebhookSecrets(runCtx, t.webhookID)
+	secrets, err := d.db.WebhookSecrets(runCtx, t.webhookID)
 	if err != nil {
 		o.err = "reading the webhook's secrets: " + err.Error()
 		return o
@@ -46,10 +49,10 @@ func (e *Emulator) runJob(runCtx context.Context, t task) outcome {
 		return o
 	}
 
-	runID := newID(e.now())
+	runID := hubemu.NewID(d.now())
 	o.jobRunID = runID
-	run := JobRun{ID: runID, WebhookID: t.webhookID, DeliveryID: t.deliveryID, SourceJobID: t.jobID, State: RunRunning, StartedAt: e.now()}
-	if err := e.db.Update(runCtx, func(tx Tx) error { return tx.StartJobRun(runCtx, run) }); err != nil {
+	run := hubemu.JobRun{ID: runID, WebhookID: t.webhookID, DeliveryID: t.deliveryID, SourceJobID: t.jobID, State: hubemu.RunRunning, StartedAt: d.now()}
+	if err := d.db.Update(runCtx, func(tx hubemu.Tx) error { return tx.StartJobRun(runCtx, run) }); err != nil {
 		// The job does not run. A full or read-only disk (or any other failure of the store) stops
 		// Run, and the next Run runs the delivery: it stays leased.
 		o.jobRunID = ""
@@ -64,24 +67,24 @@ func (e *Emulator) runJob(runCtx context.Context, t task) outcome {
 	dir, err := os.MkdirTemp("", "hubemu-run-")
 	if err != nil {
 		o.err = "making the run's directory: " + err.Error()
-		o.run = &RunEnd{State: RunError, Err: o.err, At: e.now()}
+		o.run = &hubemu.RunEnd{State: hubemu.RunError, Err: o.err, At: d.now()}
 		return o
 	}
 	defer os.RemoveAll(dir)
 
-	env := []string{"PATH=" + e.jobPath, "HOME=" + dir}
-	for _, k := range sortedKeys(job.Environment) {
+	env := []string{"PATH=" + d.jobPath, "HOME=" + dir}
+	for _, k := range slices.Sorted(maps.Keys(job.Environment)) {
 		env = append(env, k+"="+job.Environment[k])
 	}
 	env = append(env, "WEBHOOK_PAYLOAD="+string(t.payload), "WEBHOOK_REPO_ID="+p.Repo.Name, "WEBHOOK_REPO_TYPE="+p.Repo.Type)
 	if t.secret != "" {
 		env = append(env, "WEBHOOK_SECRET="+t.secret)
 	}
-	for _, k := range sortedKeys(secrets) {
+	for _, k := range slices.Sorted(maps.Keys(secrets)) {
 		env = append(env, k+"="+secrets[k])
 	}
 
-	ctx, cancel := context.WithTimeout(runCtx, e.jobTimeout)
+	ctx, cancel := context.WithTimeout(runCtx, d.jobTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, job.Command[0], job.Command[1:]...)
 	cmd.Env, cmd.Dir = env, dir
@@ -92,7 +95,7 @@ func (e *Emulator) runJob(runCtx context.Context, t task) outcome {
 	err = cmd.Run()
 
 	var exitCode *int
-	state := RunCompleted
+	state := hubemu.RunCompleted
 	if cmd.ProcessState != nil {
 		c := cmd.ProcessState.ExitCode()
 		if c >= 0 {
@@ -104,16 +107,16 @@ func (e *Emulator) runJob(runCtx context.Context, t task) outcome {
 	case err == nil:
 	case runCtx.Err() != nil:
 		o.cancelled = true
-		state, o.err = RunError, "cancelled: the emulator is stopping"
+		state, o.err = hubemu.RunError, "cancelled: the emulator is stopping"
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		state, o.err = RunError, fmt.Sprintf("timeout: the job ran longer than %s and was killed", e.jobTimeout)
+		state, o.err = hubemu.RunError, fmt.Sprintf("timeout: the job ran longer than %s and was killed", d.jobTimeout)
 	case errors.As(err, &ee):
-		state, o.err = RunError, fmt.Sprintf("the job exited with status %d", ee.ExitCode())
+		state, o.err = hubemu.RunError, fmt.Sprintf("the job exited with status %d", ee.ExitCode())
 	default:
-		state, o.err = RunError, "the job could not start: "+err.Error()
+		state, o.err = hubemu.RunError, "the job could not start: "+err.Error()
 	}
 	if !o.cancelled {
-		o.run = &RunEnd{State: state, ExitCode: exitCode, Err: o.err, Log: log.String(), At: e.now()}
+		o.run = &hubemu.RunEnd{State: state, ExitCode: exitCode, Err: o.err, Log: log.String(), At: d.now()}
 	}
 	return o
 }
