@@ -25,6 +25,7 @@ import (
 
 	"github.com/robothub/robothub/internal/hubemu"
 	"github.com/robothub/robothub/internal/hubemu/localhub"
+	hubspaces "github.com/robothub/robothub/internal/hubemu/spaces"
 	"github.com/robothub/robothub/internal/pyindex"
 )
 
@@ -281,7 +282,7 @@ func catalogHub(t testing.TB, spaces []space, listed []map[string]any) *localHub
 			h.tokens[sp.owner] = token
 		}
 		private := sp.private
-		if _, err := emu.CreateSpace(ctx, p, hubemu.CreateRepoInput{Name: sp.name, Type: "space", Private: &private}); err != nil {
+		if _, err := emu.CreateSpace(ctx, p, hubspaces.CreateRepoInput{Name: sp.name, Type: "space", Private: &private}); err != nil {
 			t.Fatalf("creating space %s/%s: %v", sp.owner, sp.name, err)
 		}
 		files := map[string]string{}

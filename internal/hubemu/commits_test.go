@@ -13,6 +13,7 @@ import (
 
 	"github.com/robothub/robothub/internal/hubemu"
 	"github.com/robothub/robothub/internal/hubemu/localhub"
+	"github.com/robothub/robothub/internal/hubemu/spaces"
 )
 
 // ndjson builds a commit body as the public Python client does: a header, then one line per
@@ -154,7 +155,7 @@ func TestRefusedCommitsChangeNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	big := strings.Repeat("x", hubemu.MaxInlineFileBytes+1)
+	big := strings.Repeat("x", spaces.MaxInlineFileBytes+1)
 	tests := []struct {
 		name, token, rev, body string
 		status                 int

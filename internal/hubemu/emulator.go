@@ -44,26 +44,23 @@ const (
 )
 
 // Emulator is the local hub's services: accounts, webhooks, events and the deliveries they cause,
-// source jobs, spaces and discussions. It keeps everything in a Store and the spaces in Git; a
-// Waker (the delivery dispatcher) is told when there is something to send.
+// source jobs and discussions (spaces, git repositories, are internal/hubemu/spaces). It keeps
+// everything in a Store; a Waker (the delivery dispatcher) is told when there is something to send.
 type Emulator struct {
 	db           Store
-	git          Git
 	waker        Waker
 	publicURL    string
 	triggerLimit int
 	allowJobs    bool
 	log          *slog.Logger
 	now          func() time.Time
-	locks        spaceLocks
 }
 
-// New returns the hub's services on a store, the spaces' git repositories (nil: a hub without
-// spaces, for tests of the rest) and the dispatcher that sends deliveries (nil: none is told).
-func New(cfg Config, db Store, g Git, w Waker) *Emulator {
+// New returns the hub's services on a store, with the dispatcher that sends deliveries (nil: none
+// is told).
+func New(cfg Config, db Store, w Waker) *Emulator {
 	e := &Emulator{
 		db:           db,
-		git:          g,
 		waker:        w,
 		publicURL:    strings.TrimRight(cfg.PublicURL, "/"),
 		triggerLimit: cfg.TriggerLimit,
@@ -165,8 +162,11 @@ func (e *Emulator) Bootstrap(ctx context.Context, cfg BootstrapConfig) (*Bootstr
 	return res, nil
 }
 
-// Git returns the spaces' repositories.
-func (e *Emulator) Git() Git { return e.git }
-
 // Logger is the hub's logger.
 func (e *Emulator) Logger() *slog.Logger { return e.log }
+
+// Now is the hub's clock.
+func (e *Emulator) Now() time.Time { return e.now() }
+
+// Notify tells the dispatcher that deliveries were recorded (by EmitChange's transaction).
+func (e *Emulator) Notify() { e.wakeDispatcher() }

@@ -149,6 +149,14 @@ func (e *Emulator) Emit(ctx context.Context, by Principal, in EmitInput) (*EmitR
 	return res, nil
 }
 
+// EmitChange emits the event of a change to a stored space (a creation, a deletion, a push) inside
+// the transaction that stores the change. Its HeadSha is the real head of main, even when empty.
+// The caller calls Notify once the transaction is committed.
+func (e *Emulator) EmitChange(ctx context.Context, tx Tx, by Principal, in EmitInput) (*EmitResult, error) {
+	in.fromGit = true
+	return e.emitTx(ctx, tx, by, in)
+}
+
 // emitTx is Emit inside the caller's transaction, so that a change and its event are stored
 // together. The caller wakes the dispatcher after the commit.
 func (e *Emulator) emitTx(ctx context.Context, tx Tx, by Principal, in EmitInput) (*EmitResult, error) {
@@ -168,7 +176,7 @@ func (e *Emulator) emitTx(ctx context.Context, tx Tx, by Principal, in EmitInput
 		if err != nil {
 			return err
 		}
-		repo, err := ensureRepo(ctx, tx, repoType, repoName, owner.ID, now)
+		repo, err := EnsureRepo(ctx, tx, repoType, repoName, owner.ID, now)
 		if err != nil {
 			return err
 		}
@@ -268,7 +276,8 @@ func checkEmitOnStoredSpace(ctx context.Context, tx Tx, repoID, name string, in 
 	return errorf(fault.Refused, "repo: space:%s is a git repository on this hub and cannot be moved", name)
 }
 
-func ensureRepo(ctx context.Context, tx Tx, typ, name, ownerID string, now time.Time) (*Repo, error) {
+// EnsureRepo returns the repo of type typ and name, making it (owned by ownerID) if there is none.
+func EnsureRepo(ctx context.Context, tx Tx, typ, name, ownerID string, now time.Time) (*Repo, error) {
 	r, err := tx.RepoByName(ctx, typ, name)
 	if err == nil {
 		return r, nil
@@ -291,7 +300,7 @@ func (e *Emulator) buildPayload(ctx context.Context, tx Tx, by Principal, repo *
 			URL: webhook.URL{Web: web, API: api}, Owner: webhook.Ref{ID: repo.OwnerID}},
 	}
 	if repo.Type == "space" {
-		p.Repo.Subdomain = subdomainOf(repo.Name)
+		p.Repo.Subdomain = Subdomain(repo.Name)
 		tags, _, err := tx.SpaceTags(ctx, repo.ID)
 		if err != nil {
 			return nil, err
@@ -345,12 +354,22 @@ func (e *Emulator) buildPayload(ctx context.Context, tx Tx, by Principal, repo *
 	return p, nil
 }
 
-// subdomainOf is the host name label of a space owner/name, as the public hub makes it.
-func subdomainOf(name string) string {
+// Subdomain is the host name label of a space owner/name, as the public hub makes it.
+func Subdomain(name string) string {
 	return strings.ToLower(strings.NewReplacer("/", "-", ".", "-", "_", "-").Replace(name))
 }
 
 func discussionID(repoID string, num int) string {
 	s := fmt.Sprintf("%s%06x", repoID[:18], num)
 	return s[:24]
+}
+
+// RepoNotFound is the public hub's answer for a repo that does not exist or that the caller may
+// not see: 401 to an anonymous caller (who may have forgotten the token), 404 to a signed-in one.
+func RepoNotFound(anonymous bool, name string) error {
+	if anonymous {
+		return &fault.Error{Kind: fault.Unauthenticated, Code: "RepoNotFound",
+			Msg: "Repository not found: space " + name + " does not exist, or it is private and the request has no token"}
+	}
+	return &fault.Error{Kind: fault.NotFound, Code: "RepoNotFound", Msg: "Repository not found: space " + name}
 }

@@ -190,6 +190,22 @@ type Repo struct {
 	CreatedAt   time.Time
 }
 
+// Space is a space stored on the emulator as a git repository.
+type Space struct {
+	RepoID       string
+	Name         string // owner/name
+	Owner        string
+	OwnerID      string
+	Private      bool
+	SDK          string
+	HeadSha      string   // the head of main; "" before the first push to main
+	Tags         []string // the README's front matter tags at the head of main, then the sdk
+	CardData     map[string]any
+	Files        []string // the paths at the head of main
+	LastModified time.Time
+	CreatedAt    time.Time
+}
+
 // SpaceState is what the hub stores of a space's head of main.
 type SpaceState struct {
 	SDK      string

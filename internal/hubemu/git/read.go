@@ -14,8 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
-
-	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/spaces"
 )
 
 // This file reads what a space's repository holds, with go-git: refs, the commit a revision names,
@@ -58,19 +57,19 @@ func (g *Repos) Refs(ctx context.Context, space string) (map[string]string, erro
 // Resolve returns the commit a revision names: a branch, a tag, a full ref (refs/pr/1), or a full
 // commit ID, as the public hub accepts them ("" is main). Git's other revision syntax (HEAD~1,
 // main@{1}, short IDs) is not the hub's and names nothing here.
-func (g *Repos) Resolve(ctx context.Context, space, rev string) (hubemu.Revision, error) {
+func (g *Repos) Resolve(ctx context.Context, space, rev string) (spaces.Revision, error) {
 	if rev == "" {
 		rev = "main"
 	}
 	repo, err := g.open(space)
 	if err != nil {
-		return hubemu.Revision{}, err
+		return spaces.Revision{}, err
 	}
 	if commitIDPattern.MatchString(rev) {
 		if _, err := repo.CommitObject(plumbing.NewHash(rev)); err != nil {
-			return hubemu.Revision{}, hubemu.RevisionNotFound(rev)
+			return spaces.Revision{}, spaces.RevisionNotFound(rev)
 		}
-		return hubemu.Revision{Commit: rev}, nil
+		return spaces.Revision{Commit: rev}, nil
 	}
 	candidates := []string{"refs/heads/" + rev, "refs/tags/" + rev}
 	if strings.HasPrefix(rev, "refs/") {
@@ -82,15 +81,15 @@ func (g *Repos) Resolve(ctx context.Context, space, rev string) (hubemu.Revision
 			continue
 		}
 		if err != nil {
-			return hubemu.Revision{}, err
+			return spaces.Revision{}, err
 		}
 		commit, err := peel(repo, ref.Hash())
 		if err != nil {
-			return hubemu.Revision{}, hubemu.RevisionNotFound(rev)
+			return spaces.Revision{}, spaces.RevisionNotFound(rev)
 		}
-		return hubemu.Revision{Commit: commit.String(), Ref: name}, nil
+		return spaces.Revision{Commit: commit.String(), Ref: name}, nil
 	}
-	return hubemu.Revision{}, hubemu.RevisionNotFound(rev)
+	return spaces.Revision{}, spaces.RevisionNotFound(rev)
 }
 
 // peel follows annotated tags to the commit they name.
@@ -120,19 +119,19 @@ func peel(repo *gogit.Repository, h plumbing.Hash) (plumbing.Hash, error) {
 func commitTree(repo *gogit.Repository, commit string) (*object.Commit, *object.Tree, error) {
 	c, err := repo.CommitObject(plumbing.NewHash(commit))
 	if err != nil {
-		return nil, nil, hubemu.RevisionNotFound(commit)
+		return nil, nil, spaces.RevisionNotFound(commit)
 	}
 	t, err := c.Tree()
 	if err != nil {
-		return nil, nil, fmt.Errorf("the tree of %s: %w", hubemu.ShortID(commit), err)
+		return nil, nil, fmt.Errorf("the tree of %s: %w", spaces.ShortID(commit), err)
 	}
 	return c, t, nil
 }
 
 // Snapshot reads a commit's files, its commit time and its README.md. An empty commit ID (a space
 // with no main yet) is an empty snapshot.
-func (g *Repos) Snapshot(ctx context.Context, space, commit string) (hubemu.Snapshot, error) {
-	st := hubemu.Snapshot{Files: []string{}}
+func (g *Repos) Snapshot(ctx context.Context, space, commit string) (spaces.Snapshot, error) {
+	st := spaces.Snapshot{Files: []string{}}
 	if commit == "" {
 		return st, nil
 	}
@@ -145,7 +144,7 @@ func (g *Repos) Snapshot(ctx context.Context, space, commit string) (hubemu.Snap
 		return st, err
 	}
 	st.Modified = c.Committer.When.UTC()
-	err = walk(ctx, repo, tree, "", true, func(e hubemu.TreeEntry) error {
+	err = walk(ctx, repo, tree, "", true, func(e spaces.TreeEntry) error {
 		if e.Type != "tree" {
 			st.Files = append(st.Files, e.Path)
 		}
@@ -158,13 +157,13 @@ func (g *Repos) Snapshot(ctx context.Context, space, commit string) (hubemu.Snap
 		if e.Name == "README.md" && e.Mode.IsFile() && e.Mode != filemode.Symlink {
 			blob, err := repo.BlobObject(e.Hash)
 			if err != nil {
-				return st, fmt.Errorf("README.md of %s: %w", hubemu.ShortID(commit), err)
+				return st, fmt.Errorf("README.md of %s: %w", spaces.ShortID(commit), err)
 			}
 			r, err := blob.Reader()
 			if err != nil {
 				return st, err
 			}
-			st.Readme, err = io.ReadAll(io.LimitReader(r, hubemu.MaxReadmeBytes))
+			st.Readme, err = io.ReadAll(io.LimitReader(r, spaces.MaxReadmeBytes))
 			r.Close()
 			if err != nil {
 				return st, err
@@ -176,7 +175,7 @@ func (g *Repos) Snapshot(ctx context.Context, space, commit string) (hubemu.Snap
 
 // Tree lists the folder dir of a commit, or everything below it with recursive (folders included,
 // each before what it holds), with the size of every blob.
-func (g *Repos) Tree(ctx context.Context, space, commit, dir string, recursive bool) ([]hubemu.TreeEntry, error) {
+func (g *Repos) Tree(ctx context.Context, space, commit, dir string, recursive bool) ([]spaces.TreeEntry, error) {
 	dir = strings.Trim(dir, "/")
 	repo, err := g.open(space)
 	if err != nil {
@@ -189,17 +188,17 @@ func (g *Repos) Tree(ctx context.Context, space, commit, dir string, recursive b
 	if dir != "" {
 		e, err := tree.FindEntry(dir)
 		if err != nil {
-			return nil, hubemu.EntryNotFound("%s has no folder %s", hubemu.ShortID(commit), dir)
+			return nil, spaces.EntryNotFound("%s has no folder %s", spaces.ShortID(commit), dir)
 		}
 		if e.Mode != filemode.Dir {
-			return nil, hubemu.EntryNotFound("%s is a file at %s, not a folder", dir, hubemu.ShortID(commit))
+			return nil, spaces.EntryNotFound("%s is a file at %s, not a folder", dir, spaces.ShortID(commit))
 		}
 		if tree, err = repo.TreeObject(e.Hash); err != nil {
 			return nil, err
 		}
 	}
-	var out []hubemu.TreeEntry
-	err = walk(ctx, repo, tree, dir, recursive, func(e hubemu.TreeEntry) error {
+	var out []spaces.TreeEntry
+	err = walk(ctx, repo, tree, dir, recursive, func(e spaces.TreeEntry) error {
 		out = append(out, e)
 		return nil
 	}, true)
@@ -207,24 +206,24 @@ func (g *Repos) Tree(ctx context.Context, space, commit, dir string, recursive b
 }
 
 // Entry returns the entry at path of a commit.
-func (g *Repos) Entry(ctx context.Context, space, commit, path string) (hubemu.TreeEntry, error) {
+func (g *Repos) Entry(ctx context.Context, space, commit, path string) (spaces.TreeEntry, error) {
 	repo, err := g.open(space)
 	if err != nil {
-		return hubemu.TreeEntry{}, err
+		return spaces.TreeEntry{}, err
 	}
 	_, tree, err := commitTree(repo, commit)
 	if err != nil {
-		return hubemu.TreeEntry{}, err
+		return spaces.TreeEntry{}, err
 	}
 	e, err := tree.FindEntry(path)
 	if err != nil {
-		return hubemu.TreeEntry{}, hubemu.EntryNotFound("%s is not in %s at %s", path, space, hubemu.ShortID(commit))
+		return spaces.TreeEntry{}, spaces.EntryNotFound("%s is not in %s at %s", path, space, spaces.ShortID(commit))
 	}
 	return entryOf(repo, *e, path, true)
 }
 
 // walk calls fn for each entry of tree (whose path is dir), and below it with recursive.
-func walk(ctx context.Context, repo *gogit.Repository, tree *object.Tree, dir string, recursive bool, fn func(hubemu.TreeEntry) error, sizes bool) error {
+func walk(ctx context.Context, repo *gogit.Repository, tree *object.Tree, dir string, recursive bool, fn func(spaces.TreeEntry) error, sizes bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -254,8 +253,8 @@ func walk(ctx context.Context, repo *gogit.Repository, tree *object.Tree, dir st
 }
 
 // entryOf describes a tree entry as git ls-tree -l does: mode, type, object and (blobs) size.
-func entryOf(repo *gogit.Repository, e object.TreeEntry, path string, size bool) (hubemu.TreeEntry, error) {
-	out := hubemu.TreeEntry{Mode: fmt.Sprintf("%06o", uint32(e.Mode)), OID: e.Hash.String(), Path: path}
+func entryOf(repo *gogit.Repository, e object.TreeEntry, path string, size bool) (spaces.TreeEntry, error) {
+	out := spaces.TreeEntry{Mode: fmt.Sprintf("%06o", uint32(e.Mode)), OID: e.Hash.String(), Path: path}
 	switch e.Mode {
 	case filemode.Dir:
 		out.Type = "tree"
@@ -309,7 +308,7 @@ const maxInMemoryBlob = 32 << 20
 
 // OpenBlob returns a blob to read and seek in: in memory when small, else spooled to a file that
 // Close removes.
-func (g *Repos) OpenBlob(ctx context.Context, space string, blob hubemu.TreeEntry) (io.ReadSeekCloser, error) {
+func (g *Repos) OpenBlob(ctx context.Context, space string, blob spaces.TreeEntry) (io.ReadSeekCloser, error) {
 	if blob.Size <= maxInMemoryBlob {
 		data, err := g.ReadBlob(ctx, space, blob.OID, blob.Size)
 		if err != nil {

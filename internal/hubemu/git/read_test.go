@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/fault"
-	"github.com/robothub/robothub/internal/hubemu"
 	"github.com/robothub/robothub/internal/hubemu/git"
+	"github.com/robothub/robothub/internal/hubemu/spaces"
 )
 
 // space makes a space's repository and pushes a history to it with the git program: main with
@@ -82,7 +82,7 @@ func space(t *testing.T) (*git.Repos, string, string) {
 }
 
 // lsTree is what git ls-tree -l says, the reference the go-git reader must agree with.
-func lsTree(t *testing.T, dir string, args ...string) []hubemu.TreeEntry {
+func lsTree(t *testing.T, dir string, args ...string) []spaces.TreeEntry {
 	t.Helper()
 	cmd := exec.Command("git", append([]string{"ls-tree", "-l", "-z", "--full-tree"}, args...)...)
 	cmd.Dir = dir
@@ -90,14 +90,14 @@ func lsTree(t *testing.T, dir string, args ...string) []hubemu.TreeEntry {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var entries []hubemu.TreeEntry
+	var entries []spaces.TreeEntry
 	for _, rec := range bytes.Split(out, []byte{0}) {
 		if len(rec) == 0 {
 			continue
 		}
 		meta, path, _ := bytes.Cut(rec, []byte{'\t'})
 		f := strings.Fields(string(meta))
-		e := hubemu.TreeEntry{Mode: f[0], Type: f[1], OID: f[2], Path: string(path)}
+		e := spaces.TreeEntry{Mode: f[0], Type: f[1], OID: f[2], Path: string(path)}
 		if f[3] != "-" {
 			e.Size, _ = strconv.ParseInt(f[3], 10, 64)
 		}
@@ -142,7 +142,7 @@ func TestTreeAgreesWithGitLsTree(t *testing.T) {
 func TestResolveNamesWhatTheHubAccepts(t *testing.T) {
 	repos, first, second := space(t)
 	ctx := context.Background()
-	for rev, want := range map[string]hubemu.Revision{
+	for rev, want := range map[string]spaces.Revision{
 		"":                {Commit: second, Ref: "refs/heads/main"},
 		"main":            {Commit: second, Ref: "refs/heads/main"},
 		"dev":             {Commit: first, Ref: "refs/heads/dev"},
@@ -218,8 +218,8 @@ func TestWriteCommitFastForwardsTheBranch(t *testing.T) {
 		t.Fatal(err)
 	}
 	spool.WriteString("new\"name\ncontent")
-	c := hubemu.CommitWrite{Ref: "refs/heads/main", Parent: second, Author: "bob <bob@x>", When: time.Unix(1700000100, 0),
-		Message: "third\n", Changes: []hubemu.FileChange{
+	c := spaces.CommitWrite{Ref: "refs/heads/main", Parent: second, Author: "bob <bob@x>", When: time.Unix(1700000100, 0),
+		Message: "third\n", Changes: []spaces.FileChange{
 			{Path: "app/static", Delete: true},
 			{Path: `we"ird name.txt`, Mode: "100755", Content: io.NewSectionReader(spool, 0, 9)},
 		}}

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/fault"
-	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/spaces"
 )
 
 // Repos is where the spaces' bare repositories live: <root>/spaces/<owner>/<name>.git. git runs
@@ -28,7 +28,7 @@ type Repos struct {
 	backendErr  error
 }
 
-var _ hubemu.Git = (*Repos)(nil)
+var _ spaces.Git = (*Repos)(nil)
 
 // Open prepares root (made if missing) for the spaces' repositories. gitPath is the git program
 // ("" is git on PATH). A temporary root is removed by Close.

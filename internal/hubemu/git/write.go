@@ -10,15 +10,14 @@ import (
 	"strings"
 
 	"github.com/robothub/robothub/core/fault"
-
-	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/spaces"
 )
 
 // WriteCommit writes a commit with git fast-import, which updates c.Ref only as a fast-forward of
 // c.Parent (the hub holds the space's lock meanwhile, so no push moves it). fast-import builds the
 // trees and writes one pack however many files the commit has; cancelling ctx kills it, and a
 // commit it did not finish leaves the ref where it was.
-func (g *Repos) WriteCommit(ctx context.Context, space string, c hubemu.CommitWrite) error {
+func (g *Repos) WriteCommit(ctx context.Context, space string, c spaces.CommitWrite) error {
 	before, err := g.Refs(ctx, space)
 	if err != nil {
 		return err
@@ -56,7 +55,7 @@ func (g *Repos) WriteCommit(ctx context.Context, space string, c hubemu.CommitWr
 	return nil
 }
 
-func writeFastImport(w *bufio.Writer, c hubemu.CommitWrite) error {
+func writeFastImport(w *bufio.Writer, c spaces.CommitWrite) error {
 	message := c.Message
 	if !strings.HasSuffix(message, "\n") {
 		message += "\n"

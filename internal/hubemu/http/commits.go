@@ -6,6 +6,7 @@ import (
 
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/spaces"
 )
 
 // The HTTP side of uploads, as the public Python client calls it before and for a commit:
@@ -23,7 +24,7 @@ func repoPathSpace(r *http.Request) (string, error) {
 		return "", &fault.Error{Kind: fault.NotFound, Code: "RepoNotFound",
 			Msg: "Repository not found: " + strings.TrimSuffix(t, "s") + " " + name + ": this local hub stores spaces only (use repo_type=\"space\")"}
 	}
-	if err := hubemu.CheckRepoName(r.PathValue("name")); err != nil {
+	if err := spaces.CheckRepoName(r.PathValue("name")); err != nil {
 		return "", hubemu.RepoNotFound(false, name)
 	}
 	return name, nil
@@ -36,13 +37,13 @@ func (s *Server) handlePreupload(w http.ResponseWriter, r *http.Request, p hubem
 		return err
 	}
 	var in struct {
-		Files     []hubemu.PreuploadFile `json:"files"`
+		Files     []spaces.PreuploadFile `json:"files"`
 		GitIgnore *string                `json:"gitIgnore"`
 	}
 	if err := decodeLenient(r, &in); err != nil {
 		return err
 	}
-	out, err := s.hub.Preupload(r.Context(), p, name, r.PathValue("rev"), in.Files, in.GitIgnore)
+	out, err := s.spaces.Preupload(r.Context(), p, name, r.PathValue("rev"), in.Files, in.GitIgnore)
 	if err != nil {
 		return err
 	}
@@ -60,7 +61,7 @@ func (s *Server) handleValidateYAML(w http.ResponseWriter, r *http.Request, _ *h
 	if err := decodeLenient(r, &in); err != nil {
 		return err
 	}
-	problem := hubemu.CardProblem([]byte(in.Content))
+	problem := spaces.CardProblem([]byte(in.Content))
 	if problem != "" {
 		msg := "Invalid metadata in README.md: " + problem
 		w.Header().Set("X-Error-Message", headerSafe(msg))
@@ -83,7 +84,7 @@ func (s *Server) handleCommit(w http.ResponseWriter, r *http.Request, p hubemu.P
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/x-ndjson") {
 		return errorf(fault.Invalid, "Content-Type %q: send the commit as application/x-ndjson (a header line, then one line per file or deletion)", ct)
 	}
-	res, err := s.hub.Commit(r.Context(), p, name, r.PathValue("rev"), r.Body)
+	res, err := s.spaces.Commit(r.Context(), p, name, r.PathValue("rev"), r.Body)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/spaces"
 )
 
 // This file is the hub's download side, which the public Python client's hf_hub_download,
@@ -36,7 +37,7 @@ func (s *Server) handleSpaceRevision(w http.ResponseWriter, r *http.Request, vie
 		return err
 	}
 	b := r.URL.Query().Get("blobs")
-	rec, err := s.hub.SpaceAt(r.Context(), viewer, name, r.PathValue("rev"), b == "true" || b == "1" || b == "True")
+	rec, err := s.spaces.SpaceAt(r.Context(), viewer, name, r.PathValue("rev"), b == "true" || b == "1" || b == "True")
 	if err != nil {
 		return err
 	}
@@ -74,7 +75,7 @@ func (s *Server) handleTree(w http.ResponseWriter, r *http.Request, viewer *hube
 			return errorf(fault.Invalid, "cursor: %q is not a cursor of this listing", c)
 		}
 	}
-	commit, entries, err := s.hub.SpaceTree(r.Context(), viewer, name, r.PathValue("rev"), r.PathValue("path"), recursive)
+	commit, entries, err := s.spaces.SpaceTree(r.Context(), viewer, name, r.PathValue("rev"), r.PathValue("path"), recursive)
 	if commit != "" {
 		w.Header().Set("X-Repo-Commit", commit)
 	}
@@ -112,11 +113,11 @@ func (s *Server) handleTree(w http.ResponseWriter, r *http.Request, viewer *hube
 // X-Repo-Commit so that the client can remember that the file does not exist at that commit.
 func (s *Server) handleResolve(w http.ResponseWriter, r *http.Request, viewer *hubemu.Principal) error {
 	name := r.PathValue("owner") + "/" + r.PathValue("name")
-	if err := hubemu.CheckRepoName(r.PathValue("name")); err != nil {
+	if err := spaces.CheckRepoName(r.PathValue("name")); err != nil {
 		return hubemu.RepoNotFound(viewer == nil, name)
 	}
 	file := r.PathValue("path")
-	commit, blob, err := s.hub.SpaceFile(r.Context(), viewer, name, r.PathValue("rev"), file)
+	commit, blob, err := s.spaces.SpaceFile(r.Context(), viewer, name, r.PathValue("rev"), file)
 	if commit != "" {
 		w.Header().Set("X-Repo-Commit", commit)
 	}
@@ -137,7 +138,7 @@ func (s *Server) handleResolve(w http.ResponseWriter, r *http.Request, viewer *h
 		w.WriteHeader(http.StatusOK)
 		return nil
 	}
-	content, err := s.hub.OpenFile(r.Context(), name, blob)
+	content, err := s.spaces.OpenFile(r.Context(), name, blob)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/spaces"
 )
 
 // Caps of one git request body, over which the answer is 413: a pushed pack (git-receive-pack), and
@@ -108,7 +109,7 @@ func (s *Server) handleGit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name, path, access := gitRequest(r)
-	if err := hubemu.CheckRepoName(strings.TrimPrefix(name, r.PathValue("owner")+"/")); err != nil {
+	if err := spaces.CheckRepoName(strings.TrimPrefix(name, r.PathValue("owner")+"/")); err != nil {
 		s.writeGitError(w, r, hubemu.RepoNotFound(false, name))
 		return
 	}
@@ -117,7 +118,7 @@ func (s *Server) handleGit(w http.ResponseWriter, r *http.Request) {
 		s.writeGitError(w, r, err)
 		return
 	}
-	sp, err := s.hub.SpaceFor(r.Context(), viewer, name)
+	sp, err := s.spaces.SpaceFor(r.Context(), viewer, name)
 	if err != nil {
 		s.writeGitError(w, r, err)
 		return
@@ -144,7 +145,7 @@ func (s *Server) handleGit(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if err := s.hub.Git().Available(); err != nil {
+	if err := s.spaces.Git().Available(); err != nil {
 		s.writeGitError(w, r, err)
 		return
 	}
@@ -157,7 +158,7 @@ func (s *Server) handleGit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.ContentLength < 0 || len(r.TransferEncoding) > 0 {
-		cleanup, err := spoolBody(r, s.hub.Git().TempDir(), limit)
+		cleanup, err := spoolBody(r, s.spaces.Git().TempDir(), limit)
 		if err != nil {
 			s.writeGitError(w, r, err)
 			return
@@ -172,7 +173,7 @@ func (s *Server) handleGit(w http.ResponseWriter, r *http.Request) {
 		s.backend.Serve(w, r, sp.Name, path, remoteUser, s.log)
 		return
 	}
-	err = s.hub.Push(r.Context(), *viewer, sp, func() { s.backend.Serve(w, r, sp.Name, path, remoteUser, s.log) })
+	err = s.spaces.Push(r.Context(), *viewer, sp, func() { s.backend.Serve(w, r, sp.Name, path, remoteUser, s.log) })
 	if err != nil {
 		s.writeGitError(w, r, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 
 	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/spaces"
 )
 
 // Backend serves git's smart HTTP protocol for a space whose access the server has checked:
@@ -21,14 +22,16 @@ type Backend interface {
 // Server is the hub's HTTP API over its services.
 type Server struct {
 	hub     *hubemu.Emulator
+	spaces  *spaces.Service
 	backend Backend
 	log     *slog.Logger
 	handler http.Handler
 }
 
-// NewServer returns the HTTP API of hub, with backend serving the spaces' git repositories.
-func NewServer(hub *hubemu.Emulator, backend Backend) *Server {
-	s := &Server{hub: hub, backend: backend, log: hub.Logger()}
+// NewServer returns the HTTP API of hub and its spaces, with backend serving the spaces' git
+// repositories.
+func NewServer(hub *hubemu.Emulator, sp *spaces.Service, backend Backend) *Server {
+	s := &Server{hub: hub, spaces: sp, backend: backend, log: hub.Logger()}
 	s.handler = s.middleware(s.routes())
 	return s
 }

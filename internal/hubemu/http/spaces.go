@@ -7,6 +7,7 @@ import (
 
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/spaces"
 )
 
 // publicFunc is a handler of a route that anyone may call; viewer is nil without a token.
@@ -36,12 +37,12 @@ func (s *Server) public(fn publicFunc) http.Handler {
 }
 
 func (s *Server) handleCreateRepo(w http.ResponseWriter, r *http.Request, p hubemu.Principal) error {
-	var in hubemu.CreateRepoInput
+	var in spaces.CreateRepoInput
 	if err := decodeLenient(r, &in); err != nil {
 		return err
 	}
-	sp, err := s.hub.CreateSpace(r.Context(), p, in)
-	var exists *hubemu.RepoExistsError
+	sp, err := s.spaces.CreateSpace(r.Context(), p, in)
+	var exists *spaces.RepoExistsError
 	if errors.As(err, &exists) {
 		w.Header().Set("X-Error-Message", headerSafe(exists.Error()))
 		writeJSON(w, http.StatusConflict, map[string]string{"error": exists.Error(), "url": s.hub.PublicURL() + "/spaces/" + exists.Name})
@@ -55,11 +56,11 @@ func (s *Server) handleCreateRepo(w http.ResponseWriter, r *http.Request, p hube
 }
 
 func (s *Server) handleDeleteRepo(w http.ResponseWriter, r *http.Request, p hubemu.Principal) error {
-	var in hubemu.RepoRefInput
+	var in spaces.RepoRefInput
 	if err := decodeLenient(r, &in); err != nil {
 		return err
 	}
-	if err := s.hub.DeleteSpace(r.Context(), p, in); err != nil {
+	if err := s.spaces.DeleteSpace(r.Context(), p, in); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{})
@@ -68,7 +69,7 @@ func (s *Server) handleDeleteRepo(w http.ResponseWriter, r *http.Request, p hube
 
 func (s *Server) handleListSpaces(w http.ResponseWriter, r *http.Request, viewer *hubemu.Principal) error {
 	q := r.URL.Query()
-	query := hubemu.SpaceQuery{Tags: q["filter"], Author: q.Get("author"), Search: q.Get("search")}
+	query := spaces.SpaceQuery{Tags: q["filter"], Author: q.Get("author"), Search: q.Get("search")}
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 {
@@ -79,23 +80,23 @@ func (s *Server) handleListSpaces(w http.ResponseWriter, r *http.Request, viewer
 	if s := q.Get("full"); s != "" && s != "true" && s != "false" && s != "1" && s != "0" {
 		return errorf(fault.Invalid, "full: %q is not true or false", s)
 	}
-	spaces, err := s.hub.Spaces(r.Context(), viewer, query)
+	list, err := s.spaces.Spaces(r.Context(), viewer, query)
 	if err != nil {
 		return err
 	}
-	out := make([]hubemu.SpaceRecord, len(spaces))
-	for i, sp := range spaces {
-		out[i] = sp.Record()
+	out := make([]spaces.SpaceRecord, len(list))
+	for i, sp := range list {
+		out[i] = spaces.Record(sp)
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
 func (s *Server) handleSpaceInfo(w http.ResponseWriter, r *http.Request, viewer *hubemu.Principal) error {
-	sp, err := s.hub.SpaceFor(r.Context(), viewer, r.PathValue("owner")+"/"+r.PathValue("name"))
+	sp, err := s.spaces.SpaceFor(r.Context(), viewer, r.PathValue("owner")+"/"+r.PathValue("name"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, sp.Record())
+	writeJSON(w, http.StatusOK, spaces.Record(sp))
 	return nil
 }

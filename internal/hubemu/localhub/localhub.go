@@ -1,5 +1,7 @@
-// Package localhub assembles the local hub from its parts: the hub's services (internal/hubemu),
-// their SQLite store, the spaces' git repositories (internal/hubemu/git) and the HTTP API. It is
+// Package localhub assembles the local hub from its parts: the hub's services (internal/hubemu), its
+// spaces (internal/hubemu/spaces) and their git repositories (internal/hubemu/git), the SQLite store
+// (internal/hubemu/store), the delivery dispatcher (internal/hubemu/delivery) and the HTTP API
+// (internal/hubemu/http). It is
 // what robothub hub serve and robothub dev run, and what tests start in-process.
 package localhub
 
@@ -16,6 +18,7 @@ import (
 	"github.com/robothub/robothub/internal/hubemu/delivery"
 	"github.com/robothub/robothub/internal/hubemu/git"
 	hubhttp "github.com/robothub/robothub/internal/hubemu/http"
+	"github.com/robothub/robothub/internal/hubemu/spaces"
 	"github.com/robothub/robothub/internal/hubemu/store"
 )
 
@@ -47,6 +50,7 @@ type Config struct {
 // and call the services (CreateToken, Bootstrap, ...) directly.
 type Emulator struct {
 	*hubemu.Emulator
+	*spaces.Service
 	db         *store.DB
 	dispatcher *delivery.Dispatcher
 	repos      *git.Repos
@@ -70,8 +74,9 @@ func Open(ctx context.Context, cfg Config) (*Emulator, error) {
 	d := delivery.New(db, delivery.Config{Policy: cfg.Delivery, AllowJobs: cfg.AllowJobs, JobTimeout: cfg.JobTimeout,
 		JobPath: cfg.JobPath, HTTPClient: cfg.HTTPClient, Logger: cfg.Logger, Now: cfg.Now})
 	emu := hubemu.New(hubemu.Config{PublicURL: cfg.PublicURL, TriggerLimit: cfg.TriggerLimit, AllowJobs: cfg.AllowJobs,
-		Logger: cfg.Logger, Now: cfg.Now}, db, repos, d)
-	return &Emulator{Emulator: emu, db: db, dispatcher: d, repos: repos, handler: hubhttp.NewServer(emu, repos)}, nil
+		Logger: cfg.Logger, Now: cfg.Now}, db, d)
+	sp := spaces.New(emu, db, repos)
+	return &Emulator{Emulator: emu, Service: sp, db: db, dispatcher: d, repos: repos, handler: hubhttp.NewServer(emu, sp, repos)}, nil
 }
 
 // Close closes the database and removes the repositories of an in-memory hub. Stop Run and the

@@ -175,5 +175,5 @@ func openHub(ctx context.Context, dsn string) (*testHub, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &testHub{Emulator: hubemu.New(hubemu.Config{Logger: slog.New(slog.DiscardHandler)}, db, nil, nil), db: db}, nil
+	return &testHub{Emulator: hubemu.New(hubemu.Config{Logger: slog.New(slog.DiscardHandler)}, db, nil), db: db}, nil
 }

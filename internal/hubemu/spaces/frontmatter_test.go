@@ -1,4 +1,4 @@
-package hubemu
+package spaces
 
 import (
 	"encoding/json"

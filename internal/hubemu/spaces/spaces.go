@@ -1,4 +1,4 @@
-package hubemu
+package spaces
 
 import (
 	"context"
@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/robothub/robothub/core/fault"
+	"github.com/robothub/robothub/internal/hubemu"
 
 	"github.com/robothub/robothub/core/webhook"
 )
@@ -23,26 +23,10 @@ const DefaultSpaceSDK = "static"
 // maxRepoNameLen is the longest repo name the hub accepts.
 const maxRepoNameLen = 96
 
-// Space is a space stored on the emulator as a git repository.
-type Space struct {
-	RepoID       string
-	Name         string // owner/name
-	Owner        string
-	OwnerID      string
-	Private      bool
-	SDK          string
-	HeadSha      string   // the head of main; "" before the first push to main
-	Tags         []string // the README's front matter tags at the head of main, then the sdk
-	CardData     map[string]any
-	Files        []string // the paths at the head of main
-	LastModified time.Time
-	CreatedAt    time.Time
-}
-
 // hasTags reports whether the space carries every one of tags.
-func (s *Space) hasTags(tags []string) bool {
+func hasTags(sp *hubemu.Space, tags []string) bool {
 	for _, t := range tags {
-		if !slices.Contains(s.Tags, t) {
+		if !slices.Contains(sp.Tags, t) {
 			return false
 		}
 	}
@@ -67,7 +51,7 @@ type RepoRefInput struct {
 }
 
 // fullName checks the repo's type and name for the caller and returns owner/name.
-func repoFullName(by Principal, name string, organization *string, typ string) (string, error) {
+func repoFullName(by hubemu.Principal, name string, organization *string, typ string) (string, error) {
 	if typ == "" {
 		typ = "model"
 	}
@@ -141,7 +125,7 @@ func spaceTags(card cardData, sdk string) []string {
 
 // CreateSpace makes an empty space owned by the caller: a git repository with no commits whose
 // branch will be main. It emits a repo create event.
-func (e *Emulator) CreateSpace(ctx context.Context, by Principal, in CreateRepoInput) (*Space, error) {
+func (s *Service) CreateSpace(ctx context.Context, by hubemu.Principal, in CreateRepoInput) (*hubemu.Space, error) {
 	name, err := repoFullName(by, in.Name, in.Organization, in.Type)
 	if err != nil {
 		return nil, err
@@ -154,26 +138,26 @@ func (e *Emulator) CreateSpace(ctx context.Context, by Principal, in CreateRepoI
 	if err != nil {
 		return nil, err
 	}
-	unlock, err := e.locks.lock(ctx, name)
+	unlock, err := s.locks.lock(ctx, name)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	if _, err := e.spaceByName(ctx, name); err == nil {
+	if _, err := s.spaceByName(ctx, name); err == nil {
 		return nil, &RepoExistsError{&fault.Error{Kind: fault.Refused, Msg: "You already created this space repo: " + name}, name}
 	} else if !errors.Is(err, fault.ErrNotFound) {
 		return nil, err
 	}
-	if err := e.git.Available(); err != nil {
+	if err := s.git.Available(); err != nil {
 		return nil, err
 	}
-	if err := e.git.Create(ctx, name); err != nil {
+	if err := s.git.Create(ctx, name); err != nil {
 		return nil, fmt.Errorf("creating the git repository of %s: %w", name, err)
 	}
-	err = e.db.Update(ctx, func(tx Tx) error {
-		now := e.now()
+	err = s.db.Update(ctx, func(tx hubemu.Tx) error {
+		now := s.hub.Now()
 		// A repo that emitted events named before (it has a repos row, no git data) becomes this space.
-		repo, err := ensureRepo(ctx, tx, "space", name, by.User.ID, now)
+		repo, err := hubemu.EnsureRepo(ctx, tx, "space", name, by.User.ID, now)
 		if err != nil {
 			return err
 		}
@@ -181,19 +165,19 @@ func (e *Emulator) CreateSpace(ctx context.Context, by Principal, in CreateRepoI
 		if err := tx.UpdateRepo(ctx, repo); err != nil {
 			return err
 		}
-		if err := tx.InsertSpace(ctx, repo.ID, SpaceState{SDK: sdk, Tags: spaceTags(cardData{}, sdk), Modified: now}); err != nil {
+		if err := tx.InsertSpace(ctx, repo.ID, hubemu.SpaceState{SDK: sdk, Tags: spaceTags(cardData{}, sdk), Modified: now}); err != nil {
 			return err
 		}
-		_, err = e.emitTx(ctx, tx, by, EmitInput{Repo: "space:" + name, Scope: webhook.ScopeRepo, Action: "create", fromGit: true})
+		_, err = s.hub.EmitChange(ctx, tx, by, hubemu.EmitInput{Repo: "space:" + name, Scope: webhook.ScopeRepo, Action: "create"})
 		return err
 	})
 	if err != nil {
-		_ = e.git.Remove(name)
+		_ = s.git.Remove(name)
 		return nil, err
 	}
-	e.wakeDispatcher()
-	e.log.Info("space created", "space", name, "private", private, "sdk", sdk)
-	return e.spaceByName(ctx, name)
+	s.hub.Notify()
+	s.log.Info("space created", "space", name, "private", private, "sdk", sdk)
+	return s.spaceByName(ctx, name)
 }
 
 // private reads the visibility of a new space from either form the public clients send.
@@ -226,22 +210,22 @@ func (e *RepoExistsError) Error() string { return e.err.Msg }
 func (e *RepoExistsError) Unwrap() error { return e.err }
 
 // DeleteSpace deletes one of the caller's spaces with its git data. It emits a repo delete event.
-func (e *Emulator) DeleteSpace(ctx context.Context, by Principal, in RepoRefInput) error {
+func (s *Service) DeleteSpace(ctx context.Context, by hubemu.Principal, in RepoRefInput) error {
 	name, err := repoFullName(by, in.Name, in.Organization, in.Type)
 	if err != nil {
 		return err
 	}
-	unlock, err := e.locks.lock(ctx, name)
+	unlock, err := s.locks.lock(ctx, name)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	sp, err := e.spaceByName(ctx, name)
+	sp, err := s.spaceByName(ctx, name)
 	if err != nil {
 		return err
 	}
-	err = e.db.Update(ctx, func(tx Tx) error {
-		if _, err := e.emitTx(ctx, tx, by, EmitInput{Repo: "space:" + name, Scope: webhook.ScopeRepo, Action: "delete", fromGit: true}); err != nil {
+	err = s.db.Update(ctx, func(tx hubemu.Tx) error {
+		if _, err := s.hub.EmitChange(ctx, tx, by, hubemu.EmitInput{Repo: "space:" + name, Scope: webhook.ScopeRepo, Action: "delete"}); err != nil {
 			return err
 		}
 		return tx.DeleteRepo(ctx, sp.RepoID)
@@ -249,32 +233,22 @@ func (e *Emulator) DeleteSpace(ctx context.Context, by Principal, in RepoRefInpu
 	if err != nil {
 		return err
 	}
-	e.wakeDispatcher()
-	if err := e.git.Remove(name); err != nil {
-		e.log.Error("removing the git repository of a deleted space", "space", name, "err", err)
+	s.hub.Notify()
+	if err := s.git.Remove(name); err != nil {
+		s.log.Error("removing the git repository of a deleted space", "space", name, "err", err)
 	}
-	e.log.Info("space deleted", "space", name)
+	s.log.Info("space deleted", "space", name)
 	return nil
 }
 
-// RepoNotFound is the public hub's answer for a repo that does not exist or that the caller may
-// not see: 401 to an anonymous caller (who may have forgotten the token), 404 to a signed-in one.
-func RepoNotFound(anonymous bool, name string) error {
-	if anonymous {
-		return &fault.Error{Kind: fault.Unauthenticated, Code: "RepoNotFound",
-			Msg: "Repository not found: space " + name + " does not exist, or it is private and the request has no token"}
-	}
-	return &fault.Error{Kind: fault.NotFound, Code: "RepoNotFound", Msg: "Repository not found: space " + name}
-}
-
 // SpaceFor returns the space owner/name if the viewer may see it (nil: an anonymous viewer).
-func (e *Emulator) SpaceFor(ctx context.Context, viewer *Principal, name string) (*Space, error) {
-	sp, err := e.spaceByName(ctx, name)
+func (s *Service) SpaceFor(ctx context.Context, viewer *hubemu.Principal, name string) (*hubemu.Space, error) {
+	sp, err := s.spaceByName(ctx, name)
 	if err != nil && !errors.Is(err, fault.ErrNotFound) {
 		return nil, err
 	}
 	if err != nil || (sp.Private && (viewer == nil || viewer.User.ID != sp.OwnerID)) {
-		return nil, RepoNotFound(viewer == nil, name)
+		return nil, hubemu.RepoNotFound(viewer == nil, name)
 	}
 	return sp, nil
 }
@@ -289,19 +263,19 @@ type SpaceQuery struct {
 
 // Spaces lists the spaces the viewer may see (the public ones, and the viewer's own private ones)
 // that match q, most recently changed first.
-func (e *Emulator) Spaces(ctx context.Context, viewer *Principal, q SpaceQuery) ([]*Space, error) {
+func (s *Service) Spaces(ctx context.Context, viewer *hubemu.Principal, q SpaceQuery) ([]*hubemu.Space, error) {
 	viewerID := ""
 	if viewer != nil {
 		viewerID = viewer.User.ID
 	}
-	all, err := e.db.Spaces(ctx, viewerID, q.Author)
+	all, err := s.db.Spaces(ctx, viewerID, q.Author)
 	if err != nil {
 		return nil, err
 	}
-	out := []*Space{}
+	out := []*hubemu.Space{}
 	search := strings.ToLower(q.Search)
 	for _, sp := range all {
-		if !sp.hasTags(q.Tags) || (search != "" && !strings.Contains(strings.ToLower(sp.Name), search)) {
+		if !hasTags(sp, q.Tags) || (search != "" && !strings.Contains(strings.ToLower(sp.Name), search)) {
 			continue
 		}
 		out = append(out, sp)
@@ -313,9 +287,9 @@ func (e *Emulator) Spaces(ctx context.Context, viewer *Principal, q SpaceQuery) 
 }
 
 // spaceByName returns the stored space owner/name, whoever may see it, or an fault.ErrNotFound error.
-func (e *Emulator) spaceByName(ctx context.Context, name string) (*Space, error) {
-	sp, err := e.db.SpaceByName(ctx, name)
-	if errors.Is(err, ErrNotFound) {
+func (s *Service) spaceByName(ctx context.Context, name string) (*hubemu.Space, error) {
+	sp, err := s.db.SpaceByName(ctx, name)
+	if errors.Is(err, hubemu.ErrNotFound) {
 		return nil, notFound("space", name)
 	}
 	return sp, err
@@ -323,7 +297,7 @@ func (e *Emulator) spaceByName(ctx context.Context, name string) (*Space, error)
 
 // recordPush stores what a push changed and emits its repo.content update, in one transaction.
 // changes are the refs the push moved (at least one); head is what main now holds.
-func (e *Emulator) recordPush(ctx context.Context, by Principal, sp *Space, changes []refChange, mainSha string, snap Snapshot) (*EmitResult, error) {
+func (s *Service) recordPush(ctx context.Context, by hubemu.Principal, sp *hubemu.Space, changes []refChange, mainSha string, snap Snapshot) (*hubemu.EmitResult, error) {
 	refs := make([]webhook.UpdatedRef, len(changes))
 	for i, c := range changes {
 		refs[i] = webhook.UpdatedRef{Ref: c.Ref}
@@ -344,22 +318,22 @@ func (e *Emulator) recordPush(ctx context.Context, by Principal, sp *Space, chan
 	}
 	modified := snap.Modified
 	if modified.IsZero() {
-		modified = e.now()
+		modified = s.hub.Now()
 	}
-	var res *EmitResult
-	err := e.db.Update(ctx, func(tx Tx) error {
-		st := SpaceState{SDK: sdk, Tags: spaceTags(card, sdk), CardData: card, Files: snap.Files, Modified: modified}
+	var res *hubemu.EmitResult
+	err := s.db.Update(ctx, func(tx hubemu.Tx) error {
+		st := hubemu.SpaceState{SDK: sdk, Tags: spaceTags(card, sdk), CardData: card, Files: snap.Files, Modified: modified}
 		if err := tx.UpdateSpace(ctx, sp.RepoID, st); err != nil {
 			return err
 		}
 		var err error
-		res, err = e.emitTx(ctx, tx, by, EmitInput{Repo: "space:" + sp.Name, Scope: webhook.ScopeRepoContent, Action: "update",
-			HeadSha: mainSha, UpdatedRefs: refs, fromGit: true})
+		res, err = s.hub.EmitChange(ctx, tx, by, hubemu.EmitInput{Repo: "space:" + sp.Name, Scope: webhook.ScopeRepoContent, Action: "update",
+			HeadSha: mainSha, UpdatedRefs: refs})
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	e.wakeDispatcher()
+	s.hub.Notify()
 	return res, nil
 }

@@ -1,4 +1,4 @@
-package hubemu
+package spaces
 
 import (
 	"bufio"
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/fault"
+	"github.com/robothub/robothub/internal/hubemu"
 )
 
 // This file is the hub's commit API, which the public Python client's create_commit, upload_file and
@@ -270,8 +271,8 @@ func isHex(s string, minLen, maxLen int) bool {
 }
 
 // writableSpace returns the space owner/name if p may change it: its owner with a write token.
-func (e *Emulator) writableSpace(ctx context.Context, p Principal, name string) (*Space, error) {
-	sp, err := e.SpaceFor(ctx, &p, name)
+func (s *Service) writableSpace(ctx context.Context, p hubemu.Principal, name string) (*hubemu.Space, error) {
+	sp, err := s.SpaceFor(ctx, &p, name)
 	if err != nil {
 		return nil, err
 	}
@@ -287,26 +288,26 @@ func (e *Emulator) writableSpace(ctx context.Context, p Principal, name string) 
 // Commit applies an NDJSON commit (the body of the hub's commit API) to the branch rev of the space
 // owner/name and announces it as a push: a repo.content event with updatedRefs and headSha, and on
 // main the tags read again from README.md.
-func (e *Emulator) Commit(ctx context.Context, by Principal, name, rev string, body io.Reader) (*CommitResult, error) {
-	sp, err := e.writableSpace(ctx, by, name)
+func (s *Service) Commit(ctx context.Context, by hubemu.Principal, name, rev string, body io.Reader) (*CommitResult, error) {
+	sp, err := s.writableSpace(ctx, by, name)
 	if err != nil {
 		return nil, err
 	}
-	if err := e.git.Available(); err != nil { // git must be there
+	if err := s.git.Available(); err != nil { // git must be there
 		return nil, err
 	}
-	req, err := parseCommit(body, e.git.TempDir())
+	req, err := parseCommit(body, s.git.TempDir())
 	if err != nil {
 		return nil, err
 	}
 	defer req.close()
 
-	unlock, err := e.locks.lock(ctx, sp.Name)
+	unlock, err := s.locks.lock(ctx, sp.Name)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	before, err := e.git.Refs(ctx, sp.Name)
+	before, err := s.git.Refs(ctx, sp.Name)
 	if err != nil {
 		return nil, fmt.Errorf("reading the refs of %s: %w", sp.Name, err)
 	}
@@ -320,7 +321,7 @@ func (e *Emulator) Commit(ctx context.Context, by Principal, name, rev string, b
 	}
 	var files []TreeEntry
 	if parent != "" {
-		if files, err = e.git.Tree(ctx, sp.Name, parent, "", true); err != nil {
+		if files, err = s.git.Tree(ctx, sp.Name, parent, "", true); err != nil {
 			return nil, err
 		}
 	}
@@ -328,21 +329,21 @@ func (e *Emulator) Commit(ctx context.Context, by Principal, name, rev string, b
 	if err != nil {
 		return nil, err
 	}
-	if err := e.git.WriteCommit(ctx, sp.Name, e.commitWrite(by, ref, parent, req, modes)); err != nil {
+	if err := s.git.WriteCommit(ctx, sp.Name, s.commitWrite(by, ref, parent, req, modes)); err != nil {
 		return nil, err
 	}
 	// The commit is made: record it even if the client hangs up now.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
-	if err := e.afterPush(ctx, by, sp, before); err != nil {
+	if err := s.afterPush(ctx, by, sp, before); err != nil {
 		return nil, fmt.Errorf("recording the commit to %s: %w", sp.Name, err)
 	}
-	after, err := e.git.Refs(ctx, sp.Name)
+	after, err := s.git.Refs(ctx, sp.Name)
 	if err != nil {
 		return nil, err
 	}
 	oid := after[ref]
-	return &CommitResult{Success: true, CommitOID: oid, CommitURL: e.publicURL + "/spaces/" + sp.Name + "/commit/" + oid}, nil
+	return &CommitResult{Success: true, CommitOID: oid, CommitURL: s.publicURL + "/spaces/" + sp.Name + "/commit/" + oid}, nil
 }
 
 func orNone(s string) string {
@@ -440,12 +441,12 @@ func planCommit(parent []TreeEntry, ops []commitOp) (map[string]string, error) {
 }
 
 // commitWrite is the commit the API request asks for.
-func (e *Emulator) commitWrite(by Principal, ref, parent string, req *commitRequest, modes map[string]string) CommitWrite {
+func (s *Service) commitWrite(by hubemu.Principal, ref, parent string, req *commitRequest, modes map[string]string) CommitWrite {
 	message := strings.TrimSpace(req.summary)
 	if d := strings.TrimSpace(req.description); d != "" {
 		message += "\n\n" + d
 	}
-	c := CommitWrite{Ref: ref, Parent: parent, Author: e.commitIdentity(by), When: e.now(), Message: message + "\n"}
+	c := CommitWrite{Ref: ref, Parent: parent, Author: s.commitIdentity(by), When: s.hub.Now(), Message: message + "\n"}
 	for _, op := range req.ops {
 		switch op.kind {
 		case "deletedFile", "deletedFolder":
@@ -458,8 +459,8 @@ func (e *Emulator) commitWrite(by Principal, ref, parent string, req *commitRequ
 }
 
 // commitIdentity is the author and committer of commits made through the API.
-func (e *Emulator) commitIdentity(by Principal) string {
-	host := strings.TrimPrefix(strings.TrimPrefix(e.publicURL, "http://"), "https://")
+func (s *Service) commitIdentity(by hubemu.Principal) string {
+	host := strings.TrimPrefix(strings.TrimPrefix(s.publicURL, "http://"), "https://")
 	host, _, _ = strings.Cut(host, "/")
 	host, _, _ = strings.Cut(host, ":")
 	return by.User.Name + " <" + by.User.Name + "@users.noreply." + host + ">"

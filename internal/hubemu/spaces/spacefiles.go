@@ -1,4 +1,4 @@
-package hubemu
+package spaces
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/hub"
+	"github.com/robothub/robothub/internal/hubemu"
 )
 
 // This file is what the hub serves of a space's files: the space at a revision, a folder's entries,
@@ -43,10 +44,10 @@ type Sibling struct {
 }
 
 // Record returns the space as the API shows it.
-func (sp *Space) Record() SpaceRecord {
+func Record(sp *hubemu.Space) SpaceRecord {
 	rec := SpaceRecord{MongoID: sp.RepoID, ID: sp.Name, Author: sp.Owner, SHA: sp.HeadSha, LastModified: sp.LastModified,
 		CreatedAt: sp.CreatedAt, Private: sp.Private, SDK: sp.SDK, Tags: sp.Tags, CardData: sp.CardData,
-		Subdomain: subdomainOf(sp.Name), Siblings: make([]Sibling, len(sp.Files))}
+		Subdomain: hubemu.Subdomain(sp.Name), Siblings: make([]Sibling, len(sp.Files))}
 	for i, f := range sp.Files {
 		rec.Siblings[i] = Sibling{RFilename: f}
 	}
@@ -62,16 +63,16 @@ func (sp *Space) Record() SpaceRecord {
 // SpaceAt returns the space name as it is at a revision (space_info(revision=...), the first call
 // of snapshot_download): sha is the resolved commit, siblings its files, cardData and tags its
 // README's. With blobs, each sibling has its size and blob ID.
-func (e *Emulator) SpaceAt(ctx context.Context, viewer *Principal, name, rev string, blobs bool) (*SpaceRecord, error) {
-	sp, err := e.SpaceFor(ctx, viewer, name)
+func (s *Service) SpaceAt(ctx context.Context, viewer *hubemu.Principal, name, rev string, blobs bool) (*SpaceRecord, error) {
+	sp, err := s.SpaceFor(ctx, viewer, name)
 	if err != nil {
 		return nil, err
 	}
-	at, err := e.git.Resolve(ctx, sp.Name, rev)
+	at, err := s.git.Resolve(ctx, sp.Name, rev)
 	if err != nil {
 		return nil, err
 	}
-	snap, err := e.git.Snapshot(ctx, sp.Name, at.Commit)
+	snap, err := s.git.Snapshot(ctx, sp.Name, at.Commit)
 	if err != nil {
 		return nil, err
 	}
@@ -79,9 +80,9 @@ func (e *Emulator) SpaceAt(ctx context.Context, viewer *Principal, name, rev str
 	view := *sp
 	view.HeadSha, view.LastModified, view.CardData, view.Files = at.Commit, snap.Modified, card, snap.Files
 	view.Tags = spaceTags(card, sp.SDK)
-	rec := view.Record()
+	rec := Record(&view)
 	if blobs {
-		entries, err := e.git.Tree(ctx, sp.Name, at.Commit, "", true)
+		entries, err := s.git.Tree(ctx, sp.Name, at.Commit, "", true)
 		if err != nil {
 			return nil, err
 		}
@@ -99,34 +100,34 @@ func (e *Emulator) SpaceAt(ctx context.Context, viewer *Principal, name, rev str
 // SpaceTree lists the folder dir of the space name at a revision, or with recursive everything
 // below it, folders included. It returns the commit the revision named even with an error of the
 // folder, so that the caller can say at which commit it is missing.
-func (e *Emulator) SpaceTree(ctx context.Context, viewer *Principal, name, rev, dir string, recursive bool) (string, []TreeEntry, error) {
-	sp, err := e.SpaceFor(ctx, viewer, name)
+func (s *Service) SpaceTree(ctx context.Context, viewer *hubemu.Principal, name, rev, dir string, recursive bool) (string, []TreeEntry, error) {
+	sp, err := s.SpaceFor(ctx, viewer, name)
 	if err != nil {
 		return "", nil, err
 	}
-	at, err := e.git.Resolve(ctx, sp.Name, rev)
+	at, err := s.git.Resolve(ctx, sp.Name, rev)
 	if err != nil {
 		return "", nil, err
 	}
-	entries, err := e.git.Tree(ctx, sp.Name, at.Commit, dir, recursive)
+	entries, err := s.git.Tree(ctx, sp.Name, at.Commit, dir, recursive)
 	return at.Commit, entries, err
 }
 
 // SpaceFile returns the file at path of the space name at a revision, and the commit the revision
 // named (also with a missing file's EntryNotFound).
-func (e *Emulator) SpaceFile(ctx context.Context, viewer *Principal, name, rev, path string) (string, TreeEntry, error) {
-	sp, err := e.SpaceFor(ctx, viewer, name)
+func (s *Service) SpaceFile(ctx context.Context, viewer *hubemu.Principal, name, rev, path string) (string, TreeEntry, error) {
+	sp, err := s.SpaceFor(ctx, viewer, name)
 	if err != nil {
 		return "", TreeEntry{}, err
 	}
-	at, err := e.git.Resolve(ctx, sp.Name, rev)
+	at, err := s.git.Resolve(ctx, sp.Name, rev)
 	if err != nil {
 		return "", TreeEntry{}, err
 	}
 	if _, err := CheckRepoPath(path); err != nil {
 		return at.Commit, TreeEntry{}, EntryNotFound("%s has no file %q", ShortID(at.Commit), path)
 	}
-	blob, err := e.git.Entry(ctx, sp.Name, at.Commit, path)
+	blob, err := s.git.Entry(ctx, sp.Name, at.Commit, path)
 	if err != nil {
 		return at.Commit, TreeEntry{}, err
 	}
@@ -137,8 +138,8 @@ func (e *Emulator) SpaceFile(ctx context.Context, viewer *Principal, name, rev, 
 }
 
 // OpenFile opens a file that SpaceFile returned, to read and seek in.
-func (e *Emulator) OpenFile(ctx context.Context, name string, blob TreeEntry) (io.ReadSeekCloser, error) {
-	return e.git.OpenBlob(ctx, name, blob)
+func (s *Service) OpenFile(ctx context.Context, name string, blob TreeEntry) (io.ReadSeekCloser, error) {
+	return s.git.OpenBlob(ctx, name, blob)
 }
 
 // PreuploadFile is a file a client is about to commit.
@@ -164,21 +165,21 @@ const maxGitignoreBytes = 1 << 20
 // refuses files over MaxInlineFileBytes with the public hub's message. oid is the file's blob ID at
 // the revision, so that the client leaves out unchanged files; shouldIgnore follows the .gitignore
 // sent (or the revision's).
-func (e *Emulator) Preupload(ctx context.Context, p Principal, name, rev string, files []PreuploadFile, gitIgnore *string) ([]PreuploadAnswer, error) {
-	sp, err := e.writableSpace(ctx, p, name)
+func (s *Service) Preupload(ctx context.Context, p hubemu.Principal, name, rev string, files []PreuploadFile, gitIgnore *string) ([]PreuploadAnswer, error) {
+	sp, err := s.writableSpace(ctx, p, name)
 	if err != nil {
 		return nil, err
 	}
 	blobs := map[string]string{}
 	ignore := ""
-	refs, err := e.git.Refs(ctx, sp.Name)
+	refs, err := s.git.Refs(ctx, sp.Name)
 	if err != nil {
 		return nil, err
 	}
 	if _, head, err := commitTarget(rev, refs); err != nil {
 		return nil, err
 	} else if head != "" {
-		entries, err := e.git.Tree(ctx, sp.Name, head, "", true)
+		entries, err := s.git.Tree(ctx, sp.Name, head, "", true)
 		if err != nil {
 			return nil, err
 		}
@@ -188,7 +189,7 @@ func (e *Emulator) Preupload(ctx context.Context, p Principal, name, rev string,
 			}
 			blobs[en.Path] = en.OID
 			if en.Path == ".gitignore" && gitIgnore == nil {
-				if data, err := e.git.ReadBlob(ctx, sp.Name, en.OID, maxGitignoreBytes); err == nil {
+				if data, err := s.git.ReadBlob(ctx, sp.Name, en.OID, maxGitignoreBytes); err == nil {
 					ignore = string(data)
 				}
 			}
@@ -252,28 +253,28 @@ func CardProblem(readme []byte) string {
 // before and after are this push's alone; then it records and announces what the push changed
 // (tags read again, repo.content emitted). A push that changed nothing emits nothing. The record is
 // made even if the client hung up after the push.
-func (e *Emulator) Push(ctx context.Context, by Principal, sp *Space, serve func()) error {
-	unlock, err := e.locks.lock(ctx, sp.Name)
+func (s *Service) Push(ctx context.Context, by hubemu.Principal, sp *hubemu.Space, serve func()) error {
+	unlock, err := s.locks.lock(ctx, sp.Name)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	before, err := e.git.Refs(ctx, sp.Name)
+	before, err := s.git.Refs(ctx, sp.Name)
 	if err != nil {
 		return fmt.Errorf("reading the refs of %s: %w", sp.Name, err)
 	}
 	serve()
 	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
-	if err := e.afterPush(bg, by, sp, before); err != nil {
-		e.log.Error("recording a push", "space", sp.Name, "err", err)
+	if err := s.afterPush(bg, by, sp, before); err != nil {
+		s.log.Error("recording a push", "space", sp.Name, "err", err)
 	}
 	return nil
 }
 
 // afterPush compares the refs with those before the push, and records and announces what changed.
-func (e *Emulator) afterPush(ctx context.Context, by Principal, sp *Space, before map[string]string) error {
-	after, err := e.git.Refs(ctx, sp.Name)
+func (s *Service) afterPush(ctx context.Context, by hubemu.Principal, sp *hubemu.Space, before map[string]string) error {
+	after, err := s.git.Refs(ctx, sp.Name)
 	if err != nil {
 		return err
 	}
@@ -282,14 +283,14 @@ func (e *Emulator) afterPush(ctx context.Context, by Principal, sp *Space, befor
 		return nil
 	}
 	mainSha := after[MainRef]
-	head, err := e.git.Snapshot(ctx, sp.Name, mainSha)
+	head, err := s.git.Snapshot(ctx, sp.Name, mainSha)
 	if err != nil {
 		return err
 	}
-	res, err := e.recordPush(ctx, by, sp, changes, mainSha, head)
+	res, err := s.recordPush(ctx, by, sp, changes, mainSha, head)
 	if err != nil {
 		return err
 	}
-	e.log.Info("space pushed", "space", sp.Name, "by", by.User.Name, "refs", len(changes), "head", mainSha, "deliveries", len(res.Deliveries))
+	s.log.Info("space pushed", "space", sp.Name, "by", by.User.Name, "refs", len(changes), "head", mainSha, "deliveries", len(res.Deliveries))
 	return nil
 }
