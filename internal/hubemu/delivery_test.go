@@ -218,7 +218,7 @@ func TestSlowReceiverTimesOutAndIsRetried(t *testing.T) {
 	cfg.Delivery.Timeout = 100 * time.Millisecond
 	h := newTestHub(t, cfg)
 	rc := newReceiver(t, "")
-	rc.delay = 400 * time.Millisecond // the first delivery only
+	rc.stall = true // the first delivery only
 	wh := h.createWebhook(h.token, map[string]any{"url": rc.url(), "watched": watch("user:alice")})
 	h.emit(h.token, hubemu.EmitInput{Repo: "model:alice/bert", Scope: "repo.content", Action: "update"})
 	var a hubemu.Activity

@@ -168,8 +168,8 @@ type receiver struct {
 	mu       sync.Mutex
 	payloads []*webhook.Payload
 	headers  []http.Header
-	failures int // answer 500 to this many deliveries first
-	delay    time.Duration
+	failures int  // answer 500 to this many deliveries first
+	stall    bool // hold the first delivery until the hub gives up on it
 }
 
 func newReceiver(t *testing.T, secret string) *receiver {
@@ -183,12 +183,12 @@ func newReceiver(t *testing.T, secret string) *receiver {
 			rc.failures--
 			return nil, errors.New("not ready yet")
 		}
-		if rc.delay > 0 {
-			d := rc.delay
-			rc.delay = 0
+		if rc.stall {
+			rc.stall = false
 			rc.mu.Unlock()
-			time.Sleep(d)
+			<-ctx.Done() // the hub's timeout closes the connection
 			rc.mu.Lock()
+			return nil, ctx.Err()
 		}
 		rc.payloads = append(rc.payloads, p)
 		rc.headers = append(rc.headers, h.Clone())
