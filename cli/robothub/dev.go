@@ -126,7 +126,9 @@ func runDev(c *cli.Context, e *env) error {
 	}
 	emu, err := localhub.Open(c.Context, localhub.Config{
 		DSN: hubDB, PublicURL: hubURL, Logger: logger.With("component", "hub"), AllowJobs: true,
-		Delivery: delivery.Policy{Timeout: 30 * time.Second, MaxAttempts: 8, BaseDelay: time.Second, MaxDelay: time.Minute},
+		// Deliveries reach this machine's receiver and nothing else of it (not the daemon).
+		AllowDeliveryTo: []string{recvLn.Addr().String()},
+		Delivery:        delivery.Policy{Timeout: 30 * time.Second, MaxAttempts: 8, BaseDelay: time.Second, MaxDelay: time.Minute},
 	})
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("dev: opening the local hub: %v", err), exitError)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -129,6 +130,7 @@ Examples:
 			&cli.IntFlag{Name: "workers", Value: 32, Usage: "deliveries sent at the same time"},
 			&cli.DurationFlag{Name: "job-timeout", Value: delivery.DefaultJobTimeout, Usage: "kill a job run (and its children) after this long"},
 			&cli.DurationFlag{Name: "read-timeout", Value: hubemu.DefaultReadTimeout, Usage: "drop a client that has not sent its whole request (headers and body, a push's pack included) within this long"},
+			&cli.StringSliceFlag{Name: "allow-delivery-to", Usage: "let deliveries reach `TARGET`, host:port or a CIDR network, although it is this machine's own (loopback) or link-local: refused otherwise, so that no hub user reaches local services such as the robot daemon (repeatable; default $" + allowDeliveryEnv + ", comma-separated; the --bootstrap-webhook's own address is allowed)"},
 			&cli.BoolFlag{Name: "allow-jobs", Usage: "turn job webhooks on: every user with a write token may then run commands on this machine, as this user (off by default; robothub dev turns it on)"},
 			&cli.StringFlag{Name: "log-format", Value: "text", Usage: "log format: text or json"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "log level: debug, info, warn, error"},
@@ -159,6 +161,10 @@ func runHubServe(c *cli.Context, e *env) error {
 			return usagef("--bootstrap-webhook: %v", strings.TrimPrefix(err.Error(), "url: "))
 		}
 	}
+	allow, err := deliveryTargets(c, e)
+	if err != nil {
+		return err
+	}
 	dsn, err := storeDSN(c, e)
 	if err != nil {
 		return err
@@ -187,7 +193,7 @@ func runHubServe(c *cli.Context, e *env) error {
 	}
 	emu, err := localhub.Open(c.Context, localhub.Config{
 		DSN: dsn, PublicURL: public, TriggerLimit: limit, Logger: logger, JobTimeout: c.Duration("job-timeout"),
-		AllowJobs: c.Bool("allow-jobs"),
+		AllowJobs: c.Bool("allow-jobs"), AllowDeliveryTo: allow,
 		Delivery: delivery.Policy{Timeout: c.Duration("delivery-timeout"), MaxAttempts: c.Int("delivery-attempts"),
 			BaseDelay: c.Duration("retry-delay"), MaxDelay: c.Duration("retry-max-delay"), Workers: c.Int("workers")},
 	})
@@ -239,7 +245,7 @@ func runHubServe(c *cli.Context, e *env) error {
 	go func() { runDone <- emu.Run(runCtx) }()
 	serveDone := make(chan error, 1)
 	go func() { serveDone <- srv.Serve(ln) }()
-	logger.Info("hub emulator started", "addr", ln.Addr().String(), "database", dsn)
+	logger.Info("hub emulator started", "addr", ln.Addr().String(), "database", dsn, "deliveries_to_this_machine_allowed", strings.Join(allow, ","))
 
 	var failure error
 	select {
@@ -261,6 +267,37 @@ func runHubServe(c *cli.Context, e *env) error {
 	}
 	logger.Info("hub emulator stopped")
 	return failure
+}
+
+// allowDeliveryEnv holds hub serve's --allow-delivery-to targets, comma-separated.
+const allowDeliveryEnv = "ROBOTHUB_ALLOW_DELIVERY_TO"
+
+// deliveryTargets reads --allow-delivery-to (else $ROBOTHUB_ALLOW_DELIVERY_TO) and adds the
+// --bootstrap-webhook's address when it is an IP address or localhost: the operator named that
+// receiver on the command line, as robothub dev names its own.
+func deliveryTargets(c *cli.Context, e *env) ([]string, error) {
+	targets := c.StringSlice("allow-delivery-to")
+	if !c.IsSet("allow-delivery-to") {
+		for _, t := range strings.Split(e.getenv(allowDeliveryEnv), ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				targets = append(targets, t)
+			}
+		}
+	}
+	if _, err := delivery.ParseAllowlist(targets); err != nil {
+		return nil, usagef("--allow-delivery-to %v", err)
+	}
+	if u, err := url.Parse(c.String("bootstrap-webhook")); err == nil && u.Host != "" {
+		port := u.Port()
+		if port == "" {
+			port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+		}
+		own := net.JoinHostPort(u.Hostname(), port)
+		if _, err := delivery.ParseAllowlist([]string{own}); err == nil {
+			targets = append(targets, own)
+		}
+	}
+	return targets, nil
 }
 
 // deliveryStopped is hub serve's exit when its delivery loop stopped. A database that cannot be

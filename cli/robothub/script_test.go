@@ -73,7 +73,8 @@ func setupScriptHub(env *testscript.Env) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	emu, err := localhub.Open(ctx, localhub.Config{
 		Logger: slog.New(slog.DiscardHandler), AllowJobs: true,
-		Delivery: delivery.Policy{Timeout: 2 * time.Second, MaxAttempts: 5, BaseDelay: 20 * time.Millisecond, MaxDelay: 100 * time.Millisecond},
+		AllowDeliveryTo: []string{"127.0.0.0/8"}, // the scripts' receivers listen on loopback
+		Delivery:        delivery.Policy{Timeout: 2 * time.Second, MaxAttempts: 5, BaseDelay: 20 * time.Millisecond, MaxDelay: 100 * time.Millisecond},
 	})
 	if err != nil {
 		cancel()

@@ -117,7 +117,7 @@ func BenchmarkDelivery(b *testing.B) {
 	}))
 	defer receiver.Close()
 	emu, err := localhub.Open(context.Background(), localhub.Config{
-		DSN: filepath.Join(b.TempDir(), "hub.db"), Logger: slog.New(slog.DiscardHandler), TriggerLimit: -1,
+		DSN: filepath.Join(b.TempDir(), "hub.db"), Logger: slog.New(slog.DiscardHandler), TriggerLimit: -1, AllowDeliveryTo: loopback,
 	})
 	if err != nil {
 		b.Fatal(err)

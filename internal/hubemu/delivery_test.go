@@ -264,7 +264,7 @@ func TestRestartLosesNoPendingDelivery(t *testing.T) {
 	defer front.Close()
 
 	ctx := context.Background()
-	cfg := localhub.Config{DSN: dsn, Logger: slog.New(slog.DiscardHandler), Delivery: fastDelivery}
+	cfg := localhub.Config{DSN: dsn, Logger: slog.New(slog.DiscardHandler), Delivery: fastDelivery, AllowDeliveryTo: loopback}
 	cfg.Delivery.BaseDelay, cfg.Delivery.MaxDelay = 50*time.Millisecond, 50*time.Millisecond
 	cfg.Delivery.MaxAttempts = 1000
 	emu, err := localhub.Open(ctx, cfg)

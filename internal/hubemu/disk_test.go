@@ -33,6 +33,7 @@ func startHubOn(t *testing.T, cfg localhub.Config) *runningHub {
 	t.Helper()
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	cfg.Delivery = fastDelivery
+	cfg.AllowDeliveryTo = loopback
 	emu, err := localhub.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,10 @@ import (
 	"github.com/robothub/robothub/internal/hubemu/localhub"
 )
 
+// loopback lets deliveries reach the tests' receivers, which listen on loopback: a hub refuses
+// such targets unless told (delivery/egress.go).
+var loopback = []string{"127.0.0.0/8", "::1/128"}
+
 // fastDelivery keeps retries quick in tests.
 var fastDelivery = delivery.Policy{Timeout: 2 * time.Second, MaxAttempts: 5, BaseDelay: 20 * time.Millisecond, MaxDelay: 100 * time.Millisecond, Workers: 4, JobWorkers: 2}
 
@@ -38,6 +42,9 @@ func newTestHub(t *testing.T, cfg localhub.Config) *testHub {
 	t.Helper()
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.AllowDeliveryTo == nil {
+		cfg.AllowDeliveryTo = loopback
 	}
 	if cfg.Delivery == (delivery.Policy{}) {
 		cfg.Delivery = fastDelivery

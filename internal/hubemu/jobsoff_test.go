@@ -28,7 +28,7 @@ func TestJobsAreOffByDefault(t *testing.T) {
 	on.srv.Close()
 	on.emu.Close()
 
-	emu, err := localhub.Open(context.Background(), localhub.Config{DSN: dsn, Logger: slog.New(slog.DiscardHandler), Delivery: fastDelivery})
+	emu, err := localhub.Open(context.Background(), localhub.Config{DSN: dsn, Logger: slog.New(slog.DiscardHandler), Delivery: fastDelivery, AllowDeliveryTo: loopback})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -462,7 +462,7 @@ func TestSpacesSurviveARestart(t *testing.T) {
 // reopenTestHub serves an existing emulator database without making users.
 func reopenTestHub(t *testing.T, cfg localhub.Config) *testHub {
 	t.Helper()
-	cfg.Logger, cfg.Delivery = slog.New(slog.DiscardHandler), fastDelivery
+	cfg.Logger, cfg.Delivery, cfg.AllowDeliveryTo = slog.New(slog.DiscardHandler), fastDelivery, loopback
 	emu, err := localhub.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

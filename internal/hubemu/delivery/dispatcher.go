@@ -38,7 +38,11 @@ type Config struct {
 	JobTimeout time.Duration
 	// JobPath is the PATH of job runs. Default: this process's PATH.
 	JobPath string
-	// HTTPClient sends deliveries. Default: a client that follows no redirects.
+	// Allow lists the targets of deliveries that are refused by default: loopback, link-local,
+	// "this host" and multicast addresses (egress.go says why). nil allows none of them.
+	Allow *Allowlist
+	// HTTPClient sends deliveries. Default: a client that follows no redirects, uses no proxy, and
+	// connects only where Allow permits. A client given here is used as it is.
 	HTTPClient *http.Client
 	// Logger receives the dispatcher's logs. Default slog.Default().
 	Logger *slog.Logger
@@ -72,9 +76,7 @@ func New(db hubemu.Store, cfg Config) *Dispatcher {
 		d.jobPath = os.Getenv("PATH")
 	}
 	if d.client == nil {
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		tr.MaxIdleConnsPerHost = d.policy.Workers
-		d.client = &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		d.client = guardedClient(cfg.Allow, d.policy.Workers)
 	}
 	if d.log == nil {
 		d.log = slog.Default()
@@ -410,7 +412,10 @@ func (d *Dispatcher) send(runCtx context.Context, t task) outcome {
 	resp, err := d.client.Do(req)
 	if err != nil {
 		o.latency = time.Since(start)
-		switch {
+		switch refused := refusedTarget(err); {
+		case refused != nil:
+			// Not retried: the target stays refused until the operator allows it.
+			o.final, o.err = true, refused.Error()
 		case runCtx.Err() != nil:
 			o.cancelled, o.err = true, "cancelled: the emulator is stopping"
 		case errors.Is(ctx.Err(), context.DeadlineExceeded):

@@ -33,6 +33,10 @@ type Config struct {
 	// GitPath is the git program, whose git-http-backend serves the spaces. Default "git" on PATH.
 	GitPath string
 
+	// AllowDeliveryTo lists the targets deliveries may reach although they are this machine's own
+	// or link-local (delivery.ParseAllowlist reads them: host:port or CIDR). Default none.
+	AllowDeliveryTo []string
+
 	// The rest is the services' and the deliveries' configuration: see hubemu.Config and
 	// delivery.Config.
 	PublicURL    string
@@ -66,12 +70,16 @@ func Open(ctx context.Context, cfg Config) (*Emulator, error) {
 	if err != nil {
 		return nil, err
 	}
+	allow, err := delivery.ParseAllowlist(cfg.AllowDeliveryTo)
+	if err != nil {
+		return nil, fmt.Errorf("allowed delivery targets: %w", err)
+	}
 	db, err := store.Open(ctx, cfg.DSN)
 	if err != nil {
 		_ = repos.Close()
 		return nil, err
 	}
-	d := delivery.New(db, delivery.Config{Policy: cfg.Delivery, AllowJobs: cfg.AllowJobs, JobTimeout: cfg.JobTimeout,
+	d := delivery.New(db, delivery.Config{Policy: cfg.Delivery, Allow: allow, AllowJobs: cfg.AllowJobs, JobTimeout: cfg.JobTimeout,
 		JobPath: cfg.JobPath, HTTPClient: cfg.HTTPClient, Logger: cfg.Logger, Now: cfg.Now})
 	emu := hubemu.New(hubemu.Config{PublicURL: cfg.PublicURL, TriggerLimit: cfg.TriggerLimit, AllowJobs: cfg.AllowJobs,
 		Logger: cfg.Logger, Now: cfg.Now}, db, d)
