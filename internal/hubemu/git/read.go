@@ -173,6 +173,26 @@ func (g *Repos) Snapshot(ctx context.Context, space, commit string) (spaces.Snap
 	return st, nil
 }
 
+// Files lists every file of a commit, folders left out, without sizes.
+func (g *Repos) Files(ctx context.Context, space, commit string) ([]spaces.TreeEntry, error) {
+	repo, err := g.open(space)
+	if err != nil {
+		return nil, err
+	}
+	_, tree, err := commitTree(repo, commit)
+	if err != nil {
+		return nil, err
+	}
+	var out []spaces.TreeEntry
+	err = walk(ctx, repo, tree, "", true, func(e spaces.TreeEntry) error {
+		if e.Type != "tree" {
+			out = append(out, e)
+		}
+		return nil
+	}, false)
+	return out, err
+}
+
 // Tree lists the folder dir of a commit, or everything below it with recursive (folders included,
 // each before what it holds), with the size of every blob.
 func (g *Repos) Tree(ctx context.Context, space, commit, dir string, recursive bool) ([]spaces.TreeEntry, error) {

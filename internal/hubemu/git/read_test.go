@@ -117,6 +117,18 @@ func TestTreeAgreesWithGitLsTree(t *testing.T) {
 	if want := lsTree(t, dir, "-r", "-t", second); !reflect.DeepEqual(got, want) {
 		t.Errorf("recursive tree\n got %+v\nwant %+v", got, want)
 	}
+	files, err := repos.Files(ctx, "alice/wave", second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wantFiles []spaces.TreeEntry
+	for _, e := range lsTree(t, dir, "-r", second) {
+		e.Size = 0
+		wantFiles = append(wantFiles, e)
+	}
+	if !reflect.DeepEqual(files, wantFiles) {
+		t.Errorf("files\n got %+v\nwant %+v", files, wantFiles)
+	}
 	got, err = repos.Tree(ctx, "alice/wave", second, "app/", false)
 	if err != nil {
 		t.Fatal(err)

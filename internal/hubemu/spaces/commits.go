@@ -31,6 +31,13 @@ const (
 	MaxInlineFileBytes = 10 << 20
 	// maxCommitBodyBytes caps a commit request (base64 makes files a third larger).
 	maxCommitBodyBytes = 256 << 20
+	// MaxCommitOperations caps the files and deletions of one commit. The public hub's own guide
+	// (hub-docs, "Repository limitations and recommendations") recommends under 100 files per commit
+	// through its API and under 100k files per repo; huggingface_hub's upload_large_folder commits at
+	// most 1,000 files at a time (COMMIT_SIZE_SCALE) and refuses folders of over 100k files
+	// (MAX_FILES_PER_REPO). A commit may not do more than a repo may hold: 100,000, which this hub
+	// plans and writes in seconds (BenchmarkCommit), so that no commit holds a space's lock for long.
+	MaxCommitOperations = 100_000
 	// maxCommitLineBytes caps one NDJSON line: a file at the inline limit, in base64, with its path.
 	maxCommitLineBytes = MaxInlineFileBytes/3*4 + 64<<10
 )
@@ -160,6 +167,9 @@ func (req *commitRequest) readOp(n int, raw []byte, haveHeader *bool, tooLarge *
 	}
 	if l.Key != "header" && !*haveHeader {
 		return errorf(fault.Invalid, "line %d: the header must come first (got %q)", n, l.Key)
+	}
+	if l.Key != "header" && len(req.ops) >= MaxCommitOperations {
+		return errorf(fault.Invalid, "line %d: the commit has more than %d operations (files and deletions): split it into several commits", n, MaxCommitOperations)
 	}
 	switch l.Key {
 	case "header":
@@ -302,11 +312,26 @@ func (s *Service) Commit(ctx context.Context, by hubemu.Principal, name, rev str
 	}
 	defer req.close()
 
+	// The body is read and checked; now the space's lock, for a bounded time. A client that goes
+	// away while it waits, or while the commit is planned or written, stops the work (ctx).
 	unlock, err := s.locks.lock(ctx, sp.Name)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
+	locked, cancelLocked := context.WithTimeout(ctx, MaxCommitTime)
+	defer cancelLocked()
+	res, err := s.commitLocked(locked, by, sp, rev, req)
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		return nil, errorf(fault.Timeout, "the commit to %s took longer than %s and was not made: split it into smaller commits", sp.Name, MaxCommitTime)
+	}
+	return res, err
+}
+
+// MaxCommitTime bounds how long a commit holds its space's lock (pushes and other commits wait).
+const MaxCommitTime = 2 * time.Minute
+
+func (s *Service) commitLocked(ctx context.Context, by hubemu.Principal, sp *hubemu.Space, rev string, req *commitRequest) (*CommitResult, error) {
 	before, err := s.git.Refs(ctx, sp.Name)
 	if err != nil {
 		return nil, fmt.Errorf("reading the refs of %s: %w", sp.Name, err)
@@ -321,11 +346,11 @@ func (s *Service) Commit(ctx context.Context, by hubemu.Principal, name, rev str
 	}
 	var files []TreeEntry
 	if parent != "" {
-		if files, err = s.git.Tree(ctx, sp.Name, parent, "", true); err != nil {
+		if files, err = s.git.Files(ctx, sp.Name, parent); err != nil {
 			return nil, err
 		}
 	}
-	modes, err := planCommit(files, req.ops)
+	modes, err := planCommit(ctx, files, req.ops)
 	if err != nil {
 		return nil, err
 	}
@@ -380,64 +405,158 @@ func commitTarget(rev string, refs map[string]string) (ref, head string, err err
 
 // planCommit plays the operations on the parent's files and returns the mode of each added file
 // (an executable keeps its mode when replaced). It refuses what the hub refuses: deleting what is
-// not there, and a file where a folder is (or the reverse).
-func planCommit(parent []TreeEntry, ops []commitOp) (map[string]string, error) {
-	files := map[string]string{} // path -> mode of every file (blob or link)
+// not there, and a file where a folder is (or the reverse). It runs in time linear in the paths'
+// lengths (a tree of the files, each folder counting the files below it: every operation walks
+// its own path once), and stops when ctx ends.
+func planCommit(ctx context.Context, parent []TreeEntry, ops []commitOp) (map[string]string, error) {
+	root := &planNode{}
 	for _, e := range parent {
 		if e.Type == "blob" || e.Type == "commit" {
-			files[e.Path] = e.Mode
+			root.add(e.Path, e.Mode)
 		}
-	}
-	isDir := func(p string) bool {
-		for f := range files {
-			if strings.HasPrefix(f, p+"/") {
-				return true
-			}
-		}
-		return false
 	}
 	modes := map[string]string{}
-	for _, op := range ops {
+	for i, op := range ops {
+		if i%4096 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		switch op.kind {
 		case "deletedFile":
-			if _, ok := files[op.path]; !ok {
-				if isDir(op.path) {
+			if !root.removeFile(op.path) {
+				if root.isDir(op.path) {
 					return nil, EntryNotFound("A file with this name doesn't exist: %s is a folder (delete it with deletedFolder)", op.path)
 				}
 				return nil, EntryNotFound("A file with this name doesn't exist: %s", op.path)
 			}
-			delete(files, op.path)
 		case "deletedFolder":
-			if !isDir(op.path) {
+			if !root.removeFolder(op.path) {
 				return nil, EntryNotFound("A folder with this name doesn't exist: %s", op.path)
 			}
-			for f := range files {
-				if strings.HasPrefix(f, op.path+"/") {
-					delete(files, f)
-				}
-			}
 		case "file":
-			if isDir(op.path) {
+			if root.isDir(op.path) {
 				return nil, errorf(fault.Invalid, "file %s: a folder of that name exists (delete it in the same commit first)", op.path)
 			}
-			for dir := op.path; ; {
-				i := strings.LastIndexByte(dir, '/')
-				if i < 0 {
-					break
-				}
-				dir = dir[:i]
-				if _, ok := files[dir]; ok {
-					return nil, errorf(fault.Invalid, "file %s: %s is a file, not a folder", op.path, dir)
-				}
-			}
 			mode := "100644"
-			if files[op.path] == "100755" {
+			if old, _ := root.file(op.path); old == "100755" {
 				mode = "100755"
 			}
-			files[op.path], modes[op.path] = mode, mode
+			if blocker := root.add(op.path, mode); blocker != "" {
+				return nil, errorf(fault.Invalid, "file %s: %s is a file, not a folder", op.path, blocker)
+			}
+			modes[op.path] = mode
 		}
 	}
 	return modes, nil
+}
+
+// planNode is a file (mode set) or a folder of a commit's plan. A folder counts the files below
+// it; one that has none is removed, as git has no empty folders.
+type planNode struct {
+	mode     string
+	files    int
+	children map[string]*planNode
+}
+
+// walk returns the nodes along path, from the root's child down, as far as they exist.
+func (n *planNode) walk(path string) []*planNode {
+	var out []*planNode
+	for seg := range strings.SplitSeq(path, "/") {
+		child := n.children[seg]
+		if child == nil {
+			break
+		}
+		out = append(out, child)
+		n = child
+	}
+	return out
+}
+
+// at returns the node at path, or nil.
+func (n *planNode) at(path string) (*planNode, []*planNode) {
+	nodes := n.walk(path)
+	if len(nodes) != strings.Count(path, "/")+1 {
+		return nil, nodes
+	}
+	return nodes[len(nodes)-1], nodes
+}
+
+func (n *planNode) file(path string) (string, bool) {
+	node, _ := n.at(path)
+	if node == nil || node.mode == "" {
+		return "", false
+	}
+	return node.mode, true
+}
+
+func (n *planNode) isDir(path string) bool {
+	node, _ := n.at(path)
+	return node != nil && node.mode == "" && node.files > 0
+}
+
+// add makes path a file of mode, with the folders above it, or replaces the file there. When a
+// folder of its path is a file, it changes nothing and returns that file's path.
+func (n *planNode) add(path, mode string) (blocker string) {
+	segs := strings.Split(path, "/")
+	node := n
+	var along []*planNode
+	for i, seg := range segs {
+		if node.mode != "" {
+			return strings.Join(segs[:i], "/")
+		}
+		child := node.children[seg]
+		if child == nil {
+			if node.children == nil {
+				node.children = map[string]*planNode{}
+			}
+			child = &planNode{}
+			node.children[seg] = child
+		}
+		along = append(along, node)
+		node = child
+	}
+	isNew := node.mode == ""
+	node.mode = mode
+	if isNew {
+		for _, a := range along {
+			a.files++
+		}
+	}
+	return ""
+}
+
+func (n *planNode) removeFile(path string) bool {
+	node, nodes := n.at(path)
+	if node == nil || node.mode == "" {
+		return false
+	}
+	n.detach(path, nodes, 1)
+	return true
+}
+
+func (n *planNode) removeFolder(path string) bool {
+	node, nodes := n.at(path)
+	if node == nil || node.mode != "" || node.files == 0 {
+		return false
+	}
+	n.detach(path, nodes, node.files)
+	return true
+}
+
+// detach removes the last of nodes (the node at path) and its files from the counts above it,
+// dropping the folders left without files.
+func (n *planNode) detach(path string, nodes []*planNode, files int) {
+	segs := strings.Split(path, "/")
+	n.files -= files
+	for i := range len(nodes) - 1 {
+		nodes[i].files -= files
+	}
+	parents := append([]*planNode{n}, nodes[:len(nodes)-1]...)
+	for i := len(nodes) - 1; i >= 0; i-- {
+		delete(parents[i].children, segs[i])
+		if i == 0 || parents[i].files > 0 {
+			break
+		}
+	}
 }
 
 // commitWrite is the commit the API request asks for.

@@ -30,6 +30,9 @@ type Git interface {
 	// Tree lists the folder dir ("" is the root) of a commit: its entries, or with recursive every
 	// entry below it, folders included, in git's order. A missing folder, or a file, is EntryNotFound.
 	Tree(ctx context.Context, space, commit, dir string, recursive bool) ([]TreeEntry, error)
+	// Files lists every file of a commit (blobs, links and submodules, not folders) with its mode,
+	// without sizes: what a commit is planned against.
+	Files(ctx context.Context, space, commit string) ([]TreeEntry, error)
 	// Entry returns the entry at path of a commit, or EntryNotFound.
 	Entry(ctx context.Context, space, commit, path string) (TreeEntry, error)
 	// ReadBlob returns a blob of at most limit bytes.
