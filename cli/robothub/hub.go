@@ -122,7 +122,7 @@ Examples:
 			&cli.StringFlag{Name: "bootstrap-webhook", Usage: "make sure the user has a webhook to `URL` (made once, found again on restart)"},
 			&cli.StringFlag{Name: "bootstrap-secret", Usage: "`SECRET` of the bootstrap webhook (default $" + webhook.SecretEnv + ")"},
 			&cli.StringSliceFlag{Name: "bootstrap-watch", Usage: "what the bootstrap webhook watches, `TYPE:NAME` (repeatable; default user:USER)"},
-			&cli.IntFlag{Name: "trigger-limit", Value: hubemu.DefaultTriggerLimit, Usage: "deliveries per webhook per 24 hours (0: no limit)"},
+			&cli.IntFlag{Name: "trigger-limit", Value: hubemu.DefaultTriggerLimit, Usage: "deliveries per webhook per emitting user per 24 hours (0: no limit)"},
 			&cli.DurationFlag{Name: "delivery-timeout", Value: 10 * time.Second, Usage: "how long a receiver has to answer one delivery"},
 			&cli.IntFlag{Name: "delivery-attempts", Value: 8, Usage: "attempts per delivery before it fails"},
 			&cli.DurationFlag{Name: "retry-delay", Value: 2 * time.Second, Usage: "pause after the first failed attempt; doubled after each"},

@@ -87,7 +87,8 @@ func (e *Emulator) Delivery(ctx context.Context, userID, webhookID, deliveryID s
 // Replay sends a delivery's event again, as a new delivery, to the webhook's current URL with its
 // current secret. A disabled webhook cannot replay (fault.ErrRefused); a webhook over its trigger limit
 // gets fault.ErrRateLimited.
-func (e *Emulator) Replay(ctx context.Context, userID, webhookID, deliveryID string) (*DeliveryRef, error) {
+func (e *Emulator) Replay(ctx context.Context, by Principal, webhookID, deliveryID string) (*DeliveryRef, error) {
+	userID := by.User.ID
 	var ref DeliveryRef
 	err := e.db.Update(ctx, func(tx Tx) error {
 		w, err := ownWebhook(ctx, tx, userID, webhookID)
@@ -104,15 +105,15 @@ func (e *Emulator) Replay(ctx context.Context, userID, webhookID, deliveryID str
 		if err != nil {
 			return err
 		}
-		ref, err = e.queueDelivery(ctx, tx, webhookID, eventID, deliveryID)
+		ref, err = e.queueDelivery(ctx, tx, webhookID, eventID, deliveryID, by.User)
 		if err != nil {
 			return err
 		}
 		if ref.State == StateRateLimited {
 			// A trigger becomes available when the oldest one in the window turns 24 hours old.
-			_, oldest, _ := tx.TriggersSince(ctx, webhookID, e.now().Add(-24*time.Hour))
+			_, oldest, _ := tx.EmitterTriggersSince(ctx, webhookID, userID, e.now().Add(-24*time.Hour))
 			return &fault.Error{Kind: fault.RateLimited, RetryAfter: max(oldest.Add(24*time.Hour).Sub(e.now()), time.Second),
-				Msg: fmt.Sprintf("webhook %s has used its %d triggers of the last 24 hours", webhookID, e.triggerLimit)}
+				Msg: fmt.Sprintf("webhook %s has used its %d triggers of the last 24 hours for your events", webhookID, e.triggerLimit)}
 		}
 		return nil
 	})

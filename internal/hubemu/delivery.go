@@ -21,25 +21,27 @@ const (
 // poll: the delivery dispatcher (internal/hubemu/delivery).
 type Waker interface{ Wake() }
 
-// queueDelivery records a delivery of an event to a webhook: pending, or rate_limited when the
-// webhook has had its TriggerLimit of deliveries in the last 24 hours.
-func (e *Emulator) queueDelivery(ctx context.Context, tx Tx, webhookID, eventID, replayOf string) (DeliveryRef, error) {
+// queueDelivery records a delivery of an event by emitter to a webhook: pending, or rate_limited
+// when the webhook has had its TriggerLimit of deliveries of emitter's events in the last 24
+// hours. The limit is counted per emitting user, so that nobody spends another's deliveries (anyone
+// may open discussions on a public repo, and each one triggers its owner's webhooks).
+func (e *Emulator) queueDelivery(ctx context.Context, tx Tx, webhookID, eventID, replayOf string, emitter User) (DeliveryRef, error) {
 	now := e.now()
 	state := StatePending
 	lastError := ""
 	if e.triggerLimit > 0 {
-		n, _, err := tx.TriggersSince(ctx, webhookID, now.Add(-24*time.Hour))
+		n, _, err := tx.EmitterTriggersSince(ctx, webhookID, emitter.ID, now.Add(-24*time.Hour))
 		if err != nil {
 			return DeliveryRef{}, err
 		}
 		if n >= e.triggerLimit {
 			state = StateRateLimited
-			lastError = fmt.Sprintf("rate limit: this webhook had %d triggers in the last 24 hours (limit %d)", n, e.triggerLimit)
+			lastError = fmt.Sprintf("rate limit: this webhook had %d triggers from %s's events in the last 24 hours (limit %d a user)", n, emitter.Name, e.triggerLimit)
 		}
 	}
 	ref := DeliveryRef{ID: NewID(now), WebhookID: webhookID, State: state}
 	err := tx.InsertDelivery(ctx, NewDelivery{ID: ref.ID, WebhookID: webhookID, EventID: eventID, ReplayOf: replayOf,
-		State: state, LastError: lastError, CreatedAt: now})
+		EmitterID: emitter.ID, State: state, LastError: lastError, CreatedAt: now})
 	return ref, err
 }
 

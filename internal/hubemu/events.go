@@ -207,7 +207,7 @@ func (e *Emulator) emitTx(ctx context.Context, tx Tx, by Principal, in EmitInput
 			return err
 		}
 		res.EventID, res.Payload = NewID(now), raw
-		if err := tx.InsertEvent(ctx, Event{ID: res.EventID, RepoID: repo.ID, Scope: in.Scope, Action: in.Action, Payload: raw, CreatedAt: now}); err != nil {
+		if err := tx.InsertEvent(ctx, Event{ID: res.EventID, RepoID: repo.ID, EmitterID: by.User.ID, Scope: in.Scope, Action: in.Action, Payload: raw, CreatedAt: now}); err != nil {
 			return err
 		}
 		targets, err := tx.MatchingWebhooks(ctx, repo, ownerName, domainOf(in.Scope))
@@ -215,7 +215,7 @@ func (e *Emulator) emitTx(ctx context.Context, tx Tx, by Principal, in EmitInput
 			return err
 		}
 		for _, id := range targets {
-			ref, err := e.queueDelivery(ctx, tx, id, res.EventID, "")
+			ref, err := e.queueDelivery(ctx, tx, id, res.EventID, "", by.User)
 			if err != nil {
 				return err
 			}

@@ -119,8 +119,10 @@ type Reads interface {
 	DiscussionDetails(ctx context.Context, repo *Repo, num int) (*DiscussionDetails, error)
 
 	// TriggersSince counts the deliveries of a webhook since a time, rate-limited ones left out,
-	// and says when the oldest of them was made.
+	// and says when the oldest of them was made; EmitterTriggersSince counts those of the events of
+	// one emitting user.
 	TriggersSince(ctx context.Context, webhookID string, since time.Time) (int, time.Time, error)
+	EmitterTriggersSince(ctx context.Context, webhookID, emitterID string, since time.Time) (int, time.Time, error)
 	// Deliveries returns deliveries of a webhook, newest first: one (deliveryID set) with its
 	// payload as stored, or the latest limit without payloads. Each has its attempts.
 	Deliveries(ctx context.Context, webhookID, deliveryID string, limit int) ([]Delivery, error)
@@ -219,6 +221,7 @@ type SpaceState struct {
 type Event struct {
 	ID        string
 	RepoID    string
+	EmitterID string // the user who caused it
 	Scope     string
 	Action    string
 	Payload   []byte
@@ -237,6 +240,7 @@ type NewDelivery struct {
 	WebhookID string
 	EventID   string
 	ReplayOf  string
+	EmitterID string // the user whose event (or replay) it is: the trigger limit counts per emitter
 	State     string
 	LastError string
 	CreatedAt time.Time

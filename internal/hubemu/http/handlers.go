@@ -322,7 +322,7 @@ func (s *Server) handleDelivery(w http.ResponseWriter, r *http.Request, p hubemu
 }
 
 func (s *Server) handleReplay(w http.ResponseWriter, r *http.Request, p hubemu.Principal) error {
-	ref, err := s.hub.Replay(r.Context(), p.User.ID, r.PathValue("id"), r.PathValue("delivery"))
+	ref, err := s.hub.Replay(r.Context(), p, r.PathValue("id"), r.PathValue("delivery"))
 	if err != nil {
 		return err
 	}

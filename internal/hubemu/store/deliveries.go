@@ -11,9 +11,9 @@ import (
 )
 
 func (t *tx) InsertDelivery(ctx context.Context, d hubemu.NewDelivery) error {
-	return t.exec(ctx, `INSERT INTO deliveries (id, webhook_id, event_id, replay_of, state, kind, next_attempt_at, last_error, created_at, updated_at)
-		SELECT ?, id, ?, ?, ?, `+deliveryKindOf+`, ?, ?, ?, ? FROM webhooks WHERE id = ?`,
-		d.ID, d.EventID, d.ReplayOf, d.State, ms(d.CreatedAt), d.LastError, ms(d.CreatedAt), ms(d.CreatedAt), d.WebhookID)
+	return t.exec(ctx, `INSERT INTO deliveries (id, webhook_id, event_id, replay_of, emitter_id, state, kind, next_attempt_at, last_error, created_at, updated_at)
+		SELECT ?, id, ?, ?, ?, ?, `+deliveryKindOf+`, ?, ?, ?, ? FROM webhooks WHERE id = ?`,
+		d.ID, d.EventID, d.ReplayOf, d.EmitterID, d.State, ms(d.CreatedAt), d.LastError, ms(d.CreatedAt), ms(d.CreatedAt), d.WebhookID)
 }
 
 func (q queries) TriggersSince(ctx context.Context, webhookID string, since time.Time) (int, time.Time, error) {
@@ -21,6 +21,15 @@ func (q queries) TriggersSince(ctx context.Context, webhookID string, since time
 	var oldest sql.NullInt64
 	err := q.q.QueryRowContext(ctx, "SELECT COUNT(*), MIN(created_at) FROM deliveries WHERE webhook_id = ? AND created_at > ? AND state != ?",
 		webhookID, ms(since), hubemu.StateRateLimited).Scan(&n, &oldest)
+	return n, fromMS(oldest.Int64), err
+}
+
+func (q queries) EmitterTriggersSince(ctx context.Context, webhookID, emitterID string, since time.Time) (int, time.Time, error) {
+	var n int
+	var oldest sql.NullInt64
+	err := q.q.QueryRowContext(ctx, `SELECT COUNT(*), MIN(created_at) FROM deliveries
+		WHERE webhook_id = ? AND emitter_id = ? AND created_at > ? AND state != ?`,
+		webhookID, emitterID, ms(since), hubemu.StateRateLimited).Scan(&n, &oldest)
 	return n, fromMS(oldest.Int64), err
 }
 

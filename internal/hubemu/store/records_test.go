@@ -73,7 +73,7 @@ func TestListFollowsEveryChange(t *testing.T) {
 }
 
 // TestMigrationFillsRecordsOfOlderWebhooks opens a database as version 1 left it (no record column,
-// no delivery kind, no spaces) and checks that the migrations give every webhook its record.
+// no delivery kind, no spaces, no emitters) and checks that the migrations give every webhook its record.
 func TestMigrationFillsRecordsOfOlderWebhooks(t *testing.T) {
 	ctx := context.Background()
 	dsn := filepath.Join(t.TempDir(), "hub.db")
@@ -88,7 +88,8 @@ func TestMigrationFillsRecordsOfOlderWebhooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, q := range []string{"DROP TABLE discussion_events", "DROP TABLE discussions", "DROP TABLE spaces", "DROP INDEX deliveries_due_by_kind", "ALTER TABLE deliveries DROP COLUMN kind",
-		"DROP INDEX webhooks_list", "ALTER TABLE webhooks DROP COLUMN record", "PRAGMA user_version = 1"} {
+		"DROP INDEX webhooks_list", "ALTER TABLE webhooks DROP COLUMN record",
+		"DROP INDEX deliveries_by_webhook_emitter", "ALTER TABLE deliveries DROP COLUMN emitter_id", "ALTER TABLE events DROP COLUMN emitter_id", "PRAGMA user_version = 1"} {
 		if _, err := e.db.w.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}

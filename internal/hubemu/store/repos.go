@@ -147,6 +147,6 @@ func (q queries) SpaceTags(ctx context.Context, repoID string) ([]string, bool, 
 }
 
 func (t *tx) InsertEvent(ctx context.Context, ev hubemu.Event) error {
-	return t.exec(ctx, "INSERT INTO events (id, repo_id, scope, action, payload, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-		ev.ID, ev.RepoID, ev.Scope, ev.Action, string(ev.Payload), ms(ev.CreatedAt))
+	return t.exec(ctx, "INSERT INTO events (id, repo_id, emitter_id, scope, action, payload, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+		ev.ID, ev.RepoID, ev.EmitterID, ev.Scope, ev.Action, string(ev.Payload), ms(ev.CreatedAt))
 }

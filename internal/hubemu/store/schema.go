@@ -157,4 +157,11 @@ CREATE TABLE discussion_events (
 	FOREIGN KEY (repo_id, num) REFERENCES discussions (repo_id, num) ON DELETE CASCADE
 );
 CREATE INDEX discussion_events_by_discussion ON discussion_events (repo_id, num, created_at);`,
+	// 6: who caused each event and delivery, so that the trigger limit counts each emitting user's
+	// deliveries on their own (an index serves the count). Rows from before have no emitter: they
+	// count together, as one user.
+	`ALTER TABLE events ADD COLUMN emitter_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE deliveries ADD COLUMN emitter_id TEXT NOT NULL DEFAULT '';
+UPDATE deliveries SET emitter_id = (SELECT emitter_id FROM events WHERE events.id = deliveries.event_id);
+CREATE INDEX deliveries_by_webhook_emitter ON deliveries (webhook_id, emitter_id, created_at);`,
 }
