@@ -242,7 +242,7 @@ func devSecret(getenv func(string) string, file string) (string, error) {
 		return "", err
 	}
 	s := hex.EncodeToString(buf)
-	if err := os.WriteFile(file, []byte(s+"\n"), 0o600); err != nil {
+	if err := writePrivateFile(file, s+"\n"); err != nil {
 		return "", fmt.Errorf("saving the webhook secret: %w", err)
 	}
 	return s, nil

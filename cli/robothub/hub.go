@@ -319,7 +319,26 @@ func writeTokenFile(path, token string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	return os.WriteFile(path, []byte(token+"\n"), 0o600)
+	return writePrivateFile(path, token+"\n")
+}
+
+// writePrivateFile writes a secret to path, readable by its owner only (0600) whatever the umask
+// and whatever mode the file had before (os.WriteFile keeps an existing file's mode). The mode is
+// set before the secret is written.
+func writePrivateFile(path, secret string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.WriteString(secret); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // storeArgs repeats the --data-dir/--db flags of this command, for a printed hint.

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -177,4 +179,39 @@ func openHub(ctx context.Context, dsn string) (*testHub, error) {
 		return nil, err
 	}
 	return &testHub{Emulator: hubemu.New(hubemu.Config{Logger: slog.New(slog.DiscardHandler)}, db, nil), db: db}, nil
+}
+
+// TestDatabaseIsOwnerOnly: a hub.db an older robothub made 0644 is 0600 once opened, with its
+// write-ahead log and shared memory.
+func TestDatabaseIsOwnerOnly(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no unix modes")
+	}
+	ctx := context.Background()
+	dsn := filepath.Join(t.TempDir(), "hub.db")
+	e, err := openHub(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	if err := os.Chmod(dsn, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, err = openHub(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if _, _, err := e.CreateToken(ctx, "alice", hubemu.RoleWrite, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{dsn, dsn + "-wal", dsn + "-shm"} {
+		st, err := os.Stat(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if perm := st.Mode().Perm(); perm != 0o600 {
+			t.Errorf("%s is %04o, want 0600", filepath.Base(name), perm)
+		}
+	}
 }

@@ -49,6 +49,9 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		conn.SetConnMaxIdleTime(0)
 		db.w, db.r = conn, conn
 	} else {
+		if err := makePrivate(dsn); err != nil {
+			return nil, err
+		}
 		pragmas := "_pragma=foreign_keys(1)&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
 		base := "file:" + (&url.URL{Path: dsn}).EscapedPath()
 		w, err := sql.Open("sqlite", base+"?"+pragmas+"&_txlock=immediate")
