@@ -109,3 +109,46 @@ func TestHubUserCannotDriveTheRobot(t *testing.T) {
 		t.Errorf("bob's activity: %s after %d attempts, error %q; want one refused attempt that says why", d.State, len(d.Attempts), d.LastError)
 	}
 }
+
+// TestCommitAPIRefusesPathsGitFlags is issue 20's note on the commit API, run through the built
+// robothub hub serve: a commit that adds a file under a name git or a client on macOS or Windows
+// reads as .git or .gitmodules (which would configure, or run programs in, the git of whoever
+// clones the space) is refused with a 400 that names the path, and the space does not move.
+func TestCommitAPIRefusesPathsGitFlags(t *testing.T) {
+	hp := startHubProcess(t, nil, "--addr", "127.0.0.1:0", "--db", ":memory:")
+	endpoint := hp.waitFor(t, `(?m)^export HF_ENDPOINT=(http://127\.0\.0\.1:\d+)$`)
+	token := hp.waitFor(t, `(?m)^export HF_TOKEN=(\S+)$`)
+	if status, body := hubAPI(t, endpoint, token, "POST", "/api/repos/create", `{"name":"wave","type":"space","sdk":"static"}`); status != 200 {
+		t.Fatalf("create: %d %s", status, body)
+	}
+	commit := func(path string) (int, string) {
+		header, _ := json.Marshal(map[string]any{"key": "header", "value": map[string]string{"summary": "add " + path}})
+		file, _ := json.Marshal(map[string]any{"key": "file", "value": map[string]string{"path": path, "encoding": "utf-8", "content": "[core]\n\tfsmonitor = touch /tmp/pwned\n"}})
+		return hubAPI(t, endpoint, token, "POST", "/api/spaces/local/wave/commit/main", string(header)+"\n"+string(file)+"\n")
+	}
+	if status, body := commit("README.md"); status != 200 {
+		t.Fatalf("a plain commit: %d %s", status, body)
+	}
+	head := func() string {
+		_, body := hubAPI(t, endpoint, token, "GET", "/api/spaces/local/wave", "")
+		var info struct{ SHA string }
+		_ = json.Unmarshal([]byte(body), &info)
+		return info.SHA
+	}
+	before := head()
+	for _, p := range []string{".git\u200c/config", "\u00a0.git/config", "git~1/config", ".gitmodules", `a\.git\config`,
+		".git::$INDEX_ALLOCATION/config", "sub/.GIT. /hooks/post-checkout", "\ufeff.gitmodules", "gitmod~1"} {
+		status, body := commit(p)
+		if status != 400 || !strings.Contains(body, strings.Trim(strconv.Quote(strconv.Quote(p)), `"`)) {
+			t.Errorf("commit of %q: %d %s; want 400 naming the path", p, status, body)
+		}
+	}
+	if after := head(); after != before {
+		t.Errorf("the space moved from %s to %s on refused commits", before, after)
+	}
+	for _, p := range []string{".gitattributes", ".github/x.yml", "my.git/x"} {
+		if status, body := commit(p); status != 200 {
+			t.Errorf("commit of %q: %d %s; want 200", p, status, body)
+		}
+	}
+}

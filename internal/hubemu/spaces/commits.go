@@ -193,7 +193,7 @@ func (req *commitRequest) readOp(n int, raw []byte, haveHeader *bool, tooLarge *
 		if err := json.Unmarshal(l.Value, &f); err != nil {
 			return errorf(fault.Invalid, "line %d: file: %v", n, err)
 		}
-		path, err := CheckRepoPath(f.Path)
+		path, err := CheckNewPath(f.Path)
 		if err != nil {
 			return errorf(fault.Invalid, "line %d: file.path: %v", n, err)
 		}
@@ -242,30 +242,6 @@ func (req *commitRequest) readOp(n int, raw []byte, haveHeader *bool, tooLarge *
 		return errorf(fault.Invalid, "line %d: key %q is not one of header, file, deletedFile, deletedFolder", n, l.Key)
 	}
 	return nil
-}
-
-// CheckRepoPath checks a path in the repository and returns it without a leading "/" or "./".
-func CheckRepoPath(p string) (string, error) {
-	p = strings.TrimPrefix(strings.TrimPrefix(p, "/"), "./")
-	switch {
-	case p == "":
-		return "", errors.New("empty")
-	case len(p) > 4096:
-		return "", fmt.Errorf("longer than 4096 bytes")
-	case strings.ContainsFunc(p, func(r rune) bool { return r < 0x20 || r == 0x7f }):
-		return "", fmt.Errorf("%q has a control character", p)
-	}
-	for _, seg := range strings.Split(p, "/") {
-		switch {
-		case seg == "":
-			return "", fmt.Errorf("%q has an empty segment", p)
-		case seg == "." || seg == "..":
-			return "", fmt.Errorf("%q has a %q segment", p, seg)
-		case strings.EqualFold(strings.TrimRight(seg, ". "), ".git"):
-			return "", fmt.Errorf("%q is inside .git, which a repository cannot hold", p)
-		}
-	}
-	return p, nil
 }
 
 func isHex(s string, minLen, maxLen int) bool {

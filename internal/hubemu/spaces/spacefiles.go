@@ -201,7 +201,7 @@ func (s *Service) Preupload(ctx context.Context, p hubemu.Principal, name, rev s
 	matcher := ignoreMatcher(ignore)
 	out := make([]PreuploadAnswer, len(files))
 	for i, f := range files {
-		path, err := CheckRepoPath(f.Path)
+		path, err := CheckNewPath(f.Path)
 		if err != nil {
 			return nil, errorf(fault.Invalid, "files[%d].path: %v", i, err)
 		}
