@@ -131,7 +131,7 @@ Examples:
 			&cli.DurationFlag{Name: "job-timeout", Value: delivery.DefaultJobTimeout, Usage: "kill a job run (and its children) after this long"},
 			&cli.DurationFlag{Name: "read-timeout", Value: hubemu.DefaultReadTimeout, Usage: "drop a client that has not sent its whole request (headers and body, a push's pack included) within this long"},
 			&cli.StringSliceFlag{Name: "allow-delivery-to", Usage: "let deliveries reach `TARGET`, host:port or a CIDR network, although it is this machine's own (loopback) or link-local: refused otherwise, so that no hub user reaches local services such as the robot daemon (repeatable; default $" + allowDeliveryEnv + ", comma-separated; the --bootstrap-webhook's own address is allowed)"},
-			&cli.BoolFlag{Name: "allow-jobs", Usage: "turn job webhooks on: every user with a write token may then run commands on this machine, as this user (off by default; robothub dev turns it on)"},
+			&cli.BoolFlag{Name: "allow-jobs", Usage: "turn job webhooks on: every user with a write token may then run commands on this machine, as this user, in a sandbox that keeps them out of the hub's files (Linux with Landlock only; off by default; robothub dev turns it on)"},
 			&cli.StringFlag{Name: "log-format", Value: "text", Usage: "log format: text or json"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "log level: debug, info, warn, error"},
 		),
@@ -193,7 +193,7 @@ func runHubServe(c *cli.Context, e *env) error {
 	}
 	emu, err := localhub.Open(c.Context, localhub.Config{
 		DSN: dsn, PublicURL: public, TriggerLimit: limit, Logger: logger, JobTimeout: c.Duration("job-timeout"),
-		AllowJobs: c.Bool("allow-jobs"), AllowDeliveryTo: allow,
+		AllowJobs: c.Bool("allow-jobs"), AllowDeliveryTo: allow, Private: nonEmpty(c.String("token-file")),
 		Delivery: delivery.Policy{Timeout: c.Duration("delivery-timeout"), MaxAttempts: c.Int("delivery-attempts"),
 			BaseDelay: c.Duration("retry-delay"), MaxDelay: c.Duration("retry-max-delay"), Workers: c.Int("workers")},
 	})
@@ -320,6 +320,17 @@ func writeTokenFile(path, token string) error {
 		return err
 	}
 	return writePrivateFile(path, token+"\n")
+}
+
+// nonEmpty is the strings of ss that are not empty.
+func nonEmpty(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // writePrivateFile writes a secret to path, readable by its owner only (0600) whatever the umask

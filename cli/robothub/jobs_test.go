@@ -86,6 +86,97 @@ func TestJobCannotReadTheHubEnvironment(t *testing.T) {
 	}
 }
 
+// TestJobCannotReadTheHubFiles is issue 20's note on jobs, run through the built robothub hub serve
+// --allow-jobs, as nobody (as a hub is run; the job runs as the same user, so the operating
+// system's permissions let it read everything the hub can): alice's job tries to read the hub's
+// token file, its database, and bob's private space in the repositories, and cannot.
+func TestJobCannotReadTheHubFiles(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("jobs run only where Landlock keeps them out of the hub's files")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil || os.Getuid() != 0 {
+		t.Skip("needs root and setpriv to run the hub as nobody")
+	}
+	self, err := exec.LookPath("robothub")
+	if err != nil {
+		t.Fatalf("robothub is not on PATH (testscript puts it there): %v", err)
+	}
+	dir, err := os.MkdirTemp("", "robothub-jobfiles-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "robothub")
+	copyFile(t, self, bin)
+	data := filepath.Join(dir, "hub")
+	tokenFile := filepath.Join(data, "token")
+
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin, "hub", "serve",
+		"--addr", "127.0.0.1:0", "--data-dir", data, "--token-file", tokenFile, "--user", "alice", "--allow-jobs")
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "TMPDIR=" + dir}
+	p := runHubProcess(t, cmd)
+	endpoint := p.waitFor(t, `Local hub listening on (http://\S+)`)
+	alice := p.waitFor(t, `(?m)^export HF_TOKEN=(hf_\S+)$`)
+	code, out, errOut := runCLI(t, nil, "", "hub", "token", "create", "--user", "bob", "--data-dir", data, "--format", "quiet")
+	if code != 0 {
+		t.Fatalf("token create: %d %s %s", code, out, errOut)
+	}
+	bob := strings.TrimSpace(out)
+	const secret = "bob_private_space_canary_5f3a"
+	if status, body := hubAPI(t, endpoint, bob, "POST", "/api/repos/create", `{"name":"plans","type":"space","sdk":"static","private":true}`); status != 200 {
+		t.Fatalf("bob's space: %d %s", status, body)
+	}
+	commit := `{"key":"header","value":{"summary":"plans"}}` + "\n" + `{"key":"file","value":{"path":"plans.txt","encoding":"utf-8","content":"` + secret + `"}}` + "\n"
+	if status, body := hubAPI(t, endpoint, bob, "POST", "/api/spaces/bob/plans/commit/main", commit); status != 200 {
+		t.Fatalf("bob's commit: %d %s", status, body)
+	}
+
+	script := `D=` + data + `
+try() { if "$@" >/dev/null 2>&1; then echo "READ: $*"; else echo "REFUSED: $*"; fi; }
+cat "$D/token"; cat "$D/hub.db" | head -c 64; echo
+try cat "$D/token"; try cat "$D/hub.db"; try ls "$D/repos"
+echo "plans: $(git --git-dir "$(find "$D/repos" -name plans.git | head -n 1)" show HEAD:plans.txt)"; try grep -r -l ` + secret + ` "$D"
+echo done`
+	status, body := hubAPI(t, endpoint, alice, "POST", "/api/emulator/jobs", `{"command":["sh","-c",`+quoteJSON(script)+`]}`)
+	if status != 200 {
+		t.Fatalf("job: %d %s", status, body)
+	}
+	var job struct{ ID string }
+	_ = json.Unmarshal([]byte(body), &job)
+	status, body = hubAPI(t, endpoint, alice, "POST", "/api/settings/webhooks", `{"jobSourceId":"`+job.ID+`","watched":[{"type":"user","name":"alice"}]}`)
+	if status != 200 {
+		t.Fatalf("webhook: %d %s", status, body)
+	}
+	var wh struct{ Webhook struct{ ID string } }
+	_ = json.Unmarshal([]byte(body), &wh)
+	if status, body := hubAPI(t, endpoint, alice, "POST", "/api/emulator/events", `{"repo":"model:alice/bert","scope":"repo.content","action":"update"}`); status != 200 {
+		t.Fatalf("emit: %d %s", status, body)
+	}
+	var runs []struct{ ID, State string }
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		_, body := hubAPI(t, endpoint, alice, "GET", "/api/emulator/webhooks/"+wh.Webhook.ID+"/runs", "")
+		_ = json.Unmarshal([]byte(body), &runs)
+		if len(runs) == 1 && runs[0].State != "running" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the job did not finish: %s", body)
+		}
+	}
+	_, body = hubAPI(t, endpoint, alice, "GET", "/api/emulator/runs/"+runs[0].ID, "")
+	var run struct{ Log string }
+	_ = json.Unmarshal([]byte(body), &run)
+	tokenBytes, _ := os.ReadFile(tokenFile)
+	if strings.Contains(run.Log, strings.TrimSpace(string(tokenBytes))) || strings.Contains(run.Log, alice) || strings.Contains(run.Log, "SQLite format") ||
+		strings.Contains(run.Log, "plans: "+secret) || strings.Contains(run.Log, "READ:") || strings.Count(run.Log, "REFUSED:") != 4 || !strings.Contains(run.Log, "done") {
+		t.Fatalf("the job's log (it must read none of the hub's files):\n%s", run.Log)
+	}
+}
+
 func copyFile(t *testing.T, from, to string) {
 	t.Helper()
 	in, err := os.Open(from)

@@ -36,8 +36,12 @@ type Config struct {
 	AllowJobs bool
 	// JobTimeout bounds one job run. Default DefaultJobTimeout.
 	JobTimeout time.Duration
-	// JobPath is the PATH of job runs. Default: this process's PATH.
+	// JobPath is the PATH of job runs. Default: this process's PATH. Jobs read its directories and
+	// the system's, and no others (sandbox.go).
 	JobPath string
+	// Private lists the files and directories that jobs must never read: the database's directory,
+	// the repositories, the token file. A directory of JobPath that holds one is not given to jobs.
+	Private []string
 	// Allow lists the targets of deliveries that are refused by default: loopback, link-local,
 	// "this host" and multicast addresses (egress.go says why). nil allows none of them.
 	Allow *Allowlist
@@ -57,6 +61,7 @@ type Dispatcher struct {
 	allowJobs  bool
 	jobTimeout time.Duration
 	jobPath    string
+	jobRead    []string // what job runs read: jobReadDirs
 	client     *http.Client
 	log        *slog.Logger
 	now        func() time.Time
@@ -83,6 +88,11 @@ func New(db hubemu.Store, cfg Config) *Dispatcher {
 	}
 	if d.now == nil {
 		d.now = time.Now
+	}
+	var skipped []string
+	d.jobRead, skipped = jobReadDirs(d.jobPath, nil, cfg.Private)
+	if d.allowJobs && len(skipped) > 0 {
+		d.log.Warn("jobs will not read these directories of their PATH: they hold the hub's own files", "dirs", skipped)
 	}
 	return d
 }

@@ -20,8 +20,9 @@ import (
 // maxJobLog caps the log kept of one job run.
 const maxJobLog = 1 << 20
 
-// runJob runs the source job of a job webhook for one delivery, as a subprocess whose environment
-// holds only PATH, HOME (a fresh directory), the source job's environment, the webhook payload
+// runJob runs the source job of a job webhook for one delivery, as a subprocess in a sandbox that
+// keeps it out of the hub's files (sandbox.go), whose environment holds only PATH, HOME and TMPDIR
+// (a fresh directory), the source job's environment, the webhook payload
 // (WEBHOOK_PAYLOAD, WEBHOOK_REPO_ID, WEBHOOK_REPO_TYPE, WEBHOOK_SECRET) and the webhook's secrets.
 // Neither the emulator's own environment nor the source job's secrets reach it.
 func (d *Dispatcher) runJob(runCtx context.Context, t task) outcome {
@@ -72,7 +73,7 @@ func (d *Dispatcher) runJob(runCtx context.Context, t task) outcome {
 	}
 	defer os.RemoveAll(dir)
 
-	env := []string{"PATH=" + d.jobPath, "HOME=" + dir}
+	env := []string{"PATH=" + d.jobPath, "HOME=" + dir, "TMPDIR=" + dir}
 	for _, k := range slices.Sorted(maps.Keys(job.Environment)) {
 		env = append(env, k+"="+job.Environment[k])
 	}
@@ -92,7 +93,9 @@ func (d *Dispatcher) runJob(runCtx context.Context, t task) outcome {
 	cmd.Stdout, cmd.Stderr = &log, &log
 	procgroup.KillOnCancel(cmd)
 	cmd.WaitDelay = 5 * time.Second
-	err = cmd.Run()
+	if err = startSandboxed(cmd, d.jobRead, dir); err == nil {
+		err = cmd.Wait()
+	}
 
 	var exitCode *int
 	state := hubemu.RunCompleted

@@ -36,6 +36,9 @@ type Config struct {
 	// AllowDeliveryTo lists the targets deliveries may reach although they are this machine's own
 	// or link-local (delivery.ParseAllowlist reads them: host:port or CIDR). Default none.
 	AllowDeliveryTo []string
+	// Private lists files that jobs must not read besides the database and the repositories,
+	// which they never read (hub serve's token file).
+	Private []string
 
 	// The rest is the services' and the deliveries' configuration: see hubemu.Config and
 	// delivery.Config.
@@ -79,8 +82,12 @@ func Open(ctx context.Context, cfg Config) (*Emulator, error) {
 		_ = repos.Close()
 		return nil, err
 	}
+	private := append([]string{repos.Root()}, cfg.Private...)
+	if cfg.DSN != hubemu.MemoryDSN {
+		private = append(private, filepath.Dir(cfg.DSN))
+	}
 	d := delivery.New(db, delivery.Config{Policy: cfg.Delivery, Allow: allow, AllowJobs: cfg.AllowJobs, JobTimeout: cfg.JobTimeout,
-		JobPath: cfg.JobPath, HTTPClient: cfg.HTTPClient, Logger: cfg.Logger, Now: cfg.Now})
+		JobPath: cfg.JobPath, Private: private, HTTPClient: cfg.HTTPClient, Logger: cfg.Logger, Now: cfg.Now})
 	emu := hubemu.New(hubemu.Config{PublicURL: cfg.PublicURL, TriggerLimit: cfg.TriggerLimit, AllowJobs: cfg.AllowJobs,
 		Logger: cfg.Logger, Now: cfg.Now}, db, d)
 	sp := spaces.New(emu, db, repos)

@@ -1,0 +1,9 @@
+//go:build !linux
+
+package delivery
+
+import "os/exec"
+
+// startSandboxed refuses: there is no Landlock outside Linux (sandbox.go says why jobs do not run
+// unsandboxed).
+func startSandboxed(cmd *exec.Cmd, read []string, runDir string) error { return errNoSandbox }
