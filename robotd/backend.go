@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/robot"
-	"github.com/robothub/robothub/internal/busemu"
-	"github.com/robothub/robothub/internal/dynamixel"
-	"github.com/robothub/robothub/internal/hwconfig"
+	"github.com/robothub/robothub/internal/hardware"
+	"github.com/robothub/robothub/internal/hardware/busemu"
+	"github.com/robothub/robothub/internal/hardware/dynamixel"
 )
 
 // simMode is --sim's value: "" drives the robot's motors, "sim" (plain --sim) the simulation,
@@ -36,28 +36,23 @@ func (m *simMode) Set(s string) error {
 	return nil
 }
 
-// busWireLatency is what one status packet of the emulated bus takes: 15 bytes at 1 Mbaud.
-const busWireLatency = 150 * time.Microsecond
-
 // openBackend returns the backend cfg asks for, and what to close after the robot.
 func openBackend(cfg config, log *slog.Logger) (robot.Backend, func(), error) {
 	if cfg.sim == "sim" {
 		return robot.NewSim(), func() {}, nil
 	}
-	hwCfg := hwconfig.Default()
+	hwCfg := hardware.DefaultConfig()
 	if cfg.hardwareConfig != "" {
 		var err error
-		if hwCfg, err = hwconfig.Load(cfg.hardwareConfig); err != nil {
+		if hwCfg, err = hardware.LoadConfig(cfg.hardwareConfig); err != nil {
 			return nil, nil, err
 		}
 	}
 	path := cfg.serialPort
 	var emu *busemu.Bus
 	if cfg.sim == "bus" {
-		rest, err := busemu.RestingAt(hwCfg, robot.SleepPose)
-		if err == nil {
-			emu, err = busemu.Start(busemu.Options{Config: hwCfg, Rest: rest, Latency: busWireLatency, Log: log.With("component", "busemu")})
-		}
+		var err error
+		emu, err = busemu.Start(busemu.Options{Config: hwCfg, Asleep: true, Log: log.With("component", "busemu")})
 		if err != nil {
 			return nil, nil, fmt.Errorf("starting the motor bus emulator: %w", err)
 		}
@@ -68,11 +63,11 @@ func openBackend(cfg config, log *slog.Logger) (robot.Backend, func(), error) {
 			return nil, nil, err
 		}
 	}
-	opts := robot.HardwareOptions{Port: path, Config: hwCfg, Log: log.With("component", "hardware")}
+	opts := hardware.Options{Port: path, Config: hwCfg, Log: log.With("component", "hardware")}
 	if emu != nil {
 		opts.Timeout = 15 * time.Millisecond // the emulator shares the daemon's CPU
 	}
-	hw, err := robot.NewHardware(opts)
+	hw, err := hardware.New(opts)
 	if err != nil {
 		if emu != nil {
 			emu.Close()
@@ -89,7 +84,7 @@ func openBackend(cfg config, log *slog.Logger) (robot.Backend, func(), error) {
 // speaker plays into its microphone, its camera shows a test pattern and its antennas can be
 // pushed, so that every route of --sim works the same.
 type emulatedBus struct {
-	*robot.Hardware
+	*hardware.Hardware
 	emu   *busemu.Bus
 	cfg   *dynamixel.Config
 	audio *robot.Sim

@@ -49,9 +49,15 @@ func browser(t testing.TB) context.Context {
 	if path == "" {
 		t.Skip("no chromium binary found (apt-get install chromium); the dashboard tests drive headless Chromium")
 	}
+	return startBrowser(t, path, t.TempDir())
+}
+
+// startBrowser starts the headless Chromium at path with its profile in dir.
+func startBrowser(t testing.TB, path, dir string) context.Context {
+	t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(desktopWidth, desktopHeight),
+		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(dir), chromedp.WindowSize(desktopWidth, desktopHeight),
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true),

@@ -1,6 +1,7 @@
 package robotd_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -11,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/core/robot"
-	"github.com/robothub/robothub/internal/busemu"
+	"github.com/robothub/robothub/internal/hardware"
+	"github.com/robothub/robothub/internal/hardware/busemu"
 )
 
 // cpuSeconds is the user and system CPU time a process has used so far.
@@ -69,17 +70,29 @@ func BenchmarkHardwareDaemonCPU(b *testing.B) {
 				b.Fatal("daemon did not start")
 			}
 		}
-		time.Sleep(2 * time.Second) // the wake-up move is over
+		// Measured once the wake-up move is over: awake, no move running.
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+			var st struct {
+				Awake bool      `json:"awake"`
+				Move  *struct{} `json:"move"`
+			}
+			if resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/api/state/full", port)); err == nil {
+				err = json.NewDecoder(resp.Body).Decode(&st)
+				resp.Body.Close()
+				if err == nil && st.Awake && st.Move == nil {
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				b.Fatal("the robot did not wake up")
+			}
+		}
 		before, t0 := cpuSeconds(b, cmd.Process.Pid), time.Now()
 		time.Sleep(window)
 		return (cpuSeconds(b, cmd.Process.Pid) - before) / time.Since(t0).Seconds() * 100
 	}
 	for b.Loop() {
-		rest, err := busemu.RestingAt(nil, robot.SleepPose)
-		if err != nil {
-			b.Fatal(err)
-		}
-		emu, err := busemu.Start(busemu.Options{Rest: rest, Dir: b.TempDir(), Latency: 150 * time.Microsecond})
+		emu, err := busemu.Start(busemu.Options{Config: hardware.DefaultConfig(), Asleep: true, Dir: b.TempDir()})
 		if err != nil {
 			b.Fatal(err)
 		}

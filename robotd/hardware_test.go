@@ -1,17 +1,20 @@
 package robotd_test
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"math"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/core/robot"
-	"github.com/robothub/robothub/internal/busemu"
+	"github.com/robothub/robothub/internal/hardware"
+	"github.com/robothub/robothub/internal/hardware/busemu"
 	"github.com/robothub/robothub/robotd"
 )
 
@@ -20,6 +23,15 @@ type motorHealth struct {
 	State          string   `json:"state"`
 	Error          *string  `json:"error"`
 	HardwareErrors []string `json:"hardware_errors"`
+	TorqueEnabled  *bool    `json:"torque_enabled"`
+	TemperatureC   *int     `json:"temperature_c"`
+}
+
+// motorsStatus is /api/motors/status.
+type motorsStatus struct {
+	Mode   string          `json:"mode"`
+	Motors map[string]bool `json:"motors"`
+	Health []motorHealth   `json:"health"`
 }
 
 type hardwareStatus struct {
@@ -205,11 +217,7 @@ func TestEmulatedBusAnswersLikeTheSimulation(t *testing.T) {
 // The daemon on a serial port, as on the robot (no --sim): a motor that goes silent and a cable
 // pulled out and plugged back are reported and survived.
 func TestDaemonSurvivesASilentMotorAndAnUnpluggedPort(t *testing.T) {
-	rest, err := busemu.RestingAt(nil, robot.SleepPose)
-	if err != nil {
-		t.Fatal(err)
-	}
-	emu, err := busemu.Start(busemu.Options{Rest: rest, Dir: t.TempDir(), Latency: 150 * time.Microsecond})
+	emu, err := busemu.Start(busemu.Options{Config: hardware.DefaultConfig(), Asleep: true, Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,11 +237,30 @@ func TestDaemonSurvivesASilentMotorAndAnUnpluggedPort(t *testing.T) {
 	emu.SetSilent(14, false)
 	d.waitFor(3*time.Second, "stewart_4 answers again", func() bool { return d.motorState("stewart_4") == "ok" })
 
+	// A motor that shuts itself down after a hardware error is reported as it says: torque off.
+	emu.RaiseHardwareError(17, 0x20) // overload, in the right antenna's shutdown mask
+	var ms motorsStatus
+	d.waitFor(3*time.Second, "the right antenna reports its overload and its torque off", func() bool {
+		ms = motorsStatus{}
+		d.call("GET", "/api/motors/status", nil, &ms)
+		return !ms.Motors["right_antenna"] && d.motorState("right_antenna") == "hardware_error"
+	})
+	if ms.Mode != "enabled" || !ms.Motors["left_antenna"] {
+		t.Errorf("motors status %+v: want the mode enabled and the other motors on", ms)
+	}
+	for _, h := range ms.Health {
+		if h.Name == "right_antenna" && (h.TorqueEnabled == nil || *h.TorqueEnabled || len(h.HardwareErrors) != 1 || h.HardwareErrors[0] != "overload error") {
+			t.Errorf("right antenna's health %+v: want its torque off and an overload error", h)
+		}
+	}
+
 	emu.Unplug()
 	d.waitFor(3*time.Second, "the port is reported lost", func() bool {
 		h := d.hardware().Hardware
 		return !h.Connected && h.Error != nil
 	})
+	// A move the robot cannot make now is refused, naming the port, not answered 200 and lost.
+	d.expectError("POST", "/api/move/goto", map[string]any{"head_pose": map[string]float64{"yaw": 0.3}, "duration": 0.3}, 503, "the motor bus on "+emu.Path()+" is not connected")
 	if err := emu.Replug(); err != nil {
 		t.Fatal(err)
 	}
@@ -255,5 +282,41 @@ func TestDaemonWithoutAMotorBus(t *testing.T) {
 	err = robotd.Run(context.Background(), []string{"robot-daemon", "--sim=maybe", "--data-dir", dir}, os.Getenv, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "--sim=bus") {
 		t.Fatalf("--sim=maybe: %v", err)
+	}
+}
+
+// --hardware-config names a file without end (/dev/zero) or far too big: the built daemon refuses it
+// at once, naming the file and the cap, instead of reading until the kernel kills it.
+func TestHardwareConfigWithoutEndIsRefused(t *testing.T) {
+	bin, err := daemonBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(t.TempDir(), "big.yaml")
+	if err := os.WriteFile(big, bytes.Repeat([]byte("# a comment line of a config that is far too big\n"), 64<<10), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The regular file first: a daemon without the cap reads it, and fails without naming the cap,
+	// before it is given a file without end.
+	for _, path := range []string{big, "/dev/zero"} {
+		cmd := exec.Command(bin, "--hardware-config", path, "--serialport", "/dev/null", "--port", "0",
+			"--data-dir", t.TempDir(), "--hub-url", "none")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		done := make(chan error, 1)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err = <-done:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Fatalf("--hardware-config %s: still running after 20 s", path)
+		}
+		want := "hardware config " + path + ": larger than 1024 KiB"
+		if err == nil || !strings.Contains(stderr.String(), want) {
+			t.Fatalf("--hardware-config %s: %v, stderr %q; want exit 1 saying %q", path, err, stderr.String(), want)
+		}
 	}
 }

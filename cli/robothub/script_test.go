@@ -20,10 +20,12 @@ import (
 	"github.com/robothub/robothub/internal/hubemu"
 	"github.com/robothub/robothub/internal/hubemu/delivery"
 	"github.com/robothub/robothub/internal/hubemu/localhub"
+	"github.com/robothub/robothub/internal/loadtest"
 )
 
 // TestMain lets testscript run the real program: "exec robothub ..." in a script runs main.
 func TestMain(m *testing.M) {
+	loadtest.Helper() // the load benchmarks' attacker and bare server
 	testscript.Main(m, map[string]func(){"robothub": main})
 }
 

@@ -49,9 +49,11 @@ type Backend interface {
 	Close() error
 }
 
-// commands keeps what the Robot last asked of a backend, for its motion to follow. Its mu also
-// guards the rest of the backend's state.
-type commands struct {
+// Commands keeps what the Robot last asked of a backend, for its motion to follow: the target, the
+// motor mode and the motors switched off one by one. A backend embeds it for Command, SetMotorMode
+// and SetTorque, and reads it with Commanded. (In the simulation its mu also guards the rest of
+// the backend's state.)
+type Commands struct {
 	mu     sync.Mutex
 	target Joints
 	mode   MotorMode
@@ -59,21 +61,21 @@ type commands struct {
 }
 
 // Command implements Backend: the motors are driven toward target.
-func (c *commands) Command(target Joints) {
+func (c *Commands) Command(target Joints) {
 	c.mu.Lock()
 	c.target = target
 	c.mu.Unlock()
 }
 
 // SetMotorMode implements Backend.
-func (c *commands) SetMotorMode(mode MotorMode) {
+func (c *Commands) SetMotorMode(mode MotorMode) {
 	c.mu.Lock()
 	c.mode = mode
 	c.mu.Unlock()
 }
 
 // SetTorque implements TorqueSetter: the motors on is false for go limp, the others hold.
-func (c *commands) SetTorque(on map[string]bool) {
+func (c *Commands) SetTorque(on map[string]bool) {
 	limp := make(map[string]bool, len(on))
 	for name, v := range on {
 		limp[name] = !v
@@ -81,6 +83,14 @@ func (c *commands) SetTorque(on map[string]bool) {
 	c.mu.Lock()
 	c.limp = limp
 	c.mu.Unlock()
+}
+
+// Commanded returns what was last asked: the target, the motor mode, and the motors to keep limp
+// (not to be written to).
+func (c *Commands) Commanded() (target Joints, mode MotorMode, limp map[string]bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.target, c.mode, c.limp
 }
 
 // Pushable is implemented by backends that accept an external push on an antenna, as a hand

@@ -1,11 +1,7 @@
 package robot
 
 import (
-	"math"
-	"slices"
 	"time"
-
-	"github.com/robothub/robothub/internal/dynamixel"
 )
 
 // Validator is implemented by backends that refuse targets they cannot reach (the hardware: a
@@ -33,7 +29,7 @@ func (r *Robot) validateMove(from, to Joints, interp Interpolation) error {
 	return nil
 }
 
-// LoopStats describe the control loop over its last minute.
+// LoopStats describe a hardware control loop over its last minute.
 type LoopStats struct {
 	RateHz      float64 `json:"rate_hz"`
 	Ticks       uint64  `json:"ticks"`
@@ -44,56 +40,51 @@ type LoopStats struct {
 	JitterMs    float64 `json:"jitter_ms"` // standard deviation of the period
 }
 
-// HardwareStatus is the motor bus's health.
+// HardwareStatus is the motor bus's health, as a hardware backend reports it.
 type HardwareStatus struct {
-	Port           string                  `json:"port"`
-	Connected      bool                    `json:"connected"`
-	Error          *string                 `json:"error"` // why the port is not connected
-	Reconnects     int                     `json:"reconnects"`
-	ControlLoop    LoopStats               `json:"control_loop"`
-	Motors         []dynamixel.MotorHealth `json:"motors"`
-	ConfigWarnings []string                `json:"config_warnings"`
+	Port           string        `json:"port"`
+	Connected      bool          `json:"connected"`
+	Error          *string       `json:"error"` // why the port is not connected
+	Reconnects     int           `json:"reconnects"`
+	ControlLoop    LoopStats     `json:"control_loop"`
+	Motors         []MotorHealth `json:"motors"`
+	ConfigWarnings []string      `json:"config_warnings"`
 }
 
-// Status reports the bus, the control loop and every motor.
-func (h *Hardware) Status() HardwareStatus {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	s := HardwareStatus{Port: h.path, Connected: h.connected, Error: h.portErr, Reconnects: h.reconnects,
-		ConfigWarnings: append([]string{}, h.warnings...), Motors: []dynamixel.MotorHealth{}}
-	for i := range h.motors { // by pointer, not a copy: the loop writes its own fields without the lock
-		s.Motors = append(s.Motors, h.motors[i].Health(s.Connected))
-	}
-	s.ControlLoop = loopStats(h.periods, h.ticks, h.overruns)
-	return s
+// MotorHealth is a motor's state as the hardware's reads last saw it: what the motor itself says.
+// The pointers are null until the motor has said it.
+type MotorHealth struct {
+	Name  string `json:"name"`
+	ID    int    `json:"id"`
+	State string `json:"state"` // ok, silent, hardware_error, or unknown before its first answer
+	// Error says what is wrong, for a person: null when the motor is fine.
+	Error *string `json:"error"`
+	// HardwareErrors decodes its Hardware Error Status; TorqueEnabled is its Torque Enable, which a
+	// motor turns off itself on some hardware errors.
+	HardwareErrors []string   `json:"hardware_errors"`
+	TorqueEnabled  *bool      `json:"torque_enabled"`
+	Position       *float64   `json:"position"` // radians, last read
+	LastSeen       *time.Time `json:"last_seen"`
+	CurrentMA      *int       `json:"current_ma"` // its load: Present Current, mA
+	VoltageV       *float64   `json:"voltage_v"`
+	TemperatureC   *int       `json:"temperature_c"`
 }
 
-func loopStats(periods []time.Duration, ticks, overruns uint64) LoopStats {
-	st := LoopStats{RateHz: float64(time.Second / HardwarePeriod), Ticks: ticks, Overruns: overruns}
-	if len(periods) == 0 {
-		return st
-	}
-	sorted := slices.Clone(periods)
-	slices.Sort(sorted)
-	ms := func(d time.Duration) float64 { return math.Round(float64(d)/1e3) / 1e3 }
-	st.PeriodP50Ms = ms(sorted[len(sorted)/2])
-	st.PeriodP99Ms = ms(sorted[min(len(sorted)-1, len(sorted)*99/100)])
-	st.PeriodMaxMs = ms(sorted[len(sorted)-1])
-	var sum, sq float64
-	for _, p := range periods {
-		sum += float64(p)
-	}
-	mean := sum / float64(len(periods))
-	for _, p := range periods {
-		sq += (float64(p) - mean) * (float64(p) - mean)
-	}
-	st.JitterMs = math.Round(math.Sqrt(sq/float64(len(periods)))/1e3) / 1e3
-	return st
+// StatusReporter is implemented by backends with a motor bus (the hardware).
+type StatusReporter interface {
+	Status() HardwareStatus
+}
+
+// TorqueReporter is implemented by backends whose motors say whether their torque is on (the
+// hardware: a motor turns it off itself on some hardware errors). It returns the motors that said
+// so, by name; the Robot reports what it asked for the others.
+type TorqueReporter interface {
+	ReportedTorque() map[string]bool
 }
 
 // HardwareStatus reports the motor bus's health, or nil on a backend without one (the simulation).
 func (r *Robot) HardwareStatus() *HardwareStatus {
-	if h, ok := r.backend.(interface{ Status() HardwareStatus }); ok {
+	if h, ok := r.backend.(StatusReporter); ok {
 		return new(h.Status())
 	}
 	return nil

@@ -54,13 +54,20 @@ func (r *Robot) SetMotorTorque(ids []string, on bool) error {
 	return nil
 }
 
-// MotorTorque returns which motors hold their targets.
+// MotorTorque returns which motors hold their targets: as the motors say, on a backend whose
+// motors report it (a motor that shut itself down after a hardware error is off whatever was
+// asked), else as asked.
 func (r *Robot) MotorTorque() map[string]bool {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	out := r.allTorque(r.mode == MotorsEnabled)
 	for k, v := range r.torque { // it names every motor
 		out[k] = v && r.mode == MotorsEnabled
+	}
+	r.mu.Unlock()
+	if tr, ok := r.backend.(TorqueReporter); ok {
+		for name, on := range tr.ReportedTorque() {
+			out[name] = on
+		}
 	}
 	return out
 }

@@ -9,7 +9,7 @@ import (
 // motors are enabled and stay where they are (or where a push leaves them) otherwise. Its speaker
 // plays in real time into its microphone, so what is played can be recorded back.
 type Sim struct {
-	commands
+	Commands
 	present  Joints
 	last     time.Time
 	speaker  []float32
@@ -25,7 +25,7 @@ const (
 
 // NewSim returns a simulated robot resting asleep: in the sleep pose with its motors disabled.
 func NewSim() *Sim {
-	return &Sim{commands: commands{target: SleepPose, mode: MotorsDisabled}, present: SleepPose}
+	return &Sim{Commands: Commands{target: SleepPose, mode: MotorsDisabled}, present: SleepPose}
 }
 
 // Name implements Backend.
