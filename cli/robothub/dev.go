@@ -137,9 +137,13 @@ func runDev(c *cli.Context, e *env) error {
 	boot, err := emu.Bootstrap(c.Context, hubemu.BootstrapConfig{
 		User: devUser, WebhookURL: hookURL, WebhookSecret: secret,
 		Watched: []hub.WatchedItem{{Type: "user", Name: devUser}}, Domains: []string{"repo"},
+		Replaces: sameLocalRoute(hookURL),
 	})
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("dev: setting up the local hub: %v", err), exitError)
+	}
+	if boot.MovedFrom != "" {
+		logger.Info("the hub's webhook now delivers to this run's receiver", "webhook", boot.Webhook.ID, "was", boot.MovedFrom, "now", hookURL)
 	}
 	tokenFile := filepath.Join(dir, "hub", "token")
 	if boot.Token != "" {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -207,7 +208,7 @@ func runHubServe(c *cli.Context, e *env) error {
 		secret = e.getenv(webhook.SecretEnv)
 	}
 	boot, err := emu.Bootstrap(c.Context, hubemu.BootstrapConfig{User: c.String("user"), WebhookURL: c.String("bootstrap-webhook"),
-		WebhookSecret: secret, Watched: watched})
+		WebhookSecret: secret, Watched: watched, Replaces: sameLocalRoute(c.String("bootstrap-webhook"))})
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("hub serve: %v", err), exitError)
 	}
@@ -320,6 +321,29 @@ func writeTokenFile(path, token string) error {
 		return err
 	}
 	return writePrivateFile(path, token+"\n")
+}
+
+// sameLocalRoute recognises, for a bootstrap webhook to a receiver on this machine, the URLs of the
+// same route on this machine at any port: the webhook an earlier run made for its receiver, which
+// Bootstrap points at this run's (the hub stores the URL of one run; after a change of ports it
+// would retry against a port nobody listens on). nil for a target elsewhere: nothing is replaced.
+func sameLocalRoute(target string) func(string) bool {
+	t, err := url.Parse(target)
+	if err != nil || !isLocalHost(t.Hostname()) {
+		return nil
+	}
+	return func(u string) bool {
+		p, err := url.Parse(u)
+		return err == nil && p.Scheme == t.Scheme && p.Path == t.Path && isLocalHost(p.Hostname())
+	}
+}
+
+func isLocalHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
 
 // nonEmpty is the strings of ss that are not empty.

@@ -93,6 +93,11 @@ type BootstrapConfig struct {
 	WebhookSecret string            // its secret
 	Watched       []hub.WatchedItem // what it watches; default the user's own repos (user:<User>)
 	Domains       []string          // default both
+	// Replaces, if set, recognises the bootstrap webhook of an earlier run by its URL (robothub dev:
+	// its receiver's route on this machine, at whatever port that run had). When the user has no
+	// webhook to WebhookURL, the first URL webhook it accepts is pointed at WebhookURL, with
+	// WebhookSecret, instead of a second one being made: its pending deliveries follow it.
+	Replaces func(url string) bool
 }
 
 // BootstrapResult says what Bootstrap made.
@@ -101,11 +106,13 @@ type BootstrapResult struct {
 	Token     string   // the new write token, when the user was created now; "" otherwise
 	Webhook   *Webhook // the bootstrap webhook, made now or found
 	CreatedWH bool     // the webhook was made now
+	MovedFrom string   // the URL the webhook had, when Bootstrap pointed it at WebhookURL now
 }
 
 // Bootstrap prepares a fresh emulator for use: with no users yet, it makes one (cfg.User) and a
 // write token for it. With cfg.WebhookURL, it makes sure that the user has a webhook to that URL
-// (found by URL, so that a restart does not make a second one). It is safe to call at every start.
+// (found by URL, or by cfg.Replaces, so that a restart does not make a second one). It is safe to
+// call at every start.
 func (e *Emulator) Bootstrap(ctx context.Context, cfg BootstrapConfig) (*BootstrapResult, error) {
 	if cfg.User == "" {
 		cfg.User = "local"
@@ -143,6 +150,16 @@ func (e *Emulator) Bootstrap(ctx context.Context, cfg BootstrapConfig) (*Bootstr
 	for _, w := range list {
 		if w.URL == cfg.WebhookURL {
 			res.Webhook = w
+			return res, nil
+		}
+	}
+	for _, w := range list {
+		if w.URL != "" && cfg.Replaces != nil && cfg.Replaces(w.URL) {
+			res.Webhook, err = e.UpdateWebhook(ctx, res.User.ID, w.ID, WebhookInput{URL: &cfg.WebhookURL, Secret: &cfg.WebhookSecret})
+			if err != nil {
+				return nil, err
+			}
+			res.MovedFrom = w.URL
 			return res, nil
 		}
 	}
