@@ -91,6 +91,9 @@ func New(db hubemu.Store, cfg Config) *Dispatcher {
 	}
 	var skipped []string
 	d.jobRead, skipped = jobReadDirs(d.jobPath, nil, cfg.Private)
+	if err := sandboxError(); d.allowJobs && err != nil {
+		d.log.Warn("jobs are on, but no job will run", "why", err.Error())
+	}
 	if d.allowJobs && len(skipped) > 0 {
 		d.log.Warn("jobs will not read these directories of their PATH: they hold the hub's own files", "dirs", skipped)
 	}

@@ -19,6 +19,14 @@ func jobLandlock() landlock.Config {
 	return c
 }
 
+// sandboxError says why jobs cannot be sandboxed here, or nil.
+func sandboxError() error {
+	if v, err := llsys.LandlockGetABIVersion(); err != nil || v < 1 {
+		return errNoSandbox
+	}
+	return nil
+}
+
 // startSandboxed starts cmd in a Landlock domain where it reads read, and reads and writes runDir
 // and jobDevices, and nothing else. Only the job is restricted, not the hub: the domain is put on
 // one locked OS thread, which starts the job (a child inherits its parent thread's domain) and is
