@@ -14,8 +14,8 @@ import (
 // trigger limit.
 type Activity struct {
 	WebhookID    string     `json:"webhookId"`
-	Triggers24h  int        `json:"triggers24h"`
-	TriggerLimit int        `json:"triggerLimit"` // 0: no limit
+	Triggers24h  int        `json:"triggers24h"`  // deliveries of the last 24 hours, every emitter's
+	TriggerLimit int        `json:"triggerLimit"` // per emitting user; 0: no limit
 	Deliveries   []Delivery `json:"deliveries"`
 }
 
