@@ -56,4 +56,15 @@ func TestBootstrapRepointsAnEarlierRunsWebhook(t *testing.T) {
 	if third := boot(rc.url()); third.CreatedWH || third.MovedFrom != "" || third.Webhook.ID != first.Webhook.ID {
 		t.Errorf("a restart on the same port: %+v, want the webhook found as it is", third)
 	}
+
+	// A database from before, with one webhook per port an earlier robothub made: one is kept.
+	for _, port := range []string{"1", "2"} {
+		h.createWebhook(h.token, map[string]any{"url": "http://127.0.0.1:" + port + "/webhooks/hook", "watched": watch("user:alice")})
+	}
+	if fourth := boot(rc.url()); fourth.Webhook.ID != first.Webhook.ID || fourth.Removed != 2 {
+		t.Errorf("with two duplicates: %+v removed %d, want webhook %s kept and 2 removed", fourth.Webhook, fourth.Removed, first.Webhook.ID)
+	}
+	if list, err := h.emu.Webhooks(t.Context(), first.User.ID); err != nil || len(list) != 1 {
+		t.Fatalf("webhooks %v %v, want one", list, err)
+	}
 }

@@ -96,7 +96,8 @@ type BootstrapConfig struct {
 	// Replaces, if set, recognises the bootstrap webhook of an earlier run by its URL (robothub dev:
 	// its receiver's route on this machine, at whatever port that run had). When the user has no
 	// webhook to WebhookURL, the first URL webhook it accepts is pointed at WebhookURL, with
-	// WebhookSecret, instead of a second one being made: its pending deliveries follow it.
+	// WebhookSecret, instead of a second one being made: its pending deliveries follow it. Any
+	// other webhook it accepts is deleted.
 	Replaces func(url string) bool
 }
 
@@ -107,6 +108,7 @@ type BootstrapResult struct {
 	Webhook   *Webhook // the bootstrap webhook, made now or found
 	CreatedWH bool     // the webhook was made now
 	MovedFrom string   // the URL the webhook had, when Bootstrap pointed it at WebhookURL now
+	Removed   int      // other webhooks of earlier runs (cfg.Replaces) deleted now
 }
 
 // Bootstrap prepares a fresh emulator for use: with no users yet, it makes one (cfg.User) and a
@@ -147,21 +149,33 @@ func (e *Emulator) Bootstrap(ctx context.Context, cfg BootstrapConfig) (*Bootstr
 	if err != nil {
 		return nil, err
 	}
+	var stale []*Webhook // earlier runs' bootstrap webhooks: cfg.Replaces
 	for _, w := range list {
-		if w.URL == cfg.WebhookURL {
+		switch {
+		case w.URL == cfg.WebhookURL && res.Webhook == nil:
 			res.Webhook = w
-			return res, nil
+		case w.URL != "" && cfg.Replaces != nil && cfg.Replaces(w.URL):
+			stale = append(stale, w)
 		}
 	}
-	for _, w := range list {
-		if w.URL != "" && cfg.Replaces != nil && cfg.Replaces(w.URL) {
-			res.Webhook, err = e.UpdateWebhook(ctx, res.User.ID, w.ID, WebhookInput{URL: &cfg.WebhookURL, Secret: &cfg.WebhookSecret})
-			if err != nil {
-				return nil, err
-			}
-			res.MovedFrom = w.URL
-			return res, nil
+	if res.Webhook == nil && len(stale) > 0 {
+		w := stale[0]
+		stale = stale[1:]
+		if res.Webhook, err = e.UpdateWebhook(ctx, res.User.ID, w.ID, WebhookInput{URL: &cfg.WebhookURL, Secret: &cfg.WebhookSecret}); err != nil {
+			return nil, err
 		}
+		res.MovedFrom = w.URL
+	}
+	// Others left by runs before (an older robothub made one per port) would deliver every event
+	// again to the same receiver: they go.
+	for _, w := range stale {
+		if err := e.DeleteWebhook(ctx, res.User.ID, w.ID); err != nil {
+			return nil, err
+		}
+		res.Removed++
+	}
+	if res.Webhook != nil {
+		return res, nil
 	}
 	watched := cfg.Watched
 	if len(watched) == 0 {
