@@ -25,6 +25,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/localhub"
+	hubspaces "github.com/robothub/robothub/internal/hubemu/spaces"
 	"github.com/robothub/robothub/internal/pyindex"
 )
 
@@ -258,7 +260,7 @@ func catalogHub(t testing.TB, spaces []space, listed []map[string]any) *localHub
 		t.Skipf("git is not installed: %v", err)
 	}
 	ctx := context.Background()
-	emu, err := hubemu.Open(ctx, hubemu.Config{Logger: slog.New(slog.DiscardHandler)})
+	emu, err := localhub.Open(ctx, localhub.Config{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +301,7 @@ func catalogHub(t testing.TB, spaces []space, listed []map[string]any) *localHub
 			h.tokens[sp.owner] = token
 		}
 		private := sp.private
-		if _, err := emu.CreateSpace(ctx, p, hubemu.CreateRepoInput{Name: sp.name, Type: "space", Private: &private}); err != nil {
+		if _, err := emu.CreateSpace(ctx, p, hubspaces.CreateRepoInput{Name: sp.name, Type: "space", Private: &private}); err != nil {
 			t.Fatalf("creating space %s/%s: %v", sp.owner, sp.name, err)
 		}
 		files := map[string]string{}
@@ -332,7 +334,7 @@ func catalogHub(t testing.TB, spaces []space, listed []map[string]any) *localHub
 // localHub is the hub emulator serving on URL, with the principals of the spaces' owners.
 type localHub struct {
 	URL    string
-	emu    *hubemu.Emulator
+	emu    *localhub.Emulator
 	owners map[string]hubemu.Principal
 	tokens map[string]string // each owner's write token
 }

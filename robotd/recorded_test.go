@@ -15,7 +15,7 @@ import (
 	"time"
 
 	hubclient "github.com/robothub/robothub/core/hub"
-	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/localhub"
 	"github.com/robothub/robothub/robotd"
 )
 
@@ -34,7 +34,7 @@ func movesHub(t testing.TB) *httptest.Server {
 	if err := os.Symlink(src, filepath.Join(dir, "local", "moves")); err != nil {
 		t.Fatal(err)
 	}
-	emu, err := hubemu.Open(context.Background(), hubemu.Config{Logger: slog.New(slog.DiscardHandler), DatasetsDir: dir})
+	emu, err := localhub.Open(context.Background(), localhub.Config{Logger: slog.New(slog.DiscardHandler), DatasetsDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/internal/hubemu/localhub"
 	"github.com/robothub/robothub/internal/syncbuf"
 
 	"github.com/robothub/robothub/internal/hubemu"
@@ -249,7 +250,7 @@ func startLocalHub(t *testing.T) *localHub {
 	}
 	url := "http://" + ln.Addr().String()
 	ctx := context.Background()
-	emu, err := hubemu.Open(ctx, hubemu.Config{PublicURL: url, Logger: slog.New(slog.DiscardHandler)})
+	emu, err := localhub.Open(ctx, localhub.Config{PublicURL: url, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		ln.Close()
 		t.Fatal(err)

@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/localhub"
 )
 
 // BenchmarkWebhooksLsVersusCurl measures `robothub webhooks ls` as a user runs it (a fresh process
@@ -31,7 +33,7 @@ func BenchmarkWebhooksLsVersusCurl(b *testing.B) {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
 	ctx := context.Background()
-	emu, err := hubemu.Open(ctx, hubemu.Config{Logger: slog.New(slog.DiscardHandler)})
+	emu, err := localhub.Open(ctx, localhub.Config{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -45,7 +47,7 @@ func BenchmarkWebhooksLsVersusCurl(b *testing.B) {
 	secret := "s3cret"
 	for i := range 1000 {
 		url := fmt.Sprintf("https://receiver-%d.example.com/webhooks/hook", i)
-		watched := []hubemu.WatchedItem{{Type: "user", Name: "alice"}, {Type: "model", Name: fmt.Sprintf("alice/model-%d", i)}}
+		watched := []hub.WatchedItem{{Type: "user", Name: "alice"}, {Type: "model", Name: fmt.Sprintf("alice/model-%d", i)}}
 		if _, err := emu.CreateWebhook(ctx, user.ID, hubemu.WebhookInput{URL: &url, Watched: &watched, Secret: &secret}); err != nil {
 			b.Fatal(err)
 		}

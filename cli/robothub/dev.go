@@ -18,9 +18,12 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/robothub/robothub/adapters/nethttp"
+	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/actions"
 	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/delivery"
+	"github.com/robothub/robothub/internal/hubemu/localhub"
 )
 
 // The routes robothub dev serves on its receiver.
@@ -124,28 +127,30 @@ func runDev(c *cli.Context, e *env) error {
 
 	// dev is one user's development loop: job webhooks are on (hub serve needs --allow-jobs), and
 	// the process is non-dumpable so that a job cannot read its environment through /proc.
-	if err := hubemu.Harden(); err != nil {
+	if err := delivery.Harden(); err != nil {
 		logger.Warn("could not make the process non-dumpable: a job may read its environment through /proc", "err", err)
 	}
-	emu, err := hubemu.Open(c.Context, hubemu.Config{
+	emu, err := localhub.Open(c.Context, localhub.Config{
 		DSN: hubDB, PublicURL: hubURL, Logger: logger.With("component", "hub"), AllowJobs: true,
-		Delivery: hubemu.DeliveryPolicy{Timeout: 30 * time.Second, MaxAttempts: 8, BaseDelay: time.Second, MaxDelay: time.Minute},
+		// Deliveries reach this machine's receiver and nothing else of it (not the daemon).
+		AllowDeliveryTo: []string{recvLn.Addr().String()},
+		Delivery:        delivery.Policy{Timeout: 30 * time.Second, MaxAttempts: 8, BaseDelay: time.Second, MaxDelay: time.Minute},
 	})
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("dev: opening the local hub: %v", err), exitError)
 	}
 	defer emu.Close()
-	if n, err := repointDevWebhook(c.Context, emu, devUser, hookURL, secret); err != nil {
-		return cli.Exit(fmt.Sprintf("dev: pointing the webhook at this receiver: %v", err), exitError)
-	} else if n > 0 {
-		logger.Info("the webhook of an earlier run now delivers to this receiver", "url", hookURL)
-	}
 	boot, err := emu.Bootstrap(c.Context, hubemu.BootstrapConfig{
 		User: devUser, WebhookURL: hookURL, WebhookSecret: secret,
-		Watched: []hubemu.WatchedItem{{Type: "user", Name: devUser}}, Domains: []string{"repo"},
+		Watched: []hub.WatchedItem{{Type: "user", Name: devUser}}, Domains: []string{"repo"},
+		Replaces: sameLocalRoute(hookURL),
 	})
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("dev: setting up the local hub: %v", err), exitError)
+	}
+	if boot.MovedFrom != "" || boot.Removed > 0 {
+		logger.Info("the webhook of an earlier run now delivers to this receiver", "webhook", boot.Webhook.ID, "was", boot.MovedFrom,
+			"now", hookURL, "duplicates removed", boot.Removed)
 	}
 	tokenFile := filepath.Join(dir, "hub", "token")
 	if boot.Token != "" {
@@ -251,7 +256,7 @@ func devSecret(getenv func(string) string, file string) (string, error) {
 		return "", err
 	}
 	s := hex.EncodeToString(buf)
-	if err := os.WriteFile(file, []byte(s+"\n"), 0o600); err != nil {
+	if err := writePrivateFile(file, s+"\n"); err != nil {
 		return "", fmt.Errorf("saving the webhook secret: %w", err)
 	}
 	return s, nil

@@ -281,3 +281,24 @@ func waitUntil(t testing.TB, timeout time.Duration, what string, ok func() bool)
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+func TestSameLocalRoute(t *testing.T) {
+	same := sameLocalRoute("http://127.0.0.1:7860/webhooks/" + devUpdateRoute)
+	for u, want := range map[string]bool{
+		"http://127.0.0.1:7860/webhooks/" + devUpdateRoute:  true,
+		"http://127.0.0.1:22860/webhooks/" + devUpdateRoute: true,
+		"http://[::1]:7860/webhooks/" + devUpdateRoute:      true,
+		"http://localhost:1/webhooks/" + devUpdateRoute:     true,
+		"http://127.0.0.1:7860/webhooks/" + devLogRoute:     false,
+		"https://127.0.0.1:7860/webhooks/" + devUpdateRoute: false,
+		"https://example.com/webhooks/" + devUpdateRoute:    false,
+		"http://10.0.0.2:7860/webhooks/" + devUpdateRoute:   false,
+	} {
+		if got := same(u); got != want {
+			t.Errorf("same route as the dev receiver's: %q = %v, want %v", u, got, want)
+		}
+	}
+	if sameLocalRoute("https://example.com/webhooks/x") != nil {
+		t.Error("a receiver elsewhere replaces webhooks")
+	}
+}

@@ -137,7 +137,7 @@ func TestHubFullDiskStopsAndRestartDelivers(t *testing.T) {
 
 	// One worker: the second event waits, pending, while the first is held.
 	args := []string{"hub", "serve", "--addr", "127.0.0.1:0", "--data-dir", dir, "--workers", "1",
-		"--retry-delay", "20ms", "--retry-max-delay", "50ms"}
+		"--retry-delay", "20ms", "--retry-max-delay", "50ms", "--allow-delivery-to", strings.TrimPrefix(rc.URL, "http://")}
 	p := start(t, nil, args...)
 	endpoint := p.waitFor(t, `(?m)^export HF_ENDPOINT=(http://127\.0\.0\.1:\d+)$`)
 	token := p.waitFor(t, `(?m)^export HF_TOKEN=(hf_[A-Za-z]{34})$`)

@@ -7,12 +7,16 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/robothub/robothub/internal/dirlock"
+	"github.com/robothub/robothub/internal/hubemu/delivery"
+	"github.com/robothub/robothub/internal/hubemu/localhub"
 
 	"github.com/urfave/cli/v2"
 
@@ -20,6 +24,7 @@ import (
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/hubemu"
+	hubhttp "github.com/robothub/robothub/internal/hubemu/http"
 )
 
 // DefaultHubAddr is where robothub hub serve listens: beside the receiver's 7860.
@@ -118,15 +123,16 @@ Examples:
 			&cli.StringFlag{Name: "bootstrap-webhook", Usage: "make sure the user has a webhook to `URL` (made once, found again on restart)"},
 			&cli.StringFlag{Name: "bootstrap-secret", Usage: "`SECRET` of the bootstrap webhook (default $" + webhook.SecretEnv + ")"},
 			&cli.StringSliceFlag{Name: "bootstrap-watch", Usage: "what the bootstrap webhook watches, `TYPE:NAME` (repeatable; default user:USER)"},
-			&cli.IntFlag{Name: "trigger-limit", Value: hubemu.DefaultTriggerLimit, Usage: "deliveries per webhook per 24 hours (0: no limit)"},
+			&cli.IntFlag{Name: "trigger-limit", Value: hubemu.DefaultTriggerLimit, Usage: "deliveries per webhook per emitting user per 24 hours (0: no limit)"},
 			&cli.DurationFlag{Name: "delivery-timeout", Value: 10 * time.Second, Usage: "how long a receiver has to answer one delivery"},
 			&cli.IntFlag{Name: "delivery-attempts", Value: 8, Usage: "attempts per delivery before it fails"},
 			&cli.DurationFlag{Name: "retry-delay", Value: 2 * time.Second, Usage: "pause after the first failed attempt; doubled after each"},
 			&cli.DurationFlag{Name: "retry-max-delay", Value: 10 * time.Minute, Usage: "longest pause between attempts"},
 			&cli.IntFlag{Name: "workers", Value: 32, Usage: "deliveries sent at the same time"},
-			&cli.DurationFlag{Name: "job-timeout", Value: hubemu.DefaultJobTimeout, Usage: "kill a job run (and its children) after this long"},
+			&cli.DurationFlag{Name: "job-timeout", Value: delivery.DefaultJobTimeout, Usage: "kill a job run (and its children) after this long"},
 			&cli.DurationFlag{Name: "read-timeout", Value: hubemu.DefaultReadTimeout, Usage: "drop a client that has not sent its whole request (headers and body, a push's pack included) within this long"},
-			&cli.BoolFlag{Name: "allow-jobs", Usage: "turn job webhooks on: every user with a write token may then run commands on this machine, as this user (off by default; robothub dev turns it on)"},
+			&cli.StringSliceFlag{Name: "allow-delivery-to", Usage: "let deliveries reach `TARGET`, host:port or a CIDR network, although it is this machine's own (loopback) or link-local: refused otherwise, so that no hub user reaches local services such as the robot daemon (repeatable; default $" + allowDeliveryEnv + ", comma-separated; the --bootstrap-webhook's own address is allowed)"},
+			&cli.BoolFlag{Name: "allow-jobs", Usage: "turn job webhooks on: every user with a write token may then run commands on this machine, as this user, in a sandbox that keeps them out of the hub's files (Linux with Landlock only; off by default; robothub dev turns it on)"},
 			&cli.StringFlag{Name: "log-format", Value: "text", Usage: "log format: text or json"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "log level: debug, info, warn, error"},
 		),
@@ -143,18 +149,22 @@ func runHubServe(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	var watched []hubemu.WatchedItem
+	var watched []hub.WatchedItem
 	for _, s := range c.StringSlice("bootstrap-watch") {
 		w, err := hub.ParseWatchedItem(s)
 		if err != nil {
 			return usagef("--bootstrap-watch %v", strings.TrimPrefix(err.Error(), "watch: "))
 		}
-		watched = append(watched, hubemu.WatchedItem{Type: w.Type, Name: w.Name})
+		watched = append(watched, w)
 	}
 	if u := c.String("bootstrap-webhook"); u != "" {
 		if _, err := (hub.CreateRequest{URL: u, Watched: []hub.WatchedItem{{Type: "user", Name: "x"}}}).Validate(); err != nil {
 			return usagef("--bootstrap-webhook: %v", strings.TrimPrefix(err.Error(), "url: "))
 		}
+	}
+	allow, err := deliveryTargets(c, e)
+	if err != nil {
+		return err
 	}
 	dsn, err := storeDSN(c, e)
 	if err != nil {
@@ -179,13 +189,13 @@ func runHubServe(c *cli.Context, e *env) error {
 		limit = -1
 	}
 	// Jobs run as this user: make /proc/<pid>/environ of the hub unreadable to them.
-	if err := hubemu.Harden(); err != nil {
+	if err := delivery.Harden(); err != nil {
 		logger.Warn("could not make the hub non-dumpable: a job may read its environment through /proc", "err", err)
 	}
-	emu, err := hubemu.Open(c.Context, hubemu.Config{
+	emu, err := localhub.Open(c.Context, localhub.Config{
 		DSN: dsn, PublicURL: public, TriggerLimit: limit, Logger: logger, JobTimeout: c.Duration("job-timeout"),
-		AllowJobs: c.Bool("allow-jobs"),
-		Delivery: hubemu.DeliveryPolicy{Timeout: c.Duration("delivery-timeout"), MaxAttempts: c.Int("delivery-attempts"),
+		AllowJobs: c.Bool("allow-jobs"), AllowDeliveryTo: allow, Private: nonEmpty(c.String("token-file")),
+		Delivery: delivery.Policy{Timeout: c.Duration("delivery-timeout"), MaxAttempts: c.Int("delivery-attempts"),
 			BaseDelay: c.Duration("retry-delay"), MaxDelay: c.Duration("retry-max-delay"), Workers: c.Int("workers")},
 	})
 	if err != nil {
@@ -198,7 +208,7 @@ func runHubServe(c *cli.Context, e *env) error {
 		secret = e.getenv(webhook.SecretEnv)
 	}
 	boot, err := emu.Bootstrap(c.Context, hubemu.BootstrapConfig{User: c.String("user"), WebhookURL: c.String("bootstrap-webhook"),
-		WebhookSecret: secret, Watched: watched})
+		WebhookSecret: secret, Watched: watched, Replaces: sameLocalRoute(c.String("bootstrap-webhook"))})
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("hub serve: %v", err), exitError)
 	}
@@ -236,7 +246,7 @@ func runHubServe(c *cli.Context, e *env) error {
 	go func() { runDone <- emu.Run(runCtx) }()
 	serveDone := make(chan error, 1)
 	go func() { serveDone <- srv.Serve(ln) }()
-	logger.Info("hub emulator started", "addr", ln.Addr().String(), "database", dsn)
+	logger.Info("hub emulator started", "addr", ln.Addr().String(), "database", dsn, "deliveries_to_this_machine_allowed", strings.Join(allow, ","))
 
 	var failure error
 	select {
@@ -260,6 +270,37 @@ func runHubServe(c *cli.Context, e *env) error {
 	return failure
 }
 
+// allowDeliveryEnv holds hub serve's --allow-delivery-to targets, comma-separated.
+const allowDeliveryEnv = "ROBOTHUB_ALLOW_DELIVERY_TO"
+
+// deliveryTargets reads --allow-delivery-to (else $ROBOTHUB_ALLOW_DELIVERY_TO) and adds the
+// --bootstrap-webhook's address when it is an IP address or localhost: the operator named that
+// receiver on the command line, as robothub dev names its own.
+func deliveryTargets(c *cli.Context, e *env) ([]string, error) {
+	targets := c.StringSlice("allow-delivery-to")
+	if !c.IsSet("allow-delivery-to") {
+		for _, t := range strings.Split(e.getenv(allowDeliveryEnv), ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				targets = append(targets, t)
+			}
+		}
+	}
+	if _, err := delivery.ParseAllowlist(targets); err != nil {
+		return nil, usagef("--allow-delivery-to %v", err)
+	}
+	if u, err := url.Parse(c.String("bootstrap-webhook")); err == nil && u.Host != "" {
+		port := u.Port()
+		if port == "" {
+			port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+		}
+		own := net.JoinHostPort(u.Hostname(), port)
+		if _, err := delivery.ParseAllowlist([]string{own}); err == nil {
+			targets = append(targets, own)
+		}
+	}
+	return targets, nil
+}
+
 // deliveryStopped is hub serve's exit when its delivery loop stopped. A database that cannot be
 // written (a full or read-only disk) stops the hub rather than pausing it: the loop holds nothing
 // the database does not, so a restart once the disk is fixed loses nothing. The API does not stop
@@ -279,7 +320,60 @@ func writeTokenFile(path, token string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	return os.WriteFile(path, []byte(token+"\n"), 0o600)
+	return writePrivateFile(path, token+"\n")
+}
+
+// sameLocalRoute recognises, for a bootstrap webhook to a receiver on this machine, the URLs of the
+// same route on this machine at any port: the webhook an earlier run made for its receiver, which
+// Bootstrap points at this run's (the hub stores the URL of one run; after a change of ports it
+// would retry against a port nobody listens on). nil for a target elsewhere: nothing is replaced.
+func sameLocalRoute(target string) func(string) bool {
+	t, err := url.Parse(target)
+	if err != nil || !isLocalHost(t.Hostname()) {
+		return nil
+	}
+	return func(u string) bool {
+		p, err := url.Parse(u)
+		return err == nil && p.Scheme == t.Scheme && p.Path == t.Path && isLocalHost(p.Hostname())
+	}
+}
+
+func isLocalHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// nonEmpty is the strings of ss that are not empty.
+func nonEmpty(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// writePrivateFile writes a secret to path, readable by its owner only (0600) whatever the umask
+// and whatever mode the file had before (os.WriteFile keeps an existing file's mode). The mode is
+// set before the secret is written.
+func writePrivateFile(path, secret string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.WriteString(secret); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // storeArgs repeats the --data-dir/--db flags of this command, for a printed hint.
@@ -327,7 +421,7 @@ Examples:
 				if err != nil {
 					return err
 				}
-				emu, err := hubemu.Open(c.Context, hubemu.Config{DSN: dsn})
+				emu, err := localhub.Open(c.Context, localhub.Config{DSN: dsn})
 				if err != nil {
 					return cli.Exit(fmt.Sprintf("opening %s: %v", dsn, err), exitError)
 				}
@@ -412,7 +506,7 @@ Examples:
 			if c.IsSet("comment") || c.IsSet("hidden") {
 				req.Comment = &hubemu.CommentInput{Content: c.String("comment"), Hidden: c.Bool("hidden")}
 			}
-			res, err := hubemu.Client{Client: cl}.Emit(c.Context, req)
+			res, err := hubhttp.Client{Client: cl}.Emit(c.Context, req)
 			if err != nil {
 				return err
 			}
@@ -481,7 +575,7 @@ Examples:
 						}
 						req.Secrets[k] = v
 					}
-					job, err := hubemu.Client{Client: cl}.CreateSourceJob(c.Context, req)
+					job, err := hubhttp.Client{Client: cl}.CreateSourceJob(c.Context, req)
 					if err != nil {
 						return err
 					}
@@ -498,7 +592,7 @@ Examples:
 				Flags:        hubFlags(),
 				OnUsageError: onUsageError,
 				Action: hubAction(e, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
-					jobs, err := hubemu.Client{Client: cl}.SourceJobs(c.Context)
+					jobs, err := hubhttp.Client{Client: cl}.SourceJobs(c.Context)
 					if err != nil {
 						return err
 					}
@@ -526,7 +620,7 @@ Example:
 				OnUsageError: onUsageError,
 				BashComplete: completeWebhookIDs(e),
 				Action: hubActionOn(e, "WEBHOOK_ID", func(c *cli.Context, cl *hub.Client, format, id string) error {
-					runs, err := hubemu.Client{Client: cl}.JobRuns(c.Context, id, 0)
+					runs, err := hubhttp.Client{Client: cl}.JobRuns(c.Context, id, 0)
 					if err != nil {
 						return err
 					}
@@ -560,7 +654,7 @@ Example:
 				Flags:        hubFlags(),
 				OnUsageError: onUsageError,
 				Action: hubActionOn(e, "RUN_ID", func(c *cli.Context, cl *hub.Client, format, id string) error {
-					run, err := hubemu.Client{Client: cl}.JobRun(c.Context, id)
+					run, err := hubhttp.Client{Client: cl}.JobRun(c.Context, id)
 					if err != nil {
 						return err
 					}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/localhub"
 )
 
 // runCLI runs robothub in-process to completion and returns its exit code and output.
@@ -173,6 +174,8 @@ func TestHubServeUsageErrors(t *testing.T) {
 		{[]string{"hub", "serve", "--db", ":memory:", "--data-dir", "/tmp/x"}, "give --db or --data-dir, not both"},
 		{[]string{"hub", "serve", "--db", ":memory:", "--log-level", "loud"}, "--log-level"},
 		{[]string{"hub", "serve", "extra"}, "takes no arguments"},
+		{[]string{"hub", "serve", "--db", ":memory:", "--allow-delivery-to", "daemon.local:8000"}, `--allow-delivery-to "daemon.local:8000": the host must be an IP address or localhost`},
+		{[]string{"hub", "serve", "--db", ":memory:", "--allow-delivery-to", "127.0.0.1"}, `"127.0.0.1" is not host:port or a CIDR network`},
 		{[]string{"hub", "token", "create", "--db", ":memory:", "--role", "admin"}, `token role "admin"`},
 		{[]string{"hub", "token", "create", "--db", ":memory:", "--user", "bad name"}, "user name"},
 		{[]string{"hub", "emit", "--endpoint", "http://127.0.0.1:1"}, "give the repo with --repo"},
@@ -185,10 +188,18 @@ func TestHubServeUsageErrors(t *testing.T) {
 	}
 }
 
+// The allowed delivery targets come from $ROBOTHUB_ALLOW_DELIVERY_TO as well, checked the same way.
+func TestAllowedDeliveryTargetsFromTheEnvironment(t *testing.T) {
+	code, _, stderr := runCLI(t, map[string]string{"ROBOTHUB_ALLOW_DELIVERY_TO": "127.0.0.1:7860, 10.0.0.0/33"}, "", "hub", "serve", "--db", ":memory:")
+	if code != exitUsage || !strings.Contains(stderr, `"10.0.0.0/33"`) {
+		t.Errorf("exit %d, stderr %q; want %d naming the bad target", code, stderr, exitUsage)
+	}
+}
+
 // localHub serves an in-memory emulator for in-process CLI runs and returns their environment.
 func localHub(t *testing.T) map[string]string {
 	t.Helper()
-	emu, err := hubemu.Open(context.Background(), hubemu.Config{Logger: slog.New(slog.DiscardHandler)})
+	emu, err := localhub.Open(context.Background(), localhub.Config{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,8 @@ import (
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/delivery"
+	"github.com/robothub/robothub/internal/hubemu/localhub"
 	"github.com/robothub/robothub/internal/loadtest"
 )
 
@@ -71,9 +73,10 @@ type scriptState struct {
 
 func setupScriptHub(env *testscript.Env) error {
 	ctx, cancel := context.WithCancel(context.Background())
-	emu, err := hubemu.Open(ctx, hubemu.Config{
+	emu, err := localhub.Open(ctx, localhub.Config{
 		Logger: slog.New(slog.DiscardHandler), AllowJobs: true,
-		Delivery: hubemu.DeliveryPolicy{Timeout: 2 * time.Second, MaxAttempts: 5, BaseDelay: 20 * time.Millisecond, MaxDelay: 100 * time.Millisecond},
+		AllowDeliveryTo: []string{"127.0.0.0/8"}, // the scripts' receivers listen on loopback
+		Delivery:        delivery.Policy{Timeout: 2 * time.Second, MaxAttempts: 5, BaseDelay: 20 * time.Millisecond, MaxDelay: 100 * time.Millisecond},
 	})
 	if err != nil {
 		cancel()

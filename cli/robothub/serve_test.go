@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/core/hub"
+	"github.com/robothub/robothub/internal/hubemu/localhub"
 	"github.com/robothub/robothub/internal/syncbuf"
 
 	"github.com/robothub/robothub/internal/hubemu"
@@ -194,7 +196,7 @@ func TestServeRoutesFromEnvironmentAndTunnelReminder(t *testing.T) {
 // the hub webhook through the management API (here the local hub emulator).
 func TestServeUpdatesTheHubWebhook(t *testing.T) {
 	ctx := context.Background()
-	emu, err := hubemu.Open(ctx, hubemu.Config{Logger: slog.New(slog.DiscardHandler)})
+	emu, err := localhub.Open(ctx, localhub.Config{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +208,7 @@ func TestServeUpdatesTheHubWebhook(t *testing.T) {
 		t.Fatal(err)
 	}
 	old := "https://old-tunnel.example.dev/webhooks/b"
-	watched := []hubemu.WatchedItem{{Type: "user", Name: "alice"}}
+	watched := []hub.WatchedItem{{Type: "user", Name: "alice"}}
 	wh, err := emu.CreateWebhook(ctx, user.ID, hubemu.WebhookInput{URL: &old, Watched: &watched})
 	if err != nil {
 		t.Fatal(err)

@@ -154,7 +154,7 @@ func printActivity(out io.Writer, format string, a *hubemu.Activity) error {
 func activityTable(out io.Writer, a *hubemu.Activity) error {
 	limit := "no limit"
 	if a.TriggerLimit > 0 {
-		limit = fmt.Sprintf("limit %d", a.TriggerLimit)
+		limit = fmt.Sprintf("limit %d per emitting user", a.TriggerLimit)
 	}
 	fmt.Fprintf(out, "Webhook %s: %d triggers in the last 24 hours (%s)\n", a.WebhookID, a.Triggers24h, limit)
 	if len(a.Deliveries) == 0 {

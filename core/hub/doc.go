@@ -11,5 +11,5 @@
 //
 // repos.go holds the repo calls that publishing needs: WhoAmI (the token's user and role),
 // CreateRepo, DeleteRepo, ListSpaces and SpaceInfo. Send carries calls this package has no method for,
-// such as the local hub's own API (internal/hubemu.Client).
+// such as the local hub's own API (internal/hubemu/http.Client).
 package hub

@@ -13,7 +13,7 @@ import (
 
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/hub"
-	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/localhub"
 )
 
 // datasetHub serves a local hub with one dataset, local/moves, whose files are given.
@@ -29,7 +29,7 @@ func datasetHub(t *testing.T, files map[string]string) *httptest.Server {
 			t.Fatal(err)
 		}
 	}
-	emu, err := hubemu.Open(context.Background(), hubemu.Config{Logger: slog.New(slog.DiscardHandler), DatasetsDir: dir})
+	emu, err := localhub.Open(context.Background(), localhub.Config{Logger: slog.New(slog.DiscardHandler), DatasetsDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,11 +16,13 @@ import (
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/internal/hubemu"
+	hubhttp "github.com/robothub/robothub/internal/hubemu/http"
+	"github.com/robothub/robothub/internal/hubemu/localhub"
 )
 
 // localHub serves an in-memory emulator and records the bodies of the requests it gets.
 type localHub struct {
-	emu    *hubemu.Emulator
+	emu    *localhub.Emulator
 	url    string
 	mu     sync.Mutex
 	bodies []string
@@ -29,7 +31,7 @@ type localHub struct {
 func newLocalHub(t testing.TB) *localHub {
 	t.Helper()
 	// Jobs on: the client's job webhook calls are tested against this hub.
-	emu, err := hubemu.Open(context.Background(), hubemu.Config{Logger: slog.New(slog.DiscardHandler), AllowJobs: true})
+	emu, err := localhub.Open(context.Background(), localhub.Config{Logger: slog.New(slog.DiscardHandler), AllowJobs: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +164,7 @@ func TestClientJobWebhookSecrets(t *testing.T) {
 	ctx := context.Background()
 	lh := newLocalHub(t)
 	c := lh.client(t, "alice", hubemu.RoleWrite)
-	job, err := hubemu.Client{Client: c}.CreateSourceJob(ctx, hubemu.JobInput{Command: []string{"true"}, Secrets: map[string]string{"OWN": "x"}})
+	job, err := hubhttp.Client{Client: c}.CreateSourceJob(ctx, hubemu.JobInput{Command: []string{"true"}, Secrets: map[string]string{"OWN": "x"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,6 +94,7 @@ var (
 	lambdaReady   = suite{pkg: "./functions/lambda", bench: "^BenchmarkBootstrapReady$", benchtime: "200x"}
 	hubLs         = suite{pkg: "./cli/robothub", bench: "^BenchmarkWebhooksLsVersusCurl$", benchtime: "100x"}
 	hubEmu        = suite{pkg: "./internal/hubemu", bench: "^Benchmark(ListWebhooks|Delivery)$", benchtime: "3000x"}
+	hubCommit     = suite{pkg: "./internal/hubemu/spaces", bench: "^BenchmarkCommit$", benchtime: "1x"}
 	daemonList    = suite{pkg: "./robotd", bench: "^BenchmarkListApps(BySpawningPython)?$", benchtime: "200x"}
 	daemonApps    = suite{pkg: "./robotd", bench: "^Benchmark(StartApp|StopCooperativeApp|StateStream50Hz)$", benchtime: "20x"}
 	daemonRSS     = suite{pkg: "./robotd", bench: "^BenchmarkIdleRSS$", benchtime: "3x"}
@@ -114,6 +115,7 @@ func mb(v float64) string  { return trimFloat(v, 1) + " MB" }
 func x(v float64) string   { return trimFloat(v, 2) + "×" }
 func per(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) + "/s" }
 func pct(v float64) string { return trimFloat(v, 1) + "%" }
+func sec(v float64) string { return trimFloat(v, 2) + " s" }
 
 var checks = []check{
 	{area: "Receiver", what: "Parse the hub's 1 KB payload", suite: receiverParse, bench: "BenchmarkParse/Parse", unit: "ns/op", limit: 10000, show: us, target: "≤ 10 µs/op",
@@ -161,6 +163,9 @@ var checks = []check{
 			return "the same list unchanged: p99 " + r.show("BenchmarkListWebhooks/repeat", "p99-ms", ms)
 		}},
 	{area: "Local hub", what: "Deliveries to a local receiver", suite: hubEmu, bench: "BenchmarkDelivery", unit: "deliveries/s", limit: 1000, atLeast: true, show: per, target: "≥ 1,000/s"},
+	// Issue 20 item 4: a commit's time was quadratic in its operations (10k: 5.9 s, 20k: 27 s).
+	{area: "Local hub", what: "A commit of 10,000 files through the commit API, onto 10,000", suite: hubCommit, bench: "BenchmarkCommit/10k", unit: "s/commit", limit: 1, show: sec, target: "≤ 1 s"},
+	{area: "Local hub", what: "A commit of 100,000 files (the cap), onto 100,000: linear", suite: hubCommit, bench: "BenchmarkCommit/100k", unit: "s/commit", limit: 10, show: sec, target: "≤ 10 s"},
 	{area: "Robot daemon", what: "GET /api/apps/list p99, 51 apps installed", suite: daemonList, bench: "BenchmarkListApps", unit: "list-p99-ms", limit: 5, show: ms, target: "≤ 5 ms",
 		note: func(r results) string {
 			return "the same listing by spawning Python, as the anchor daemon does: p99 " + r.show("BenchmarkListAppsBySpawningPython", "list-p99-ms", ms)

@@ -2,7 +2,6 @@ package hubemu
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,8 +14,8 @@ import (
 // trigger limit.
 type Activity struct {
 	WebhookID    string     `json:"webhookId"`
-	Triggers24h  int        `json:"triggers24h"`
-	TriggerLimit int        `json:"triggerLimit"` // 0: no limit
+	Triggers24h  int        `json:"triggers24h"`  // deliveries of the last 24 hours, every emitter's
+	TriggerLimit int        `json:"triggerLimit"` // per emitting user; 0: no limit
 	Deliveries   []Delivery `json:"deliveries"`
 }
 
@@ -59,12 +58,12 @@ func (e *Emulator) Activity(ctx context.Context, userID, webhookID string, limit
 		limit = 50
 	}
 	a := &Activity{WebhookID: webhookID, TriggerLimit: max(e.triggerLimit, 0)}
-	n, err := triggersSince(ctx, e.db.r, webhookID, e.now().Add(-24*time.Hour))
+	n, _, err := e.db.TriggersSince(ctx, webhookID, e.now().Add(-24*time.Hour))
 	if err != nil {
 		return nil, err
 	}
 	a.Triggers24h = n
-	a.Deliveries, err = e.deliveries(ctx, false, "d.webhook_id = ? ORDER BY d.created_at DESC, d.id DESC LIMIT ?", webhookID, limit)
+	a.Deliveries, err = e.db.Deliveries(ctx, webhookID, "", limit)
 	return a, err
 }
 
@@ -73,112 +72,48 @@ func (e *Emulator) Delivery(ctx context.Context, userID, webhookID, deliveryID s
 	if _, err := e.Webhook(ctx, userID, webhookID); err != nil {
 		return nil, err
 	}
-	list, err := e.deliveries(ctx, true, "d.webhook_id = ? AND d.id = ?", webhookID, deliveryID)
+	list, err := e.db.Deliveries(ctx, webhookID, deliveryID, 1)
 	if err != nil {
 		return nil, err
 	}
 	if len(list) == 0 {
 		return nil, notFound("delivery", deliveryID)
 	}
-	return &list[0], nil
-}
-
-func (e *Emulator) deliveries(ctx context.Context, withPayload bool, where string, args ...any) ([]Delivery, error) {
-	rows, err := e.db.r.QueryContext(ctx, `SELECT d.id, d.webhook_id, d.event_id, ev.scope, ev.action, r.type || ':' || r.name, d.replay_of,
-		d.state, d.attempts, d.next_attempt_at, d.last_status, d.last_error, d.created_at, ev.payload
-		FROM deliveries d JOIN events ev ON ev.id = d.event_id LEFT JOIN repos r ON r.id = ev.repo_id WHERE `+where, args...)
-	if err != nil {
-		return nil, err
-	}
-	var out []Delivery
-	index := map[string]int{}
-	for rows.Next() {
-		var d Delivery
-		var next, created int64
-		var payload string
-		var repo sql.NullString
-		if err := rows.Scan(&d.ID, &d.WebhookID, &d.EventID, &d.Scope, &d.Action, &repo, &d.ReplayOf, &d.State, &d.AttemptCount,
-			&next, &d.LastStatus, &d.LastError, &created, &payload); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		d.Repo = repo.String
-		d.CreatedAt = fromMS(created)
-		if d.State == StatePending {
-			t := fromMS(next)
-			d.NextAttemptAt = &t
-		}
-		if withPayload {
-			d.Payload = withWebhookRef(payload, d.WebhookID)
-		}
-		d.Attempts = []Attempt{}
-		index[d.ID] = len(out)
-		out = append(out, d)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil || len(out) == 0 {
-		return out, err
-	}
-	ids := make([]any, 0, len(out))
-	for _, d := range out {
-		ids = append(ids, d.ID)
-	}
-	arows, err := e.db.r.QueryContext(ctx, `SELECT delivery_id, at, target, status, latency_us, error, response, job_run_id
-		FROM attempts WHERE delivery_id IN (`+placeholders(len(ids))+`) ORDER BY id`, ids...)
-	if err != nil {
-		return nil, err
-	}
-	defer arows.Close()
-	for arows.Next() {
-		var id string
-		var a Attempt
-		var at, us int64
-		if err := arows.Scan(&id, &at, &a.Target, &a.Status, &us, &a.Error, &a.Response, &a.JobRunID); err != nil {
-			return nil, err
-		}
-		a.At, a.LatencyMS = fromMS(at), float64(us)/1000
-		d := &out[index[id]]
-		d.Attempts = append(d.Attempts, a)
-	}
-	return out, arows.Err()
+	d := &list[0]
+	d.Payload = WithWebhookRef(string(d.Payload), d.WebhookID)
+	return d, nil
 }
 
 // Replay sends a delivery's event again, as a new delivery, to the webhook's current URL with its
 // current secret. A disabled webhook cannot replay (fault.ErrRefused); a webhook over its trigger limit
 // gets fault.ErrRateLimited.
-func (e *Emulator) Replay(ctx context.Context, userID, webhookID, deliveryID string) (*DeliveryRef, error) {
+func (e *Emulator) Replay(ctx context.Context, by Principal, webhookID, deliveryID string) (*DeliveryRef, error) {
+	userID := by.User.ID
 	var ref DeliveryRef
-	err := e.db.tx(ctx, func(tx *sql.Tx) error {
-		var disabled bool
-		err := tx.QueryRowContext(ctx, "SELECT disabled FROM webhooks WHERE id = ? AND user_id = ?", webhookID, userID).Scan(&disabled)
-		if errors.Is(err, sql.ErrNoRows) {
-			return notFound("webhook", webhookID)
-		}
+	err := e.db.Update(ctx, func(tx Tx) error {
+		w, err := ownWebhook(ctx, tx, userID, webhookID)
 		if err != nil {
 			return err
 		}
-		if disabled {
+		if w.Disabled {
 			return errorf(fault.Refused, "webhook %s is disabled: enable it to replay a delivery", webhookID)
 		}
-		var eventID string
-		err = tx.QueryRowContext(ctx, "SELECT event_id FROM deliveries WHERE id = ? AND webhook_id = ?", deliveryID, webhookID).Scan(&eventID)
-		if errors.Is(err, sql.ErrNoRows) {
+		eventID, err := tx.DeliveryEvent(ctx, webhookID, deliveryID)
+		if errors.Is(err, ErrNotFound) {
 			return notFound("delivery", deliveryID)
 		}
 		if err != nil {
 			return err
 		}
-		ref, err = e.queueDelivery(ctx, tx, webhookID, eventID, deliveryID)
+		ref, err = e.queueDelivery(ctx, tx, webhookID, eventID, deliveryID, by.User)
 		if err != nil {
 			return err
 		}
 		if ref.State == StateRateLimited {
 			// A trigger becomes available when the oldest one in the window turns 24 hours old.
-			var oldest int64
-			_ = tx.QueryRowContext(ctx, "SELECT MIN(created_at) FROM deliveries WHERE webhook_id = ? AND created_at > ? AND state != ?",
-				webhookID, ms(e.now().Add(-24*time.Hour)), StateRateLimited).Scan(&oldest)
-			return &fault.Error{Kind: fault.RateLimited, RetryAfter: max(fromMS(oldest).Add(24*time.Hour).Sub(e.now()), time.Second),
-				Msg: fmt.Sprintf("webhook %s has used its %d triggers of the last 24 hours", webhookID, e.triggerLimit)}
+			_, oldest, _ := tx.EmitterTriggersSince(ctx, webhookID, userID, e.now().Add(-24*time.Hour))
+			return &fault.Error{Kind: fault.RateLimited, RetryAfter: max(oldest.Add(24*time.Hour).Sub(e.now()), time.Second),
+				Msg: fmt.Sprintf("webhook %s has used its %d triggers of the last 24 hours for your events", webhookID, e.triggerLimit)}
 		}
 		return nil
 	})

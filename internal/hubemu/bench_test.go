@@ -13,11 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/localhub"
 )
 
 // fillWebhooks gives user alice n URL webhooks, each watching two items.
-func fillWebhooks(b testing.TB, emu *hubemu.Emulator, n int, url string) (token string) {
+func fillWebhooks(b testing.TB, emu *localhub.Emulator, n int, url string) (token string) {
 	ctx := context.Background()
 	token, user, err := emu.CreateToken(ctx, "alice", hubemu.RoleWrite, "bench")
 	if err != nil {
@@ -25,7 +27,7 @@ func fillWebhooks(b testing.TB, emu *hubemu.Emulator, n int, url string) (token 
 	}
 	secret := "bench-secret"
 	for i := range n {
-		items := []hubemu.WatchedItem{{Type: "user", Name: "alice"}, {Type: "model", Name: fmt.Sprintf("alice/model-%d", i)}}
+		items := []hub.WatchedItem{{Type: "user", Name: "alice"}, {Type: "model", Name: fmt.Sprintf("alice/model-%d", i)}}
 		u := fmt.Sprintf("%s?n=%d", url, i)
 		if _, err := emu.CreateWebhook(ctx, user.ID, hubemu.WebhookInput{URL: &u, Watched: &items, Secret: &secret}); err != nil {
 			b.Fatal(err)
@@ -39,7 +41,7 @@ func fillWebhooks(b testing.TB, emu *hubemu.Emulator, n int, url string) (token 
 // unchanged set (served from the list cache), "after-change" changes one webhook before each list
 // (the change itself is not timed), so every list is read from SQLite.
 func BenchmarkListWebhooks(b *testing.B) {
-	emu, err := hubemu.Open(context.Background(), hubemu.Config{DSN: filepath.Join(b.TempDir(), "hub.db"), Logger: slog.New(slog.DiscardHandler)})
+	emu, err := localhub.Open(context.Background(), localhub.Config{DSN: filepath.Join(b.TempDir(), "hub.db"), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -65,7 +67,7 @@ func BenchmarkListWebhooks(b *testing.B) {
 	})
 }
 
-func benchList(b *testing.B, emu *hubemu.Emulator, token string, change func()) {
+func benchList(b *testing.B, emu *localhub.Emulator, token string, change func()) {
 	srv := httptest.NewServer(emu.Handler())
 	defer srv.Close()
 	req, _ := http.NewRequest("GET", srv.URL+"/api/settings/webhooks", nil)
@@ -114,8 +116,8 @@ func BenchmarkDelivery(b *testing.B) {
 		w.WriteHeader(http.StatusOK)
 	}))
 	defer receiver.Close()
-	emu, err := hubemu.Open(context.Background(), hubemu.Config{
-		DSN: filepath.Join(b.TempDir(), "hub.db"), Logger: slog.New(slog.DiscardHandler), TriggerLimit: -1,
+	emu, err := localhub.Open(context.Background(), localhub.Config{
+		DSN: filepath.Join(b.TempDir(), "hub.db"), Logger: slog.New(slog.DiscardHandler), TriggerLimit: -1, AllowDeliveryTo: loopback,
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/localhub"
+	"github.com/robothub/robothub/internal/hubemu/spaces"
 )
 
 // ndjson builds a commit body as the public Python client does: a header, then one line per
@@ -80,7 +82,7 @@ func (h *testHub) mustCommit(space, rev, body string) commitAnswer {
 // A commit through the API is a git commit on main with the same effects as a push: the clone
 // shows it, the catalog's tags are read again, and repo.content carries updatedRefs and headSha.
 func TestCommitIsAGitCommitWithThePushEffects(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, localhub.Config{})
 	g := newGitClient(t)
 	rc := newReceiver(t, "s")
 	h.createWebhook(h.token, map[string]any{"url": rc.url(), "watched": []map[string]string{{"type": "user", "name": "alice"}}, "secret": "s"})
@@ -142,7 +144,7 @@ func TestCommitIsAGitCommitWithThePushEffects(t *testing.T) {
 // A bad commit changes nothing and says what is wrong; files over 10 MiB get the public hub's
 // refusal.
 func TestRefusedCommitsChangeNothing(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, localhub.Config{})
 	h.createSpace(h.token, "wave", false)
 	base := h.mustCommit("alice/wave", "main", ndjson("base", addFile("a/b.txt", "b\n"), addFile("c.txt", "c\n")))
 	bob, _, err := h.emu.CreateToken(t.Context(), "bob", hubemu.RoleWrite, "t")
@@ -153,7 +155,7 @@ func TestRefusedCommitsChangeNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	big := strings.Repeat("x", hubemu.MaxInlineFileBytes+1)
+	big := strings.Repeat("x", spaces.MaxInlineFileBytes+1)
 	tests := []struct {
 		name, token, rev, body string
 		status                 int
@@ -206,7 +208,7 @@ func TestRefusedCommitsChangeNothing(t *testing.T) {
 // The parentCommit of the header must be the branch's head (a short ID is enough), and a commit
 // goes to any branch that exists.
 func TestCommitParentAndBranch(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, localhub.Config{})
 	g := newGitClient(t)
 	h.createSpace(h.token, "wave", false)
 	first := h.mustCommit("alice/wave", "main", ndjson("one", addFile("x", "1")))
@@ -236,7 +238,7 @@ func TestCommitParentAndBranch(t *testing.T) {
 // Preupload answers "regular" for every file, the blob ID of files already there (so the client
 // leaves unchanged ones out), and shouldIgnore from the .gitignore sent or stored.
 func TestPreupload(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, localhub.Config{})
 	h.createSpace(h.token, "wave", false)
 	var empty struct {
 		Files []struct {
@@ -281,7 +283,7 @@ func TestPreupload(t *testing.T) {
 
 // validate-yaml answers JSON with errors and warnings, and 400 for front matter that does not read.
 func TestValidateYAML(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, localhub.Config{})
 	var ok struct{ Errors, Warnings []any }
 	h.mustCall("POST", "/api/validate-yaml", h.token, map[string]string{"content": appReadme, "repoType": "space"}, 200, &ok)
 	if ok.Errors == nil || len(ok.Errors) != 0 || ok.Warnings == nil {

@@ -13,8 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/localhub"
 )
 
 func watch(items ...string) []map[string]string {
@@ -27,7 +29,7 @@ func watch(items ...string) []map[string]string {
 }
 
 func TestEmitDeliversToWatchingWebhooks(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, localhub.Config{})
 	rc := newReceiver(t, "right-secret")
 	byRepo := h.createWebhook(h.token, map[string]any{"url": rc.url(), "watched": watch("model:alice/bert"), "secret": "right-secret"})
 	byOwner := h.createWebhook(h.token, map[string]any{"url": rc.url(), "watched": watch("user:alice"), "secret": "right-secret"})
@@ -80,7 +82,7 @@ func TestEmitDeliversToWatchingWebhooks(t *testing.T) {
 }
 
 func TestPayloadsOfEveryScopeParse(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, localhub.Config{})
 	f := false
 	cases := []hubemu.EmitInput{
 		{Repo: "space:alice/app", Scope: "repo", Action: "create"},
@@ -141,7 +143,7 @@ func withRef(raw []byte) []byte {
 }
 
 func TestEmitRefusesBadEvents(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, localhub.Config{})
 	for _, c := range []struct {
 		in  hubemu.EmitInput
 		msg string
@@ -164,7 +166,7 @@ func TestEmitRefusesBadEvents(t *testing.T) {
 }
 
 func TestReceiverThatFailsFirstGetsTheEventOnceItRecovers(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, localhub.Config{})
 	rc := newReceiver(t, "")
 	rc.failures = 3
 	wh := h.createWebhook(h.token, map[string]any{"url": rc.url(), "watched": watch("user:alice")})
@@ -193,7 +195,7 @@ func TestReceiverThatFailsFirstGetsTheEventOnceItRecovers(t *testing.T) {
 }
 
 func TestDeliveryGivesUpAfterMaxAttempts(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, localhub.Config{})
 	var hits atomic.Int32
 	dead := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
@@ -212,11 +214,11 @@ func TestDeliveryGivesUpAfterMaxAttempts(t *testing.T) {
 }
 
 func TestSlowReceiverTimesOutAndIsRetried(t *testing.T) {
-	cfg := hubemu.Config{Delivery: fastDelivery}
+	cfg := localhub.Config{Delivery: fastDelivery}
 	cfg.Delivery.Timeout = 100 * time.Millisecond
 	h := newTestHub(t, cfg)
 	rc := newReceiver(t, "")
-	rc.delay = 400 * time.Millisecond // the first delivery only
+	rc.stall = true // the first delivery only
 	wh := h.createWebhook(h.token, map[string]any{"url": rc.url(), "watched": watch("user:alice")})
 	h.emit(h.token, hubemu.EmitInput{Repo: "model:alice/bert", Scope: "repo.content", Action: "update"})
 	var a hubemu.Activity
@@ -230,7 +232,7 @@ func TestSlowReceiverTimesOutAndIsRetried(t *testing.T) {
 }
 
 func TestDisablingSkipsPendingDeliveries(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, localhub.Config{})
 	h.stop() // deliveries stay pending
 	rc := newReceiver(t, "")
 	wh := h.createWebhook(h.token, map[string]any{"url": rc.url(), "watched": watch("user:alice")})
@@ -262,10 +264,10 @@ func TestRestartLosesNoPendingDelivery(t *testing.T) {
 	defer front.Close()
 
 	ctx := context.Background()
-	cfg := hubemu.Config{DSN: dsn, Logger: slog.New(slog.DiscardHandler), Delivery: fastDelivery}
+	cfg := localhub.Config{DSN: dsn, Logger: slog.New(slog.DiscardHandler), Delivery: fastDelivery, AllowDeliveryTo: loopback}
 	cfg.Delivery.BaseDelay, cfg.Delivery.MaxDelay = 50*time.Millisecond, 50*time.Millisecond
 	cfg.Delivery.MaxAttempts = 1000
-	emu, err := hubemu.Open(ctx, cfg)
+	emu, err := localhub.Open(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +276,7 @@ func TestRestartLosesNoPendingDelivery(t *testing.T) {
 		t.Fatal(err)
 	}
 	url, secret := front.URL+"/webhooks/hook", "s"
-	items := []hubemu.WatchedItem{{Type: "user", Name: "alice"}}
+	items := []hub.WatchedItem{{Type: "user", Name: "alice"}}
 	wh, err := emu.CreateWebhook(ctx, user.ID, hubemu.WebhookInput{URL: &url, Watched: &items, Secret: &secret})
 	if err != nil {
 		t.Fatal(err)
@@ -303,7 +305,7 @@ func TestRestartLosesNoPendingDelivery(t *testing.T) {
 
 	// The receiver comes back; a new emulator process opens the same file.
 	down.Store(false)
-	emu2, err := hubemu.Open(ctx, cfg)
+	emu2, err := localhub.Open(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +328,7 @@ func TestRestartLosesNoPendingDelivery(t *testing.T) {
 }
 
 func TestTriggerLimit(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{TriggerLimit: 3})
+	h := newTestHub(t, localhub.Config{TriggerLimit: 3})
 	rc := newReceiver(t, "")
 	wh := h.createWebhook(h.token, map[string]any{"url": rc.url(), "watched": watch("user:alice")})
 	var states []string
@@ -368,7 +370,7 @@ func TestTriggerLimit(t *testing.T) {
 }
 
 func TestReplayGoesToTheCurrentURLAndSecret(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, localhub.Config{})
 	first := newReceiver(t, "old")
 	wh := h.createWebhook(h.token, map[string]any{"url": first.url(), "watched": watch("user:alice"), "secret": "old"})
 	h.emit(h.token, hubemu.EmitInput{Repo: "dataset:alice/data", Scope: "repo.content", Action: "update"})
@@ -402,7 +404,7 @@ func TestReplayGoesToTheCurrentURLAndSecret(t *testing.T) {
 }
 
 func TestSecretInTargetURLIsNotInTheActivity(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, localhub.Config{})
 	rc := newReceiver(t, "q-secret")
 	wh := h.createWebhook(h.token, map[string]any{"url": rc.url() + "?secret=q-secret", "watched": watch("user:alice")})
 	h.emit(h.token, hubemu.EmitInput{Repo: "model:alice/bert", Scope: "repo.content", Action: "update"})

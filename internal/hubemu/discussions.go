@@ -2,12 +2,9 @@ package hubemu
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/robothub/robothub/core/fault"
@@ -19,43 +16,38 @@ import (
 // /api/emulator/events): each discussion event updates the stored discussion, so that the next
 // event carries its state (title, isPullRequest, status, mergeCommitId once merged) and the
 // hub's discussion API lists it, as the public Python client's get_repo_discussions and
-// get_discussion_details (hf discussions list and info) read it:
-//
-//	GET /api/{models|datasets|spaces}/{owner}/{name}/discussions?p=&type=&status=&author=
-//	GET /api/{models|datasets|spaces}/{owner}/{name}/discussions/{num}
+// get_discussion_details (hf discussions list and info) read it.
 
-// discussionsPerPage is the page size of the discussion listing, as on the public hub.
-const discussionsPerPage = 50
+// DiscussionsPerPage is the page size of the discussion listing, as on the public hub.
+const DiscussionsPerPage = 50
 
-// discussionRow is a stored discussion.
-type discussionRow struct {
-	num           int
-	title         string
-	isPullRequest bool
-	status        string
-	authorID      string
-	mergeCommitID string
-	deleted       bool
-	createdAt     time.Time
+// Discussion is a stored discussion.
+type Discussion struct {
+	Num           int
+	Title         string
+	IsPullRequest bool
+	Status        string // open, closed, merged, draft
+	AuthorID      string
+	MergeCommitID string
+	Deleted       bool
+	CreatedAt     time.Time
 }
 
-func loadDiscussion(ctx context.Context, q querier, repoID string, num int) (*discussionRow, error) {
-	d := &discussionRow{num: num}
-	var created int64
-	err := q.QueryRowContext(ctx, `SELECT title, is_pull_request, status, author_id, merge_commit_id, deleted, created_at
-		FROM discussions WHERE repo_id = ? AND num = ?`, repoID, num).
-		Scan(&d.title, &d.isPullRequest, &d.status, &d.authorID, &d.mergeCommitID, &d.deleted, &created)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
-	d.createdAt = fromMS(created)
-	return d, err
+// DiscussionEvent is one entry of a discussion's history: a comment, a status or a title change.
+type DiscussionEvent struct {
+	ID        string
+	RepoID    string
+	Num       int
+	Type      string // comment, status-change, title-change
+	AuthorID  string
+	Data      []byte // JSON, as the discussion's details show it
+	CreatedAt time.Time
 }
 
 // discussionEvent applies a discussion or discussion.comment event to the stored discussion and
 // returns the discussion and comment its payload carries. Fields the input leaves out keep their
 // stored value; a new discussion gets the next number of the repo.
-func (e *Emulator) discussionEvent(ctx context.Context, tx *sql.Tx, by Principal, repo *repoRow, in EmitInput, web, api string, now time.Time) (*webhook.Discussion, *webhook.Comment, error) {
+func (e *Emulator) discussionEvent(ctx context.Context, tx Tx, by Principal, repo *Repo, in EmitInput, web, api string, now time.Time) (*webhook.Discussion, *webhook.Comment, error) {
 	d := in.Discussion
 	if d == nil {
 		d = &DiscussionInput{}
@@ -63,82 +55,79 @@ func (e *Emulator) discussionEvent(ctx context.Context, tx *sql.Tx, by Principal
 	creating := in.Scope == webhook.ScopeDiscussion && in.Action == "create"
 	num := d.Num
 	switch {
-	case creating && num != 0 && num != repo.discussions+1:
-		return nil, nil, errorf(fault.Invalid, "discussion.num: a new discussion of %s:%s is #%d (leave num out)", repo.typ, repo.name, repo.discussions+1)
+	case creating && num != 0 && num != repo.Discussions+1:
+		return nil, nil, errorf(fault.Invalid, "discussion.num: a new discussion of %s:%s is #%d (leave num out)", repo.Type, repo.Name, repo.Discussions+1)
 	case creating:
-		repo.discussions++
-		num = repo.discussions
+		repo.Discussions++
+		num = repo.Discussions
 	case num == 0:
-		num = repo.discussions
+		num = repo.Discussions
 	}
-	if num <= 0 || num > repo.discussions {
-		return nil, nil, errorf(fault.Invalid, "discussion: %s:%s has no discussion #%d (emit a discussion create first)", repo.typ, repo.name, max(num, 1))
+	if num <= 0 || num > repo.Discussions {
+		return nil, nil, errorf(fault.Invalid, "discussion: %s:%s has no discussion #%d (emit a discussion create first)", repo.Type, repo.Name, max(num, 1))
 	}
-	row, err := loadDiscussion(ctx, tx, repo.id, num)
-	if err != nil {
+	row, err := tx.Discussion(ctx, repo.ID, num)
+	if err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, nil, err
 	}
 	isNew := row == nil // a new discussion, or one emitted before discussions were stored
 	if isNew {
-		row = &discussionRow{num: num, isPullRequest: d.IsPullRequest, status: "open", authorID: by.User.ID, createdAt: now.UTC().Truncate(time.Millisecond)}
-		row.title = fmt.Sprintf("Discussion #%d", num)
+		row = &Discussion{Num: num, IsPullRequest: d.IsPullRequest, Status: "open", AuthorID: by.User.ID, CreatedAt: now.UTC().Truncate(time.Millisecond)}
+		row.Title = fmt.Sprintf("Discussion #%d", num)
 		if d.IsPullRequest {
-			row.title = fmt.Sprintf("Pull request #%d", num)
+			row.Title = fmt.Sprintf("Pull request #%d", num)
 		}
 	}
-	if row.deleted {
-		return nil, nil, errorf(fault.Invalid, "discussion: #%d of %s:%s was deleted", num, repo.typ, repo.name)
+	if row.Deleted {
+		return nil, nil, errorf(fault.Invalid, "discussion: #%d of %s:%s was deleted", num, repo.Type, repo.Name)
 	}
-	if d.IsPullRequest && !row.isPullRequest {
-		return nil, nil, errorf(fault.Invalid, "discussion.isPullRequest: #%d of %s:%s is a discussion, not a pull request", num, repo.typ, repo.name)
+	if d.IsPullRequest && !row.IsPullRequest {
+		return nil, nil, errorf(fault.Invalid, "discussion.isPullRequest: #%d of %s:%s is a discussion, not a pull request", num, repo.Type, repo.Name)
 	}
-	oldTitle, oldStatus := row.title, row.status
+	oldTitle, oldStatus := row.Title, row.Status
 	if d.Title != "" {
-		row.title = d.Title
+		row.Title = d.Title
 	}
 	if d.Status != "" {
 		switch d.Status {
 		case "open", "closed":
 		case "merged", "draft":
-			if !row.isPullRequest {
+			if !row.IsPullRequest {
 				return nil, nil, errorf(fault.Invalid, "discussion.status: %q is for pull requests; #%d is a discussion", d.Status, num)
 			}
 		default:
 			return nil, nil, errorf(fault.Invalid, "discussion.status: %q is not one of open, closed, merged, draft", d.Status)
 		}
-		row.status = d.Status
+		row.Status = d.Status
 	}
-	if row.status == "merged" && row.mergeCommitID == "" {
-		row.mergeCommitID = newSha()
+	if row.Status == "merged" && row.MergeCommitID == "" {
+		row.MergeCommitID = newSha()
 	}
 	if in.Scope == webhook.ScopeDiscussion && in.Action == "delete" {
-		row.deleted = true
+		row.Deleted = true
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO discussions (repo_id, num, title, is_pull_request, status, author_id, merge_commit_id, deleted, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (repo_id, num) DO UPDATE SET title = excluded.title, status = excluded.status,
-		merge_commit_id = excluded.merge_commit_id, deleted = excluded.deleted`,
-		repo.id, num, row.title, row.isPullRequest, row.status, row.authorID, row.mergeCommitID, row.deleted, ms(row.createdAt)); err != nil {
+	if err := tx.PutDiscussion(ctx, repo.ID, row); err != nil {
 		return nil, nil, err
 	}
 
 	dweb := fmt.Sprintf("%s/discussions/%d", web, num)
 	disc := &webhook.Discussion{
 		// The same discussion keeps the same ID across events: derive it from the repo and number.
-		ID: discussionID(repo.id, num), Num: num, Title: row.title, Status: row.status,
+		ID: discussionID(repo.ID, num), Num: num, Title: row.Title, Status: row.Status,
 		URL:    webhook.URL{Web: dweb, API: fmt.Sprintf("%s/discussions/%d", api, num)},
-		Author: webhook.Ref{ID: row.authorID}, IsPullRequest: row.isPullRequest,
+		Author: webhook.Ref{ID: row.AuthorID}, IsPullRequest: row.IsPullRequest,
 	}
-	if row.isPullRequest {
-		disc.Changes = &webhook.DiscussionChanges{Base: "refs/heads/main", MergeCommitID: row.mergeCommitID}
+	if row.IsPullRequest {
+		disc.Changes = &webhook.DiscussionChanges{Base: "refs/heads/main", MergeCommitID: row.MergeCommitID}
 	}
 	// The discussion's history, as its details show it.
-	if !isNew && row.title != oldTitle {
-		if err := addDiscussionEvent(ctx, tx, repo.id, num, "title-change", by.User.ID, map[string]string{"from": oldTitle, "to": row.title}, now); err != nil {
+	if !isNew && row.Title != oldTitle {
+		if err := addDiscussionEvent(ctx, tx, repo.ID, num, "title-change", by.User.ID, map[string]string{"from": oldTitle, "to": row.Title}, now); err != nil {
 			return nil, nil, err
 		}
 	}
-	if !isNew && row.status != oldStatus {
-		if err := addDiscussionEvent(ctx, tx, repo.id, num, "status-change", by.User.ID, map[string]string{"status": row.status}, now); err != nil {
+	if !isNew && row.Status != oldStatus {
+		if err := addDiscussionEvent(ctx, tx, repo.ID, num, "status-change", by.User.ID, map[string]string{"status": row.Status}, now); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -156,25 +145,24 @@ func (e *Emulator) discussionEvent(ctx context.Context, tx *sql.Tx, by Principal
 	data := commentData{Hidden: c.Hidden, Latest: commentText{Raw: c.Content, HTML: c.Content}}
 	if in.Scope == webhook.ScopeDiscussionComment && in.Action == "update" {
 		// An edit changes the latest comment of the discussion, which keeps its ID.
-		var raw string
-		err := tx.QueryRowContext(ctx, `SELECT id, data FROM discussion_events WHERE repo_id = ? AND num = ? AND type = 'comment'
-			ORDER BY created_at DESC, rowid DESC LIMIT 1`, repo.id, num).Scan(&comment.ID, &raw)
+		id, raw, err := tx.LatestComment(ctx, repo.ID, num)
+		comment.ID = id
 		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			return nil, nil, errorf(fault.Invalid, "comment: discussion #%d of %s:%s has no comment to update", num, repo.typ, repo.name)
+		case errors.Is(err, ErrNotFound):
+			return nil, nil, errorf(fault.Invalid, "comment: discussion #%d of %s:%s has no comment to update", num, repo.Type, repo.Name)
 		case err != nil:
 			return nil, nil, err
 		}
 		var old commentData
-		_ = json.Unmarshal([]byte(raw), &old)
+		_ = json.Unmarshal(raw, &old)
 		data.Edited, data.NumEdits = true, old.NumEdits+1
 		enc, _ := json.Marshal(data)
-		if _, err := tx.ExecContext(ctx, "UPDATE discussion_events SET data = ? WHERE id = ?", string(enc), comment.ID); err != nil {
+		if err := tx.SetDiscussionEventData(ctx, comment.ID, enc); err != nil {
 			return nil, nil, err
 		}
 	} else {
-		comment.ID = newID(now)
-		if err := insertDiscussionEvent(ctx, tx, comment.ID, repo.id, num, "comment", by.User.ID, data, now); err != nil {
+		comment.ID = NewID(now)
+		if err := insertDiscussionEvent(ctx, tx, comment.ID, repo.ID, num, "comment", by.User.ID, data, now); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -195,43 +183,30 @@ type commentData struct {
 	Latest   commentText `json:"latest"`
 }
 
-func addDiscussionEvent(ctx context.Context, tx *sql.Tx, repoID string, num int, typ, authorID string, data any, now time.Time) error {
-	return insertDiscussionEvent(ctx, tx, newID(now), repoID, num, typ, authorID, data, now)
+func addDiscussionEvent(ctx context.Context, tx Tx, repoID string, num int, typ, authorID string, data any, now time.Time) error {
+	return insertDiscussionEvent(ctx, tx, NewID(now), repoID, num, typ, authorID, data, now)
 }
 
-func insertDiscussionEvent(ctx context.Context, tx *sql.Tx, id, repoID string, num int, typ, authorID string, data any, now time.Time) error {
+func insertDiscussionEvent(ctx context.Context, tx Tx, id, repoID string, num int, typ, authorID string, data any, now time.Time) error {
 	enc, err := json.Marshal(data)
 	if err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO discussion_events (id, repo_id, num, type, author_id, data, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, id, repoID, num, typ, authorID, string(enc), ms(now))
-	return err
+	return tx.InsertDiscussionEvent(ctx, DiscussionEvent{ID: id, RepoID: repoID, Num: num, Type: typ, AuthorID: authorID, Data: enc, CreatedAt: now})
 }
 
-// discussionRepo returns the repo of a /api/{type}/{owner}/{name}/discussions route if viewer may
-// see it: any repo that exists here (emitted events make models and datasets too).
-func (e *Emulator) discussionRepo(ctx context.Context, r *http.Request, viewer *Principal) (*repoRow, string, error) {
-	types := map[string]string{"models": "model", "datasets": "dataset", "spaces": "space"}
-	typ, ok := types[r.PathValue("type")]
-	name := r.PathValue("owner") + "/" + r.PathValue("name")
-	if !ok {
-		return nil, "", errorf(fault.NotFound, "no such route: %s %s", r.Method, r.URL.Path)
+// DiscussionRepo returns the repo of type and name if viewer (nil: anonymous) may see its
+// discussions: any repo that exists here (emitted events make models and datasets too).
+func (e *Emulator) DiscussionRepo(ctx context.Context, viewer *Principal, typ, name string) (*Repo, error) {
+	repo, err := e.db.RepoByName(ctx, typ, name)
+	if errors.Is(err, ErrNotFound) || (err == nil && repo.Private && (viewer == nil || viewer.User.ID != repo.OwnerID)) {
+		return nil, RepoNotFound(viewer == nil, name)
 	}
-	repo := &repoRow{typ: typ, name: name}
-	err := e.db.r.QueryRowContext(ctx, "SELECT id, owner_id, private FROM repos WHERE type = ? AND name = ?", typ, name).
-		Scan(&repo.id, &repo.ownerID, &repo.private)
-	if errors.Is(err, sql.ErrNoRows) || (err == nil && repo.private && (viewer == nil || viewer.User.ID != repo.ownerID)) {
-		return nil, "", repoNotFound(viewer == nil, name)
-	}
-	if err != nil {
-		return nil, "", err
-	}
-	return repo, typ, nil
+	return repo, err
 }
 
-// discussionRecord is a discussion in the public hub's listing.
-type discussionRecord struct {
+// DiscussionRecord is a discussion in the public hub's listing.
+type DiscussionRecord struct {
 	Num           int            `json:"num"`
 	Title         string         `json:"title"`
 	Status        string         `json:"status"`
@@ -244,86 +219,29 @@ type discussionRecord struct {
 	TopReactions  []any          `json:"topReactions"`
 }
 
-const discussionColumns = `d.num, d.title, d.status, d.created_at, d.is_pull_request, d.merge_commit_id, COALESCE(u.name, ''),
-	(SELECT COUNT(*) FROM discussion_events c WHERE c.repo_id = d.repo_id AND c.num = d.num AND c.type = 'comment')
-	FROM discussions d LEFT JOIN users u ON u.id = d.author_id`
-
-func scanDiscussion(row rowScanner, repo *repoRow) (discussionRecord, string, error) {
-	var rec discussionRecord
-	var created int64
-	var author, merge string
-	if err := row.Scan(&rec.Num, &rec.Title, &rec.Status, &created, &rec.IsPullRequest, &merge, &author, &rec.NumComments); err != nil {
-		return rec, "", err
-	}
-	rec.CreatedAt = fromMS(created)
-	rec.Author = map[string]any{"name": author, "type": "user"}
-	rec.Repo = map[string]any{"name": repo.name, "type": repo.typ}
-	rec.TopReactions = []any{}
-	return rec, merge, nil
+// DiscussionPage is a page of a repo's discussions, newest first, as the public hub lists them.
+type DiscussionPage struct {
+	Discussions     []DiscussionRecord `json:"discussions"`
+	Count           int                `json:"count"`
+	Start           int                `json:"start"`
+	NumItemsPerPage int                `json:"numItemsPerPage"`
 }
 
-// handleDiscussions lists a repo's discussions, newest first, 50 a page (p from 0).
-func (e *Emulator) handleDiscussions(w http.ResponseWriter, r *http.Request, viewer *Principal) error {
-	repo, _, err := e.discussionRepo(r.Context(), r, viewer)
+// Discussions lists page (from 0) of a repo's discussions, DiscussionsPerPage a page.
+func (e *Emulator) Discussions(ctx context.Context, repo *Repo, q DiscussionQuery, page int) (*DiscussionPage, error) {
+	q.Offset, q.Limit = page*DiscussionsPerPage, DiscussionsPerPage
+	list, count, err := e.db.Discussions(ctx, repo, q)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	q := r.URL.Query()
-	where, args := "d.repo_id = ? AND d.deleted = 0", []any{repo.id}
-	switch t := q.Get("type"); t {
-	case "", "all":
-	case "discussion", "pull_request":
-		where += " AND d.is_pull_request = ?"
-		args = append(args, t == "pull_request")
-	default:
-		return errorf(fault.Invalid, "type: %q is not one of all, discussion, pull_request", t)
+	if list == nil {
+		list = []DiscussionRecord{}
 	}
-	switch s := q.Get("status"); s {
-	case "", "all":
-	case "open":
-		where += " AND d.status IN ('open', 'draft')"
-	case "closed":
-		where += " AND d.status IN ('closed', 'merged')"
-	default:
-		return errorf(fault.Invalid, "status: %q is not one of all, open, closed", s)
-	}
-	if a := q.Get("author"); a != "" {
-		where += " AND u.name = ?"
-		args = append(args, a)
-	}
-	page := 0
-	if p := q.Get("p"); p != "" {
-		if page, err = strconv.Atoi(p); err != nil || page < 0 {
-			return errorf(fault.Invalid, "p: %q is not a page number (from 0)", p)
-		}
-	}
-	var count int
-	if err := e.db.r.QueryRowContext(r.Context(), "SELECT COUNT(*) FROM discussions d LEFT JOIN users u ON u.id = d.author_id WHERE "+where, args...).Scan(&count); err != nil {
-		return err
-	}
-	rows, err := e.db.r.QueryContext(r.Context(), "SELECT "+discussionColumns+" WHERE "+where+" ORDER BY d.num DESC LIMIT ? OFFSET ?",
-		append(args, discussionsPerPage, page*discussionsPerPage)...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	list := []discussionRecord{}
-	for rows.Next() {
-		rec, _, err := scanDiscussion(rows, repo)
-		if err != nil {
-			return err
-		}
-		list = append(list, rec)
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"discussions": list, "count": count, "start": page * discussionsPerPage, "numItemsPerPage": discussionsPerPage})
-	return nil
+	return &DiscussionPage{Discussions: list, Count: count, Start: q.Offset, NumItemsPerPage: DiscussionsPerPage}, nil
 }
 
-// discussionEventRecord is one entry of a discussion's history.
-type discussionEventRecord struct {
+// DiscussionEventRecord is one entry of a discussion's history.
+type DiscussionEventRecord struct {
 	ID        string          `json:"id"`
 	Type      string          `json:"type"`
 	CreatedAt time.Time       `json:"createdAt"`
@@ -331,56 +249,34 @@ type discussionEventRecord struct {
 	Data      json.RawMessage `json:"data"`
 }
 
-// handleDiscussion answers one discussion with its history: comments, status and title changes.
-func (e *Emulator) handleDiscussion(w http.ResponseWriter, r *http.Request, viewer *Principal) error {
-	repo, _, err := e.discussionRepo(r.Context(), r, viewer)
+// DiscussionView is one discussion with its history (comments, status and title changes), in
+// the public hub's shape.
+type DiscussionView struct {
+	DiscussionRecord
+	Events             []DiscussionEventRecord `json:"events"`
+	Changes            map[string]string       `json:"changes,omitempty"`
+	FilesWithConflicts any                     `json:"filesWithConflicts,omitempty"` // [] for a pull request
+}
+
+// DiscussionDetails returns one discussion of a repo with its history.
+func (e *Emulator) DiscussionDetails(ctx context.Context, repo *Repo, num int) (*DiscussionView, error) {
+	d, err := e.db.DiscussionDetails(ctx, repo, num)
+	if errors.Is(err, ErrNotFound) {
+		return nil, errorf(fault.NotFound, "%s %s has no discussion #%d", repo.Type, repo.Name, num)
+	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	num, err := strconv.Atoi(r.PathValue("num"))
-	if err != nil || num < 1 {
-		return errorf(fault.Invalid, "%q is not a discussion number", r.PathValue("num"))
+	out := &DiscussionView{DiscussionRecord: d.DiscussionRecord, Events: d.Events}
+	if out.Events == nil {
+		out.Events = []DiscussionEventRecord{}
 	}
-	rec, merge, err := scanDiscussion(e.db.r.QueryRowContext(r.Context(), "SELECT "+discussionColumns+" WHERE d.repo_id = ? AND d.num = ? AND d.deleted = 0", repo.id, num), repo)
-	if errors.Is(err, sql.ErrNoRows) {
-		return errorf(fault.NotFound, "%s %s has no discussion #%d", repo.typ, repo.name, num)
-	}
-	if err != nil {
-		return err
-	}
-	rows, err := e.db.r.QueryContext(r.Context(), `SELECT e.id, e.type, e.created_at, COALESCE(u.name, ''), e.data FROM discussion_events e
-		LEFT JOIN users u ON u.id = e.author_id WHERE e.repo_id = ? AND e.num = ? ORDER BY e.created_at, e.rowid`, repo.id, num)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	events := []discussionEventRecord{}
-	for rows.Next() {
-		var ev discussionEventRecord
-		var created int64
-		var author, data string
-		if err := rows.Scan(&ev.ID, &ev.Type, &created, &author, &data); err != nil {
-			return err
-		}
-		ev.CreatedAt, ev.Author, ev.Data = fromMS(created), map[string]any{"name": author, "type": "user"}, json.RawMessage(data)
-		events = append(events, ev)
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	out := struct {
-		discussionRecord
-		Events             []discussionEventRecord `json:"events"`
-		Changes            map[string]string       `json:"changes,omitempty"`
-		FilesWithConflicts any                     `json:"filesWithConflicts,omitempty"` // [] for a pull request
-	}{discussionRecord: rec, Events: events}
-	if rec.IsPullRequest {
+	if d.IsPullRequest {
 		out.Changes = map[string]string{"base": "refs/heads/main"}
-		if merge != "" {
-			out.Changes["mergeCommitId"] = merge
+		if d.MergeCommitID != "" {
+			out.Changes["mergeCommitId"] = d.MergeCommitID
 		}
 		out.FilesWithConflicts = []string{}
 	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return out, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/localhub"
 )
 
 type discussionItem struct {
@@ -31,7 +32,7 @@ type discussionPage struct {
 // An event on a discussion carries the state the earlier events left: a status change keeps the
 // title and isPullRequest, a comment keeps everything, and mergeCommitId stays once merged.
 func TestDiscussionEventsKeepState(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, localhub.Config{})
 	pr := h.emit(h.token, hubemu.EmitInput{Repo: "model:alice/bert", Scope: "discussion", Action: "create",
 		Discussion: &hubemu.DiscussionInput{Title: "Fix the card", IsPullRequest: true}, Comment: &hubemu.CommentInput{Content: "please"}})
 	p := payloadOf(t, pr)
@@ -79,7 +80,7 @@ func TestDiscussionEventsKeepState(t *testing.T) {
 
 // get_repo_discussions and get_discussion_details read what the events made.
 func TestDiscussionsListing(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, localhub.Config{})
 	bob, _, _ := h.emu.CreateToken(t.Context(), "bob", hubemu.RoleWrite, "t")
 	h.createSpace(h.token, "wave", false)
 	h.emit(h.token, hubemu.EmitInput{Repo: "space:alice/wave", Scope: "discussion", Action: "create",

@@ -3,19 +3,24 @@
 package hubemu_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/robothub/robothub/internal/faultfs"
 	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/localhub"
 )
 
 // runningHub is one start of an emulator on a database file, as hub serve is: a restart is a new
@@ -28,11 +33,12 @@ type runningHub struct {
 	err     error
 }
 
-func startHubOn(t *testing.T, cfg hubemu.Config) *runningHub {
+func startHubOn(t *testing.T, cfg localhub.Config) *runningHub {
 	t.Helper()
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	cfg.Delivery = fastDelivery
-	emu, err := hubemu.Open(context.Background(), cfg)
+	cfg.AllowDeliveryTo = loopback
+	emu, err := localhub.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,9 +68,35 @@ func (h *runningHub) close() error {
 func TestJobRunEndingOnAFullDisk(t *testing.T) {
 	dir := faultfs.Tmpfs(t, 4<<20)
 	db := filepath.Join(dir, "hub.db")
-	work := t.TempDir() // off the tmpfs: the job writes here while the hub's disk is full
-	gate, runs := filepath.Join(work, "go"), filepath.Join(work, "runs")
-	cfg := hubemu.Config{AllowJobs: true, DSN: db}
+	// The job reports its start and waits for its gate over loopback TCP (bash's /dev/tcp): a job
+	// writes only its own run directory, and the test needs no file the job could see.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var runs atomic.Int32
+	started, gate := make(chan struct{}, 2), make(chan struct{})
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				if line, err := bufio.NewReader(c).ReadString('\n'); err != nil || line != "run\n" {
+					return
+				}
+				runs.Add(1)
+				started <- struct{}{}
+				<-gate
+				_, _ = c.Write([]byte("go\n"))
+			}()
+		}
+	}()
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	cfg := localhub.Config{AllowJobs: true, DSN: db}
 
 	h := startHubOn(t, cfg)
 	token, _, err := h.emu.CreateToken(context.Background(), "alice", hubemu.RoleWrite, "test")
@@ -72,18 +104,20 @@ func TestJobRunEndingOnAFullDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	var job struct{ ID string }
-	script := `echo run >> "$RUNS"; while [ ! -e "$GATE" ]; do sleep 0.01; done; echo finished`
+	script := `exec 3<>"/dev/tcp/127.0.0.1/$PORT" && echo run >&3 && read -r gate <&3 && echo finished`
 	h.mustCall("POST", "/api/emulator/jobs", token, map[string]any{
-		"command": []string{"sh", "-c", script}, "environment": map[string]string{"RUNS": runs, "GATE": gate},
+		"command": []string{"bash", "-c", script}, "environment": map[string]string{"PORT": port},
 	}, 200, &job)
 	wh := h.createWebhook(token, map[string]any{"jobSourceId": job.ID, "watched": watch("model:alice/bert")})
 	h.emit(token, hubemu.EmitInput{Repo: "model:alice/bert", Scope: "repo.content", Action: "update"})
-	waitFor(t, "the job to start", func() bool { _, err := os.Stat(runs); return err == nil })
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the job did not start")
+	}
 
 	filler := faultfs.Fill(t, dir)
-	if err := os.WriteFile(gate, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	close(gate)
 	var runErr error
 	select {
 	case runErr = <-h.runDone:
@@ -123,8 +157,8 @@ func TestJobRunEndingOnAFullDisk(t *testing.T) {
 		a.Deliveries[0].Attempts[0].JobRunID != run.ID {
 		t.Errorf("activity %+v, want one delivery, delivered by run %s", a.Deliveries, run.ID)
 	}
-	if b, _ := os.ReadFile(runs); string(b) != "run\nrun\n" {
-		t.Errorf("the job started %d times, want twice (once before the disk filled, once after the restart)", strings.Count(string(b), "run"))
+	if n := runs.Load(); n != 2 {
+		t.Errorf("the job started %d times, want twice (once before the disk filled, once after the restart)", n)
 	}
 	if err := h.close(); err != nil {
 		t.Errorf("Run after the restart: %v", err)

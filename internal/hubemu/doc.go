@@ -1,11 +1,8 @@
-// Package hubemu is the local hub emulator: the hub's webhook management API (the same paths,
-// shapes and error bodies as the public hub), bearer tokens mapped to users, events that are
-// delivered to webhooks as v3 payloads with retries, an activity view with replay, and job webhooks
-// that run a local subprocess, and spaces: git repositories served through git http-backend, whose
-// pushes are announced as repo.content events. State lives in SQLite (modernc.org/sqlite), in a file
-// or in memory, and the spaces' repositories in a directory beside it.
-//
-// An Emulator does not listen on anything: Handler returns its http.Handler and Run drives event
-// delivery and job runs until its context ends. The routes are listed in routes.go; the routes under
-// /api/emulator/ exist only here, not on the public hub.
+// Package hubemu is the local hub's domain and services: users and their tokens, webhooks (the
+// public hub's management API, with its validation), the events users emit and the deliveries
+// they cause (with the trigger limit), source jobs, discussions, and each webhook's activity with
+// replay. It holds no SQL and no HTTP: what it keeps goes through the Store interface
+// (internal/hubemu/store), deliveries are sent by internal/hubemu/delivery, spaces are
+// internal/hubemu/spaces, and internal/hubemu/http serves it all; internal/hubemu/localhub
+// assembles them.
 package hubemu

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/localhub"
 )
 
 // get sends a GET (or HEAD) with optional token and headers and returns the response with its body.
@@ -33,7 +34,7 @@ func (h *testHub) get(method, path, token string, hdr map[string]string) (*http.
 // What hf_hub_download reads: a HEAD with X-Repo-Commit, the ETag and the size, then the file,
 // whole or by range.
 func TestResolveServesFilesWithTheHeadersTheClientReads(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, localhub.Config{})
 	h.createSpace(h.token, "wave", false)
 	first := h.mustCommit("alice/wave", "main", ndjson("one", addFile("README.md", appReadme), addFile("wave/main.py", "print('hi')\n")))
 	second := h.mustCommit("alice/wave", "main", ndjson("two", addFile("wave/main.py", "print('bye')\n")))
@@ -76,7 +77,7 @@ func TestResolveServesFilesWithTheHeadersTheClientReads(t *testing.T) {
 
 // A private space's files are its owner's only, as its git data is.
 func TestResolvePrivateSpace(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, localhub.Config{})
 	h.createSpace(h.token, "secret", true)
 	h.mustCommit("alice/secret", "main", ndjson("one", addFile("key.txt", "k")))
 	bob, _, _ := h.emu.CreateToken(t.Context(), "bob", hubemu.RoleRead, "t")
@@ -94,7 +95,7 @@ func TestResolvePrivateSpace(t *testing.T) {
 
 // snapshot_download asks for the space at a revision, then the tree, then each file by commit.
 func TestRevisionAndTree(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, localhub.Config{})
 	h.createSpace(h.token, "wave", false)
 	h.mustCall("GET", "/api/spaces/alice/wave/revision/main", "", nil, 404, nil) // nothing committed yet
 	first := h.mustCommit("alice/wave", "main", ndjson("one", addFile("README.md", "# no card\n"), addFile("a/b/c.txt", "c"), addFile("a/d.txt", "dd")))
@@ -152,7 +153,7 @@ func TestRevisionAndTree(t *testing.T) {
 
 // A listing longer than a page is linked with Link: rel="next", which the client follows.
 func TestTreePages(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, localhub.Config{})
 	h.createSpace(h.token, "many", false)
 	var ops []map[string]any
 	for i := range 1203 {

@@ -2,60 +2,35 @@ package hubemu
 
 import (
 	"context"
-	"database/sql"
-	"errors"
-	"fmt"
 	"log/slog"
-	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"time"
+
+	"github.com/robothub/robothub/core/hub"
 )
 
 // Defaults of an Emulator.
 const (
 	DefaultPublicURL    = "http://127.0.0.1:7861"
 	DefaultTriggerLimit = 1000 // deliveries per webhook per 24 hours, as on the public hub
-	DefaultJobTimeout   = 10 * time.Minute
 )
 
 // Config configures an Emulator. The zero value is an in-memory emulator with the defaults.
 type Config struct {
-	// DSN is the SQLite database: a file path, or MemoryDSN (the default) for a store that lives as
-	// long as the Emulator.
-	DSN string
-	// ReposDir holds the git repositories of spaces. Default: "repos" beside the DSN file; with
-	// MemoryDSN, a temporary directory that Close removes.
-	ReposDir string
-	// GitPath is the git program, whose git-http-backend serves the spaces. Default "git" on PATH.
-	GitPath string
 	// PublicURL is the emulator's address as clients see it; payload links (repo.url) start with it.
 	PublicURL string
 	// TriggerLimit caps the deliveries of one webhook in any 24 hours; over it, deliveries are
 	// recorded as rate_limited and not sent. 0 is DefaultTriggerLimit; negative means no limit.
 	TriggerLimit int
-	// Delivery sets timeouts, retries and concurrency of deliveries.
-	Delivery DeliveryPolicy
-	// JobTimeout bounds one job run. Default DefaultJobTimeout.
-	JobTimeout time.Duration
-	// JobPath is the PATH of job runs. Default: the emulator's own PATH.
-	JobPath string
 	// AllowJobs turns job webhooks on. A job webhook runs a command on this machine, as the
 	// emulator's user, whenever an event matches, so it is off unless asked for (`hub serve
 	// --allow-jobs`; `robothub dev` sets it): without it, source jobs and job webhooks cannot be
 	// made (403), and deliveries of job webhooks stored earlier fail without running anything.
 	AllowJobs bool
-	// HTTPClient sends deliveries. Default: a client that follows no redirects.
-	HTTPClient *http.Client
 	// Logger receives the emulator's logs. Default slog.Default().
 	Logger *slog.Logger
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
-	// DatasetsDir holds datasets served read-only for download (datasets.go): one folder per
-	// dataset, DatasetsDir/<owner>/<name>/. Empty: no datasets.
-	DatasetsDir string
 }
 
 // Timeouts of the HTTP server that serves Handler (hub serve, robothub dev): a client that sends
@@ -68,54 +43,30 @@ const (
 	DefaultIdleTimeout       = 2 * time.Minute
 )
 
-// Emulator is the local hub. Create it with Open; serve Handler; call Run to deliver events.
+// Emulator is the local hub's services: accounts, webhooks, events and the deliveries they cause,
+// source jobs and discussions (spaces, git repositories, are internal/hubemu/spaces). It keeps
+// everything in a Store; a Waker (the delivery dispatcher) is told when there is something to send.
 type Emulator struct {
-	db           *store
-	dsn          string
+	db           Store
+	waker        Waker
 	publicURL    string
 	triggerLimit int
-	delivery     DeliveryPolicy
-	jobTimeout   time.Duration
 	allowJobs    bool
-	jobPath      string
-	client       *http.Client
 	log          *slog.Logger
 	now          func() time.Time
-	wake         chan struct{}
-	running      atomic.Bool
-	repos        *gitRepos
-	datasetsDir  string
 }
 
-// Open opens (creating and migrating if needed) the emulator's store.
-func Open(ctx context.Context, cfg Config) (*Emulator, error) {
-	if cfg.DSN == "" {
-		cfg.DSN = MemoryDSN
-	}
-	repos, err := openRepos(cfg)
-	if err != nil {
-		return nil, err
-	}
-	db, err := openStore(ctx, cfg.DSN)
-	if err != nil {
-		_ = repos.close()
-		return nil, err
-	}
+// New returns the hub's services on a store, with the dispatcher that sends deliveries (nil: none
+// is told).
+func New(cfg Config, db Store, w Waker) *Emulator {
 	e := &Emulator{
 		db:           db,
-		dsn:          cfg.DSN,
+		waker:        w,
 		publicURL:    strings.TrimRight(cfg.PublicURL, "/"),
 		triggerLimit: cfg.TriggerLimit,
-		delivery:     cfg.Delivery,
-		jobTimeout:   cfg.JobTimeout,
-		jobPath:      cfg.JobPath,
 		allowJobs:    cfg.AllowJobs,
-		client:       cfg.HTTPClient,
 		log:          cfg.Logger,
 		now:          cfg.Now,
-		datasetsDir:  cfg.DatasetsDir,
-		wake:         make(chan struct{}, 1),
-		repos:        repos,
 	}
 	if e.publicURL == "" {
 		e.publicURL = DefaultPublicURL
@@ -123,59 +74,13 @@ func Open(ctx context.Context, cfg Config) (*Emulator, error) {
 	if e.triggerLimit == 0 {
 		e.triggerLimit = DefaultTriggerLimit
 	}
-	e.delivery.fill()
-	if e.jobTimeout <= 0 {
-		e.jobTimeout = DefaultJobTimeout
-	}
-	if e.jobPath == "" {
-		e.jobPath = os.Getenv("PATH")
-	}
-	if e.client == nil {
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		tr.MaxIdleConnsPerHost = e.delivery.Workers
-		e.client = &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	}
 	if e.log == nil {
 		e.log = slog.Default()
 	}
 	if e.now == nil {
 		e.now = time.Now
 	}
-	return e, nil
-}
-
-// Close closes the store (and removes the repositories of an in-memory emulator). Stop Run and
-// the HTTP server first.
-func (e *Emulator) Close() error {
-	err := e.db.close()
-	if rerr := e.repos.close(); err == nil {
-		err = rerr
-	}
-	return err
-}
-
-// openRepos prepares the directory of the spaces' git repositories.
-func openRepos(cfg Config) (*gitRepos, error) {
-	dir, temporary := cfg.ReposDir, false
-	switch {
-	case dir != "":
-	case cfg.DSN == MemoryDSN:
-		d, err := os.MkdirTemp("", "robothub-hub-repos-")
-		if err != nil {
-			return nil, fmt.Errorf("making a directory for the spaces' repositories: %w", err)
-		}
-		dir, temporary = d, true
-	default:
-		dir = filepath.Join(filepath.Dir(cfg.DSN), "repos")
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("making the directory of the spaces' repositories: %w", err)
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, err
-	}
-	return newGitRepos(abs, cfg.GitPath, temporary), nil
+	return e
 }
 
 // PublicURL returns the address payload links start with.
@@ -183,11 +88,17 @@ func (e *Emulator) PublicURL() string { return e.publicURL }
 
 // BootstrapConfig is what Bootstrap sets up on an emulator.
 type BootstrapConfig struct {
-	User          string        // the user to make when there is none; default "local"
-	WebhookURL    string        // if set: make sure the user has a webhook to this URL
-	WebhookSecret string        // its secret
-	Watched       []WatchedItem // what it watches; default the user's own repos (user:<User>)
-	Domains       []string      // default both
+	User          string            // the user to make when there is none; default "local"
+	WebhookURL    string            // if set: make sure the user has a webhook to this URL
+	WebhookSecret string            // its secret
+	Watched       []hub.WatchedItem // what it watches; default the user's own repos (user:<User>)
+	Domains       []string          // default both
+	// Replaces, if set, recognises the bootstrap webhook of an earlier run by its URL (robothub dev:
+	// its receiver's route on this machine, at whatever port that run had). When the user has no
+	// webhook to WebhookURL, the first URL webhook it accepts is pointed at WebhookURL, with
+	// WebhookSecret, instead of a second one being made: its pending deliveries follow it. Any
+	// other webhook it accepts is deleted.
+	Replaces func(url string) bool
 }
 
 // BootstrapResult says what Bootstrap made.
@@ -196,11 +107,14 @@ type BootstrapResult struct {
 	Token     string   // the new write token, when the user was created now; "" otherwise
 	Webhook   *Webhook // the bootstrap webhook, made now or found
 	CreatedWH bool     // the webhook was made now
+	MovedFrom string   // the URL the webhook had, when Bootstrap pointed it at WebhookURL now
+	Removed   int      // other webhooks of earlier runs (cfg.Replaces) deleted now
 }
 
 // Bootstrap prepares a fresh emulator for use: with no users yet, it makes one (cfg.User) and a
 // write token for it. With cfg.WebhookURL, it makes sure that the user has a webhook to that URL
-// (found by URL, so that a restart does not make a second one). It is safe to call at every start.
+// (found by URL, or by cfg.Replaces, so that a restart does not make a second one). It is safe to
+// call at every start.
 func (e *Emulator) Bootstrap(ctx context.Context, cfg BootstrapConfig) (*BootstrapResult, error) {
 	if cfg.User == "" {
 		cfg.User = "local"
@@ -216,7 +130,7 @@ func (e *Emulator) Bootstrap(ctx context.Context, cfg BootstrapConfig) (*Bootstr
 		}
 	}
 	if res.User.ID == "" {
-		hasAccounts, err := e.hasTokens(ctx)
+		hasAccounts, err := e.db.HasTokens(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -235,15 +149,37 @@ func (e *Emulator) Bootstrap(ctx context.Context, cfg BootstrapConfig) (*Bootstr
 	if err != nil {
 		return nil, err
 	}
+	var stale []*Webhook // earlier runs' bootstrap webhooks: cfg.Replaces
 	for _, w := range list {
-		if w.URL == cfg.WebhookURL {
+		switch {
+		case w.URL == cfg.WebhookURL && res.Webhook == nil:
 			res.Webhook = w
-			return res, nil
+		case w.URL != "" && cfg.Replaces != nil && cfg.Replaces(w.URL):
+			stale = append(stale, w)
 		}
+	}
+	if res.Webhook == nil && len(stale) > 0 {
+		w := stale[0]
+		stale = stale[1:]
+		if res.Webhook, err = e.UpdateWebhook(ctx, res.User.ID, w.ID, WebhookInput{URL: &cfg.WebhookURL, Secret: &cfg.WebhookSecret}); err != nil {
+			return nil, err
+		}
+		res.MovedFrom = w.URL
+	}
+	// Others left by runs before (an older robothub made one per port) would deliver every event
+	// again to the same receiver: they go.
+	for _, w := range stale {
+		if err := e.DeleteWebhook(ctx, res.User.ID, w.ID); err != nil {
+			return nil, err
+		}
+		res.Removed++
+	}
+	if res.Webhook != nil {
+		return res, nil
 	}
 	watched := cfg.Watched
 	if len(watched) == 0 {
-		watched = []WatchedItem{{Type: "user", Name: res.User.Name}}
+		watched = []hub.WatchedItem{{Type: "user", Name: res.User.Name}}
 	}
 	in := WebhookInput{URL: &cfg.WebhookURL, Watched: &watched, Secret: &cfg.WebhookSecret}
 	if cfg.Domains != nil {
@@ -257,11 +193,11 @@ func (e *Emulator) Bootstrap(ctx context.Context, cfg BootstrapConfig) (*Bootstr
 	return res, nil
 }
 
-func (e *Emulator) hasTokens(ctx context.Context) (bool, error) {
-	var one int
-	err := e.db.r.QueryRowContext(ctx, "SELECT 1 FROM tokens LIMIT 1").Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	return err == nil, err
-}
+// Logger is the hub's logger.
+func (e *Emulator) Logger() *slog.Logger { return e.log }
+
+// Now is the hub's clock.
+func (e *Emulator) Now() time.Time { return e.now() }
+
+// Notify tells the dispatcher that deliveries were recorded (by EmitChange's transaction).
+func (e *Emulator) Notify() { e.wakeDispatcher() }

@@ -14,16 +14,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/delivery"
+	"github.com/robothub/robothub/internal/hubemu/localhub"
 )
 
+// loopback lets deliveries reach the tests' receivers, which listen on loopback: a hub refuses
+// such targets unless told (delivery/egress.go).
+var loopback = []string{"127.0.0.0/8", "::1/128"}
+
 // fastDelivery keeps retries quick in tests.
-var fastDelivery = hubemu.DeliveryPolicy{Timeout: 2 * time.Second, MaxAttempts: 5, BaseDelay: 20 * time.Millisecond, MaxDelay: 100 * time.Millisecond, Workers: 4, JobWorkers: 2}
+var fastDelivery = delivery.Policy{Timeout: 2 * time.Second, MaxAttempts: 5, BaseDelay: 20 * time.Millisecond, MaxDelay: 100 * time.Millisecond, Workers: 4, JobWorkers: 2}
 
 type testHub struct {
 	t     *testing.T
-	emu   *hubemu.Emulator
+	emu   *localhub.Emulator
 	srv   *httptest.Server
 	token string // a write token of user alice
 	stop  func() // stops Run and waits for it
@@ -31,15 +38,18 @@ type testHub struct {
 
 // newTestHub opens an emulator on cfg (in memory unless cfg.DSN is set), serves it, starts Run,
 // and makes user alice with a write token.
-func newTestHub(t *testing.T, cfg hubemu.Config) *testHub {
+func newTestHub(t *testing.T, cfg localhub.Config) *testHub {
 	t.Helper()
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	if cfg.Delivery == (hubemu.DeliveryPolicy{}) {
+	if cfg.AllowDeliveryTo == nil {
+		cfg.AllowDeliveryTo = loopback
+	}
+	if cfg.Delivery == (delivery.Policy{}) {
 		cfg.Delivery = fastDelivery
 	}
-	emu, err := hubemu.Open(context.Background(), cfg)
+	emu, err := localhub.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,10 +130,10 @@ type record struct {
 		Environment map[string]string `json:"environment"`
 		Secrets     []string          `json:"secrets"`
 	} `json:"job"`
-	Watched  []hubemu.WatchedItem `json:"watched"`
-	Domains  []string             `json:"domains"`
-	Secret   string               `json:"secret"`
-	Disabled bool                 `json:"disabled"`
+	Watched  []hub.WatchedItem `json:"watched"`
+	Domains  []string          `json:"domains"`
+	Secret   string            `json:"secret"`
+	Disabled bool              `json:"disabled"`
 }
 
 func (h *testHub) createWebhook(token string, body map[string]any) record {
@@ -165,8 +175,8 @@ type receiver struct {
 	mu       sync.Mutex
 	payloads []*webhook.Payload
 	headers  []http.Header
-	failures int // answer 500 to this many deliveries first
-	delay    time.Duration
+	failures int  // answer 500 to this many deliveries first
+	stall    bool // hold the first delivery until the hub gives up on it
 }
 
 func newReceiver(t *testing.T, secret string) *receiver {
@@ -180,12 +190,12 @@ func newReceiver(t *testing.T, secret string) *receiver {
 			rc.failures--
 			return nil, errors.New("not ready yet")
 		}
-		if rc.delay > 0 {
-			d := rc.delay
-			rc.delay = 0
+		if rc.stall {
+			rc.stall = false
 			rc.mu.Unlock()
-			time.Sleep(d)
+			<-ctx.Done() // the hub's timeout closes the connection
 			rc.mu.Lock()
+			return nil, ctx.Err()
 		}
 		rc.payloads = append(rc.payloads, p)
 		rc.headers = append(rc.headers, h.Clone())

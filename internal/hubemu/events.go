@@ -2,7 +2,6 @@ package hubemu
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -130,13 +129,6 @@ type storedPayload struct {
 	Webhook *webhook.Ref `json:"webhook,omitempty"`
 }
 
-type repoRow struct {
-	id, typ, name, ownerID string
-	private                bool
-	head                   string
-	discussions            int
-}
-
 // Emit records an event caused by the principal and queues a delivery for every enabled webhook
 // that watches the repo or its owner within the event's domain. Deliveries over a webhook's trigger
 // limit are recorded as rate_limited and not sent.
@@ -145,7 +137,7 @@ func (e *Emulator) Emit(ctx context.Context, by Principal, in EmitInput) (*EmitR
 		return nil, err
 	}
 	var res *EmitResult
-	err := e.db.tx(ctx, func(tx *sql.Tx) error {
+	err := e.db.Update(ctx, func(tx Tx) error {
 		var err error
 		res, err = e.emitTx(ctx, tx, by, in)
 		return err
@@ -157,9 +149,17 @@ func (e *Emulator) Emit(ctx context.Context, by Principal, in EmitInput) (*EmitR
 	return res, nil
 }
 
+// EmitChange emits the event of a change to a stored space (a creation, a deletion, a push) inside
+// the transaction that stores the change. Its HeadSha is the real head of main, even when empty.
+// The caller calls Notify once the transaction is committed.
+func (e *Emulator) EmitChange(ctx context.Context, tx Tx, by Principal, in EmitInput) (*EmitResult, error) {
+	in.fromGit = true
+	return e.emitTx(ctx, tx, by, in)
+}
+
 // emitTx is Emit inside the caller's transaction, so that a change and its event are stored
 // together. The caller wakes the dispatcher after the commit.
-func (e *Emulator) emitTx(ctx context.Context, tx *sql.Tx, by Principal, in EmitInput) (*EmitResult, error) {
+func (e *Emulator) emitTx(ctx context.Context, tx Tx, by Principal, in EmitInput) (*EmitResult, error) {
 	repoType, repoName, ownerName, err := in.validate()
 	if err != nil {
 		return nil, err
@@ -176,47 +176,46 @@ func (e *Emulator) emitTx(ctx context.Context, tx *sql.Tx, by Principal, in Emit
 		if err != nil {
 			return err
 		}
-		repo, err := ensureRepo(ctx, tx, repoType, repoName, owner.ID, now)
+		repo, err := EnsureRepo(ctx, tx, repoType, repoName, owner.ID, now)
 		if err != nil {
 			return err
 		}
 		if !in.fromGit && repoType == "space" {
-			if err := checkEmitOnStoredSpace(ctx, tx, repo.id, repoName, in); err != nil {
+			if err := checkEmitOnStoredSpace(ctx, tx, repo.ID, repoName, in); err != nil {
 				return err
 			}
 		}
 		if in.Private != nil {
-			repo.private = *in.Private
+			repo.Private = *in.Private
 		}
 		p, err := e.buildPayload(ctx, tx, by, repo, in, now)
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, "UPDATE repos SET private = ?, head_sha = ?, discussion_count = ? WHERE id = ?",
-			repo.private, repo.head, repo.discussions, repo.id); err != nil {
-			return err
-		}
 		if p.MovedTo != nil {
-			if _, err := tx.ExecContext(ctx, "UPDATE repos SET name = ?, owner_id = ? WHERE id = ?", p.MovedTo.Name, p.MovedTo.Owner.ID, repo.id); err != nil {
+			repo.Name, repo.OwnerID = p.MovedTo.Name, p.MovedTo.Owner.ID
+		}
+		if err := tx.UpdateRepo(ctx, repo); err != nil {
+			if p.MovedTo != nil && errors.Is(err, ErrExists) {
 				return errorf(fault.Refused, "movedTo: %s:%s already exists", repoType, p.MovedTo.Name)
 			}
+			return err
 		}
 		// Stored without its webhook field: each delivery adds its own (withWebhookRef).
 		raw, err := json.Marshal(storedPayload{Payload: p})
 		if err != nil {
 			return err
 		}
-		res.EventID, res.Payload = newID(now), raw
-		if _, err := tx.ExecContext(ctx, "INSERT INTO events (id, repo_id, scope, action, payload, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-			res.EventID, repo.id, in.Scope, in.Action, string(raw), ms(now)); err != nil {
+		res.EventID, res.Payload = NewID(now), raw
+		if err := tx.InsertEvent(ctx, Event{ID: res.EventID, RepoID: repo.ID, EmitterID: by.User.ID, Scope: in.Scope, Action: in.Action, Payload: raw, CreatedAt: now}); err != nil {
 			return err
 		}
-		targets, err := matchingWebhooks(ctx, tx, repo, ownerName, domainOf(in.Scope))
+		targets, err := tx.MatchingWebhooks(ctx, repo, ownerName, domainOf(in.Scope))
 		if err != nil {
 			return err
 		}
 		for _, id := range targets {
-			ref, err := e.queueDelivery(ctx, tx, id, res.EventID, "")
+			ref, err := e.queueDelivery(ctx, tx, id, res.EventID, "", by.User)
 			if err != nil {
 				return err
 			}
@@ -237,7 +236,7 @@ func (e *Emulator) emitTx(ctx context.Context, tx *sql.Tx, by Principal, in Emit
 //     public repo that exists. The event's author is then the caller, never the owner.
 //   - A repo's visibility changes only through a repo.config update (by its owner): private on
 //     any other event is refused, so that no event flips a repo's visibility on the side.
-func checkEmitAllowed(ctx context.Context, tx *sql.Tx, by Principal, repoType, repoName, ownerName string, in EmitInput) error {
+func checkEmitAllowed(ctx context.Context, tx Tx, by Principal, repoType, repoName, ownerName string, in EmitInput) error {
 	if in.Private != nil && in.Scope != webhook.ScopeRepoConfig {
 		return errorf(fault.Invalid, "private: a repo's visibility changes only with a repo.config update event (--scope repo.config), not with %s %s", in.Scope, in.Action)
 	}
@@ -254,9 +253,8 @@ func checkEmitAllowed(ctx context.Context, tx *sql.Tx, by Principal, repoType, r
 	if !publicAct {
 		return denied
 	}
-	var private bool
-	err := tx.QueryRowContext(ctx, "SELECT private FROM repos WHERE type = ? AND name = ?", repoType, repoName).Scan(&private)
-	if errors.Is(err, sql.ErrNoRows) || (err == nil && private) {
+	repo, err := tx.RepoByName(ctx, repoType, repoName)
+	if errors.Is(err, ErrNotFound) || (err == nil && repo.Private) {
 		return denied // a private repo is not shown to others: the same answer as a missing one
 	}
 	return err
@@ -264,16 +262,12 @@ func checkEmitAllowed(ctx context.Context, tx *sql.Tx, by Principal, repoType, r
 
 // checkEmitOnStoredSpace refuses the made-up events that would contradict a space's git data: a
 // push (its head is the real one) and a move (its repository would stay where it is).
-func checkEmitOnStoredSpace(ctx context.Context, tx *sql.Tx, repoID, name string, in EmitInput) error {
+func checkEmitOnStoredSpace(ctx context.Context, tx Tx, repoID, name string, in EmitInput) error {
 	if in.Scope != webhook.ScopeRepoContent && !(in.Scope == webhook.ScopeRepo && in.Action == "move") {
 		return nil
 	}
-	var one int
-	err := tx.QueryRowContext(ctx, "SELECT 1 FROM spaces WHERE repo_id = ?", repoID).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
+	_, isSpace, err := tx.SpaceTags(ctx, repoID)
+	if err != nil || !isSpace {
 		return err
 	}
 	if in.Scope == webhook.ScopeRepoContent {
@@ -282,66 +276,32 @@ func checkEmitOnStoredSpace(ctx context.Context, tx *sql.Tx, repoID, name string
 	return errorf(fault.Refused, "repo: space:%s is a git repository on this hub and cannot be moved", name)
 }
 
-func ensureRepo(ctx context.Context, tx *sql.Tx, typ, name, ownerID string, now time.Time) (*repoRow, error) {
-	r := &repoRow{typ: typ, name: name, ownerID: ownerID}
-	err := tx.QueryRowContext(ctx, "SELECT id, private, head_sha, discussion_count FROM repos WHERE type = ? AND name = ?", typ, name).
-		Scan(&r.id, &r.private, &r.head, &r.discussions)
+// EnsureRepo returns the repo of type typ and name, making it (owned by ownerID) if there is none.
+func EnsureRepo(ctx context.Context, tx Tx, typ, name, ownerID string, now time.Time) (*Repo, error) {
+	r, err := tx.RepoByName(ctx, typ, name)
 	if err == nil {
 		return r, nil
 	}
-	if !errors.Is(err, sql.ErrNoRows) {
+	if !errors.Is(err, ErrNotFound) {
 		return nil, err
 	}
-	r.id = newID(now)
-	_, err = tx.ExecContext(ctx, "INSERT INTO repos (id, type, name, owner_id, created_at) VALUES (?, ?, ?, ?, ?)", r.id, typ, name, ownerID, ms(now))
-	return r, err
+	r = &Repo{ID: NewID(now), Type: typ, Name: name, OwnerID: ownerID, CreatedAt: now}
+	return r, tx.InsertRepo(ctx, r)
 }
 
-// matchingWebhooks returns the enabled webhooks that watch the repo or its owner and follow domain.
-// An event on a private repo (private after the event) goes only to webhooks of users who may read
-// the repo: here, with no organizations, its owner.
-func matchingWebhooks(ctx context.Context, tx *sql.Tx, repo *repoRow, owner, domain string) ([]string, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT w.id, w.domains FROM webhook_watch ww JOIN webhooks w ON w.id = ww.webhook_id
-		WHERE w.disabled = 0 AND ((ww.type = ? AND ww.name = ?) OR (ww.type IN ('user', 'org') AND ww.name = ?))
-		AND (? = 0 OR w.user_id = ?)
-		ORDER BY w.id`, repo.typ, repo.name, owner, repo.private, repo.ownerID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id, domains string
-		if err := rows.Scan(&id, &domains); err != nil {
-			return nil, err
-		}
-		var list []string
-		if err := json.Unmarshal([]byte(domains), &list); err != nil {
-			return nil, fmt.Errorf("webhook %s: stored domains: %w", id, err)
-		}
-		for _, d := range list {
-			if d == domain {
-				out = append(out, id)
-				break
-			}
-		}
-	}
-	return out, rows.Err()
-}
-
-func (e *Emulator) buildPayload(ctx context.Context, tx *sql.Tx, by Principal, repo *repoRow, in EmitInput, now time.Time) (*webhook.Payload, error) {
-	kind := repoTypes[repo.typ]
+func (e *Emulator) buildPayload(ctx context.Context, tx Tx, by Principal, repo *Repo, in EmitInput, now time.Time) (*webhook.Payload, error) {
+	kind := repoTypes[repo.Type]
 	base := e.publicURL
-	web := base + "/" + kind.web + repo.name
-	api := base + "/api/" + kind.api + "/" + repo.name
+	web := base + "/" + kind.web + repo.Name
+	api := base + "/api/" + kind.api + "/" + repo.Name
 	p := &webhook.Payload{
 		Event: webhook.Event{Action: in.Action, Scope: in.Scope},
-		Repo: webhook.Repo{Type: repo.typ, Name: repo.name, ID: repo.id, Private: repo.private,
-			URL: webhook.URL{Web: web, API: api}, Owner: webhook.Ref{ID: repo.ownerID}},
+		Repo: webhook.Repo{Type: repo.Type, Name: repo.Name, ID: repo.ID, Private: repo.Private,
+			URL: webhook.URL{Web: web, API: api}, Owner: webhook.Ref{ID: repo.OwnerID}},
 	}
-	if repo.typ == "space" {
-		p.Repo.Subdomain = subdomainOf(repo.name)
-		tags, err := storedSpaceTags(ctx, tx, repo.id)
+	if repo.Type == "space" {
+		p.Repo.Subdomain = Subdomain(repo.Name)
+		tags, _, err := tx.SpaceTags(ctx, repo.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -349,16 +309,16 @@ func (e *Emulator) buildPayload(ctx context.Context, tx *sql.Tx, by Principal, r
 	}
 	switch domainOf(in.Scope) {
 	case "repo":
-		if in.Scope == webhook.ScopeRepoContent || (in.Scope == webhook.ScopeRepo && in.Action == "create" && repo.head == "") {
-			old := repo.head
-			repo.head = in.HeadSha
-			if repo.head == "" && !in.fromGit {
-				repo.head = newSha()
+		if in.Scope == webhook.ScopeRepoContent || (in.Scope == webhook.ScopeRepo && in.Action == "create" && repo.HeadSha == "") {
+			old := repo.HeadSha
+			repo.HeadSha = in.HeadSha
+			if repo.HeadSha == "" && !in.fromGit {
+				repo.HeadSha = newSha()
 			}
 			if in.Scope == webhook.ScopeRepoContent {
 				p.UpdatedRefs = in.UpdatedRefs
 				if len(p.UpdatedRefs) == 0 {
-					newSha := repo.head
+					newSha := repo.HeadSha
 					ref := webhook.UpdatedRef{Ref: "refs/heads/main", NewSha: &newSha}
 					if old != "" {
 						ref.OldSha = &old
@@ -367,7 +327,7 @@ func (e *Emulator) buildPayload(ctx context.Context, tx *sql.Tx, by Principal, r
 				}
 			}
 		}
-		p.Repo.HeadSha = repo.head
+		p.Repo.HeadSha = repo.HeadSha
 		if in.Scope == webhook.ScopeRepoConfig || strings.HasPrefix(in.Scope, webhook.ScopeRepoConfig+".") {
 			p.UpdatedConfig = in.UpdatedConfig
 			if len(p.UpdatedConfig) == 0 {
@@ -394,12 +354,22 @@ func (e *Emulator) buildPayload(ctx context.Context, tx *sql.Tx, by Principal, r
 	return p, nil
 }
 
-// subdomainOf is the host name label of a space owner/name, as the public hub makes it.
-func subdomainOf(name string) string {
+// Subdomain is the host name label of a space owner/name, as the public hub makes it.
+func Subdomain(name string) string {
 	return strings.ToLower(strings.NewReplacer("/", "-", ".", "-", "_", "-").Replace(name))
 }
 
 func discussionID(repoID string, num int) string {
 	s := fmt.Sprintf("%s%06x", repoID[:18], num)
 	return s[:24]
+}
+
+// RepoNotFound is the public hub's answer for a repo that does not exist or that the caller may
+// not see: 401 to an anonymous caller (who may have forgotten the token), 404 to a signed-in one.
+func RepoNotFound(anonymous bool, name string) error {
+	if anonymous {
+		return &fault.Error{Kind: fault.Unauthenticated, Code: "RepoNotFound",
+			Msg: "Repository not found: space " + name + " does not exist, or it is private and the request has no token"}
+	}
+	return &fault.Error{Kind: fault.NotFound, Code: "RepoNotFound", Msg: "Repository not found: space " + name}
 }

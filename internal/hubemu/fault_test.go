@@ -13,6 +13,7 @@ import (
 
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/localhub"
 )
 
 // TestReceiverDownWhileEventsAreEmitted emits events to a webhook whose receiver is not listening
@@ -21,7 +22,7 @@ import (
 // activity shows the refused attempts before the delivery.
 func TestReceiverDownWhileEventsAreEmitted(t *testing.T) {
 	const events = 20
-	cfg := hubemu.Config{Delivery: fastDelivery}
+	cfg := localhub.Config{Delivery: fastDelivery}
 	cfg.Delivery.MaxAttempts = 1000 // never give up while the receiver is down
 	cfg.Delivery.BaseDelay, cfg.Delivery.MaxDelay = 20*time.Millisecond, 200*time.Millisecond
 	h := newTestHub(t, cfg)

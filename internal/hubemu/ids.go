@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// newID returns a 24-hex-digit ID like the hub's: 4 bytes of seconds since 1970, then 8 random
+// NewID returns a 24-hex-digit ID like the hub's: 4 bytes of seconds since 1970, then 8 random
 // bytes, so IDs sort roughly by creation time.
-func newID(now time.Time) string {
+func NewID(now time.Time) string {
 	var b [12]byte
 	binary.BigEndian.PutUint32(b[:4], uint32(now.Unix()))
 	_, _ = rand.Read(b[4:])
@@ -48,7 +48,3 @@ func tokenHash(token string) string {
 	sum := sha256.Sum256([]byte(token))
 	return hex.EncodeToString(sum[:])
 }
-
-func ms(t time.Time) int64 { return t.UnixMilli() }
-
-func fromMS(v int64) time.Time { return time.UnixMilli(v).UTC() }

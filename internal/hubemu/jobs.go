@@ -2,10 +2,7 @@ package hubemu
 
 import (
 	"context"
-	"database/sql"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/robothub/robothub/core/fault"
@@ -35,7 +32,7 @@ type JobInput struct {
 // CreateSourceJob stores a source job of the user.
 func (e *Emulator) CreateSourceJob(ctx context.Context, userID string, in JobInput) (*SourceJob, error) {
 	if !e.allowJobs {
-		return nil, errJobsOff()
+		return nil, JobsOff()
 	}
 	if len(in.Command) == 0 || in.Command[0] == "" {
 		return nil, errorf(fault.Invalid, "command: give the program to run and its arguments, such as [\"sh\", \"-c\", \"echo $WEBHOOK_PAYLOAD\"]")
@@ -57,14 +54,9 @@ func (e *Emulator) CreateSourceJob(ctx context.Context, userID string, in JobInp
 		in.Secrets = map[string]string{}
 	}
 	now := e.now()
-	j := &SourceJob{ID: newID(now), UserID: userID, Command: in.Command, Environment: in.Environment,
+	j := &SourceJob{ID: NewID(now), UserID: userID, Command: in.Command, Environment: in.Environment,
 		SecretNames: sortedKeys(in.Secrets), CreatedAt: now.UTC().Truncate(time.Millisecond)}
-	cmd, _ := json.Marshal(in.Command)
-	env, _ := json.Marshal(in.Environment)
-	sec, _ := json.Marshal(in.Secrets)
-	_, err := e.db.w.ExecContext(ctx, "INSERT INTO source_jobs (id, user_id, command, environment, secrets, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-		j.ID, userID, string(cmd), string(env), string(sec), ms(now))
-	if err != nil {
+	if err := e.db.Update(ctx, func(tx Tx) error { return tx.InsertSourceJob(ctx, j, in.Secrets) }); err != nil {
 		return nil, err
 	}
 	return j, nil
@@ -72,46 +64,42 @@ func (e *Emulator) CreateSourceJob(ctx context.Context, userID string, in JobInp
 
 // SourceJobs returns the user's source jobs, oldest first.
 func (e *Emulator) SourceJobs(ctx context.Context, userID string) ([]*SourceJob, error) {
-	return sourceJobs(ctx, e.db.r, "user_id = ?", userID)
+	return e.db.SourceJobs(ctx, userID)
 }
 
 // SourceJob returns one of the user's source jobs.
 func (e *Emulator) SourceJob(ctx context.Context, userID, id string) (*SourceJob, error) {
-	jobs, err := sourceJobs(ctx, e.db.r, "user_id = ? AND id = ?", userID, id)
-	if err != nil {
-		return nil, err
-	}
-	if len(jobs) == 0 {
+	j, err := e.db.SourceJob(ctx, userID, id)
+	if errors.Is(err, ErrNotFound) {
 		return nil, notFound("job", id)
 	}
-	return jobs[0], nil
+	return j, err
 }
 
-func sourceJobs(ctx context.Context, q querier, where string, args ...any) ([]*SourceJob, error) {
-	rows, err := q.QueryContext(ctx, "SELECT id, user_id, command, environment, secrets, created_at FROM source_jobs WHERE "+where+" ORDER BY id", args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*SourceJob
-	for rows.Next() {
-		j := new(SourceJob)
-		var cmd, env, sec string
-		var created int64
-		if err := rows.Scan(&j.ID, &j.UserID, &cmd, &env, &sec, &created); err != nil {
-			return nil, err
-		}
-		var secrets map[string]string
-		if err := errors.Join(json.Unmarshal([]byte(cmd), &j.Command), json.Unmarshal([]byte(env), &j.Environment),
-			json.Unmarshal([]byte(sec), &secrets)); err != nil {
-			return nil, fmt.Errorf("job %s: stored fields: %w", j.ID, err)
-		}
-		j.SecretNames = sortedKeys(secrets)
-		j.CreatedAt = fromMS(created)
-		out = append(out, j)
-	}
-	return out, rows.Err()
+// SourceJobRecord is a source job in the emulator's JSON: the names of its secrets, not their values.
+type SourceJobRecord struct {
+	ID          string            `json:"id"`
+	Command     []string          `json:"command"`
+	Environment map[string]string `json:"environment"`
+	Secrets     []string          `json:"secrets"`
+	CreatedAt   time.Time         `json:"createdAt"`
 }
+
+// Record returns the source job as the API shows it.
+func (j *SourceJob) Record() SourceJobRecord {
+	rec := SourceJobRecord{ID: j.ID, Command: j.Command, Environment: j.Environment, Secrets: j.SecretNames, CreatedAt: j.CreatedAt}
+	if rec.Secrets == nil {
+		rec.Secrets = []string{}
+	}
+	return rec
+}
+
+// APIPath is the root of the emulator's own API, beside the hub's: events, activity, replay, jobs.
+// The public hub answers it with 404.
+const APIPath = "/api/emulator"
+
+// PathJobs is the emulator's route of source jobs.
+const PathJobs = APIPath + "/jobs"
 
 // Job run states.
 const (
@@ -142,55 +130,19 @@ func (e *Emulator) JobRuns(ctx context.Context, userID, webhookID string, limit 
 	if limit <= 0 {
 		limit = 100
 	}
-	return e.jobRuns(ctx, false, "r.webhook_id = ? ORDER BY r.started_at DESC, r.id DESC LIMIT ?", webhookID, limit)
+	return e.db.JobRuns(ctx, webhookID, limit)
 }
 
 // JobRun returns one run of the user's webhooks with its log.
 func (e *Emulator) JobRun(ctx context.Context, userID, runID string) (*JobRun, error) {
-	runs, err := e.jobRuns(ctx, true, "r.id = ? AND w.user_id = ?", runID, userID)
-	if err != nil {
-		return nil, err
-	}
-	if len(runs) == 0 {
+	run, err := e.db.JobRun(ctx, userID, runID)
+	if errors.Is(err, ErrNotFound) {
 		return nil, notFound("job run", runID)
 	}
-	return &runs[0], nil
-}
-
-func (e *Emulator) jobRuns(ctx context.Context, withLog bool, where string, args ...any) ([]JobRun, error) {
-	logCol := "''"
-	if withLog {
-		logCol = "r.log"
-	}
-	rows, err := e.db.r.QueryContext(ctx, `SELECT r.id, r.webhook_id, r.delivery_id, r.source_job_id, r.state, r.exit_code, r.error, `+logCol+`,
-		r.started_at, r.finished_at FROM job_runs r JOIN webhooks w ON w.id = r.webhook_id WHERE `+where, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []JobRun
-	for rows.Next() {
-		var r JobRun
-		var exit, finished sql.NullInt64
-		var started int64
-		if err := rows.Scan(&r.ID, &r.WebhookID, &r.DeliveryID, &r.SourceJobID, &r.State, &exit, &r.Error, &r.Log, &started, &finished); err != nil {
-			return nil, err
-		}
-		if exit.Valid {
-			c := int(exit.Int64)
-			r.ExitCode = &c
-		}
-		r.StartedAt = fromMS(started)
-		if finished.Valid {
-			t := fromMS(finished.Int64)
-			r.FinishedAt = &t
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return run, err
 }
 
 // errJobsOff is the answer to a job request on a hub started without --allow-jobs.
-func errJobsOff() error {
+func JobsOff() error {
 	return errorf(fault.Forbidden, "jobs are off on this hub: a job webhook runs a command on this machine, as the hub's user; start the hub with robothub hub serve --allow-jobs (robothub dev does) to use them")
 }

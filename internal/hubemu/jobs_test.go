@@ -8,11 +8,12 @@ import (
 
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/localhub"
 )
 
 func TestJobWebhookRunsTheJobWithPayloadAndWebhookSecrets(t *testing.T) {
 	t.Setenv("HF_TOKEN", "hf_emulator_own_token") // the emulator's environment must not reach jobs
-	h := newTestHub(t, hubemu.Config{AllowJobs: true})
+	h := newTestHub(t, localhub.Config{AllowJobs: true})
 	script := `echo "repo=$WEBHOOK_REPO_TYPE:$WEBHOOK_REPO_ID"; echo "secret=$WEBHOOK_SECRET"; echo "A=${A:-unset} B=${B:-unset}";` +
 		` echo "own=${JOB_OWN:-unset} hf=${HF_TOKEN:-unset} mode=$MODE"; printf '%s' "$WEBHOOK_PAYLOAD" > payload.json; cat payload.json >&2`
 	var job struct{ ID string }
@@ -55,7 +56,7 @@ func TestJobWebhookRunsTheJobWithPayloadAndWebhookSecrets(t *testing.T) {
 }
 
 func TestFailingAndSlowJobs(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{AllowJobs: true, JobTimeout: 300 * time.Millisecond})
+	h := newTestHub(t, localhub.Config{AllowJobs: true, JobTimeout: 300 * time.Millisecond})
 	mk := func(cmd ...string) string {
 		var job struct{ ID string }
 		h.mustCall("POST", "/api/emulator/jobs", h.token, map[string]any{"command": cmd}, 200, &job)
@@ -89,7 +90,7 @@ func TestFailingAndSlowJobs(t *testing.T) {
 }
 
 func TestPendingDeliveriesFollowAWebhookTurnedIntoAJob(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{AllowJobs: true})
+	h := newTestHub(t, localhub.Config{AllowJobs: true})
 	h.stop() // the delivery stays pending while the webhook changes
 	wh := h.createWebhook(h.token, map[string]any{"url": "http://127.0.0.1:1/nowhere", "watched": watch("user:alice")})
 	h.emit(h.token, hubemu.EmitInput{Repo: "model:alice/bert", Scope: "repo.content", Action: "update"})

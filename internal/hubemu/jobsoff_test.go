@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/localhub"
 )
 
 // TestJobsAreOffByDefault: without AllowJobs (hub serve without --allow-jobs) no source job and no
@@ -19,7 +20,7 @@ func TestJobsAreOffByDefault(t *testing.T) {
 	dsn := filepath.Join(t.TempDir(), "hub.db")
 	marker := filepath.Join(t.TempDir(), "ran")
 	// An earlier run with jobs on stores a job webhook.
-	on := newTestHub(t, hubemu.Config{DSN: dsn, AllowJobs: true})
+	on := newTestHub(t, localhub.Config{DSN: dsn, AllowJobs: true})
 	var job struct{ ID string }
 	on.mustCall("POST", "/api/emulator/jobs", on.token, map[string]any{"command": []string{"touch", marker}}, 200, &job)
 	stored := on.createWebhook(on.token, map[string]any{"jobSourceId": job.ID, "watched": watch("user:alice")})
@@ -27,7 +28,7 @@ func TestJobsAreOffByDefault(t *testing.T) {
 	on.srv.Close()
 	on.emu.Close()
 
-	emu, err := hubemu.Open(context.Background(), hubemu.Config{DSN: dsn, Logger: slog.New(slog.DiscardHandler), Delivery: fastDelivery})
+	emu, err := localhub.Open(context.Background(), localhub.Config{DSN: dsn, Logger: slog.New(slog.DiscardHandler), Delivery: fastDelivery, AllowDeliveryTo: loopback})
 	if err != nil {
 		t.Fatal(err)
 	}

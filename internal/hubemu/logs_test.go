@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/localhub"
 	"github.com/robothub/robothub/internal/syncbuf"
 )
 
@@ -13,7 +14,7 @@ import (
 // debug logging on, and looks for tokens and secrets in the log.
 func TestLogsHoldNoTokensOrSecrets(t *testing.T) {
 	var logs syncbuf.Buffer
-	h := newTestHub(t, hubemu.Config{AllowJobs: true, Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	h := newTestHub(t, localhub.Config{AllowJobs: true, Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	rc := newReceiver(t, "the-right-secret")
 	rc.failures = 2
 	h.call("GET", "/api/settings/webhooks", "hf_wrong_token_value", nil)

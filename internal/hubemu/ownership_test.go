@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/localhub"
 )
 
 // TestEmitOnlyOnOwnRepos: through the HTTP API, a user emits events only on its own repos (403
 // naming the repo otherwise), moves only its own repos into its own namespace, and changes
 // visibility only with a repo.config event. Anyone may open a discussion on a public repo.
 func TestEmitOnlyOnOwnRepos(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, localhub.Config{})
 	bob, _, err := h.emu.CreateToken(t.Context(), "bob", hubemu.RoleWrite, "t")
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +67,7 @@ func TestEmitOnlyOnOwnRepos(t *testing.T) {
 // only; another user's webhook watching the repo, or its owner, gets nothing from it (and gets the
 // public repo's events, so the filter is not a broken webhook).
 func TestPrivateRepoEventsReachOnlyReaders(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, localhub.Config{})
 	bob, _, err := h.emu.CreateToken(t.Context(), "bob", hubemu.RoleWrite, "t")
 	if err != nil {
 		t.Fatal(err)

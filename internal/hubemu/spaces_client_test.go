@@ -5,12 +5,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/localhub"
 )
 
 // create_repo(..., exist_ok=True) of the public Python client reads "url" from the 409 answer.
 func TestCreateExistingSpaceAnswersItsURL(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, localhub.Config{})
 	body := map[string]any{"name": "wave", "organization": nil, "type": "space", "sdk": "gradio"}
 	h.mustCall("POST", "/api/repos/create", h.token, body, 200, nil)
 	status, resp, hdr := h.call("POST", "/api/repos/create", h.token, body)
@@ -28,7 +28,7 @@ func TestCreateExistingSpaceAnswersItsURL(t *testing.T) {
 
 // The 1.x client sends "visibility" instead of "private".
 func TestCreateSpaceVisibility(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, localhub.Config{})
 	h.mustCall("POST", "/api/repos/create", h.token, map[string]any{"name": "hidden", "type": "space", "sdk": "static", "visibility": "private"}, 200, nil)
 	h.mustCall("POST", "/api/repos/create", h.token, map[string]any{"name": "shown", "type": "space", "sdk": "static", "visibility": "public"}, 200, nil)
 	h.mustCall("GET", "/api/spaces/alice/hidden", "", nil, 401, nil)

@@ -19,6 +19,7 @@ import (
 	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/localhub"
 )
 
 // gitClient runs the real git client against the test hub, with no system or user configuration
@@ -179,7 +180,7 @@ func refsOf(p *webhook.Payload) map[string][2]string {
 }
 
 func TestSpacePushesEmitContentUpdates(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, localhub.Config{})
 	g := newGitClient(t)
 	rc := newReceiver(t, "s3cret")
 	h.createWebhook(h.token, map[string]any{"url": rc.url(), "watched": watch("space:alice/wave"), "secret": "s3cret", "domains": []string{"repo"}})
@@ -265,7 +266,7 @@ func mustTime(t *testing.T, s string) time.Time {
 }
 
 func TestRefusedPushesChangeNothing(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, localhub.Config{})
 	g := newGitClient(t)
 	rc := newReceiver(t, "")
 	h.createWebhook(h.token, map[string]any{"url": rc.url(), "watched": watch("user:alice")})
@@ -328,7 +329,7 @@ func TestRefusedPushesChangeNothing(t *testing.T) {
 }
 
 func TestPrivateSpaceNeedsTheOwnersToken(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, localhub.Config{})
 	g := newGitClient(t)
 	bobToken, _, err := h.emu.CreateToken(context.Background(), "bob", hubemu.RoleWrite, "bob")
 	if err != nil {
@@ -366,7 +367,7 @@ func TestPrivateSpaceNeedsTheOwnersToken(t *testing.T) {
 }
 
 func TestSpaceListingIsTheAppCatalog(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, localhub.Config{})
 	g := newGitClient(t)
 	bobToken, _, err := h.emu.CreateToken(context.Background(), "bob", hubemu.RoleWrite, "bob")
 	if err != nil {
@@ -430,7 +431,7 @@ func TestSpaceListingIsTheAppCatalog(t *testing.T) {
 func TestSpacesSurviveARestart(t *testing.T) {
 	dir := t.TempDir()
 	dsn := filepath.Join(dir, "hub.db")
-	h := newTestHub(t, hubemu.Config{DSN: dsn})
+	h := newTestHub(t, localhub.Config{DSN: dsn})
 	g := newGitClient(t)
 	h.createSpace(h.token, "wave", true)
 	work := g.clone(h.srv.URL+"/spaces/alice/wave", bearer(h.token)...)
@@ -445,7 +446,7 @@ func TestSpacesSurviveARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	h2 := reopenTestHub(t, hubemu.Config{DSN: dsn})
+	h2 := reopenTestHub(t, localhub.Config{DSN: dsn})
 	var info spaceInfo
 	h2.mustCall("GET", "/api/spaces/alice/wave", h.token, nil, 200, &info)
 	if info.SHA != head || !info.Private || !slices.Contains(info.Tags, "robot_python_app") {
@@ -459,10 +460,10 @@ func TestSpacesSurviveARestart(t *testing.T) {
 }
 
 // reopenTestHub serves an existing emulator database without making users.
-func reopenTestHub(t *testing.T, cfg hubemu.Config) *testHub {
+func reopenTestHub(t *testing.T, cfg localhub.Config) *testHub {
 	t.Helper()
-	cfg.Logger, cfg.Delivery = slog.New(slog.DiscardHandler), fastDelivery
-	emu, err := hubemu.Open(context.Background(), cfg)
+	cfg.Logger, cfg.Delivery, cfg.AllowDeliveryTo = slog.New(slog.DiscardHandler), fastDelivery, loopback
+	emu, err := localhub.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -477,7 +478,7 @@ func reopenTestHub(t *testing.T, cfg hubemu.Config) *testHub {
 }
 
 func TestCreateAndDeleteRepo(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, localhub.Config{})
 	g := newGitClient(t)
 	rc := newReceiver(t, "")
 	h.createWebhook(h.token, map[string]any{"url": rc.url(), "watched": watch("user:alice")})
@@ -545,7 +546,7 @@ func TestCreateAndDeleteRepo(t *testing.T) {
 }
 
 func TestWhoamiShowsTheTokensRole(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, localhub.Config{})
 	readToken, _, err := h.emu.CreateToken(context.Background(), "alice", hubemu.RoleRead, "ci")
 	if err != nil {
 		t.Fatal(err)
@@ -567,7 +568,7 @@ func TestWhoamiShowsTheTokensRole(t *testing.T) {
 }
 
 func TestLargePushIsSpooled(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, localhub.Config{})
 	g := newGitClient(t)
 	h.createSpace(h.token, "big", false)
 	work := g.clone(h.srv.URL + "/spaces/alice/big")
@@ -590,7 +591,7 @@ func TestLargePushIsSpooled(t *testing.T) {
 }
 
 func TestSpaceListingJSONShape(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, localhub.Config{})
 	h.createSpace(h.token, "wave", false)
 	_, body, _ := h.call("GET", "/api/spaces", "", nil)
 	var raw []map[string]json.RawMessage

@@ -2,7 +2,6 @@ package hubemu
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"strings"
 	"time"
@@ -52,23 +51,19 @@ func checkUserName(name string) error {
 }
 
 // ensureUser returns the user called name, creating it (of the given kind) if there is none.
-func ensureUser(ctx context.Context, tx *sql.Tx, name, kind string, now time.Time) (User, bool, error) {
-	u := User{Name: name}
-	var created int64
-	err := tx.QueryRowContext(ctx, "SELECT id, kind, created_at FROM users WHERE name = ?", name).Scan(&u.ID, &u.Kind, &created)
+func ensureUser(ctx context.Context, tx Tx, name, kind string, now time.Time) (User, bool, error) {
+	u, err := tx.UserByName(ctx, name)
 	if err == nil {
-		u.CreatedAt = fromMS(created)
 		return u, false, nil
 	}
-	if !errors.Is(err, sql.ErrNoRows) {
+	if !errors.Is(err, ErrNotFound) {
 		return u, false, err
 	}
 	if err := checkUserName(name); err != nil {
 		return u, false, err
 	}
-	u.ID, u.Kind, u.CreatedAt = newID(now), kind, now.UTC().Truncate(time.Millisecond)
-	_, err = tx.ExecContext(ctx, "INSERT INTO users (id, name, kind, created_at) VALUES (?, ?, ?, ?)", u.ID, u.Name, u.Kind, ms(now))
-	return u, true, err
+	u = User{ID: NewID(now), Name: name, Kind: kind, CreatedAt: now.UTC().Truncate(time.Millisecond)}
+	return u, true, tx.CreateUser(ctx, u)
 }
 
 // CreateToken makes a new access token for the user called userName, creating the user if it does
@@ -85,7 +80,7 @@ func (e *Emulator) CreateToken(ctx context.Context, userName, role, tokenName st
 	}
 	token := newToken()
 	var user User
-	err := e.db.tx(ctx, func(tx *sql.Tx) error {
+	err := e.db.Update(ctx, func(tx Tx) error {
 		now := e.now()
 		u, _, err := ensureUser(ctx, tx, userName, "user", now)
 		if err != nil {
@@ -95,9 +90,7 @@ func (e *Emulator) CreateToken(ctx context.Context, userName, role, tokenName st
 			return errorf(fault.Invalid, "%s is an organization: tokens belong to users", userName)
 		}
 		user = u
-		_, err = tx.ExecContext(ctx, "INSERT INTO tokens (hash, user_id, name, role, created_at) VALUES (?, ?, ?, ?, ?)",
-			tokenHash(token), u.ID, tokenName, role, ms(now))
-		return err
+		return tx.CreateToken(ctx, Token{Hash: tokenHash(token), UserID: u.ID, Name: tokenName, Role: role, CreatedAt: now})
 	})
 	if err != nil {
 		return "", User{}, err
@@ -110,37 +103,12 @@ func (e *Emulator) Authenticate(ctx context.Context, token string) (Principal, e
 	if token == "" {
 		return Principal{}, errorf(fault.Unauthenticated, "Authorization header is missing: send Authorization: Bearer <token>")
 	}
-	var p Principal
-	var created int64
-	err := e.db.r.QueryRowContext(ctx, `SELECT u.id, u.name, u.kind, u.created_at, t.name, t.role
-		FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.hash = ?`, tokenHash(token)).
-		Scan(&p.User.ID, &p.User.Name, &p.User.Kind, &created, &p.TokenName, &p.Role)
-	if errors.Is(err, sql.ErrNoRows) {
+	p, err := e.db.PrincipalByToken(ctx, tokenHash(token))
+	if errors.Is(err, ErrNotFound) {
 		return Principal{}, errorf(fault.Unauthenticated, "Invalid credentials in Authorization header")
 	}
-	if err != nil {
-		return Principal{}, err
-	}
-	p.User.CreatedAt = fromMS(created)
-	return p, nil
+	return p, err
 }
 
 // Users returns every user, oldest first.
-func (e *Emulator) Users(ctx context.Context) ([]User, error) {
-	rows, err := e.db.r.QueryContext(ctx, "SELECT id, name, kind, created_at FROM users ORDER BY created_at, name")
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []User
-	for rows.Next() {
-		var u User
-		var created int64
-		if err := rows.Scan(&u.ID, &u.Name, &u.Kind, &created); err != nil {
-			return nil, err
-		}
-		u.CreatedAt = fromMS(created)
-		out = append(out, u)
-	}
-	return out, rows.Err()
-}
+func (e *Emulator) Users(ctx context.Context) ([]User, error) { return e.db.Users(ctx) }

@@ -5,14 +5,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/localhub"
 )
 
 // The public Python client's update_webhook sends "watched": [] whenever the caller gives no
 // watched items (its 0.x line also sends "url", "domains" and "secret" as null). Such an update
 // changes only what it names, as `hf webhooks update ID --url URL` promises.
 func TestUpdateWithEmptyWatchedKeepsTheList(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, localhub.Config{})
 	watch := []map[string]string{{"type": "model", "name": "alice/bert"}, {"type": "user", "name": "alice"}}
 	wh := h.createWebhook(h.token, map[string]any{"url": "https://x.org/a", "watched": watch, "domains": []string{"repo"}, "secret": "s1"})
 
@@ -51,7 +51,7 @@ func TestUpdateWithEmptyWatchedKeepsTheList(t *testing.T) {
 // Webhooks created within one second (IDs start with the second) list in creation order.
 func TestWebhooksListInCreationOrder(t *testing.T) {
 	second := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	h := newTestHub(t, hubemu.Config{Now: func() time.Time { return second }})
+	h := newTestHub(t, localhub.Config{Now: func() time.Time { return second }})
 	var ids []string
 	for i := range 12 {
 		wh := h.createWebhook(h.token, map[string]any{"url": fmt.Sprintf("https://x.org/%d", i), "watched": []map[string]string{{"type": "user", "name": "alice"}}})

@@ -7,10 +7,11 @@ import (
 	"testing"
 
 	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/hubemu/localhub"
 )
 
 func TestWebhookLifecycle(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, localhub.Config{})
 	created := h.createWebhook(h.token, map[string]any{
 		"url":     "https://example.com/hook",
 		"watched": []map[string]string{{"type": "model", "name": "alice/bert"}, {"type": "org", "name": "acme"}},
@@ -58,7 +59,7 @@ func TestWebhookLifecycle(t *testing.T) {
 }
 
 func TestUsersSeeOnlyTheirOwnWebhooks(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, localhub.Config{})
 	bob, _, err := h.emu.CreateToken(context.Background(), "bob", hubemu.RoleWrite, "")
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +90,7 @@ func TestUsersSeeOnlyTheirOwnWebhooks(t *testing.T) {
 }
 
 func TestAuthErrors(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, localhub.Config{})
 	reader, _, err := h.emu.CreateToken(context.Background(), "alice", hubemu.RoleRead, "ro")
 	if err != nil {
 		t.Fatal(err)
@@ -131,7 +132,7 @@ func TestAuthErrors(t *testing.T) {
 }
 
 func TestInvalidWebhooksAreRefused(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{AllowJobs: true})
+	h := newTestHub(t, localhub.Config{AllowJobs: true})
 	watch := []map[string]string{{"type": "user", "name": "alice"}}
 	cases := []struct {
 		name string
@@ -199,7 +200,7 @@ func TestInvalidWebhooksAreRefused(t *testing.T) {
 }
 
 func TestJobWebhookSecrets(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{AllowJobs: true})
+	h := newTestHub(t, localhub.Config{AllowJobs: true})
 	var job struct {
 		ID      string
 		Secrets []string
@@ -239,7 +240,7 @@ func TestJobWebhookSecrets(t *testing.T) {
 }
 
 func TestWhoami(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, localhub.Config{})
 	reader, _, err := h.emu.CreateToken(context.Background(), "alice", hubemu.RoleRead, "ci")
 	if err != nil {
 		t.Fatal(err)
@@ -259,7 +260,7 @@ func TestWhoami(t *testing.T) {
 // TestWebhookDomainsAsTheClientSpellsThem: the client trims and lowercases domains, so the local hub
 // accepts what the client sends (it refused "Repo" before the two shared one validation).
 func TestWebhookDomainsAsTheClientSpellsThem(t *testing.T) {
-	h := newTestHub(t, hubemu.Config{})
+	h := newTestHub(t, localhub.Config{})
 	created := h.createWebhook(h.token, map[string]any{
 		"url": "https://x.org/hook", "watched": []map[string]string{{"type": "model", "name": "alice/bert"}},
 		"domains": []string{"Repo", " discussions "}})
