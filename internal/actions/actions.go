@@ -6,9 +6,12 @@
 //	name=exec:CMD ARG...      run CMD with the payload in WEBHOOK_PAYLOAD and on stdin
 //	name=forward:URL          POST the payload on to URL, with retries
 //	name=robot-update:URL     update the robot daemon's apps whose space was pushed to
+//	name=fleet:BROKER_URL     announce a push to a space to a fleet of robots through a broker
 package actions
 
 import (
+	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
@@ -73,6 +76,16 @@ type Config struct {
 
 	DaemonToken string // the robot daemon's API token for robot-update; default $ROBOT_DAEMON_TOKEN
 
+	// Getenv reads the environment (fleet credentials); default os.Getenv.
+	Getenv func(string) string
+	// FleetTLS, when set, is the TLS of fleet routes instead of the ROBOTHUB_FLEET_CA/CERT/KEY files.
+	FleetTLS *tls.Config
+	// FleetDialers open fleet links of other schemes than mqtt(s):// and ws(s):// (awsiot://).
+	FleetDialers map[string]FleetLinkDialer
+	// Ephemeral says the receiver stops after each answer (Lambda, Cloud Functions): no work can
+	// go on in the background, so fleet routes with canary waves are refused.
+	Ephemeral bool
+
 	// InsecureNoSecret lets routes that run or send something (exec, forward, robot-update) be
 	// served by a receiver without a secret, where anyone who reaches it may trigger them. Without
 	// it Register refuses them; log routes are always allowed (the server warns that they are open).
@@ -112,8 +125,11 @@ func (c *Config) defaults() {
 	if c.ForwardBackoff <= 0 {
 		c.ForwardBackoff = 500 * time.Millisecond
 	}
+	if c.Getenv == nil {
+		c.Getenv = os.Getenv
+	}
 	if c.DaemonToken == "" {
-		c.DaemonToken = os.Getenv(DaemonTokenEnv)
+		c.DaemonToken = c.Getenv(DaemonTokenEnv)
 	}
 }
 
@@ -121,12 +137,24 @@ func (c *Config) defaults() {
 type Builder struct {
 	cfg     Config
 	execCap chan struct{}
+	ctx     context.Context // the background work of routes (fleet connections and waves)
+	cancel  context.CancelFunc
+	closers []func(context.Context)
 }
 
 // NewBuilder returns a Builder with cfg's defaults filled in.
 func NewBuilder(cfg Config) *Builder {
 	cfg.defaults()
-	return &Builder{cfg: cfg, execCap: make(chan struct{}, cfg.ExecConcurrency)}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Builder{cfg: cfg, execCap: make(chan struct{}, cfg.ExecConcurrency), ctx: ctx, cancel: cancel}
+}
+
+// Close ends the routes' background work: fleet routes disconnect from their brokers.
+func (b *Builder) Close(ctx context.Context) {
+	for _, c := range b.closers {
+		c(ctx)
+	}
+	b.cancel()
 }
 
 // Handler returns the handler for one action spec.
@@ -144,8 +172,10 @@ func (b *Builder) Handler(route, action string) (webhook.HandlerFunc, error) {
 		return b.forwardAction(route, arg)
 	case "robot-update":
 		return b.robotUpdateAction(route, arg)
+	case "fleet":
+		return b.fleetAction(route, arg)
 	default:
-		return nil, fmt.Errorf("route %s: unknown action %q: use log, exec:COMMAND ARGS..., forward:URL or robot-update:DAEMON_URL", route, action)
+		return nil, fmt.Errorf("route %s: unknown action %q: use log, exec:COMMAND ARGS..., forward:URL, robot-update:DAEMON_URL or fleet:BROKER_URL", route, action)
 	}
 }
 

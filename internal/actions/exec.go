@@ -81,11 +81,12 @@ func (b *Builder) execAction(route, spec string) (webhook.HandlerFunc, error) {
 	}, nil
 }
 
-// childEnviron is the receiver's environment without its webhook secret: commands do not need it.
+// childEnviron is the receiver's environment without its webhook secret and fleet broker
+// password: commands do not need them.
 func childEnviron(environ []string) []string {
 	out := make([]string, 0, len(environ))
 	for _, kv := range environ {
-		if !strings.HasPrefix(kv, webhook.SecretEnv+"=") {
+		if !strings.HasPrefix(kv, webhook.SecretEnv+"=") && !strings.HasPrefix(kv, FleetPasswordEnv+"=") {
 			out = append(out, kv)
 		}
 	}

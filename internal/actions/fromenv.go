@@ -37,6 +37,9 @@ func NewServerFromEnv(getenv func(string) string, cfg Config, opts ...webhook.Op
 		}
 		cfg.InsecureNoSecret = cfg.InsecureNoSecret || insecure
 	}
+	if cfg.Getenv == nil {
+		cfg.Getenv = getenv
+	}
 	base := []webhook.Option{webhook.WithGetenv(getenv)}
 	if cfg.Logger != nil {
 		base = append(base, webhook.WithLogger(cfg.Logger))
