@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/hub"
+	"github.com/robothub/robothub/internal/syncbuf"
 )
 
 func freeAddr(t *testing.T) string {
@@ -26,21 +28,45 @@ func freeAddr(t *testing.T) string {
 }
 
 // TestDevPushUpdatesTheRobot is the whole system on one machine, each step real: robothub dev runs
-// the local hub, the receiver and the simulated robot; an app is pushed to a space with git, installed
-// on the robot and started; a second push reaches the robot through the hub's webhook and the
-// receiver's robot-update route, and the robot runs the new version.
+// the local hub, the embedded MQTT broker, the receiver and the simulated robot robot-1; a second
+// robot joins the fleet as the README's quick start has it (robot-daemon --sim --fleet ... --port);
+// an app is pushed to a space with git, installed on both robots and started on the first; a second
+// push reaches both robots through the hub's webhook, the receiver's fleet route and the broker, and
+// robothub fleet wait and fleet ls say so.
 func TestDevPushUpdatesTheRobot(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the whole system")
 	}
 	dir := t.TempDir()
-	hubAddr, recvAddr := freeAddr(t), freeAddr(t)
+	hubAddr, recvAddr, brokerAddr := freeAddr(t), freeAddr(t), freeAddr(t)
 	_, daemonPort, _ := net.SplitHostPort(freeAddr(t))
 	t.Setenv("ROBOT_DAEMON_URL", "http://127.0.0.1:"+daemonPort) // apps find the daemon through it
 	p := start(t, map[string]string{"HOME": dir},
-		"dev", "--data-dir", filepath.Join(dir, "dev"), "--hub-addr", hubAddr, "--receiver-addr", recvAddr, "--daemon-port", daemonPort)
+		"dev", "--data-dir", filepath.Join(dir, "dev"), "--hub-addr", hubAddr, "--receiver-addr", recvAddr, "--daemon-port", daemonPort,
+		"--broker-addr", brokerAddr)
 	p.waitForWithin(t, 3*time.Minute, `robothub dev is running`)
-	hubURL, daemonURL := "http://"+hubAddr, "http://127.0.0.1:"+daemonPort
+	p.waitFor(t, `MQTT broker\s+mqtt://`+brokerAddr)
+	hubURL, daemonURL, brokerURL := "http://"+hubAddr, "http://127.0.0.1:"+daemonPort, "mqtt://"+brokerAddr
+
+	// The quick start's second robot: robot-daemon --sim --fleet mqtt://127.0.0.1:1883 --fleet-id robot-2 --port 8001.
+	_, port2, _ := net.SplitHostPort(freeAddr(t))
+	robot2URL := "http://127.0.0.1:" + port2
+	ctx2, stop2 := context.WithCancel(context.Background())
+	robot2Done := make(chan error, 1)
+	robot2Log := &syncbuf.Buffer{}
+	go func() {
+		robot2Done <- runRobotDaemon(ctx2, []string{"robot-daemon", "--sim", "--fleet", brokerURL, "--fleet-id", "robot-2", "--port", port2,
+			"--data-dir", filepath.Join(dir, "robot-2"), "--hub-url", hubURL}, os.Getenv, io.Discard, robot2Log)
+	}()
+	t.Cleanup(func() {
+		stop2()
+		if err := <-robot2Done; err != nil {
+			t.Errorf("robot-2: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("robot-2's log:\n%s", robot2Log)
+		}
+	})
 	token, err := os.ReadFile(filepath.Join(dir, "dev", "hub", "token"))
 	if err != nil {
 		t.Fatal(err)
@@ -78,9 +104,9 @@ func TestDevPushUpdatesTheRobot(t *testing.T) {
 	git("commit", "-q", "-m", "first version")
 	git("push", "-q", space, "main")
 
-	// Install it on the robot and start it.
+	// Install it on both robots and start it on robot-1.
 	daemon := &http.Client{Timeout: 30 * time.Second}
-	call := func(method, path string, body, out any) int {
+	callOn := func(base, method, path string, body, out any) int {
 		t.Helper()
 		var rd *strings.Reader
 		if body != nil {
@@ -89,7 +115,7 @@ func TestDevPushUpdatesTheRobot(t *testing.T) {
 		} else {
 			rd = strings.NewReader("")
 		}
-		req, _ := http.NewRequest(method, daemonURL+path, rd)
+		req, _ := http.NewRequest(method, base+path, rd)
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := daemon.Do(req)
 		if err != nil {
@@ -101,19 +127,29 @@ func TestDevPushUpdatesTheRobot(t *testing.T) {
 		}
 		return resp.StatusCode
 	}
+	call := func(method, path string, body, out any) int { t.Helper(); return callOn(daemonURL, method, path, body, out) }
+	waitUntil(t, 3*time.Minute, "robot-2 serving", func() bool {
+		resp, err := daemon.Get(robot2URL + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err == nil && resp.StatusCode == 200
+	})
 	var job struct {
 		JobID string `json:"job_id"`
 	}
-	if code := call("POST", "/api/apps/install", map[string]string{"url": space}, &job); code != 200 {
-		t.Fatalf("install: %d", code)
+	for _, base := range []string{daemonURL, robot2URL} {
+		if code := callOn(base, "POST", "/api/apps/install", map[string]string{"url": space}, &job); code != 200 {
+			t.Fatalf("install on %s: %d", base, code)
+		}
 	}
 	type appInfo struct {
 		Name  string
 		Extra struct{ Version, Revision string }
 	}
-	installedApp := func() *appInfo {
+	installedOn := func(base string) *appInfo {
 		var list []appInfo
-		call("GET", "/api/apps/list", nil, &list)
+		callOn(base, "GET", "/api/apps/list", nil, &list)
 		for i := range list {
 			if list[i].Name == "catalog_app" {
 				return &list[i]
@@ -121,6 +157,7 @@ func TestDevPushUpdatesTheRobot(t *testing.T) {
 		}
 		return nil
 	}
+	installedApp := func() *appInfo { return installedOn(daemonURL) }
 	first := git("rev-parse", "HEAD")
 	waitUntil(t, 3*time.Minute, "catalog_app installed at the first commit", func() bool {
 		a := installedApp()
@@ -158,6 +195,37 @@ func TestDevPushUpdatesTheRobot(t *testing.T) {
 		return a != nil && a.Extra.Revision == second && st.State == "running" && st.Info.Extra.Version == "1.1.0"
 	})
 	t.Logf("push to the robot running the new version: %s", time.Since(pushed).Round(time.Millisecond))
+	waitUntil(t, 2*time.Minute, "robot-2 at the pushed version", func() bool {
+		a := installedOn(robot2URL)
+		return a != nil && a.Extra.Revision == second && a.Extra.Version == "1.1.0"
+	})
+
+	// The operator's view through the broker.
+	fleetEnv := map[string]string{"ROBOTHUB_FLEET_URL": brokerURL}
+	code, out, errOut := runCLI(t, fleetEnv, "", "fleet", "wait", "--space", "local/catalog_app", "--revision", second[:12], "--timeout", "1m")
+	if code != 0 || !strings.Contains(out, "2 robot(s) run local/catalog_app at "+second[:7]+": robot-1, robot-2") {
+		t.Fatalf("fleet wait: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, fleetEnv, "", "fleet", "ls")
+	for _, want := range []string{"ROBOT", "robot-1", "robot-2", "catalog_app@" + second[:7], "done local/catalog_app@" + second[:7]} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Fatalf("fleet ls: exit %d, no %q in\n%s%s", code, want, out, errOut)
+		}
+	}
+	var robots []struct {
+		Robot   string `json:"robot"`
+		Online  bool   `json:"online"`
+		Running string `json:"running"`
+	}
+	code, out, _ = runCLI(t, fleetEnv, "", "fleet", "ls", "--format", "json")
+	if err := json.Unmarshal([]byte(out), &robots); code != 0 || err != nil || len(robots) != 2 || !robots[0].Online || robots[0].Running != "catalog_app" || robots[1].Running != "" {
+		t.Fatalf("fleet ls --format json: exit %d, %v: %s", code, err, out)
+	}
+	// A revision nobody runs: exit 1 naming the late robots.
+	code, _, errOut = runCLI(t, fleetEnv, "", "fleet", "wait", "--space", "local/catalog_app", "--revision", first, "--timeout", "1s")
+	if code != 1 || !strings.Contains(errOut, "late: robot-1, robot-2") {
+		t.Fatalf("fleet wait for the old revision: exit %d: %s", code, errOut)
+	}
 
 	if code := p.stop(t); code != 0 {
 		t.Errorf("robothub dev exited with %d after Ctrl-C\n%s", code, p.stderr)
