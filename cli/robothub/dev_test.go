@@ -127,7 +127,10 @@ func TestDevPushUpdatesTheRobot(t *testing.T) {
 		}
 		return resp.StatusCode
 	}
-	call := func(method, path string, body, out any) int { t.Helper(); return callOn(daemonURL, method, path, body, out) }
+	call := func(method, path string, body, out any) int {
+		t.Helper()
+		return callOn(daemonURL, method, path, body, out)
+	}
 	waitUntil(t, 3*time.Minute, "robot-2 serving", func() bool {
 		resp, err := daemon.Get(robot2URL + "/healthz")
 		if err == nil {
