@@ -97,19 +97,10 @@ func startFleet(ctx context.Context, f fleetConfig, mgr *apps.Manager, hubURL, h
 		return nil, err
 	}
 	topics := fleet.Topics{}
-	var client *mqtt.Client
 	// The connection outlives ctx so that leaving can say offline; the returned function closes it.
-	client, err = mqtt.Connect(context.WithoutCancel(ctx), mqtt.Config{
-		URL: f.url, ClientID: f.id, Username: f.username, Password: f.password, TLS: tlsCfg,
-		SessionExpiry: mqtt.DefaultSessionExpiry,
-		Will: func(since time.Time) (string, []byte) {
-			return topics.Online(f.id), agent.Presence(false, since)
-		},
-		OnUp:      func(since time.Time) { agent.Connected(client, since) },
-		OnDown:    agent.Disconnected,
-		OnMessage: agent.Handle,
-		Logger:    log,
-	})
+	client, err := mqtt.ConnectAgent(context.WithoutCancel(ctx), mqtt.Config{
+		URL: f.url, ClientID: f.id, Username: f.username, Password: f.password, TLS: tlsCfg, Logger: log,
+	}, agent, f.id, topics)
 	if err != nil {
 		return nil, fmt.Errorf("--fleet: %w", err)
 	}
@@ -120,13 +111,11 @@ func startFleet(ctx context.Context, f fleetConfig, mgr *apps.Manager, hubURL, h
 	return func() {
 		cancel()
 		<-done
-		// A clean disconnect does not fire the will: say offline first.
 		bye, stop := context.WithTimeout(context.Background(), 3*time.Second)
 		defer stop()
-		if err := client.Publish(bye, topics.Online(f.id), agent.Presence(false, time.Now()), true); err != nil {
-			log.Warn("fleet: saying offline", "err", err)
+		if err := client.Leave(bye, agent, f.id, topics); err != nil {
+			log.Warn("fleet: leaving", "err", err)
 		}
-		_ = client.Close(bye)
 	}, nil
 }
 

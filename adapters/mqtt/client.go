@@ -38,7 +38,7 @@ type Config struct {
 	// (retained, QoS 1) when this client goes away without a clean disconnect.
 	Will func(since time.Time) (topic string, payload []byte)
 
-	OnUp      func(since time.Time)              // the connection is up (again); must not block
+	OnUp      func(c *Client, since time.Time)   // the connection is up (again); must not block
 	OnDown    func()                             // the connection is lost; must not block
 	OnMessage func(topic string, payload []byte) // a message of a subscription; must not block long
 	Logger    *slog.Logger                       // connection errors at warn
@@ -48,6 +48,7 @@ type Config struct {
 // Client is a connection to a broker that reconnects by itself.
 type Client struct {
 	cm     *autopaho.ConnectionManager
+	ready  chan struct{} // closed once cm is set: callbacks may run before Connect returns
 	log    *slog.Logger
 	shown  string
 	cancel context.CancelFunc
@@ -93,7 +94,7 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 		tlsCfg = tlsCfg.Clone()
 		tlsCfg.ServerName = u.Hostname()
 	}
-	c := &Client{log: cfg.Logger.With("broker", Redact(u)), shown: Redact(u)}
+	c := &Client{log: cfg.Logger.With("broker", Redact(u)), shown: Redact(u), ready: make(chan struct{})}
 	ctx, c.cancel = context.WithCancel(ctx)
 	expiry := uint32(cfg.SessionExpiry / time.Second)
 	var upSince time.Time
@@ -120,7 +121,7 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 			c.log.Info("mqtt: connected", "client", cfg.ClientID, "session_present", ack.SessionPresent)
 			c.setErr(nil)
 			if cfg.OnUp != nil {
-				cfg.OnUp(upSince)
+				cfg.OnUp(c, upSince)
 			}
 		},
 		OnConnectionDown: func() bool {
@@ -151,6 +152,7 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("mqtt %s: %w", c.shown, err)
 	}
 	c.cm = cm
+	close(c.ready)
 	return c, nil
 }
 
@@ -166,6 +168,7 @@ func (c *Client) Broker() string { return c.shown }
 // AwaitConnection waits until the client is connected. When ctx ends first, the error says why the
 // last attempt failed (refused credentials, a certificate, nothing listening).
 func (c *Client) AwaitConnection(ctx context.Context) error {
+	<-c.ready
 	if err := c.cm.AwaitConnection(ctx); err != nil {
 		c.mu.Lock()
 		last := c.lastErr
@@ -241,13 +244,14 @@ func (c *Client) Unsubscribe(ctx context.Context, filters ...string) error {
 
 // Close disconnects cleanly (the will is not published) and stops reconnecting.
 func (c *Client) Close(ctx context.Context) error {
+	<-c.ready
 	err := c.cm.Disconnect(ctx)
 	c.cancel()
 	return err
 }
 
 // Done is closed once the client has stopped.
-func (c *Client) Done() <-chan struct{} { return c.cm.Done() }
+func (c *Client) Done() <-chan struct{} { <-c.ready; return c.cm.Done() }
 
 // reasonError maps an MQTT 5 reason code of 0x80 or more to core's error kinds.
 func reasonError(what string, code byte, reason string) error {

@@ -184,9 +184,12 @@ func TestPlanEvaluate(t *testing.T) {
 	if d := plan.Evaluate(u, start, st, start.Add(2*time.Minute)); !d.Halt {
 		t.Fatalf("none reported after Wait: %+v", d)
 	}
-	// No canary robot has the app: nothing to wait on.
-	if d := plan.Evaluate(u, start, map[string]Status{out: status(revA, nil)}, start); !d.Advance {
-		t.Fatalf("empty canary: %+v", d)
+	// No canary robot has the app: nothing to wait on, once the statuses had time to come in.
+	if d := plan.Evaluate(u, start, map[string]Status{out: status(revA, nil)}, start); d.Advance || d.Halt {
+		t.Fatalf("empty canary at once: %+v", d)
+	}
+	if d := plan.Evaluate(u, start, map[string]Status{out: status(revA, nil)}, start.Add(EmptyCanaryGrace)); !d.Advance {
+		t.Fatalf("empty canary after the grace: %+v", d)
 	}
 }
 

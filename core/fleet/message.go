@@ -96,7 +96,7 @@ type Status struct {
 }
 
 // App returns the robot's app of space and whether it has one.
-func (s *Status) App(space string) (AppStatus, bool) {
+func (s Status) App(space string) (AppStatus, bool) {
 	for _, a := range s.Apps {
 		if a.Space == space {
 			return a, true

@@ -16,14 +16,19 @@ const MaxWaves = 2
 // DefaultCanaryWait is how long the rest of a fleet waits for the canary's robots to report.
 const DefaultCanaryWait = 15 * time.Minute
 
+// EmptyCanaryGrace is how long a rollout whose canary share has no robot with the app waits before
+// it goes on to everyone: a publisher that has just (re)connected may not have every retained
+// status yet, and an empty canary must not be the effect of that.
+const EmptyCanaryGrace = 30 * time.Second
+
 // Plan is how a push rolls out. With Canary 0 every robot gets it at once (one wave). Otherwise
 // the robots of the first Canary percent of buckets get it first, and the rest when each canary
 // robot has reported; the rollout halts when more than Halt percent of the canary robots failed,
 // or when none has reported within Wait.
 type Plan struct {
-	Canary int           `json:"canary"` // percent of the fleet in the canary wave, 0 to 99
-	Halt   int           `json:"halt"`   // percent of canary failures tolerated, 0 to 100
-	Wait   time.Duration `json:"wait"`   // how long the canary has to report
+	Canary int           `json:"canary"`            // percent of the fleet in the canary wave, 0 to 99
+	Halt   int           `json:"halt"`              // percent of canary failures tolerated, 0 to 100
+	Wait   time.Duration `json:"wait,format:units"` // how long the canary has to report, as "15m0s"
 }
 
 // ParsePlan reads a plan from its settings (the fleet: route's query): canary=10 (percent),
@@ -119,8 +124,9 @@ func (p Plan) Evaluate(u Update, started time.Time, statuses map[string]Status, 
 	slices.Sort(d.Pending)
 	total := len(d.Done) + len(d.Failed) + len(d.Pending)
 	switch {
-	case total == 0:
+	case total == 0 && now.Sub(started) >= min(p.Wait, EmptyCanaryGrace):
 		d.Advance, d.Reason = true, "no robot of the canary share has the app"
+	case total == 0:
 	case len(d.Failed)*100 > p.Halt*total:
 		d.Halt, d.Reason = true, fmt.Sprintf("%d of %d canary robots failed (%s), over the %d %% threshold", len(d.Failed), total, strings.Join(d.Failed, ", "), p.Halt)
 	case len(d.Pending) == 0:

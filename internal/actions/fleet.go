@@ -140,14 +140,13 @@ func (b *Builder) fleetClient(route, target string, pub *fleet.Publisher, waves 
 	if u := env(FleetUsernameEnv); u != "" {
 		clientID = u // brokers that tie a client id to its user name (use_username_as_clientid, AWS IoT policies)
 	}
-	var client *mqtt.Client
 	cfg := mqtt.Config{
 		URL: target, ClientID: clientID, Username: env(FleetUsernameEnv), Password: env(FleetPasswordEnv), TLS: tlsCfg,
 		Logger: b.cfg.Logger.With("route", route, "host", host),
 	}
 	if waves {
 		cfg.OnMessage = pub.Handle
-		cfg.OnUp = func(time.Time) {
+		cfg.OnUp = func(client *mqtt.Client, _ time.Time) {
 			go func() {
 				if err := client.Subscribe(b.ctx, pub.Filters()...); err != nil {
 					b.cfg.Logger.Warn("fleet: subscribing to the robots' statuses", "route", route, "err", err)
@@ -159,7 +158,6 @@ func (b *Builder) fleetClient(route, target string, pub *fleet.Publisher, waves 
 	if err != nil {
 		return nil, fmt.Errorf("route %s: fleet: %w", route, err)
 	}
-	client = c
 	b.closers = append(b.closers, func(ctx context.Context) { _ = c.Close(ctx) })
 	return c, nil
 }
