@@ -23,7 +23,8 @@ import (
 )
 
 // fleetACL gives the receiver the spaces' topics and the robots' statuses, and each robot the
-// wave topics of its app's space and its own status and presence (deploy/mosquitto/robothub.acl).
+// wave topics of its app's space and its own status and presence, as deploy/mosquitto/robothub.acl
+// does; the operator here may also write the spaces' topics, to play a forger who has them.
 const fleetACL = `pattern write robothub/v1/robots/%u/status
 pattern write robothub/v1/robots/%u/online
 

@@ -15,24 +15,13 @@ import (
 	"github.com/robothub/robothub/internal/mosquittotest"
 )
 
-// fleetACL is deploy/mosquitto/robothub.acl's rules for a receiver and two robots: robot-a and
+// fleetACL is deploy/mosquitto/robothub.acl, as shipped, with blocks for three robots: robot-a and
 // robot-b have local/my_app; robot-c has another app.
-const fleetACL = `pattern write robothub/v1/robots/%u/status
-pattern write robothub/v1/robots/%u/online
-
-user receiver
-topic readwrite robothub/v1/spaces/#
-topic read robothub/v1/robots/#
-
-user robot-a
-topic read robothub/v1/spaces/local/my_app/wave/+
-
-user robot-b
-topic read robothub/v1/spaces/local/my_app/wave/+
-
-user robot-c
-topic read robothub/v1/spaces/local/other_app/wave/+
-`
+func fleetACL(t *testing.T) string {
+	return mosquittotest.FleetACL(t, map[string][]string{
+		"robot-a": {"local/my_app"}, "robot-b": {"local/my_app"}, "robot-c": {"local/other_app"},
+	})
+}
 
 var users = map[string]string{"receiver": "receiver-pw", "robot-a": "a-pw", "robot-b": "b-pw", "robot-c": "c-pw"}
 
@@ -90,7 +79,7 @@ func connect(t *testing.T, b *mosquittotest.Broker, user, pass string, in *inbox
 }
 
 func TestMosquittoACLs(t *testing.T) {
-	b := mosquittotest.Start(t, mosquittotest.Options{Users: users, ACL: fleetACL})
+	b := mosquittotest.Start(t, mosquittotest.Options{Users: users, ACL: fleetACL(t)})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	topic := "robothub/v1/spaces/local/my_app/wave/0"
@@ -155,7 +144,7 @@ func TestMosquittoACLs(t *testing.T) {
 }
 
 func TestMosquittoRefusesBadCredentialsWithoutShowingThem(t *testing.T) {
-	b := mosquittotest.Start(t, mosquittotest.Options{Users: users, ACL: fleetACL})
+	b := mosquittotest.Start(t, mosquittotest.Options{Users: users, ACL: fleetACL(t)})
 	var logs strings.Builder
 	var mu sync.Mutex
 	c, err := mqtt.Connect(context.Background(), mqtt.Config{URL: b.URL, ClientID: "robot-a", Username: "robot-a", Password: "wrong-secret-pw",
@@ -190,7 +179,7 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 
 func TestMosquittoClientCertificates(t *testing.T) {
 	// AWS IoT Core's way: the robot is who its certificate says; no password.
-	b := mosquittotest.Start(t, mosquittotest.Options{ClientCerts: []string{"robot-a", "receiver"}, ACL: fleetACL})
+	b := mosquittotest.Start(t, mosquittotest.Options{ClientCerts: []string{"robot-a", "receiver"}, ACL: fleetACL(t)})
 	cert, key := b.ClientCert("robot-a")
 	tlsCfg, err := mqtt.TLSFiles(b.CAFile, cert, key)
 	if err != nil {

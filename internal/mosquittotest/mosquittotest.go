@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -320,4 +321,38 @@ func must(t testing.TB, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// FleetACL is deploy/mosquitto/robothub.acl, the ACL the project ships, with a block per robot
+// giving it the wave topics of its apps' spaces (robot -> spaces).
+func FleetACL(t testing.TB, robots map[string][]string) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	must(t, err)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("mosquittotest: no go.mod above the test's directory")
+		}
+		dir = parent
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "deploy", "mosquitto", "robothub.acl"))
+	must(t, err)
+	var acl strings.Builder
+	acl.Write(data)
+	names := make([]string, 0, len(robots))
+	for r := range robots {
+		names = append(names, r)
+	}
+	slices.Sort(names)
+	for _, r := range names {
+		fmt.Fprintf(&acl, "\nuser %s\n", r)
+		for _, space := range robots[r] {
+			fmt.Fprintf(&acl, "topic read robothub/v1/spaces/%s/wave/+\n", space)
+		}
+	}
+	return acl.String()
 }
