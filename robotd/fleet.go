@@ -58,6 +58,9 @@ func fleetConfigFrom(c *cli.Context, getenv func(string) string) (fleetConfig, e
 	f.name = cmp.Or(c.String("fleet-name"), f.id)
 	f.username = cmp.Or(c.String("fleet-username"), getenv("ROBOT_FLEET_USERNAME"))
 	f.password = getenv("ROBOT_FLEET_PASSWORD")
+	// Apps and their installs start with the daemon's environment (core/apps): the broker password
+	// must not reach them (an app from the hub could speak for the robot with it).
+	_ = os.Unsetenv("ROBOT_FLEET_PASSWORD")
 	if file := cmp.Or(c.String("fleet-password-file"), getenv("ROBOT_FLEET_PASSWORD_FILE")); file != "" {
 		data, err := os.ReadFile(file)
 		if err != nil {
