@@ -39,6 +39,11 @@ const standinInstall = 500 * time.Millisecond
 
 const benchSpace = "bench/app"
 
+// queueLimit is mosquitto's per-client queue, as deploy/mosquitto/mosquitto.conf sets it: the
+// operator (and a canary publisher) gets every robot's retained status at once, and with a queue
+// shorter than the fleet mosquitto drops the rest ("Outgoing messages are being dropped").
+const queueLimit = "max_queued_messages 100000\n"
+
 // standinApps is one simulated robot's app: Update sleeps standinInstall, then records the revision.
 type standinApps struct {
 	mu  sync.Mutex
@@ -133,7 +138,7 @@ topic read robothub/v1/robots/#
 `
 	s := &fleetSim{b: b, log: slog.New(slog.DiscardHandler), reported: map[string]map[string]time.Time{}, changed: make(chan struct{}, 1)}
 	s.broker = mosquittotest.Start(b, mosquittotest.Options{NoTLS: true, Users: users, ACL: acl, Persistence: persistence,
-		Extra: "max_inflight_messages 100\nmax_queued_messages 1000\n"})
+		Extra: "max_inflight_messages 100\n" + queueLimit})
 
 	// The hub, with the space.
 	ctx := context.Background()
@@ -170,7 +175,7 @@ topic read robothub/v1/robots/#
 
 	// The operator.
 	op, err := mqtt.Connect(ctx, mqtt.Config{URL: s.broker.URL, ClientID: "operator", Username: "operator", Password: users["operator"],
-		Logger: s.log, OnMessage: s.take})
+		Logger: s.log, OnMessage: s.take, ReceiveMaximum: mqtt.ManyMessages})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -127,7 +127,7 @@ func openFleetView(ctx context.Context, c *cli.Context, e *env) (*fleetView, *mq
 		sync: "robothub/v1/operators/" + clientID + "/sync", changed: make(chan struct{}, 1)}
 	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	client, err := mqtt.Connect(ctx, mqtt.Config{URL: url, ClientID: clientID, Username: user, Password: e.getenv(actions.FleetPasswordEnv),
-		TLS: tlsCfg, OnMessage: v.take, Logger: logger})
+		TLS: tlsCfg, OnMessage: v.take, Logger: logger, ReceiveMaximum: mqtt.ManyMessages})
 	if err != nil {
 		return nil, nil, usagef("--broker: %v", err)
 	}

@@ -145,6 +145,7 @@ func (b *Builder) fleetClient(route, target string, pub *fleet.Publisher, waves 
 		Logger: b.cfg.Logger.With("route", route, "host", host),
 	}
 	if waves {
+		cfg.ReceiveMaximum = mqtt.ManyMessages // every robot's status
 		cfg.OnMessage = pub.Handle
 		cfg.OnUp = func(client *mqtt.Client, _ time.Time) {
 			go func() {
