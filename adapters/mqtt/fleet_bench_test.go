@@ -173,14 +173,25 @@ topic read robothub/v1/robots/#
 	}
 	s.receiver = srv
 
-	// The operator.
+	// The operator, subscribed at every (re)connection (as robothub fleet is): its session does not
+	// outlive a broker restart, the robots' retained statuses do.
+	subscribed := make(chan error, 1)
 	op, err := mqtt.Connect(ctx, mqtt.Config{URL: s.broker.URL, ClientID: "operator", Username: "operator", Password: users["operator"],
-		Logger: s.log, OnMessage: s.take, ReceiveMaximum: mqtt.ManyMessages})
+		Logger: s.log, OnMessage: s.take, ReceiveMaximum: mqtt.ManyMessages,
+		OnUp: func(c *mqtt.Client, _ time.Time) {
+			go func() {
+				err := c.Subscribe(ctx, "robothub/v1/robots/+/status")
+				select {
+				case subscribed <- err:
+				default:
+				}
+			}()
+		}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { op.Close(context.Background()) })
-	if err := op.Subscribe(ctx, "robothub/v1/robots/+/status"); err != nil {
+	if err := <-subscribed; err != nil {
 		b.Fatal(err)
 	}
 
