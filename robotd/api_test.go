@@ -179,17 +179,17 @@ func TestSDKRemoteSession(t *testing.T) {
 	d := startDaemon(t, daemonOptions{args: []string{"--no-wake-up-on-start"}})
 	d.install("coop_app")
 	script := `
-import sys, time
-from robot_sdk import Robot, create_head_pose, RequestRefusedError
+import math, sys, time
+from robot_sdk import Robot, RequestRefusedError
 with Robot() as r:
     print("kind", r.session_kind, flush=True)
     assert not r.is_awake()
     r.wake_up()
     assert r.is_awake(), "awake after wake_up"
-    r.goto_target(head=create_head_pose(yaw=-15, degrees=True), antennas=[0.3, -0.3], body_yaw=0.2, duration=0.3)
+    r.goto_target(head={"yaw": math.radians(-15)}, antennas=[0.3, -0.3], body_yaw=0.2, duration=0.3)
     s = r.get_state()
     print("target", round(s["target_head_pose"]["yaw"], 4), s["target_antennas_position"], s["target_body_yaw"], flush=True)
-    r.set_target(head=r.create_head_pose(pitch=5, degrees=True), antennas=[0.1, 0.1])
+    r.set_target(head={"pitch": math.radians(5)}, antennas=[0.1, 0.1])
     s = r.get_state()
     print("antennas", s["target_antennas_position"], round(s["target_head_pose"]["pitch"], 4), flush=True)
     try:
@@ -234,7 +234,7 @@ with Robot() as r:
 		got = append(got, l)
 	}
 	want := []string{"kind remote", "target -0.2618 [0.3, -0.3] 0.2", "antennas [0.1, 0.1] 0.0873",
-		"rejected antennas must be two angles in radians: [right, left]", "asleep True"}
+		"rejected Antennas must be a list or 1D np array with two elements.", "asleep True"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("script output:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/robothub/robothub/internal/dirlock"
@@ -261,6 +262,21 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 		log.Info("API token", "file", path, "created", created) // the path, never the token
 	}
 
+	// The port first: a port in use is said at once, not after the apps venv is built (15 s on a
+	// first start). Connections wait in the listen queue until the server serves.
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("%w: another program listens on %s; pick another port with --port (make run-daemon DAEMON_PORT=...)", err, cfg.addr)
+		}
+		return err
+	}
+	defer ln.Close()
+	loopbackOnly := ln.Addr().(*net.TCPAddr).IP.IsLoopback()
+	if cfg.noAuth && !loopbackOnly {
+		return fmt.Errorf("--no-auth: refusing to listen on %s without authentication; listen on 127.0.0.1 or drop --no-auth", ln.Addr())
+	}
+
 	backend, closeBackend, err := openBackend(cfg, log)
 	if err != nil {
 		return err
@@ -301,20 +317,14 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 		defer leave()
 	}
 
-	ln, err := net.Listen("tcp", cfg.addr)
-	if err != nil {
-		return err
-	}
-	loopbackOnly := ln.Addr().(*net.TCPAddr).IP.IsLoopback()
-	if cfg.noAuth && !loopbackOnly {
-		ln.Close()
-		return fmt.Errorf("--no-auth: refusing to listen on %s without authentication; listen on 127.0.0.1 or drop --no-auth", ln.Addr())
-	}
 	done := make(chan struct{})
+	// Head tracking's detector (YuNet on ONNX Runtime) is not loaded by this build: tracking answers
+	// 503 saying so.
+	rb.SetDetector(nil, "this daemon has no face detector: it needs ONNX Runtime's shared library (libonnxruntime) and a YuNet face model, which this build does not load yet")
 	handler := NewServer(ServerConfig{
 		Apps: ManagerApps(mgr), Robot: rb, Log: log.With("component", "http"), Token: cfg.token, NoAuth: cfg.noAuth, BodyTimeout: cfg.bodyTimeout,
 		AllowedHosts: cfg.allowedHosts, Version: version.String(), Wireless: cfg.wireless, Done: done,
-		LoopbackOnly: loopbackOnly,
+		LoopbackOnly: loopbackOnly, DataDir: cfg.dataDir, HubURL: cfg.hubURL, Sim: cfg.sim != "",
 	})
 	srv := &http.Server{
 		Handler:           handler,

@@ -24,6 +24,8 @@ type Server struct {
 	wireless     bool
 	loopbackOnly bool
 	started      time.Time
+	sim          bool
+	ctl          control
 	done         <-chan struct{} // closed when the daemon shuts down: ends the streams
 	mux          *http.ServeMux
 	handler      http.Handler
@@ -44,6 +46,12 @@ type ServerConfig struct {
 	// status and serve their web UI on loopback too, whatever host custom_app_url names.
 	LoopbackOnly bool
 	Done         <-chan struct{}
+	// DataDir keeps the robot's name and the hub token it was logged in with ("": not kept).
+	DataDir string
+	// HubURL is the hub the robot logs in to ("": none).
+	HubURL string
+	// Sim: the robot is simulated (--sim), as the daemon's status says.
+	Sim bool
 }
 
 // NewServer returns the daemon's HTTP handler.
@@ -51,6 +59,7 @@ func NewServer(cfg ServerConfig) *Server {
 	s := &Server{
 		apps: cfg.Apps, robot: cfg.Robot, log: cfg.Log, token: cfg.Token, noAuth: cfg.NoAuth, uid: os.Getuid(), allowedHosts: cfg.AllowedHosts,
 		version: cfg.Version, wireless: cfg.Wireless, loopbackOnly: cfg.LoopbackOnly, started: time.Now(), done: cfg.Done,
+		sim: cfg.Sim, ctl: control{dataDir: cfg.DataDir, hubURL: cfg.HubURL},
 	}
 	if s.bodyTimeout = cfg.BodyTimeout; s.bodyTimeout == 0 {
 		s.bodyTimeout = DefaultBodyTimeout

@@ -21,6 +21,7 @@ type Apps interface {
 	// List is the installed apps; ListAvailable the catalog of kind ("" or installed: the installed ones).
 	List() []apps.AppInfo
 	ListAvailable(ctx context.Context, kind apps.SourceKind) ([]apps.AppInfo, error)
+	RefreshCatalog() // the next ListAvailable fetches the hub's catalog afresh
 	CheckUpdates(ctx context.Context, force bool) (*apps.AppUpdates, error)
 	StartupApp() string
 	SetStartupApp(name string) error // "" clears; an app that is not installed is fault.Refused
@@ -104,13 +105,17 @@ type RobotMotion interface {
 	SetTarget(t robot.Target) error
 	Goto(t robot.Target, d time.Duration, interp robot.Interpolation) (*robot.Move, error)
 	WakeUp() *robot.Move
-	GotoSleep() *robot.Move
+	GotoSleep(disableMotors bool) *robot.Move
 	StopMove(uuid string) error
 	LookAtImage(u, v float64) (robot.HeadPose, error)
 	SetAutomaticBodyYaw(enabled bool)
 	StartMotionRecording()
 	StopMotionRecording() ([]robot.MotionFrame, error)
 	PushAntenna(index int, delta float64) error
+	SetWobbling(on bool)
+	StartTracking(weight float64) error
+	StopTracking()
+	TrackedFace() robot.FaceTarget
 }
 
 // RobotMotors switches the motors.

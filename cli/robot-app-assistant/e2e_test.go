@@ -51,7 +51,10 @@ func startDaemon(t testing.TB, hubURL string) *testDaemon {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	args := []string{"robot-daemon", "--sim", "--port", strconv.Itoa(port), "--data-dir", t.TempDir(),
-		"--apps-venv", filepath.Join(filepath.Dir(testCache), "apps_venv"), "--hub-url", hubURL, "--stop-timeout", "5s", "--log-level", "debug"}
+		"--apps-venv", filepath.Join(filepath.Dir(testCache), "apps_venv"), "--hub-url", hubURL, "--stop-timeout", "5s", "--log-level", "debug",
+		// The generated app builds its poses with numpy, a dependency of the SDK: Debian's, as on
+		// a robot without a package index.
+		"--python", "/usr/bin/python3", "--system-site-packages"}
 	go func() { done <- robotd.Run(ctx, args, os.Getenv, io.Discard, d.log) }()
 	t.Cleanup(func() {
 		cancel()

@@ -46,6 +46,10 @@ func outputFormat(c *cli.Context) (string, error) {
 // on stderr; the token never is.
 func newHubClient(c *cli.Context, e *env) (*hub.Client, error) {
 	cfg, err := hub.ConfigFromEnv(e.getenv, inherited(c, "endpoint"), inherited(c, "token"))
+	var ve *hub.ValidationError
+	if errors.As(err, &ve) {
+		return nil, usagef("%v", err) // a bad --endpoint or HF_ENDPOINT: nothing was sent
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -96,6 +100,9 @@ func hubError(cl *hub.Client, err error) error {
 		} else {
 			hint = "no token: pass --token, set $HF_TOKEN, or write the token file (for the local hub: robothub hub token create)"
 		}
+	case errors.Is(err, fault.ErrForbidden) && errors.As(err, &he) && strings.Contains(he.Message, "--allow-jobs"):
+		// The local hub refuses jobs it was not started for: the fix is the hub's flag, which its
+		// message names, not another token.
 	case errors.Is(err, fault.ErrForbidden):
 		hint = "this token may not do that: use a token with the write role"
 	case errors.Is(err, fault.ErrNotFound) && errors.As(err, &he) && strings.HasPrefix(he.Path, hub.WebhooksPath+"/"):
@@ -124,46 +131,6 @@ func isLoopback(endpoint string) bool {
 	host := u.Hostname()
 	ip := net.ParseIP(host)
 	return host == "localhost" || ip != nil && ip.IsLoopback()
-}
-
-// positional returns the arguments that are not flags, applying flags that follow them: urfave/cli
-// stops parsing at the first argument, but "robothub webhooks delete ID --yes" must work.
-// Everything after "--" is positional.
-func positional(c *cli.Context) ([]string, error) {
-	rest := c.Args().Slice()
-	var pos []string
-	for i := 0; i < len(rest); i++ {
-		a := rest[i]
-		if a == "--" {
-			pos = append(pos, rest[i+1:]...)
-			break
-		}
-		if !strings.HasPrefix(a, "-") || a == "-" {
-			pos = append(pos, a)
-			continue
-		}
-		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		f := findFlag(c.Command.Flags, name)
-		if f == nil {
-			return nil, usagef("flag provided but not defined: -%s", name)
-		}
-		canonical := f.Names()[0]
-		if _, isBool := f.(*cli.BoolFlag); isBool {
-			if !hasValue {
-				value = "true"
-			}
-		} else if !hasValue {
-			if i+1 >= len(rest) {
-				return nil, usagef("flag needs an argument: -%s", name)
-			}
-			i++
-			value = rest[i]
-		}
-		if err := c.Set(canonical, value); err != nil {
-			return nil, usagef("invalid value %q for flag -%s: %v", value, name, err)
-		}
-	}
-	return pos, nil
 }
 
 func findFlag(flags []cli.Flag, name string) cli.Flag {

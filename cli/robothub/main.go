@@ -26,7 +26,13 @@ const (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args, os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	// A reader of stdout that goes away (`robothub dev | tee log`, Ctrl-C) stops robothub as
+	// Ctrl-C does, instead of killing it with SIGPIPE mid-shutdown (stdout.go).
+	signal.Ignore(syscall.SIGPIPE)
+	ctx, brokenPipe := context.WithCancel(ctx)
+	code := run(ctx, os.Args, os.Getenv, os.Stdin,
+		&brokenPipeStops{w: os.Stdout, stop: brokenPipe}, &brokenPipeStops{w: os.Stderr, stop: brokenPipe})
+	brokenPipe()
 	stop()
 	os.Exit(code)
 }
@@ -43,7 +49,9 @@ type env struct {
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
 	app := newApp(e)
-	return cliapp.ExitCode("robothub", app.RunContext(ctx, args), stderr)
+	// Flags may follow a command's arguments (robothub webhooks delete ID --yes), except in the
+	// command line that hub job create stores.
+	return cliapp.ExitCode("robothub", app.RunContext(ctx, cliapp.Interspersed(app, args, "hub job create")), stderr)
 }
 
 func newApp(e *env) *cli.App {

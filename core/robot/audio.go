@@ -74,6 +74,7 @@ func (r *Robot) PushAudio(samples []float32) error {
 func (r *Robot) speak(samples []float32) time.Duration {
 	r.mu.Lock()
 	r.backend.Speak(samples)
+	r.scheduleWobble(samples, time.Now())
 	r.mu.Unlock()
 	return time.Duration(len(samples)) * time.Second / SampleRate
 }

@@ -68,7 +68,11 @@ type Config struct {
 	ExecTimeout     time.Duration // default 60s: then the command's process group is killed
 	ExecConcurrency int           // default 4 commands at once; more deliveries wait their turn
 	ExecOutputLimit int           // bytes of a command's output kept for the log and the reply; default 4 KiB
-	Environ         []string      // environment of commands before the WEBHOOK_ variables; default os.Environ()
+	ExecEnv         []string      // names of variables that commands get besides execEnvBase's (--exec-env)
+
+	// Getenv reads the receiver's environment: the variables commands get, ROBOT_DAEMON_TOKEN,
+	// the fleet's broker credentials. Default os.Getenv.
+	Getenv func(string) string
 
 	ForwardClient   *http.Client  // default: a client with a 10s timeout (also for robot-update)
 	ForwardAttempts int           // default 4
@@ -76,8 +80,6 @@ type Config struct {
 
 	DaemonToken string // the robot daemon's API token for robot-update; default $ROBOT_DAEMON_TOKEN
 
-	// Getenv reads the environment (fleet credentials); default os.Getenv.
-	Getenv func(string) string
 	// FleetTLS, when set, is the TLS of fleet routes instead of the ROBOTHUB_FLEET_CA/CERT/KEY files.
 	FleetTLS *tls.Config
 	// FleetDialers open fleet links of other schemes than mqtt(s):// and ws(s):// (awsiot://).
@@ -108,8 +110,8 @@ func (c *Config) defaults() {
 	if c.ExecOutputLimit <= 0 {
 		c.ExecOutputLimit = 4 << 10
 	}
-	if c.Environ == nil {
-		c.Environ = os.Environ()
+	if c.Getenv == nil {
+		c.Getenv = os.Getenv
 	}
 	if c.ForwardClient == nil {
 		c.ForwardClient = &http.Client{Timeout: 10 * time.Second}
@@ -124,9 +126,6 @@ func (c *Config) defaults() {
 	}
 	if c.ForwardBackoff <= 0 {
 		c.ForwardBackoff = 500 * time.Millisecond
-	}
-	if c.Getenv == nil {
-		c.Getenv = os.Getenv
 	}
 	if c.DaemonToken == "" {
 		c.DaemonToken = c.Getenv(DaemonTokenEnv)

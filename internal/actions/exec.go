@@ -5,8 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -27,6 +31,28 @@ type ExecResult struct {
 	Duration string `json:"duration"`
 }
 
+// lookPathProblem says, once and in words, why the program of an exec: route cannot be run:
+// exec.LookPath's own text repeats the prefix ("exec: exec: \"./x\": stat ./x: ...").
+func lookPathProblem(name string, err error) string {
+	switch {
+	case errors.Is(err, exec.ErrNotFound):
+		return fmt.Sprintf("%s is not a program on PATH; give its path (./%s for one in the working directory)", name, name)
+	case errors.Is(err, fs.ErrNotExist):
+		where, _ := os.Getwd()
+		if filepath.IsAbs(name) {
+			return fmt.Sprintf("%s does not exist", name)
+		}
+		return fmt.Sprintf("%s does not exist (relative to the working directory %s)", name, where)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Sprintf("%s is not executable (chmod +x %s)", name, name)
+	}
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		return fmt.Sprintf("%s: %v", name, ee.Err)
+	}
+	return err.Error()
+}
+
 func (b *Builder) execAction(route, spec string) (webhook.HandlerFunc, error) {
 	argv, err := SplitCommand(spec)
 	if err != nil {
@@ -34,9 +60,9 @@ func (b *Builder) execAction(route, spec string) (webhook.HandlerFunc, error) {
 	}
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
-		return nil, fmt.Errorf("route %s: exec: %w", route, err)
+		return nil, fmt.Errorf("route %s: exec: %s", route, lookPathProblem(argv[0], err))
 	}
-	env := childEnviron(b.cfg.Environ)
+	env := execEnviron(b.cfg.Getenv, b.cfg.ExecEnv)
 	log := b.cfg.Logger.With("route", route, "command", argv[0])
 
 	return func(ctx context.Context, p *webhook.Payload, _ http.Header) (any, error) {
@@ -53,7 +79,7 @@ func (b *Builder) execAction(route, spec string) (webhook.HandlerFunc, error) {
 
 		cmd := exec.CommandContext(runCtx, path, argv[1:]...)
 		cmd.Args[0] = argv[0]
-		cmd.Env = append(env, payloadEnv(route, p)...)
+		cmd.Env = append(slices.Clip(env), payloadEnv(route, p)...)
 		cmd.Stdin = bytes.NewReader(p.Raw)
 		out := &tailBuffer{limit: b.cfg.ExecOutputLimit}
 		cmd.Stdout, cmd.Stderr = out, out
@@ -79,18 +105,6 @@ func (b *Builder) execAction(route, spec string) (webhook.HandlerFunc, error) {
 		log.Info("command ran", attrs...)
 		return ExecResult{Message: fmt.Sprintf("%s exited with status 0", argv[0]), ExitCode: 0, Duration: took.String()}, nil
 	}, nil
-}
-
-// childEnviron is the receiver's environment without its webhook secret and fleet broker
-// password: commands do not need them.
-func childEnviron(environ []string) []string {
-	out := make([]string, 0, len(environ))
-	for _, kv := range environ {
-		if !strings.HasPrefix(kv, webhook.SecretEnv+"=") && !strings.HasPrefix(kv, FleetPasswordEnv+"=") {
-			out = append(out, kv)
-		}
-	}
-	return out
 }
 
 // payloadEnv describes the delivery to a command. A payload string may hold a NUL (JSON's

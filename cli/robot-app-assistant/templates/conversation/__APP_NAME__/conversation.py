@@ -165,7 +165,10 @@ class Listener:
             self.robot.media.start_recording()
             self.recording = True
             self.detector.reset()
-        samples = self.robot.media.get_audio_sample() or []
+        # None when nothing new was heard; a numpy array when the app has numpy loaded (the SDK's
+        # poses do), whose truth value is ambiguous: test for None, never with `or`.
+        heard = self.robot.media.get_audio_sample()
+        samples = [] if heard is None else [float(s) for s in heard]
         if self.voice.muted():  # the microphone hears the robot itself
             self.detector.reset()
             return
