@@ -239,7 +239,7 @@ func TestDevPushUpdatesTheRobot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(hooks) != 1 || hooks[0].URL != "http://"+moved.recvAddr+"/webhooks/robot-update" {
+	if len(hooks) != 1 || hooks[0].URL != "http://"+moved.recvAddr+"/webhooks/"+devFleetRoute {
 		t.Errorf("the hub's webhooks after the move: %+v", hooks)
 	}
 	if code := moved.p.stop(t); code != 0 {

@@ -57,11 +57,11 @@ func repointDevWebhook(ctx context.Context, emu *hubemu.Emulator, user, hookURL,
 	return changed, nil
 }
 
-// isDevUpdateHook reports whether a webhook URL is a robot-update route of a receiver on this
-// machine, as robothub dev makes it.
+// isDevUpdateHook reports whether a webhook URL is a route of a receiver on this machine that
+// robothub dev makes its webhook to: fleet, or robot-update (before robothub dev had a fleet).
 func isDevUpdateHook(raw string) bool {
 	u, err := url.Parse(raw)
-	if err != nil || u.Scheme != "http" || u.Path != webhook.RoutePrefix+devUpdateRoute {
+	if err != nil || u.Scheme != "http" || (u.Path != webhook.RoutePrefix+devFleetRoute && u.Path != webhook.RoutePrefix+devUpdateRoute) {
 		return false
 	}
 	ip := net.ParseIP(u.Hostname())
