@@ -34,6 +34,7 @@ from robot_sdk.utils import create_head_pose
 
 with Robot(media_backend="no_media") as robot:
     robot.goto_target(create_head_pose(), antennas=[0.0, 0.0], duration=0.5)
+    print("nodding", flush=True)
     try:
         while True:
             phase = 2 * np.pi * 0.5 * time.time()
@@ -48,6 +49,9 @@ func TestNodScript(t *testing.T) {
 	t.Parallel() // its own daemon; the script only reads the venv
 	d := systemSiteDaemon(t)
 	s := runScript(t, d, sharedVenv, writeScript(t, "nod.py", nodScript))
+	// The goto from the default pose moves the targets too: the loop's motion is what comes after
+	// it, and Ctrl-C inside the goto would end the script outside its try.
+	waitFor(t, 20*time.Second, "the loop", s, func() bool { return s.stdout.has(regexp.MustCompile(`^nodding$`)) })
 	waitFor(t, 20*time.Second, "motion", s, targetsVary(d))
 	s.interrupt(t)
 }
