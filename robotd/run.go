@@ -44,7 +44,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Writer:          stdout,
 		ErrWriter:       stderr,
 		HideHelpCommand: true,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.GenericFlag{Name: "sim", Value: new(simMode), Usage: "run the simulated robot; --sim=bus runs the hardware backend on a motor bus emulator"},
 			&cli.StringFlag{Name: "serialport", Usage: "the motor bus's serial port (default: the Lite's USB adapter " + liteAdapterVID + ":" + liteAdapterPID + ", or " + wirelessUART + " with --wireless-version)"},
 			&cli.StringFlag{Name: "hardware-config", Usage: "a hardware config YAML file (motor ids, offsets, limits) instead of the built-in one"},
@@ -71,7 +71,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			&cli.StringFlag{Name: "installer", Value: "auto", Usage: "auto (uv when on PATH, else pip), pip or uv"},
 			&cli.BoolFlag{Name: "system-site-packages", Usage: "let apps use the system's Python packages (numpy, OpenCV from apt on Raspberry Pi OS)"},
 			&cli.StringSliceFlag{Name: "allowed-host", Usage: "a host name the API answers to, besides IP addresses, localhost and this machine's name"},
-		},
+		}, fleetFlags()...),
 		Action: func(c *cli.Context) error {
 			cfg, err := configFrom(c, getenv)
 			if err != nil {
@@ -117,6 +117,7 @@ type config struct {
 	extraIndexURLs             []string
 	preloadMoves               []string
 	noMDNS                     bool
+	fleet                      fleetConfig
 }
 
 func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
@@ -230,6 +231,11 @@ func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
 	for i, h := range cfg.allowedHosts {
 		cfg.allowedHosts[i] = strings.ToLower(strings.TrimSuffix(h, "."))
 	}
+	fleetCfg, err := fleetConfigFrom(c, getenv)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.fleet = fleetCfg
 	return cfg, nil
 }
 
@@ -327,6 +333,14 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	cancel()
 	if err != nil {
 		return fmt.Errorf("preparing the apps venv %s: %w", cfg.venvDir, err)
+	}
+
+	if cfg.fleet.url != "" {
+		leave, err := startFleet(ctx, cfg.fleet, mgr, cfg.hubURL, cfg.hubToken, log)
+		if err != nil {
+			return err
+		}
+		defer leave()
 	}
 
 	done := make(chan struct{})

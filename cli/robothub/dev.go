@@ -17,6 +17,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/robothub/robothub/adapters/mqtt"
 	"github.com/robothub/robothub/adapters/nethttp"
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/webhook"
@@ -29,23 +30,29 @@ import (
 // The routes robothub dev serves on its receiver.
 const (
 	devUpdateRoute = "robot-update"
+	devFleetRoute  = "fleet"
 	devLogRoute    = "log"
 	devUser        = "local"
+	devRobotID     = "robot-1"
+	// DefaultBrokerAddr is where robothub dev's embedded MQTT broker listens.
+	DefaultBrokerAddr = "127.0.0.1:1883"
 )
 
 func devCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "dev",
 		Usage: "run the whole system on this machine: the local hub, a receiver and the simulated robot, wired together",
-		UsageText: `robothub dev [--data-dir DIR] [--hub-addr 127.0.0.1:7861] [--receiver-addr 127.0.0.1:7860] [--daemon-port 8000]
+		UsageText: `robothub dev [--data-dir DIR] [--hub-addr 127.0.0.1:7861] [--receiver-addr 127.0.0.1:7860] [--daemon-port 8000] [--broker-addr 127.0.0.1:1883]
 
 Starts, in one process:
   the local hub       the webhook management API, event delivery, and spaces as git repositories
-  a webhook receiver  with a robot-update route (and a log route)
-  robot-daemon --sim  the simulated robot, its apps, its dashboard
+  an MQTT broker      the fleet's (mochi-mqtt, in memory, loopback only, no authentication)
+  a webhook receiver  with a fleet route (and robot-update and log routes)
+  robot-daemon --sim  the simulated robot robot-1, in the fleet, its apps, its dashboard
 and wires them: a webhook on the hub watches the user's repositories (domain repo) and delivers to the
-receiver, whose robot-update route asks the daemon to reinstall and restart an app whose space was
-pushed to. So robot-app-assistant publish (or git push to the space) updates the app on the robot.
+receiver, whose fleet route announces a push to a space on the broker; every robot of the fleet with
+an app of that space (robot-1, and any robot-daemon --fleet mqtt://127.0.0.1:1883 you start) reinstalls
+and restarts it. So robot-app-assistant publish (or git push to the space) updates the app on the robots.
 
 State (the hub's database and spaces, the robot's apps venv and installed apps, the webhook secret
 and the hub token) is kept in DIR and survives restarts. Ctrl-C stops everything.`,
@@ -53,6 +60,7 @@ and the hub token) is kept in DIR and survives restarts. Ctrl-C stops everything
 			&cli.StringFlag{Name: "data-dir", Usage: "keep all state in `DIR` (default $XDG_DATA_HOME/robothub/dev or ~/.local/share/robothub/dev)"},
 			&cli.StringFlag{Name: "hub-addr", Value: DefaultHubAddr, Usage: "the local hub listens on `ADDRESS`"},
 			&cli.StringFlag{Name: "receiver-addr", Value: nethttp.DefaultAddr, Usage: "the receiver listens on `ADDRESS`"},
+			&cli.StringFlag{Name: "broker-addr", Value: DefaultBrokerAddr, Usage: "the embedded MQTT broker listens on `ADDRESS` (loopback only)"},
 			&cli.IntFlag{Name: "daemon-port", Value: 8000, Usage: "the robot daemon listens on 127.0.0.1:`PORT` (apps reach it through $ROBOT_DAEMON_URL)"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "log level: debug, info, warn, error"},
 			&cli.StringFlag{Name: "python", Value: "python3", Usage: "the interpreter that creates the robot's apps venv"},
@@ -109,6 +117,11 @@ func runDev(c *cli.Context, e *env) error {
 		return cli.Exit("dev: "+listenError("the receiver", c.String("receiver-addr"), "--receiver-addr", err), exitError)
 	}
 	defer recvLn.Close()
+	broker, err := mqtt.StartBroker(c.String("broker-addr"), logger.With("component", "broker"))
+	if err != nil {
+		return cli.Exit(fmt.Sprintf("dev: the MQTT broker cannot listen (--broker-addr): %v", err), exitError)
+	}
+	defer broker.Close()
 	port := c.Int("daemon-port")
 	daemonURL := "http://127.0.0.1:" + strconv.Itoa(port)
 	if probe, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port)); err != nil {
@@ -123,7 +136,7 @@ func runDev(c *cli.Context, e *env) error {
 
 	hubURL := "http://" + hubLn.Addr().String()
 	recvURL := "http://" + recvLn.Addr().String()
-	hookURL := recvURL + webhook.RoutePrefix + devUpdateRoute
+	hookURL := recvURL + webhook.RoutePrefix + devFleetRoute
 
 	// dev is one user's development loop: job webhooks are on (hub serve needs --allow-jobs), and
 	// the process is non-dumpable so that a job cannot read its environment through /proc.
@@ -143,7 +156,11 @@ func runDev(c *cli.Context, e *env) error {
 	boot, err := emu.Bootstrap(c.Context, hubemu.BootstrapConfig{
 		User: devUser, WebhookURL: hookURL, WebhookSecret: secret,
 		Watched: []hub.WatchedItem{{Type: "user", Name: devUser}}, Domains: []string{"repo"},
-		Replaces: sameLocalRoute(hookURL),
+		// The webhook of an earlier run on other ports, or of a robothub before fleets, whose
+		// webhook went to the robot-update route.
+		Replaces: func(u string) bool {
+			return sameLocalRoute(hookURL)(u) || sameLocalRoute(recvURL+webhook.RoutePrefix+devUpdateRoute)(u)
+		},
 	})
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("dev: setting up the local hub: %v", err), exitError)
@@ -161,7 +178,9 @@ func runDev(c *cli.Context, e *env) error {
 
 	recv := webhook.NewServer(webhook.WithSecret(secret), webhook.WithLogger(logger.With("component", "receiver")))
 	builder := actions.NewBuilder(actions.Config{Logger: logger.With("component", "receiver"), Output: e.stdout})
+	defer builder.Close(context.Background())
 	if err := builder.Register(recv, []actions.Route{
+		{Name: devFleetRoute, Action: "fleet:" + broker.URL()},
 		{Name: devUpdateRoute, Action: "robot-update:" + daemonURL},
 		{Name: devLogRoute, Action: "log"},
 	}); err != nil {
@@ -195,7 +214,8 @@ func runDev(c *cli.Context, e *env) error {
 	})
 	goPart("robot daemon", func() error {
 		args := []string{"robot-daemon", "--sim", "--port", strconv.Itoa(port),
-			"--data-dir", filepath.Join(dir, "robot"), "--hub-url", hubURL, "--log-level", c.String("log-level"), "--python", c.String("python")}
+			"--data-dir", filepath.Join(dir, "robot"), "--hub-url", hubURL, "--log-level", c.String("log-level"), "--python", c.String("python"),
+			"--fleet", broker.URL(), "--fleet-id", devRobotID}
 		if c.Bool("system-site-packages") {
 			args = append(args, "--system-site-packages")
 		}
@@ -208,7 +228,7 @@ func runDev(c *cli.Context, e *env) error {
 	select {
 	case err := <-ready:
 		if err == nil {
-			printDevSummary(e.stdout, dir, hubURL, recvURL, daemonURL, hookURL, tokenFile, boot)
+			printDevSummary(e.stdout, dir, hubURL, recvURL, daemonURL, hookURL, broker.URL(), tokenFile, boot)
 		}
 	case r := <-results:
 		running--
@@ -285,12 +305,13 @@ func waitHealthy(ctx context.Context, urls ...string) error {
 	return nil
 }
 
-func printDevSummary(out io.Writer, dir, hubURL, recvURL, daemonURL, hookURL, tokenFile string, boot *hubemu.BootstrapResult) {
+func printDevSummary(out io.Writer, dir, hubURL, recvURL, daemonURL, hookURL, brokerURL, tokenFile string, boot *hubemu.BootstrapResult) {
 	fmt.Fprintf(out, `
 robothub dev is running (state in %s):
   local hub      %s
-  receiver       %s  (POST %s%s, %s%s)
-  robot daemon   %s  (dashboard: %s/)
+  MQTT broker    %s  (the fleet: robot-daemon --fleet %s; robothub fleet ls --broker %s)
+  receiver       %s  (POST %s%s, %s%s, %s%s)
+  robot daemon   %s  (robot-1 in the fleet; dashboard: %s/)
   webhook        %s watches user:%s (domain repo) and delivers to %s
 
 In another terminal, put the CLIs on PATH and point them at the local hub:
@@ -304,8 +325,8 @@ Try it: create and publish an app, install it on the robot, then publish a chang
   curl -X POST %s/api/apps/start-app/my_app
   (edit ./apps/my_app/my_app/main.py)
   robot-app-assistant publish ./apps/my_app        (or git push to %s/spaces/%s/my_app)
-The robot reinstalls and restarts my_app within seconds. Ctrl-C stops everything.
-`, dir, hubURL, recvURL, webhook.RoutePrefix, devUpdateRoute, webhook.RoutePrefix, devLogRoute,
+Every robot of the fleet with my_app reinstalls and restarts it within seconds. Ctrl-C stops everything.
+`, dir, hubURL, brokerURL, brokerURL, brokerURL, recvURL, webhook.RoutePrefix, devFleetRoute, webhook.RoutePrefix, devUpdateRoute, webhook.RoutePrefix, devLogRoute,
 		daemonURL, daemonURL, boot.Webhook.ID, devUser, hookURL,
 		binDir(), hubURL, tokenFile, daemonURL, hubURL, devUser, daemonURL, hubURL, devUser)
 }

@@ -45,12 +45,13 @@ type devLoop struct {
 func startDev(tb testing.TB, dir string) *devLoop {
 	d := &devLoop{tb: tb, dir: dir, work: filepath.Join(dir, "catalog_app"), daemon: &http.Client{Timeout: 30 * time.Second}}
 	d.hubAddr, d.recvAddr = freeAddr(tb), freeAddr(tb)
+	brokerAddr := freeAddr(tb) // robothub dev's embedded MQTT broker (default 127.0.0.1:1883)
 	_, daemonPort, _ := net.SplitHostPort(freeAddr(tb))
 	tb.Setenv("ROBOT_DAEMON_URL", "http://127.0.0.1:"+daemonPort) // apps find the daemon through it
 	d.p = start(tb, map[string]string{"HOME": dir},
 		"dev", "--data-dir", filepath.Join(dir, "dev"), "--hub-addr", d.hubAddr, "--receiver-addr", d.recvAddr, "--daemon-port", daemonPort,
 		// The SDK's numpy, scipy and FastAPI are Debian's here: no Python index is reachable.
-		"--python", "/usr/bin/python3", "--system-site-packages")
+		"--python", "/usr/bin/python3", "--system-site-packages", "--broker-addr", brokerAddr)
 	d.p.waitForWithin(tb, 3*time.Minute, `robothub dev is running`)
 	d.hubURL, d.daemonURL = "http://"+d.hubAddr, "http://127.0.0.1:"+daemonPort
 	d.space = d.hubURL + "/spaces/local/catalog_app"
@@ -238,7 +239,7 @@ func TestDevPushUpdatesTheRobot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(hooks) != 1 || hooks[0].URL != "http://"+moved.recvAddr+"/webhooks/robot-update" {
+	if len(hooks) != 1 || hooks[0].URL != "http://"+moved.recvAddr+"/webhooks/"+devFleetRoute {
 		t.Errorf("the hub's webhooks after the move: %+v", hooks)
 	}
 	if code := moved.p.stop(t); code != 0 {

@@ -227,7 +227,7 @@ func TestDevOnTheDatabaseOfARunningHubIsRefused(t *testing.T) {
 
 	_, port, _ := net.SplitHostPort(freeAddr(t))
 	p := start(t, nil, "dev", "--data-dir", devDir, "--hub-addr", "127.0.0.1:0", "--receiver-addr", "127.0.0.1:0",
-		"--daemon-port", port, "--log-level", "warn")
+		"--broker-addr", "127.0.0.1:0", "--daemon-port", port, "--log-level", "warn")
 	want := fmt.Sprintf("dev: %s is in use by another robothub hub server (PID %d)", filepath.Join(hubDir, "hub.db.lock"), first.cmd.Process.Pid)
 	select {
 	case code := <-p.done:

@@ -71,6 +71,7 @@ func newApp(e *env) *cli.App {
 			webhooksCommand(e),
 			hubCommand(e),
 			devCommand(e),
+			fleetCommand(e),
 			completionCommand(e),
 		},
 	}

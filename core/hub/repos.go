@@ -237,6 +237,20 @@ func (c *Client) SpaceInfo(ctx context.Context, id string) (*Space, error) {
 	return send[Space](ctx, c, Call{Method: http.MethodGet, Path: path, Idempotent: true})
 }
 
+// SpaceAt returns a space as it is at revision (a commit or a branch): SHA is the commit revision
+// names there. A revision the hub does not have is fault.ErrNotFound.
+func (c *Client) SpaceAt(ctx context.Context, id, revision string) (*Space, error) {
+	owner, name, err := splitRepoID(id, true)
+	if err != nil {
+		return nil, err
+	}
+	if revision == "" {
+		return nil, invalid("revision", "is empty")
+	}
+	path := SpacesPath + "/" + url.PathEscape(owner) + "/" + url.PathEscape(name) + "/revision/" + url.PathEscape(revision)
+	return send[Space](ctx, c, Call{Method: http.MethodGet, Path: path, Idempotent: true})
+}
+
 // SpaceGitURL returns the address to clone and push a space ("owner/name"): <hub>/spaces/owner/name.
 // It never holds the token: git gets it from a credential helper or an http.extraHeader.
 func (c *Client) SpaceGitURL(id string) string { return c.base + "/spaces/" + id }

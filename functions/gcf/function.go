@@ -49,7 +49,8 @@ func init() {
 // function's user looks.
 func NewHandler(getenv func(string) string, stdout, stderr io.Writer) http.Handler {
 	logger := gcfadapter.NewLogger(stderr, logLevel(getenv(LogLevelEnv)))
-	srv, err := actions.NewServerFromEnv(getenv, actions.Config{Logger: logger, Output: stdout})
+	// An instance may be throttled between requests: no canary waves (they need a process that stays up).
+	srv, err := actions.NewServerFromEnv(getenv, actions.Config{Logger: logger, Output: stdout, Ephemeral: true})
 	if err != nil {
 		msg := "the webhook receiver is not configured: " + err.Error()
 		logger.Error(msg)

@@ -16,13 +16,17 @@
 package main
 
 import (
+	"context"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"runtime"
 	"strconv"
 
+	"github.com/robothub/robothub/adapters/awsiot"
 	lambdaadapter "github.com/robothub/robothub/adapters/lambda"
+	"github.com/robothub/robothub/core/fleet"
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/actions"
 )
@@ -61,7 +65,13 @@ func configure(getenv func(string) string, stdout, stderr io.Writer) (*webhook.S
 	logger := lambdaadapter.NewLogger(stderr, getenv)
 	// aws-lambda-go reports failed invocations through the log package: keep every line JSON.
 	slog.SetDefault(logger)
-	srv, err := actions.NewServerFromEnv(getenv, actions.Config{Logger: logger, Output: stdout})
+	// An execution environment is frozen between invocations: no canary waves (they need a
+	// process that stays up), and fleet:awsiot://ENDPOINT publishes through AWS IoT Core's data
+	// plane with the execution role's credentials.
+	srv, err := actions.NewServerFromEnv(getenv, actions.Config{Logger: logger, Output: stdout, Ephemeral: true,
+		FleetDialers: map[string]actions.FleetLinkDialer{"awsiot": func(_ context.Context, u *url.URL) (fleet.Link, error) {
+			return awsiot.FromEnv(u, getenv)
+		}}})
 	if err != nil {
 		logger.Error("the webhook receiver is not configured: "+err.Error(), "err", err.Error())
 		return nil, nil, err

@@ -6,9 +6,12 @@
 //	name=exec:CMD ARG...      run CMD with the payload in WEBHOOK_PAYLOAD and on stdin
 //	name=forward:URL          POST the payload on to URL, with retries
 //	name=robot-update:URL     update the robot daemon's apps whose space was pushed to
+//	name=fleet:BROKER_URL     announce a push to a space to a fleet of robots through a broker
 package actions
 
 import (
+	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
@@ -67,8 +70,8 @@ type Config struct {
 	ExecOutputLimit int           // bytes of a command's output kept for the log and the reply; default 4 KiB
 	ExecEnv         []string      // names of variables that commands get besides execEnvBase's (--exec-env)
 
-	// Getenv reads the receiver's environment: the variables commands get, ROBOT_DAEMON_TOKEN.
-	// Default os.Getenv.
+	// Getenv reads the receiver's environment: the variables commands get, ROBOT_DAEMON_TOKEN,
+	// the fleet's broker credentials. Default os.Getenv.
 	Getenv func(string) string
 
 	ForwardClient   *http.Client  // default: a client with a 10s timeout (also for robot-update)
@@ -76,6 +79,14 @@ type Config struct {
 	ForwardBackoff  time.Duration // first pause between attempts, doubled each time; default 500ms
 
 	DaemonToken string // the robot daemon's API token for robot-update; default $ROBOT_DAEMON_TOKEN
+
+	// FleetTLS, when set, is the TLS of fleet routes instead of the ROBOTHUB_FLEET_CA/CERT/KEY files.
+	FleetTLS *tls.Config
+	// FleetDialers open fleet links of other schemes than mqtt(s):// and ws(s):// (awsiot://).
+	FleetDialers map[string]FleetLinkDialer
+	// Ephemeral says the receiver stops after each answer (Lambda, Cloud Functions): no work can
+	// go on in the background, so fleet routes with canary waves are refused.
+	Ephemeral bool
 
 	// InsecureNoSecret lets routes that run or send something (exec, forward, robot-update) be
 	// served by a receiver without a secret, where anyone who reaches it may trigger them. Without
@@ -125,12 +136,24 @@ func (c *Config) defaults() {
 type Builder struct {
 	cfg     Config
 	execCap chan struct{}
+	ctx     context.Context // the background work of routes (fleet connections and waves)
+	cancel  context.CancelFunc
+	closers []func(context.Context)
 }
 
 // NewBuilder returns a Builder with cfg's defaults filled in.
 func NewBuilder(cfg Config) *Builder {
 	cfg.defaults()
-	return &Builder{cfg: cfg, execCap: make(chan struct{}, cfg.ExecConcurrency)}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Builder{cfg: cfg, execCap: make(chan struct{}, cfg.ExecConcurrency), ctx: ctx, cancel: cancel}
+}
+
+// Close ends the routes' background work: fleet routes disconnect from their brokers.
+func (b *Builder) Close(ctx context.Context) {
+	for _, c := range b.closers {
+		c(ctx)
+	}
+	b.cancel()
 }
 
 // Handler returns the handler for one action spec.
@@ -148,8 +171,10 @@ func (b *Builder) Handler(route, action string) (webhook.HandlerFunc, error) {
 		return b.forwardAction(route, arg)
 	case "robot-update":
 		return b.robotUpdateAction(route, arg)
+	case "fleet":
+		return b.fleetAction(route, arg)
 	default:
-		return nil, fmt.Errorf("route %s: unknown action %q: use log, exec:COMMAND ARGS..., forward:URL or robot-update:DAEMON_URL", route, action)
+		return nil, fmt.Errorf("route %s: unknown action %q: use log, exec:COMMAND ARGS..., forward:URL, robot-update:DAEMON_URL or fleet:BROKER_URL", route, action)
 	}
 }
 

@@ -26,12 +26,16 @@ type suite struct {
 	bench     string // -bench regexp
 	benchtime string
 	cpu       string // -cpu, when the deployed configuration fixes GOMAXPROCS
+	timeout   string // -timeout, when the suite needs more than go test's 10 minutes
 }
 
 func (s suite) args() []string {
 	a := []string{"test", "-run", "^$", "-bench", s.bench, "-benchmem", "-benchtime", s.benchtime}
 	if s.cpu != "" {
 		a = append(a, "-cpu", s.cpu)
+	}
+	if s.timeout != "" {
+		a = append(a, "-timeout", s.timeout)
 	}
 	return append(a, s.pkg)
 }
@@ -107,6 +111,9 @@ var (
 	hwLoop        = suite{pkg: "./internal/hardware", bench: "^BenchmarkControlLoop50Hz$", benchtime: "1x"}
 	hwKinematics  = suite{pkg: "./core/robot/kinematics", bench: "^Benchmark(Inverse|Forward)$", benchtime: "1s"}
 	hwDaemon      = suite{pkg: "./robotd", bench: "^BenchmarkHardwareDaemonCPU$", benchtime: "1x"}
+	// The fleet simulator: robots against mosquitto on loopback, each install a timed stand-in.
+	fleetScale    = suite{pkg: "./adapters/mqtt", bench: "^BenchmarkFleet(Push|BrokerRestart|Offline)$", benchtime: "1x", timeout: "40m"}
+	fleetAnnounce = suite{pkg: "./adapters/mqtt", bench: "^BenchmarkFleetAnnounce$", benchtime: "2000x"}
 )
 
 func ms(v float64) string  { return trimFloat(v, 2) + " ms" }
@@ -116,6 +123,10 @@ func x(v float64) string   { return trimFloat(v, 2) + "×" }
 func per(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) + "/s" }
 func pct(v float64) string { return trimFloat(v, 1) + "%" }
 func sec(v float64) string { return trimFloat(v, 2) + " s" }
+func kb(v float64) string  { return trimFloat(v/1024, 1) + " KB" }
+func count(v float64) string {
+	return strconv.FormatFloat(v, 'f', 0, 64)
+}
 
 var checks = []check{
 	{area: "Receiver", what: "Parse the hub's 1 KB payload", suite: receiverParse, bench: "BenchmarkParse/Parse", unit: "ns/op", limit: 10000, show: us, target: "≤ 10 µs/op",
@@ -205,6 +216,29 @@ var checks = []check{
 			return "the same daemon on --sim: " + r.show("BenchmarkHardwareDaemonCPU", "sim-cpu-%", pct)
 		}},
 	{area: "Robot hardware", what: "robot-daemon built for linux/arm64 (stripped)", suite: hwDaemon, bench: "BenchmarkHardwareDaemonCPU", unit: "arm64-binary-MB", limit: 20, show: mb, target: "≤ 20 MB"},
+	// The fleet: a push until every robot reports the revision, installs being a 500 ms stand-in.
+	{area: "Fleet", what: "Push → all 100 robots report the revision (p99; install: 500 ms stand-in)", suite: fleetScale, bench: "BenchmarkFleetPush/robots=100", unit: "p99-ms", limit: 2000, show: ms, target: "≤ 2 s",
+		note: fleetNote("BenchmarkFleetPush/robots=100")},
+	{area: "Fleet", what: "Push → all 1,000 robots report the revision (p99)", suite: fleetScale, bench: "BenchmarkFleetPush/robots=1000", unit: "p99-ms", limit: 5000, show: ms, target: "≤ 5 s",
+		note: fleetNote("BenchmarkFleetPush/robots=1000")},
+	{area: "Fleet", what: "Push → all 5,000 robots report the revision (slowest robot)", suite: fleetScale, bench: "BenchmarkFleetPush/robots=5000", unit: "max-ms", limit: 30000, show: ms, target: "≤ 30 s",
+		note: fleetNote("BenchmarkFleetPush/robots=5000")},
+	{area: "Fleet", what: "Mosquitto's memory per robot session (5,000 sessions)", suite: fleetScale, bench: "BenchmarkFleetPush/robots=5000", unit: "broker-B/robot", limit: 64 << 10, show: kb, target: "≤ 64 KB"},
+	{area: "Fleet", what: "A robot's fleet memory: its MQTT session and core/fleet agent (Go heap and stacks, 5,000 in one process)", suite: fleetScale, bench: "BenchmarkFleetPush/robots=5000", unit: "agent-B/robot", limit: 64 << 10, show: kb, target: "≤ 64 KB"},
+	{area: "Fleet", what: "Broker restarted during a rollout to 1,000: robots that got the update", suite: fleetScale, bench: "BenchmarkFleetBrokerRestart", unit: "robots-updated", limit: 1000, atLeast: true, show: count, target: "all 1,000",
+		note: func(r results) string {
+			return "slowest robot " + r.show("BenchmarkFleetBrokerRestart", "max-ms", ms) + ", the restart added " + r.show("BenchmarkFleetBrokerRestart", "added-max-ms", ms)
+		}},
+	{area: "Fleet", what: "200 of 1,000 robots off during a push, back 60 s later: catch-up after reconnecting (slowest)", suite: fleetScale, bench: "BenchmarkFleetOffline", unit: "catchup-max-ms", limit: 10000, show: ms, target: "≤ 10 s",
+		note: func(r results) string { return "p50 " + r.show("BenchmarkFleetOffline", "catchup-p50-ms", ms) }},
+	{area: "Fleet", what: "Receiver's announcements to mosquitto (202 once acknowledged)", suite: fleetAnnounce, bench: "BenchmarkFleetAnnounce", unit: "announcements/s", limit: 500, atLeast: true, show: per, target: "≥ 500/s"},
+}
+
+// fleetNote is the rest of a fleet push's latencies.
+func fleetNote(bench string) func(results) string {
+	return func(r results) string {
+		return fmt.Sprintf("p50 %s, max %s", r.show(bench, "p50-ms", ms), r.show(bench, "max-ms", ms))
+	}
 }
 
 const (

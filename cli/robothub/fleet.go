@@ -1,0 +1,360 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/robothub/robothub/adapters/mqtt"
+	"github.com/robothub/robothub/core/fleet"
+	"github.com/robothub/robothub/internal/actions"
+)
+
+// FleetURLEnv is the broker `robothub fleet` reads from when --broker is not given.
+const FleetURLEnv = "ROBOTHUB_FLEET_URL"
+
+func fleetCommand(e *env) *cli.Command {
+	broker := &cli.StringFlag{Name: "broker", Usage: "the fleet's MQTT broker `URL` (default $" + FleetURLEnv + "); credentials from $" +
+		actions.FleetUsernameEnv + ", $" + actions.FleetPasswordEnv + " or a client certificate ($" + actions.FleetCertEnv + ", $" + actions.FleetKeyEnv + "), CAs from $" + actions.FleetCAEnv}
+	return &cli.Command{
+		Name:  "fleet",
+		Usage: "see and wait for the robots of a fleet (robot-daemon --fleet) through its MQTT broker",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "ls",
+				Usage:     "list the robots: online, app revisions, running app, last update",
+				UsageText: "robothub fleet ls [--broker URL] [--format table|json|quiet]",
+				Flags:     []cli.Flag{broker, formatFlag()},
+				Action:    func(c *cli.Context) error { return fleetLs(c, e) },
+			},
+			{
+				Name:  "wait",
+				Usage: "wait until every robot that has an app of a space runs a revision",
+				UsageText: `robothub fleet wait --space OWNER/NAME --revision SHA [--timeout 10m] [--broker URL]
+
+Exits 0 once every robot with an app of the space reports the revision; 1 when one failed or refused
+it, its rollout halted, or the timeout passed (naming the robots that failed or are late).`,
+				Flags: []cli.Flag{broker,
+					&cli.StringFlag{Name: "space", Required: true, Usage: "the space, `OWNER/NAME`"},
+					&cli.StringFlag{Name: "revision", Required: true, Usage: "the commit (7 hex digits or more)"},
+					&cli.DurationFlag{Name: "timeout", Value: 10 * time.Minute, Usage: "give up after `DURATION`"},
+				},
+				Action: func(c *cli.Context) error { return fleetWait(c, e) },
+			},
+		},
+		OnUsageError: onUsageError,
+	}
+}
+
+// fleetView is what an operator sees of a fleet: the retained statuses, presences and rollouts,
+// kept up to date.
+type fleetView struct {
+	mu       sync.Mutex
+	statuses map[string]fleet.Status
+	online   map[string]fleet.Presence
+	rollouts map[string]fleet.Rollout
+	synced   bool
+	sync     string // the topic of this view's own sync message
+	changed  chan struct{}
+}
+
+func (v *fleetView) take(topic string, payload []byte) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	defer func() {
+		select {
+		case v.changed <- struct{}{}:
+		default:
+		}
+	}()
+	if topic == v.sync {
+		v.synced = true
+		return
+	}
+	topics := fleet.Topics{}
+	if robot, kind, ok := topics.ParseRobot(topic); ok {
+		switch kind {
+		case "status":
+			if s, err := fleet.ParseStatus(payload); err == nil && s.Robot == robot {
+				v.statuses[robot] = s
+			}
+		case "online":
+			if p, err := fleet.ParsePresence(payload); err == nil && p.Robot == robot {
+				v.online[robot] = p
+			}
+		}
+		return
+	}
+	if r, err := fleet.ParseRollout(payload); err == nil && topic == topics.Rollout(r.Space) {
+		v.rollouts[r.Space] = r
+	}
+}
+
+// openFleetView connects to the broker, subscribes to the robots and rollouts, and returns once
+// the retained messages are in: it then publishes a message to itself, which the broker queues
+// after them. A broker that refuses that message (an operator ACL without its own topic) is given
+// a second of quiet instead.
+func openFleetView(ctx context.Context, c *cli.Context, e *env) (*fleetView, *mqtt.Client, error) {
+	url := cmp.Or(c.String("broker"), e.getenv(FleetURLEnv))
+	if url == "" {
+		return nil, nil, usagef("no broker: pass --broker URL or set %s", FleetURLEnv)
+	}
+	var tlsCfg *tls.Config
+	if ca, cert := e.getenv(actions.FleetCAEnv), e.getenv(actions.FleetCertEnv); ca != "" || cert != "" {
+		t, err := mqtt.TLSFiles(ca, cert, e.getenv(actions.FleetKeyEnv))
+		if err != nil {
+			return nil, nil, usagef("%v", err)
+		}
+		tlsCfg = t
+	}
+	id := make([]byte, 6)
+	_, _ = rand.Read(id)
+	user := e.getenv(actions.FleetUsernameEnv)
+	clientID := cmp.Or(user, "robothub-cli-"+hex.EncodeToString(id))
+	v := &fleetView{statuses: map[string]fleet.Status{}, online: map[string]fleet.Presence{}, rollouts: map[string]fleet.Rollout{},
+		sync: "robothub/v1/operators/" + clientID + "/sync", changed: make(chan struct{}, 1)}
+	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	client, err := mqtt.Connect(ctx, mqtt.Config{URL: url, ClientID: clientID, Username: user, Password: e.getenv(actions.FleetPasswordEnv),
+		TLS: tlsCfg, OnMessage: v.take, Logger: logger, ReceiveMaximum: mqtt.ManyMessages})
+	if err != nil {
+		return nil, nil, usagef("--broker: %v", err)
+	}
+	connectCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if err := client.AwaitConnection(connectCtx); err != nil {
+		client.Close(context.Background())
+		return nil, nil, err
+	}
+	topics := fleet.Topics{}
+	if err := client.Subscribe(connectCtx, topics.AllRobots(), topics.AllRollouts(), v.sync); err != nil {
+		client.Close(context.Background())
+		return nil, nil, err
+	}
+	quiet := time.Second
+	if err := client.Publish(connectCtx, v.sync, []byte("sync"), false); err == nil {
+		quiet = 10 * time.Second // the sync message comes; this is only a bound
+	}
+	timer := time.NewTimer(quiet)
+	defer timer.Stop()
+	for {
+		v.mu.Lock()
+		done := v.synced
+		v.mu.Unlock()
+		if done {
+			return v, client, nil
+		}
+		select {
+		case <-v.changed:
+			if quiet == time.Second {
+				timer.Reset(quiet)
+			}
+		case <-timer.C:
+			return v, client, nil
+		case <-ctx.Done():
+			client.Close(context.Background())
+			return nil, nil, ctx.Err()
+		}
+	}
+}
+
+// fleetRobot is one robot of fleet ls --format json.
+type fleetRobot struct {
+	fleet.Status
+	Online bool       `json:"online"`
+	Since  *time.Time `json:"since,omitempty"` // when the robot's connection (or its last one) was made
+}
+
+func (v *fleetView) robots() []fleetRobot {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	ids := slices.Sorted(maps.Keys(v.statuses))
+	for id := range v.online {
+		if _, ok := v.statuses[id]; !ok {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	out := make([]fleetRobot, 0, len(ids))
+	for _, id := range ids {
+		r := fleetRobot{Status: v.statuses[id]}
+		r.Robot = id
+		if r.Apps == nil {
+			r.Apps = []fleet.AppStatus{}
+		}
+		if p, ok := v.online[id]; ok {
+			r.Online = p.Online
+			if !p.Since.IsZero() {
+				r.Since = &p.Since
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func fleetLs(c *cli.Context, e *env) error {
+	format, err := outputFormat(c)
+	if err != nil {
+		return err
+	}
+	v, client, err := openFleetView(c.Context, c, e)
+	if err != nil {
+		return fleetError(err)
+	}
+	defer client.Close(context.Background())
+	robots := v.robots()
+	return printResult(e.stdout, format, robots, idsOf(robots, func(r fleetRobot) string { return r.Robot }), func() error {
+		if len(robots) == 0 {
+			_, err := fmt.Fprintln(e.stdout, "No robot has reported to this broker.")
+			return err
+		}
+		w := newTable(e.stdout)
+		fmt.Fprintln(w, "ROBOT\tONLINE\tAPPS\tRUNNING\tLAST UPDATE\tLAST SEEN")
+		now := time.Now()
+		for _, r := range robots {
+			var apps []string
+			for _, a := range r.Apps {
+				apps = append(apps, a.Name+"@"+short(a.Revision))
+			}
+			online, seen := "no", "-"
+			if r.Online {
+				online, seen = "yes", "now"
+			} else if !r.Time.IsZero() {
+				seen = ago(now, r.Time)
+			}
+			last := "-"
+			if u := r.LastUpdate; u != nil {
+				last = fmt.Sprintf("%s %s@%s %s", u.Result, u.Space, short(u.Revision), ago(now, u.Time))
+				if u.Error != "" {
+					last += ": " + clip(u.Error, 60)
+				}
+			}
+			name := r.Robot
+			if r.Name != "" && r.Name != r.Robot {
+				name += " (" + r.Name + ")"
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", name, online, cmp.Or(strings.Join(apps, ", "), "-"), cmp.Or(r.Running, "-"), last, seen)
+		}
+		return w.Flush()
+	})
+}
+
+func fleetWait(c *cli.Context, e *env) error {
+	space, rev := c.String("space"), strings.ToLower(strings.TrimSpace(c.String("revision")))
+	if err := fleet.CheckSpace(space); err != nil {
+		return usagef("--space: %v", err)
+	}
+	if len(rev) < 7 || strings.Trim(rev, "0123456789abcdef") != "" {
+		return usagef("--revision %q: want a commit, 7 to 64 hex digits", rev)
+	}
+	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
+	defer cancel()
+	v, client, err := openFleetView(ctx, c, e)
+	if err != nil {
+		return fleetError(err)
+	}
+	defer client.Close(context.Background())
+	for {
+		done, failed, late, halted := v.progress(space, rev)
+		switch {
+		case halted != "":
+			return cli.Exit(fmt.Sprintf("the rollout of %s at %s halted: %s", space, short(rev), halted), exitError)
+		case len(done)+len(failed)+len(late) == 0:
+			return cli.Exit(fmt.Sprintf("no robot of this fleet has an app of %s", space), exitError)
+		case len(late) == 0 && len(failed) == 0:
+			fmt.Fprintf(e.stdout, "%d robot(s) run %s at %s: %s\n", len(done), space, short(rev), strings.Join(done, ", "))
+			return nil
+		case len(late) == 0:
+			return cli.Exit(fmt.Sprintf("%d of %d robot(s) did not update %s to %s: %s", len(failed), len(done)+len(failed), space, short(rev), strings.Join(failed, "; ")), exitError)
+		}
+		select {
+		case <-v.changed:
+		case <-ctx.Done():
+			msg := fmt.Sprintf("after %s, %d of %d robot(s) do not run %s at %s", c.Duration("timeout"), len(late)+len(failed), len(done)+len(failed)+len(late), space, short(rev))
+			if len(failed) > 0 {
+				msg += "; failed: " + strings.Join(failed, "; ")
+			}
+			return cli.Exit(msg+"; late: "+strings.Join(late, ", "), exitError)
+		}
+	}
+}
+
+// progress sorts the robots with an app of space: done (at rev), failed (their update to rev
+// failed or was refused), late (neither yet; "(offline)" when their presence says so).
+func (v *fleetView) progress(space, rev string) (done, failed, late []string, halted string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if r, ok := v.rollouts[space]; ok && r.State == fleet.RolloutHalted && strings.HasPrefix(r.Revision, rev) {
+		halted = r.Reason
+	}
+	for _, id := range slices.Sorted(maps.Keys(v.statuses)) {
+		s := v.statuses[id]
+		app, ok := s.App(space)
+		if !ok {
+			continue
+		}
+		u := s.LastUpdate
+		switch {
+		case strings.HasPrefix(app.Revision, rev):
+			done = append(done, id)
+		case u != nil && u.Space == space && strings.HasPrefix(u.Revision, rev) && (u.Result == fleet.ResultFailed || u.Result == fleet.ResultRefused):
+			failed = append(failed, id+" ("+u.Result+": "+clip(u.Error, 200)+")")
+		default:
+			if p, ok := v.online[id]; ok && !p.Online {
+				id += " (offline)"
+			}
+			late = append(late, id)
+		}
+	}
+	return done, failed, late, halted
+}
+
+func fleetError(err error) error {
+	var ue *usageError
+	if errors.As(err, &ue) {
+		return err
+	}
+	return cli.Exit("fleet: "+err.Error(), exitError)
+}
+
+func short(rev string) string {
+	if len(rev) > 7 {
+		return rev[:7]
+	}
+	return cmp.Or(rev, "-")
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}
+
+func ago(now, t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	d := now.Sub(t)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds ago", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d.Hours()))
+	}
+	return t.UTC().Format("2006-01-02")
+}

@@ -1,0 +1,462 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/url"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/robothub/robothub/core/fault"
+)
+
+// InstalledApp is an app a robot has, as its daemon records it.
+type InstalledApp struct {
+	Name     string
+	Source   string // the URL it was installed from
+	Revision string // the installed commit
+}
+
+// Apps is the robot's app lifecycle, as the agent uses it.
+type Apps interface {
+	Installed() []InstalledApp
+	Running() string // the running app's name, "" when none
+	// Update runs the robot's update job for the apps installed from source, the job the
+	// receiver's robot-update route starts (skipped when they are at revision; reinstalled and
+	// restarted when running otherwise), and returns once it has ended.
+	Update(ctx context.Context, source, revision string) error
+}
+
+// Hub is the hub a robot already trusts: the one its apps came from.
+type Hub interface {
+	// Check reports whether the hub that source is on has revision as the head of space: nil when
+	// it is, ErrNotOnHub when the hub does not have it, ErrSuperseded when the head moved past it.
+	Check(ctx context.Context, source, space, revision string) error
+}
+
+// Errors of Hub.Check.
+var (
+	ErrNotOnHub   = fault.New(fault.Refused, "the hub does not have this revision of the space")
+	ErrSuperseded = errors.New("the space's head on the hub has moved past this revision")
+)
+
+// Link is the connection to the broker, as the agent uses it.
+type Link interface {
+	Subscribe(ctx context.Context, filters ...string) error
+	Unsubscribe(ctx context.Context, filters ...string) error
+	Publish(ctx context.Context, topic string, payload []byte, retain bool) error
+}
+
+// AgentConfig configures an Agent.
+type AgentConfig struct {
+	Robot  string // the robot's id (CheckRobotID)
+	Name   string // a human name; default Robot
+	Daemon string // the daemon's version
+	Topics Topics
+	Apps   Apps
+	Hub    Hub
+	Log    *slog.Logger
+
+	Resync      time.Duration // how often installed apps are compared with subscriptions; default 2s
+	StatusEvery time.Duration // a status is published at least this often while connected; default 10m
+	RetryAfter  time.Duration // first pause before a failed update is tried again; doubled up to 30m; default 1m
+	Now         func() time.Time
+}
+
+// Agent is a robot's side of a fleet: it subscribes to the wave topics of the spaces its installed
+// apps came from (and only those), updates an app when the wave that covers the robot names a new
+// revision that the trusted hub has as the space's head, and reports the robot's status.
+type Agent struct {
+	cfg    AgentConfig
+	bucket int
+
+	mu          sync.Mutex
+	link        Link
+	waves       map[string]map[int]Update // space -> wave -> the retained message
+	subscribed  map[string]bool
+	attempts    map[string]attempt // space -> the last update tried
+	last        *UpdateResult
+	published   *Status // the last status the broker acknowledged (Time zeroed)
+	publishedAt time.Time
+	connected   time.Time
+
+	wake chan struct{}
+	up   chan struct{}
+}
+
+type attempt struct {
+	revision string
+	result   string
+	at       time.Time
+	tries    int
+}
+
+// NewAgent checks cfg and returns an agent; Run starts it.
+func NewAgent(cfg AgentConfig) (*Agent, error) {
+	if err := CheckRobotID(cfg.Robot); err != nil {
+		return nil, err
+	}
+	if cfg.Apps == nil || cfg.Hub == nil {
+		return nil, errors.New("fleet agent: Apps and Hub are required")
+	}
+	if cfg.Name == "" {
+		cfg.Name = cfg.Robot
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.Resync <= 0 {
+		cfg.Resync = 2 * time.Second
+	}
+	if cfg.StatusEvery <= 0 {
+		cfg.StatusEvery = 10 * time.Minute
+	}
+	if cfg.RetryAfter <= 0 {
+		cfg.RetryAfter = time.Minute
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Agent{
+		cfg: cfg, bucket: Bucket(cfg.Robot),
+		waves: map[string]map[int]Update{}, subscribed: map[string]bool{}, attempts: map[string]attempt{},
+		wake: make(chan struct{}, 1), up: make(chan struct{}, 1),
+	}, nil
+}
+
+// Bucket is the robot's bucket, which decides its wave.
+func (a *Agent) Bucket() int { return a.bucket }
+
+// Presence returns the robot's presence message; the offline one is the will the link leaves
+// with the broker at each connection.
+func (a *Agent) Presence(online bool, since time.Time) []byte {
+	b, _ := Marshal(Presence{V: Version, Robot: a.cfg.Robot, Online: online, Since: since.UTC()})
+	return b
+}
+
+// Connected tells the agent that link is connected (again): it subscribes afresh, which brings the
+// retained wave messages, and publishes its presence and status. It does not block.
+func (a *Agent) Connected(link Link, since time.Time) {
+	a.mu.Lock()
+	a.link, a.connected = link, since
+	a.subscribed = map[string]bool{}
+	a.published = nil
+	a.mu.Unlock()
+	signal(a.up)
+}
+
+// Disconnected tells the agent that the link is down; Connected follows when it is back.
+func (a *Agent) Disconnected() {
+	a.mu.Lock()
+	a.link = nil
+	a.mu.Unlock()
+}
+
+// Handle takes a message from the link. It does not block: the work happens in Run.
+func (a *Agent) Handle(topic string, payload []byte) {
+	space, k, ok := a.cfg.Topics.ParseWave(topic)
+	if !ok {
+		a.cfg.Log.Warn("fleet: ignoring a message on an unexpected topic", "topic", clip(topic))
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.subscribed[space] {
+		return
+	}
+	if len(payload) == 0 { // a retained message cleared
+		delete(a.waves[space], k)
+		return
+	}
+	u, err := ParseUpdate(payload)
+	if err == nil && (u.Space != space || u.Wave != k) {
+		err = fmt.Errorf("update message names space %s wave %d but came on the topic of %s wave %d", u.Space, u.Wave, space, k)
+	}
+	if err != nil {
+		a.cfg.Log.Warn("fleet: refusing an update message", "topic", topic, "err", err)
+		return
+	}
+	if a.waves[space] == nil {
+		a.waves[space] = map[int]Update{}
+	}
+	a.waves[space][k] = u
+	signal(a.wake)
+}
+
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// Run does the agent's work until ctx ends.
+func (a *Agent) Run(ctx context.Context) error {
+	resync := time.NewTicker(a.cfg.Resync)
+	defer resync.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-a.up:
+			a.sync(ctx, true)
+		case <-resync.C:
+			a.sync(ctx, false)
+		case <-a.wake:
+		}
+		a.work(ctx)
+	}
+}
+
+// sync subscribes to the spaces of the installed apps and unsubscribes from the others, and
+// publishes the status when it changed (or when the link just came up).
+func (a *Agent) sync(ctx context.Context, fresh bool) {
+	a.mu.Lock()
+	link, since := a.link, a.connected
+	a.mu.Unlock()
+	if link == nil {
+		return
+	}
+	if fresh {
+		if err := link.Publish(ctx, a.cfg.Topics.Online(a.cfg.Robot), a.Presence(true, since), true); err != nil {
+			a.cfg.Log.Warn("fleet: publishing presence", "err", err)
+		}
+	}
+	want := map[string]bool{}
+	for _, app := range a.cfg.Apps.Installed() {
+		if space, ok := SpaceOf(app.Source); ok {
+			want[space] = true
+		}
+	}
+	a.mu.Lock()
+	var add, drop []string
+	for s := range want {
+		if !a.subscribed[s] {
+			add = append(add, s)
+		}
+	}
+	for s := range a.subscribed {
+		if !want[s] {
+			drop = append(drop, s)
+		}
+	}
+	a.mu.Unlock()
+	slices.Sort(add)
+	slices.Sort(drop)
+	for _, s := range drop {
+		a.mu.Lock()
+		delete(a.subscribed, s)
+		delete(a.waves, s)
+		delete(a.attempts, s)
+		a.mu.Unlock()
+		if err := link.Unsubscribe(ctx, a.cfg.Topics.Waves(s)); err != nil {
+			a.cfg.Log.Warn("fleet: unsubscribing", "space", s, "err", err)
+		}
+	}
+	for _, s := range add {
+		// Marked first: the retained messages may arrive before the subscription is acknowledged.
+		a.mu.Lock()
+		a.subscribed[s] = true
+		a.mu.Unlock()
+		if err := link.Subscribe(ctx, a.cfg.Topics.Waves(s)); err != nil {
+			a.mu.Lock()
+			delete(a.subscribed, s)
+			a.mu.Unlock()
+			a.cfg.Log.Warn("fleet: subscribing", "space", s, "err", err)
+			continue
+		}
+		a.cfg.Log.Debug("fleet: subscribed", "space", s)
+	}
+	a.publishStatus(ctx, link)
+}
+
+// work brings every subscribed space to the revision its covering wave names.
+func (a *Agent) work(ctx context.Context) {
+	for {
+		space, u, ok := a.next()
+		if !ok {
+			return
+		}
+		a.update(ctx, space, u)
+		if ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// next picks a space whose target revision differs from what is installed and that was not tried
+// at that revision (or whose retry is due).
+func (a *Agent) next() (string, Update, bool) {
+	installed := a.cfg.Apps.Installed()
+	now := a.cfg.Now()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, space := range slices.Sorted(maps.Keys(a.waves)) {
+		u, ok := Target(a.bucket, slices.Collect(maps.Values(a.waves[space])))
+		if !ok {
+			continue
+		}
+		behind := false
+		for _, app := range installed {
+			if s, ok := SpaceOf(app.Source); ok && s == space && app.Revision != u.Revision {
+				behind = true
+			}
+		}
+		if !behind {
+			continue
+		}
+		if at, tried := a.attempts[space]; tried && at.revision == u.Revision {
+			if at.result != ResultFailed || now.Sub(at.at) < a.retryDelay(at.tries) {
+				continue
+			}
+		}
+		return space, u, true
+	}
+	return "", Update{}, false
+}
+
+func (a *Agent) retryDelay(tries int) time.Duration {
+	d := a.cfg.RetryAfter
+	for i := 1; i < tries && d < 30*time.Minute; i++ {
+		d *= 2
+	}
+	return min(d, 30*time.Minute)
+}
+
+// update checks u's revision against the hub and runs the update job of each source of space.
+func (a *Agent) update(ctx context.Context, space string, u Update) {
+	var sources []string
+	for _, app := range a.cfg.Apps.Installed() {
+		if s, ok := SpaceOf(app.Source); ok && s == space && app.Revision != u.Revision && !slices.Contains(sources, app.Source) {
+			sources = append(sources, app.Source)
+		}
+	}
+	res := UpdateResult{Space: space, Revision: u.Revision, Result: ResultDone}
+	log := a.cfg.Log.With("space", space, "revision", u.Revision, "rollout", u.Rollout, "wave", u.Wave)
+	for _, src := range sources {
+		err := a.cfg.Hub.Check(ctx, src, space, u.Revision)
+		switch {
+		case errors.Is(err, ErrNotOnHub):
+			res.Result, res.Error = ResultRefused, err.Error()
+		case errors.Is(err, ErrSuperseded):
+			res.Result, res.Error = ResultSuperseded, err.Error()
+		case err != nil:
+			res.Result, res.Error = ResultFailed, "checking the revision on the hub: "+err.Error()
+		default:
+			log.Info("fleet: updating", "source", src)
+			if err := a.cfg.Apps.Update(ctx, src, u.Revision); err != nil {
+				res.Result, res.Error = ResultFailed, err.Error()
+			}
+		}
+		if res.Result != ResultDone {
+			break
+		}
+	}
+	if ctx.Err() != nil {
+		return // the daemon is stopping: the retained message brings the update back at the next start
+	}
+	res.Time = a.cfg.Now().UTC()
+	switch res.Result {
+	case ResultDone:
+		log.Info("fleet: updated")
+	case ResultSuperseded:
+		log.Info("fleet: not updating: " + res.Error)
+	default:
+		log.Warn("fleet: update "+res.Result, "err", res.Error)
+	}
+	a.mu.Lock()
+	prev := a.attempts[space]
+	tries := 1
+	if prev.revision == u.Revision {
+		tries = prev.tries + 1
+	}
+	a.attempts[space] = attempt{revision: u.Revision, result: res.Result, at: a.cfg.Now(), tries: tries}
+	a.last = &res
+	link := a.link
+	a.mu.Unlock()
+	if link != nil {
+		a.publishStatus(ctx, link)
+	}
+	if res.Result == ResultFailed {
+		// Wake up again when the retry is due, even if nothing else happens.
+		time.AfterFunc(a.retryDelay(tries), func() { signal(a.wake) })
+	}
+}
+
+// Status is the robot's status now.
+func (a *Agent) Status() Status {
+	st := Status{V: Version, Robot: a.cfg.Robot, Name: a.cfg.Name, Daemon: a.cfg.Daemon, Running: a.cfg.Apps.Running(), Apps: []AppStatus{}}
+	for _, app := range a.cfg.Apps.Installed() {
+		s, _ := SpaceOf(app.Source)
+		st.Apps = append(st.Apps, AppStatus{Name: app.Name, Space: s, Revision: app.Revision})
+	}
+	slices.SortFunc(st.Apps, func(x, y AppStatus) int { return strings.Compare(x.Name, y.Name) })
+	a.mu.Lock()
+	if a.last != nil {
+		last := *a.last
+		st.LastUpdate = &last
+	}
+	a.mu.Unlock()
+	return st
+}
+
+// publishStatus publishes the status when it changed since the last one the broker took, or when
+// StatusEvery has passed.
+func (a *Agent) publishStatus(ctx context.Context, link Link) {
+	st := a.Status()
+	now := a.cfg.Now()
+	a.mu.Lock()
+	same := a.published != nil && reflect.DeepEqual(*a.published, st) && now.Sub(a.publishedAt) < a.cfg.StatusEvery
+	a.mu.Unlock()
+	if same {
+		return
+	}
+	sent := st
+	sent.Time = now.UTC()
+	payload, err := Marshal(sent)
+	if err != nil {
+		return
+	}
+	if err := link.Publish(ctx, a.cfg.Topics.Status(a.cfg.Robot), payload, true); err != nil {
+		a.cfg.Log.Warn("fleet: publishing status", "err", err)
+		return
+	}
+	a.mu.Lock()
+	a.published, a.publishedAt = &st, now
+	a.mu.Unlock()
+}
+
+// SpaceOf returns the space (owner/name) an app's install source names, when it is a hub space:
+// a URL whose path ends in /spaces/<owner>/<name> (with or without .git).
+func SpaceOf(source string) (string, bool) {
+	u, err := url.Parse(source)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return "", false
+	}
+	path := strings.TrimSuffix(strings.TrimRight(u.Path, "/"), ".git")
+	_, rest, ok := strings.Cut(path, "/spaces/")
+	if !ok || CheckSpace(rest) != nil {
+		return "", false
+	}
+	return rest, true
+}
+
+// HubOf returns the base URL of the hub an app's source is on: the source up to /spaces/.
+func HubOf(source string) (string, bool) {
+	u, err := url.Parse(source)
+	if err != nil {
+		return "", false
+	}
+	before, _, ok := strings.Cut(u.Path, "/spaces/")
+	if !ok {
+		return "", false
+	}
+	u.Path, u.RawQuery, u.Fragment, u.User = before, "", "", nil
+	return strings.TrimRight(u.String(), "/"), true
+}

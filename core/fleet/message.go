@@ -1,0 +1,211 @@
+package fleet
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-json-experiment/json"
+)
+
+// Version is the version of the messages this package writes and reads. A reader refuses another
+// version rather than guess at it; fields added within a version are ignored by older readers.
+const Version = 1
+
+// MaxMessageBytes bounds a fleet message: the largest, a status with many apps, is a few KB. AWS
+// IoT Core's limit is 128 KB, Mosquitto's default none.
+const MaxMessageBytes = 64 << 10
+
+// Buckets is the number of buckets robots are spread over by Bucket: waves are ranges of them, so
+// a share is exact to 0.01 %.
+const Buckets = 10000
+
+// Update announces that a space's robots in buckets [From, To) should run Revision: one wave of a
+// rollout. The publisher keeps it retained on the wave's topic, so a robot that connects later gets it.
+type Update struct {
+	V        int       `json:"v"`
+	Space    string    `json:"space"`    // owner/name
+	Revision string    `json:"revision"` // the full commit the push made
+	Time     time.Time `json:"time"`     // when this wave was published; the newest covering a robot wins
+	Rollout  string    `json:"rollout"`  // the rollout's id, the same in all its waves
+	Wave     int       `json:"wave"`
+	From     int       `json:"from"` // first bucket of the wave
+	To       int       `json:"to"`   // one past its last bucket
+}
+
+// Covers reports whether the wave includes a robot of bucket b.
+func (u Update) Covers(b int) bool { return b >= u.From && b < u.To }
+
+// Check reports the first field of u that is wrong.
+func (u Update) Check() error {
+	switch {
+	case u.V != Version:
+		return fmt.Errorf("update message: version %d, want %d", u.V, Version)
+	case u.Time.IsZero():
+		return errors.New("update message: time is missing")
+	case u.Rollout == "" || len(u.Rollout) > 64:
+		return errors.New("update message: rollout must be 1 to 64 characters")
+	case u.Wave < 0 || u.Wave >= MaxWaves:
+		return fmt.Errorf("update message: wave %d is not 0 to %d", u.Wave, MaxWaves-1)
+	case u.From < 0 || u.To > Buckets || u.From >= u.To:
+		return fmt.Errorf("update message: buckets [%d, %d) are not a range within [0, %d)", u.From, u.To, Buckets)
+	}
+	if err := CheckSpace(u.Space); err != nil {
+		return fmt.Errorf("update message: %w", err)
+	}
+	if err := CheckRevision(u.Revision); err != nil {
+		return fmt.Errorf("update message: %w", err)
+	}
+	return nil
+}
+
+// AppStatus is one installed app in a robot's status.
+type AppStatus struct {
+	Name     string `json:"name"`
+	Space    string `json:"space,omitempty"`    // owner/name when it came from a hub space
+	Revision string `json:"revision,omitempty"` // the installed commit
+}
+
+// The results of an update a robot reports.
+const (
+	ResultDone       = "done"       // installed (and restarted if it ran)
+	ResultFailed     = "failed"     // the update job failed: the installed version runs on
+	ResultRefused    = "refused"    // the hub the robot trusts does not have the revision
+	ResultSuperseded = "superseded" // the hub's head has moved past the revision: its own announcement follows
+)
+
+// UpdateResult is the outcome of the last update a robot tried.
+type UpdateResult struct {
+	Space    string    `json:"space"`
+	Revision string    `json:"revision"`
+	Result   string    `json:"result"` // one of the Result constants
+	Error    string    `json:"error,omitempty"`
+	Time     time.Time `json:"time"`
+}
+
+// Status is what a robot reports about itself, retained on its status topic.
+type Status struct {
+	V          int           `json:"v"`
+	Robot      string        `json:"robot"` // the id: its topic level and MQTT client id
+	Name       string        `json:"name"`  // a human name, free text
+	Daemon     string        `json:"daemon"`
+	Time       time.Time     `json:"time"` // when the robot wrote it
+	Apps       []AppStatus   `json:"apps"`
+	Running    string        `json:"running,omitempty"`
+	LastUpdate *UpdateResult `json:"lastUpdate,omitempty"`
+}
+
+// App returns the robot's app of space and whether it has one.
+func (s Status) App(space string) (AppStatus, bool) {
+	for _, a := range s.Apps {
+		if a.Space == space {
+			return a, true
+		}
+	}
+	return AppStatus{}, false
+}
+
+// Presence says whether a robot is connected. The robot publishes it online when it connects; its
+// will message, which the broker publishes when the robot goes away without a goodbye, says offline.
+type Presence struct {
+	V      int       `json:"v"`
+	Robot  string    `json:"robot"`
+	Online bool      `json:"online"`
+	Since  time.Time `json:"since"` // when the connection that this is about was made
+}
+
+// Rollout states.
+const (
+	RolloutCanary   = "canary"   // the canary wave is out; the rest waits on it
+	RolloutComplete = "complete" // every wave is out
+	RolloutHalted   = "halted"   // the canary's failures passed the threshold: the rest stays where it is
+)
+
+// Rollout is the publisher's record of a space's rollout, retained on its rollout topic: the wave
+// state lives there and in the retained wave messages, so a publisher that restarts picks it up.
+type Rollout struct {
+	V          int       `json:"v"`
+	ID         string    `json:"id"`
+	Space      string    `json:"space"`
+	Revision   string    `json:"revision"`
+	State      string    `json:"state"`
+	Plan       Plan      `json:"plan"`
+	Started    time.Time `json:"started"`
+	Updated    time.Time `json:"updated"`
+	Done       []string  `json:"done,omitempty"`   // canary robots that run the revision
+	Failed     []string  `json:"failed,omitempty"` // canary robots whose update failed or was refused
+	Reason     string    `json:"reason,omitempty"` // why it halted
+	Superseded string    `json:"supersededBy,omitempty"`
+}
+
+// Marshal encodes a message.
+func Marshal(v any) ([]byte, error) { return json.Marshal(v) }
+
+// ParseUpdate reads and checks an update message.
+func ParseUpdate(data []byte) (Update, error) {
+	var u Update
+	if err := unmarshal(data, &u, "update"); err != nil {
+		return Update{}, err
+	}
+	return u, u.Check()
+}
+
+// ParseStatus reads and checks a status message.
+func ParseStatus(data []byte) (Status, error) {
+	var s Status
+	if err := unmarshal(data, &s, "status"); err != nil {
+		return Status{}, err
+	}
+	if s.V != Version {
+		return Status{}, fmt.Errorf("status message: version %d, want %d", s.V, Version)
+	}
+	if err := CheckRobotID(s.Robot); err != nil {
+		return Status{}, fmt.Errorf("status message: %w", err)
+	}
+	return s, nil
+}
+
+// ParsePresence reads and checks a presence message.
+func ParsePresence(data []byte) (Presence, error) {
+	var p Presence
+	if err := unmarshal(data, &p, "presence"); err != nil {
+		return Presence{}, err
+	}
+	if p.V != Version {
+		return Presence{}, fmt.Errorf("presence message: version %d, want %d", p.V, Version)
+	}
+	if err := CheckRobotID(p.Robot); err != nil {
+		return Presence{}, fmt.Errorf("presence message: %w", err)
+	}
+	return p, nil
+}
+
+// ParseRollout reads and checks a rollout record.
+func ParseRollout(data []byte) (Rollout, error) {
+	var r Rollout
+	if err := unmarshal(data, &r, "rollout"); err != nil {
+		return Rollout{}, err
+	}
+	if r.V != Version {
+		return Rollout{}, fmt.Errorf("rollout record: version %d, want %d", r.V, Version)
+	}
+	if err := CheckSpace(r.Space); err != nil {
+		return Rollout{}, fmt.Errorf("rollout record: %w", err)
+	}
+	if err := CheckRevision(r.Revision); err != nil {
+		return Rollout{}, fmt.Errorf("rollout record: %w", err)
+	}
+	return r, nil
+}
+
+// unmarshal decodes one JSON object: the encoding/json v2 decoder refuses duplicate names, invalid
+// UTF-8 and trailing data; unknown names are ignored, so that a newer writer's additions pass.
+func unmarshal(data []byte, v any, what string) error {
+	if len(data) > MaxMessageBytes {
+		return fmt.Errorf("%s message: %d bytes, over the %d-byte limit", what, len(data), MaxMessageBytes)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%s message: %v", what, err)
+	}
+	return nil
+}

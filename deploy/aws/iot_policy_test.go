@@ -1,0 +1,102 @@
+package aws
+
+import (
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/robothub/robothub/core/fleet"
+)
+
+// policyResources reads an AWS IoT policy and returns its Allow statements' resources by action,
+// with the policy variable and placeholders filled in for robot and space.
+func policyResources(t *testing.T, file, robot, space string) map[string][]string {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Version   string
+		Statement []struct {
+			Effect   string
+			Action   json.RawMessage
+			Resource json.RawMessage
+		}
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	if doc.Version != "2012-10-17" {
+		t.Fatalf("%s: Version %q", file, doc.Version)
+	}
+	list := func(raw json.RawMessage) []string {
+		var one string
+		if json.Unmarshal(raw, &one) == nil {
+			return []string{one}
+		}
+		var many []string
+		if err := json.Unmarshal(raw, &many); err != nil {
+			t.Fatalf("%s: %s is neither a string nor a list", file, raw)
+		}
+		return many
+	}
+	fill := strings.NewReplacer("${iot:Connection.Thing.ThingName}", robot, "OWNER/NAME", space)
+	out := map[string][]string{}
+	for _, st := range doc.Statement {
+		if st.Effect != "Allow" {
+			t.Fatalf("%s: effect %q", file, st.Effect)
+		}
+		for _, action := range list(st.Action) {
+			for _, r := range list(st.Resource) {
+				_, rest, ok := strings.Cut(r, ":iot:*:*:")
+				if !ok {
+					t.Fatalf("%s: resource %s is not an IoT ARN of any region and account", file, r)
+				}
+				out[action] = append(out[action], fill.Replace(rest))
+			}
+		}
+	}
+	return out
+}
+
+// The policies name the topics core/fleet uses (AWS IoT takes + and # in a policy literally, so a
+// topicfilter resource must be exactly the filter the robot subscribes to).
+func TestIoTPoliciesNameTheFleetsTopics(t *testing.T) {
+	topics := fleet.Topics{}
+	robot := policyResources(t, "iot-robot-policy.json", "robot-1", "")
+	if got, want := robot["iot:Connect"], []string{"client/robot-1"}; !slices.Equal(got, want) {
+		t.Errorf("robot policy: connect %v, want %v", got, want)
+	}
+	own := []string{"topic/" + topics.Status("robot-1"), "topic/" + topics.Online("robot-1")}
+	for _, action := range []string{"iot:Publish", "iot:RetainPublish"} {
+		if got := robot[action]; !slices.Equal(got, own) {
+			t.Errorf("robot policy: %s on %v, want only its own status and presence %v", action, got, own)
+		}
+	}
+	if len(robot["iot:Subscribe"])+len(robot["iot:Receive"]) != 0 {
+		t.Errorf("robot policy: the base policy lets a robot hear %v %v; spaces come from their thing groups", robot["iot:Subscribe"], robot["iot:Receive"])
+	}
+
+	space := policyResources(t, "iot-space-policy.json", "", "alice/catalog_app")
+	if got, want := space["iot:Subscribe"], []string{"topicfilter/" + topics.Waves("alice/catalog_app")}; !slices.Equal(got, want) {
+		t.Errorf("space policy: subscribe %v, want %v", got, want)
+	}
+	if got, want := space["iot:Receive"], []string{"topic/" + strings.TrimSuffix(topics.Wave("alice/catalog_app", 0), "0") + "*"}; !slices.Equal(got, want) {
+		t.Errorf("space policy: receive %v, want %v", got, want)
+	}
+	if len(space["iot:Publish"]) != 0 {
+		t.Errorf("space policy lets robots publish on %v", space["iot:Publish"])
+	}
+
+	receiver := policyResources(t, "iot-receiver-policy.json", "receiver", "")
+	wantFilters := []string{"topicfilter/" + topics.AllRobots(), "topicfilter/" + topics.AllRollouts()}
+	if got := receiver["iot:Subscribe"]; !slices.Equal(got, wantFilters) {
+		t.Errorf("receiver policy: subscribe %v, want %v", got, wantFilters)
+	}
+	if got := receiver["iot:RetainPublish"]; !slices.Equal(got, []string{"topic/" + fleet.DefaultPrefix + "/spaces/*"}) {
+		t.Errorf("receiver policy: retained publish on %v", got)
+	}
+}

@@ -1,0 +1,172 @@
+package actions
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/robothub/robothub/adapters/mqtt"
+	"github.com/robothub/robothub/core/fault"
+	"github.com/robothub/robothub/core/fleet"
+	"github.com/robothub/robothub/core/webhook"
+)
+
+// The environment of a fleet: route's broker credentials (also read by `robothub fleet`). The
+// password is removed from the environment of exec: commands, as the webhook secret is.
+const (
+	FleetUsernameEnv = "ROBOTHUB_FLEET_USERNAME"
+	FleetPasswordEnv = "ROBOTHUB_FLEET_PASSWORD"
+	FleetCAEnv       = "ROBOTHUB_FLEET_CA"   // PEM file of the CAs to trust (default: the system's)
+	FleetCertEnv     = "ROBOTHUB_FLEET_CERT" // PEM file of a client certificate (AWS IoT Core's way)
+	FleetKeyEnv      = "ROBOTHUB_FLEET_KEY"  // its key
+)
+
+// FleetLinkDialer opens another kind of fleet link than an MQTT broker: the Lambda registers one
+// for AWS IoT Core's HTTPS data plane (scheme awsiot). It may only publish.
+type FleetLinkDialer func(ctx context.Context, target *url.URL) (fleet.Link, error)
+
+// FleetResult is the reply of a fleet action that announced a push.
+type FleetResult struct {
+	Message  string `json:"message"`
+	Space    string `json:"space"`
+	Revision string `json:"revision"`
+	Rollout  string `json:"rollout"`
+	State    string `json:"state"` // complete: every robot was told; canary: the canary share was
+	Topic    string `json:"topic"`
+}
+
+var fleetSettings = []string{"canary", "halt", "wait"}
+
+// fleetAction announces a push to a space to the robots of a fleet: one retained QoS 1 message on
+// the space's wave topic, answered 202 once the broker has acknowledged it. With canary=N the first
+// wave is N % of the robots, and this process advances the rest when they report (or halts).
+func (b *Builder) fleetAction(route, spec string) (webhook.HandlerFunc, error) {
+	target, query, _ := strings.Cut(spec, "?")
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return nil, fmt.Errorf("route %s: fleet: settings %q: %v", route, query, err)
+	}
+	for k := range q {
+		if !slices.Contains(fleetSettings, k) {
+			return nil, fmt.Errorf("route %s: fleet: unknown setting %q: use canary=PERCENT, halt=PERCENT, wait=DURATION", route, k)
+		}
+	}
+	plan, err := fleet.ParsePlan(q.Get)
+	if err != nil {
+		return nil, fmt.Errorf("route %s: fleet: %w", route, err)
+	}
+	if plan.Canary > 0 && b.cfg.Ephemeral {
+		return nil, fmt.Errorf("route %s: fleet: canary waves need a receiver that stays up to advance them (robothub serve, a Space); this one stops after each delivery", route)
+	}
+	u, err := url.Parse(target)
+	if err != nil {
+		return nil, fmt.Errorf("route %s: fleet: the broker URL: %v", route, redactParseError(err))
+	}
+	log := b.cfg.Logger.With("route", route, "broker", mqtt.Redact(u))
+	pub := &fleet.Publisher{Plan: plan, Log: log}
+	if dial, ok := b.cfg.FleetDialers[u.Scheme]; ok {
+		if plan.Canary > 0 {
+			return nil, fmt.Errorf("route %s: fleet: canary waves need an MQTT broker the receiver subscribes to; %s:// only publishes", route, u.Scheme)
+		}
+		if pub.Link, err = dial(b.ctx, u); err != nil {
+			return nil, fmt.Errorf("route %s: fleet: %w", route, err)
+		}
+	} else {
+		client, err := b.fleetClient(route, target, pub, plan.Canary > 0)
+		if err != nil {
+			return nil, err
+		}
+		pub.Link = client
+		log = log.With("broker", client.Broker())
+	}
+	if plan.Canary > 0 {
+		go func() { _ = pub.Run(b.ctx) }()
+	}
+
+	return func(ctx context.Context, p *webhook.Payload, _ http.Header) (any, error) {
+		if !p.Event.Is(webhook.ScopeRepoContent, webhook.ActionUpdate) || p.Repo.Type != "space" {
+			return fmt.Sprintf("ignored: %s %s on %s %s is not a push to a space", p.Event.Scope, p.Event.Action, p.Repo.Type, p.Repo.Name), nil
+		}
+		rev := strings.ToLower(p.Repo.HeadSha)
+		if err := fleet.CheckRevision(rev); err != nil {
+			return nil, fault.Invalidf("payload field repo.headSha: %v: there is no revision to announce", err)
+		}
+		if err := fleet.CheckSpace(p.Repo.Name); err != nil {
+			return nil, fault.Invalidf("payload field repo.name: %v", err)
+		}
+		r, err := pub.Announce(ctx, p.Repo.Name, rev)
+		if err != nil {
+			log.Error("fleet announcement failed", "space", p.Repo.Name, "revision", rev, "err", err)
+			if errors.Is(err, fault.ErrUnavailable) || ctx.Err() != nil {
+				return nil, fault.New(fault.Unavailable, "the fleet's broker did not take the announcement: %v", err)
+			}
+			return nil, fault.New(fault.Upstream, "the fleet's broker refused the announcement: %v", err)
+		}
+		msg := fmt.Sprintf("announced %s at %s to the fleet", r.Space, r.Revision)
+		if r.State == fleet.RolloutCanary {
+			msg += fmt.Sprintf(" (canary: %d %% first; the rest when they report)", plan.Canary)
+		}
+		log.Info("fleet announcement", "space", r.Space, "revision", r.Revision, "rollout", r.ID, "state", r.State)
+		return webhook.Response{Status: http.StatusAccepted, Body: FleetResult{
+			Message: msg, Space: r.Space, Revision: r.Revision, Rollout: r.ID, State: r.State, Topic: fleet.Topics{}.Wave(r.Space, 0),
+		}}, nil
+	}, nil
+}
+
+// fleetClient connects to the route's broker with the receiver's credentials. With waves it also
+// subscribes to the robots' statuses and the rollout records, at every (re)connection.
+func (b *Builder) fleetClient(route, target string, pub *fleet.Publisher, waves bool) (*mqtt.Client, error) {
+	env := b.cfg.Getenv
+	var tlsCfg = b.cfg.FleetTLS
+	if tlsCfg == nil && (env(FleetCAEnv) != "" || env(FleetCertEnv) != "") {
+		t, err := mqtt.TLSFiles(env(FleetCAEnv), env(FleetCertEnv), env(FleetKeyEnv))
+		if err != nil {
+			return nil, fmt.Errorf("route %s: fleet: %w", route, err)
+		}
+		tlsCfg = t
+	}
+	id := make([]byte, 6)
+	_, _ = rand.Read(id)
+	host, _ := os.Hostname()
+	clientID := "robothub-receiver-" + hex.EncodeToString(id)
+	if u := env(FleetUsernameEnv); u != "" {
+		clientID = u // brokers that tie a client id to its user name (use_username_as_clientid, AWS IoT policies)
+	}
+	cfg := mqtt.Config{
+		URL: target, ClientID: clientID, Username: env(FleetUsernameEnv), Password: env(FleetPasswordEnv), TLS: tlsCfg,
+		Logger: b.cfg.Logger.With("route", route, "host", host),
+	}
+	if waves {
+		cfg.ReceiveMaximum = mqtt.ManyMessages // every robot's status
+		cfg.OnMessage = pub.Handle
+		cfg.OnUp = func(client *mqtt.Client, _ time.Time) {
+			go func() {
+				if err := client.Subscribe(b.ctx, pub.Filters()...); err != nil {
+					b.cfg.Logger.Warn("fleet: subscribing to the robots' statuses", "route", route, "err", err)
+				}
+			}()
+		}
+	}
+	c, err := mqtt.Connect(b.ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("route %s: fleet: %w", route, err)
+	}
+	b.closers = append(b.closers, func(ctx context.Context) { _ = c.Close(ctx) })
+	return c, nil
+}
+
+func redactParseError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
