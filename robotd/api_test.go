@@ -220,9 +220,9 @@ with Robot() as r:
 func TestAudioThroughTheAPI(t *testing.T) {
 	d := startDaemon(t, daemonOptions{})
 	d.call("POST", "/api/audio/start_recording", nil, nil)
-	tone := make([]float64, 1600)
+	tone := make([][2]float64, 1600) // 100 ms of 440 Hz on the left, silence on the right
 	for i := range tone {
-		tone[i] = 0.5 * math.Sin(2*math.Pi*440*float64(i)/16000)
+		tone[i][0] = 0.5 * math.Sin(2*math.Pi*440*float64(i)/16000)
 	}
 	var pushed map[string]any
 	if code := d.call("POST", "/api/audio/push_sample", map[string]any{"samples": tone}, &pushed); code != 200 || pushed["samples"] != 1600.0 {
@@ -230,18 +230,23 @@ func TestAudioThroughTheAPI(t *testing.T) {
 	}
 	time.Sleep(300 * time.Millisecond)
 	var rec struct {
-		SampleRate int       `json:"sample_rate"`
-		Samples    []float64 `json:"samples"`
+		SampleRate int          `json:"sample_rate"`
+		Channels   int          `json:"channels"`
+		Samples    [][2]float64 `json:"samples"`
 	}
 	d.call("GET", "/api/audio/sample", nil, &rec)
-	loud := 0
-	for _, s := range rec.Samples {
-		if math.Abs(s) > 0.4 {
-			loud++
+	loudLeft, loudRight := 0, 0
+	for _, f := range rec.Samples {
+		if math.Abs(f[0]) > 0.4 {
+			loudLeft++
+		}
+		if math.Abs(f[1]) > 0.4 {
+			loudRight++
 		}
 	}
-	if rec.SampleRate != 16000 || len(rec.Samples) < 3000 || loud < 100 {
-		t.Fatalf("recorded %d samples at %d Hz with %d loud ones; the pushed tone should be in them", len(rec.Samples), rec.SampleRate, loud)
+	if rec.SampleRate != 16000 || rec.Channels != 2 || len(rec.Samples) < 3000 || loudLeft < 100 || loudRight != 0 {
+		t.Fatalf("recorded %d frames of %d channels at %d Hz with %d loud on the left and %d on the right; the pushed tone should be on the left",
+			len(rec.Samples), rec.Channels, rec.SampleRate, loudLeft, loudRight)
 	}
 	d.call("POST", "/api/audio/stop_recording", nil, nil)
 }

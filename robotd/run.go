@@ -42,7 +42,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Writer:          stdout,
 		ErrWriter:       stderr,
 		HideHelpCommand: true,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.GenericFlag{Name: "sim", Value: new(simMode), Usage: "run the simulated robot; --sim=bus runs the hardware backend on a motor bus emulator"},
 			&cli.StringFlag{Name: "serialport", Usage: "the motor bus's serial port (default: the Lite's USB adapter " + liteAdapterVID + ":" + liteAdapterPID + ", or " + wirelessUART + " with --wireless-version)"},
 			&cli.StringFlag{Name: "hardware-config", Usage: "a hardware config YAML file (motor ids, offsets, limits) instead of the built-in one"},
@@ -67,7 +67,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			&cli.StringFlag{Name: "installer", Value: "auto", Usage: "auto (uv when on PATH, else pip), pip or uv"},
 			&cli.BoolFlag{Name: "system-site-packages", Usage: "let apps use the system's Python packages (numpy, OpenCV from apt on Raspberry Pi OS)"},
 			&cli.StringSliceFlag{Name: "allowed-host", Usage: "a host name the API answers to, besides IP addresses, localhost and this machine's name"},
-		},
+		}, mediaFlags...),
 		Action: func(c *cli.Context) error {
 			cfg, err := configFrom(c, getenv)
 			if err != nil {
@@ -97,6 +97,7 @@ type config struct {
 	bodyTimeout                time.Duration
 	indexURL, uv, hubToken     string
 	extraIndexURLs             []string
+	media                      mediaConfig
 }
 
 func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
@@ -107,6 +108,10 @@ func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
 		python: c.String("python"), wheelDirs: c.StringSlice("wheel-dir"), allowedHosts: c.StringSlice("allowed-host"),
 	}
 	cfg.offline, cfg.systemSite = c.Bool("offline"), c.Bool("system-site-packages")
+	var err error
+	if cfg.media, err = mediaConfigFrom(c, cfg.sim); err != nil {
+		return cfg, err
+	}
 	cfg.indexURL, cfg.extraIndexURLs = strings.TrimSpace(c.String("index-url")), c.StringSlice("extra-index-url")
 	switch c.String("installer") {
 	case "pip":
@@ -253,7 +258,10 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 		return err
 	}
 	defer closeBackend()
+	devices := openMedia(cfg.media, cfg.wireless, backend, log.With("component", "media"))
+	defer devices.media.Close() // after the robot's loop has stopped
 	rb := robot.New(backend, log.With("component", "robot"))
+	rb.UseMedia(devices)
 	defer rb.Close()
 
 	mgr, err := apps.NewManager(apps.Config{
@@ -288,7 +296,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	handler := NewServer(ServerConfig{
 		Apps: mgr, Robot: rb, Log: log.With("component", "http"), Token: cfg.token, NoAuth: cfg.noAuth, BodyTimeout: cfg.bodyTimeout,
 		AllowedHosts: cfg.allowedHosts, Version: version.String(), Wireless: cfg.wireless, Done: done,
-		LoopbackOnly: loopbackOnly,
+		LoopbackOnly: loopbackOnly, Media: devices.media, SoundsDir: filepath.Join(cfg.dataDir, "sounds"),
 	})
 	srv := &http.Server{
 		Handler:           handler,

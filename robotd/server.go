@@ -9,12 +9,17 @@ import (
 
 	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/core/robot"
+	"github.com/robothub/robothub/internal/hardware/media"
 )
 
 // Server is the daemon's HTTP API and dashboard.
 type Server struct {
 	apps         *apps.Manager
 	robot        *robot.Robot
+	media        *media.Media // never nil: every device off when the daemon has none
+	mediaWired   bool         // the robot speaks, listens and looks through media
+	soundsDir    string       // uploaded sounds
+	mediaSocket  string       // the local media socket's path, for local SDKs
 	log          *slog.Logger
 	token        string // never empty: a request must present it unless noAuth
 	noAuth       bool
@@ -33,8 +38,13 @@ type Server struct {
 
 // ServerConfig holds what NewServer needs.
 type ServerConfig struct {
-	Apps         *apps.Manager
-	Robot        *robot.Robot
+	Apps  *apps.Manager
+	Robot *robot.Robot
+	// Media are the robot's devices, which Robot uses (robot.UseMedia); nil: none, and the
+	// robot's backend speaks and draws its camera itself.
+	Media        *media.Media
+	SoundsDir    string // where uploaded sounds go
+	MediaSocket  string // the local media socket (ServeMediaSocket), "" when there is none
 	Log          *slog.Logger
 	Token        string        // the API token (--token); empty: a random one nobody knows
 	NoAuth       bool          // --no-auth: every client may use the API
@@ -59,6 +69,10 @@ func NewServer(cfg ServerConfig) *Server {
 	}
 	if s.token == "" {
 		s.token = rand.Text()
+	}
+	s.media, s.mediaWired, s.soundsDir, s.mediaSocket = cfg.Media, cfg.Media != nil, cfg.SoundsDir, cfg.MediaSocket
+	if s.media == nil {
+		s.media = media.Open(media.Options{Camera: media.DeviceNone, Microphone: media.DeviceNone, Speaker: media.DeviceNone})
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
