@@ -6,10 +6,11 @@ from typing import Any, List, Optional, Sequence
 
 from .errors import RobotError
 
-# Audio is mono at this rate, both ways.
+# Audio is stereo float32 at this rate, both ways, as the public SDK's: (n, 2) arrays.
 SAMPLE_RATE = 16000
+CHANNELS = 2
 
-# The daemon takes at most 10 seconds of audio per push.
+# The daemon takes at most 10 seconds of audio (frames) per push.
 MAX_PUSH_SAMPLES = 10 * SAMPLE_RATE
 
 
@@ -53,9 +54,10 @@ class CameraInfo:
 
     def __init__(self, specs: dict) -> None:
         self.name = specs.get("name", "")
-        self.resolution = (int(specs["width"]), int(specs["height"]))
-        k = [float(v) for v in specs["K"]]
-        self.K = [k[0:3], k[3:6], k[6:9]]
+        res = specs["default_resolution"]
+        self.resolution = (int(res["width"]), int(res["height"]))
+        self.framerate = int(res["fps"])
+        self.K = [[float(v) for v in row] for row in specs["K"]]
         self.D = [float(v) for v in specs.get("D") or []]
 
 
@@ -137,8 +139,9 @@ class Media:
         self._http.request("POST", "/api/audio/stop_recording")
 
     def get_audio_sample(self, max_samples: Optional[int] = None) -> Any:
-        """What the microphone heard since the last call: mono float samples in [-1, 1] at
-        SAMPLE_RATE Hz (a float32 numpy array when the app uses numpy, else a list), or None when
+        """What the microphones heard since the last call, at most ``max_samples`` frames: an
+        (n, 2) float32 numpy array of [left, right] frames in [-1, 1] at SAMPLE_RATE Hz when the app
+        uses numpy (as the public SDK gives it), else a list of [left, right] lists; None when
         nothing new was heard. Raises RequestRefusedError before ``start_recording()``."""
         self._check()
         query = None
@@ -146,14 +149,14 @@ class Media:
             if int(max_samples) < 0:
                 raise ValueError("max_samples must be a non-negative number of samples")
             query = {"max": int(max_samples)}
-        samples = list(self._http.request("GET", "/api/audio/sample", query=query)["samples"])
-        if not samples:
+        frames = list(self._http.request("GET", "/api/audio/sample", query=query)["samples"])
+        if not frames:
             return None
         if "numpy" in sys.modules:
             import numpy
 
-            return numpy.asarray(samples, dtype=numpy.float32)
-        return samples
+            return numpy.asarray(frames, dtype=numpy.float32).reshape(-1, CHANNELS)
+        return frames
 
     def get_input_audio_samplerate(self) -> int:
         """The microphone's sample rate."""
@@ -164,12 +167,12 @@ class Media:
         return SAMPLE_RATE
 
     def get_input_channels(self) -> int:
-        """The microphone's channels: 1."""
-        return 1
+        """The microphones' channels: 2."""
+        return CHANNELS
 
     def get_output_channels(self) -> int:
-        """The speaker's channels: 1."""
-        return 1
+        """The speaker's channels: 2."""
+        return CHANNELS
 
     # --- speaker --------------------------------------------------------------------------------
 
@@ -183,19 +186,23 @@ class Media:
         self._http.request("POST", "/api/audio/stop_sound")
 
     def push_audio_sample(self, samples: Any) -> int:
-        """Queue samples in [-1, 1] at SAMPLE_RATE Hz on the speaker; returns how many were queued.
+        """Queue sound in [-1, 1] at SAMPLE_RATE Hz on the speaker; returns how many frames were
+        queued.
 
-        Takes a list or a numpy array, mono (n,) or with channels (n, c), which are averaged. Long
-        sounds are sent in pieces of at most 10 seconds, as the daemon takes them.
+        Takes a list or a numpy array: (n, 2) [left, right] frames as the public SDK's, mono (n,)
+        (played on both channels), or (n, c) with other channel counts (the first two are kept, a
+        single channel is played on both). Long sounds are sent in pieces of at most 10 seconds,
+        as the daemon takes them.
         """
         self._check()
-        values = _mono(samples)
-        for i, v in enumerate(values):
-            if not math.isfinite(v):
-                raise ValueError(f"samples[{i}] must be a finite number")
-        for start in range(0, len(values), MAX_PUSH_SAMPLES):
-            self._http.request("POST", "/api/audio/push_sample", {"samples": values[start:start + MAX_PUSH_SAMPLES]})
-        return len(values)
+        frames = stereo(samples)
+        for i, f in enumerate(frames):
+            for v in f:
+                if not math.isfinite(v):
+                    raise ValueError(f"samples[{i}] must be finite numbers")
+        for start in range(0, len(frames), MAX_PUSH_SAMPLES):
+            self._http.request("POST", "/api/audio/push_sample", {"samples": frames[start:start + MAX_PUSH_SAMPLES]})
+        return len(frames)
 
     def play_sound(self, file: Any) -> float:
         """Play a WAV file on the robot (a path there), or a built-in sound by name (wake_up.wav,
@@ -206,7 +213,25 @@ class Media:
         return float(self._http.request("POST", "/api/audio/play_sound", {"file": os.fspath(file)})["duration"])
 
 
-def _mono(samples: Any) -> List[float]:
+def stereo(samples: Any) -> List[List[float]]:
+    """Sound as a list of [left, right] frames: mono samples play on both channels, frames of more
+    than two channels keep their first two."""
+    if hasattr(samples, "tolist"):
+        samples = samples.tolist()
+    out = []
+    for s in samples:
+        if isinstance(s, (list, tuple)):
+            if not s:
+                raise ValueError("a frame of no channels")
+            out.append([float(s[0]), float(s[1] if len(s) > 1 else s[0])])
+        else:
+            v = float(s)
+            out.append([v, v])
+    return out
+
+
+def mono(samples: Sequence[Any]) -> List[float]:
+    """Sound as a flat list of floats, channels averaged."""
     if hasattr(samples, "tolist"):
         samples = samples.tolist()
     out = []
@@ -216,8 +241,3 @@ def _mono(samples: Any) -> List[float]:
         else:
             out.append(float(s))
     return out
-
-
-def mono(samples: Sequence[Any]) -> List[float]:
-    """Samples as a flat list of floats (channels averaged)."""
-    return _mono(samples)

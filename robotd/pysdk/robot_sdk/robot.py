@@ -193,6 +193,8 @@ class Robot:
                         "start one with `robot-daemon --sim` (simulated) or `robot-daemon`") from e
                 raise
             self.set_automatic_body_yaw(bool(automatic_body_yaw))
+            if backend == "no_media":  # the daemon lets go of the devices; close() takes them back
+                self.release_media()
             if open_session:
                 self._open_session()
         except BaseException:
@@ -225,6 +227,11 @@ class Robot:
     def close(self) -> None:
         """End the session and close the connection. Safe to call twice."""
         self._heartbeat_stop.set()
+        if self._media_released:
+            try:
+                self.acquire_media()
+            except Exception:
+                pass
         if self.session_id is not None:
             sid, self.session_id = self.session_id, None
             try:
@@ -255,13 +262,17 @@ class Robot:
         return self._media_released
 
     def release_media(self) -> None:
-        """Stop using the robot's media through this Robot (``robot.media`` calls then raise), as
-        the anchor's apps do before opening the camera or microphone themselves. Idempotent."""
+        """Have the daemon close the camera and sound card, so that this program can open them
+        itself (OpenCV, sounddevice), as the public SDK's does; ``robot.media`` calls then raise.
+        close() (or leaving a ``with`` block) takes them back. Idempotent."""
+        self._http.request("POST", "/api/media/release")
         self._media_released = True
         self._media._enabled = False
 
     def acquire_media(self) -> None:
-        """Use the robot's media through this Robot again. Idempotent."""
+        """Have the daemon open the camera and sound card again, and use them through this Robot.
+        Idempotent."""
+        self._http.request("POST", "/api/media/acquire")
         self._media_released = False
         self._media._enabled = True
 

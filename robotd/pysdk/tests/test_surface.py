@@ -185,7 +185,7 @@ class SurfaceTest(unittest.TestCase):
         self.robot.media.start_recording()
         self.addCleanup(self.robot.media.stop_recording)
         self.assertGreater(self.robot.media.play_sound("wake_up.wav"), 0.1)
-        heard = wait_for(lambda: [s for s in (self.robot.media.get_audio_sample() or []) if abs(s) > 0.05], timeout=2)
+        heard = wait_for(lambda: [f for f in (self.robot.media.get_audio_sample() or []) if abs(f[0]) > 0.05], timeout=2)
         self.assertTrue(heard, "the built-in sound was not heard back")
         self.robot.media.stop_playing()
         self.assertEqual(self.robot.media.get_input_audio_samplerate(), 16000)
@@ -200,10 +200,13 @@ class ConstructorTest(unittest.TestCase):
             self.assertFalse(d.get("/api/state/full")["automatic_body_yaw"])
             with self.assertRaisesRegex(MediaUnavailableError, "no_media"):
                 robot.media.get_frame()
+            self.assertTrue(d.get("/api/media/status")["released"], "no_media releases the daemon's devices")
             robot.acquire_media()
-            self.assertEqual(robot.media.get_input_channels(), 1)
+            self.assertFalse(d.get("/api/media/status")["released"])
+            self.assertEqual(robot.media.get_input_channels(), 2)
             robot.release_media()
             self.assertTrue(robot.media_released)
+        self.assertFalse(d.get("/api/media/status")["released"], "leaving the with block takes the devices back")
         with Robot(port=d.port, connection_mode="localhost_only") as robot:
             self.assertEqual(robot.url, d.url)
             self.assertTrue(d.get("/api/state/full")["automatic_body_yaw"])

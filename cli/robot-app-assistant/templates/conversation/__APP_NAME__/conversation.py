@@ -165,7 +165,7 @@ class Listener:
             self.robot.media.start_recording()
             self.recording = True
             self.detector.reset()
-        samples = self.robot.media.get_audio_sample() or []
+        samples = audio.to_mono(self.robot.media.get_audio_sample() or [])
         if self.voice.muted():  # the microphone hears the robot itself
             self.detector.reset()
             return
