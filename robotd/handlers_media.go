@@ -57,6 +57,15 @@ func (s *Server) handleMediaDevices(w http.ResponseWriter, r *http.Request) {
 		Released: st.Released, CameraMode: s.media.Mode().String(), SpeakerQueued: s.media.Queued()})
 }
 
+// handleMediaSocket tells a local SDK where the media socket is (ours).
+func (s *Server) handleMediaSocket(w http.ResponseWriter, r *http.Request) {
+	if s.mediaSocket == "" {
+		writeError(w, r, s.log, fault.NotFoundf("this daemon has no local media socket: use /api/camera/frame and /api/audio"))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"socket": s.mediaSocket})
+}
+
 // soundPath resolves a play_sound file: an uploaded sound by its name, else what PlaySound takes
 // (a path on the robot, or a built-in sound's name).
 func (s *Server) soundPath(file string) string {

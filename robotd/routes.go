@@ -68,6 +68,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /api/media/acquire", s.handleMediaAcquire)
 	mux.HandleFunc("GET /api/media/status", s.handleMediaStatus)
 	mux.HandleFunc("GET /api/media/devices", s.handleMediaDevices)
+	mux.HandleFunc("GET /api/media/ipc", s.handleMediaSocket)
 	mux.HandleFunc("POST /api/media/play_sound", s.handleMediaPlaySound)
 	mux.HandleFunc("POST /api/media/stop_sound", s.handleMediaStopSound)
 	mux.HandleFunc("POST /api/media/clear_incoming_audio", s.handleClearIncomingAudio)

@@ -26,6 +26,7 @@ import (
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/core/version"
+	"github.com/robothub/robothub/internal/hardware/media"
 	"github.com/robothub/robothub/robotd/pysdk"
 )
 
@@ -292,11 +293,19 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 		ln.Close()
 		return fmt.Errorf("--no-auth: refusing to listen on %s without authentication; listen on 127.0.0.1 or drop --no-auth", ln.Addr())
 	}
+	// Apps on the robot read frames and sound from a unix socket, with no encoding.
+	var mediaSocket string
+	if sock, err := media.ListenSocket(devices.media, filepath.Join(cfg.dataDir, "media.sock"), mediaSocketPeer, log.With("component", "media")); err != nil {
+		log.Warn("no local media socket: apps get frames and sound over HTTP", "err", err)
+	} else {
+		defer sock.Close()
+		mediaSocket = sock.Path()
+	}
 	done := make(chan struct{})
 	handler := NewServer(ServerConfig{
 		Apps: mgr, Robot: rb, Log: log.With("component", "http"), Token: cfg.token, NoAuth: cfg.noAuth, BodyTimeout: cfg.bodyTimeout,
 		AllowedHosts: cfg.allowedHosts, Version: version.String(), Wireless: cfg.wireless, Done: done,
-		LoopbackOnly: loopbackOnly, Media: devices.media, SoundsDir: filepath.Join(cfg.dataDir, "sounds"),
+		LoopbackOnly: loopbackOnly, Media: devices.media, SoundsDir: filepath.Join(cfg.dataDir, "sounds"), MediaSocket: mediaSocket,
 	})
 	srv := &http.Server{
 		Handler:           handler,

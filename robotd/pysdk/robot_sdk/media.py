@@ -1,10 +1,17 @@
 """robot.media: the robot's microphone, speaker and camera, as the anchor SDK's media manager offers them."""
 
+import array
+import collections
+import ipaddress
 import math
+import os
+import socket
+import struct
 import sys
-from typing import Any, List, Optional, Sequence
+import threading
+from typing import Any, Deque, List, Optional, Sequence
 
-from .errors import RobotError
+from .errors import RequestRefusedError, RobotError
 
 # Audio is stereo float32 at this rate, both ways, as the public SDK's: (n, 2) arrays.
 SAMPLE_RATE = 16000
@@ -86,13 +93,155 @@ def parse_ppm(data: bytes) -> Frame:
     return Frame(width, height, bytes(bgr))
 
 
-class Media:
-    """The robot's audio and camera, through the daemon. Obtained as ``robot.media``."""
+_VIDEO_HEADER = struct.Struct("<4sIIQq")  # "RBF1", width, height, seq, captured (Unix ns)
+_AUDIO_HEADER = struct.Struct("<4sIq")  # "RBA1", frames, captured
+_PLAY_HEADER = struct.Struct("<4sI")  # "RBP1", frames
+_KEPT_FRAMES = 30 * SAMPLE_RATE  # what a recording keeps unread
 
-    def __init__(self, http: Any, enabled: bool = True) -> None:
+
+def _read_exact(sock: socket.socket, n: int) -> bytearray:
+    buf = bytearray(n)
+    view, got = memoryview(buf), 0
+    while got < n:
+        k = sock.recv_into(view[got:], n - got)
+        if k == 0:
+            raise ConnectionError("the daemon closed the media socket")
+        got += k
+    return buf
+
+
+def _open_stream(path: str, stream: str, magic: bytes) -> socket.socket:
+    """Connects to the daemon's media socket and asks for a stream; raises with the daemon's
+    reason when it refuses."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.connect(path)
+    sock.sendall(stream.encode() + b"\n")
+    if magic:
+        head = sock.recv(4, socket.MSG_PEEK)
+        if head == b"ERR ":
+            line = sock.makefile("rb").readline().decode(errors="replace").strip()
+            sock.close()
+            raise MediaUnavailableError(line[4:])
+    return sock
+
+
+class _FrameReader(threading.Thread):
+    """Keeps the newest frame of the daemon's video stream."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        super().__init__(daemon=True, name="robot_sdk-frames")
+        self.sock = sock
+        self.latest: Optional[tuple] = None  # (width, height, bgr bytes, seq, captured ns)
+        self.error: Optional[BaseException] = None
+        self.cond = threading.Condition()
+
+    def run(self) -> None:
+        try:
+            while True:
+                magic, w, h, seq, captured = _VIDEO_HEADER.unpack(_read_exact(self.sock, _VIDEO_HEADER.size))
+                if magic != b"RBF1":
+                    raise RobotError(f"the media socket sent {magic!r}, not a frame")
+                data = _read_exact(self.sock, w * h * 3)
+                with self.cond:
+                    self.latest = (w, h, data, seq, captured)
+                    self.cond.notify_all()
+        except BaseException as e:  # the socket closed: get_frame says why
+            with self.cond:
+                self.error = e
+                self.cond.notify_all()
+
+    def frame(self, after_seq: int, timeout: float) -> tuple:
+        with self.cond:
+            self.cond.wait_for(lambda: self.error is not None or (self.latest is not None and self.latest[3] > after_seq), timeout)
+            if self.latest is None or self.latest[3] <= after_seq:
+                if self.error is not None:
+                    raise MediaUnavailableError(f"the camera stream ended: {self.error}")
+                raise MediaUnavailableError(f"no camera frame within {timeout:g} s")
+            return self.latest
+
+
+class _SoundReader(threading.Thread):
+    """Collects the daemon's audio stream while recording."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        super().__init__(daemon=True, name="robot_sdk-audio")
+        self.sock = sock
+        self.chunks: Deque[bytes] = collections.deque()
+        self.frames = 0
+        self.lock = threading.Lock()
+
+    def run(self) -> None:
+        try:
+            while True:
+                magic, n, _ = _AUDIO_HEADER.unpack(_read_exact(self.sock, _AUDIO_HEADER.size))
+                if magic != b"RBA1":
+                    return
+                data = bytes(_read_exact(self.sock, n * CHANNELS * 4))
+                with self.lock:
+                    self.chunks.append(data)
+                    self.frames += n
+                    while self.frames > _KEPT_FRAMES:
+                        self.frames -= len(self.chunks.popleft()) // (CHANNELS * 4)
+        except (OSError, ConnectionError, struct.error):
+            return
+
+    def take(self, max_frames: Optional[int]) -> bytes:
+        with self.lock:
+            data = b"".join(self.chunks)
+            self.chunks.clear()
+            if max_frames is not None and len(data) > max_frames * CHANNELS * 4:
+                keep = data[max_frames * CHANNELS * 4:]
+                data = data[:max_frames * CHANNELS * 4]
+                self.chunks.append(keep)
+            self.frames = sum(len(c) for c in self.chunks) // (CHANNELS * 4)
+            return data
+
+
+class Media:
+    """The robot's audio and camera, through the daemon. Obtained as ``robot.media``.
+
+    On the robot (a daemon on loopback) frames and sound come from the daemon's media socket as
+    it captured them, with no encoding; elsewhere they come over HTTP. ``transport`` forces one:
+    "local" (the socket) or "http"; "auto" picks."""
+
+    def __init__(self, http: Any, enabled: bool = True, transport: str = "auto") -> None:
         self._http = http
         self._enabled = enabled
         self._camera: Optional[CameraInfo] = None
+        self._transport = transport
+        self._socket_path: Optional[str] = None
+        self._frames: Optional[_FrameReader] = None
+        self._last_seq = 0
+        self._sound: Optional[_SoundReader] = None
+        self._play: Optional[socket.socket] = None
+        self._lock = threading.Lock()
+
+    def _socket(self) -> str:
+        """The daemon's media socket, or "" when frames and sound go over HTTP."""
+        if self._socket_path is None:
+            self._socket_path = ""
+            if self._transport != "http" and _is_loopback(getattr(self._http, "_host", "")):
+                try:
+                    path = self._http.request("GET", "/api/media/ipc")["socket"]
+                    if os.path.exists(path):
+                        self._socket_path = path
+                except RobotError:
+                    pass
+            if self._transport == "local" and not self._socket_path:
+                raise MediaUnavailableError("media_backend='local': the daemon's media socket is not reachable from here")
+        return self._socket_path
+
+    def close(self) -> None:
+        """Close the streams to the daemon (the Robot closes them when it closes)."""
+        with self._lock:
+            for s in (self._frames.sock if self._frames else None, self._sound.sock if self._sound else None, self._play):
+                if s is not None:
+                    try:
+                        s.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
+                    s.close()
+            self._frames, self._sound, self._play = None, None, None
 
     def _check(self) -> None:
         if not self._enabled:
@@ -111,10 +260,22 @@ class Media:
         return self._camera
 
     def get_frame(self) -> Any:
-        """A camera image, H x W x 3 BGR uint8: a numpy array when the app uses numpy, else a Frame
-        (which ``numpy.asarray`` converts). The simulated robot shows a test pattern."""
+        """The next camera image, H x W x 3 BGR uint8: a numpy array when the app uses numpy, else
+        a Frame (which ``numpy.asarray`` converts). Each call gives a frame newer than the last
+        call's, waiting for it if needed. The simulated robot shows a test pattern."""
         self._check()
-        frame = parse_ppm(self._http.request_bytes("GET", "/api/camera/frame"))
+        path = self._socket()
+        if path:
+            with self._lock:
+                if self._frames is None or self._frames.error is not None:
+                    self._frames = _FrameReader(_open_stream(path, "video", b"RBF1"))
+                    self._frames.start()
+                reader = self._frames
+            w, h, data, seq, _ = reader.frame(self._last_seq, 5.0)
+            self._last_seq = seq
+            frame = Frame(w, h, bytes(data))
+        else:
+            frame = parse_ppm(self._http.request_bytes("GET", "/api/camera/frame"))
         if "numpy" in sys.modules:
             import numpy
 
@@ -131,12 +292,27 @@ class Media:
     def start_recording(self) -> int:
         """Start keeping what the microphone hears (earlier sound is dropped); returns the sample rate."""
         self._check()
+        path = self._socket()
+        if path:
+            with self._lock:
+                if self._sound is None:
+                    self._sound = _SoundReader(_open_stream(path, "audio", b"RBA1"))
+                    self._sound.start()
+                else:
+                    self._sound.take(None)
+            return SAMPLE_RATE
         return int(self._http.request("POST", "/api/audio/start_recording")["sample_rate"])
 
     def stop_recording(self) -> None:
         """Stop recording and drop what was not read."""
         self._check()
-        self._http.request("POST", "/api/audio/stop_recording")
+        with self._lock:
+            sound, self._sound = self._sound, None
+        if sound is not None:
+            sound.sock.close()
+            return
+        if not self._socket():
+            self._http.request("POST", "/api/audio/stop_recording")
 
     def get_audio_sample(self, max_samples: Optional[int] = None) -> Any:
         """What the microphones heard since the last call, at most ``max_samples`` frames: an
@@ -149,6 +325,20 @@ class Media:
             if int(max_samples) < 0:
                 raise ValueError("max_samples must be a non-negative number of samples")
             query = {"max": int(max_samples)}
+        if self._socket():
+            with self._lock:
+                sound = self._sound
+            if sound is None:
+                raise RequestRefusedError("GET", "media socket", 400, "recording is not started: call start_recording first")
+            data = sound.take(max_samples)
+            if not data:
+                return None
+            if "numpy" in sys.modules:
+                import numpy
+
+                return numpy.frombuffer(data, dtype="<f4").reshape(-1, CHANNELS).copy()
+            flat = array.array("f", data)
+            return [[flat[i], flat[i + 1]] for i in range(0, len(flat), 2)]
         frames = list(self._http.request("GET", "/api/audio/sample", query=query)["samples"])
         if not frames:
             return None
@@ -200,6 +390,21 @@ class Media:
             for v in f:
                 if not math.isfinite(v):
                     raise ValueError(f"samples[{i}] must be finite numbers")
+        path = self._socket()
+        if path:
+            flat = array.array("f", (v for f in frames for v in f))
+            with self._lock:
+                if self._play is None:
+                    self._play = _open_stream(path, "play", b"")
+                for start in range(0, len(frames), MAX_PUSH_SAMPLES):
+                    piece = flat[start * CHANNELS:(start + MAX_PUSH_SAMPLES) * CHANNELS]
+                    try:
+                        self._play.sendall(_PLAY_HEADER.pack(b"RBP1", len(piece) // CHANNELS) + piece.tobytes())
+                    except OSError as e:
+                        self._play.close()
+                        self._play = None
+                        raise MediaUnavailableError(f"the speaker stream ended: {e}") from e
+            return len(frames)
         for start in range(0, len(frames), MAX_PUSH_SAMPLES):
             self._http.request("POST", "/api/audio/push_sample", {"samples": frames[start:start + MAX_PUSH_SAMPLES]})
         return len(frames)
@@ -211,6 +416,15 @@ class Media:
         import os
 
         return float(self._http.request("POST", "/api/audio/play_sound", {"file": os.fspath(file)})["duration"])
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def stereo(samples: Any) -> List[List[float]]:

@@ -181,7 +181,9 @@ class Robot:
         self._heartbeat: Optional[threading.Thread] = None
         self._move_cancelled = threading.Event()
         self.is_recording = False
-        self._media = Media(self._http, enabled=backend != "no_media")
+        # On the robot media come from the daemon's socket; a laptop gets them over HTTP.
+        transport = {"local": "local", "webrtc": "http", "gstreamer": "http", "gstreamer_no_video": "http"}.get(backend, "auto")
+        self._media = Media(self._http, enabled=backend != "no_media", transport=transport)
         self._media_released = False
         try:
             try:
@@ -227,6 +229,7 @@ class Robot:
     def close(self) -> None:
         """End the session and close the connection. Safe to call twice."""
         self._heartbeat_stop.set()
+        self._media.close()
         if self._media_released:
             try:
                 self.acquire_media()
@@ -265,6 +268,7 @@ class Robot:
         """Have the daemon close the camera and sound card, so that this program can open them
         itself (OpenCV, sounddevice), as the public SDK's does; ``robot.media`` calls then raise.
         close() (or leaving a ``with`` block) takes them back. Idempotent."""
+        self._media.close()
         self._http.request("POST", "/api/media/release")
         self._media_released = True
         self._media._enabled = False
