@@ -40,8 +40,9 @@ func chromium() string {
 	return ""
 }
 
-// browser starts headless Chromium for one test and returns a tab's context.
-func browser(t testing.TB) context.Context {
+// browser starts headless Chromium for one test and returns a tab's context; flags are added to
+// the usual ones.
+func browser(t testing.TB, flags ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	path := chromium()
 	if path == "" {
@@ -54,6 +55,7 @@ func browser(t testing.TB) context.Context {
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
 	}
+	opts = append(opts, flags...)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	t.Cleanup(cancelAlloc)
 	ctx, cancel := chromedp.NewContext(alloc)

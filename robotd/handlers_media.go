@@ -1,6 +1,7 @@
 package robotd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,9 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"time"
+
+	"github.com/pion/webrtc/v4"
 
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/robot"
@@ -64,6 +68,43 @@ func (s *Server) handleMediaSocket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"socket": s.mediaSocket})
+}
+
+// sessionDescription is a WebRTC offer or answer, as browsers' RTCSessionDescription.
+type sessionDescription struct {
+	Type string `json:"type"`
+	SDP  string `json:"sdp"`
+}
+
+// handleWebRTCOffer answers a WebRTC offer (ours; no trickle): the peer receives the camera and
+// the microphones, and their level on a data channel it opens.
+func (s *Server) handleWebRTCOffer(w http.ResponseWriter, r *http.Request) {
+	var req sessionDescription
+	if err := decodeBody(w, r, &req, maxBodyBytes, false); err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	if req.Type != "offer" || req.SDP == "" {
+		writeError(w, r, s.log, &errBody{`body: {"type": "offer", "sdp": "..."} is required`})
+		return
+	}
+	if s.webrtc == nil {
+		writeError(w, r, s.log, fault.Unavailablef("this daemon serves no WebRTC"))
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+	defer cancel()
+	answer, err := s.webrtc.Answer(ctx, webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: req.SDP})
+	if err != nil {
+		if errors.Is(err, media.ErrReleased) {
+			err = mediaUnavailable(err)
+		} else if strings.HasPrefix(err.Error(), "sdp:") {
+			err = &errBody{err.Error()}
+		}
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, sessionDescription{Type: "answer", SDP: answer.SDP})
 }
 
 // soundPath resolves a play_sound file: an uploaded sound by its name, else what PlaySound takes

@@ -63,12 +63,13 @@ func (s *Server) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api/camera/frame", s.handleCameraFrame)
 
 	// Media: the public daemon's media, volume, audio-config and DoA routes, the local socket's
-	// address, and WebRTC signalling (handlers_media.go, webrtc.go).
+	// address, and WebRTC signalling (handlers_media.go).
 	mux.HandleFunc("POST /api/media/release", s.handleMediaRelease)
 	mux.HandleFunc("POST /api/media/acquire", s.handleMediaAcquire)
 	mux.HandleFunc("GET /api/media/status", s.handleMediaStatus)
 	mux.HandleFunc("GET /api/media/devices", s.handleMediaDevices)
 	mux.HandleFunc("GET /api/media/ipc", s.handleMediaSocket)
+	mux.HandleFunc("POST /api/media/webrtc/offer", s.handleWebRTCOffer)
 	mux.HandleFunc("POST /api/media/play_sound", s.handleMediaPlaySound)
 	mux.HandleFunc("POST /api/media/stop_sound", s.handleMediaStopSound)
 	mux.HandleFunc("POST /api/media/clear_incoming_audio", s.handleClearIncomingAudio)

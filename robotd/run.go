@@ -301,11 +301,17 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 		defer sock.Close()
 		mediaSocket = sock.Path()
 	}
+	rtc, err := media.NewWebRTC(devices.media, loopbackOnly, log.With("component", "webrtc"))
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("webrtc: %w", err)
+	}
+	defer rtc.Close()
 	done := make(chan struct{})
 	handler := NewServer(ServerConfig{
 		Apps: mgr, Robot: rb, Log: log.With("component", "http"), Token: cfg.token, NoAuth: cfg.noAuth, BodyTimeout: cfg.bodyTimeout,
 		AllowedHosts: cfg.allowedHosts, Version: version.String(), Wireless: cfg.wireless, Done: done,
-		LoopbackOnly: loopbackOnly, Media: devices.media, SoundsDir: filepath.Join(cfg.dataDir, "sounds"), MediaSocket: mediaSocket,
+		LoopbackOnly: loopbackOnly, Media: devices.media, SoundsDir: filepath.Join(cfg.dataDir, "sounds"), MediaSocket: mediaSocket, WebRTC: rtc,
 	})
 	srv := &http.Server{
 		Handler:           handler,

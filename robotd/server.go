@@ -20,6 +20,7 @@ type Server struct {
 	mediaWired   bool         // the robot speaks, listens and looks through media
 	soundsDir    string       // uploaded sounds
 	mediaSocket  string       // the local media socket's path, for local SDKs
+	webrtc       *media.WebRTC
 	log          *slog.Logger
 	token        string // never empty: a request must present it unless noAuth
 	noAuth       bool
@@ -43,8 +44,9 @@ type ServerConfig struct {
 	// Media are the robot's devices, which Robot uses (robot.UseMedia); nil: none, and the
 	// robot's backend speaks and draws its camera itself.
 	Media        *media.Media
-	SoundsDir    string // where uploaded sounds go
-	MediaSocket  string // the local media socket (ServeMediaSocket), "" when there is none
+	SoundsDir    string        // where uploaded sounds go
+	MediaSocket  string        // the local media socket (media.ListenSocket), "" when there is none
+	WebRTC       *media.WebRTC // serves the camera and microphones to WebRTC peers; nil: none
 	Log          *slog.Logger
 	Token        string        // the API token (--token); empty: a random one nobody knows
 	NoAuth       bool          // --no-auth: every client may use the API
@@ -70,7 +72,7 @@ func NewServer(cfg ServerConfig) *Server {
 	if s.token == "" {
 		s.token = rand.Text()
 	}
-	s.media, s.mediaWired, s.soundsDir, s.mediaSocket = cfg.Media, cfg.Media != nil, cfg.SoundsDir, cfg.MediaSocket
+	s.media, s.mediaWired, s.soundsDir, s.mediaSocket, s.webrtc = cfg.Media, cfg.Media != nil, cfg.SoundsDir, cfg.MediaSocket, cfg.WebRTC
 	if s.media == nil {
 		s.media = media.Open(media.Options{Camera: media.DeviceNone, Microphone: media.DeviceNone, Speaker: media.DeviceNone})
 	}

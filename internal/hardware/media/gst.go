@@ -29,6 +29,7 @@ type process struct {
 	desc   string
 	cmd    *exec.Cmd
 	data   *os.File // our end of the fd 3 pipe: read for a capture, written for playback
+	out    *os.File // a filter's output: our end of the fd 4 pipe, read
 	stderr tail
 	done   chan struct{}
 	err    error // set before done closes
@@ -37,6 +38,16 @@ type process struct {
 // startGst starts the pipeline desc. With playback, the pipeline reads fd 3 and the returned
 // process's data is the write end; otherwise the pipeline writes fd 3 and data is the read end.
 func startGst(desc string, playback bool, log *slog.Logger) (*process, error) {
+	return startGstPipes(desc, playback, false, log)
+}
+
+// startGstFilter starts a pipeline that reads fd 3 (the process's data, written) and writes fd 4
+// (its out, read): an encoder.
+func startGstFilter(desc string, log *slog.Logger) (*process, error) {
+	return startGstPipes(desc, true, true, log)
+}
+
+func startGstPipes(desc string, playback, filter bool, log *slog.Logger) (*process, error) {
 	path, err := exec.LookPath(GstLaunch)
 	if err != nil {
 		return nil, fmt.Errorf("%s is not on PATH: install GStreamer (Debian: gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good)", GstLaunch)
@@ -52,9 +63,21 @@ func startGst(desc string, playback bool, log *slog.Logger) (*process, error) {
 		setPipeSize(w, 4096)
 	}
 	p := &process{desc: desc, data: ours, done: make(chan struct{})}
+	extra := []*os.File{theirs}
+	if filter {
+		or, ow, err := os.Pipe()
+		if err != nil {
+			r.Close()
+			w.Close()
+			return nil, err
+		}
+		p.out = or
+		extra = append(extra, ow)
+		defer ow.Close()
+	}
 	// -q: no progress messages; -e: an interrupt ends the stream cleanly (a WAV file gets its sizes).
 	p.cmd = exec.Command(path, append([]string{"-q", "-e"}, splitDescription(desc)...)...)
-	p.cmd.ExtraFiles = []*os.File{theirs}
+	p.cmd.ExtraFiles = extra
 	p.cmd.Stdout = io.Discard
 	p.cmd.Stderr = &p.stderr
 	procgroup.Isolate(p.cmd)
@@ -62,6 +85,9 @@ func startGst(desc string, playback bool, log *slog.Logger) (*process, error) {
 	if err := p.cmd.Start(); err != nil {
 		r.Close()
 		w.Close()
+		if p.out != nil {
+			p.out.Close()
+		}
 		return nil, fmt.Errorf("starting %s: %w", GstLaunch, err)
 	}
 	theirs.Close()
@@ -89,6 +115,9 @@ func cmp(err, otherwise error) error {
 // stop ends the pipeline: SIGINT, then SIGKILL to its group after gstStopTimeout.
 func (p *process) stop() {
 	p.data.Close()
+	if p.out != nil {
+		defer p.out.Close()
+	}
 	select {
 	case <-p.done:
 		return
