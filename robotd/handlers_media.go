@@ -368,3 +368,113 @@ func (s *Server) handleCameraSpecs(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, cameraSpecsResponse{Name: specs.Name, AvailableResolutions: []resolutionInfo{res}, DefaultResolution: res,
 		K: [3][3]float64{{k[0], k[1], k[2]}, {k[3], k[4], k[5]}, {k[6], k[7], k[8]}}, D: append([]float64{}, specs.D...)})
 }
+
+// --- the audio board (XVF3800): direction of arrival, parameters ---
+
+// openBoard opens the robot's audio board for one request, as the public daemon does: control
+// requests are stateless, and the board may come and go with its cable.
+func (s *Server) openBoard() (*media.AudioBoard, error) {
+	b, err := media.OpenAudioBoard("/sys")
+	return b, mediaUnavailable(err)
+}
+
+type doaSnapshot struct {
+	Angle          float64 `json:"angle"`
+	SpeechDetected bool    `json:"speech_detected"`
+}
+
+// handleDoA answers the direction of arrival of sound, or null (the public daemon's answer)
+// when the robot's audio board is not there; the log says why, once.
+func (s *Server) handleDoA(w http.ResponseWriter, r *http.Request) {
+	b, err := s.openBoard()
+	if err != nil {
+		s.doaWarn.Do(func() { s.log.Warn("no direction of arrival: GET /api/state/doa answers null", "err", err) })
+		writeJSON(w, http.StatusOK, nil)
+		return
+	}
+	defer b.Close()
+	angle, speech, err := b.DoA()
+	if err != nil {
+		writeError(w, r, s.log, mediaUnavailable(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, doaSnapshot{Angle: angle, SpeechDetected: speech})
+}
+
+func (s *Server) handleApplyAudioConfig(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Config *[]struct {
+			Name   string    `json:"name"`
+			Values []float64 `json:"values"`
+		} `json:"config"`
+		Verify *bool `json:"verify"`
+	}
+	if err := decodeBody(w, r, &req, maxBodyBytes, false); err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	if req.Config == nil {
+		writeError(w, r, s.log, &errBody{`body: field config is required: [{"name": "PP_AGCONOFF", "values": [1]}, ...]`})
+		return
+	}
+	b, err := s.openBoard()
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	defer b.Close()
+	applied := true
+	for _, p := range *req.Config {
+		if err := b.Write(p.Name, p.Values); err != nil {
+			if errors.Is(err, media.ErrUnknownParam) {
+				writeError(w, r, s.log, &errBody{err.Error()})
+				return
+			}
+			s.log.Warn("audio board parameter not applied", "name", p.Name, "err", err)
+			applied = false
+			continue
+		}
+		if req.Verify == nil || *req.Verify {
+			time.Sleep(100 * time.Millisecond) // the board's settling time after a write, as its maker's tools wait
+			got, err := b.Read(p.Name)
+			if err != nil || !sameValues(got, p.Values) {
+				s.log.Warn("audio board parameter did not verify", "name", p.Name, "want", p.Values, "got", got, "err", err)
+				applied = false
+			}
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"applied": applied})
+}
+
+func sameValues(got, want []float64) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for i := range got {
+		if d := got[i] - want[i]; d > 1e-3 || d < -1e-3 {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Server) handleReadAudioParameter(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	b, err := s.openBoard()
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	defer b.Close()
+	values, err := b.Read(name)
+	if err != nil {
+		if errors.Is(err, media.ErrUnknownParam) {
+			err = fault.NotFoundf("%v", err)
+		} else {
+			err = mediaUnavailable(err)
+		}
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"name": name, "values": values})
+}

@@ -34,6 +34,14 @@ func TestMediaRoutesWithoutDevicesSayWhatIsMissing(t *testing.T) {
 	d.expectError("POST", "/api/audio/start_recording", nil, 503, "microphone off")
 	d.expectError("GET", "/api/camera/frame", nil, 503, "the camera gives no image")
 	d.expectError("GET", "/api/volume/current", nil, 503, "speaker off")
+	// No XMOS board here: the direction of arrival is null, as the public daemon answers; the
+	// board's parameters say what was looked for.
+	var doa any = "unset"
+	if code := d.call("GET", "/api/state/doa", nil, &doa); code != 200 || doa != nil {
+		t.Fatalf("doa without the board: %d %v", code, doa)
+	}
+	d.expectError("GET", "/api/audio/config/parameter/DOA_VALUE_RADIANS", nil, 503, "no XMOS audio device found: looked for USB 38fb:1001")
+	d.expectError("POST", "/api/audio/config/apply", map[string]any{"config": []map[string]any{{"name": "PP_AGCONOFF", "values": []int{1}}}}, 503, "2886:001a")
 	if code := d.call("POST", "/api/move/play/wake_up", nil, nil); code != 200 {
 		t.Fatalf("wake_up without media: %d", code)
 	}

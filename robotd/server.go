@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/robothub/robothub/core/apps"
@@ -21,6 +22,7 @@ type Server struct {
 	soundsDir    string       // uploaded sounds
 	mediaSocket  string       // the local media socket's path, for local SDKs
 	webrtc       *media.WebRTC
+	doaWarn      sync.Once
 	log          *slog.Logger
 	token        string // never empty: a request must present it unless noAuth
 	noAuth       bool
