@@ -11,7 +11,7 @@ import sys
 import threading
 from typing import Any, Deque, List, Optional, Sequence
 
-from .errors import RequestRefusedError, RobotError
+from ..errors import RequestRefusedError, RobotError
 
 # Audio is stereo float32 at this rate, both ways, as the public SDK's: (n, 2) arrays.
 SAMPLE_RATE = 16000
@@ -363,6 +363,16 @@ class Media:
     def get_output_channels(self) -> int:
         """The speaker's channels: 2."""
         return CHANNELS
+
+    def get_DoA(self) -> Optional[tuple]:
+        """The direction of arrival of sound from the robot's audio board: (angle in radians, 0
+        left, π/2 front, π right; whether it hears speech), or None when the robot has no such
+        board (the daemon's log says why)."""
+        self._check()
+        doa = self._http.request("GET", "/api/state/doa")
+        if doa is None:
+            return None
+        return float(doa["angle"]), bool(doa["speech_detected"])
 
     # --- speaker --------------------------------------------------------------------------------
 
