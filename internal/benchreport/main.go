@@ -101,6 +101,8 @@ var (
 	hwLoop        = suite{pkg: "./internal/hardware", bench: "^BenchmarkControlLoop50Hz$", benchtime: "1x"}
 	hwKinematics  = suite{pkg: "./core/robot/kinematics", bench: "^Benchmark(Inverse|Forward)$", benchtime: "1s"}
 	hwDaemon      = suite{pkg: "./robotd", bench: "^BenchmarkHardwareDaemonCPU$", benchtime: "1x"}
+	mediaLatency  = suite{pkg: "./internal/hardware/media", bench: "^Benchmark(FrameLatencyLocal|FrameLatencyWebRTC|AudioLatency)$", benchtime: "1x"}
+	mediaDaemon   = suite{pkg: "./robotd", bench: "^BenchmarkMediaDaemonCPU$", benchtime: "1x"}
 )
 
 func ms(v float64) string  { return trimFloat(v, 2) + " ms" }
@@ -171,6 +173,19 @@ var checks = []check{
 		note: func(r results) string {
 			return "the same daemon on --sim: " + r.show("BenchmarkHardwareDaemonCPU", "sim-cpu-%", pct)
 		}},
+	{area: "Robot media", what: "Camera frame to app, local socket, 640x480 at 30 fps (p99)", suite: mediaLatency, bench: "BenchmarkFrameLatencyLocal", unit: "frame-p99-ms", limit: 50, show: ms, target: "≤ 50 ms",
+		note: func(r results) string { return "p50 " + r.show("BenchmarkFrameLatencyLocal", "frame-p50-ms", ms) }},
+	{area: "Robot media", what: "Camera frame to a WebRTC peer on loopback, VP8 encoded and decoded (p99)", suite: mediaLatency, bench: "BenchmarkFrameLatencyWebRTC", unit: "frame-p99-ms", limit: 150, show: ms, target: "≤ 150 ms",
+		note: func(r results) string { return "p50 " + r.show("BenchmarkFrameLatencyWebRTC", "frame-p50-ms", ms) }},
+	{area: "Robot media", what: "Microphone to app, local socket (p99)", suite: mediaLatency, bench: "BenchmarkAudioLatency", unit: "capture-p99-ms", limit: 20, show: ms, target: "≤ 20 ms",
+		note: func(r results) string { return "p50 " + r.show("BenchmarkAudioLatency", "capture-p50-ms", ms) }},
+	{area: "Robot media", what: "App to the speaker's sink, local socket, clocked sink (p99)", suite: mediaLatency, bench: "BenchmarkAudioLatency", unit: "playback-p99-ms", limit: 100, show: ms, target: "≤ 100 ms",
+		note: func(r results) string { return "p50 " + r.show("BenchmarkAudioLatency", "playback-p50-ms", ms) }},
+	{area: "Robot media", what: "Daemon CPU: 50 Hz motor loop, 640x480 30 fps camera and 16 kHz microphones to an app (one core = 100%)", suite: mediaDaemon, bench: "BenchmarkMediaDaemonCPU", unit: "media-cpu-%", limit: 50, show: pct, target: "≤ 50%",
+		note: func(r results) string {
+			return "the daemon and its GStreamer pipelines; the app got " + r.show("BenchmarkMediaDaemonCPU", "app-fps", func(v float64) string { return trimFloat(v, 1) + " fps" })
+		}},
+	{area: "Robot media", what: "Control loop period p99 at 50 Hz while media run", suite: mediaDaemon, bench: "BenchmarkMediaDaemonCPU", unit: "loop-period-p99-ms", limit: 22, show: ms, target: "≤ 22 ms"},
 	{area: "Robot hardware", what: "robot-daemon built for linux/arm64 (stripped)", suite: hwDaemon, bench: "BenchmarkHardwareDaemonCPU", unit: "arm64-binary-MB", limit: 20, show: mb, target: "≤ 20 MB"},
 }
 

@@ -18,7 +18,7 @@ type peer struct {
 	levels chan float64
 }
 
-func newPeer(t *testing.T) *peer {
+func newPeer(t testing.TB) *peer {
 	t.Helper()
 	var se webrtc.SettingEngine
 	se.SetIncludeLoopbackCandidate(true)
@@ -52,7 +52,7 @@ func newPeer(t *testing.T) *peer {
 	return p
 }
 
-func (p *peer) connect(t *testing.T, w *WebRTC) {
+func (p *peer) connect(t testing.TB, w *WebRTC) {
 	t.Helper()
 	offer, err := p.pc.CreateOffer(nil)
 	if err != nil {
