@@ -42,7 +42,7 @@ type testDaemon struct {
 
 // startDaemon runs the daemon on a free port with hubURL as its hub and waits for /healthz. Apps
 // reach it through ROBOT_DAEMON_URL, which they inherit from the test process.
-func startDaemon(t testing.TB, hubURL string) *testDaemon {
+func startDaemon(t testing.TB, hubURL string, extraArgs ...string) *testDaemon {
 	t.Helper()
 	port := freePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
@@ -52,6 +52,7 @@ func startDaemon(t testing.TB, hubURL string) *testDaemon {
 	done := make(chan error, 1)
 	args := []string{"robot-daemon", "--sim", "--port", strconv.Itoa(port), "--data-dir", t.TempDir(),
 		"--apps-venv", filepath.Join(filepath.Dir(testCache), "apps_venv"), "--hub-url", hubURL, "--stop-timeout", "5s", "--log-level", "debug"}
+	args = append(args, extraArgs...)
 	go func() { done <- robotd.Run(ctx, args, os.Getenv, io.Discard, d.log) }()
 	t.Cleanup(func() {
 		cancel()
