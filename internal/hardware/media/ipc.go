@@ -25,9 +25,10 @@ import (
 //	"play\n"   writes chunks: "RBP1" frames:u32, then frames*2 float32, queued on the speaker.
 //
 // Integers are little-endian. A stream that cannot be served is answered "ERR message\n" and
-// closed. Measured on this project's 2-core test machine, a 640x480 frame crosses it in about
-// 0.3 ms, which a shared-memory ring would save at the price of a protocol Python cannot read
-// without a C extension or file-descriptor passing (docs/BENCHMARKS.md, media rows).
+// closed. A socket copies each frame once more than shared memory would; a stamped frame written
+// into the camera pipeline reaches an app in 3.6 ms (p50) on this project's 2-core test machine,
+// gst-launch and the socket included (BenchmarkFrameLatencyLocal), and a shared-memory ring would
+// need a protocol Python cannot read without a C extension or file-descriptor passing.
 const (
 	videoMagic = "RBF1"
 	audioMagic = "RBA1"
