@@ -45,9 +45,11 @@ RUNS ?= 3
 bench:
 	$(GO) run ./internal/benchreport -out docs/BENCHMARKS.md -runs $(RUNS) $(if $(ONLY),-only '$(ONLY)')
 
-# The receiver's load command: receiver vs a bare net/http handler, driven by wrk (apt-get install wrk).
+# The receiver's load commands: a Go handler, and robothub serve's log route, each against a bare
+# net/http handler in the same run, driven by wrk (apt-get install wrk) and vegeta.
 load-receiver:
 	$(GO) test -run '^$$' -bench ReceiverLoad -benchtime 1x -v ./adapters/nethttp
+	$(GO) test -run '^$$' -bench LogRouteLoad -benchtime 1x -v ./cli/robothub
 
 lint: vet cross-check
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
@@ -91,12 +93,13 @@ bench-daemon:
 	$(GO) test -run '^$$' -bench 'IdleRSS' -benchtime 3x ./robotd/
 
 # Python SDK (robotd/pysdk): unittest against a real robot-daemon --sim that the tests start on a free
-# loopback port.
+# loopback port. The SDK's dependencies (numpy, scipy, pydantic, fastapi, uvicorn) are Debian's, so
+# the tests run on Debian's Python and the daemon's apps venv sees its site-packages.
 .PHONY: test-python
 test-python:
 	@mkdir -p $(BIN)
 	$(GO) build -trimpath -o $(BIN)/robot-daemon ./robotd/cmd/robot-daemon
-	cd robotd/pysdk && ROBOT_DAEMON_BIN=$(CURDIR)/$(BIN)/robot-daemon python3 -m unittest discover -s tests -t .
+	cd robotd/pysdk && ROBOT_DAEMON_BIN=$(CURDIR)/$(BIN)/robot-daemon /usr/bin/python3 -m unittest discover -s tests -t .
 
 # Robot apps (robot-app-assistant): the performance targets (figures in docs/BENCHMARKS.md).
 .PHONY: bench-apps

@@ -37,8 +37,7 @@ func yawMatrix(deg float64) []float64 {
 // A 4×4 matrix pose ({"m": [16]}), as anchor clients send it, moves the head where it says; a
 // malformed pose is refused by name instead of driving the head to zero.
 func TestMatrixPosesAndBadPoses(t *testing.T) {
-	t.Parallel() // its own daemon; it installs nothing
-	d := startDaemon(t, daemonOptions{})
+	d := startServer(t, serverOptions{})
 	// The daemon wakes the robot at start; a target set during that move is overridden by its next
 	// step, as on the anchor's daemon. Set targets once the robot is awake and still.
 	d.waitRobot(10*time.Second, "the robot awake and still", func(s robotState) bool { return s.Awake && s.Move == nil })
@@ -94,7 +93,7 @@ func TestMatrixPosesAndBadPoses(t *testing.T) {
 // The startup app follows the anchor's rules: an app that is not installed is refused with 400,
 // and {} clears the setting as null does.
 func TestStartupAppRules(t *testing.T) {
-	d := startDaemon(t, daemonOptions{})
+	d := startServer(t, serverOptions{})
 	d.install("coop_app")
 	d.expectError("PUT", "/api/apps/startup-app", map[string]any{"startup_app": "nope"}, 400, "App 'nope' is not installed")
 	var got struct {
@@ -131,7 +130,7 @@ func TestCorruptStartupConfigDoesNotStopTheDaemon(t *testing.T) {
 
 // start-app evicts a remote SDK session as the anchor's does; start-app/no-evict refuses.
 func TestStartEvictsARemoteSessionUnlessNoEvict(t *testing.T) {
-	d := startDaemon(t, daemonOptions{})
+	d := startServer(t, serverOptions{})
 	d.install("coop_app")
 	var s struct{ ID, Kind string }
 	if code := d.call("POST", "/api/sessions", map[string]any{"client": "notebook"}, &s); code != 200 || s.Kind != "remote" {
@@ -155,7 +154,7 @@ func TestStartEvictsARemoteSessionUnlessNoEvict(t *testing.T) {
 // The job websocket of the anchor: each log line as text, then {command, status, logs}, until the
 // job ends; an unknown job gets {"error": "Job ID not found"}.
 func TestJobWebSocket(t *testing.T) {
-	d := startDaemon(t, daemonOptions{})
+	d := startServer(t, serverOptions{})
 	var created struct {
 		JobID string `json:"job_id"`
 	}
@@ -379,7 +378,7 @@ func TestDaemonPutsItsURLIntoAppsEnvironment(t *testing.T) {
 
 // The motion routes robot_sdk calls: look-at, motion recording, single motors, the camera.
 func TestMotionRoutes(t *testing.T) {
-	d := startDaemon(t, daemonOptions{})
+	d := startServer(t, serverOptions{})
 	var look struct {
 		HeadPose struct{ Yaw, Pitch float64 } `json:"head_pose"`
 		M        []float64                    `json:"m"`
@@ -396,7 +395,7 @@ func TestMotionRoutes(t *testing.T) {
 	d.expectError("POST", "/api/move/recording/stop", nil, 400, "motion recording is not started")
 	d.call("POST", "/api/move/recording/start", nil, nil)
 	d.call("POST", "/api/move/goto", map[string]any{"antennas": []float64{0.3, -0.3}, "duration": 0.2}, nil)
-	time.Sleep(300 * time.Millisecond) // the frames of a 0.2 s move
+	d.waitRobot(5*time.Second, "the 0.2 s move ended", func(s robotState) bool { return s.Move == nil && s.Antennas == [2]float64{0.3, -0.3} })
 	var rec struct {
 		Frames []struct {
 			Antennas [2]float64 `json:"antennas"`

@@ -141,12 +141,18 @@ func waitFor(t *testing.T, timeout time.Duration, what string, s *script, cond f
 	}
 }
 
-// targetsVary reports whether the robot's targets change over a short time: something drives it.
-func targetsVary(d *daemon) bool {
-	a := d.robot()
-	time.Sleep(150 * time.Millisecond)
-	b := d.robot()
-	return a.TargetAntennas != b.TargetAntennas || a.TargetHead != b.TargetHead
+// targetsVary returns a condition that holds once the robot's targets have changed between
+// successive checks twice: something keeps driving it.
+func targetsVary(d *daemon) func() bool {
+	last, changes := d.robot(), 0
+	return func() bool {
+		now := d.robot()
+		if now.TargetAntennas != last.TargetAntennas || now.TargetHead != last.TargetHead {
+			changes++
+		}
+		last = now
+		return changes >= 2
+	}
 }
 
 func motorMode(d *daemon) string {
@@ -209,7 +215,7 @@ func TestAnchorMinimalDemo(t *testing.T) {
 	path := writeAnchorExample(t, "minimal_demo.py")
 	d := systemSiteDaemon(t)
 	s := runScript(t, d, systemSiteVenv(), path)
-	waitFor(t, 20*time.Second, "motion", s, func() bool { return targetsVary(d) })
+	waitFor(t, 20*time.Second, "motion", s, targetsVary(d))
 	s.interrupt(t)
 }
 

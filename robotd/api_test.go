@@ -1,18 +1,24 @@
 package robotd_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/robothub/robothub/core/robot"
+	"github.com/robothub/robothub/robotd"
 )
 
 func TestBadRequestsGetClearErrors(t *testing.T) {
-	d := startDaemon(t, daemonOptions{})
+	d := startServer(t, serverOptions{})
 	d.install("coop_app")
 
 	// Unknown apps and jobs: 404, with nothing run or removed.
@@ -65,7 +71,7 @@ func TestBadRequestsGetClearErrors(t *testing.T) {
 }
 
 func TestCrossSiteRequestsAreRefused(t *testing.T) {
-	d := startDaemon(t, daemonOptions{})
+	d := startServer(t, serverOptions{})
 	d.install("coop_app")
 	// What a malicious page's fetch or form post carries.
 	d.expectError("POST", "/api/apps/start-app/coop_app", nil, 403, "Cross-site requests are refused", "Sec-Fetch-Site", "cross-site", "Origin", "https://evil.example")
@@ -86,8 +92,8 @@ func TestCrossSiteRequestsAreRefused(t *testing.T) {
 }
 
 func TestAPIToken(t *testing.T) {
-	const token = "t0k3n-for-tests"
-	d := startDaemon(t, daemonOptions{args: []string{"--api-token", token}})
+	const token = "t0k3n-for-tests-0123456789"
+	d := startServer(t, serverOptions{token: token})
 	d.expectError("GET", "/api/apps/list", nil, 401, "Missing or invalid API token", "Authorization", "Bearer wrong")
 	d.expectError("POST", "/api/move/play/wake_up", nil, 401, "Missing or invalid API token", "Authorization", "Bearer wrong")
 	if code := d.call("GET", "/api/apps/list", nil, nil, "Authorization", "Bearer "+token); code != 200 {
@@ -104,7 +110,12 @@ func TestAPIToken(t *testing.T) {
 	if strings.Contains(d.log.String(), token) {
 		t.Fatal("the token appears in the daemon's log")
 	}
-	// The SDK sends ROBOT_DAEMON_TOKEN, which apps inherit from the daemon.
+}
+
+// End to end: robot_sdk sends ROBOT_DAEMON_TOKEN, which apps inherit from the daemon.
+func TestSDKSendsTheToken(t *testing.T) {
+	const token = "t0k3n-for-tests-0123456789"
+	d := startDaemon(t, daemonOptions{args: []string{"--api-token", token}})
 	out, err := venvPython(d, "from robot_sdk import Robot\nr = Robot()\nprint(r.get_state()['backend'])\nr.close()", "ROBOT_DAEMON_TOKEN="+token)
 	if err != nil || out != "sim" {
 		t.Fatalf("SDK with the token: %q %v", out, err)
@@ -120,31 +131,46 @@ func TestAPIToken(t *testing.T) {
 	}
 }
 
+// The state stream at 50 Hz, on the robot's own clock (testing/synctest): one second of stream is
+// 50 events, 20 ms apart, each with the state of the robot's latest control step. Latency over a
+// real connection is BenchmarkStateStream50Hz's to measure; a timed window here failed under load.
 func TestStateStreamAt50Hz(t *testing.T) {
-	d := startDaemon(t, daemonOptions{})
-	resp, err := http.Get(d.url + "/api/state/stream?frequency=50")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	events := readEvents(t, resp, 50, 5*time.Second)
-	span := events[len(events)-1].at.Sub(events[0].at)
-	if span < 800*time.Millisecond || span > 1300*time.Millisecond {
-		t.Errorf("49 intervals at 50 Hz took %v, want about 980ms", span)
-	}
-	var lags []time.Duration
-	for _, e := range events {
-		var s robotState
-		if err := json.Unmarshal([]byte(e.data), &s); err != nil {
-			t.Fatalf("event %q: %v", e.data, err)
+	synctest.Test(t, func(t *testing.T) {
+		rb := robot.New(robot.NewSim(), nil)
+		defer rb.Close()
+		h := robotd.NewServer(robotd.ServerConfig{Apps: newMemApps(rb), Robot: rb, NoAuth: true})
+		ctx, cancel := context.WithCancel(context.Background())
+		req := httptest.NewRequestWithContext(ctx, "GET", "/api/state/stream?frequency=50", nil)
+		req.Host = "127.0.0.1:8000"
+		req.RemoteAddr = "127.0.0.1:40000"
+		rec := httptest.NewRecorder()
+		served := make(chan struct{})
+		go func() { defer close(served); h.ServeHTTP(rec, req) }()
+		time.Sleep(time.Second - time.Millisecond)
+		synctest.Wait()
+		cancel()
+		<-served
+
+		if ct := rec.Header().Get("Content-Type"); rec.Code != 200 || ct != "text/event-stream" {
+			t.Fatalf("%d %q", rec.Code, ct)
 		}
-		lags = append(lags, e.at.Sub(s.Timestamp))
-	}
-	for i, lag := range lags {
-		if lag < 0 || lag > 50*time.Millisecond {
-			t.Errorf("event %d arrived %v after its state was read", i, lag)
+		var stamps []time.Time
+		for block := range strings.SplitSeq(strings.TrimSpace(rec.Body.String()), "\n\n") {
+			var s robotState
+			if err := json.Unmarshal([]byte(strings.TrimPrefix(block, "data: ")), &s); err != nil {
+				t.Fatalf("event %q: %v", block, err)
+			}
+			stamps = append(stamps, s.Timestamp)
 		}
-	}
+		if len(stamps) != 50 {
+			t.Fatalf("%d events in one second at 50 Hz, want 50", len(stamps))
+		}
+		for i := 1; i < len(stamps); i++ {
+			if gap := stamps[i].Sub(stamps[i-1]); gap != 20*time.Millisecond {
+				t.Fatalf("events %d and %d carry states %v apart, want 20ms (the robot's steps are %v)", i-1, i, gap, robot.ControlPeriod)
+			}
+		}
+	})
 }
 
 // The SDK as a remote client: a script that is not an app the daemon started holds the slot
@@ -153,17 +179,17 @@ func TestSDKRemoteSession(t *testing.T) {
 	d := startDaemon(t, daemonOptions{args: []string{"--no-wake-up-on-start"}})
 	d.install("coop_app")
 	script := `
-import sys, time
-from robot_sdk import Robot, create_head_pose, RequestRefusedError
+import math, sys, time
+from robot_sdk import Robot, RequestRefusedError
 with Robot() as r:
     print("kind", r.session_kind, flush=True)
     assert not r.is_awake()
     r.wake_up()
     assert r.is_awake(), "awake after wake_up"
-    r.goto_target(head=create_head_pose(yaw=-15, degrees=True), antennas=[0.3, -0.3], body_yaw=0.2, duration=0.3)
+    r.goto_target(head={"yaw": math.radians(-15)}, antennas=[0.3, -0.3], body_yaw=0.2, duration=0.3)
     s = r.get_state()
     print("target", round(s["target_head_pose"]["yaw"], 4), s["target_antennas_position"], s["target_body_yaw"], flush=True)
-    r.set_target(head=r.create_head_pose(pitch=5, degrees=True), antennas=[0.1, 0.1])
+    r.set_target(head={"pitch": math.radians(5)}, antennas=[0.1, 0.1])
     s = r.get_state()
     print("antennas", s["target_antennas_position"], round(s["target_head_pose"]["pitch"], 4), flush=True)
     try:
@@ -208,7 +234,7 @@ with Robot() as r:
 		got = append(got, l)
 	}
 	want := []string{"kind remote", "target -0.2618 [0.3, -0.3] 0.2", "antennas [0.1, 0.1] 0.0873",
-		"rejected antennas must be two angles in radians: [right, left]", "asleep True"}
+		"rejected Antennas must be a list or 1D np array with two elements.", "asleep True"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("script output:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
@@ -218,7 +244,7 @@ with Robot() as r:
 }
 
 func TestAudioThroughTheAPI(t *testing.T) {
-	d := startDaemon(t, daemonOptions{})
+	d := startServer(t, serverOptions{})
 	d.call("POST", "/api/audio/start_recording", nil, nil)
 	tone := make([][2]float64, 1600) // 100 ms of 440 Hz on the left, silence on the right
 	for i := range tone {
@@ -228,25 +254,35 @@ func TestAudioThroughTheAPI(t *testing.T) {
 	if code := d.call("POST", "/api/audio/push_sample", map[string]any{"samples": tone}, &pushed); code != 200 || pushed["samples"] != 1600.0 {
 		t.Fatalf("push: %d %v", code, pushed)
 	}
-	time.Sleep(300 * time.Millisecond)
+	// The simulated speaker plays into the microphone: read what it records until the tone is in it.
 	var rec struct {
 		SampleRate int          `json:"sample_rate"`
 		Channels   int          `json:"channels"`
 		Samples    [][2]float64 `json:"samples"`
 	}
-	d.call("GET", "/api/audio/sample", nil, &rec)
-	loudLeft, loudRight := 0, 0
-	for _, f := range rec.Samples {
+	toneLoud := 0
+	for _, f := range tone {
 		if math.Abs(f[0]) > 0.4 {
-			loudLeft++
-		}
-		if math.Abs(f[1]) > 0.4 {
-			loudRight++
+			toneLoud++
 		}
 	}
-	if rec.SampleRate != 16000 || rec.Channels != 2 || len(rec.Samples) < 3000 || loudLeft < 100 || loudRight != 0 {
-		t.Fatalf("recorded %d frames of %d channels at %d Hz with %d loud on the left and %d on the right; the pushed tone should be on the left",
-			len(rec.Samples), rec.Channels, rec.SampleRate, loudLeft, loudRight)
+	recorded, loudLeft, loudRight := 0, 0, 0
+	d.waitFor(5*time.Second, "the whole pushed tone in the recording", func() bool {
+		d.call("GET", "/api/audio/sample", nil, &rec)
+		recorded += len(rec.Samples)
+		for _, f := range rec.Samples {
+			if math.Abs(f[0]) > 0.4 {
+				loudLeft++
+			}
+			if math.Abs(f[1]) > 0.4 {
+				loudRight++
+			}
+		}
+		return loudLeft >= toneLoud
+	})
+	if rec.SampleRate != 16000 || rec.Channels != 2 || loudLeft != toneLoud || loudRight != 0 {
+		t.Fatalf("recorded %d frames of %d channels at %d Hz with %d loud on the left and %d on the right; the pushed tone (%d loud) should be on the left",
+			recorded, rec.Channels, rec.SampleRate, loudLeft, loudRight, toneLoud)
 	}
 	d.call("POST", "/api/audio/stop_recording", nil, nil)
 }

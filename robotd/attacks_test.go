@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/robothub/robothub/internal/badinput"
 )
@@ -17,8 +18,8 @@ import (
 // is the "daemon-attacks" section of docs/RELIABILITY.md.
 func TestBadInputDaemonAttacks(t *testing.T) {
 	needOtherUser(t)
-	const token = "attack-table-token"
-	d := startDaemon(t, daemonOptions{args: []string{"--token", token, "--body-timeout", "1s"}})
+	const token = "attack-table-token-0123456789"
+	d := startServer(t, serverOptions{token: token, bodyTimeout: time.Second})
 	d.install("coop_app")
 	addr := strings.TrimPrefix(d.url, "http://")
 	table := badinput.NewTable("daemon-attacks", "go test -run TestBadInputDaemonAttacks ./robotd (as root: the other user is nobody through setpriv)")
@@ -96,6 +97,20 @@ func TestBadInputDaemonAttacks(t *testing.T) {
 	raw("a cross-site page reads the state", badinput.Request{Method: "GET", Target: "/api/state/full", Header: chromium("cors", "empty")}, 401)
 	raw("a cross-site page's <img> of the camera", badinput.Request{Method: "GET", Target: "/api/camera/frame?format=jpeg", Header: chromium("no-cors", "image")}, 401)
 	raw("DNS rebinding: a page served from evil.example", badinput.Request{Method: "POST", Target: "/api/apps/start-app/coop_app", Header: [][2]string{{"Host", "evil.example:8000"}}}, 421)
+
+	// What the hub sends on a hub user's behalf, on loopback from the daemon's own user (issue 20).
+	delivery := `{"event":{"action":"update","scope":"repo.content"},"repo":{"type":"model","name":"bob/x"}}`
+	raw("the local hub delivers a webhook to goto_sleep", badinput.Request{Method: "POST", Target: "/api/move/play/goto_sleep",
+		Header: [][2]string{{"Content-Type", "application/json"}, {"User-Agent", "robothub-hubemu"}, {"X-Webhook-Secret", "bobs-secret"}}, Body: []byte(delivery)}, 401)
+	raw("a receiver's forward: route relays a delivery to remove an app", badinput.Request{Method: "POST", Target: "/api/apps/remove/coop_app",
+		Header: [][2]string{{"Content-Type", "application/json"}, {"User-Agent", "robothub-forward/dev"}}, Body: []byte(delivery)}, 401)
+	form := [][2]string{{"Content-Type", "application/x-www-form-urlencoded"}}
+	for i := range 5 {
+		if a, err := badinput.Send(addr, badinput.Request{Method: "POST", Target: "/login", Header: form, Body: []byte(fmt.Sprintf("token=guess%d", i))}); err != nil || a.Status != 401 {
+			t.Fatalf("wrong login %d: %v %+v", i+1, err, a)
+		}
+	}
+	raw("a sixth wrong token at /login within seconds", badinput.Request{Method: "POST", Target: "/login", Header: form, Body: []byte("token=guess6")}, 429)
 
 	// Clients that hold resources.
 	raw("a wrong token with a 10 MiB body that never comes", badinput.Request{Method: "POST", Target: "/api/apps/install",

@@ -159,7 +159,7 @@ func BenchmarkStopCooperativeApp(b *testing.B) {
 		b.StopTimer()
 		d.call("POST", "/api/apps/start-app/coop_app", nil, nil)
 		d.waitState(10*time.Second, "running")
-		time.Sleep(200 * time.Millisecond) // in its control loop
+		d.waitFor(10*time.Second, "the app in its control loop", targetsVary(d))
 		b.StartTimer()
 		start := time.Now()
 		var st appStatus

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -19,8 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/internal/syncbuf"
-
 	"github.com/robothub/robothub/robotd"
 )
 
@@ -32,6 +34,10 @@ var webUIAppURL, webUIAppDir string
 var sharedVenv string
 
 func TestMain(m *testing.M) {
+	// Re-executed as another local user's connection flood (see TestConnectionFloodOfAnotherUser).
+	if spec := os.Getenv("ROBOTD_TEST_FLOOD"); spec != "" {
+		os.Exit(runFlood(spec))
+	}
 	// Re-executed as a daemon process (see startDaemonProcess).
 	if args := os.Getenv("ROBOTD_TEST_DAEMON_ARGS"); args != "" {
 		var argv []string
@@ -100,14 +106,18 @@ func freePort(t testing.TB) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// daemon is a robot daemon run in-process by a test.
+// daemon is a robot daemon run in-process by a test: the whole daemon (startDaemon: robotd.Run,
+// with its apps venv and Python apps) or its HTTP API on in-memory apps (startServer).
 type daemon struct {
 	t       testing.TB
 	url     string
-	dataDir string
+	dataDir string // "" for a server on in-memory apps
 	log     *syncbuf.Buffer
 	cancel  context.CancelFunc
 	done    chan error
+	pid     int          // startDaemonBinary's process
+	apps    *memApps     // startServer's apps
+	rb      *robot.Robot // startServer's robot
 }
 
 type daemonOptions struct {
@@ -180,6 +190,64 @@ func startDaemon(t testing.TB, opts daemonOptions) *daemon {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// serverOptions configure startServer.
+type serverOptions struct {
+	token       string        // default: a random one nobody knows
+	noAuth      bool          // --no-auth
+	bodyTimeout time.Duration // --body-timeout
+	asleep      bool          // --no-wake-up-on-start
+}
+
+// startServer serves the daemon's HTTP API (robotd.NewServer, on a real loopback listener, with the
+// daemon's ConnContext so that peers are looked up as the daemon does) over in-memory apps and the
+// simulated robot: for the tests of the API that need no Python. It is up when it returns.
+func startServer(t testing.TB, opts serverOptions) *daemon {
+	t.Helper()
+	logBuf := &syncbuf.Buffer{}
+	log := slog.New(slog.NewTextHandler(logBuf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	rb := robot.New(robot.NewSim(), log.With("component", "robot"))
+	mem := newMemApps(rb)
+	done := make(chan struct{})
+	handler := robotd.NewServer(robotd.ServerConfig{Apps: mem, Robot: rb, Log: log.With("component", "http"), Token: opts.token,
+		NoAuth: opts.noAuth, BodyTimeout: opts.bodyTimeout, Version: "test", LoopbackOnly: true, Done: done})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: handler, ConnContext: handler.ConnContext, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(handler.Listener(ln)) }()
+	ctx, cancel := context.WithCancel(context.Background())
+	d := &daemon{t: t, url: "http://" + ln.Addr().String(), log: logBuf, cancel: cancel, done: make(chan error, 1), apps: mem, rb: rb}
+	go func() {
+		<-ctx.Done()
+		close(done) // ends the streams, as the daemon does before it shuts its server down
+		sctx, cancelShutdown := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancelShutdown()
+		// As the daemon does, connections still open after 5 s are closed, not an error.
+		if err := srv.Shutdown(sctx); err != nil {
+			log.Warn("closing connections", "err", err)
+			srv.Close()
+		}
+		var err error
+		if serr := <-served; !errors.Is(serr, http.ErrServerClosed) {
+			err = serr
+		}
+		rb.Close()
+		d.done <- err
+	}()
+	t.Cleanup(func() {
+		d.stop()
+		if t.Failed() {
+			t.Logf("server log:\n%s", logBuf.String())
+		}
+	})
+	if !opts.asleep {
+		rb.WakeUp()
+	}
+	return d
 }
 
 // stop shuts the daemon down as SIGTERM would and waits for it.

@@ -48,9 +48,16 @@ func browser(t testing.TB, flags ...chromedp.ExecAllocatorOption) context.Contex
 	if path == "" {
 		t.Skip("no chromium binary found (apt-get install chromium); the dashboard tests drive headless Chromium")
 	}
+	return startBrowser(t, path, t.TempDir(), flags...)
+}
+
+// startBrowser starts the headless Chromium at path with its profile in dir; flags are added to
+// the usual ones.
+func startBrowser(t testing.TB, path, dir string, flags ...chromedp.ExecAllocatorOption) context.Context {
+	t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(desktopWidth, desktopHeight),
+		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(dir), chromedp.WindowSize(desktopWidth, desktopHeight),
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true),

@@ -14,6 +14,7 @@ import (
 
 	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/core/robot"
+	"github.com/robothub/robothub/internal/pytool"
 	"github.com/robothub/robothub/robotd"
 	"github.com/robothub/robothub/robotd/pysdk"
 )
@@ -28,14 +29,14 @@ func fuzzDaemon(f *testing.F) http.Handler {
 	rb := robot.New(robot.NewSim(), discard)
 	f.Cleanup(func() { rb.Close() })
 	mgr, err := apps.NewManager(apps.Config{
-		DataDir: filepath.Join(dir, "data"), VenvDir: filepath.Join(dir, "apps_venv"), BasePython: "false",
+		DataDir: filepath.Join(dir, "data"), Toolchain: &pytool.Venv{Dir: filepath.Join(dir, "apps_venv"), BasePython: "false"},
 		SDK: pysdk.Files, Robot: rb, Log: discard,
 	})
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Cleanup(mgr.Close)
-	return robotd.NewServer(robotd.ServerConfig{Apps: mgr, Robot: rb, Log: discard, Token: fuzzToken})
+	return robotd.NewServer(robotd.ServerConfig{Apps: robotd.ManagerApps(mgr), Robot: rb, Log: discard, Token: fuzzToken})
 }
 
 const fuzzToken = "fuzz-token"

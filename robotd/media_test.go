@@ -2,7 +2,7 @@ package robotd_test
 
 import (
 	"bytes"
-	"encoding/binary"
+	bin "encoding/binary"
 	"mime/multipart"
 	"net/http"
 	"os"
@@ -177,20 +177,20 @@ func upload(t *testing.T, url, name string, data []byte) (int, string) {
 func wavTone(rate int, v float64) []byte {
 	data := make([]byte, 0, rate*2)
 	for i := 0; i < rate; i++ {
-		data = binary.LittleEndian.AppendUint16(data, uint16(int16(v*32767)))
+		data = bin.LittleEndian.AppendUint16(data, uint16(int16(v*32767)))
 	}
 	b := []byte("RIFF")
-	b = binary.LittleEndian.AppendUint32(b, uint32(36+len(data)))
+	b = bin.LittleEndian.AppendUint32(b, uint32(36+len(data)))
 	b = append(b, "WAVEfmt "...)
-	b = binary.LittleEndian.AppendUint32(b, 16)
-	b = binary.LittleEndian.AppendUint16(b, 1)
-	b = binary.LittleEndian.AppendUint16(b, 1)
-	b = binary.LittleEndian.AppendUint32(b, uint32(rate))
-	b = binary.LittleEndian.AppendUint32(b, uint32(rate*2))
-	b = binary.LittleEndian.AppendUint16(b, 2)
-	b = binary.LittleEndian.AppendUint16(b, 16)
+	b = bin.LittleEndian.AppendUint32(b, 16)
+	b = bin.LittleEndian.AppendUint16(b, 1)
+	b = bin.LittleEndian.AppendUint16(b, 1)
+	b = bin.LittleEndian.AppendUint32(b, uint32(rate))
+	b = bin.LittleEndian.AppendUint32(b, uint32(rate*2))
+	b = bin.LittleEndian.AppendUint16(b, 2)
+	b = bin.LittleEndian.AppendUint16(b, 16)
 	b = append(b, "data"...)
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(data)))
+	b = bin.LittleEndian.AppendUint32(b, uint32(len(data)))
 	return append(b, data...)
 }
 

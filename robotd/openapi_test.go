@@ -36,7 +36,7 @@ var openAPIRouter = sync.OnceValues(func() (routers.Router, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, ct := range []string{"text/event-stream", "image/x-portable-pixmap", "image/jpeg"} {
+	for _, ct := range []string{"text/event-stream", "image/x-portable-pixmap", "image/jpeg", "model/stl"} {
 		openapi3filter.RegisterBodyDecoder(ct, openapi3filter.FileBodyDecoder)
 	}
 	return legacy.NewRouter(doc)

@@ -40,3 +40,42 @@ func TestLoopbackPeerUID(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkLoopbackPeerUID is one lookup of a loopback client's user with 2,000 other loopback
+// connections open, as during a flood: what Server.Listener does for each connection it accepts.
+func BenchmarkLoopbackPeerUID(b *testing.B) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 2001)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range 2001 {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			b.Fatal(err)
+		}
+		conns = append(conns, c, <-accepted)
+	}
+	server := conns[len(conns)-1]
+	for b.Loop() {
+		if uid := lookupPeerUID(server.RemoteAddr(), server.LocalAddr()); uid != os.Getuid() {
+			b.Fatalf("uid %d", uid)
+		}
+	}
+}

@@ -117,7 +117,12 @@ func TestAppLeftByKilledDaemonIsStopped(t *testing.T) {
 
 	_ = proc.Process.Signal(syscall.SIGKILL)
 	_ = proc.Wait()
-	time.Sleep(100 * time.Millisecond)
+	// Orphaned: the kernel gives the app to another parent once the daemon is reaped.
+	for deadline := time.Now().Add(5 * time.Second); parentPID(ra.PID) == proc.Process.Pid; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("app %d still has the killed daemon %d as its parent", ra.PID, proc.Process.Pid)
+		}
+	}
 	for _, pid := range pids {
 		if !processAlive(pid) {
 			t.Fatalf("process %d died with the daemon; the test needs an orphan", pid)
@@ -339,4 +344,19 @@ func TestSecondDaemonOnOneDataDirIsRefused(t *testing.T) {
 	if st := d.status(); st == nil || st.State != "running" {
 		t.Fatalf("the first daemon's app after the second daemon was refused: %+v", st)
 	}
+}
+
+// parentPID is pid's parent, from /proc (0 when pid is gone).
+func parentPID(pid int) int {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(data)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
 }

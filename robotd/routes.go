@@ -16,6 +16,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /api/apps/remove/{app_name}", s.handleRemove)
 	mux.HandleFunc("GET /api/apps/job-status/{job_id}", s.handleJobStatus)
 	mux.HandleFunc("GET /api/apps/job-log/{job_id}", s.handleJobLog)
+	mux.HandleFunc("POST /api/apps/cancel-job/{job_id}", s.handleCancelJob)
 	mux.HandleFunc("GET /api/apps/list", s.handleList)
 	mux.HandleFunc("GET /api/apps/list-available", s.handleListAvailable)
 	mux.HandleFunc("GET /api/apps/list-available/{source_kind}", s.handleListAvailable)
@@ -85,11 +86,48 @@ func (s *Server) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api/volume/microphone/current", s.handleGetMicVolume)
 	mux.HandleFunc("POST /api/volume/microphone/set", s.handleSetMicVolume)
 
+	// The speech wobble and head tracking (handlers_behaviours.go).
+	mux.HandleFunc("POST /api/media/wobbling/enable", s.handleWobbling(true))
+	mux.HandleFunc("POST /api/media/wobbling/disable", s.handleWobbling(false))
+	mux.HandleFunc("POST /api/media/tracking/enable", s.handleTrackingEnable)
+	mux.HandleFunc("POST /api/media/tracking/disable", s.handleTrackingDisable)
+	mux.HandleFunc("GET /api/media/tracking/face", s.handleTrackedFace)
+
 	// SDK sessions: the app slot is shared with remote SDK clients.
 	mux.HandleFunc("POST /api/sessions", s.handleOpenSession)
 	mux.HandleFunc("POST /api/sessions/{session_id}/heartbeat", s.handleHeartbeat)
 	mux.HandleFunc("DELETE /api/sessions/{session_id}", s.handleCloseSession)
 
+	// The daemon: its status, the robot's control, name and hardware id, the app lock.
 	mux.HandleFunc("GET /api/daemon/status", s.handleDaemonStatus)
+	mux.HandleFunc("POST /api/daemon/start", s.handleDaemonStart)
+	mux.HandleFunc("POST /api/daemon/stop", s.handleDaemonStop)
+	mux.HandleFunc("POST /api/daemon/restart", s.handleDaemonRestart)
+	mux.HandleFunc("GET /api/daemon/robot-name", s.handleGetRobotName)
+	mux.HandleFunc("POST /api/daemon/robot-name", s.handleSetRobotName)
+	mux.HandleFunc("GET /api/daemon/hardware-id", s.handleHardwareID)
+	mux.HandleFunc("GET /api/daemon/robot-app-lock-status", s.handleLockStatus)
+
+	// The robot's hub login (handlers_control.go).
+	mux.HandleFunc("POST /api/hf-auth/save-token", s.handleSaveToken)
+	mux.HandleFunc("GET /api/hf-auth/status", s.handleAuthStatus)
+	mux.HandleFunc("DELETE /api/hf-auth/token", s.handleDeleteToken)
+	mux.HandleFunc("GET /api/hf-auth/relay-status", s.handleRelayStatus)
+	mux.HandleFunc("POST /api/hf-auth/refresh-relay", s.handleRefreshRelay)
+	mux.HandleFunc("GET /api/hf-auth/central-robot-status", s.handleCentralRobotStatus)
+	mux.HandleFunc("GET /api/hf-auth/oauth/configured", s.handleOAuthConfigured)
+	mux.HandleFunc("GET /api/hf-auth/oauth/start", s.handleOAuthUnavailable)
+	mux.HandleFunc("GET /api/hf-auth/oauth/begin", s.handleOAuthUnavailable)
+	mux.HandleFunc("GET /api/hf-auth/oauth/callback", s.handleOAuthUnavailable)
+	mux.HandleFunc("POST /api/hf-auth/oauth/device/start", s.handleOAuthUnavailable)
+	mux.HandleFunc("GET /api/hf-auth/oauth/status/{session_id}", s.handleOAuthSessionStatus)
+	mux.HandleFunc("GET /api/hf-auth/oauth/device/status/{session_id}", s.handleOAuthSessionStatus)
+	mux.HandleFunc("DELETE /api/hf-auth/oauth/session/{session_id}", s.handleOAuthSessionCancel)
+	mux.HandleFunc("DELETE /api/hf-auth/oauth/device/session/{session_id}", s.handleOAuthSessionCancel)
+
+	// Kinematics and the robot's description for 3D viewers (handlers_kinematics.go).
+	mux.HandleFunc("GET /api/kinematics/info", s.handleKinematicsInfo)
+	mux.HandleFunc("GET /api/kinematics/urdf", s.handleURDF)
+	mux.HandleFunc("GET /api/kinematics/stl/{filename}", s.handleSTL)
 	mux.HandleFunc("/api/", s.handleUnknownAPI)
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/core/version"
 	"github.com/robothub/robothub/internal/hardware/media"
+	"github.com/robothub/robothub/internal/pytool"
 	"github.com/robothub/robothub/robotd/pysdk"
 )
 
@@ -175,11 +176,17 @@ func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
 		}
 	}
 	cfg.token = strings.TrimSpace(c.String("token"))
+	source := "--token"
 	if cfg.token == "" {
-		cfg.token = strings.TrimSpace(getenv("ROBOT_DAEMON_TOKEN"))
+		cfg.token, source = strings.TrimSpace(getenv("ROBOT_DAEMON_TOKEN")), "ROBOT_DAEMON_TOKEN"
 	}
 	if cfg.noAuth {
 		cfg.token = "" // nothing to send: apps are not given one
+	}
+	if cfg.token != "" {
+		if err := checkTokenStrength(cfg.token, source); err != nil {
+			return cfg, err
+		}
 	}
 	cfg.hubURL = c.String("hub-url")
 	if cfg.hubURL == "" {
@@ -265,12 +272,17 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	rb.UseMedia(devices)
 	defer rb.Close()
 
+	wheelDirs := cfg.wheelDirs
+	if len(wheelDirs) == 0 {
+		wheelDirs = []string{"/usr/share/python-wheels"}
+	}
+	venv := &pytool.Venv{Dir: cfg.venvDir, BasePython: cfg.python, SystemSitePackages: cfg.systemSite, StateDir: cfg.dataDir,
+		Source: pytool.Source{Offline: cfg.offline, IndexURL: cfg.indexURL, ExtraIndexURLs: cfg.extraIndexURLs,
+			UV: cfg.uv, WheelDirs: wheelDirs}}
 	mgr, err := apps.NewManager(apps.Config{
-		DataDir: cfg.dataDir, VenvDir: cfg.venvDir, BasePython: cfg.python,
-		StopTimeout: cfg.stopTimeout, SDK: pysdk.Files, DaemonVersion: version.String(), HubURL: cfg.hubURL,
-		PackageSource: apps.PackageSource{Offline: cfg.offline, IndexURL: cfg.indexURL, ExtraIndexURLs: cfg.extraIndexURLs,
-			UV: cfg.uv, WheelDirs: cfg.wheelDirs},
-		SystemSitePackages: cfg.systemSite, HubToken: cfg.hubToken,
+		DataDir: cfg.dataDir, Toolchain: venv,
+		StopTimeout: cfg.stopTimeout, SDK: pysdk.Files, SDKVersion: pytool.SDKVersion(version.String(), pysdk.Files), HubURL: cfg.hubURL,
+		HubToken:   cfg.hubToken,
 		HTTPClient: &http.Client{Timeout: 30 * time.Second}, Robot: rb, StartupApp: cfg.startupApp,
 		Log: log.With("component", "apps"),
 	})
@@ -295,7 +307,8 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	}
 	// Apps on the robot read frames and sound from a unix socket, with no encoding.
 	var mediaSocket string
-	if sock, err := media.ListenSocket(devices.media, filepath.Join(cfg.dataDir, "media.sock"), mediaSocketPeer, log.With("component", "media")); err != nil {
+	if sock, err := media.ListenSocket(devices.media, filepath.Join(cfg.dataDir, "media.sock"),
+		media.SocketOptions{Allow: mediaSocketPeer, Play: rb.PushAudio}, log.With("component", "media")); err != nil {
 		log.Warn("no local media socket: apps get frames and sound over HTTP", "err", err)
 	} else {
 		defer sock.Close()
@@ -308,10 +321,14 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	}
 	defer rtc.Close()
 	done := make(chan struct{})
+	// Head tracking's detector (YuNet on ONNX Runtime) is not loaded by this build: tracking answers
+	// 503 saying so.
+	rb.SetDetector(nil, "this daemon has no face detector: it needs ONNX Runtime's shared library (libonnxruntime) and a YuNet face model, which this build does not load yet")
 	handler := NewServer(ServerConfig{
-		Apps: mgr, Robot: rb, Log: log.With("component", "http"), Token: cfg.token, NoAuth: cfg.noAuth, BodyTimeout: cfg.bodyTimeout,
+		Apps: ManagerApps(mgr), Robot: rb, Log: log.With("component", "http"), Token: cfg.token, NoAuth: cfg.noAuth, BodyTimeout: cfg.bodyTimeout,
 		AllowedHosts: cfg.allowedHosts, Version: version.String(), Wireless: cfg.wireless, Done: done,
-		LoopbackOnly: loopbackOnly, Media: devices.media, SoundsDir: filepath.Join(cfg.dataDir, "sounds"), MediaSocket: mediaSocket, WebRTC: rtc,
+		LoopbackOnly: loopbackOnly, DataDir: cfg.dataDir, HubURL: cfg.hubURL, Sim: cfg.sim != "",
+		Media: devices.media, SoundsDir: filepath.Join(cfg.dataDir, "sounds"), MediaSocket: mediaSocket, WebRTC: rtc,
 	})
 	srv := &http.Server{
 		Handler:           handler,
@@ -321,7 +338,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.Serve(handler.Listener(ln)) }()
 	listenURL := "http://" + ln.Addr().String()
 	log.Info("robot daemon listening", "url", listenURL, "version", version.String(), "sdk", mgr.SDKVersion(),
 		"backend", rb.BackendName(), "apps_venv", cfg.venvDir, "data_dir", cfg.dataDir, "auth", !cfg.noAuth)

@@ -48,7 +48,7 @@ func TestNodScript(t *testing.T) {
 	t.Parallel() // its own daemon; the script only reads the venv
 	d := systemSiteDaemon(t)
 	s := runScript(t, d, systemSiteVenv(), writeScript(t, "nod.py", nodScript))
-	waitFor(t, 20*time.Second, "motion", s, func() bool { return targetsVary(d) })
+	waitFor(t, 20*time.Second, "motion", s, targetsVary(d))
 	s.interrupt(t)
 }
 

@@ -24,8 +24,10 @@ import (
 //  3. Authentication of /api/ (docs/robot-api.md, "Authentication"): the daemon's token as
 //     "Authorization: Bearer <token>" (or ?token= on a GET, for EventSource streams and websockets),
 //     or the dashboard's login cookie; without either, a client on loopback whose process runs as
-//     the daemon's own user (or root, who can read the token file anyway). Everything else is 401,
-//     answered before the body is read.
+//     the daemon's own user (or root, who can read the token file anyway). A request that a hub
+//     delivers, or that a receiver relays, on some hub user's behalf (hubRelay) is never such a
+//     client: it needs the token, even with --no-auth. Everything else is 401, answered before
+//     the body is read.
 func (s *Server) guard(next http.Handler) http.Handler {
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -61,6 +63,16 @@ func (s *Server) guard(next http.Handler) http.Handler {
 
 // refusal says why r may not use the API, or "" when it may.
 func (s *Server) refusal(r *http.Request) string {
+	if via := hubRelay(r); via != "" {
+		// The hub runs as some user of this machine (often the daemon's own, as in robothub dev),
+		// but what it sends is written by whoever owns the webhook: neither its uid nor --no-auth
+		// vouches for it. Only the token, which a hub user does not have, lets it in.
+		got, ok := bearerToken(r)
+		if ok && !s.noAuth && subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) == 1 {
+			return ""
+		}
+		return "a request " + via + " acts for a hub user, never for this machine's: it needs the daemon's token"
+	}
 	if s.noAuth {
 		return ""
 	}
@@ -102,6 +114,26 @@ func bearerToken(r *http.Request) (string, bool) {
 	return "", false
 }
 
+// hubRelay says how r came from a hub on a user's behalf ("" when it did not): the headers of a
+// webhook delivery (the hub's X-Webhook-Secret, or any X-Webhook-* header), the local hub's user
+// agent (internal/hubemu), or the user agent of a receiver's forward: route (internal/actions),
+// which relays a delivery to a URL its configuration names.
+func hubRelay(r *http.Request) string {
+	ua := r.Header.Get("User-Agent")
+	switch {
+	case strings.HasPrefix(ua, "robothub-hubemu"):
+		return "from the local hub (a webhook delivery)"
+	case strings.HasPrefix(ua, "robothub-forward/"):
+		return "relayed by a receiver's forward: route"
+	}
+	for name := range r.Header {
+		if strings.HasPrefix(name, "X-Webhook-") {
+			return "with the webhook header " + name + " (a hub delivery)"
+		}
+	}
+	return ""
+}
+
 // crossSiteBrowser reports a request that a browser sent for a page of another origin.
 func crossSiteBrowser(r *http.Request) bool {
 	switch r.Header.Get("Sec-Fetch-Site") {
@@ -138,9 +170,14 @@ type peer struct {
 }
 
 // ConnContext remembers each connection, so that the client's user is looked up once per
-// connection: set it as the http.Server's ConnContext.
+// connection (when Listener accepted it, or at its first request): set it as the http.Server's
+// ConnContext.
 func (s *Server) ConnContext(ctx context.Context, c net.Conn) context.Context {
-	return context.WithValue(ctx, peerKey{}, &peer{remote: c.RemoteAddr(), local: c.LocalAddr()})
+	p := &peer{remote: c.RemoteAddr(), local: c.LocalAddr()}
+	if pc, ok := c.(*peerConn); ok {
+		p.once.Do(func() { p.uid = pc.uid })
+	}
+	return context.WithValue(ctx, peerKey{}, p)
 }
 
 // peerUID is the uid of the loopback client of r, or -1 when it is not known (another machine,

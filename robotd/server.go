@@ -8,15 +8,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/robothub/robothub/core/apps"
-	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/internal/hardware/media"
 )
 
 // Server is the daemon's HTTP API and dashboard.
 type Server struct {
-	apps         *apps.Manager
-	robot        *robot.Robot
+	apps         Apps
+	robot        Robot
 	media        *media.Media // never nil: every device off when the daemon has none
 	mediaWired   bool         // the robot speaks, listens and looks through media
 	soundsDir    string       // uploaded sounds
@@ -29,11 +27,14 @@ type Server struct {
 	uid          int // the daemon's user: its loopback clients need no token
 	bodyTimeout  time.Duration
 	streams      streamSlots
+	logins       loginLimits
 	allowedHosts []string
 	version      string
 	wireless     bool
 	loopbackOnly bool
 	started      time.Time
+	sim          bool
+	ctl          control
 	done         <-chan struct{} // closed when the daemon shuts down: ends the streams
 	mux          *http.ServeMux
 	handler      http.Handler
@@ -41,8 +42,8 @@ type Server struct {
 
 // ServerConfig holds what NewServer needs.
 type ServerConfig struct {
-	Apps  *apps.Manager
-	Robot *robot.Robot
+	Apps  Apps  // the app lifecycle: ManagerApps(*apps.Manager) in the daemon
+	Robot Robot // the robot: *robot.Robot in the daemon
 	// Media are the robot's devices, which Robot uses (robot.UseMedia); nil: none, and the
 	// robot's backend speaks and draws its camera itself.
 	Media        *media.Media
@@ -60,6 +61,12 @@ type ServerConfig struct {
 	// status and serve their web UI on loopback too, whatever host custom_app_url names.
 	LoopbackOnly bool
 	Done         <-chan struct{}
+	// DataDir keeps the robot's name and the hub token it was logged in with ("": not kept).
+	DataDir string
+	// HubURL is the hub the robot logs in to ("": none).
+	HubURL string
+	// Sim: the robot is simulated (--sim), as the daemon's status says.
+	Sim bool
 }
 
 // NewServer returns the daemon's HTTP handler.
@@ -67,6 +74,7 @@ func NewServer(cfg ServerConfig) *Server {
 	s := &Server{
 		apps: cfg.Apps, robot: cfg.Robot, log: cfg.Log, token: cfg.Token, noAuth: cfg.NoAuth, uid: os.Getuid(), allowedHosts: cfg.AllowedHosts,
 		version: cfg.Version, wireless: cfg.Wireless, loopbackOnly: cfg.LoopbackOnly, started: time.Now(), done: cfg.Done,
+		sim: cfg.Sim, ctl: control{dataDir: cfg.DataDir, hubURL: cfg.HubURL},
 	}
 	if s.bodyTimeout = cfg.BodyTimeout; s.bodyTimeout == 0 {
 		s.bodyTimeout = DefaultBodyTimeout

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 )
 
 // tokenFileName is the token the daemon made for itself, in its data dir.
@@ -23,6 +25,9 @@ func loadOrCreateToken(dataDir string) (token, path string, created bool, err er
 		token = strings.TrimSpace(string(data))
 		if token == "" {
 			return "", path, false, fmt.Errorf("token file %s is empty: remove it and a new token is made", path)
+		}
+		if err := checkTokenStrength(token, "the token file "+path); err != nil {
+			return "", path, false, fmt.Errorf("%w; or remove the file and a new token is made", err)
 		}
 		// A token others can read is no secret: take it back to 0600.
 		if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 {
@@ -54,4 +59,42 @@ func loadOrCreateToken(dataDir string) (token, path string, created bool, err er
 		return "", path, false, fmt.Errorf("writing the token file %s: %w", path, werr)
 	}
 	return token, path, true, nil
+}
+
+// minTokenBits is the least a token must carry: a guess of 2^128 is out of anyone's reach.
+const minTokenBits = 128
+
+// tokenAlphabets are the alphabets tokens are written in, smallest first: a token's strength is
+// taken as its length times the bits of a character of the smallest alphabet that holds all of
+// its characters (what an attacker who saw the alphabet would have to guess).
+var tokenAlphabets = []struct {
+	name  string
+	chars string
+}{
+	{"decimal digits", "0123456789"},
+	{"hex digits", "0123456789abcdef"},
+	{"hex digits", "0123456789ABCDEF"},
+	{"base32", "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"},
+	{"lowercase letters and digits", "abcdefghijklmnopqrstuvwxyz0123456789"},
+	{"uppercase letters and digits", "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"},
+	{"letters and digits", "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"},
+	{"base64", "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_"},
+}
+
+// checkTokenStrength refuses a token of fewer than minTokenBits, naming where it came from and
+// what it is made of, never the token itself.
+func checkTokenStrength(token, source string) error {
+	name, size := "printable characters", 95.0
+	for _, a := range tokenAlphabets {
+		if strings.Trim(token, a.chars) == "" {
+			name, size = a.name, float64(len(a.chars))
+			break
+		}
+	}
+	bits := float64(utf8.RuneCountInString(token)) * math.Log2(size)
+	if bits >= minTokenBits {
+		return nil
+	}
+	return fmt.Errorf("%s: the API token is too weak: %d characters of %s carry about %.0f bits, and a token needs at least %d; make one with: openssl rand -hex 16 (or leave it out: the daemon makes one in <data-dir>/%s)",
+		source, utf8.RuneCountInString(token), name, bits, minTokenBits, tokenFileName)
 }

@@ -2,6 +2,7 @@ package nethttp
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -140,13 +142,27 @@ func TestGracefulShutdownFinishesInFlightRequests(t *testing.T) {
 		got <- result{s, b}
 	}()
 	<-started
+	var released atomic.Bool
 	stopped := make(chan error, 1)
-	go func() { stopped <- stop() }()
-	select {
-	case err := <-stopped:
-		t.Fatalf("shutdown returned (%v) before the in-flight request finished", err)
-	case <-time.After(200 * time.Millisecond):
+	go func() {
+		err := stop()
+		if !released.Load() {
+			err = fmt.Errorf("shutdown returned (%v) before the in-flight request finished", err)
+		}
+		stopped <- err
+	}()
+	// Once the server refuses new connections, shutdown has begun; only then is the request let go.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://")); err != nil {
+			break
+		} else {
+			c.Close()
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the server still accepts connections 5s after the shutdown began")
+		}
 	}
+	released.Store(true)
 	close(release)
 	r := <-got
 	if r.status != 200 || !strings.Contains(r.body, "finished") {
@@ -160,9 +176,11 @@ func TestGracefulShutdownFinishesInFlightRequests(t *testing.T) {
 func TestShutdownTimeoutIsReported(t *testing.T) {
 	srv := newReceiver(t)
 	started := make(chan struct{})
+	unstick := make(chan struct{}) // the handler outlives the shutdown timeout, then the test
+	t.Cleanup(func() { close(unstick) })
 	_ = srv.Add("stuck", func(ctx context.Context, _ *webhook.Payload, _ http.Header) (any, error) {
 		close(started)
-		time.Sleep(2 * time.Second)
+		<-unstick
 		return nil, nil
 	})
 	base, _, stop := launch(t, srv, Options{ShutdownTimeout: 100 * time.Millisecond})

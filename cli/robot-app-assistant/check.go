@@ -305,6 +305,7 @@ func inspectApp(ctx context.Context, e *env, python, dir string) (*inspection, e
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, python, "-I", "-c", inspectScript, dir)
+	cmd.Env = e.packageEnv()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	e.log.Debug("run", "cmd", python+" -I -c <inspect_app.py> "+dir)

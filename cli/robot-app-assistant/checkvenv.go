@@ -6,20 +6,19 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/robothub/robothub/core/apps"
+	"github.com/robothub/robothub/core/procgroup"
 	"github.com/robothub/robothub/core/version"
+	"github.com/robothub/robothub/internal/pytool"
 	"github.com/robothub/robothub/robotd/pysdk"
 )
 
@@ -58,11 +57,12 @@ type probeResult struct {
 	Static     []string `json:"static"`
 }
 
-// checkInstall installs the package, with its dependencies from the package source the robot
-// uses (the index of pip's configuration, --index-url, or wheel directories offline), into a
-// temporary venv layered on the cached base
-// (pip, setuptools, wheel, robot_sdk), checks what got installed, uninstalls it and checks that
-// the entry point is gone. It returns an error only when the venv itself cannot be made.
+// checkInstall installs the package as the robot would, into a temporary venv layered on the cached
+// base (pip, setuptools, wheel, robot_sdk): the wheel built offline, its dependencies resolved and
+// downloaded from the package source the robot uses (the index of pip's configuration,
+// --index-url, or wheel directories offline), every wheel checked as the robot checks it, then
+// installed from those files only. It checks what got installed, uninstalls it and checks that the
+// entry point is gone. It returns an error only when the venv itself cannot be made.
 func checkInstall(ctx context.Context, e *env, opts checkOptions, r *checkReport, pythonExe string, bundled []string) error {
 	start := time.Now()
 	baseSite, err := ensureCheckBase(ctx, e, opts, pythonExe, bundled)
@@ -74,80 +74,65 @@ func checkInstall(ctx context.Context, e *env, opts checkOptions, r *checkReport
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	venv := filepath.Join(tmp, "venv")
-	if out, err := runCommand(ctx, e, tmp, opts.python, "-m", "venv", "--without-pip", venv); err != nil {
-		return fmt.Errorf("creating a temporary venv with %s -m venv: %v\n%s", opts.python, err, tail(out, 8))
+	venv := e.venv(opts, filepath.Join(tmp, "venv"))
+	var out bytes.Buffer
+	if err := venv.Create(ctx, &out, true); err != nil {
+		return fmt.Errorf("%v\n%s", err, tail(out.String(), 8))
 	}
-	site, err := sitePackages(venv)
-	if err != nil {
+	if err := venv.Layer(baseSite); err != nil {
 		return err
 	}
-	// An import line in a .pth file runs at start-up: it adds the base as a site directory, with its own .pth files.
-	pth := fmt.Sprintf("import site; site.addsitedir(%q)\n", baseSite)
-	if err := os.WriteFile(filepath.Join(site, "_robot_app_check_base.pth"), []byte(pth), 0o644); err != nil {
-		return err
+	shown := func(b *bytes.Buffer) string {
+		return apps.RedactText(tail(strings.ReplaceAll(b.String(), tmp, "<tmp>"), 8))
 	}
-	src := filepath.Join(tmp, "src")
-	if err := apps.CopyPackage(src, r.dir); err != nil {
-		return fmt.Errorf("copying the package: %w", err)
-	}
-	python := filepath.Join(venv, "bin", "python")
-	pip := []string{"-I", "-m", "pip", "--disable-pip-version-check", "--no-input"}
 
 	// The wheel, built as the robot builds it, and what it would install over the runtime: the
-	// daemon refuses such a package (core/apps.CheckShadowing), so check says so first.
-	wheelDir := filepath.Join(tmp, "wheel")
-	if out, err := runCommand(ctx, e, tmp, python, append(append([]string(nil), pip...), "wheel", "--no-deps", "--no-build-isolation", "--no-index", "--wheel-dir", wheelDir, src)...); err != nil {
-		r.fail("building the package into a wheel failed:\n"+apps.RedactText(tail(strings.ReplaceAll(out, tmp, "<tmp>"), 8)),
+	// daemon refuses such a package, so check says so first.
+	out.Reset()
+	wheel, err := venv.BuildWheel(ctx, &out, r.dir, filepath.Join(tmp, "wheel"))
+	if err != nil {
+		r.fail("building the package into a wheel failed:\n"+shown(&out),
 			"run pip wheel --no-deps . in the package and fix the error; the robot builds it the same way")
 		return nil
 	}
-	wheels, _ := filepath.Glob(filepath.Join(wheelDir, "*.whl"))
-	if len(wheels) != 1 {
-		r.fail(fmt.Sprintf("building the package produced %d wheels, want 1", len(wheels)), "check the [build-system] of pyproject.toml")
-		return nil
+	source := venv.Source.Describe()
+	if opts.offline {
+		source += " (--offline)"
 	}
-	stdlib, err := apps.StdlibModules(ctx, python)
-	if err != nil {
-		return err
-	}
-	if err := apps.CheckShadowing(wheels[0], stdlib); err != nil {
-		r.fail(err.Error(), "the robot refuses this package: list only the app's own package in [tool.setuptools] packages (and no py-modules named after the standard library), and ship no .pth file")
-		return nil
-	}
-	r.ok("the wheel installs nothing over the runtime (robot_sdk, pip, setuptools, wheel, the standard library, .pth files)")
-
-	// The app builds with the base's setuptools, as the daemon builds it with its venv's; its
-	// dependencies come from where the robot's come from.
-	args := append(append([]string(nil), pip...), "install", "--no-build-isolation", "--no-compile")
-	source := "the package index of pip's configuration"
-	switch {
-	case opts.offline:
-		args = append(args, "--no-index")
-		source = "wheels in " + strings.Join(opts.wheelDirs, ", ") + " only (--offline)"
-	case opts.indexURL != "":
-		args = append(args, "--index-url", opts.indexURL)
-		source = "the index " + apps.RedactURL(opts.indexURL)
-	}
-	if !opts.offline {
-		for _, u := range opts.extraIndexURLs {
-			args = append(args, "--extra-index-url", u)
+	var reqs []string
+	for _, q := range wheel.Requires {
+		if pytool.RequirementName(q) != apps.SDKDistribution {
+			reqs = append(reqs, q)
 		}
 	}
-	for _, d := range opts.wheelDirs {
-		args = append(args, "--find-links", d)
-	}
-	if out, err := runCommand(ctx, e, tmp, python, append(args, wheels[0])...); err != nil {
+	out.Reset()
+	deps, err := venv.Resolve(ctx, &out, apps.Resolution{Requirements: reqs, Dir: filepath.Join(tmp, "deps")})
+	if err != nil {
 		hint := "the robot installs the dependencies of pyproject.toml from the package index of its pip configuration (or the daemon's --index-url): check each requirement's name and version, and that the index has it"
 		if opts.offline {
 			hint = "a robot started with --offline installs only from wheel directories: depend only on packages available as wheels in " + strings.Join(opts.wheelDirs, ", ")
 		}
-		r.fail("pip could not install the package into a temporary venv from "+source+":\n"+apps.RedactText(tail(strings.ReplaceAll(out, tmp, "<tmp>"), 8)), hint)
+		r.fail("pip could not install the package into a temporary venv from "+source+": its dependencies "+strings.Join(reqs, ", ")+
+			" could not be resolved: "+apps.RedactText(err.Error())+"\n"+shown(&out), hint)
+		return nil
+	}
+	if err := venv.Check(ctx, wheel, deps); err != nil {
+		r.fail(err.Error(), "the robot refuses this package: list only the app's own package in [tool.setuptools] packages (and no py-modules named after the standard library), ship no .pth file, and depend on no package that does")
+		return nil
+	}
+	r.ok("the wheel and its %d dependency wheel(s) install nothing over the runtime (robot_sdk, pip, setuptools, wheel, the standard library, .pth files) or another package", len(deps))
+	files := []string{}
+	for _, d := range deps {
+		files = append(files, d.Path)
+	}
+	out.Reset()
+	if err := venv.Install(ctx, &out, append(files, wheel.Path)...); err != nil {
+		r.fail("pip could not install the package into a temporary venv:\n"+shown(&out), "install the wheel yourself (pip install dist/*.whl) and fix the error")
 		return nil
 	}
 	r.ok("install of %s into a temporary venv, dependencies from %s", r.dist, source)
 
-	probe, err := runProbe(ctx, e, tmp, python, r.app)
+	probe, err := runProbe(ctx, e, tmp, venv.Python(), r.app)
 	if err != nil {
 		return err
 	}
@@ -169,11 +154,12 @@ func checkInstall(ctx context.Context, e *env, opts checkOptions, r *checkReport
 	}
 	checkStaticInstalled(r, probe.Static)
 
-	if out, err := runCommand(ctx, e, tmp, python, append(append([]string(nil), pip...), "uninstall", "--yes", r.dist)...); err != nil {
-		r.fail("pip uninstall "+r.dist+" failed:\n"+tail(out, 5), "check that the [project] name of pyproject.toml is the package's name")
+	out.Reset()
+	if err := venv.Uninstall(ctx, &out, r.dist); err != nil {
+		r.fail("pip uninstall "+r.dist+" failed:\n"+tail(out.String(), 5), "check that the [project] name of pyproject.toml is the package's name")
 		return nil
 	}
-	again, err := runProbe(ctx, e, tmp, python, r.app)
+	again, err := runProbe(ctx, e, tmp, venv.Python(), r.app)
 	if err != nil {
 		return err
 	}
@@ -234,7 +220,7 @@ func runProbe(ctx context.Context, e *env, dir, python, app string) (*probeResul
 // and robot_sdk at the version this program's daemon installs. It is built once per interpreter
 // and SDK version, in the cache directory.
 func ensureCheckBase(ctx context.Context, e *env, opts checkOptions, pythonExe string, bundled []string) (string, error) {
-	sdkVersion := apps.SDKVersion(version.String(), pysdk.Files)
+	sdkVersion := pytool.SDKVersion(version.String(), pysdk.Files)
 	sum := sha256.Sum256([]byte(pythonExe + "\x00" + opts.python + "\x00" + sdkVersion + "\x00" + strings.Join(opts.wheelDirs, "\x00")))
 	base := filepath.Join(opts.cacheDir, "check-base-"+hex.EncodeToString(sum[:])[:16])
 	if isFile(filepath.Join(base, "complete")) {
@@ -260,12 +246,12 @@ func ensureCheckBase(ctx context.Context, e *env, opts checkOptions, pythonExe s
 	// the interpreter's own (ensurepip's bundled ones), else those of the wheel directories
 	// (Debian's python3-pip-whl); without either, ensurepip it is.
 	want := []string{"pip", "setuptools>=61", "wheel"}
-	pip := pickWheel(bundled, "pip")
+	pip := pytool.PickWheel(bundled, "pip")
 	if pip != "" {
 		install = append(install, "--find-links", filepath.Dir(pip))
 		// Debian patches its setuptools wheel for Debian's Python: another interpreter needs its own.
-		if st := pickWheel(bundled, "setuptools"); st != "" && compareVersions(wheelVersion(st), "61") >= 0 {
-			want = []string{"pip==" + wheelVersion(pip), "setuptools==" + wheelVersion(st), "wheel"}
+		if st := pytool.PickWheel(bundled, "setuptools"); st != "" && pytool.AtLeast(pytool.WheelVersion(st), "61") {
+			want = []string{"pip==" + pytool.WheelVersion(pip), "setuptools==" + pytool.WheelVersion(st), "wheel"}
 		}
 	} else {
 		var wheels []string
@@ -273,7 +259,7 @@ func ensureCheckBase(ctx context.Context, e *env, opts checkOptions, pythonExe s
 			m, _ := filepath.Glob(filepath.Join(d, "pip-*-py3-none-any.whl"))
 			wheels = append(wheels, m...)
 		}
-		pip = pickWheel(wheels, "pip")
+		pip = pytool.PickWheel(wheels, "pip")
 	}
 	var pipCmd []string
 	if pip != "" {
@@ -294,7 +280,7 @@ func ensureCheckBase(ctx context.Context, e *env, opts checkOptions, pythonExe s
 	}
 	args = append([]string{"-I", "-m", "pip"}, install...)
 	sdkDir := filepath.Join(tmp, "robot_sdk_src")
-	if err := writeSDK(sdkDir, sdkVersion); err != nil {
+	if err := pytool.WriteSDK(sdkDir, pysdk.Files, sdkVersion); err != nil {
 		return "", err
 	}
 	if out, err := runCommand(ctx, e, tmp, python, append(args, "--no-build-isolation", "--no-deps", sdkDir)...); err != nil {
@@ -309,92 +295,19 @@ func ensureCheckBase(ctx context.Context, e *env, opts checkOptions, pythonExe s
 	return sitePackages(filepath.Join(base, "venv"))
 }
 
-var pyprojectVersion = regexp.MustCompile(`(?m)^version\s*=\s*"[^"]*"`)
-
-// pickWheel returns the newest wheel of the distribution dist among paths, or "".
-func pickWheel(paths []string, dist string) string {
-	best := ""
-	for _, p := range paths {
-		if strings.HasPrefix(filepath.Base(p), dist+"-") && strings.HasSuffix(p, "-py3-none-any.whl") &&
-			(best == "" || compareVersions(wheelVersion(p), wheelVersion(best)) > 0) {
-			best = p
-		}
-	}
-	return best
-}
-
-// wheelVersion is the version part of a wheel's file name: pip-23.0.1-py3-none-any.whl gives 23.0.1.
-func wheelVersion(path string) string {
-	parts := strings.Split(filepath.Base(path), "-")
-	if len(parts) < 2 {
-		return ""
-	}
-	return parts[1]
-}
-
-// compareVersions compares dotted numeric versions (23.0.1 < 23.2).
-func compareVersions(a, b string) int {
-	as, bs := strings.Split(a, "."), strings.Split(b, ".")
-	for i := 0; i < max(len(as), len(bs)); i++ {
-		var x, y int
-		if i < len(as) {
-			x, _ = strconv.Atoi(as[i])
-		}
-		if i < len(bs) {
-			y, _ = strconv.Atoi(bs[i])
-		}
-		if x != y {
-			return x - y
-		}
-	}
-	return 0
-}
-
-// writeSDK writes the embedded SDK's source into dir with its version set.
-func writeSDK(dir, sdkVersion string) error {
-	err := fs.WalkDir(pysdk.Files, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dir, filepath.FromSlash(p))
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := fs.ReadFile(pysdk.Files, p)
-		if err != nil {
-			return err
-		}
-		if p == "pyproject.toml" {
-			data = pyprojectVersion.ReplaceAll(data, []byte(`version = "`+sdkVersion+`"`))
-		}
-		return os.WriteFile(target, data, 0o644)
-	})
-	if err != nil {
-		return fmt.Errorf("writing the robot SDK: %w", err)
-	}
-	return nil
-}
-
 // sitePackages returns a venv's site-packages directory.
-func sitePackages(venv string) (string, error) {
-	matches, _ := filepath.Glob(filepath.Join(venv, "lib", "python3*", "site-packages"))
-	if len(matches) == 0 {
-		return "", fmt.Errorf("venv %s has no lib/python3*/site-packages", venv)
-	}
-	return matches[0], nil
-}
+func sitePackages(dir string) (string, error) { return (&pytool.Venv{Dir: dir}).SitePackages() }
 
 // runCommand runs a command in dir with its output combined, logging it at debug level.
 func runCommand(ctx context.Context, e *env, dir, name string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, commandTimeout)
 	defer cancel()
 	start := time.Now()
-	cmd := exec.CommandContext(ctx, name, args...)
+	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
-	cmd.Env = append(buildEnv(os.Environ()), "PIP_DISABLE_PIP_VERSION_CHECK=1")
+	cmd.Env = append(e.packageEnv(), "PIP_DISABLE_PIP_VERSION_CHECK=1")
 	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
+	err := procgroup.Run(ctx, cmd, &out)
 	shown := append([]string{name}, args...)
 	for i, a := range shown {
 		if strings.Contains(a, "\n") {
@@ -402,14 +315,7 @@ func runCommand(ctx context.Context, e *env, dir, name string, args ...string) (
 		}
 	}
 	e.log.Debug("run", "cmd", strings.Join(shown, " "), "elapsed", time.Since(start).Round(time.Millisecond), "err", err)
-	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return out.String(), fmt.Errorf("%s exited with code %d", filepath.Base(name), ee.ExitCode())
-		}
-		return out.String(), err
-	}
-	return out.String(), nil
+	return out.String(), err
 }
 
 func lastLine(s string) string {
@@ -424,21 +330,15 @@ func deref(s *string) string {
 	return *s
 }
 
-// secretVar matches the names of variables that hold credentials: tokens (HF_TOKEN,
-// ROBOT_DAEMON_TOKEN, GITHUB_TOKEN), API keys, passwords, secrets, and the git configuration that
-// publish passes its token through.
-var secretVar = regexp.MustCompile(`(?i)(TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|API_?KEY|ACCESS_KEY|PRIVATE_KEY)(_PATH|_FILE)?$|^(GIT_CONFIG_|AWS_|HUGGING_?FACE_)`)
-
-// buildEnv is environ without credentials: the environment of every command check runs, since
-// building the package runs its setup.py and the probe imports its code, which must not find the
-// hub token (or any other) to send away. The package index of pip's configuration (PIP_INDEX_URL,
-// which may carry its own credentials) stays: the dependencies come from it.
-func buildEnv(environ []string) []string {
-	out := make([]string, 0, len(environ))
-	for _, kv := range environ {
-		if name, _, _ := strings.Cut(kv, "="); !secretVar.MatchString(name) {
-			out = append(out, kv)
-		}
+// venv is a throw-away venv for check at dir: its commands get packageEnv, and resolving the
+// dependencies also gets the package index's configuration.
+func (e *env) venv(opts checkOptions, dir string) *pytool.Venv {
+	return &pytool.Venv{
+		Dir: dir, BasePython: opts.python, NoCompile: true,
+		Env: e.packageEnv(), ResolveEnv: indexEnv(os.Environ(), e.getenv("HOME")),
+		Source: pytool.Source{Offline: opts.offline, IndexURL: opts.indexURL, ExtraIndexURLs: opts.extraIndexURLs, WheelDirs: opts.wheelDirs},
 	}
-	return out
 }
+
+// packageEnv is the environment of every command check and publish run (sandbox.go).
+func (e *env) packageEnv() []string { return packageEnv(os.Environ(), e.home) }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"slices"
@@ -19,6 +18,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/robothub/robothub/core/apps"
+	"github.com/robothub/robothub/internal/pytool"
 )
 
 // templates holds one directory per template. Names and contents carry placeholders:
@@ -141,9 +141,9 @@ func validateAppName(name string) error {
 		return fmt.Errorf("app name %q is a Python keyword: %s", name, fix)
 	case name == "robot_sdk":
 		return fmt.Errorf("app name %q is the robot SDK's module, which the app would hide: pick another name", name)
-	case slices.Contains([]string{"pip", "setuptools", "pkg_resources", "_distutils_hack", "wheel", "sitecustomize", "usercustomize"}, name):
-		return fmt.Errorf("app name %q is a module of the apps' runtime, which the app would hide (the robot refuses such a package): pick another name", name)
-	case slices.Contains(pythonStdlibModules(), name):
+	case pytool.RuntimeModule(name) != "":
+		return fmt.Errorf("app name %q is a module of the apps' runtime (%s), which the app would hide (the robot refuses such a package): pick another name", name, pytool.RuntimeModule(name))
+	case pythonStdlibModules()[name]:
 		return fmt.Errorf("app name %q is a module of Python's standard library, which the app would hide: pick another name", name)
 	}
 	return nil
@@ -151,16 +151,13 @@ func validateAppName(name string) error {
 
 // pythonStdlibModules lists the standard library's top-level modules according to python3, or
 // nothing when python3 is not there: an app named after one would hide it.
-func pythonStdlibModules() []string {
-	// -I -S: no site import, the quickest start; the timeout is generous because a timed-out
-	// python3 would let create take a standard-library name (seen with 5 s on a loaded machine).
+func pythonStdlibModules() map[string]bool {
+	// The timeout is generous because a timed-out python3 would let create take a standard-library
+	// name (seen with 5 s on a loaded machine).
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "python3", "-I", "-S", "-c", "import sys; print(' '.join(sorted(sys.stdlib_module_names)))").Output()
-	if err != nil {
-		return nil
-	}
-	return strings.Fields(string(out))
+	names, _ := pytool.StdlibModules(ctx, "python3") // none when python3 is not there
+	return names
 }
 
 // createApp writes template tmpl filled with names into dest/<app>, and returns that directory.

@@ -4,11 +4,11 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -39,13 +39,21 @@ type env struct {
 	stdout io.Writer
 	stderr io.Writer
 	log    *slog.Logger
+	home   string // the throw-away HOME of package code (sandbox.go)
 }
 
 // run runs robot-app-assistant with args (args[0] is the program name) and returns the exit code.
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr, log: slog.New(slog.DiscardHandler)}
+	home, cleanup, err := throwawayHome()
+	if err != nil {
+		fmt.Fprintf(stderr, "robot-app-assistant: %v\n", err)
+		return exitError
+	}
+	defer cleanup()
+	e.home = home
 	app := newApp(e)
-	return cliapp.ExitCode("robot-app-assistant", app.RunContext(ctx, hoistFlags(app, args)), stderr)
+	return cliapp.ExitCode("robot-app-assistant", app.RunContext(ctx, cliapp.Interspersed(app, args)), stderr)
 }
 
 func newApp(e *env) *cli.App {
@@ -83,61 +91,3 @@ var usagef = cliapp.Usagef
 
 // onUsageError makes urfave/cli's flag errors usage errors (exit code 2). Set it on every command.
 var onUsageError = cliapp.OnUsageError
-
-// hoistFlags moves a command's flags in front of its arguments, so that both
-// `create --publish my_app .` and `create my_app . --publish` work (urfave/cli stops parsing flags
-// at the first argument). Everything after "--" stays where it is.
-func hoistFlags(app *cli.App, args []string) []string {
-	if len(args) < 2 {
-		return args
-	}
-	// Find the command: the first argument that is not a global flag (or its value).
-	i := 1
-	for i < len(args) && strings.HasPrefix(args[i], "-") && args[i] != "--" {
-		if !strings.Contains(args[i], "=") && takesValue(app.Flags, args[i]) {
-			i++
-		}
-		i++
-	}
-	if i >= len(args) {
-		return args
-	}
-	cmd := app.Command(args[i])
-	if cmd == nil {
-		return args
-	}
-	var flags, positional []string
-	rest := args[i+1:]
-	for j := 0; j < len(rest); j++ {
-		a := rest[j]
-		switch {
-		case a == "--":
-			positional = append(positional, rest[j:]...)
-			j = len(rest)
-		case strings.HasPrefix(a, "-") && a != "-":
-			flags = append(flags, a)
-			if !strings.Contains(a, "=") && takesValue(cmd.Flags, a) && j+1 < len(rest) {
-				flags = append(flags, rest[j+1])
-				j++
-			}
-		default:
-			positional = append(positional, a)
-		}
-	}
-	out := append(append([]string(nil), args[:i+1]...), flags...)
-	return append(out, positional...)
-}
-
-// takesValue reports whether the flag spelled arg (-x, --name) is defined and takes a value.
-func takesValue(flags []cli.Flag, arg string) bool {
-	name := strings.TrimLeft(arg, "-")
-	for _, f := range flags {
-		for _, n := range f.Names() {
-			if n == name {
-				_, isBool := f.(*cli.BoolFlag)
-				return !isBool
-			}
-		}
-	}
-	return false
-}

@@ -117,19 +117,3 @@ func TestUsage(t *testing.T) {
 		t.Errorf("bad --log-level: exit %d, %q", r.code, r.stderr)
 	}
 }
-
-func TestHoistFlags(t *testing.T) {
-	app := newApp(&env{})
-	tests := []struct{ in, want string }{
-		{"raa create my_app dest --publish --template conversation", "raa create --publish --template conversation my_app dest"},
-		{"raa create --template=conversation my_app dest", "raa create --template=conversation my_app dest"},
-		{"raa --log-level debug check path --python python3.11", "raa --log-level debug check --python python3.11 path"},
-		{"raa publish path msg -m x -- --not-a-flag", "raa publish -m x path msg -- --not-a-flag"},
-		{"raa unknown a --b", "raa unknown a --b"},
-	}
-	for _, tt := range tests {
-		if got := strings.Join(hoistFlags(app, strings.Fields(tt.in)), " "); got != tt.want {
-			t.Errorf("hoistFlags(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}

@@ -1,20 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"maps"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -42,8 +36,11 @@ func publishCommand(e *env) *cli.Command {
      the space's main branch with git, through the remote "space"; without git on PATH, it makes
      the space's main hold exactly the folder's files (less those .gitignore names) in one commit
      through the hub's commit API instead.
-The token reaches git in an HTTP header passed through the environment: it is never written to
-.git/config or shown.`,
+git runs without the folder's hooks, its fsmonitor, its filter, diff and merge drivers, its
+credential helpers, and without the system's and user's git configuration; the push goes out of a
+throw-away repository that borrows the folder's objects, so no configuration of the folder reaches
+it. Only that push gets the token, in an HTTP header passed through its environment: it is never
+written to .git/config or shown.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "token", Usage: "hub token with write permission (default $HF_TOKEN, then the token file)"},
 			&cli.BoolFlag{Name: "nocheck", Usage: "publish without running check first"},
@@ -178,6 +175,9 @@ func publishApp(ctx context.Context, e *env, opts publishOptions) error {
 		}
 	} else {
 		g := &gitRunner{e: e, dir: dir, token: cfg.Token, authEnv: gitAuthEnv(cfg.Endpoint, who.Name, cfg.Token)}
+		if err := g.neutralizeDrivers(ctx); err != nil {
+			return err
+		}
 		if err := g.commitAll(ctx, opts.message, who.Name, cfg.Endpoint); err != nil {
 			return err
 		}
@@ -201,121 +201,4 @@ func appNameOf(ctx context.Context, e *env, python, dir string) string {
 		}
 	}
 	return filepath.Base(dir)
-}
-
-// gitAuthEnv passes the token to git as an HTTP header for the hub's URLs only, through
-// GIT_CONFIG_* variables: it is not on the command line (ps shows that) nor in .git/config.
-func gitAuthEnv(endpoint, user, token string) []string {
-	basic := base64.StdEncoding.EncodeToString([]byte(user + ":" + token))
-	return []string{
-		"GIT_CONFIG_COUNT=1",
-		"GIT_CONFIG_KEY_0=http." + endpoint + "/.extraHeader",
-		"GIT_CONFIG_VALUE_0=Authorization: Basic " + basic,
-	}
-}
-
-// gitRunner runs git in the app's folder.
-type gitRunner struct {
-	e       *env
-	dir     string
-	token   string
-	authEnv []string
-}
-
-// run runs git with args; its output has the token removed.
-func (g *gitRunner) run(ctx context.Context, env []string, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-	defer cancel()
-	start := time.Now()
-	// Hooks of the folder's repository (.git/hooks, core.hooksPath) never run: they would see the
-	// token that the push passes to git.
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "core.hooksPath=/dev/null"}, args...)...)
-	cmd.Dir = g.dir
-	cmd.Env = append(append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=", "SSH_ASKPASS=", "LC_ALL=C"), env...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	text := out.String()
-	if g.token != "" {
-		text = strings.ReplaceAll(text, g.token, "<token>")
-	}
-	g.e.log.Debug("run", "cmd", "git "+strings.Join(args, " "), "elapsed", time.Since(start).Round(time.Millisecond), "err", err)
-	if err != nil {
-		if errors.Is(err, exec.ErrNotFound) {
-			return text, errors.New("git not found: publishing pushes with git; install it")
-		}
-		return text, fmt.Errorf("git %s: %v\n%s", args[0], err, tail(text, 10))
-	}
-	return text, nil
-}
-
-// commitAll makes the folder a git repository if it is not one, and commits everything in it.
-func (g *gitRunner) commitAll(ctx context.Context, message, user, endpoint string) error {
-	if !isDir(filepath.Join(g.dir, ".git")) {
-		if _, err := g.run(ctx, nil, "init", "--quiet", "--initial-branch=main"); err != nil {
-			return err
-		}
-		fmt.Fprintf(g.e.stdout, "Made %s a git repository\n", g.dir)
-	}
-	if err := ensureGitignore(g.e, g.dir); err != nil {
-		return err
-	}
-	if _, err := g.run(ctx, nil, "add", "--all"); err != nil {
-		return err
-	}
-	status, err := g.run(ctx, nil, "status", "--porcelain")
-	if err != nil {
-		return err
-	}
-	_, headErr := g.run(ctx, nil, "rev-parse", "--verify", "--quiet", "HEAD")
-	if strings.TrimSpace(status) == "" && headErr == nil {
-		fmt.Fprintln(g.e.stdout, "Nothing new to commit: pushing the current commit")
-		return nil
-	}
-	// A commit needs an author; without one configured, use the hub user.
-	var identity []string
-	if name, _ := g.run(ctx, nil, "config", "user.name"); strings.TrimSpace(name) == "" {
-		identity = append(identity, "-c", "user.name="+user)
-	}
-	if email, _ := g.run(ctx, nil, "config", "user.email"); strings.TrimSpace(email) == "" {
-		host := strings.TrimPrefix(strings.TrimPrefix(endpoint, "https://"), "http://")
-		host, _, _ = strings.Cut(host, "/")
-		host, _, _ = strings.Cut(host, ":")
-		identity = append(identity, "-c", "user.email="+user+"@users.noreply."+host)
-	}
-	if _, err := g.run(ctx, nil, append(identity, "commit", "--quiet", "-m", message)...); err != nil {
-		return err
-	}
-	n := len(strings.Split(strings.TrimSpace(status), "\n"))
-	fmt.Fprintf(g.e.stdout, "Committed %d changed file(s): %s\n", n, strconv.Quote(message))
-	return nil
-}
-
-// pushTo points the "space" remote at the space and pushes HEAD to its main branch. A space that
-// was just created holds only the hub's generated files: the push replaces them.
-func (g *gitRunner) pushTo(ctx context.Context, spaceURL string, created bool) error {
-	current, err := g.run(ctx, nil, "remote", "get-url", spaceRemote)
-	switch {
-	case err != nil:
-		if _, err := g.run(ctx, nil, "remote", "add", spaceRemote, spaceURL); err != nil {
-			return err
-		}
-	case strings.TrimSpace(current) != spaceURL:
-		if _, err := g.run(ctx, nil, "remote", "set-url", spaceRemote, spaceURL); err != nil {
-			return err
-		}
-	}
-	args := []string{"push", "--quiet", spaceRemote, "HEAD:refs/heads/main"}
-	if created {
-		args = []string{"push", "--quiet", "--force", spaceRemote, "HEAD:refs/heads/main"}
-	}
-	out, err := g.run(ctx, g.authEnv, args...)
-	if err != nil {
-		if strings.Contains(out, "non-fast-forward") || strings.Contains(out, "fetch first") || strings.Contains(out, "rejected") {
-			return fmt.Errorf("the space has commits that this folder does not have, so the push was refused: run git pull %s main in %s, then publish again", spaceRemote, g.dir)
-		}
-		return fmt.Errorf("pushing to %s: %w", spaceURL, err)
-	}
-	fmt.Fprintf(g.e.stdout, "Pushed to %s (branch main)\n", spaceURL)
-	return nil
 }

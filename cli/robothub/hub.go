@@ -320,10 +320,8 @@ Examples:
 				if err != nil {
 					return err
 				}
-				if pos, err := positional(c); err != nil {
-					return err
-				} else if len(pos) > 0 {
-					return usagef("hub token create takes no arguments, got %q: name the user with --user", pos)
+				if c.NArg() > 0 {
+					return usagef("hub token create takes no arguments, got %q: name the user with --user", c.Args().Slice())
 				}
 				dsn, err := storeDSN(c, e)
 				if err != nil {
@@ -458,8 +456,9 @@ Examples:
 					&cli.StringSliceFlag{Name: "env", Usage: "environment `NAME=VALUE` of every run (repeatable)"},
 					&cli.StringSliceFlag{Name: "secret", Usage: "the job's own secret `NAME` (value from $NAME) or NAME=VALUE (repeatable)"}),
 				OnUsageError: onUsageError,
-				// Everything after the options is the command, flags included: no positional() here.
-				Action: hubActionArgs(e, func(c *cli.Context) ([]string, error) { return c.Args().Slice(), nil }, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
+				// Everything after the options is the command, flags included: run keeps its flags
+				// where they are (cliapp.Interspersed's verbatim).
+				Action: hubAction(e, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
 					argv := args
 					if len(argv) == 0 {
 						return usagef("hub job create: give the command after --, e.g. robothub hub job create -- sh -c 'echo $WEBHOOK_REPO_ID'")

@@ -126,46 +126,6 @@ func isLoopback(endpoint string) bool {
 	return host == "localhost" || ip != nil && ip.IsLoopback()
 }
 
-// positional returns the arguments that are not flags, applying flags that follow them: urfave/cli
-// stops parsing at the first argument, but "robothub webhooks delete ID --yes" must work.
-// Everything after "--" is positional.
-func positional(c *cli.Context) ([]string, error) {
-	rest := c.Args().Slice()
-	var pos []string
-	for i := 0; i < len(rest); i++ {
-		a := rest[i]
-		if a == "--" {
-			pos = append(pos, rest[i+1:]...)
-			break
-		}
-		if !strings.HasPrefix(a, "-") || a == "-" {
-			pos = append(pos, a)
-			continue
-		}
-		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		f := findFlag(c.Command.Flags, name)
-		if f == nil {
-			return nil, usagef("flag provided but not defined: -%s", name)
-		}
-		canonical := f.Names()[0]
-		if _, isBool := f.(*cli.BoolFlag); isBool {
-			if !hasValue {
-				value = "true"
-			}
-		} else if !hasValue {
-			if i+1 >= len(rest) {
-				return nil, usagef("flag needs an argument: -%s", name)
-			}
-			i++
-			value = rest[i]
-		}
-		if err := c.Set(canonical, value); err != nil {
-			return nil, usagef("invalid value %q for flag -%s: %v", value, name, err)
-		}
-	}
-	return pos, nil
-}
-
 func findFlag(flags []cli.Flag, name string) cli.Flag {
 	for _, f := range flags {
 		for _, n := range f.Names() {

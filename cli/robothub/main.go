@@ -43,7 +43,9 @@ type env struct {
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
 	app := newApp(e)
-	return cliapp.ExitCode("robothub", app.RunContext(ctx, args), stderr)
+	// Flags may follow a command's arguments (robothub webhooks delete ID --yes), except in the
+	// command line that hub job create stores.
+	return cliapp.ExitCode("robothub", app.RunContext(ctx, cliapp.Interspersed(app, args, "hub job create")), stderr)
 }
 
 func newApp(e *env) *cli.App {

@@ -18,10 +18,12 @@ import (
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/hubemu"
+	"github.com/robothub/robothub/internal/loadtest"
 )
 
 // TestMain lets testscript run the real program: "exec robothub ..." in a script runs main.
 func TestMain(m *testing.M) {
+	loadtest.Helper() // the load benchmarks' attacker and bare server
 	testscript.Main(m, map[string]func(){"robothub": main})
 }
 

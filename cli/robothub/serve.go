@@ -29,6 +29,8 @@ Each --route serves POST /webhooks/NAME. Actions:
   exec:COMMAND ARGS...  run COMMAND (no shell) with the payload in $WEBHOOK_PAYLOAD and on stdin;
                         also set: WEBHOOK_ROUTE, WEBHOOK_EVENT_SCOPE, WEBHOOK_EVENT_ACTION,
                         WEBHOOK_REPO_TYPE, WEBHOOK_REPO_NAME. Exit status 0 answers 200, others 500.
+                        Of the receiver's environment it gets PATH, HOME, the locale, TZ, TMPDIR,
+                        and the variables named with --exec-env: no token or key unless named.
   forward:URL           POST the payload on to URL, retrying on errors, 429 and 5xx
   robot-update:URL      on a push to a space that an app on the robot daemon at URL came from,
                         reinstall that app at the pushed revision and restart it if it runs
@@ -47,6 +49,7 @@ Examples:
 			&cli.Int64Flag{Name: "max-body-bytes", Value: webhook.DefaultMaxBodyBytes, Usage: "refuse larger deliveries with 413"},
 			&cli.DurationFlag{Name: "exec-timeout", Value: 60 * time.Second, Usage: "kill an exec: command (and its children) after this long"},
 			&cli.IntFlag{Name: "exec-concurrency", Value: 4, Usage: "exec: commands running at once; further deliveries wait"},
+			&cli.StringSliceFlag{Name: "exec-env", Usage: "pass the environment variable `NAME` to exec: commands (repeatable; also $" + actions.ExecEnvEnv + "); they get PATH, HOME, the locale, TZ and TMPDIR, and no credentials, unless named here"},
 			&cli.StringFlag{Name: "tunnel", Value: "auto", Usage: "public tunnel: auto (ngrok when $" + nethttp.NgrokAuthtokenEnv + " is set, the command when --tunnel-command is given), ngrok, command, none"},
 			&cli.StringFlag{Name: "tunnel-command", Usage: "tunnel program printing a public https URL, e.g. 'cloudflared tunnel --url {url}' ({url}, {port}, {host} are replaced)"},
 			&cli.StringFlag{Name: "tunnel-url-pattern", Usage: "`REGEXP` that picks the public URL from the tunnel program's output (first group, or whole match)"},
@@ -86,6 +89,18 @@ func runServe(c *cli.Context, e *env) error {
 		return usagef("no route: add at least one --route NAME=ACTION (for example --route hello=log)")
 	}
 
+	execEnv, err := actions.ParseEnvNames(e.getenv(actions.ExecEnvEnv))
+	if err != nil {
+		return usagef("$%s: %v", actions.ExecEnvEnv, err)
+	}
+	for _, list := range c.StringSlice("exec-env") {
+		names, err := actions.ParseEnvNames(list)
+		if err != nil {
+			return usagef("--exec-env: %v", err)
+		}
+		execEnv = append(execEnv, names...)
+	}
+
 	secretOpt := webhook.WithGetenv(e.getenv)
 	opts := []webhook.Option{secretOpt, webhook.WithLogger(logger),
 		webhook.WithMaxBodyBytes(c.Int64("max-body-bytes")),
@@ -97,6 +112,7 @@ func runServe(c *cli.Context, e *env) error {
 	b := actions.NewBuilder(actions.Config{
 		Logger: logger, Output: e.stdout,
 		ExecTimeout: c.Duration("exec-timeout"), ExecConcurrency: c.Int("exec-concurrency"),
+		ExecEnv: execEnv, Getenv: e.getenv,
 		InsecureNoSecret: c.Bool("insecure-no-secret") || truthy(e.getenv(actions.InsecureNoSecretEnv)),
 	})
 	if err := b.Register(srv, routes); err != nil {

@@ -37,19 +37,10 @@ Exit codes: 0 done, 1 the hub refused or could not be reached, 2 the command lin
 	}
 }
 
-// hubAction runs fn with a client and the positional arguments (flags that follow them applied
-// first), turning client errors into the CLI's messages and exit codes.
+// hubAction runs fn with a client and the command's arguments (flags written after them were read
+// too: see run), turning client errors into the CLI's messages and exit codes.
 func hubAction(e *env, fn func(c *cli.Context, cl *hub.Client, format string, args []string) error) cli.ActionFunc {
-	return hubActionArgs(e, positional, fn)
-}
-
-// hubActionArgs is hubAction with its own way of reading the positional arguments.
-func hubActionArgs(e *env, argsOf func(*cli.Context) ([]string, error), fn func(c *cli.Context, cl *hub.Client, format string, args []string) error) cli.ActionFunc {
 	return func(c *cli.Context) error {
-		args, err := argsOf(c)
-		if err != nil {
-			return err
-		}
 		format, err := outputFormat(c)
 		if err != nil {
 			return err
@@ -58,7 +49,7 @@ func hubActionArgs(e *env, argsOf func(*cli.Context) ([]string, error), fn func(
 		if err != nil {
 			return err
 		}
-		return hubError(cl, fn(c, cl, format, args))
+		return hubError(cl, fn(c, cl, format, c.Args().Slice()))
 	}
 }
 

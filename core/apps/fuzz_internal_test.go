@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -63,46 +62,6 @@ func FuzzParseSource(f *testing.F) {
 				!strings.Contains(u.User.Username()+u.Host+u.Path, pw) {
 				t.Fatalf("parseSource(%q) shows the password: %q", raw, src.shown)
 			}
-		}
-	})
-}
-
-// FuzzWheelMetadata feeds arbitrary METADATA and entry_points.txt texts (they come from the app
-// package being installed): no panic, and the robot_apps entry points read from any text are read
-// back unchanged from their canonical form, so what install checks is what discovery sees.
-func FuzzWheelMetadata(f *testing.F) {
-	f.Add("Metadata-Version: 2.1\nName: hello-world\nVersion: 1.0\nRequires-Dist: pytest ; extra == \"test\"\n\nbody",
-		"[console_scripts]\nfoo = foo:main\n\n[robot_apps]\n  hello_world = hello_world.main:HelloWorld\nx=y.main:Z [extra]\n")
-	f.Add("Name:\nVersion", "[robot_apps\n=\n[]\n[robot_apps]\n; comment\n# comment\na = :\n")
-	f.Add("\r\nName: x", "[robot_apps]\n../../etc = os:system\n$(id) = a.main:B\n")
-	f.Fuzz(func(t *testing.T, metadata, entryPoints string) {
-		var meta wheelMeta
-		parseMetadata(metadata, &meta)
-		if meta.name != strings.TrimSpace(meta.name) || meta.version != strings.TrimSpace(meta.version) {
-			t.Fatalf("metadata %q: name %q version %q are not trimmed", metadata, meta.name, meta.version)
-		}
-		apps := parseEntryPoints(entryPoints)[EntryPointGroup]
-		var canonical strings.Builder
-		canonical.WriteString("[" + EntryPointGroup + "]\n")
-		for _, a := range apps {
-			if a.name != strings.TrimSpace(a.name) || a.module != strings.TrimSpace(a.module) || a.class != strings.TrimSpace(a.class) {
-				t.Fatalf("entry points %q: %+v is not trimmed", entryPoints, a)
-			}
-			if a.name == "" || strings.HasPrefix(a.name, "[") {
-				return // "= x" and "[a = b]"-like lines have no canonical form
-			}
-			value := a.module
-			if a.class != "" {
-				value += ":" + a.class
-			}
-			canonical.WriteString(a.name + " = " + value + "\n")
-		}
-		again := parseEntryPoints(canonical.String())[EntryPointGroup]
-		if len(apps) == 0 && len(again) == 0 {
-			return
-		}
-		if !reflect.DeepEqual(again, apps) {
-			t.Fatalf("entry points %q: read %+v, canonical form %q reads %+v", entryPoints, apps, canonical.String(), again)
 		}
 	})
 }

@@ -1,13 +1,11 @@
 package apps
 
 import (
-	"archive/zip"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"net/url"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,81 +15,24 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/fault"
+	"github.com/robothub/robothub/core/procgroup"
 )
 
+// The deadline of each step of a job, fitted to what the step does. A clone or a download that
+// stops receiving fails sooner: git gives up below 1 KB/s for 30 s, pip after 30 s of silence.
 const (
-	installTimeout    = 15 * time.Minute     // bounds one install or remove job
-	installTempPrefix = "robot-app-install-" // names the temporary directory of an install job
+	ensureDeadline  = 10 * time.Minute // create or complete the venv (ensurepip, setuptools)
+	cloneDeadline   = 10 * time.Minute // git clone --depth 1 of an app's source
+	buildDeadline   = 10 * time.Minute // build the app's wheel, offline
+	resolveDeadline = 20 * time.Minute // resolve and download (and build) its dependencies
+	changeDeadline  = 10 * time.Minute // install the checked wheels, or uninstall: local, no network
+	cloneLowSpeed   = "30"             // seconds below http.lowSpeedLimit before git gives up
 )
-
-// source is where an install takes its package from.
-type source struct {
-	shown    string     // as logged and stored: credentials redacted
-	kind     SourceKind // hub_space, git or local
-	cloneURL string     // for hub_space and git
-	path     string     // for local
-	token    string     // a hub token for this install only (install-private-space); never logged
-}
-
-var (
-	hubSpacePath = regexp.MustCompile(`^/spaces/[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*/?$`)
-	scpGitURL    = regexp.MustCompile(`^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[A-Za-z0-9._/~-]+$`)
-)
-
-// parseSource classifies an app's url: a hub space URL (<hub>/spaces/<user>/<app>), another git
-// URL, or an absolute path to a directory on the robot.
-func parseSource(raw string) (source, error) {
-	s := strings.TrimSpace(raw)
-	switch {
-	case s == "":
-		return source{}, fault.Invalidf("url: required: a hub space URL (<hub>/spaces/<user>/<app>), a git URL or an absolute local path")
-	case len(s) > 2048:
-		return source{}, fault.Invalidf("url: longer than 2048 characters")
-	case strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || r == ' ' }):
-		return source{}, fault.Invalidf("url: must not contain spaces or control characters")
-	case strings.HasPrefix(s, "-"):
-		return source{}, fault.Invalidf("url: must not start with '-'")
-	}
-	if strings.HasPrefix(s, "file://") {
-		u, err := url.Parse(s)
-		if err != nil || u.Path == "" {
-			return source{}, fault.Invalidf("url: %s is not a valid file:// URL", s)
-		}
-		s = u.Path
-	}
-	if strings.HasPrefix(s, "/") {
-		clean := filepath.Clean(s)
-		info, err := os.Stat(clean)
-		if err != nil || !info.IsDir() {
-			return source{}, fault.Invalidf("url: local path %s is not a directory on the robot", clean)
-		}
-		// Checked before a job copies the directory, which for / would be the whole disk.
-		if !isPackage(clean) {
-			return source{}, fault.Invalidf("url: local path %s is not a Python package: it has no pyproject.toml or setup.py", clean)
-		}
-		return source{shown: clean, kind: SourceLocal, path: clean}, nil
-	}
-	if scpGitURL.MatchString(s) {
-		return source{shown: s, kind: SourceGit, cloneURL: s}, nil
-	}
-	u, err := url.Parse(s)
-	if err != nil || u.Host == "" {
-		return source{}, fault.Invalidf("url: %s is not a hub space URL, a git URL or an absolute local path", truncate(s, 200))
-	}
-	if !slices.Contains([]string{"http", "https", "ssh", "git"}, u.Scheme) {
-		return source{}, fault.Invalidf("url: scheme %s is not one of http, https, ssh, git, file", u.Scheme)
-	}
-	kind := SourceGit
-	if strings.HasPrefix(u.Scheme, "http") && hubSpacePath.MatchString(u.Path) && u.RawQuery == "" && u.Fragment == "" {
-		kind = SourceHubSpace
-		u.Path = strings.TrimSuffix(u.Path, "/")
-	}
-	return source{shown: RedactURL(u.String()), kind: kind, cloneURL: u.String()}, nil
-}
 
 // Install starts a job that installs the app package at rawURL (cloned, or copied from a local
-// directory) into the apps venv: built into a wheel offline, checked, then installed. A package
-// that fails any step leaves the previously installed version in place.
+// directory) into the apps venv: built into a wheel offline, its dependencies resolved and
+// downloaded, every wheel checked, then installed from those files only. A package that fails any
+// step, or a job cancelled before the venv changes, leaves the previously installed version.
 func (m *Manager) Install(rawURL string) (*Job, error) {
 	src, err := parseSource(rawURL)
 	if err != nil {
@@ -104,7 +45,8 @@ func (m *Manager) installSource(src source) *Job {
 	return m.startJob("install", src.shown, func(ctx context.Context, job *Job) ([]string, error) { return m.install(ctx, job, src, false) })
 }
 
-// Remove starts a job that uninstalls the package that provides app name, unless the app runs.
+// Remove starts a job that uninstalls the package that provides app name, and the dependencies
+// its installs brought that no other installed app needs, unless the app runs.
 func (m *Manager) Remove(name string) (*Job, error) {
 	info, err := m.App(name)
 	if err != nil {
@@ -125,35 +67,20 @@ func (m *Manager) refuseIfRunning(name string) error {
 	return nil
 }
 
-// startJob runs work as a background job, one venv-changing job at a time.
-func (m *Manager) startJob(command, target string, work func(context.Context, *Job) ([]string, error)) *Job {
-	job := m.jobs.create(command, target)
-	go func() {
-		m.venvMu.Lock()
-		defer m.venvMu.Unlock()
-		job.setStatus(JobInProgress, nil)
-		ctx, cancel := context.WithTimeout(context.Background(), installTimeout)
-		defer cancel()
-		apps, err := work(ctx, job)
-		if err != nil {
-			job.Logf("Job '%s %s' failed: %v", job.info.Command, job.info.Target, err)
-			m.log.Warn("job failed", "job", job.info.ID, "command", job.info.Command, "target", job.info.Target, "err", err)
-			job.setStatus(JobFailed, err)
-			return
-		}
-		job.Logf("Job '%s %s' completed successfully", job.info.Command, job.info.Target)
-		m.log.Info("job done", "job", job.info.ID, "command", job.info.Command, "target", job.info.Target, "apps", apps)
-		job.setStatus(JobDone, nil, apps...)
-	}()
-	return job
+// step runs one step of a job under its own deadline; the job's cancellation reaches it too.
+func step(ctx context.Context, deadline time.Duration, what string, f func(context.Context) error) error {
+	ctx, cancel := context.WithTimeoutCause(ctx, deadline, fmt.Errorf("did not finish within %s", deadline))
+	defer cancel()
+	if err := f(ctx); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
 }
 
 // install installs src's package and its dependencies (at their newest with upgrade).
 func (m *Manager) install(ctx context.Context, job *Job, src source, upgrade bool) ([]string, error) {
 	job.Logf("Installing from %s (%s)", src.shown, src.kind)
-	job.Logf("Packages come from %s", m.venv.Source.Describe())
-	var revision string
-	if err := m.venv.Ensure(ctx, job); err != nil {
+	if err := step(ctx, ensureDeadline, "preparing the apps venv", func(ctx context.Context) error { return m.py.Ensure(ctx, job) }); err != nil {
 		return nil, err
 	}
 	tmp, err := os.MkdirTemp("", installTempPrefix)
@@ -161,25 +88,9 @@ func (m *Manager) install(ctx context.Context, job *Job, src source, upgrade boo
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	srcDir := filepath.Join(tmp, "src")
-	switch src.kind {
-	case SourceLocal:
-		job.Logf("Copying %s", src.path)
-		if err := CopyPackage(srcDir, src.path); err != nil {
-			return nil, fmt.Errorf("copying %s: %w", src.path, err)
-		}
-	default:
-		job.Logf("Cloning %s", src.shown)
-		if err := runLoggedEnv(ctx, job, append([]string{gitProtocols}, m.gitAuthEnv(src)...),
-			"git", "clone", "--depth", "1", "--quiet", "--", src.cloneURL, srcDir); err != nil {
-			return nil, fmt.Errorf("cloning %s: %w", src.shown, err)
-		}
-		out, err := exec.CommandContext(ctx, "git", "-C", srcDir, "rev-parse", "HEAD").Output()
-		if err != nil {
-			return nil, fmt.Errorf("reading the cloned revision of %s: %w", src.shown, err)
-		}
-		revision = strings.TrimSpace(string(out))
-		job.Logf("Cloned revision %s", revision)
+	srcDir, revision, err := m.fetch(ctx, job, src, filepath.Join(tmp, "src"))
+	if err != nil {
+		return nil, err
 	}
 	if !isPackage(srcDir) {
 		return nil, fmt.Errorf("%s has no pyproject.toml or setup.py at its root: it is not a Python package", src.shown)
@@ -188,66 +99,81 @@ func (m *Manager) install(ctx context.Context, job *Job, src source, upgrade boo
 		job.Logf("Warning: README.md does not carry the %s tag; the app works but the app store will not list it", AppTag)
 	}
 
-	wheelDir := filepath.Join(tmp, "wheel")
 	job.Logf("Building the package")
-	args := append([]string{"wheel", "--no-index", "--no-deps", "--no-build-isolation", "--wheel-dir", wheelDir}, m.venv.findLinks()...)
-	if err := m.venv.Pip(ctx, job, append(args, srcDir)...); err != nil {
-		return nil, fmt.Errorf("building the package failed (pip wheel: %v); the installed version, if any, is unchanged", err)
+	var wheel Wheel
+	err = step(ctx, buildDeadline, "building the package", func(ctx context.Context) (err error) {
+		wheel, err = m.py.BuildWheel(ctx, job, srcDir, filepath.Join(tmp, "wheel"))
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%v; the installed version, if any, is unchanged", err)
 	}
-	wheels, _ := filepath.Glob(filepath.Join(wheelDir, "*.whl"))
-	if len(wheels) != 1 {
-		return nil, fmt.Errorf("building the package produced %d wheels, want 1", len(wheels))
-	}
-	meta, err := readWheel(wheels[0])
+	names, err := m.appsOf(wheel)
 	if err != nil {
 		return nil, err
 	}
-	if len(meta.apps) == 0 {
-		return nil, fmt.Errorf("package %s declares no entry point in group %s (expected <app_name> = \"<app_name>.main:<ClassName>\")", meta.name, EntryPointGroup)
+	job.Logf("Package %s %s provides %s", wheel.Name, wheel.Version, strings.Join(names, ", "))
+
+	var reqs []string
+	for _, r := range wheel.Requires {
+		if normalizeDist(requirementName(r)) == normalizeDist(SDKDistribution) {
+			job.Logf("Requirement %s: the daemon provides robot_sdk %s", r, m.SDKVersion())
+			continue
+		}
+		reqs = append(reqs, r)
 	}
-	var names []string
-	current := m.apps.Load()
-	for _, a := range meta.apps {
-		if !AppNamePattern.MatchString(a.name) {
-			return nil, fmt.Errorf("entry point name %q is not a valid app name (letters, digits and underscores, not starting with a digit)", a.name)
-		}
-		if !modulePattern.MatchString(a.module) {
-			return nil, fmt.Errorf("entry point %s names module %q, which is not a Python module path", a.name, a.module)
-		}
-		if other, ok := current.byName[a.name]; ok && normalizeDist(other.Extra.Package) != normalizeDist(meta.name) {
-			return nil, fmt.Errorf("app %s is already provided by package %s; remove it first", a.name, other.Extra.Package)
-		}
-		names = append(names, a.name)
+	if len(reqs) > 0 {
+		job.Logf("Installing dependencies: %s", strings.Join(reqs, ", "))
 	}
-	job.Logf("Package %s %s provides %s", meta.name, meta.version, strings.Join(names, ", "))
-	stdlib, err := StdlibModules(ctx, m.venv.Python())
+	var deps []Wheel
+	err = step(ctx, resolveDeadline, "the dependencies of "+wheel.Name, func(ctx context.Context) (err error) {
+		deps, err = m.py.Resolve(ctx, job, Resolution{Requirements: reqs, Upgrade: upgrade, Dir: filepath.Join(tmp, "deps")})
+		return err
+	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%v; the installed version, if any, is unchanged and keeps working", err)
 	}
-	if err := CheckShadowing(wheels[0], stdlib); err != nil {
-		return nil, fmt.Errorf("package %s refused: %v; the installed version, if any, is unchanged", meta.name, err)
+	if err := m.py.Check(ctx, wheel, deps); err != nil {
+		return nil, fmt.Errorf("package %s refused: %v; the installed version, if any, is unchanged", wheel.Name, err)
+	}
+	if len(deps) > 0 {
+		job.Logf("Checked %d dependency wheel(s): none installs over the runtime or another package", len(deps))
 	}
 
-	// From here pip changes the venv: a daemon killed before endChange puts the previous version
-	// back at its next start (store.go). pip undoes its own failures.
-	if err := m.beginChange(job, meta.name, wheels[0], tmp); err != nil {
+	// From here the venv changes: a cancel is refused, and a daemon killed before endChange puts the
+	// previous version back at its next start (the toolchain's journal). pip undoes its own failures.
+	if err := job.beginVenvChange(); err != nil {
 		return nil, err
 	}
-	if err := m.installDependencies(ctx, job, meta, upgrade); err != nil {
-		return nil, errors.Join(fmt.Errorf("installing the dependencies of %s failed: %v; the installed version, if any, is unchanged and keeps working", meta.name, err), m.endChange())
+	defer job.endVenvChange()
+	if err := m.py.BeginChange(job.ID(), wheel.Name, wheel.Path, tmp); err != nil {
+		return nil, err
 	}
-	job.Logf("Installing %s", filepath.Base(wheels[0]))
-	// The app's own wheel, replacing what is there even at the same version (a new commit of the
-	// same version is new code). Its dependencies are in place: this step needs no index.
-	if err := m.venv.install(ctx, job, installOptions{noDeps: true, reinstall: true, noIndex: true}, wheels[0]); err != nil {
-		return nil, errors.Join(fmt.Errorf("pip install failed: %v", err), m.endChange())
+	files := make([]string, 0, len(deps)+1)
+	brought := make([]string, 0, len(deps))
+	for _, d := range deps {
+		files, brought = append(files, d.Path), append(brought, normalizeDist(d.Name))
 	}
-	if err := m.keepWheel(meta.name, wheels[0]); err != nil {
-		job.Logf("Warning: keeping the wheel to restore this version after an interrupted install failed: %v", err)
+	job.Logf("Installing %s", strings.Join(append(slices.Clone(brought), filepath.Base(wheel.Path)), ", "))
+	// The app's own wheel replaces what is there even at the same version (a new commit of the same
+	// version is new code); everything comes from the checked files, no index, no dependencies.
+	err = step(context.WithoutCancel(ctx), changeDeadline, "installing", func(ctx context.Context) error {
+		return m.py.Install(ctx, job, append(files, wheel.Path)...)
+	})
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("%v; the installed version, if any, is unchanged", err), m.py.EndChange(job, wheel.Name, "", true))
 	}
-	err = m.finishChange(ctx, meta.name, wheels[0], func() {
+	err = m.finishChange(ctx, job, wheel.Name, wheel.Path, func() {
+		var depsOf []string
+		for _, rec := range m.records {
+			if normalizeDist(rec.Package) == normalizeDist(wheel.Name) {
+				depsOf = append(depsOf, rec.Dependencies...)
+			}
+		}
+		depsOf = sortedSet(append(depsOf, brought...))
 		for _, name := range names {
-			m.records[name] = installRecord{Source: src.shown, SourceKind: src.kind, Package: meta.name, Revision: revision, InstalledAt: time.Now().UTC()}
+			m.records[name] = installRecord{Source: src.shown, SourceKind: src.kind, Package: wheel.Name, Revision: revision,
+				InstalledAt: time.Now().UTC(), Dependencies: depsOf}
 		}
 	})
 	if err != nil {
@@ -255,30 +181,119 @@ func (m *Manager) install(ctx context.Context, job *Job, src source, upgrade boo
 	}
 	for _, name := range names {
 		if _, ok := m.apps.Load().byName[name]; !ok {
-			return nil, fmt.Errorf("installed %s but the apps venv does not list app %s", meta.name, name)
+			return nil, fmt.Errorf("installed %s but the apps venv does not list app %s", wheel.Name, name)
 		}
 	}
-	job.Logf("Installed %s %s", strings.Join(names, ", "), meta.version)
+	job.Logf("Installed %s %s", strings.Join(names, ", "), wheel.Version)
 	return names, nil
+}
+
+// appsOf returns the apps a wheel's robot_apps entry points declare, refusing names that are not
+// app names and apps that another package provides.
+func (m *Manager) appsOf(w Wheel) ([]string, error) {
+	eps := w.EntryPoints[EntryPointGroup]
+	if len(eps) == 0 {
+		return nil, fmt.Errorf("package %s declares no entry point in group %s (expected <app_name> = \"<app_name>.main:<ClassName>\")", w.Name, EntryPointGroup)
+	}
+	var names []string
+	current := m.apps.Load()
+	for _, a := range eps {
+		if !AppNamePattern.MatchString(a.Name) {
+			return nil, fmt.Errorf("entry point name %q is not a valid app name (letters, digits and underscores, not starting with a digit)", a.Name)
+		}
+		if !modulePattern.MatchString(a.Module) {
+			return nil, fmt.Errorf("entry point %s names module %q, which is not a Python module path", a.Name, a.Module)
+		}
+		if other, ok := current.byName[a.Name]; ok && normalizeDist(other.Extra.Package) != normalizeDist(w.Name) {
+			return nil, fmt.Errorf("app %s is already provided by package %s; remove it first", a.Name, other.Extra.Package)
+		}
+		names = append(names, a.Name)
+	}
+	return names, nil
+}
+
+// fetch returns the directory of src's package: a local one as it is (the build copies it), or a
+// clone into dir, with its revision.
+func (m *Manager) fetch(ctx context.Context, job *Job, src source, dir string) (string, string, error) {
+	if src.kind == SourceLocal {
+		job.Logf("Copying %s", src.path)
+		return src.path, "", nil
+	}
+	job.Logf("Cloning %s", src.shown)
+	err := step(ctx, cloneDeadline, "cloning "+src.shown, func(ctx context.Context) error {
+		cmd := exec.Command("git", "-c", "http.lowSpeedLimit=1000", "-c", "http.lowSpeedTime="+cloneLowSpeed,
+			"clone", "--depth", "1", "--quiet", "--", src.cloneURL, dir)
+		cmd.Env = append(gitEnv(), m.gitAuthEnv(src)...)
+		tail := &lineTail{max: 3}
+		if err := procgroup.Run(ctx, cmd, io.MultiWriter(job, tail)); err != nil {
+			if ctx.Err() == nil && len(tail.last(1)) > 0 {
+				return fmt.Errorf("%w: %s", err, RedactText(tail.last(1)[0]))
+			}
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return "", "", err
+	}
+	out, err := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "HEAD").Output()
+	if err != nil {
+		return "", "", fmt.Errorf("reading the cloned revision of %s: %w", src.shown, err)
+	}
+	revision := strings.TrimSpace(string(out))
+	job.Logf("Cloned revision %s", revision)
+	return dir, revision, nil
+}
+
+// gitEnv is the environment of git for a URL from outside: no prompt, the protocols that reach
+// only a server, and ssh that gives up on a silent server.
+func gitEnv() []string {
+	env := append(os.Environ(), "GIT_TERMINAL_PROMPT=0", gitProtocols)
+	if os.Getenv("GIT_SSH_COMMAND") == "" && os.Getenv("GIT_SSH") == "" {
+		env = append(env, "GIT_SSH_COMMAND=ssh -o BatchMode=yes -o ConnectTimeout=30 -o ServerAliveInterval=15 -o ServerAliveCountMax=2")
+	}
+	return env
 }
 
 func (m *Manager) remove(ctx context.Context, job *Job, info AppInfo) ([]string, error) {
 	if err := m.refuseIfRunning(info.Name); err != nil {
 		return nil, err
 	}
-	job.Logf("Uninstalling package %s (app %s)", info.Extra.Package, info.Name)
-	if err := m.beginChange(job, info.Extra.Package, "", ""); err != nil {
+	pkg := info.Extra.Package
+	leaving, kept, err := m.dependenciesLeaving(pkg)
+	if err != nil {
 		return nil, err
 	}
-	if err := m.venv.Pip(ctx, job, "uninstall", "--yes", info.Extra.Package); err != nil {
-		return nil, errors.Join(fmt.Errorf("pip uninstall %s: %v", info.Extra.Package, err), m.endChange())
+	job.Logf("Uninstalling package %s (app %s)", pkg, info.Name)
+	if len(leaving) > 0 {
+		job.Logf("and the dependencies it brought that no other app needs: %s", strings.Join(leaving, ", "))
+	}
+	if err := job.beginVenvChange(); err != nil {
+		return nil, err
+	}
+	defer job.endVenvChange()
+	if err := m.py.BeginChange(job.ID(), pkg, "", ""); err != nil {
+		return nil, err
+	}
+	err = step(context.WithoutCancel(ctx), changeDeadline, "uninstalling "+pkg, func(ctx context.Context) error {
+		return m.py.Uninstall(ctx, job, append([]string{pkg}, leaving...)...)
+	})
+	if err != nil {
+		return nil, errors.Join(err, m.py.EndChange(job, pkg, "", true))
 	}
 	var removed []string
-	err := m.finishChange(ctx, info.Extra.Package, "", func() {
+	err = m.finishChange(ctx, job, pkg, "", func() {
 		for _, a := range m.apps.Load().list {
-			if a.Extra.Package == info.Extra.Package {
+			if a.Extra.Package == pkg {
 				removed = append(removed, a.Name)
 				delete(m.records, a.Name)
+			}
+		}
+		// What another app needs stays, and is now that app's to take away.
+		for name, rec := range m.records {
+			if more := kept[normalizeDist(rec.Package)]; len(more) > 0 {
+				rec.Dependencies = sortedSet(append(rec.Dependencies, more...))
+				m.records[name] = rec
 			}
 		}
 	})
@@ -294,13 +309,69 @@ func (m *Manager) remove(ctx context.Context, job *Job, info AppInfo) ([]string,
 	return removed, nil
 }
 
+// dependenciesLeaving returns the distributions that installs of package pkg brought and that no
+// other installed app package needs (directly or not), and, by app package, those it brought that
+// other packages need, which stay.
+func (m *Manager) dependenciesLeaving(pkg string) ([]string, map[string][]string, error) {
+	brought := map[string]bool{}
+	others := map[string]bool{}
+	for _, rec := range m.records {
+		if normalizeDist(rec.Package) == normalizeDist(pkg) {
+			for _, d := range rec.Dependencies {
+				brought[d] = true
+			}
+		}
+	}
+	for _, a := range m.apps.Load().list {
+		if p := normalizeDist(a.Extra.Package); p != normalizeDist(pkg) {
+			others[p] = true
+		}
+	}
+	if len(brought) == 0 {
+		return nil, nil, nil
+	}
+	kept := map[string][]string{}
+	needed := map[string]bool{}
+	for other := range others {
+		needs, err := m.py.Needs(other)
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading the distributions of the apps venv: %w", err)
+		}
+		for d := range needs {
+			needed[d] = true
+			if brought[d] {
+				kept[other] = append(kept[other], d)
+			}
+		}
+	}
+	var leaving []string
+	for d := range brought {
+		if m.py.InstalledVersion(d) != "" && !needed[d] && !runtimeDistribution(d) {
+			leaving = append(leaving, d)
+		}
+	}
+	slices.Sort(leaving)
+	return leaving, kept, nil
+}
+
+func runtimeDistribution(name string) bool {
+	return slices.Contains([]string{"pip", "setuptools", "wheel", normalizeDist(SDKDistribution)}, normalizeDist(name))
+}
+
+func sortedSet(list []string) []string {
+	set := map[string]bool{}
+	for _, s := range list {
+		set[s] = true
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
 // finishChange ends a package change to dist: forgets the journal, keeps only the wheel keep,
 // applies edit to the installed-app records, saves them and rediscovers the apps.
-func (m *Manager) finishChange(ctx context.Context, dist, keep string, edit func()) error {
-	if err := m.endChange(); err != nil {
+func (m *Manager) finishChange(ctx context.Context, job *Job, dist, keep string, edit func()) error {
+	if err := m.py.EndChange(job, dist, keep, false); err != nil {
 		return err
 	}
-	m.pruneWheels(dist, keep)
 	m.installCount.Add(1)
 	m.listMu.Lock()
 	defer m.listMu.Unlock()
@@ -308,139 +379,24 @@ func (m *Manager) finishChange(ctx context.Context, dist, keep string, edit func
 	if err := writeJSONAtomic(m.path(installedFile), m.records); err != nil {
 		return fmt.Errorf("saving installed-app records: %w", err)
 	}
-	return m.refreshLocked(ctx)
+	return m.refreshLocked(context.WithoutCancel(ctx))
 }
 
-type wheelMeta struct {
-	name, version string
-	requires      []string // Requires-Dist entries that apply without extras
-	apps          []entryPoint
-}
+var (
+	distSeparators = regexp.MustCompile(`[-_.]+`)
+	// requirementNamePattern is the distribution name at the start of a PEP 508 requirement.
+	requirementNamePattern = regexp.MustCompile(`^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)`)
+)
 
-type entryPoint struct{ name, module, class string }
-
-func readWheel(path string) (wheelMeta, error) {
-	var meta wheelMeta
-	zr, err := zip.OpenReader(path)
-	if err != nil {
-		return meta, fmt.Errorf("reading the built wheel: %w", err)
-	}
-	defer zr.Close()
-	for _, f := range zr.File {
-		dir, file, ok := strings.Cut(f.Name, "/")
-		if !ok || !strings.HasSuffix(dir, ".dist-info") || (file != "METADATA" && file != "entry_points.txt") {
-			continue
-		}
-		data, err := readZipFile(f)
-		if err != nil {
-			return meta, err
-		}
-		if file == "METADATA" {
-			parseMetadata(string(data), &meta)
-		} else {
-			meta.apps = append(meta.apps, parseEntryPoints(string(data))[EntryPointGroup]...)
-		}
-	}
-	if meta.name == "" {
-		return meta, errors.New("the built wheel has no METADATA")
-	}
-	return meta, nil
-}
-
-// readZipFile reads a member of a wheel, up to 1 MiB.
-func readZipFile(f *zip.File) ([]byte, error) {
-	rc, err := f.Open()
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	return io.ReadAll(io.LimitReader(rc, 1<<20))
-}
-
-func parseMetadata(text string, meta *wheelMeta) {
-	for line := range strings.Lines(text) {
-		line = strings.TrimRight(line, "\r\n")
-		if line == "" {
-			return // headers end at the first blank line
-		}
-		key, value, _ := strings.Cut(line, ":")
-		value = strings.TrimSpace(value)
-		switch strings.ToLower(key) {
-		case "name":
-			meta.name = value
-		case "version":
-			meta.version = value
-		case "requires-dist":
-			if !extraMarker.MatchString(value) {
-				meta.requires = append(meta.requires, value)
-			}
-		}
-	}
-}
-
-// parseEntryPoints parses an entry_points.txt: INI sections of name = module:attr lines.
-func parseEntryPoints(text string) map[string][]entryPoint {
-	out := map[string][]entryPoint{}
-	section := ""
-	for line := range strings.Lines(text) {
-		line = strings.TrimSpace(line)
-		switch {
-		case line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, ";"):
-		case strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]"):
-			section = strings.TrimSpace(line[1 : len(line)-1])
-		default:
-			name, value, ok := strings.Cut(line, "=")
-			if !ok {
-				continue
-			}
-			module, class, _ := strings.Cut(strings.TrimSpace(value), ":")
-			class, _, _ = strings.Cut(class, "[") // drop extras
-			out[section] = append(out[section], entryPoint{strings.TrimSpace(name), strings.TrimSpace(module), strings.TrimSpace(class)})
-		}
-	}
-	return out
-}
-
-// extraMarker matches the environment marker of a requirement that applies only with an extra.
-var extraMarker = regexp.MustCompile(`;.*\bextra\s*==`)
-
-var distSeparators = regexp.MustCompile(`[-_.]+`)
-
+// normalizeDist is the PEP 503 normalized form of a distribution name.
 func normalizeDist(name string) string {
 	return strings.ToLower(distSeparators.ReplaceAllString(name, "-"))
 }
 
-// CopyPackage copies the app package at src to dst without VCS data, build output, caches, venvs.
-func CopyPackage(dst, src string) error {
-	skip := map[string]bool{".git": true, "__pycache__": true, "build": true, "dist": true, ".venv": true, "venv": true, "node_modules": true}
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() && p != src && (skip[d.Name()] || strings.HasSuffix(d.Name(), ".egg-info")) {
-			return filepath.SkipDir
-		}
-		target := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(target, 0o755)
-		case d.Type().IsRegular():
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(target, data, 0o644)
-		}
-		return nil // symlinks and special files are not part of a package
-	})
-}
-
-func isPackage(dir string) bool {
-	return exists(filepath.Join(dir, "pyproject.toml")) || exists(filepath.Join(dir, "setup.py"))
-}
-
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
+func requirementName(req string) string {
+	m := requirementNamePattern.FindStringSubmatch(req)
+	if m == nil {
+		return ""
+	}
+	return m[1]
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/internal/pyindex"
+	"github.com/robothub/robothub/internal/pytool"
 )
 
 // BenchmarkInstallAppWithOneDependency measures an install job of an app (a local folder) that
@@ -19,16 +20,16 @@ func BenchmarkInstallAppWithOneDependency(b *testing.B) {
 	idx.Publish("dep", "1.1")
 	for _, installer := range []string{"pip", "uv"} {
 		b.Run(installer, func(b *testing.B) {
-			cfg := apps.Config{PackageSource: apps.PackageSource{IndexURL: idx.URL()}}
+			src := pytool.Source{IndexURL: idx.URL()}
 			if installer == "uv" {
 				var err error
-				if cfg.UV, err = exec.LookPath("uv"); err != nil {
+				if src.UV, err = exec.LookPath("uv"); err != nil {
 					b.Skip("uv is not on PATH: not measured here")
 				}
 			}
 			venv := filepath.Join(b.TempDir(), "venv")
-			m := indexManager(b, venv, cfg)
-			src := writeDepApp(b, "1.0.0", "dep>=1.1")
+			m := indexManager(b, &pytool.Venv{Dir: venv, Source: src}, apps.Config{})
+			app := writeDepApp(b, "1.0.0", "dep>=1.1")
 			b.ResetTimer()
 			for range b.N {
 				b.StopTimer()
@@ -36,7 +37,7 @@ func BenchmarkInstallAppWithOneDependency(b *testing.B) {
 					b.Fatalf("uninstall: %v\n%s", err, out)
 				}
 				b.StartTimer()
-				j, err := m.Install(src)
+				j, err := m.Install(app)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -1,6 +1,7 @@
 package apps
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
 // JobStatus is the status of a background job.
@@ -39,10 +42,98 @@ type JobInfo struct {
 
 // Job is a background job (install, update or remove) with a live log.
 type Job struct {
-	mu      sync.Mutex
-	info    JobInfo // ID, Command, Target and Created never change
-	partial string
-	changed chan struct{} // closed and replaced on every change
+	mu        sync.Mutex
+	info      JobInfo // ID, Command, Target and Created never change
+	partial   string
+	changed   chan struct{} // closed and replaced on every change
+	cancel    context.CancelCauseFunc
+	cancelled bool // a cancel was asked for
+	changing  bool // the job is changing the venv: it cannot be cancelled now
+}
+
+// ErrCancelled is the cause of a job cancelled through CancelJob.
+var ErrCancelled = errors.New("cancelled on request")
+
+// beginVenvChange marks the start of the job's change to the venv, from which a cancel would leave
+// it half changed; it fails if the job was cancelled first.
+func (j *Job) beginVenvChange() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.cancelled {
+		return ErrCancelled
+	}
+	j.changing = true
+	return nil
+}
+
+func (j *Job) endVenvChange() {
+	j.mu.Lock()
+	j.changing = false
+	j.mu.Unlock()
+}
+
+// CancelJob cancels a job that is waiting for its turn or in a step that can stop at once (getting
+// the app, building it, resolving and downloading its dependencies): the step's process group is
+// killed and the installed version stays. A job that is installing its checked files or
+// uninstalling (local steps, no network) finishes that step first: the cancel is refused then, as
+// it is for a finished job. It returns once the job has ended.
+func (m *Manager) CancelJob(id string) (JobInfo, error) {
+	j, err := m.Job(id)
+	if err != nil {
+		return JobInfo{}, err
+	}
+	j.mu.Lock()
+	switch {
+	case j.info.Status.Finished():
+		j.mu.Unlock()
+		return JobInfo{}, fault.Refusedf("Job %s has already finished (%s)", j.info.ID, j.info.Status)
+	case j.changing:
+		j.mu.Unlock()
+		return JobInfo{}, fault.Refusedf("Job %s is changing the apps venv (a local step, no network, bounded to %s): cancelling it would leave the venv half changed; it ends by itself", j.info.ID, changeDeadline)
+	}
+	j.cancelled = true
+	j.mu.Unlock()
+	m.log.Info("cancelling job", "job", j.info.ID, "command", j.info.Command, "target", j.info.Target)
+	j.cancel(ErrCancelled)
+	_ = j.Wait()
+	return j.Info(), nil
+}
+
+// startJob runs work as a background job, one venv-changing job at a time; the job's context ends
+// when it is cancelled.
+func (m *Manager) startJob(command, target string, work func(context.Context, *Job) ([]string, error)) *Job {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	job := m.jobs.create(command, target, cancel)
+	go func() {
+		defer cancel(nil)
+		select {
+		case m.venvMu <- struct{}{}:
+		case <-ctx.Done():
+			job.Logf("Job '%s %s' was cancelled before it started", command, target)
+			job.setStatus(JobFailed, fmt.Errorf("%w before it started", ErrCancelled))
+			return
+		}
+		defer func() { <-m.venvMu }()
+		job.setStatus(JobInProgress, nil)
+		apps, err := work(ctx, job)
+		if err != nil {
+			if errors.Is(context.Cause(ctx), ErrCancelled) {
+				step, _, _ := strings.Cut(err.Error(), ": "+ErrCancelled.Error())
+				if step == ErrCancelled.Error() {
+					step = "before the apps venv changed"
+				}
+				err = fmt.Errorf("%w (%s); the installed version, if any, is unchanged", ErrCancelled, step)
+			}
+			job.Logf("Job '%s %s' failed: %v", command, target, err)
+			m.log.Warn("job failed", "job", job.info.ID, "command", command, "target", target, "err", err)
+			job.setStatus(JobFailed, err)
+			return
+		}
+		job.Logf("Job '%s %s' completed successfully", command, target)
+		m.log.Info("job done", "job", job.info.ID, "command", command, "target", target, "apps", apps)
+		job.setStatus(JobDone, nil, apps...)
+	}()
+	return job
 }
 
 const (
@@ -148,10 +239,11 @@ type jobRegistry struct {
 	order []string
 }
 
-func (r *jobRegistry) create(command, target string) *Job {
+func (r *jobRegistry) create(command, target string, cancel context.CancelCauseFunc) *Job {
 	j := &Job{
 		info:    JobInfo{ID: randomHex(8), Command: command, Target: target, Created: time.Now(), Status: JobPending},
 		changed: make(chan struct{}),
+		cancel:  cancel,
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

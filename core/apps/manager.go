@@ -1,7 +1,8 @@
-// Package apps is the app lifecycle of the robot daemon: the apps venv and the SDK in it, install
-// and remove as background jobs, discovery of installed apps from their robot_apps entry points,
-// the single app slot (start, stop, restart, status) shared with remote SDK sessions, and the
-// startup app.
+// Package apps is the app lifecycle of the robot daemon: install, update and remove as background
+// jobs that can be cancelled, the SDK in the apps venv, discovery of installed apps from their
+// robot_apps entry points, the single app slot (start, stop, restart, status) shared with remote
+// SDK sessions, the startup app, and the hub catalog. The Python packaging itself is a Toolchain
+// (internal/pytool), which the daemon wires in.
 package apps
 
 import (
@@ -15,6 +16,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -43,33 +45,29 @@ type Robot interface {
 
 // Config configures a Manager.
 type Config struct {
-	DataDir    string // installed-app records, startup config, running-app file
-	VenvDir    string // the apps venv
-	BasePython string // creates the venv; default python3
-	// Where packages come from; WheelDirs defaults to /usr/share/python-wheels.
-	PackageSource
-	SystemSitePackages bool          // the apps venv sees the system's packages (numpy, OpenCV from apt)
-	HubToken           string        // reads private spaces of HubURL (install-private-space, their updates)
-	StopTimeout        time.Duration // default DefaultStopTimeout
-	SessionTTL         time.Duration // default DefaultSessionTTL
-	SDK                fs.FS         // the embedded Python SDK (pyproject.toml, robot_sdk/)
-	DaemonVersion      string        // the SDK is installed at SDKVersion(DaemonVersion, SDK)
-	HubURL             string        // the hub whose spaces form the catalog; empty: no catalog
-	HTTPClient         *http.Client  // for the catalog
-	Robot              Robot         // may be nil (no pose reset, no startup app)
-	StartupApp         string        // the --startup-app flag; overrides the saved startup app
-	Log                *slog.Logger
+	DataDir     string        // installed-app records, startup config, running-app file
+	Toolchain   Toolchain     // the apps venv and its packaging (internal/pytool)
+	HubToken    string        // reads private spaces of HubURL (install-private-space, their updates)
+	StopTimeout time.Duration // default DefaultStopTimeout
+	SessionTTL  time.Duration // default DefaultSessionTTL
+	SDK         fs.FS         // the embedded Python SDK (pyproject.toml, robot_sdk/)
+	SDKVersion  string        // the version the SDK is installed at: pytool.SDKVersion of the daemon's
+	HubURL      string        // the hub whose spaces form the catalog; empty: no catalog
+	HTTPClient  *http.Client  // for the catalog
+	Robot       Robot         // may be nil (no pose reset, no startup app)
+	StartupApp  string        // the --startup-app flag; overrides the saved startup app
+	Log         *slog.Logger
 }
 
 // Manager runs the app lifecycle. Its methods are safe for concurrent use.
 type Manager struct {
 	cfg     Config
 	log     *slog.Logger
-	venv    *Venv
+	py      Toolchain
 	catalog *Catalog
 	jobs    jobRegistry
 
-	venvMu sync.Mutex // serialises everything that changes the venv
+	venvMu chan struct{} // held (one token) by whatever changes the venv: one job at a time
 
 	listMu  sync.Mutex // serialises discovery and guards records
 	apps    atomic.Pointer[appSet]
@@ -80,6 +78,7 @@ type Manager struct {
 
 	mu           sync.Mutex
 	appEnv       []string // what the daemon adds to its apps' environment (SetAppEnv)
+	warnings     []string // what the daemon status shows: state files that could not be read
 	current      *run
 	sessions     map[string]*session
 	startupApp   string
@@ -95,8 +94,8 @@ type appSet struct {
 
 // NewManager returns a Manager for cfg; call Prepare before using it.
 func NewManager(cfg Config) (*Manager, error) {
-	if cfg.DataDir == "" || cfg.VenvDir == "" {
-		return nil, fmt.Errorf("apps: DataDir and VenvDir are required")
+	if cfg.DataDir == "" || cfg.Toolchain == nil {
+		return nil, fmt.Errorf("apps: DataDir and Toolchain are required")
 	}
 	if cfg.SDK == nil {
 		return nil, fmt.Errorf("apps: the embedded SDK is required")
@@ -107,17 +106,14 @@ func NewManager(cfg Config) (*Manager, error) {
 	if cfg.SessionTTL <= 0 {
 		cfg.SessionTTL = DefaultSessionTTL
 	}
-	if cfg.WheelDirs == nil {
-		cfg.WheelDirs = []string{"/usr/share/python-wheels"}
-	}
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("apps: data dir: %w", err)
 	}
 	m := &Manager{
-		cfg: cfg,
-		log: cmp.Or(cfg.Log, slog.New(slog.DiscardHandler)),
-		venv: &Venv{Dir: cfg.VenvDir, BasePython: cfg.BasePython, SystemSitePackages: cfg.SystemSitePackages,
-			Source: cfg.PackageSource},
+		cfg:      cfg,
+		log:      cmp.Or(cfg.Log, slog.New(slog.DiscardHandler)),
+		py:       cfg.Toolchain,
+		venvMu:   make(chan struct{}, 1),
 		jobs:     jobRegistry{jobs: map[string]*Job{}},
 		records:  map[string]installRecord{},
 		sessions: map[string]*session{},
@@ -125,9 +121,7 @@ func NewManager(cfg Config) (*Manager, error) {
 	if cfg.HubURL != "" {
 		m.catalog = &Catalog{HubURL: cfg.HubURL, Client: cfg.HTTPClient, TTL: 5 * time.Minute}
 	}
-	if err := readJSON(m.path(installedFile), &m.records); err != nil {
-		return nil, fmt.Errorf("apps: %w", err)
-	}
+	m.loadRecords()
 	for name, rec := range m.records {
 		if rec.SourceKind == legacyHubSpace {
 			rec.SourceKind = SourceHubSpace
@@ -167,37 +161,50 @@ func (m *Manager) SetAppEnv(vars ...string) {
 	m.mu.Unlock()
 }
 
+// Warnings says what went wrong with the manager's state at start (a corrupt installed-apps.json
+// kept aside), for the daemon's status.
+func (m *Manager) Warnings() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.warnings)
+}
+
 // StopTimeout is how long Stop waits after SIGINT.
 func (m *Manager) StopTimeout() time.Duration { return m.cfg.StopTimeout }
 
 // VenvDir is the apps venv directory.
-func (m *Manager) VenvDir() string { return m.cfg.VenvDir }
+func (m *Manager) VenvDir() string { return m.py.VenvDir() }
 
 // SDKVersion is the version of the SDK the manager installs.
-func (m *Manager) SDKVersion() string { return SDKVersion(m.cfg.DaemonVersion, m.cfg.SDK) }
+func (m *Manager) SDKVersion() string { return m.cfg.SDKVersion }
 
 // Prepare stops an app a previous daemon left running, creates the apps venv if missing, puts back
 // a package change a killed daemon left half done, installs the SDK, and discovers the apps.
 func (m *Manager) Prepare(ctx context.Context) error {
 	m.recoverOrphan()
-	m.venvMu.Lock()
-	defer m.venvMu.Unlock()
+	m.venvMu <- struct{}{}
+	defer func() { <-m.venvMu }()
 	pr, w := io.Pipe()
 	defer w.Close()
 	go func() {
 		scanLines(pr, func(line string) { m.log.Info(line, "source", "venv") })
 		_, _ = io.Copy(io.Discard, pr)
 	}()
-	if err := m.venv.Ensure(ctx, w); err != nil {
+	if err := m.py.Ensure(ctx, w); err != nil {
 		return err
 	}
-	if err := m.recoverInterruptedChange(ctx, w); err != nil {
+	if err := m.py.Recover(ctx, w); err != nil {
 		// The daemon still serves, so that the app can be installed again; the journal stays
 		// for the next start.
 		m.log.Error("the apps venv could not be repaired", "err", err)
 	}
-	if _, err := m.venv.ensureSDK(ctx, w, m.cfg.SDK, m.SDKVersion()); err != nil {
+	if _, err := m.ensureSDK(ctx, w); err != nil {
 		return err
+	}
+	if err := m.ensureSDKDependencies(ctx, w); err != nil {
+		// Apps that use no pose or settings page still run: the daemon serves, and says what is
+		// missing and how to bring it.
+		m.log.Warn("the robot SDK's dependencies are not all in the apps venv: apps that use them fail to import them", "err", err)
 	}
 	m.listMu.Lock()
 	defer m.listMu.Unlock()
@@ -205,8 +212,8 @@ func (m *Manager) Prepare(ctx context.Context) error {
 }
 
 func (m *Manager) refreshLocked(ctx context.Context) error {
-	stamp := m.venv.siteStamp()
-	found, err := m.venv.discover(ctx)
+	stamp := m.py.Stamp()
+	found, err := m.discover(ctx)
 	if err != nil {
 		return err
 	}
@@ -215,7 +222,7 @@ func (m *Manager) refreshLocked(ctx context.Context) error {
 		info := AppInfo{
 			Name: d.Name, SourceKind: SourceInstalled, Description: d.Summary,
 			Extra: AppExtra{
-				Module: d.Module, Class: d.Class, Package: d.Package, Version: d.Version,
+				Module: d.Module, Class: d.Attr, Package: d.Dist, Version: d.Version,
 				CustomAppURL: m.webURL(d.Name, d.CustomAppURL), Installed: true,
 			},
 		}
@@ -236,13 +243,18 @@ func (m *Manager) refreshLocked(ctx context.Context) error {
 // installed returns the discovery, redone if site-packages changed behind the daemon's back.
 func (m *Manager) installed() *appSet {
 	set := m.apps.Load()
-	if set.stamp == m.venv.siteStamp() || !m.venvMu.TryLock() {
+	if set.stamp == m.py.Stamp() {
 		return set
 	}
-	defer m.venvMu.Unlock()
+	select {
+	case m.venvMu <- struct{}{}:
+	default: // a job changes the venv and rediscovers the apps when it is done
+		return set
+	}
+	defer func() { <-m.venvMu }()
 	m.listMu.Lock()
 	defer m.listMu.Unlock()
-	if set = m.apps.Load(); set.stamp != m.venv.siteStamp() {
+	if set = m.apps.Load(); set.stamp != m.py.Stamp() {
 		if err := m.refreshLocked(context.Background()); err != nil {
 			m.log.Warn("rediscovering apps", "err", err)
 		}

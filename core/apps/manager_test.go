@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/core/fault"
+	"github.com/robothub/robothub/internal/pytool"
 	"github.com/robothub/robothub/robotd/pysdk"
 )
 
@@ -30,6 +32,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// testVenv is a venv at dir whose packages come from Debian's wheels and pip's configuration, its
+// changes journaled in the manager's data directory state.
+func testVenv(dir, state string) *pytool.Venv {
+	return &pytool.Venv{Dir: dir, StateDir: state, Source: pytool.Source{WheelDirs: []string{"/usr/share/python-wheels"}}}
+}
+
 func appDir(name string) string {
 	p, err := filepath.Abs(filepath.Join("testdata", "apps", name))
 	if err != nil {
@@ -45,7 +53,7 @@ func newManager(t *testing.T, dataDir, version string) *apps.Manager {
 		dataDir = t.TempDir()
 	}
 	m, err := apps.NewManager(apps.Config{
-		DataDir: dataDir, VenvDir: venvDir, SDK: pysdk.Files, DaemonVersion: version,
+		DataDir: dataDir, Toolchain: testVenv(venvDir, dataDir), SDK: pysdk.Files, SDKVersion: pytool.SDKVersion(version, pysdk.Files),
 		StopTimeout: 2 * time.Second,
 	})
 	if err != nil {
@@ -256,43 +264,48 @@ func TestUnknownAppsAndJobs(t *testing.T) {
 	}
 }
 
+// TestRemoteSessionHoldsTheSlot runs in a synctest bubble: the TTL and the heartbeats are on its
+// clock, so the test neither waits nor depends on the machine's load.
 func TestRemoteSessionHoldsTheSlot(t *testing.T) {
-	m, err := apps.NewManager(apps.Config{DataDir: t.TempDir(), VenvDir: venvDir, SDK: pysdk.Files, SessionTTL: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := m.OpenSession(apps.SessionRequest{PID: os.Getpid(), Local: true, Client: "notebook"})
-	if err != nil || s.Kind != "remote" {
-		t.Fatalf("open: %+v %v", s, err)
-	}
-	if slot := m.Slot(); slot.State != "remote_session" || slot.Holder != "notebook" {
-		t.Fatalf("slot %+v", slot)
-	}
-	if _, err := m.OpenSession(apps.SessionRequest{Client: "second"}); !errors.Is(err, fault.ErrRefused) ||
-		err.Error() != "The robot is in use by a remote SDK session (notebook)" {
-		t.Fatalf("second remote session: %v", err)
-	}
-	// Heartbeats keep it; silence expires it.
-	for range 3 {
-		time.Sleep(150 * time.Millisecond)
-		if _, err := m.Heartbeat(s.ID); err != nil {
-			t.Fatalf("heartbeat: %v", err)
+	synctest.Test(t, func(t *testing.T) {
+		data := t.TempDir()
+		m, err := apps.NewManager(apps.Config{DataDir: data, Toolchain: testVenv(venvDir, data), SDK: pysdk.Files, SessionTTL: 300 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	time.Sleep(400 * time.Millisecond)
-	if slot := m.Slot(); slot.State != "free" {
-		t.Fatalf("a session without heartbeats still holds the slot: %+v", slot)
-	}
-	if _, err := m.Heartbeat(s.ID); !errors.Is(err, fault.ErrNotFound) {
-		t.Fatalf("heartbeat on an expired session: %v", err)
-	}
-	s2, _ := m.OpenSession(apps.SessionRequest{Client: "again"})
-	if err := m.CloseSession(s2.ID); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.CloseSession(s2.ID); !errors.Is(err, fault.ErrNotFound) {
-		t.Fatalf("closing twice: %v", err)
-	}
+		s, err := m.OpenSession(apps.SessionRequest{PID: os.Getpid(), Local: true, Client: "notebook"})
+		if err != nil || s.Kind != "remote" {
+			t.Fatalf("open: %+v %v", s, err)
+		}
+		if slot := m.Slot(); slot.State != "remote_session" || slot.Holder != "notebook" {
+			t.Fatalf("slot %+v", slot)
+		}
+		if _, err := m.OpenSession(apps.SessionRequest{Client: "second"}); !errors.Is(err, fault.ErrRefused) ||
+			err.Error() != "The robot is in use by a remote SDK session (notebook)" {
+			t.Fatalf("second remote session: %v", err)
+		}
+		// Heartbeats keep it; silence expires it.
+		for range 3 {
+			time.Sleep(150 * time.Millisecond)
+			if _, err := m.Heartbeat(s.ID); err != nil {
+				t.Fatalf("heartbeat: %v", err)
+			}
+		}
+		time.Sleep(400 * time.Millisecond)
+		if slot := m.Slot(); slot.State != "free" {
+			t.Fatalf("a session without heartbeats still holds the slot: %+v", slot)
+		}
+		if _, err := m.Heartbeat(s.ID); !errors.Is(err, fault.ErrNotFound) {
+			t.Fatalf("heartbeat on an expired session: %v", err)
+		}
+		s2, _ := m.OpenSession(apps.SessionRequest{Client: "again"})
+		if err := m.CloseSession(s2.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.CloseSession(s2.ID); !errors.Is(err, fault.ErrNotFound) {
+			t.Fatalf("closing twice: %v", err)
+		}
+	})
 }
 
 func TestJobLogFollow(t *testing.T) {
@@ -334,7 +347,8 @@ func TestVenvWhoseCreationWasCutShortIsCompleted(t *testing.T) {
 	if out, err := exec.Command("python3", "-m", "venv", "--without-pip", venv).CombinedOutput(); err != nil {
 		t.Fatalf("python3 -m venv --without-pip: %v\n%s", err, out)
 	}
-	m, err := apps.NewManager(apps.Config{DataDir: t.TempDir(), VenvDir: venv, SDK: pysdk.Files, DaemonVersion: "v1.0.0"})
+	data := t.TempDir()
+	m, err := apps.NewManager(apps.Config{DataDir: data, Toolchain: testVenv(venv, data), SDK: pysdk.Files, SDKVersion: pytool.SDKVersion("v1.0.0", pysdk.Files)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -86,7 +86,7 @@ func (m *Manager) start(name string, evict bool) (AppStatus, error) {
 		outW.Close()
 		return AppStatus{}, err
 	}
-	cmd := exec.Command(m.venv.Python(), "-u", "-m", info.Extra.Module)
+	cmd := exec.Command(m.py.Python(), "-u", "-m", info.Extra.Module)
 	// Later entries win in exec: what the daemon adds overrides an empty inherited value.
 	cmd.Env = append(os.Environ(), m.appEnv...)
 	cmd.Stdout, cmd.Stderr = outW, errW // files, so exec starts no copying goroutines that Wait would block on
@@ -320,6 +320,14 @@ func (t *lineTail) add(line string) {
 	if len(t.lines) > t.max {
 		t.lines = append(t.lines[:0], t.lines[len(t.lines)-t.max:]...)
 	}
+}
+
+// Write makes a lineTail an io.Writer of whole lines.
+func (t *lineTail) Write(p []byte) (int, error) {
+	for _, l := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		t.add(strings.TrimRight(l, "\r"))
+	}
+	return len(p), nil
 }
 
 func (t *lineTail) last(n int) []string {

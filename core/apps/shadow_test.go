@@ -1,20 +1,20 @@
 package apps_test
 
 import (
-	"archive/zip"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/robothub/robothub/core/apps"
+	"github.com/robothub/robothub/internal/pytool"
 )
 
 // shadowingCopy copies coop_app as version 1.1.0 with extra top-level modules and packages.
 func shadowingCopy(t *testing.T, modules, packages []string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "coop_app")
-	if err := apps.CopyPackage(dir, appDir("coop_app")); err != nil {
+	if err := pytool.CopyPackage(dir, appDir("coop_app")); err != nil {
 		t.Fatal(err)
 	}
 	py := filepath.Join(dir, "pyproject.toml")
@@ -82,54 +82,6 @@ func TestUpdateThatShadowsTheRuntimeIsRefused(t *testing.T) {
 		}
 		if got, err := venvPython("import coop_app.main, json, ssl, robot_sdk; print(robot_sdk.__file__, robot_sdk.Robot.__name__)"); err != nil || got != sdkBefore {
 			t.Fatalf("%s: after the refused update: %q %v, want %q", c.name, got, err, sdkBefore)
-		}
-	}
-}
-
-// writeWheel makes a wheel holding files (their contents do not matter).
-func writeWheel(t *testing.T, files ...string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "x-1.0-py3-none-any.whl")
-	f, err := os.Create(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	zw := zip.NewWriter(f)
-	for _, name := range files {
-		w, _ := zw.Create(name)
-		if strings.HasSuffix(name, "entry_points.txt") {
-			w.Write([]byte("[console_scripts]\npip = x.main:run\nx-tool = x.main:run\n"))
-		}
-	}
-	zw.Close()
-	f.Close()
-	return p
-}
-
-func TestCheckShadowingReadsEveryPlaceAWheelInstalls(t *testing.T) {
-	stdlib := map[string]bool{"json": true, "_ssl": true, "os": true}
-	for _, c := range []struct {
-		files []string
-		want  string // "" for none
-	}{
-		{[]string{"x/__init__.py", "x/data.json", "x-1.0.dist-info/METADATA"}, ""},
-		{[]string{"x/__init__.py", "x/hooks.pth"}, "x/hooks.pth (a .pth file"},
-		{[]string{"x/__init__.py", "evil.pth"}, "evil.pth (a .pth file"},
-		{[]string{"x-1.0.data/purelib/usercustomize.py"}, "usercustomize.py (usercustomize"},
-		{[]string{"x-1.0.data/platlib/_ssl.cpython-311-x86_64-linux-gnu.so"}, "_ssl.cpython-311-x86_64-linux-gnu.so (_ssl, a standard-library module)"},
-		{[]string{"x-1.0.data/data/lib/python3.11/site-packages/os/__init__.py"}, "os/__init__.py (os, a standard-library module)"},
-		{[]string{"x-1.0.data/data/share/x/readme.txt", "x-1.0.data/headers/x.h"}, ""},
-		{[]string{"x-1.0.data/scripts/python3"}, "script python3 (a command of the apps venv)"},
-		{[]string{"x-1.0.data/data/bin/pip"}, "script pip (a command of the apps venv)"},
-		{[]string{"x/__init__.py", "x-1.0.dist-info/entry_points.txt"}, "script pip (a command of the apps venv)"},
-		{[]string{"setuptools/__init__.py", "wheel/__init__.py"}, "setuptools/__init__.py (setuptools, the build tool of the apps venv), wheel/__init__.py (wheel"},
-	} {
-		err := apps.CheckShadowing(writeWheel(t, c.files...), stdlib)
-		switch {
-		case c.want == "" && err != nil:
-			t.Errorf("%v: %v, want none", c.files, err)
-		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
-			t.Errorf("%v: %v, want %q", c.files, err, c.want)
 		}
 	}
 }

@@ -9,23 +9,23 @@ import (
 	"time"
 )
 
-// Kind classifies an Error. Each kind's comment gives the status HTTP transports answer it with
-// (HTTPStatus); robotd keeps the robot-apps spec's contract instead for two: Invalid is 422 and
-// Refused 400 there.
+// Kind classifies an Error. Core says what went wrong and nothing about how a transport answers
+// it: each transport maps kinds to its own codes in one function of its own (the receiver's HTTP
+// side in core/webhook's status.go, the local hub's HTTP layer, robotd's statusOf).
 type Kind int
 
 // The kinds of error.
 const (
-	Invalid         Kind = iota + 1 // the request is malformed or out of range: 400
-	NotFound                        // the thing named does not exist: 404
-	Refused                         // well formed, but not in the current state (a conflict): 409
-	Unavailable                     // not possible now, for a cause outside the caller's request: 503
-	Unauthenticated                 // no credentials, or ones nobody knows: 401
-	Forbidden                       // the credentials may not do this: 403
-	RateLimited                     // too many requests; RetryAfter says when to come back: 429
-	TooLarge                        // the request is over a size cap: 413
-	Upstream                        // a service this one called failed or refused: 502
-	Timeout                         // the work did not finish in its time: 504
+	Invalid         Kind = iota + 1 // the request is malformed or out of range
+	NotFound                        // the thing named does not exist
+	Refused                         // well formed, but not in the current state (a conflict)
+	Unavailable                     // not possible now, for a cause outside the caller's request
+	Unauthenticated                 // no credentials, or ones nobody knows
+	Forbidden                       // the credentials may not do this
+	RateLimited                     // too many requests; RetryAfter says when to come back
+	TooLarge                        // the request is over a size cap
+	Upstream                        // a service this one called failed or refused
+	Timeout                         // the work did not finish in its time
 )
 
 // Error is an error of a Kind with a message meant for the caller.
@@ -72,25 +72,4 @@ func newf(k Kind, format string, args []any) error {
 		return &Error{Kind: k, Msg: format}
 	}
 	return &Error{Kind: k, Msg: fmt.Sprintf(format, args...)}
-}
-
-// HTTPStatus is the status an HTTP transport answers err with: its kind's (in the order of
-// httpStatuses, so that an error of two kinds, such as the hub client's 429, which is RateLimited
-// and Unavailable, gets the first), or 500 for an error of no kind.
-func HTTPStatus(err error) int {
-	for _, ks := range httpStatuses {
-		if errors.Is(err, ks.kind) {
-			return ks.status
-		}
-	}
-	return 500
-}
-
-var httpStatuses = []struct {
-	kind   *Error
-	status int
-}{
-	{ErrInvalid, 400}, {ErrUnauthenticated, 401}, {ErrForbidden, 403}, {ErrNotFound, 404},
-	{ErrRefused, 409}, {ErrTooLarge, 413}, {ErrRateLimited, 429}, {ErrUpstream, 502},
-	{ErrUnavailable, 503}, {ErrTimeout, 504},
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -17,6 +16,7 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/hashicorp/go-retryablehttp"
 
 	"github.com/robothub/robothub/core/version"
 )
@@ -90,6 +90,11 @@ func New(endpoint string, opts ...Option) (*Client, error) {
 	b := *u
 	b.User = nil
 	c.base = strings.TrimRight(b.String(), "/")
+	if c.timeout > 0 { // each attempt is one Do of the HTTP client: its Timeout bounds the attempt
+		hc := *c.http
+		hc.Timeout = c.timeout
+		c.http = &hc
+	}
 	return c, nil
 }
 
@@ -149,73 +154,58 @@ func (c *Client) do(ctx context.Context, cl Call, out any) (unknownBefore bool, 
 			return false, fmt.Errorf("%s %s: encoding the request: %w", cl.Method, cl.Path, err)
 		}
 	}
-	attempts := c.retry.MaxAttempts
-	if attempts < 1 || !cl.Idempotent {
-		attempts = 1
+	req, err := c.newRequest(ctx, cl, payload)
+	if err != nil {
+		return false, &TransportError{Method: cl.Method, Path: cl.Path, Err: err}
 	}
-	for attempt := 1; ; attempt++ {
-		status, body, hdr, err := c.attempt(ctx, cl, payload)
-		if err == nil && status < 400 {
-			if out == nil || len(bytes.TrimSpace(body)) == 0 {
-				return unknownBefore, nil
-			}
-			if err := jsonv2.Unmarshal(body, out, lenientJSON); err != nil {
-				return unknownBefore, fmt.Errorf("%s %s: the hub's answer is not the expected JSON: %w", cl.Method, cl.Path, err)
-			}
-			return unknownBefore, nil
-		}
-		var failure error
-		var wait time.Duration
-		if err != nil {
-			if ctx.Err() != nil {
-				return unknownBefore, &TransportError{Method: cl.Method, Path: cl.Path, Err: ctx.Err()}
-			}
-			failure = &TransportError{Method: cl.Method, Path: cl.Path, Err: err}
-		} else {
-			herr := errorFromResponse(cl.Method, cl.Path, &http.Response{StatusCode: status, Header: hdr}, body, time.Now())
-			failure, wait = herr, herr.RetryAfter
-			if !retryableStatus(status) {
-				return unknownBefore, herr
-			}
-		}
-		if attempt >= attempts {
-			return unknownBefore, failure
-		}
-		delay := Backoff(c.retry.BaseDelay, c.retry.MaxDelay, attempt)
-		if wait > 0 {
-			if c.retry.MaxRetryAfter > 0 && wait > c.retry.MaxRetryAfter {
-				return unknownBefore, failure // the hub asks for a longer pause than the caller accepts
-			}
-			delay = wait
-		}
-		c.log.LogAttrs(ctx, slog.LevelWarn, "hub request failed, retrying",
-			slog.String("method", cl.Method), slog.String("path", cl.Path), slog.Int("attempt", attempt),
-			slog.Duration("delay", delay), slog.String("error", failure.Error()))
-		if err != nil {
-			unknownBefore = true
-		}
-		select {
-		case <-ctx.Done():
-			return unknownBefore, failure
-		case <-time.After(delay):
-		}
+	policy := c.retry
+	if !cl.Idempotent {
+		policy.MaxAttempts = 1
 	}
+	var body []byte
+	read := false
+	resp, err := policy.Do(c.http, req,
+		func(resp *http.Response, err error) bool { return err != nil || retryableStatus(resp.StatusCode) },
+		func(resp *http.Response) error { read = true; return ReadBody(&body, maxResponseBytes)(resp) },
+		func(attempt int, delay time.Duration, resp *http.Response, err error) {
+			failure := ""
+			if err != nil {
+				unknownBefore = true
+				failure = c.transportError(ctx, cl, err).Error()
+			} else {
+				failure = cl.Method + " " + cl.Path + ": " + resp.Status
+			}
+			c.log.LogAttrs(ctx, slog.LevelWarn, "hub request failed, retrying",
+				slog.String("method", cl.Method), slog.String("path", cl.Path), slog.Int("attempt", attempt),
+				slog.Duration("delay", delay), slog.String("error", failure))
+		})
+	if err == nil && !read {
+		err = ReadBody(&body, maxResponseBytes)(resp) // the last of retried answers
+	}
+	if err != nil {
+		return unknownBefore, c.transportError(ctx, cl, err)
+	}
+	if resp.StatusCode >= 400 {
+		return unknownBefore, errorFromResponse(cl.Method, cl.Path, resp, body, time.Now())
+	}
+	if out == nil || len(bytes.TrimSpace(body)) == 0 {
+		return unknownBefore, nil
+	}
+	if err := jsonv2.Unmarshal(body, out, lenientJSON); err != nil {
+		return unknownBefore, fmt.Errorf("%s %s: the hub's answer is not the expected JSON: %w", cl.Method, cl.Path, err)
+	}
+	return unknownBefore, nil
 }
 
-// attempt sends one request. A nil error means a response arrived (whatever its status).
-func (c *Client) attempt(ctx context.Context, cl Call, payload []byte) (int, []byte, http.Header, error) {
-	if c.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.timeout)
-		defer cancel()
-	}
-	var body io.Reader
+// newRequest builds the request of a call; the retry loop sends its body again on each attempt.
+func (c *Client) newRequest(ctx context.Context, cl Call, payload []byte) (*retryablehttp.Request, error) {
+	var body any
 	if payload != nil {
-		body = bytes.NewReader(payload)
+		body = payload
 	}
-	req, err := http.NewRequestWithContext(ctx, cl.Method, c.base+cl.Path, body)
+	req, err := retryablehttp.NewRequestWithContext(ctx, cl.Method, c.base+cl.Path, body)
 	if err != nil {
-		return 0, nil, nil, err
+		return nil, err
 	}
 	req.Header.Set("User-Agent", c.userAgent)
 	req.Header.Set("Accept", "application/json")
@@ -228,23 +218,23 @@ func (c *Client) attempt(ctx context.Context, cl Call, payload []byte) (int, []b
 	if pw, ok := c.endpoint.User.Password(); ok {
 		req.SetBasicAuth(c.endpoint.User.Username(), pw)
 	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // the url.Error repeats the full URL; the caller names the path
-		}
-		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
-			err = fmt.Errorf("no answer within %s", c.timeout)
-		}
-		return 0, nil, nil, err
+	return req, nil
+}
+
+// transportError is an attempt that got no answer, said without the URL (which may hold
+// credentials: the caller's error names the path).
+func (c *Client) transportError(ctx context.Context, cl Call, err error) error {
+	if ctx.Err() != nil {
+		return &TransportError{Method: cl.Method, Path: cl.Path, Err: ctx.Err()}
 	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
-	if err != nil {
-		return 0, nil, nil, fmt.Errorf("reading the answer: %w", err)
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
 	}
-	return resp.StatusCode, data, resp.Header, nil
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("no answer within %s", c.timeout)
+	}
+	return &TransportError{Method: cl.Method, Path: cl.Path, Err: err}
 }
 
 func redactURL(s string) string {

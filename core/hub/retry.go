@@ -1,16 +1,21 @@
 package hub
 
 import (
+	"context"
+	"io"
 	"math"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
 )
 
-// RetryPolicy says how often and how patiently idempotent calls are retried after 429, 502, 503,
-// 504 or a connection error. Creates are never retried.
+// RetryPolicy says how often and how patiently a request is retried: the hub client's idempotent
+// calls after 429, 502, 503, 504 or a connection error (creates are never retried), the receiver's
+// forward action after a connection error, 429 or 5xx. Do is the loop both run.
 type RetryPolicy struct {
 	MaxAttempts int           // attempts in all, the first included; 1 disables retries
 	BaseDelay   time.Duration // the first pause; each retry doubles it
@@ -62,4 +67,66 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 		return max(t.Sub(now), 0)
 	}
 	return 0
+}
+
+// Do sends req through hc as p says, and is the project's one HTTP retry loop:
+// github.com/hashicorp/go-retryablehttp's, which rewinds the body for each attempt, drains a failed
+// answer so that its connection is reused, and stops waiting when req's context ends. An attempt
+// fails when retryable says so of its answer or transport error; it is tried again after Backoff,
+// or after the Retry-After the answer asks for (up to MaxRetryAfter: a longer one ends the retries
+// at once), until MaxAttempts attempts were made. onRetry, if not nil, is told of each retry before
+// its pause: which attempt failed, how long the pause is, and the answer or error.
+//
+// Do returns the last attempt's answer, whatever its status (the caller reads and closes its
+// body), or its transport error; the caller's context error if it ended during a pause. read, if
+// not nil, reads each answer that is not retried as it arrives; an error from it fails the attempt,
+// which is then retried like a transport error (an answer cut short).
+func (p RetryPolicy) Do(hc *http.Client, req *retryablehttp.Request, retryable func(*http.Response, error) bool,
+	read func(*http.Response) error, onRetry func(attempt int, delay time.Duration, resp *http.Response, err error)) (*http.Response, error) {
+	attempts := max(p.MaxAttempts, 1)
+	var attempt int
+	var delay time.Duration
+	rc := &retryablehttp.Client{
+		HTTPClient: hc,
+		RetryMax:   attempts - 1,
+		CheckRetry: func(ctx context.Context, resp *http.Response, err error) (bool, error) {
+			if err == nil && resp != nil && read != nil && !retryable(resp, nil) {
+				return false, nil // retryablehttp calls the response handler, then asks again
+			}
+			attempt++
+			if ctx.Err() != nil || !retryable(resp, err) {
+				return false, nil
+			}
+			delay = Backoff(p.BaseDelay, p.MaxDelay, attempt)
+			if resp != nil {
+				if wait := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); wait > 0 {
+					if p.MaxRetryAfter > 0 && wait > p.MaxRetryAfter {
+						return false, nil // the server asks for a longer pause than the caller accepts
+					}
+					delay = wait
+				}
+			}
+			if attempt < attempts && onRetry != nil {
+				onRetry(attempt, delay, resp, err)
+			}
+			return true, nil
+		},
+		Backoff:      func(time.Duration, time.Duration, int, *http.Response) time.Duration { return delay },
+		ErrorHandler: retryablehttp.PassthroughErrorHandler,
+	}
+	if read != nil {
+		req.SetResponseHandler(read)
+	}
+	return rc.Do(req)
+}
+
+// ReadBody returns a response handler for Do that reads at most limit bytes of each answer into
+// *body and closes it.
+func ReadBody(body *[]byte, limit int64) func(*http.Response) error {
+	return func(resp *http.Response) error {
+		defer resp.Body.Close()
+		var err error
+		*body, err = io.ReadAll(io.LimitReader(resp.Body, limit))
+		return err
+	}
 }

@@ -82,6 +82,7 @@ func (r *Robot) speak(samples []float32) time.Duration {
 	} else {
 		r.backend.Speak(samples)
 	}
+	r.scheduleWobble(samples, time.Now())
 	r.mu.Unlock()
 	return time.Duration(len(samples)/Channels) * time.Second / SampleRate
 }

@@ -27,8 +27,10 @@ type Joints struct {
 
 // The poses the robot knows by name.
 var (
-	// DefaultPose is where the robot stands when awake and idle, and where it returns after an app.
-	DefaultPose = Joints{}
+	// DefaultPose is where the robot stands when awake and idle, and where it returns after an app:
+	// the public robot's init pose, the head at rest and the antennas 10° off the vertical (which
+	// keeps them from shaking).
+	DefaultPose = Joints{Antennas: [2]float64{-0.1745, 0.1745}}
 	// SleepPose is the folded pose the robot rests in while asleep.
 	SleepPose = Joints{
 		Head:     HeadPose{Z: -0.02, Pitch: 0.35},
@@ -126,19 +128,26 @@ func ParseInterpolation(s string) (Interpolation, error) {
 	return "", fault.Invalidf("interpolation %q is not one of linear, minjerk, ease_in_out, cartoon", s)
 }
 
-// progress maps elapsed fraction t in [0,1] to the fraction of the way covered.
+// progress maps elapsed fraction t in [0,1] to the fraction of the way covered: the public SDK's
+// time laws (its utils.interpolation.time_trajectory), so that a goto the daemon plays and one an
+// app plays itself with GotoMove follow the same path.
 func (i Interpolation) progress(t float64) float64 {
 	t = math.Max(0, math.Min(1, t))
 	switch i {
 	case Linear:
 		return t
-	case Ease:
-		return (1 - math.Cos(math.Pi*t)) / 2
-	case Cartoon: // overshoots a little, then settles: easeOutBack
-		const c1 = 1.70158
-		const c3 = c1 + 1
-		u := t - 1
-		return 1 + c3*u*u*u + c1*u*u
+	case Ease: // quadratic in, quadratic out
+		if t < 0.5 {
+			return 2 * t * t
+		}
+		return 1 - (2-2*t)*(2-2*t)/2
+	case Cartoon: // "back" in and out: a little wind-up before, a little overshoot after
+		const s = 1.70158 * 1.525
+		if t < 0.5 {
+			return (2 * t) * (2 * t) * ((s+1)*2*t - s) / 2
+		}
+		u := 2*t - 2
+		return (u*u*((s+1)*u+s) + 2) / 2
 	default: // minimum jerk
 		return t * t * t * (10 - 15*t + 6*t*t)
 	}

@@ -13,16 +13,14 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/robothub/robothub/core/fault"
+	"github.com/robothub/robothub/core/robot/kinematics"
 )
 
 // ControlPeriod is the period of the control loop that advances moves and reads the joints.
 const ControlPeriod = 10 * time.Millisecond
 
-// Durations of the named moves.
-const (
-	WakeUpDuration    = time.Second
-	GotoSleepDuration = time.Second
-)
+// GotoSleepDuration is the length of the move that lays the head down when the daemon stops.
+const GotoSleepDuration = time.Second
 
 // Antenna touch detection: a touch is a displacement of an antenna of at least touchPress radians
 // from where it settled; the detector re-arms once the antenna is back within touchRelease.
@@ -41,12 +39,15 @@ type State struct {
 	TargetHeadPose HeadPose   `json:"target_head_pose"`
 	TargetAntennas [2]float64 `json:"target_antennas_position"`
 	TargetBodyYaw  float64    `json:"target_body_yaw"`
-	ControlMode    MotorMode  `json:"control_mode"`
-	Awake          bool       `json:"awake"`
-	Move           *MoveInfo  `json:"move"`
-	Recording      bool       `json:"recording"`
-	Backend        string     `json:"backend"`
-	Timestamp      time.Time  `json:"timestamp"`
+	// HeadJoints are the head's seven joint angles in radians, [body yaw, stewart_1 … stewart_6], as
+	// the platform's inverse kinematics gives them for the present pose; null when it has none.
+	HeadJoints  []float64 `json:"head_joints"`
+	ControlMode MotorMode `json:"control_mode"`
+	Awake       bool      `json:"awake"`
+	Move        *MoveInfo `json:"move"`
+	Recording   bool      `json:"recording"`
+	Backend     string    `json:"backend"`
+	Timestamp   time.Time `json:"timestamp"`
 }
 
 // MoveInfo describes a running move.
@@ -57,22 +58,37 @@ type MoveInfo struct {
 	Elapsed  float64 `json:"elapsed"`
 }
 
-// Move is a handle on a timed move.
+// Move is a handle on a timed move: one step (a goto), or several played one after the other
+// (the named moves: wake up, go to sleep).
 type Move struct {
 	ID   string
 	Kind string
 
-	from, to  Joints
+	steps     []Step
+	step      int       // the step playing
+	stepStart time.Time // when it started
+	from      Joints    // where it started from
 	start     time.Time
-	dur       time.Duration
-	interp    Interpolation
+	dur       time.Duration  // of all the steps
 	onDone    func(r *Robot) // runs with r.mu held when the move reaches its end
 	done      chan struct{}
 	completed bool
 }
 
+// Step is one part of a move: reach To over Duration with Interp, after playing Sound (a sound
+// PlaySound takes) as the step starts. A step whose To is where the previous one ended holds still.
+type Step struct {
+	To       Joints
+	Duration time.Duration
+	Interp   Interpolation
+	Sound    string
+}
+
 // Done is closed when the move ends, completed or not.
 func (m *Move) Done() <-chan struct{} { return m.done }
+
+// Duration is the move's length, all of its steps.
+func (m *Move) Duration() time.Duration { return m.dur }
 
 // Completed reports, once Done is closed, whether the move reached its end (rather than being
 // stopped or replaced).
@@ -100,13 +116,15 @@ type Robot struct {
 	move            *Move
 	targetAt        time.Time // when the target last changed by command
 	touchRef        *[2]float64
-	touchArmed      bool
+	touchArmed      [2]bool // per antenna: right, left
 	recording       bool
 	recorded        []float32
 	micScratch      []float32
 	torque          map[string]bool // per-motor torque while enabled; nil: all as the mode says
 	manualBodyYaw   bool            // automatic body yaw off (SetAutomaticBodyYaw)
 	recordingMotion bool
+	wob             wobble
+	track           tracking
 	motionRec       []MotionFrame
 	onTouch         []func()
 	onWake          []func()
@@ -176,15 +194,12 @@ func every(period time.Duration, quit <-chan struct{}, tick func(time.Time)) {
 // looks for antenna touches.
 func (r *Robot) tick(now time.Time) {
 	var fire []func()
+	var sounds []string
 	r.mu.Lock()
+	moving := r.move != nil
 	if m := r.move; m != nil {
-		frac := 1.0
-		if m.dur > 0 {
-			frac = float64(now.Sub(m.start)) / float64(m.dur)
-		}
-		if frac >= 1 {
-			r.target = m.to
-			r.backend.Command(r.target)
+		sounds = r.advance(m, now)
+		if m.step >= len(m.steps) {
 			if m.onDone != nil {
 				m.onDone(r)
 			}
@@ -192,11 +207,14 @@ func (r *Robot) tick(now time.Time) {
 			if m.Kind == "wake_up" {
 				fire = append(fire, r.onWake...)
 			}
-		} else {
-			r.target = between(m.from, m.to, m.interp.progress(frac))
-			r.backend.Command(r.target)
 		}
 		r.targetAt = now
+	}
+	if moving || r.wob.on || r.track.active() || r.wob.levels != nil {
+		r.backend.Command(r.wobbled(r.tracked(r.target), now))
+		if !r.wob.on && !r.track.active() {
+			r.wob.levels = nil // back on the target: nothing more to add
+		}
 	}
 	r.recordMotion(now)
 	r.present = r.backend.Read(now)
@@ -216,31 +234,62 @@ func (r *Robot) tick(now time.Time) {
 		fire = append(fire, r.onTouch...)
 	}
 	r.mu.Unlock()
+	for _, name := range sounds {
+		if _, err := r.PlaySound(name); err != nil {
+			r.log.Warn("a move's sound did not play", "sound", name, "err", err)
+		}
+	}
 	for _, f := range fire {
 		go f()
 	}
 }
 
-// detectTouch reports a new antenna touch. Call with r.mu held.
+// advance sets the target where move m is at now, moving on through the steps that have ended
+// (each from the exact end of the one before, so that a long move does not drift), and returns
+// the sounds of the steps that started. Call with r.mu held.
+func (r *Robot) advance(m *Move, now time.Time) (sounds []string) {
+	for m.step < len(m.steps) {
+		st := m.steps[m.step]
+		end := m.stepStart.Add(st.Duration)
+		if now.Before(end) {
+			frac := float64(now.Sub(m.stepStart)) / float64(st.Duration)
+			r.target = between(m.from, st.To, st.Interp.progress(frac))
+			return sounds
+		}
+		r.target = st.To
+		m.from, m.stepStart = st.To, end
+		m.step++
+		if m.step < len(m.steps) && m.steps[m.step].Sound != "" {
+			sounds = append(sounds, m.steps[m.step].Sound)
+		}
+	}
+	return sounds
+}
+
+// detectTouch reports a new antenna touch. Each antenna arms and fires on its own, so a touch of
+// one antenna is seen while the other is still held away from rest. Call with r.mu held.
 func (r *Robot) detectTouch(now time.Time) bool {
 	if r.move != nil || now.Sub(r.targetAt) < touchSettle {
-		r.touchRef, r.touchArmed = nil, false
+		r.touchRef, r.touchArmed = nil, [2]bool{}
 		return false
 	}
 	a := r.present.Antennas
 	if r.touchRef == nil {
-		r.touchRef, r.touchArmed = &a, true
+		r.touchRef, r.touchArmed = &a, [2]bool{true, true}
 		return false
 	}
-	dev := math.Max(math.Abs(a[0]-r.touchRef[0]), math.Abs(a[1]-r.touchRef[1]))
-	switch {
-	case !r.touchArmed && dev <= touchRelease:
-		r.touchArmed = true
-	case r.touchArmed && dev >= touchPress:
-		r.touchArmed = false
-		return true
+	touched := false
+	for i := range a {
+		dev := math.Abs(a[i] - r.touchRef[i])
+		switch {
+		case !r.touchArmed[i] && dev <= touchRelease:
+			r.touchArmed[i] = true
+		case r.touchArmed[i] && dev >= touchPress:
+			r.touchArmed[i] = false
+			touched = true
+		}
 	}
-	return false
+	return touched
 }
 
 // endMove ends the running move. Call with r.mu held.
@@ -263,7 +312,7 @@ func (r *Robot) State() State {
 		HeadPose: r.present.Head, Antennas: r.present.Antennas, BodyYaw: r.present.BodyYaw,
 		TargetHeadPose: r.target.Head, TargetAntennas: r.target.Antennas, TargetBodyYaw: r.target.BodyYaw,
 		ControlMode: r.mode, Awake: r.awake, Recording: r.recording, Backend: r.backend.Name(),
-		Timestamp: now,
+		Timestamp: now, HeadJoints: headJoints(r.present),
 	}
 	if m := r.move; m != nil {
 		s.Move = &MoveInfo{UUID: m.ID, Kind: m.Kind, Duration: m.dur.Seconds(), Elapsed: now.Sub(m.start).Seconds()}
@@ -316,40 +365,119 @@ func (r *Robot) Goto(t Target, duration time.Duration, interp Interpolation) (*M
 	return r.startMove("goto", to, duration, interp, nil), nil
 }
 
-// startMove replaces the running move. Call with r.mu held.
+// startMove replaces the running move with one step. Call with r.mu held.
 func (r *Robot) startMove(kind string, to Joints, dur time.Duration, interp Interpolation, onDone func(*Robot)) *Move {
+	return r.startSequence(kind, []Step{{To: to, Duration: dur, Interp: interp}}, onDone)
+}
+
+// startSequence replaces the running move with steps played one after the other. The sound of the
+// first step plays when the move starts. Call with r.mu held.
+func (r *Robot) startSequence(kind string, steps []Step, onDone func(*Robot)) *Move {
 	r.endMove(false)
 	now := time.Now()
 	m := &Move{
-		ID: uuid.NewString(), Kind: kind, from: r.target, to: to, start: now, dur: dur,
-		interp: interp, onDone: onDone, done: make(chan struct{}),
+		ID: uuid.NewString(), Kind: kind, steps: steps, from: r.target, start: now, stepStart: now,
+		onDone: onDone, done: make(chan struct{}),
+	}
+	for _, st := range steps {
+		m.dur += st.Duration
+	}
+	if len(steps) > 0 && steps[0].Sound != "" {
+		name := steps[0].Sound
+		go func() { _, _ = r.PlaySound(name) }()
 	}
 	r.move = m
 	r.targetAt = now
 	return m
 }
 
-// WakeUp enables the motors and moves to the default pose; the robot is awake when the move
-// completes, and the OnWake callbacks run then.
+// The named moves of the public robot: waking up goes to the init pose (antennas 10° off the
+// vertical, which keeps them from shaking) in 2 s, says hello with a sound and a 20° roll of the
+// head, and comes back; going to sleep passes by the init pose when far from it, sighs, folds in 2 s
+// and rests 2 s before the motors go limp.
+var (
+	initAntennas    = DefaultPose.Antennas
+	wakeUpRoll      = 20 * math.Pi / 180
+	sleepSettleTime = 2 * time.Second
+)
+
+// WakeUp enables the motors and plays the wake-up move; the robot is awake when it completes, and
+// the OnWake callbacks run then. A robot already awake at the init pose only completes at once, as
+// the public daemon stands down from a second wake-up.
 func (r *Robot) WakeUp() *Move {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	awake := func(r *Robot) { r.awake = true }
+	if r.awake && r.mode == MotorsEnabled && magicDistance(r.target.Head, DefaultPose.Head) < 1 && r.move == nil {
+		return r.startSequence("wake_up", nil, awake)
+	}
 	r.setMode(MotorsEnabled)
-	return r.startMove("wake_up", DefaultPose, WakeUpDuration, MinJerk, func(r *Robot) { r.awake = true })
+	init := DefaultPose
+	init.Antennas = initAntennas
+	init.BodyYaw = r.target.BodyYaw
+	roll := init
+	roll.Head.Roll = wakeUpRoll
+	return r.startSequence("wake_up", []Step{
+		{To: init, Duration: 2 * time.Second, Interp: MinJerk},
+		{To: init, Duration: 100 * time.Millisecond, Interp: MinJerk},
+		{To: roll, Duration: 200 * time.Millisecond, Interp: MinJerk, Sound: "wake_up.wav"},
+		{To: init, Duration: 200 * time.Millisecond, Interp: MinJerk},
+	}, awake)
 }
 
-// GotoSleep moves to the sleep pose; when the move completes the robot is asleep and its motors
-// are disabled.
-func (r *Robot) GotoSleep() *Move {
+// GotoSleep plays the go-to-sleep move; when it completes the robot is asleep, and its motors are
+// disabled when disableMotors is true (the daemon's own route, as the public daemon does) or left
+// holding the sleep pose otherwise (the SDK's goto_sleep: an app that sleeps and then moves moves).
+func (r *Robot) GotoSleep(disableMotors bool) *Move {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.mode == MotorsDisabled {
 		r.setMode(MotorsEnabled)
 	}
-	return r.startMove("goto_sleep", SleepPose, GotoSleepDuration, MinJerk, func(r *Robot) {
+	var steps []Step
+	if magicDistance(r.target.Head, SleepPose.Head) > 10 {
+		if magicDistance(r.target.Head, DefaultPose.Head) > 30 {
+			init := DefaultPose
+			init.Antennas = initAntennas
+			init.BodyYaw = r.target.BodyYaw
+			steps = append(steps, Step{To: init, Duration: time.Second, Interp: MinJerk}, Step{To: init, Duration: 200 * time.Millisecond, Interp: MinJerk})
+		}
+		sleep := SleepPose
+		sleep.BodyYaw = r.target.BodyYaw
+		steps = append(steps, Step{To: sleep, Duration: 2 * time.Second, Interp: MinJerk, Sound: "go_sleep.wav"}, Step{To: sleep, Duration: sleepSettleTime, Interp: MinJerk})
+	} else {
+		steps = append(steps, Step{To: r.target, Duration: sleepSettleTime, Interp: MinJerk, Sound: "go_sleep.wav"})
+	}
+	return r.startSequence("goto_sleep", steps, func(r *Robot) {
 		r.awake = false
-		r.setMode(MotorsDisabled)
+		if disableMotors {
+			r.setMode(MotorsDisabled)
+		}
 	})
+}
+
+// headJoints returns [body yaw, the six Stewart motor angles] for j, or nil when no motor angles
+// put the head there.
+func headJoints(j Joints) []float64 {
+	angles, err := kinematics.Default.Inverse(kinematics.Pose(j.Head), j.BodyYaw)
+	if err != nil {
+		return nil
+	}
+	return append([]float64{j.BodyYaw}, angles[:]...)
+}
+
+// magicDistance is how far apart two head poses are in the public robot's "magic millimetres":
+// the translation in millimetres plus the rotation between them in degrees.
+func magicDistance(a, b HeadPose) float64 {
+	ra, rb := kinematics.Pose(a).Rotation(), kinematics.Pose(b).Rotation()
+	tr := 0.0
+	for i := range 3 {
+		for j := range 3 {
+			tr += ra[i][j] * rb[i][j]
+		}
+	}
+	angle := math.Acos(math.Max(-1, math.Min(1, (tr-1)/2)))
+	return 1000*math.Sqrt((a.X-b.X)*(a.X-b.X)+(a.Y-b.Y)*(a.Y-b.Y)+(a.Z-b.Z)*(a.Z-b.Z)) + angle*180/math.Pi
 }
 
 // ReturnToDefault moves an awake robot back to the default pose (after an app stops) and reports

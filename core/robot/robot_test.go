@@ -30,7 +30,7 @@ func waitMove(t *testing.T, m *robot.Move) {
 	t.Helper()
 	select {
 	case <-m.Done():
-	case <-time.After(5 * time.Second):
+	case <-time.After(10 * time.Second):
 		t.Fatalf("move %s did not end", m.Kind)
 	}
 	if !m.Completed() {
@@ -65,25 +65,54 @@ func TestStartsAsleepThenWakesAndSleeps(t *testing.T) {
 
 		woke := make(chan struct{}, 1)
 		r.OnWake(func() { woke <- struct{}{} })
+		r.StartRecording()
+		start := time.Now()
 		m := r.WakeUp()
 		if r.State().Move == nil || r.State().Move.Kind != "wake_up" {
 			t.Fatalf("state during wake-up shows no wake_up move: %+v", r.State().Move)
 		}
-		waitMove(t, m)
+		// The public robot's wake-up: 2 s to the init pose, then the sound and a 20° roll of the
+		// head and back, 2.5 s in all.
+		if d := m.Duration(); d != 2500*time.Millisecond {
+			t.Fatalf("wake-up lasts %s, want 2.5 s", d)
+		}
+		maxRoll := 0.0
+		for done := false; !done; {
+			select {
+			case <-m.Done():
+				done = true
+			case <-time.After(robot.ControlPeriod):
+				maxRoll = math.Max(maxRoll, r.State().TargetHeadPose.Roll)
+			}
+		}
+		if el := time.Since(start); el < 2500*time.Millisecond || el > 2600*time.Millisecond {
+			t.Fatalf("wake-up ended after %s, want 2.5 s", el)
+		}
+		if math.Abs(maxRoll-20*math.Pi/180) > 0.01 {
+			t.Fatalf("the head rolled at most %.3f rad during wake-up, want 20° (0.349)", maxRoll)
+		}
 		select {
 		case <-woke:
 		case <-time.After(time.Second):
 			t.Fatal("OnWake callback did not run")
 		}
-		eventually(t, time.Second, "default pose", func() bool {
+		eventually(t, time.Second, "the init pose", func() bool {
 			s := r.State()
-			return near(s.Antennas[0], 0) && near(s.Antennas[1], 0) && near(s.HeadPose.Pitch, 0) && near(s.HeadPose.Z, 0)
+			return near(s.Antennas[0], -0.1745) && near(s.Antennas[1], 0.1745) && near(s.HeadPose.Pitch, 0) && near(s.HeadPose.Z, 0) && near(s.HeadPose.Roll, 0)
 		})
 		if s := r.State(); !s.Awake || s.ControlMode != robot.MotorsEnabled || s.Move != nil {
 			t.Fatalf("after wake-up: awake=%v mode=%s move=%v", s.Awake, s.ControlMode, s.Move)
 		}
+		heard, _ := r.AudioSample(0)
+		if loudest(heard) < 0.1 {
+			t.Fatalf("the wake-up sound was not played: loudest sample %.3f", loudest(heard))
+		}
+		if m := r.WakeUp(); m.Duration() != 0 {
+			t.Fatalf("a second wake-up at the init pose lasts %s: it should stand down", m.Duration())
+		}
 
-		waitMove(t, r.GotoSleep())
+		// The daemon's own route lays the robot down and lets the motors go limp.
+		waitMove(t, r.GotoSleep(true))
 		s = r.State()
 		if s.Awake || s.ControlMode != robot.MotorsDisabled || !near(s.Antennas[1], robot.SleepPose.Antennas[1]) {
 			t.Fatalf("after sleep: awake=%v mode=%s antennas=%v", s.Awake, s.ControlMode, s.Antennas)
@@ -92,6 +121,44 @@ func TestStartsAsleepThenWakesAndSleeps(t *testing.T) {
 			t.Fatal("ReturnToDefault moved an asleep robot")
 		}
 	})
+}
+
+// The SDK's goto_sleep leaves the motors on, as the public SDK's does: an app that sleeps and then
+// moves gets its motion.
+func TestGotoSleepKeepingTheMotorsOnThenMove(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newSimRobot(t)
+		waitMove(t, r.WakeUp())
+		if _, err := r.Goto(robot.Target{Head: &robot.HeadPose{Yaw: 0.6}}, time.Second, robot.MinJerk); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(1100 * time.Millisecond)
+		m := r.GotoSleep(false)
+		// Far from the init pose (34° of yaw): back to it in 1 s, a pause, 2 s to the sleep pose, 2 s of rest.
+		if m.Duration() != 5200*time.Millisecond {
+			t.Fatalf("going to sleep from a turned head lasts %s, want 5.2 s", m.Duration())
+		}
+		waitMove(t, m)
+		s := r.State()
+		if s.Awake || s.ControlMode != robot.MotorsEnabled || !near(s.HeadPose.Pitch, robot.SleepPose.Head.Pitch) {
+			t.Fatalf("after goto_sleep keeping the motors on: awake=%v mode=%s pitch=%.3f", s.Awake, s.ControlMode, s.HeadPose.Pitch)
+		}
+		if _, err := r.Goto(robot.Target{Antennas: &[2]float64{0.5, -0.5}}, 200*time.Millisecond, robot.Linear); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, time.Second, "the antennas move after sleeping", func() bool {
+			a := r.State().Antennas
+			return near(a[0], 0.5) && near(a[1], -0.5)
+		})
+	})
+}
+
+func loudest(samples []float32) float64 {
+	m := 0.0
+	for _, v := range samples {
+		m = math.Max(m, math.Abs(float64(v)))
+	}
+	return m
 }
 
 func TestSetTargetClampsAndRejectsNonFinite(t *testing.T) {
@@ -218,6 +285,30 @@ func TestAntennaTouchWhileAsleep(t *testing.T) {
 		}
 		if err := r.PushAntenna(2, 1); !errors.Is(err, fault.ErrInvalid) {
 			t.Fatalf("push on antenna 2: %v, want invalid", err)
+		}
+	})
+}
+
+// A hand still holding one antenna away from rest does not blind the detector to the other.
+func TestAntennaTouchOfOneAntennaWhileTheOtherIsHeld(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newSimRobot(t)
+		touches := make(chan struct{}, 10)
+		r.OnAntennaTouch(func() { touches <- struct{}{} })
+		time.Sleep(600 * time.Millisecond) // let the detector settle on the resting pose
+
+		for i, push := range []struct {
+			antenna int
+			delta   float64
+		}{{1, -0.5}, {0, 0.5}} { // asleep, limp: the left stays where the hand left it
+			if err := r.PushAntenna(push.antenna, push.delta); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-touches:
+			case <-time.After(time.Second):
+				t.Fatalf("touch %d (antenna %d) not detected", i+1, push.antenna)
+			}
 		}
 	})
 }

@@ -64,7 +64,7 @@ func (r *Robot) settle(ctx context.Context, m *Move, deadline time.Time) bool {
 	tick := time.NewTicker(ControlPeriod)
 	defer tick.Stop()
 	for {
-		if near(r.backend.Read(time.Now()), m.to) {
+		if near(r.backend.Read(time.Now()), m.steps[len(m.steps)-1].To) {
 			return true
 		}
 		select {

@@ -1,9 +1,14 @@
-// Package webhook is the transport-agnostic webhook receiver: the hub's v3 payload model and its
-// parser, secret verification, and Server, an http.Handler with one POST route per registered
-// handler under /webhooks/, a landing page and a readiness probe.
+// Package webhook is the webhook receiver: the hub's v3 payload model and its parser, secret
+// verification, and Server, an http.Handler with one POST route per registered handler under
+// /webhooks/, a landing page and a readiness probe.
 //
-// Adapters serve a Server over net/http (adapters/nethttp), AWS Lambda (adapters/lambda) or Google
-// Cloud Functions (adapters/gcf) without changing the handlers.
+// It is the one core package that speaks HTTP, because the receiver's contract is HTTP: the hub
+// delivers a POST and reads the status and JSON answer (the 401 and 403 texts are the public hub's
+// own). Every transport hands Server an *http.Request: adapters/nethttp serves it directly, and the
+// Lambda (adapters/lambda) and Cloud Functions (adapters/gcf) adapters turn their events into
+// requests. So Server is the receiver's HTTP transport, and the statuses live here, once, in
+// status.go (statusOf), rather than in each adapter, where three copies would drift apart. The rest
+// of core keeps kinds only (core/fault).
 //
 // Status codes of a webhook route:
 //

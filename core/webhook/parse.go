@@ -39,28 +39,36 @@ func (e *FieldError) Error() string { return "payload field " + e.Field + " " + 
 // The error wraps ErrNotJSON when raw is not a JSON object, and is a *FieldError when it is one but
 // not a payload.
 func Parse(raw []byte) (*Payload, error) {
-	if kind := firstByte(raw); kind != '{' {
-		return nil, fmt.Errorf("%w: it is %s", ErrNotJSON, describeJSON(kind))
-	}
 	p := new(Payload)
+	if err := parseInto(p, raw); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// parseInto is Parse into a zero Payload that the caller allocated.
+func parseInto(p *Payload, raw []byte) error {
+	if kind := firstByte(raw); kind != '{' {
+		return fmt.Errorf("%w: it is %s", ErrNotJSON, describeJSON(kind))
+	}
 	if err := json.Unmarshal(raw, p); err != nil {
 		fe := fieldError(err)
 		if fe == nil {
-			return nil, fmt.Errorf("%w: %s", ErrNotJSON, syntaxProblem(err))
+			return fmt.Errorf("%w: %s", ErrNotJSON, syntaxProblem(err))
 		}
 		// The decoder stops at the first error, which may be a mistyped field before the document
 		// breaks. A broken document is reported as such, not as a mistyped field: say where it breaks.
 		var v jsontext.Value
 		if err := json.Unmarshal(raw, &v); err != nil {
-			return nil, fmt.Errorf("%w: %s", ErrNotJSON, syntaxProblem(err))
+			return fmt.Errorf("%w: %s", ErrNotJSON, syntaxProblem(err))
 		}
-		return nil, fe
+		return fe
 	}
 	if err := p.validate(); err != nil {
-		return nil, err
+		return err
 	}
 	p.Raw = raw
-	return p, nil
+	return nil
 }
 
 // syntaxProblem says where and how a body stops being JSON, in the receiver's words rather than the

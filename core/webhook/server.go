@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/robothub/robothub/core/fault"
 )
 
@@ -199,14 +201,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// answerTimeout answers 503 for a handler that did not finish in time, or whose client left.
-func (s *Server) answerTimeout(w http.ResponseWriter, r *http.Request, rt *route) {
+// answerTimeout answers 503 for a handler that did not finish in time, or whose client left (why
+// is the error its context ended with).
+func (s *Server) answerTimeout(w http.ResponseWriter, r *http.Request, rt *route, why error) {
 	status, msg := http.StatusServiceUnavailable, "handler "+rt.Name+" did not finish within "+s.timeout.String()
-	if r.Context().Err() != nil {
+	if why != context.DeadlineExceeded || r.Context().Err() != nil {
 		msg = "client went away before handler " + rt.Name + " finished"
 	}
 	s.log.Error("webhook handler timed out", "route", rt.Path, "status", status, "reason", msg)
-	writeError(w, status, msg)
+	buf := field{"error", msg}.appendJSON(nil)
+	// Flushed before the handler returns: say the length, or net/http would chunk it; and close the
+	// connection, which the handler still holds, so that the client does not send its next request
+	// on it and wait for the handler.
+	w.Header()["Content-Length"] = []string{strconv.Itoa(len(buf))}
+	w.Header()["Connection"] = []string{"close"}
+	writeRaw(w, status, buf)
 }
 
 // call runs a handler and returns its value and error, or what it panicked with and where.
@@ -246,36 +255,23 @@ func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request, path strin
 		return
 	}
 	err := s.secret.Check(r.Header, r.URL.RawQuery) // 401 or 403
-	var p *Payload
+	var d *delivery
 	if err == nil {
-		p, err = readPayload(r, s.maxBody) // 413, 400 or 422
+		d = new(delivery)                           // the payload and the handler's context in one allocation
+		err = readPayload(r, s.maxBody, &d.payload) // 413, 400 or 422
 	}
 	if err != nil {
 		s.refuse(w, r, rt.Path, statusOf(err), err, err.Error())
 		return
 	}
+	p := &d.payload
 
 	// The handler runs on the request's goroutine. When its context ends (the timeout passed or the
 	// client went away), 503 is answered at once, while the handler finishes in the background.
-	ctx, cancel := context.WithTimeout(r.Context(), s.timeout)
-	defer cancel()
-	answered := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() {
-		defer close(answered)
-		s.answerTimeout(w, r, rt)
-		_ = http.NewResponseController(w).Flush()
-	})
+	ctx := d.start(s, w, r, rt)
 	v, panicked, stack, herr := call(ctx, rt.fn, p, r.Header)
-	if !stop() {
-		<-answered // the context ended first and answered
-		return
-	}
-	// stop can win against a context that has just ended: the context closes Done before it starts
-	// its AfterFunc, and a handler that returns on Done gets here in between. Its time is up all the
-	// same, so the answer is the timeout's, as it would have been a moment later.
-	if ctx.Err() != nil {
-		s.answerTimeout(w, r, rt)
-		return
+	if ctx.release() {
+		return // the context ended first and answered
 	}
 
 	var status int
@@ -284,16 +280,21 @@ func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request, path strin
 	case panicked != nil:
 		status = http.StatusInternalServerError
 		s.log.Error("webhook handler panicked", "route", rt.Path, "panic", fmt.Sprint(panicked), "stack", string(stack))
-		out = map[string]string{"error": "handler " + rt.Name + " panicked"}
+		out = field{"error", "handler " + rt.Name + " panicked"}
 	case herr != nil:
 		status = statusOf(herr)
 		s.log.Error("webhook handler failed", "route", rt.Path, "status", status, "err", herr.Error())
-		out = map[string]string{"error": herr.Error()}
+		out = field{"error", herr.Error()}
 	default:
 		status, out = resultBody(v)
 	}
-	buf := okBody // out is nil: the common case, without encoding
-	if out != nil {
+	var buf []byte
+	switch out := out.(type) {
+	case nil:
+		buf = okBody // the common case, without encoding
+	case field:
+		buf = out.appendJSON(nil)
+	default:
 		if buf, err = json.Marshal(out); err != nil {
 			s.log.Error("webhook handler result is not JSON", "route", rt.Path, "err", err.Error())
 			status, buf = http.StatusInternalServerError, []byte(`{"error":"handler `+rt.Name+` returned a value that is not JSON"}`)
@@ -323,13 +324,13 @@ func resultBody(v any) (int, any) {
 	case nil:
 		return http.StatusOK, nil
 	case string:
-		return http.StatusOK, map[string]string{"message": v}
+		return http.StatusOK, field{"message", v}
 	case Response:
 		if v.Status < 100 || v.Status > 599 {
 			v.Status = http.StatusOK
 		}
 		if v.Body == nil {
-			return v.Status, map[string]string{"message": http.StatusText(v.Status)}
+			return v.Status, field{"message", http.StatusText(v.Status)}
 		}
 		return v.Status, v.Body
 	case *Response:
@@ -342,8 +343,8 @@ func resultBody(v any) (int, any) {
 	}
 }
 
-// readPayload reads the whole body once, refusing more than max bytes, and parses it.
-func readPayload(r *http.Request, max int64) (*Payload, error) {
+// readPayload reads the whole body once, refusing more than max bytes, and parses it into p.
+func readPayload(r *http.Request, max int64, p *Payload) error {
 	var body []byte
 	var err error
 	switch {
@@ -356,23 +357,13 @@ func readPayload(r *http.Request, max int64) (*Payload, error) {
 	}
 	switch {
 	case r.ContentLength > max || int64(len(body)) > max:
-		return nil, fault.New(fault.TooLarge, "payload is larger than the limit of %d bytes", max)
+		return fault.New(fault.TooLarge, "payload is larger than the limit of %d bytes", max)
 	case err != nil:
-		return nil, fault.New(fault.Invalid, "reading the body: %v", err)
+		return fault.New(fault.Invalid, "reading the body: %v", err)
 	case len(body) == 0:
-		return nil, fmt.Errorf("%w: the body is empty", ErrNotJSON)
+		return fmt.Errorf("%w: the body is empty", ErrNotJSON)
 	}
-	return Parse(body)
-}
-
-// statusOf is the status of a refused request or a handler's error: its core/fault kind's (a
-// *FieldError is JSON that is not a payload: 422), and 500 for an error of no kind. It is the one
-// place where the receiver's errors become statuses.
-func statusOf(err error) int {
-	if errors.As(err, new(*FieldError)) {
-		return http.StatusUnprocessableEntity
-	}
-	return fault.HTTPStatus(err)
+	return parseInto(p, body)
 }
 
 // refuse answers a request refused before its handler ran, and logs why.
@@ -382,18 +373,30 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, route string, st
 }
 
 func writeError(w http.ResponseWriter, status int, msg string) {
-	buf, _ := json.Marshal(map[string]string{"error": msg}) // a map of strings always encodes
-	writeRaw(w, status, buf)
+	writeRaw(w, status, field{"error", msg}.appendJSON(nil))
 }
 
-// writeRaw writes a JSON body; it ends it with a newline unless it has one.
+// field is an answer of one text member, {"message": text} or {"error": text}: the receiver's own
+// answers, written with json/v2's quoting rather than encoding/json's reflection over a map
+// (about 1 µs and 5 allocations less per delivery of the log route).
+type field struct{ name, text string }
+
+// appendJSON appends the field as a JSON object and a newline. Invalid UTF-8 in text becomes
+// U+FFFD, as encoding/json writes it.
+func (f field) appendJSON(buf []byte) []byte {
+	buf = append(append(append(buf, `{"`...), f.name...), `":`...)
+	buf, _ = jsontext.AppendQuote(buf, f.text)
+	return append(buf, "}\n"...)
+}
+
+// writeRaw writes a JSON body; it ends it with a newline unless it has one. net/http sets the
+// Content-Length of a body the handler wrote whole (and Lambda's and Cloud Functions' gateways do
+// theirs), so it is not formatted here for every delivery.
 func writeRaw(w http.ResponseWriter, status int, buf []byte) {
 	if len(buf) == 0 || buf[len(buf)-1] != '\n' {
 		buf = append(buf, '\n')
 	}
-	h := w.Header()
-	h["Content-Type"] = jsonContentType
-	h["Content-Length"] = []string{strconv.Itoa(len(buf))}
+	w.Header()["Content-Type"] = jsonContentType
 	w.WriteHeader(status)
 	_, _ = w.Write(buf)
 }

@@ -33,6 +33,7 @@ func newTestServer(t *testing.T, opts ...Option) (*Server, *httptest.Server, *sy
 
 type reply struct {
 	status int
+	close  bool // the server closes the connection after this answer
 	header http.Header
 	body   map[string]any
 	raw    string
@@ -53,7 +54,7 @@ func send(t *testing.T, method, url string, header map[string]string, body strin
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	r := reply{status: resp.StatusCode, header: resp.Header, raw: string(raw)}
+	r := reply{status: resp.StatusCode, close: resp.Close, header: resp.Header, raw: string(raw)}
 	_ = json.Unmarshal(raw, &r.body)
 	return r
 }
@@ -80,9 +81,11 @@ func TestStatusCodes(t *testing.T) {
 		return nil, fault.Refusedf("already processed")
 	}))
 	must(t, s.Add("panics", func(context.Context, *Payload, http.Header) (any, error) { panic("boom") }))
+	finishLate := make(chan struct{}) // the slow handler is still running when its 503 is answered
+	t.Cleanup(func() { close(finishLate) })
 	must(t, s.Add("slow", func(ctx context.Context, _ *Payload, _ http.Header) (any, error) {
 		<-ctx.Done()
-		time.Sleep(50 * time.Millisecond)
+		<-finishLate
 		return "too late", nil
 	}))
 	must(t, s.Add("bad-result", func(context.Context, *Payload, http.Header) (any, error) { return func() {}, nil }))
@@ -501,9 +504,18 @@ func TestStatusOfFaultKinds(t *testing.T) {
 		{fault.New(fault.Timeout, "x"), 504}, {fmt.Errorf("wrapped: %w", fault.Refusedf("x")), 409},
 		{&FieldError{Field: "repo", Problem: "is missing"}, 422}, {ErrNotJSON, 400}, {ErrSecretMissing, 401},
 		{ErrSecretInvalid, 403}, {errors.New("plain"), 500}, {&fault.Error{Msg: "no kind"}, 500},
+		{rateLimitedAndUnavailable{}, 429},
 	} {
 		if got := statusOf(c.err); got != c.status {
 			t.Errorf("statusOf(%v) = %d, want %d", c.err, got, c.status)
 		}
 	}
+}
+
+// rateLimitedAndUnavailable is an error of two kinds, as the hub client's answer to a 429 is.
+type rateLimitedAndUnavailable struct{}
+
+func (rateLimitedAndUnavailable) Error() string { return "slow down" }
+func (rateLimitedAndUnavailable) Is(target error) bool {
+	return target == fault.ErrRateLimited || target == fault.ErrUnavailable
 }

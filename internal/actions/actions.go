@@ -65,7 +65,11 @@ type Config struct {
 	ExecTimeout     time.Duration // default 60s: then the command's process group is killed
 	ExecConcurrency int           // default 4 commands at once; more deliveries wait their turn
 	ExecOutputLimit int           // bytes of a command's output kept for the log and the reply; default 4 KiB
-	Environ         []string      // environment of commands before the WEBHOOK_ variables; default os.Environ()
+	ExecEnv         []string      // names of variables that commands get besides execEnvBase's (--exec-env)
+
+	// Getenv reads the receiver's environment: the variables commands get, ROBOT_DAEMON_TOKEN.
+	// Default os.Getenv.
+	Getenv func(string) string
 
 	ForwardClient   *http.Client  // default: a client with a 10s timeout (also for robot-update)
 	ForwardAttempts int           // default 4
@@ -95,8 +99,8 @@ func (c *Config) defaults() {
 	if c.ExecOutputLimit <= 0 {
 		c.ExecOutputLimit = 4 << 10
 	}
-	if c.Environ == nil {
-		c.Environ = os.Environ()
+	if c.Getenv == nil {
+		c.Getenv = os.Getenv
 	}
 	if c.ForwardClient == nil {
 		c.ForwardClient = &http.Client{Timeout: 10 * time.Second}
@@ -113,7 +117,7 @@ func (c *Config) defaults() {
 		c.ForwardBackoff = 500 * time.Millisecond
 	}
 	if c.DaemonToken == "" {
-		c.DaemonToken = os.Getenv(DaemonTokenEnv)
+		c.DaemonToken = c.Getenv(DaemonTokenEnv)
 	}
 }
 

@@ -94,13 +94,16 @@ func TestHandlerRefusesBadSpecs(t *testing.T) {
 
 func TestSplitCommand(t *testing.T) {
 	cases := map[string][]string{
-		`make build`:                 {"make", "build"},
-		`  a   b  `:                  {"a", "b"},
-		`sh -c 'echo "$X" > out'`:    {"sh", "-c", `echo "$X" > out`},
-		`say "hello world" \"x\"`:    {"say", "hello world", `"x"`},
-		`a "b\"c\\d" e\ f`:           {"a", `b"c\d`, "e f"},
-		`x '' ""`:                    {"x", "", ""},
-		`echo $(rm -rf /) ; ls | wc`: {"echo", "$(rm", "-rf", "/)", ";", "ls", "|", "wc"},
+		`make build`:                      {"make", "build"},
+		`  a   b  `:                       {"a", "b"},
+		`sh -c 'echo "$X" > out'`:         {"sh", "-c", `echo "$X" > out`},
+		`say "hello world" \"x\"`:         {"say", "hello world", `"x"`},
+		`a "b\"c\\d" e\ f`:                {"a", `b"c\d`, "e f"},
+		`x '' ""`:                         {"x", "", ""},
+		`a "\a" '\a' \a`:                  {"a", `\a`, `\a`, "a"}, // as sh reads them
+		`notify '$HOME' "\$1" #a comment`: {"notify", "$HOME", "$1"},
+		`cloudflared tunnel --url {url}`:  {"cloudflared", "tunnel", "--url", "{url}"},
+		`ls *.txt ?`:                      {"ls", "*.txt", "?"}, // no globbing
 	}
 	for in, want := range cases {
 		got, err := SplitCommand(in)
@@ -108,9 +111,16 @@ func TestSplitCommand(t *testing.T) {
 			t.Errorf("SplitCommand(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{``, `   `, `a 'b`, `a "b`, `a \`} {
-		if _, err := SplitCommand(bad); err == nil {
-			t.Errorf("SplitCommand(%q) succeeded", bad)
+	for bad, says := range map[string]string{
+		``: "command is empty", `   `: "command is empty", `a 'b`: "without closing quote", `a "b`: "without closing quote",
+		`echo $(rm -rf /)`: "a command substitution", "a `b`": "a command substitution", `a "$HOME"`: "a variable ($HOME)",
+		`a ${X}`: "a variable ($X)", `a $((1+2))`: "an arithmetic expansion", `~/retrain.sh`: "a home directory (~)",
+		`a ; b`: "more than one command", "a\nb": "more than one command", `ls | wc`: "a pipe (|)", `a && b`: "a list (&&)",
+		`a > out`: "a redirection (>)", `a < in`: "a redirection (<)", `X=1 a`: "an assignment before the command (X=)",
+		`a &`: "a background command (&)", `(a)`: "a compound command", `if a; then b; fi`: "a compound command",
+	} {
+		if _, err := SplitCommand(bad); err == nil || !strings.Contains(err.Error(), says) {
+			t.Errorf("SplitCommand(%q) = %v, want an error saying %q", bad, err, says)
 		}
 	}
 }
@@ -163,7 +173,7 @@ func TestLogAction(t *testing.T) {
 func TestExecActionGetsThePayload(t *testing.T) {
 	dir := t.TempDir()
 	envFile, stdinFile := filepath.Join(dir, "env.json"), filepath.Join(dir, "stdin.json")
-	b := NewBuilder(Config{Environ: []string{"PATH=" + os.Getenv("PATH"), "WEBHOOK_SECRET=hush", "KEEP=1"}})
+	b := NewBuilder(Config{Getenv: envOf(map[string]string{"PATH": os.Getenv("PATH"), "WEBHOOK_SECRET": "hush", "KEEP": "1"}), ExecEnv: []string{"KEEP"}})
 	url := receiver(t, b,
 		`save=exec:sh -c 'printf %s "$WEBHOOK_PAYLOAD" > "$1"; cat > "$2"; echo "secret=[$WEBHOOK_SECRET] keep=$KEEP route=$WEBHOOK_ROUTE repo=$WEBHOOK_REPO_NAME"' sh `+envFile+` `+stdinFile)
 	status, body := deliver(t, url+"/webhooks/save", payload)
@@ -184,16 +194,21 @@ func TestExecActionGetsThePayload(t *testing.T) {
 func TestExecActionEnvironment(t *testing.T) {
 	logs := &syncbuf.Buffer{}
 	b := NewBuilder(Config{
-		Logger:  slog.New(slog.NewTextHandler(logs, nil)),
-		Environ: []string{"PATH=" + os.Getenv("PATH"), "WEBHOOK_SECRET=hush", "KEEP=1"},
+		Logger: slog.New(slog.NewTextHandler(logs, nil)),
+		Getenv: envOf(map[string]string{"PATH": os.Getenv("PATH"), "TZ": "Europe/Paris", "WEBHOOK_SECRET": "hush", "KEEP": "1",
+			"HF_TOKEN": "hf_canary", "AWS_SESSION_TOKEN": "aws_canary", "ROBOT_DAEMON_TOKEN": "robot_canary"}),
+		ExecEnv: []string{"KEEP"},
 	})
-	url := receiver(t, b, `env=exec:sh -c 'echo "secret=[$WEBHOOK_SECRET] keep=$KEEP route=$WEBHOOK_ROUTE repo=$WEBHOOK_REPO_TYPE:$WEBHOOK_REPO_NAME scope=$WEBHOOK_EVENT_SCOPE"'`)
+	url := receiver(t, b, `env=exec:sh -c 'echo "secret=[$WEBHOOK_SECRET] keep=$KEEP tz=$TZ route=$WEBHOOK_ROUTE repo=$WEBHOOK_REPO_TYPE:$WEBHOOK_REPO_NAME scope=$WEBHOOK_EVENT_SCOPE"; env'`)
 	if status, body := deliver(t, url+"/webhooks/env", payload); status != 200 {
 		t.Fatalf("%d %v", status, body)
 	}
-	want := "secret=[] keep=1 route=env repo=space:alice/dance-app scope=repo.content"
+	want := "secret=[] keep=1 tz=Europe/Paris route=env repo=space:alice/dance-app scope=repo.content"
 	if !strings.Contains(logs.String(), want) {
 		t.Errorf("command output not logged, or WEBHOOK_SECRET leaked to the command; want %q in:\n%s", want, logs)
+	}
+	if strings.Contains(logs.String(), "_canary") {
+		t.Errorf("a credential of the receiver's environment reached the command:\n%s", logs)
 	}
 }
 
@@ -354,7 +369,7 @@ func FuzzParseRoutes(f *testing.F) {
 		}
 		env := map[string]string{RoutesEnv: list, webhook.SecretEnv: "hush"}
 		discard := slog.New(slog.DiscardHandler)
-		srv, err := NewServerFromEnv(func(k string) string { return env[k] }, Config{Logger: discard, Output: io.Discard, Environ: []string{}})
+		srv, err := NewServerFromEnv(func(k string) string { return env[k] }, Config{Logger: discard, Output: io.Discard})
 		if err != nil {
 			return
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -36,7 +37,7 @@ func (b *Builder) execAction(route, spec string) (webhook.HandlerFunc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("route %s: exec: %w", route, err)
 	}
-	env := childEnviron(b.cfg.Environ)
+	env := execEnviron(b.cfg.Getenv, b.cfg.ExecEnv)
 	log := b.cfg.Logger.With("route", route, "command", argv[0])
 
 	return func(ctx context.Context, p *webhook.Payload, _ http.Header) (any, error) {
@@ -53,7 +54,7 @@ func (b *Builder) execAction(route, spec string) (webhook.HandlerFunc, error) {
 
 		cmd := exec.CommandContext(runCtx, path, argv[1:]...)
 		cmd.Args[0] = argv[0]
-		cmd.Env = append(env, payloadEnv(route, p)...)
+		cmd.Env = append(slices.Clip(env), payloadEnv(route, p)...)
 		cmd.Stdin = bytes.NewReader(p.Raw)
 		out := &tailBuffer{limit: b.cfg.ExecOutputLimit}
 		cmd.Stdout, cmd.Stderr = out, out
@@ -79,17 +80,6 @@ func (b *Builder) execAction(route, spec string) (webhook.HandlerFunc, error) {
 		log.Info("command ran", attrs...)
 		return ExecResult{Message: fmt.Sprintf("%s exited with status 0", argv[0]), ExitCode: 0, Duration: took.String()}, nil
 	}, nil
-}
-
-// childEnviron is the receiver's environment without its webhook secret: commands do not need it.
-func childEnviron(environ []string) []string {
-	out := make([]string, 0, len(environ))
-	for _, kv := range environ {
-		if !strings.HasPrefix(kv, webhook.SecretEnv+"=") {
-			out = append(out, kv)
-		}
-	}
-	return out
 }
 
 // payloadEnv describes the delivery to a command. A payload string may hold a NUL (JSON's

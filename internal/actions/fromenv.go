@@ -18,8 +18,9 @@ const InsecureNoSecretEnv = "ROBOTHUB_INSECURE_NO_SECRET"
 
 // NewServerFromEnv builds the receiver that deployments configured by environment serve (the Lambda
 // function, the Cloud Function, a Space): the routes of ROBOTHUB_ROUTES, the secret of
-// WEBHOOK_SECRET, and the landing page address of ROBOTHUB_PUBLIC_URL. getenv is how the
-// environment is read (os.Getenv in a main); cfg.Logger, if set, is also the server's logger.
+// WEBHOOK_SECRET, the variables exec: commands get besides the usual ones of ROBOTHUB_EXEC_ENV, and
+// the landing page address of ROBOTHUB_PUBLIC_URL. getenv is how the environment is read (os.Getenv
+// in a main; also cfg.Getenv unless set); cfg.Logger, if set, is also the server's logger.
 // opts come after those and may override them. Empty or malformed routes are an error that names
 // the variable, so that a misconfigured function fails at start rather than on the first delivery.
 func NewServerFromEnv(getenv func(string) string, cfg Config, opts ...webhook.Option) (*webhook.Server, error) {
@@ -36,6 +37,14 @@ func NewServerFromEnv(getenv func(string) string, cfg Config, opts ...webhook.Op
 			return nil, fmt.Errorf("%s=%q: want 1 or 0 (true or false)", InsecureNoSecretEnv, v)
 		}
 		cfg.InsecureNoSecret = cfg.InsecureNoSecret || insecure
+	}
+	extra, err := ParseEnvNames(getenv(ExecEnvEnv))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ExecEnvEnv, err)
+	}
+	cfg.ExecEnv = append(cfg.ExecEnv, extra...)
+	if cfg.Getenv == nil {
+		cfg.Getenv = getenv
 	}
 	base := []webhook.Option{webhook.WithGetenv(getenv)}
 	if cfg.Logger != nil {

@@ -5,6 +5,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -90,5 +93,42 @@ func TestNewServerFromEnvErrors(t *testing.T) {
 				t.Error("the secret leaked into an error or a log")
 			}
 		})
+	}
+}
+
+func TestParseEnvNames(t *testing.T) {
+	if got, err := ParseEnvNames(" OPENAI_API_KEY, CI_TOKEN  _X1 "); err != nil || !slices.Equal(got, []string{"OPENAI_API_KEY", "CI_TOKEN", "_X1"}) {
+		t.Errorf("ParseEnvNames = %q, %v", got, err)
+	}
+	for bad, says := range map[string]string{"A=1": "give names, not NAME=VALUE", "1A": "not the name", "A-B": "not the name",
+		"WEBHOOK_SECRET": "never passed to commands"} {
+		if _, err := ParseEnvNames(bad); err == nil || !strings.Contains(err.Error(), says) {
+			t.Errorf("ParseEnvNames(%q) = %v, want an error saying %q", bad, err, says)
+		}
+	}
+}
+
+// TestServerFromEnvExecEnv: a receiver configured by environment (Lambda, Cloud Functions, a
+// Space) hands its commands the variables ROBOTHUB_EXEC_ENV names, and none of its credentials.
+func TestServerFromEnvExecEnv(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "env")
+	env := map[string]string{RoutesEnv: `env=exec:sh -c 'env > "$0"' ` + out, InsecureNoSecretEnv: "1", ExecEnvEnv: "STAGE",
+		"PATH": os.Getenv("PATH"), "STAGE": "prod", "AWS_SESSION_TOKEN": "aws_canary", "AWS_SECRET_ACCESS_KEY": "aws_canary"}
+	srv, err := NewServerFromEnv(envOf(env), Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	if status, body := deliver(t, ts.URL+"/webhooks/env", payload); status != 200 {
+		t.Fatalf("%d %v", status, body)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil || !strings.Contains(string(got), "\nSTAGE=prod\n") || strings.Contains(string(got), "canary") {
+		t.Errorf("the command's environment (%v):\n%s", err, got)
+	}
+	env[ExecEnvEnv] = "STAGE=prod"
+	if _, err := NewServerFromEnv(envOf(env), Config{Logger: slog.New(slog.DiscardHandler)}); err == nil || !strings.Contains(err.Error(), ExecEnvEnv) {
+		t.Errorf("a malformed %s: %v", ExecEnvEnv, err)
 	}
 }

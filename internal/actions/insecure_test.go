@@ -62,7 +62,7 @@ func TestEnvConfiguredReceiverNeedsASecret(t *testing.T) {
 // environment variable as is; the command still runs, and sees U+FFFD in its place.
 func TestExecActionWithNULInPayload(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "seen")
-	b := NewBuilder(Config{Logger: slog.New(slog.DiscardHandler), Environ: []string{"PATH=" + os.Getenv("PATH")}})
+	b := NewBuilder(Config{Logger: slog.New(slog.DiscardHandler), Getenv: envOf(map[string]string{"PATH": os.Getenv("PATH")})})
 	url := receiver(t, b, `env=exec:sh -c 'printf "repo=[%s] payload=%s" "$WEBHOOK_REPO_NAME" "$WEBHOOK_PAYLOAD" > "$0"' `+out)
 	body := `{"event":{"action":"update","scope":"repo.content"},"repo":{"type":"space","name":"alice/a\u0000b"}}`
 	status, answer := deliver(t, url+"/webhooks/env", body)

@@ -25,10 +25,24 @@ const maxRequestBytes = 1 << 20
 // where errors become statuses. Errors of no known kind are 500s whose details go to the log only.
 func statusOf(err error) (int, string) {
 	var e *fault.Error
-	if status := fault.HTTPStatus(err); status != http.StatusInternalServerError && errors.As(err, &e) {
-		return status, e.Msg
+	if errors.As(err, &e) {
+		for _, ks := range kindStatuses {
+			if errors.Is(err, ks.kind) {
+				return ks.status, e.Msg
+			}
+		}
 	}
 	return http.StatusInternalServerError, "internal error"
+}
+
+// kindStatuses are tried in order: an error of two kinds gets the first.
+var kindStatuses = []struct {
+	kind   error
+	status int
+}{
+	{fault.ErrInvalid, 400}, {fault.ErrUnauthenticated, 401}, {fault.ErrForbidden, 403}, {fault.ErrNotFound, 404},
+	{fault.ErrRefused, 409}, {fault.ErrTooLarge, 413}, {fault.ErrRateLimited, 429}, {fault.ErrUpstream, 502},
+	{fault.ErrUnavailable, 503}, {fault.ErrTimeout, 504},
 }
 
 // apiFunc is a handler that returns an error instead of writing it.

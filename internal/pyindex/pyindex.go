@@ -67,9 +67,15 @@ func Normalize(name string) string { return strings.ToLower(nonAlnum.ReplaceAllS
 // Publish adds a pure-Python wheel of project at version: a package (the project name with
 // underscores) whose __init__ sets VERSION, and that requires requires.
 func (idx *Index) Publish(project, version string, requires ...string) {
-	name, data := BuildWheel(project, version, map[string]string{
+	idx.PublishFiles(project, version, map[string]string{
 		strings.ReplaceAll(Normalize(project), "-", "_") + "/__init__.py": fmt.Sprintf("VERSION = %q\n", version),
 	}, requires...)
+}
+
+// PublishFiles adds a wheel of project at version holding exactly files (path in the wheel →
+// content), such as a hostile one that ships sitecustomize.py or a .pth file.
+func (idx *Index) PublishFiles(project, version string, files map[string]string, requires ...string) {
+	name, data := BuildWheel(project, version, files, requires...)
 	idx.mu.Lock()
 	defer idx.mu.Unlock()
 	p := Normalize(project)

@@ -1,10 +1,11 @@
 // The robot daemon's dashboard: plain DOM code over the daemon's documented REST API
-// (docs/robot-api.md), no build step. Requests are same-origin with the browser's credentials, so
-// whatever authenticates this page (a cookie login, or the API token saved below) authenticates them.
+// (docs/robot-api.md), no build step. Requests are same-origin with the browser's credentials:
+// the login cookie (HttpOnly: no script reads it) or the daemon's trust in its own user. The page
+// never holds the API token: a refused request sends the browser to /login.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-let token = localStorage.getItem("robotDaemonToken") || "";
+localStorage.removeItem("robotDaemonToken"); // where pages of earlier daemons kept it
 let installed = [];
 let current = null;
 let updates = {}; // app name -> the check-updates entry of an app whose source moved on
@@ -15,7 +16,6 @@ class Unreachable extends Error {}
 
 async function api(method, path, body) {
   const opts = { method, headers: {}, credentials: "same-origin" };
-  if (token) opts.headers.Authorization = "Bearer " + token;
   if (body !== undefined) {
     opts.headers["Content-Type"] = "application/json";
     opts.body = JSON.stringify(body);
@@ -29,27 +29,14 @@ async function api(method, path, body) {
   }
   setOnline(true);
   if (resp.status === 401 && !path.startsWith("/api/apps/install-private-space")) {
-    askToken();
-    throw new Error("This daemon needs its API token");
+    window.location.assign("/login"); // its form sets the login cookie, then comes back here
+    throw new Error("This daemon needs a login");
   }
   const data = await resp.json().catch(() => null);
   if (!resp.ok) throw new Error((data && data.detail) || resp.status + " " + resp.statusText);
   return data;
 }
 
-function askToken() {
-  const t = window.prompt("API token of this robot daemon");
-  if (t) {
-    token = t;
-    localStorage.setItem("robotDaemonToken", t);
-  }
-}
-
-// streamURL adds the saved token to a stream's URL: EventSource cannot send headers.
-function streamURL(path) {
-  if (!token) return path;
-  return path + (path.includes("?") ? "&" : "?") + "token=" + encodeURIComponent(token);
-}
 
 // setOnline shows or hides the "unreachable" banner; coming back reloads everything, so that the
 // page is right again after a daemon restart without a reload.
@@ -253,7 +240,7 @@ const installSteps = [
   [/^(Cloning|Copying) /, "getting the app"],
   [/^Building the package/, "building the package"],
   [/^(Installing dependencies|Updating .* to the newest)/, "installing its dependencies"],
-  [/^Installing \S+\.whl|^Installed /, "installing the app"],
+  [/^Installing .*\.whl$|^Installed /, "installing the app"],
 ];
 
 function followJob(id, title) {
@@ -263,6 +250,8 @@ function followJob(id, title) {
   activeJob = job;
   $("job").hidden = false;
   $("job-dismiss").hidden = true;
+  $("job-cancel").hidden = false;
+  $("job-cancel").disabled = false;
   $("job-h").textContent = /^Removing/.test(title) ? "Remove" : /^Updating/.test(title) ? "Update" : "Install";
   $("job-title").textContent = title;
   const log = $("job-log"), status = $("job-status"), progress = $("job-progress"), summary = $("job-summary");
@@ -277,7 +266,7 @@ function followJob(id, title) {
   renderedApps = "";
   renderApps();
   renderStore();
-  const stream = new EventSource(streamURL("/api/apps/job-log/" + encodeURIComponent(id)));
+  const stream = new EventSource("/api/apps/job-log/" + encodeURIComponent(id));
   job.stream = stream;
   stream.addEventListener("log", (e) => {
     job.lines.push(e.data);
@@ -315,6 +304,7 @@ function endJob(job) {
   if (activeJob !== job) return;
   activeJob = null;
   $("job-dismiss").hidden = false;
+  $("job-cancel").hidden = true;
   localStorage.removeItem(jobKey);
   renderedApps = "";
   // list-available marks what is installed now (a removal unmarks its card).
@@ -407,7 +397,7 @@ function followAppLog() {
   logLines = [];
   const log = $("app-log");
   log.replaceChildren(el("span", { className: "muted waiting", text: "Nothing written yet." }));
-  const stream = new EventSource(streamURL("/api/apps/current-app-logs"));
+  const stream = new EventSource("/api/apps/current-app-logs");
   logStream = stream;
   stream.addEventListener("log", (e) => {
     const line = JSON.parse(e.data);
@@ -463,7 +453,7 @@ const fmt = (x) => (x >= 0 ? " " : "") + x.toFixed(3);
 function followState() {
   if (stateStream) stateStream.close();
   // 10 Hz: smooth enough for a glance, and cheap for a phone and for the daemon.
-  const stream = new EventSource(streamURL("/api/state/stream?frequency=10"));
+  const stream = new EventSource("/api/state/stream?frequency=10");
   stateStream = stream;
   stream.onmessage = (e) => {
     lastState = JSON.parse(e.data);
@@ -625,6 +615,17 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   $("check-updates").addEventListener("click", checkUpdates);
   $("job-dismiss").addEventListener("click", () => { $("job").hidden = true; });
+  // Cancel kills the job's step; the job-log stream then reports it failed ("cancelled on request").
+  $("job-cancel").addEventListener("click", async () => {
+    if (!activeJob) return;
+    $("job-cancel").disabled = true;
+    try {
+      await api("POST", "/api/apps/cancel-job/" + encodeURIComponent(activeJob.id));
+    } catch (err) {
+      $("job-cancel").disabled = false;
+      showError(err);
+    }
+  });
   $("stop-btn").addEventListener("click", () => act(() => api("POST", "/api/apps/stop-current-app")));
   $("restart-btn").addEventListener("click", () => act(() => api("POST", "/api/apps/restart-current-app")));
   $("wake-btn").addEventListener("click", () => act(() => api("POST", "/api/move/play/wake_up")));

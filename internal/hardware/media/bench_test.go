@@ -104,7 +104,7 @@ func BenchmarkFrameLatencyLocal(b *testing.B) {
 		m := Open(Options{Camera: "gst:filesrc location=" + src + " ! rawvideoparse width=640 height=480 format=bgr framerate=30/1",
 			Microphone: DeviceNone, Speaker: DeviceNone, Mode: mode, Sysfs: Sysfs(b.TempDir())})
 		sock := filepath.Join(b.TempDir(), "media.sock")
-		srv, err := ListenSocket(m, sock, nil, m.log)
+		srv, err := ListenSocket(m, sock, SocketOptions{}, m.log)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -196,7 +196,7 @@ func BenchmarkAudioLatency(b *testing.B) {
 			Microphone: "gst:filesrc blocksize=1280 location=" + micIn + " ! rawaudioparse format=pcm pcm-format=f32le sample-rate=16000 num-channels=2",
 			Speaker:    "gst:" + audioCaps + " ! filesink sync=true buffer-mode=unbuffered location=" + spkOut})
 		sock := filepath.Join(b.TempDir(), "media.sock")
-		srv, err := ListenSocket(m, sock, nil, m.log)
+		srv, err := ListenSocket(m, sock, SocketOptions{}, m.log)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -40,12 +40,22 @@ const (
 	maxPlayFrames = 10 * SampleRate
 )
 
+// SocketOptions are what the daemon adds to the socket's protocol.
+type SocketOptions struct {
+	// Allow, if set, refuses a connection by returning an error (the daemon checks the peer's user).
+	Allow func(net.Conn) error
+	// Play, if set, plays what apps write (the robot's PushAudio, which also wobbles the head with
+	// the sound); Media.Play otherwise.
+	Play func(samples []float32) error
+}
+
 // SocketServer serves the local media socket.
 type SocketServer struct {
 	media  *Media
 	log    *slog.Logger
 	ln     net.Listener
 	allow  func(net.Conn) error
+	play   func([]float32) error
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
 	closed bool
@@ -53,9 +63,8 @@ type SocketServer struct {
 }
 
 // ListenSocket listens on the unix socket at path (replacing a stale one), readable and writable
-// by the daemon's user only; allow, if not nil, refuses a connection by returning an error (the
-// daemon checks the peer's user).
-func ListenSocket(m *Media, path string, allow func(net.Conn) error, log *slog.Logger) (*SocketServer, error) {
+// by the daemon's user only.
+func ListenSocket(m *Media, path string, opts SocketOptions, log *slog.Logger) (*SocketServer, error) {
 	if c, err := net.Dial("unix", path); err == nil {
 		c.Close()
 		return nil, fmt.Errorf("media socket %s: another daemon serves it", path)
@@ -69,7 +78,10 @@ func ListenSocket(m *Media, path string, allow func(net.Conn) error, log *slog.L
 		ln.Close()
 		return nil, fmt.Errorf("media socket: %w", err)
 	}
-	s := &SocketServer{media: m, log: log, ln: ln, allow: allow, conns: map[net.Conn]struct{}{}}
+	s := &SocketServer{media: m, log: log, ln: ln, allow: opts.Allow, play: opts.Play, conns: map[net.Conn]struct{}{}}
+	if s.play == nil {
+		s.play = m.Play
+	}
 	s.wg.Add(1)
 	go s.accept()
 	return s, nil
@@ -241,7 +253,7 @@ func (s *SocketServer) servePlay(c net.Conn, r io.Reader) error {
 			}
 			samples[i] = max(-1, min(1, v))
 		}
-		if err := s.media.Play(samples); err != nil {
+		if err := s.play(samples); err != nil {
 			fmt.Fprintf(c, "ERR %s\n", err)
 			return err
 		}

@@ -12,7 +12,7 @@ import (
 func serveSocket(t *testing.T, m *Media, allow func(net.Conn) error) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "media.sock")
-	srv, err := ListenSocket(m, path, allow, m.log)
+	srv, err := ListenSocket(m, path, SocketOptions{Allow: allow}, m.log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestSocketRefusalsAreExplained(t *testing.T) {
 	if _, err := odd.Frame(); err == nil || !strings.Contains(err.Error(), `unknown stream "telnet"`) {
 		t.Fatalf("an unknown stream: %v", err)
 	}
-	if _, err := ListenSocket(m, path, nil, m.log); err == nil || !strings.Contains(err.Error(), "another daemon serves it") {
+	if _, err := ListenSocket(m, path, SocketOptions{}, m.log); err == nil || !strings.Contains(err.Error(), "another daemon serves it") {
 		t.Fatalf("a second server on a live socket: %v", err)
 	}
 }

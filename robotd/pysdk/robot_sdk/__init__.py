@@ -9,10 +9,20 @@ from .app import RobotApp
 from .errors import DaemonUnavailableError, RequestRefusedError, RobotError
 from .media import Frame, Media, MediaUnavailableError
 from .motion.move import Move
-from .pose import HeadPose, create_head_pose
+from .pose import create_head_pose
 from .robot import DEFAULT_DAEMON_URL, SAMPLE_RATE, Robot
-from .settings import HTMLResponse, HTTPError, HTTPException, JSONResponse, Request, Response, SettingsApp
 from .utils.interpolation import InterpolationTechnique
+
+_LAZY = ("HTMLResponse", "HTTPError", "HTTPException", "JSONResponse", "Request", "Response", "SettingsApp")
+
+
+def __getattr__(name: str):  # noqa: ANN202 - the module's lazy names: FastAPI's, imported on use
+    if name in _LAZY:
+        from .settings import lazy_name
+
+        return lazy_name(name)
+    raise AttributeError(f"module 'robot_sdk' has no attribute {name!r}")
+
 
 try:
     from importlib.metadata import PackageNotFoundError, version
@@ -31,7 +41,6 @@ __all__ = [
     "HTMLResponse",
     "HTTPError",
     "HTTPException",
-    "HeadPose",
     "InterpolationTechnique",
     "JSONResponse",
     "Media",

@@ -10,8 +10,6 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .robot import Robot
-from .settings import SettingsApp
-from .webui import WebUI
 
 
 class RobotApp(ABC):
@@ -27,10 +25,11 @@ class RobotApp(ABC):
             except KeyboardInterrupt:
                 app.stop()
 
-    Set ``custom_app_url`` (e.g. ``"http://0.0.0.0:8042"``) to serve the app's web UI there: the
-    routes defined on ``settings_app`` (``@self.settings_app.post("/path")``, answered as JSON) and
-    the package's ``static/`` directory; the daemon's dashboard then links to it. While the daemon
-    listens on loopback only, a wildcard host (``0.0.0.0``, ``::``) is served on loopback too.
+    Set ``custom_app_url`` (e.g. ``"http://0.0.0.0:8042"``) to serve the app's web UI there with
+    uvicorn: ``settings_app``, a FastAPI application (``@self.settings_app.post("/path")`` with
+    pydantic models, websockets, everything FastAPI does), with the package's ``static/`` directory
+    at ``/static`` and its ``index.html`` at ``/``; the daemon's dashboard then links to it. While the
+    daemon listens on loopback only, a wildcard host (``0.0.0.0``, ``::``) is served on loopback too.
     """
 
     custom_app_url: Optional[str] = None
@@ -41,12 +40,25 @@ class RobotApp(ABC):
 
     def __init__(self, running_on_wireless: bool = False) -> None:
         self.stop_event = threading.Event()
-        self.settings_app = SettingsApp()
-        self.web_ui: Optional[WebUI] = None
+        self._settings_app: Any = None
+        self.web_ui: Any = None
         self.error = ""
         self.running_on_wireless = running_on_wireless
         self.logger = logging.getLogger("robot_sdk.app")
         self.media_backend = self.request_media_backend or "default"
+
+    @property
+    def settings_app(self) -> Any:
+        """The app's FastAPI application (made, and FastAPI imported, on first use)."""
+        if self._settings_app is None:
+            from .webui import new_settings_app
+
+            self._settings_app = new_settings_app(self.static_dir())
+        return self._settings_app
+
+    @settings_app.setter
+    def settings_app(self, app: Any) -> None:
+        self._settings_app = app
 
     @abstractmethod
     def run(self, robot: Robot, stop_event: threading.Event) -> None:
@@ -81,8 +93,10 @@ class RobotApp(ABC):
                 kwargs.setdefault("media_backend", self.media_backend)
                 robot = Robot(*args, open_session=False, **kwargs)
             if self.custom_app_url and not self.dont_start_webserver:
+                from .webui import WebUI
+
                 status = getattr(robot, "daemon_status", None) or {}
-                self.web_ui = WebUI(self.custom_app_url, self.static_dir(), self.settings_app,
+                self.web_ui = WebUI(self.custom_app_url, self.settings_app,
                                     loopback_only=bool(status.get("loopback_only")))
                 try:
                     self.web_ui.start()

@@ -14,23 +14,27 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 
 from .errors import DaemonUnavailableError, RequestRefusedError, RobotError
 from .media import MAX_PUSH_SAMPLES, SAMPLE_RATE, Media
-from .pose import HeadPose, create_head_pose, pose_body
+from .pose import as_pose_matrix, create_head_pose, pose_body, pose_from_wire
 
 DEFAULT_DAEMON_URL = "http://127.0.0.1:8000"
 
-__all__ = ["DEFAULT_DAEMON_URL", "MAX_PUSH_SAMPLES", "SAMPLE_RATE", "Robot"]
+__all__ = ["DEFAULT_DAEMON_URL", "MAX_PUSH_SAMPLES", "SAMPLE_RATE", "FaceTarget", "Robot"]
 
 logger = logging.getLogger("robot_sdk")
 
-PoseLike = Union[HeadPose, dict, Sequence[Sequence[float]], Any]
+# A head pose: a (4, 4) numpy array (or nested lists, or 16 numbers row by row).
+PoseLike = Any
 
 
 def _antennas(antennas: Any) -> list:
     if hasattr(antennas, "tolist"):
         antennas = antennas.tolist()
-    values = [float(a) for a in antennas]
+    try:
+        values = [float(a) for a in antennas]
+    except (TypeError, ValueError):
+        raise ValueError("Antennas must be a list or 1D np array with two elements.") from None
     if len(values) != 2:
-        raise ValueError("antennas must be two angles in radians: [right, left]")
+        raise ValueError("Antennas must be a list or 1D np array with two elements.")
     return values
 
 
@@ -114,6 +118,27 @@ class _Transport:
         self._drop()
 
 
+class FaceTarget:
+    """A face head tracking found (the public SDK's FaceTarget): ``detected``; ``x``, ``y`` the
+    face's centre in the image from -1 to 1 (x to the right, y down); ``roll`` in radians; ``ts``
+    the Unix time of the frame. None where nothing was detected."""
+
+    def __init__(self, detected: bool = False, x: Optional[float] = None, y: Optional[float] = None,
+                 roll: Optional[float] = None, ts: Optional[float] = None) -> None:
+        self.detected = bool(detected)
+        self.x, self.y, self.roll, self.ts = x, y, roll, ts
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "FaceTarget":
+        return cls(bool(d.get("detected")), d.get("x"), d.get("y"), d.get("roll"), d.get("ts"))
+
+    def model_dump(self) -> dict:
+        return {"detected": self.detected, "x": self.x, "y": self.y, "roll": self.roll, "ts": self.ts}
+
+    def __repr__(self) -> str:
+        return f"FaceTarget(detected={self.detected}, x={self.x}, y={self.y}, roll={self.roll}, ts={self.ts})"
+
+
 _CONNECTION_MODES = ("auto", "localhost_only", "network")
 _MEDIA_BACKENDS = ("default", "auto", "no_media", "local", "webrtc", "gstreamer", "gstreamer_no_video", "sounddevice", "opencv")
 
@@ -180,6 +205,7 @@ class Robot:
         self._heartbeat_stop = threading.Event()
         self._heartbeat: Optional[threading.Thread] = None
         self._move_cancelled = threading.Event()
+        self._last_face_ts: Optional[float] = None
         self.is_recording = False
         # On the robot media come from the daemon's socket; a laptop gets them over HTTP.
         transport = {"local": "local", "webrtc": "http", "gstreamer": "http", "gstreamer_no_video": "http"}.get(backend, "auto")
@@ -291,25 +317,24 @@ class Robot:
         """The full state: head_pose, antennas_position, body_yaw, targets, control_mode, awake."""
         return self._http.request("GET", "/api/state/full")
 
-    def get_current_head_pose(self) -> HeadPose:
-        """The present head pose (``numpy.asarray(pose)`` is the anchor's 4x4 matrix)."""
-        return HeadPose.from_dict(self.get_state()["head_pose"])
+    def get_current_head_pose(self) -> Any:
+        """The present head pose: a (4, 4) float64 numpy array."""
+        return pose_from_wire(self._http.request("GET", "/api/state/present_head_pose", query={"use_pose_matrix": "true"}))
 
     def get_present_antenna_joint_positions(self) -> list:
         """The present antenna angles [right, left] in radians."""
-        return list(self.get_state()["antennas_position"])
+        return list(self._http.request("GET", "/api/state/present_antenna_joint_positions"))
 
     def get_current_joint_positions(self) -> Tuple[List[float], List[float]]:
-        """The present joint angles: the head's 7 ([body yaw, the six Stewart motors]) and the 2
-        antennas'. Raises RobotError when the daemon's backend does not report head joints (the
-        simulated robot models the head's pose, not its motors' angles)."""
-        state = self.get_state()
+        """The present joint angles in radians: the head's 7 (body yaw, then the six Stewart
+        motors) and the antennas' 2 [right, left]. On the simulated robot the head's come from the
+        inverse kinematics of its pose, as its motors would have them."""
+        state = self._http.request("GET", "/api/state/full", query={"with_head_joints": "true"})
         head = state.get("head_joints")
         if head is None:
             raise RobotError(
-                f"the daemon's {state.get('backend', '?')} backend does not report head joint angles: "
-                "use get_current_head_pose() and get_present_antenna_joint_positions()")
-        return list(head), list(state["antennas_position"])
+                f"the daemon's {state.get('backend', '?')} backend does not report head joint angles")
+        return [float(v) for v in head], [float(v) for v in state["antennas_position"]]
 
     def is_awake(self) -> bool:
         """Whether the robot is awake."""
@@ -328,14 +353,16 @@ class Robot:
         return body
 
     def set_target(self, head: Optional[PoseLike] = None, antennas: Any = None, body_yaw: Optional[float] = None) -> None:
-        """Set targets immediately; omitted parts keep their target. ``head`` is a HeadPose or a
-        4x4 matrix (nested lists or a numpy array); ``antennas`` two angles in radians."""
+        """Set targets immediately; omitted parts keep their target. ``head`` is a 4x4 pose
+        (a numpy array, as create_head_pose makes); ``antennas`` two angles in radians [right, left]."""
         if head is None and antennas is None and body_yaw is None:
             raise ValueError("At least one of head, antennas or body_yaw must be provided.")
+        if body_yaw is not None and not isinstance(body_yaw, (int, float)) and not hasattr(body_yaw, "__float__"):
+            raise ValueError("body_yaw must be a float.")
         self._http.request("POST", "/api/move/set_target", self._target(head, antennas, body_yaw, "target_"))
 
     def set_target_head_pose(self, pose: PoseLike) -> None:
-        """Set the head's target pose (a HeadPose or a 4x4 matrix)."""
+        """Set the head's target pose (a 4x4 matrix)."""
         if pose is None:
             raise ValueError("Pose must be provided as a 4x4 matrix.")
         self.set_target(head=pose)
@@ -375,34 +402,76 @@ class Robot:
             self._wait_move(move)
         return move["uuid"]
 
-    def look_at_world(self, x: float, y: float, z: float, duration: float = 1.0, perform_movement: bool = True) -> HeadPose:
+    def look_at_world(self, x: float, y: float, z: float, duration: float = 1.0, perform_movement: bool = True) -> Any:
         """Point the head at (x, y, z) metres in the robot's frame (x forward, y left, z up) over
-        ``duration`` seconds (0: at once); returns the pose (only computed if not perform_movement)."""
+        ``duration`` seconds (0: at once); returns the pose, a (4, 4) array (only computed if not
+        perform_movement)."""
         return self._look_at("/api/move/look_at_world", {"x": float(x), "y": float(y), "z": float(z)}, duration, perform_movement)
 
-    def look_at_image(self, u: float, v: float, duration: float = 1.0, perform_movement: bool = True) -> HeadPose:
+    def look_at_image(self, u: float, v: float, duration: float = 1.0, perform_movement: bool = True) -> Any:
         """Point the head at pixel (u, v) of the camera image (from its top left corner)."""
         return self._look_at("/api/move/look_at_image", {"u": float(u), "v": float(v)}, duration, perform_movement)
 
-    def _look_at(self, path: str, body: dict, duration: float, perform_movement: bool) -> HeadPose:
+    def _look_at(self, path: str, body: dict, duration: float, perform_movement: bool) -> Any:
         if duration < 0:
             raise ValueError("Duration can't be negative.")
         body.update(duration=float(duration), perform_movement=bool(perform_movement))
         answer = self._http.request("POST", path, body)
         if answer.get("uuid"):
             self._wait_move({"uuid": answer["uuid"], "duration": duration})
-        return HeadPose.from_dict(answer["head_pose"])
+        return pose_from_wire({"m": answer["m"]})
 
     def wake_up(self, wait: bool = True) -> str:
-        """Enable the motors and move to the default pose."""
+        """Wake the robot as the public SDK does: the motors on, 2 s to the init pose (antennas
+        ±0.1745 rad), the wake-up sound with a 20° roll of the head and back (2.5 s in all)."""
         return self._play("wake_up", wait)
 
     def goto_sleep(self, wait: bool = True) -> str:
-        """Move to the sleep pose, then disable the motors."""
-        return self._play("goto_sleep", wait)
+        """Lay the head down as the public SDK does: back to the init pose first when far from it,
+        the go-to-sleep sound, 2 s to the sleep pose and 2 s of rest. The motors stay on, holding
+        the sleep pose: moving afterwards moves the robot (``disable_motors()`` lets it go limp)."""
+        return self._play("goto_sleep", wait, {"disable_motors": "false"})
 
-    def _play(self, name: str, wait: bool) -> str:
-        move = self._http.request("POST", f"/api/move/play/{name}")
+    # --- what the daemon adds to the motion ----------------------------------------------------
+
+    def enable_wobbling(self) -> None:
+        """The head moves with the sound the robot speaks (play_sound, push_audio_sample), on top
+        of the targets the app sets, as a person's does while talking."""
+        self._http.request("POST", "/api/media/wobbling/enable")
+
+    def disable_wobbling(self) -> None:
+        """Stop the speech wobble; the head goes back to its targets."""
+        self._http.request("POST", "/api/media/wobbling/disable")
+
+    def start_head_tracking(self, weight: float = 1.0) -> None:
+        """Turn the head toward the face the camera sees, in the daemon. ``weight`` in [0, 1]: 1
+        lets tracking own the head's orientation, less blends it with the app's targets, 0 pauses
+        detection without tearing the tracker down. Raises RequestRefusedError naming what is
+        missing when the daemon has no face detector (its runtime or model)."""
+        weight = float(weight)
+        if not 0.0 <= weight <= 1.0:
+            raise ValueError("weight must be within [0, 1]")
+        self._http.request("POST", "/api/media/tracking/enable", {"weight": weight})
+
+    def stop_head_tracking(self) -> None:
+        """Stop head tracking; the head goes back to the app's targets."""
+        self._http.request("POST", "/api/media/tracking/disable")
+
+    def get_tracked_face(self, wait: bool = True, timeout: float = 5.0) -> "FaceTarget":
+        """The latest face head tracking saw: ``detected``, and when detected ``x``, ``y`` (the
+        face's centre in the image, -1..1 from its centre, x to the right, y down), ``roll`` and
+        ``ts`` (Unix time of the frame). With ``wait`` (the default), waits up to ``timeout`` s for
+        a detection newer than the previous call's, as the public SDK waits for the next status."""
+        deadline = time.monotonic() + float(timeout)
+        while True:
+            face = FaceTarget.from_dict(self._http.request("GET", "/api/media/tracking/face"))
+            if not wait or (face.ts is not None and face.ts != self._last_face_ts) or time.monotonic() >= deadline:
+                self._last_face_ts = face.ts
+                return face
+            time.sleep(0.05)
+
+    def _play(self, name: str, wait: bool, query: Optional[dict] = None) -> str:
+        move = self._http.request("POST", f"/api/move/play/{name}", query=query)
         if wait:
             self._wait_move(move)
         return move["uuid"]
@@ -440,7 +509,8 @@ class Robot:
             elapsed = time.monotonic() - t0
             if elapsed >= duration:
                 break
-            head, antennas, body_yaw = move.evaluate(min(elapsed, duration))
+            # As the public SDK: never past the last sample (a recorded move refuses its end).
+            head, antennas, body_yaw = move.evaluate(min(elapsed, duration - 1e-2))
             if head is not None or antennas is not None or body_yaw is not None:
                 self.set_target(head=head, antennas=antennas, body_yaw=body_yaw)
             spent = time.monotonic() - t0 - elapsed

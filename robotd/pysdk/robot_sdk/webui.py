@@ -1,22 +1,29 @@
-"""The app's web UI: the routes of its SettingsApp and its static files, on the address of ``custom_app_url``."""
+"""The app's web UI: ``settings_app``, a FastAPI application, served by uvicorn on the address of
+``custom_app_url``, with the package's ``static/`` directory, as the public SDK serves it.
 
-import functools
+Around the app's routes, every request goes through a guard that the public SDK does not have and a
+robot needs: a ``Host`` that does not name this machine is refused (421: a web page cannot reach the
+app through DNS rebinding), a POST, PUT, PATCH or DELETE sent by a page of another site is refused
+(403: a web page cannot drive the robot through the app), a body over ``MAX_BODY_BYTES`` is refused
+(413), and no answer is cached (apps take turns on the same port).
+
+FastAPI and uvicorn are imported when an app first uses its ``settings_app``: an app without a web UI
+starts without them.
+"""
+
 import ipaddress
-import json
 import os
 import socket
-import sys
 import threading
-import traceback
+import time
 import urllib.parse
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Optional
 
-from .settings import HTTPError, Request, SettingsApp
-
 # Bodies larger than this are refused with 413.
 MAX_BODY_BYTES = 1 << 20
+
+_UNSAFE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 
 
 def allowed_hosts(url_host: str) -> frozenset:
@@ -47,155 +54,98 @@ def host_allowed(host_header: str, allowed: frozenset) -> bool:
         return host in allowed
 
 
-class _Handler(SimpleHTTPRequestHandler):
-    """Routes first, then files from the static directory; errors are JSON ``{"detail": ...}``.
+def cross_site(headers: dict) -> bool:
+    """A request a page of another site sent (what browsers mark as such)."""
+    site = headers.get("sec-fetch-site")
+    if site is not None:
+        return site not in ("same-origin", "none")
+    origin = headers.get("origin")
+    if not origin:
+        return False
+    return urllib.parse.urlsplit(origin).netloc != headers.get("host", "")
 
-    Requests whose Host is not this machine are refused (421), so that a web page cannot reach the
-    app through DNS rebinding; state-changing requests from pages of other sites are refused (403).
-    """
 
-    settings_app: SettingsApp = SettingsApp()
-    allowed: frozenset = frozenset({"localhost"})
-    server_version = "robot_sdk"
+def new_settings_app(static_dir: Optional[Path]) -> Any:
+    """A FastAPI application as the public SDK makes one for an app: ``static/`` at ``/static``,
+    its ``index.html`` at ``/``, and (ours) its other files at the root for GETs no route answers."""
+    from fastapi import FastAPI
+    from fastapi.responses import FileResponse, JSONResponse
+    from fastapi.staticfiles import StaticFiles
+    from starlette.exceptions import HTTPException as StarletteHTTPException
 
-    def parse_request(self) -> bool:
-        if not super().parse_request():
-            return False
-        host = self.headers.get("Host", "")
+    app = FastAPI()
+    if static_dir is not None and static_dir.is_dir():
+        root = static_dir.resolve()
+        app.mount("/static", StaticFiles(directory=str(root)), name="static")
+
+        @app.exception_handler(StarletteHTTPException)
+        async def static_fallback(request: Any, exc: Any) -> Any:
+            # A GET that no route answers may be a file of static/ (index.html at /).
+            if exc.status_code == 404 and request.method in ("GET", "HEAD"):
+                rel = request.url.path.lstrip("/") or "index.html"
+                path = (root / rel).resolve()
+                if path.is_dir():
+                    path = path / "index.html"
+                if (path == root or root in path.parents) and path.is_file():
+                    return FileResponse(str(path))
+            return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=getattr(exc, "headers", None))
+
+    return app
+
+
+class _Guard:
+    """The ASGI app uvicorn serves: the checks of the module's doc, then the app's own routes."""
+
+    def __init__(self, app: Any, allowed: frozenset) -> None:
+        self.app = app
+        self.allowed = allowed
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        host = headers.get("host", "")
         if not host_allowed(host, self.allowed):
-            self._send_json(421, {"detail": f"Host {host} is not served here: use the robot's IP address or name"})
-            return False
-        return True
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - signature of the base class
-        pass
-
-    def end_headers(self) -> None:
-        # Apps take turns on the same port: a browser must not show one app's page for another.
-        self.send_header("Cache-Control", "no-store")
-        super().end_headers()
-
-    def translate_path(self, path: str) -> str:
-        # The anchor's apps serve static/ at /static/ as well as at the root.
-        parts = urllib.parse.urlsplit(path)
-        if parts.path.startswith("/static/"):
-            path = parts.path[len("/static"):]
-        return super().translate_path(path)
-
-    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-        if not self._route("GET"):
-            super().do_GET()
-
-    def do_HEAD(self) -> None:  # noqa: N802
-        if not self._route("HEAD"):
-            super().do_HEAD()
-
-    def _send_response_object(self, resp: Any) -> None:
-        body = resp.body if isinstance(resp.body, bytes) else bytes(resp.body)
-        self.send_response(int(resp.status_code))
-        media = getattr(resp, "media_type", None)
-        headers = dict(getattr(resp, "headers", {}) or {})
-        if media and not any(k.lower() == "content-type" for k in headers):
-            self.send_header("Content-Type", media)
-        for k, v in headers.items():
-            if k.lower() != "content-length":
-                self.send_header(k, v)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
-
-    def do_POST(self) -> None:  # noqa: N802
-        self._route("POST", required=True)
-
-    def do_PUT(self) -> None:  # noqa: N802
-        self._route("PUT", required=True)
-
-    def do_DELETE(self) -> None:  # noqa: N802
-        self._route("DELETE", required=True)
-
-    def _send_json(self, status: int, body: Any) -> None:
-        data = b"" if body is None else json.dumps(body).encode()
-        self.send_response(status)
-        if body is not None:
-            self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        if self.command != "HEAD" and data:
-            self.wfile.write(data)
-
-    def _cross_site(self) -> bool:
-        """A state-changing request sent by a page of another site (what browsers mark as such)."""
-        site = self.headers.get("Sec-Fetch-Site")
-        if site is not None:
-            return site not in ("same-origin", "none")
-        origin = self.headers.get("Origin")
-        if not origin:
-            return False
-        return urllib.parse.urlsplit(origin).netloc != self.headers.get("Host", "")
-
-    def _route(self, method: str, required: bool = False) -> bool:
-        url = urllib.parse.urlsplit(self.path)
-        path = urllib.parse.unquote(url.path)
-        route, params, allowed = self.settings_app.match(method, path)
-        if route is None:
-            if allowed:
-                self.send_response(405)
-                self.send_header("Allow", ", ".join(sorted(set(allowed))))
-                self.send_header("Content-Type", "application/json")
-                body = json.dumps({"detail": f"{method} is not allowed on {path}"}).encode()
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-                return True
-            if required:
-                self._send_json(404, {"detail": f"no route {method} {path}"})
-                return True
-            return False
-        if method not in ("GET", "HEAD") and self._cross_site():
-            self._send_json(403, {"detail": "cross-site request refused"})
-            return True
-        length = int(self.headers.get("Content-Length") or 0)
+            await self._refuse(scope, send, 421, f"Host {host} is not served here: use the robot's IP address or name")
+            return
+        method = scope.get("method", "GET")
+        if (method in _UNSAFE_METHODS or scope["type"] == "websocket") and cross_site(headers):
+            await self._refuse(scope, send, 403, "cross-site request refused")
+            return
+        try:
+            length = int(headers.get("content-length") or 0)
+        except ValueError:
+            length = 0
         if length > MAX_BODY_BYTES:
-            self._send_json(413, {"detail": f"body larger than {MAX_BODY_BYTES} bytes"})
-            self.close_connection = True
-            return True
-        raw = self.rfile.read(length) if length > 0 else b""
-        payload = None
-        if raw.strip():
-            try:
-                payload = json.loads(raw)
-            except ValueError as e:
-                self._send_json(400, {"detail": f"body is not JSON: {e}"})
-                return True
-        query = {k: v[-1] for k, v in urllib.parse.parse_qs(url.query).items()}
-        request = Request(method, path, query, self.headers, payload, params)
-        try:
-            status, body = self.settings_app.call(route, request)
-        except HTTPError as e:
-            status, body = e.status, {"detail": e.detail}
-        except Exception as e:
-            if isinstance(getattr(e, "status_code", None), int) and hasattr(e, "detail"):
-                # FastAPI's or Starlette's HTTPException, from an app that imports them.
-                status, body = e.status_code, {"detail": e.detail}
-            else:  # a bug in the app's route: answer 500, keep serving
-                traceback.print_exc(file=sys.stderr)
-                status, body = 500, {"detail": f"{type(e).__name__}: {e}"}
-        if hasattr(body, "status_code") and hasattr(body, "body"):
-            self._send_response_object(body)
-            return True
-        try:
-            self._send_json(status, body)
-        except TypeError as e:  # the route returned something json cannot encode
-            self._send_json(500, {"detail": f"route {method} {route.path} returned a value that is not JSON: {e}"})
-        return True
+            await self._refuse(scope, send, 413, f"body larger than {MAX_BODY_BYTES} bytes")
+            return
+
+        async def send_no_store(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                message = dict(message)
+                message["headers"] = list(message.get("headers", [])) + [(b"cache-control", b"no-store")]
+            await send(message)
+
+        await self.app(scope, receive, send_no_store)
+
+    @staticmethod
+    async def _refuse(scope: dict, send: Any, status: int, detail: str) -> None:
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        import json
+
+        body = json.dumps({"detail": detail}).encode()
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
 
 
 class WebUI:
-    """Serves a SettingsApp's routes and ``static_dir`` on the host and port of ``url`` in a background thread."""
+    """Serves a FastAPI app on the host and port of ``url`` with uvicorn in a background thread."""
 
-    def __init__(self, url: str, static_dir: Path, settings_app: Optional[SettingsApp] = None,
-                 loopback_only: bool = False) -> None:
+    def __init__(self, url: str, app: Any, loopback_only: bool = False) -> None:
         parsed = urllib.parse.urlsplit(url)
         if parsed.scheme != "http" or not parsed.hostname or not parsed.port:
             raise ValueError(f"custom_app_url must be http://host:port, got {url!r}")
@@ -207,25 +157,46 @@ class WebUI:
         if loopback_only and self.host in ("0.0.0.0", "::"):
             self.host = "127.0.0.1" if self.host == "0.0.0.0" else "::1"
         self.port = parsed.port
-        self.static_dir = Path(static_dir)
-        self.settings_app = settings_app if settings_app is not None else SettingsApp()
-        self._server: Optional[ThreadingHTTPServer] = None
+        self.app = app
+        self._server: Any = None
         self._thread: Optional[threading.Thread] = None
 
-    def start(self) -> None:
-        """Start serving; raises OSError when the port is taken."""
-        handler_class = type("AppHandler", (_Handler,), {"settings_app": self.settings_app,
-                                                         "allowed": allowed_hosts(self.host)})
-        handler = functools.partial(handler_class, directory=str(self.static_dir))
-        self._server = ThreadingHTTPServer((self.host, self.port), handler)
-        self._server.daemon_threads = True
-        # A short poll interval: stopping the app waits for the serving loop to notice.
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name="web-ui", daemon=True)
+    def start(self, timeout: float = 10.0) -> None:
+        """Start serving; raises OSError when the port is taken. Returns once uvicorn serves."""
+        import uvicorn
+
+        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((self.host, self.port))
+            sock.listen(128)
+        except OSError:
+            sock.close()
+            raise
+        options = {"log_level": "warning", "lifespan": "off"}
+        if _takes_graceful_timeout(uvicorn):  # uvicorn >= 0.25: open websockets do not hold the stop
+            options["timeout_graceful_shutdown"] = 1
+        config = uvicorn.Config(_Guard(self.app, allowed_hosts(self.host)), **options)
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, name="web-ui", daemon=True)
         self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self._server.started and self._thread.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.005)
+        self._sock = sock
 
     def stop(self) -> None:
         """Stop serving and release the port."""
         if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+            self._server.should_exit = True
+            if self._thread is not None:
+                self._thread.join(timeout=5)
+            self._sock.close()
             self._server = None
+
+
+def _takes_graceful_timeout(uvicorn: Any) -> bool:
+    import inspect
+
+    return "timeout_graceful_shutdown" in inspect.signature(uvicorn.Config.__init__).parameters

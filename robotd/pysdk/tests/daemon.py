@@ -48,7 +48,9 @@ class Daemon:
         self._log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(
             [binary, "--sim", "--port", str(self.port), "--data-dir", os.path.join(self.tmp, "data"),
-             "--hub-url", "none", "--log-level", "debug"],
+             "--hub-url", "none", "--log-level", "debug",
+             # The SDK's dependencies are the system's (Debian's python3-numpy and the others).
+             "--python", "/usr/bin/python3", "--system-site-packages"],
             stdout=self._log, stderr=subprocess.STDOUT, env=env,
         )
         deadline = time.monotonic() + 180  # the first start creates the apps venv

@@ -82,8 +82,8 @@ class WebApp(RobotApp):
         self.amplitude = 0.2
 
         @self.settings_app.post("/amplitude")
-        def set_amplitude(request):
-            value = (request.json or {{}}).get("amplitude")
+        def set_amplitude(body: dict):
+            value = body.get("amplitude")
             if not isinstance(value, (int, float)) or not 0 <= value <= 1:
                 raise HTTPError(422, "amplitude: a number between 0 and 1")
             self.amplitude = float(value)
@@ -217,7 +217,8 @@ class RobotAppTest(unittest.TestCase):
             self.assertEqual(json.loads(r.read()), {"status": "ok", "amplitude": 0.7})
         with urllib.request.urlopen(base + "/status") as r:  # a route added inside run()
             self.assertEqual(json.loads(r.read()), {"amplitude": 0.7, "awake": True})
-        req = urllib.request.Request(base + "/amplitude", data=b'{"amplitude": 3}', method="POST")
+        req = urllib.request.Request(base + "/amplitude", data=b'{"amplitude": 3}', method="POST",
+                                     headers={"Content-Type": "application/json"})
         with self.assertRaises(urllib.error.HTTPError) as cm:
             urllib.request.urlopen(req)
         self.assertEqual(cm.exception.code, 422)
@@ -240,10 +241,10 @@ class RobotAppTest(unittest.TestCase):
     def test_web_ui_keeps_the_wildcard_address_when_the_daemon_is_reachable_from_the_network(self):
         from robot_sdk.webui import WebUI
 
-        self.assertEqual(WebUI("http://0.0.0.0:8042", Path("."), loopback_only=False).host, "0.0.0.0")
-        self.assertEqual(WebUI("http://0.0.0.0:8042", Path("."), loopback_only=True).host, "127.0.0.1")
-        self.assertEqual(WebUI("http://[::]:8042", Path("."), loopback_only=True).host, "::1")
-        self.assertEqual(WebUI("http://192.0.2.7:8042", Path("."), loopback_only=True).host, "192.0.2.7")
+        self.assertEqual(WebUI("http://0.0.0.0:8042", None, loopback_only=False).host, "0.0.0.0")
+        self.assertEqual(WebUI("http://0.0.0.0:8042", None, loopback_only=True).host, "127.0.0.1")
+        self.assertEqual(WebUI("http://[::]:8042", None, loopback_only=True).host, "::1")
+        self.assertEqual(WebUI("http://192.0.2.7:8042", None, loopback_only=True).host, "192.0.2.7")
 
     def test_web_ui_port_in_use_is_a_clear_error(self):
         import socket

@@ -69,7 +69,8 @@ class RobotTest(unittest.TestCase):
         self.assertTrue(uuid)
         state = self.daemon.get("/api/state/full")
         self.assertAlmostEqual(state["head_pose"]["yaw"], math.radians(20), places=2)
-        self.assertAlmostEqual(self.robot.get_current_head_pose().yaw, math.radians(20), places=2)
+        pose = self.robot.get_current_head_pose()
+        self.assertAlmostEqual(math.atan2(pose[1, 0], pose[0, 0]), math.radians(20), places=2)
         self.assertIsNone(state["move"])
 
     def test_goto_target_without_waiting(self):
@@ -80,9 +81,9 @@ class RobotTest(unittest.TestCase):
         self.assertIsNone(self.daemon.get("/api/state/full")["move"])
 
     def test_bad_arguments_are_refused_before_sending(self):
-        with self.assertRaisesRegex(ValueError, "two angles"):
+        with self.assertRaisesRegex(ValueError, "two elements"):
             self.robot.set_target(antennas=[0.1, 0.2, 0.3])
-        with self.assertRaisesRegex(TypeError, "create_head_pose"):
+        with self.assertRaisesRegex(ValueError, r"4x4 matrix, got shape \(\)"):
             self.robot.set_target(head=12)
 
     def test_refusal_carries_the_daemons_detail(self):
@@ -94,6 +95,26 @@ class RobotTest(unittest.TestCase):
             self.robot.goto_target(antennas=[0, 0], duration=120)
         self.assertEqual(cm.exception.status, 422)
         self.assertIn("duration", str(cm.exception))
+
+    def test_goto_sleep_keeps_the_motors_on_and_wake_up_plays_the_public_move(self):
+        self.robot.goto_sleep()
+        state = self.daemon.get("/api/state/full")
+        self.assertFalse(state["awake"])
+        self.assertEqual(state["control_mode"], "enabled", "the public SDK's goto_sleep leaves the motors on")
+        # An app that sleeps and then moves gets its motion.
+        self.robot.goto_target(antennas=[0.4, -0.4], duration=0.3)
+        wait_for(lambda: self.daemon.get("/api/state/full")["antennas_position"] == [0.4, -0.4], timeout=2)
+        start = time.monotonic()
+        self.robot.wake_up()
+        took = time.monotonic() - start
+        self.assertGreaterEqual(took, 2.5)
+        self.assertLess(took, 4.0)
+        state = self.daemon.get("/api/state/full")
+        self.assertTrue(state["awake"])
+        self.assertEqual(state["target_antennas_position"], [-0.1745, 0.1745])
+        head, antennas = self.robot.get_current_joint_positions()
+        self.assertEqual(len(head), 7)
+        self.assertEqual(antennas, [-0.1745, 0.1745])
 
     def test_motor_modes(self):
         self.robot.disable_motors()

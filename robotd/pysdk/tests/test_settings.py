@@ -1,18 +1,16 @@
-"""SettingsApp served by WebUI: routing, JSON answers and errors (no daemon needed)."""
+"""settings_app is a FastAPI application served by uvicorn on custom_app_url (no daemon needed)."""
 
-import contextlib
-import http.client
-import io
 import json
 import socket
 import tempfile
+import threading
 import unittest
 import urllib.error
 import urllib.request
 from pathlib import Path
 
-from robot_sdk import HTTPError, SettingsApp
-from robot_sdk.webui import MAX_BODY_BYTES, WebUI
+from robot_sdk import HTTPError, HTTPException
+from robot_sdk.webui import MAX_BODY_BYTES, WebUI, new_settings_app
 
 from .daemon import free_port
 
@@ -21,121 +19,155 @@ class SettingsAppTest(unittest.TestCase):
     def setUp(self):
         static = Path(tempfile.mkdtemp())
         (static / "index.html").write_text("<p>settings</p>")
-        self.app = SettingsApp()
+        (static / "main.js").write_text("console.log(1)")
+        self.app = new_settings_app(static)
         self.port = free_port()
-        self.ui = WebUI(f"http://127.0.0.1:{self.port}", static, self.app)
+        self.base = f"http://127.0.0.1:{self.port}"
+
+    def serve(self):
+        self.ui = WebUI(self.base, self.app)
         self.ui.start()
         self.addCleanup(self.ui.stop)
-        self.base = f"http://127.0.0.1:{self.port}"
 
     def call(self, method, path, body=None, headers=None):
         data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.base + path, data=data, method=method, headers=headers or {})
+        hdrs = {"Content-Type": "application/json"} if data is not None else {}
+        hdrs.update(headers or {})
+        req = urllib.request.Request(self.base + path, data=data, method=method, headers=hdrs)
         try:
             with urllib.request.urlopen(req) as r:
                 raw = r.read()
-                return r.status, (json.loads(raw) if raw else None), r.headers
+                ctype = r.headers.get("Content-Type", "")
+                return r.status, (json.loads(raw) if raw and "json" in ctype else raw), r.headers
         except urllib.error.HTTPError as e:
             raw = e.read()
-            is_json = e.headers.get("Content-Type") == "application/json"
-            return e.code, (json.loads(raw) if raw and is_json else raw), e.headers
+            return e.code, (json.loads(raw) if raw and "json" in e.headers.get("Content-Type", "") else raw), e.headers
 
-    def test_routes_with_and_without_a_request(self):
-        @self.app.get("/ping")
-        def ping():
-            return {"pong": True}
+    def test_a_pydantic_route_as_the_public_template_writes_it(self):
+        from pydantic import BaseModel
 
-        @self.app.post("/echo/{name}")
-        def echo(request):
-            return {"name": request.path_params["name"], "json": request.json, "q": request.query.get("q")}
+        class AntennaState(BaseModel):
+            enabled: bool
 
-        self.assertEqual(self.call("GET", "/ping")[:2], (200, {"pong": True}))
-        self.assertEqual(self.call("POST", "/echo/bob?q=1", {"a": [1, 2]})[:2],
-                         (200, {"name": "bob", "json": {"a": [1, 2]}, "q": "1"}))
-        self.assertEqual(self.call("POST", "/echo/bob")[:2], (200, {"name": "bob", "json": None, "q": None}))
+        seen = []
 
-    def test_status_tuples_none_and_lists(self):
-        @self.app.post("/created")
-        def created():
-            return {"id": 1}, 201
+        @self.app.post("/antennas")
+        def update(state: AntennaState):
+            seen.append(state.enabled)
+            return {"antennas_enabled": state.enabled}
 
-        @self.app.delete("/thing")
-        def remove():
-            return None
+        @self.app.post("/play_sound")
+        async def play():  # an async route is awaited, not answered with a coroutine
+            return {"queued": True}
 
-        @self.app.get("/list")
-        def listing():
-            return [1, 2]
+        self.serve()
+        self.assertEqual(self.call("POST", "/antennas", {"enabled": False})[:2], (200, {"antennas_enabled": False}))
+        status, body, _ = self.call("POST", "/antennas", {"enabled": "sometimes"})
+        self.assertEqual(status, 422)
+        self.assertEqual(body["detail"][0]["loc"], ["body", "enabled"])
+        self.assertEqual(self.call("POST", "/play_sound")[:2], (200, {"queued": True}))
+        self.assertEqual(seen, [False])
 
-        self.assertEqual(self.call("POST", "/created")[:2], (201, {"id": 1}))
-        self.assertEqual(self.call("DELETE", "/thing")[:2], (204, None))
-        self.assertEqual(self.call("GET", "/list")[:2], (200, [1, 2]))
+    def test_routes_added_while_serving(self):
+        # The public template defines its routes inside run(), after the server started.
+        self.serve()
+        self.assertEqual(self.call("GET", "/late")[0], 404)
 
-    def test_errors(self):
-        @self.app.post("/strict")
-        def strict(request):
-            if request.json.get("ok") is not True:
-                raise HTTPError(409, "not ok")
+        @self.app.get("/late/{n}")
+        def late(n: int, q: str = "x"):
+            return {"n": n, "q": q}
+
+        self.assertEqual(self.call("GET", "/late/3?q=y")[:2], (200, {"n": 3, "q": "y"}))
+        self.assertEqual(self.call("GET", "/late/three")[0], 422)
+
+    def test_errors_static_files_and_no_cache(self):
+        @self.app.post("/speed")
+        def speed(body: dict):
+            if body.get("speed", 0) <= 0:
+                raise HTTPError(422, "speed: a positive number")
+            return {"speed": body["speed"]}
+
+        @self.app.get("/teapot")
+        def teapot():
+            raise HTTPException(status_code=418, detail="short and stout")
+
+        self.serve()
+        self.assertEqual(self.call("POST", "/speed", {"speed": -1})[:2], (422, {"detail": "speed: a positive number"}))
+        self.assertEqual(self.call("GET", "/teapot")[:2], (418, {"detail": "short and stout"}))
+        status, body, headers = self.call("GET", "/")
+        self.assertEqual((status, body), (200, b"<p>settings</p>"))
+        self.assertEqual(headers["Cache-Control"], "no-store")
+        self.assertEqual(self.call("GET", "/static/main.js")[:2], (200, b"console.log(1)"))
+        self.assertEqual(self.call("GET", "/main.js")[:2], (200, b"console.log(1)"))
+        self.assertEqual(self.call("GET", "/../../etc/passwd")[0], 404)
+        self.assertEqual(self.call("GET", "/nothing")[:2], (404, {"detail": "Not Found"}))
+
+    def test_websocket_route(self):
+        from fastapi import WebSocket
+
+        @self.app.websocket("/ws")
+        async def echo(ws: WebSocket):
+            await ws.accept()
+            await ws.send_text("hello " + await ws.receive_text())
+            await ws.close()
+
+        self.serve()
+        # A websocket handshake and one text frame each way, by hand: the test needs no client library.
+        with socket.create_connection(("127.0.0.1", self.port), timeout=5) as s:
+            s.sendall(b"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                      b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+            head = b""
+            while b"\r\n\r\n" not in head:
+                head += s.recv(1024)
+            self.assertIn(b"101", head.split(b"\r\n")[0])
+            payload, mask = b"robot", b"\x01\x02\x03\x04"
+            s.sendall(bytes([0x81, 0x80 | len(payload)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
+            frame = head.split(b"\r\n\r\n", 1)[1]
+            while len(frame) < 2 or len(frame) < 2 + frame[1]:
+                frame += s.recv(1024)
+            self.assertEqual(frame[2:2 + frame[1]], b"hello robot")
+
+    def test_the_guard_refuses_rebinding_cross_site_and_large_bodies(self):
+        hits = []
+
+        @self.app.post("/move")
+        def move(body: dict):
+            hits.append(body)
             return {"ok": True}
 
-        @self.app.post("/buggy")
-        def buggy():
-            raise KeyError("missing")
+        self.serve()
+        self.assertEqual(self.call("POST", "/move", {}, {"Host": "evil.example"})[0], 421)
+        self.assertEqual(self.call("POST", "/move", {}, {"Origin": "https://evil.example"})[0], 403)
+        self.assertEqual(self.call("POST", "/move", {}, {"Sec-Fetch-Site": "cross-site"})[0], 403)
+        self.assertEqual(self.call("POST", "/move", b"x" * (MAX_BODY_BYTES + 1))[0], 413)
+        self.assertEqual(self.call("POST", "/move", {"a": 1}, {"Origin": self.base})[:2], (200, {"ok": True}))
+        self.assertEqual(hits, [{"a": 1}])
 
-        @self.app.get("/unencodable")
-        def unencodable():
-            return {"x": object()}
+    def test_a_port_in_use_is_an_error_and_stop_frees_it(self):
+        with socket.socket() as taken:
+            taken.bind(("127.0.0.1", 0))
+            taken.listen(1)
+            ui = WebUI(f"http://127.0.0.1:{taken.getsockname()[1]}", self.app)
+            with self.assertRaises(OSError):
+                ui.start()
+        self.serve()
+        self.ui.stop()
+        with socket.socket() as again:
+            again.bind(("127.0.0.1", self.port))
 
-        self.assertEqual(self.call("POST", "/strict", {"ok": False})[:2], (409, {"detail": "not ok"}))
-        status, body, _ = self.call("POST", "/strict", b"{not json")
-        self.assertEqual(status, 400)
-        self.assertIn("not JSON", body["detail"])
-        with contextlib.redirect_stderr(io.StringIO()) as log:
-            self.assertEqual(self.call("POST", "/buggy")[:2], (500, {"detail": "KeyError: 'missing'"}))
-        self.assertIn("Traceback", log.getvalue())
-        status, body, _ = self.call("GET", "/unencodable")
-        self.assertEqual(status, 500)
-        self.assertIn("not JSON", body["detail"])
-        status, body, headers = self.call("GET", "/strict")
-        self.assertEqual((status, headers["Allow"]), (405, "POST"))
-        self.assertEqual(self.call("POST", "/nowhere")[:2], (404, {"detail": "no route POST /nowhere"}))
-        conn = http.client.HTTPConnection("127.0.0.1", self.port)
-        self.addCleanup(conn.close)
-        conn.putrequest("POST", "/strict")
-        conn.putheader("Content-Length", str(MAX_BODY_BYTES + 1))
-        conn.endheaders()
-        self.assertEqual(conn.getresponse().status, 413)
+    def test_concurrent_requests(self):
+        @self.app.get("/n/{i}")
+        def n(i: int):
+            return {"i": i}
 
-    def test_cross_site_posts_are_refused(self):
-        @self.app.post("/danger")
-        def danger():
-            return {"done": True}
-
-        self.assertEqual(self.call("POST", "/danger", headers={"Sec-Fetch-Site": "cross-site"})[0], 403)
-        self.assertEqual(self.call("POST", "/danger", headers={"Origin": "http://evil.example"})[0], 403)
-        self.assertEqual(self.call("POST", "/danger", headers={"Sec-Fetch-Site": "same-origin"})[0], 200)
-        self.assertEqual(self.call("POST", "/danger", headers={"Origin": self.base})[0], 200)
-
-    def test_hosts_other_than_this_machine_are_refused(self):
-        @self.app.get("/ping")
-        def ping():
-            return {"pong": True}
-
-        for host in ("evil.example", "evil.example:8042", "robot.attacker.net"):
-            status, body, _ = self.call("GET", "/ping", headers={"Host": host})
-            self.assertEqual(status, 421, host)
-            self.assertIn("is not served here", body["detail"])
-        for host in (f"127.0.0.1:{self.port}", "localhost", "[::1]:80", "192.168.1.20:8042", socket.gethostname()):
-            self.assertEqual(self.call("GET", "/ping", headers={"Host": host})[0], 200, host)
-
-    def test_static_files_behind_the_routes(self):
-        with urllib.request.urlopen(self.base + "/") as r:
-            self.assertEqual(r.read(), b"<p>settings</p>")
-        self.assertEqual(self.call("GET", "/missing.css")[0], 404)
-
-    def test_bad_route_path(self):
-        with self.assertRaises(ValueError):
-            self.app.get("no-slash")(lambda: None)
+        self.serve()
+        results = []
+        threads = [threading.Thread(target=lambda i=i: results.append(self.call("GET", f"/n/{i}")[1]["i"])) for i in range(20)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(sorted(results), list(range(20)))
 
 
 if __name__ == "__main__":

@@ -9,18 +9,14 @@ import unittest
 from robot_sdk import (
     DaemonUnavailableError,
     Frame,
-    HeadPose,
     InterpolationTechnique,
     MediaUnavailableError,
     Move,
-    Request,
     Robot,
     RobotError,
-    SettingsApp,
     create_head_pose,
 )
 from robot_sdk.pose import pose_body
-from robot_sdk.settings import JSONResponse
 
 from .daemon import daemon, free_port
 from .test_robot import wait_for
@@ -28,51 +24,69 @@ from .test_robot import wait_for
 HAS_NUMPY = importlib.util.find_spec("numpy") is not None
 
 
-class FakeArray:
-    """What the SDK needs of a numpy array: tolist(). The SDK never imports numpy."""
-
-    def __init__(self, rows):
-        self.rows = rows
-
-    def tolist(self):
-        return self.rows
+def _samples(chunk):
+    """What get_audio_sample returned, as a flat list (None when nothing new was heard)."""
+    if chunk is None:
+        return []
+    return chunk.reshape(-1).tolist() if hasattr(chunk, "reshape") else list(chunk)
 
 
 class PoseTest(unittest.TestCase):
-    def test_create_head_pose_takes_degrees_by_default(self):
-        self.assertAlmostEqual(create_head_pose(yaw=30).yaw, math.radians(30))
-        self.assertAlmostEqual(create_head_pose(yaw=0.5, degrees=False).yaw, 0.5)
-        self.assertAlmostEqual(create_head_pose(z=10, mm=True).z, 0.01)
+    """Poses are the public SDK's: (4, 4) float64 numpy arrays, rotations as scipy builds them."""
 
-    def test_matrix_round_trip(self):
-        p = create_head_pose(x=0.01, y=-0.02, z=0.003, roll=5, pitch=-10, yaw=40)
-        m = p.tolist()
-        self.assertEqual(len(m), 4)
-        self.assertEqual(m[3], [0.0, 0.0, 0.0, 1.0])
-        back = HeadPose.from_matrix(m)
-        for k in ("x", "y", "z", "roll", "pitch", "yaw"):
-            self.assertAlmostEqual(getattr(back, k), getattr(p, k), places=12)
-        self.assertEqual(p.shape, (4, 4))
-        self.assertAlmostEqual(p[0, 3], 0.01)
+    def test_create_head_pose_is_a_numpy_matrix(self):
+        import numpy as np
+        from scipy.spatial.transform import Rotation as R
+
+        pose = create_head_pose(x=0.01, y=-0.02, z=0.003, roll=5, pitch=-10, yaw=40)
+        self.assertIsInstance(pose, np.ndarray)
+        self.assertEqual((pose.shape, pose.dtype), ((4, 4), np.float64))
+        want = R.from_euler("xyz", [5, -10, 40], degrees=True).as_matrix()
+        np.testing.assert_allclose(pose[:3, :3], want, atol=1e-15)
+        np.testing.assert_allclose(pose[:, 3], [0.01, -0.02, 0.003, 1])
+        np.testing.assert_allclose(create_head_pose(yaw=0.5, degrees=False)[:3, :3],
+                                   R.from_euler("z", 0.5).as_matrix(), atol=1e-15)
+        self.assertAlmostEqual(create_head_pose(z=10, mm=True)[2, 3], 0.01)
+
+    def test_the_everyday_idiom(self):
+        import numpy as np
+        from scipy.spatial.transform import Rotation as R
+
+        init = create_head_pose()
+        pose = init.copy()
+        pose[:3, :3] = R.from_euler("xyz", [20, 0, 0], degrees=True).as_matrix()
+        self.assertEqual(pose[:3, :3].shape, (3, 3))
+        self.assertTrue(np.array_equal(init, np.eye(4)), "copy() left the original alone")
+        self.assertEqual(len(pose_body(pose)["m"]), 16)
 
     def test_poses_in_every_shape(self):
         yaw = create_head_pose(yaw=30)
-        self.assertEqual(pose_body(yaw)["yaw"], yaw.yaw)
-        self.assertEqual(len(pose_body(yaw.tolist())["m"]), 16)
-        self.assertEqual(len(pose_body(FakeArray(yaw.tolist()))["m"]), 16)
-        self.assertEqual(len(pose_body(yaw.flatten())["m"]), 16)
-        with self.assertRaisesRegex(ValueError, "must be 4x4"):
+        self.assertEqual(pose_body(yaw)["m"], yaw.reshape(16).tolist())
+        self.assertEqual(pose_body(yaw.tolist())["m"], yaw.reshape(16).tolist())
+        self.assertEqual(pose_body(yaw.flatten())["m"], yaw.reshape(16).tolist())
+        self.assertEqual(pose_body({"yaw": 0.5}), {"x": 0.0, "y": 0.0, "z": 0.0, "roll": 0.0, "pitch": 0.0, "yaw": 0.5})
+        with self.assertRaisesRegex(ValueError, r"must be a 4x4 matrix, got shape \(3, 3\)"):
             pose_body([[1, 0, 0], [0, 1, 0], [0, 0, 1]])
         with self.assertRaisesRegex(ValueError, "unknown head pose keys"):
             pose_body({"yaw_deg": 30})
 
-    @unittest.skipUnless(HAS_NUMPY, "numpy is not installed for this Python")
-    def test_numpy_asarray_of_a_pose(self):
-        import numpy
+    def test_interpolation_helpers(self):
+        import numpy as np
 
-        arr = numpy.asarray(create_head_pose(yaw=90))
-        self.assertEqual(arr.shape, (4, 4))
-        self.assertAlmostEqual(arr[1, 0], 1.0)
+        from robot_sdk.utils.interpolation import (distance_between_poses, linear_pose_interpolation,
+                                                   minimum_jerk, time_trajectory)
+
+        self.assertEqual(time_trajectory(0.5, InterpolationTechnique.MIN_JERK), 0.5)
+        self.assertEqual(time_trajectory(0.25, "ease_in_out"), 0.125)
+        self.assertLess(time_trajectory(0.1, InterpolationTechnique.CARTOON), 0)  # the wind-up
+        half = linear_pose_interpolation(create_head_pose(), create_head_pose(yaw=40, z=0.02), 0.5)
+        np.testing.assert_allclose(half, create_head_pose(yaw=20, z=0.01), atol=1e-12)
+        traj = minimum_jerk(np.zeros(2), np.array([1.0, -2.0]), 2.0)
+        np.testing.assert_allclose(traj(1.0), [0.5, -1.0])
+        np.testing.assert_allclose(traj(3.0), [1.0, -2.0])
+        _, angle, magic = distance_between_poses(create_head_pose(), create_head_pose(x=0.01, roll=10))
+        self.assertAlmostEqual(angle, math.radians(10))
+        self.assertAlmostEqual(magic, 20.0)
 
 
 class SurfaceTest(unittest.TestCase):
@@ -99,11 +113,13 @@ class SurfaceTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "Duration must be positive"):
             self.robot.goto_target(antennas=[0, 0], duration=0)
 
-    def test_matrix_poses_and_numpy_like_arrays(self):
-        c, s = math.cos(math.radians(25)), math.sin(math.radians(25))
-        self.robot.set_target(head=FakeArray([[c, -s, 0, 0], [s, c, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]),
-                              antennas=FakeArray([0.2, 0.2]))
+    def test_matrix_poses_and_numpy_arrays(self):
+        import numpy as np
+
+        self.robot.set_target(head=create_head_pose(yaw=25), antennas=np.array([0.2, 0.2]))
         self.assertAlmostEqual(self.target()["target_head_pose"]["yaw"], math.radians(25), places=9)
+        pose = self.robot.get_current_head_pose()
+        self.assertEqual((type(pose), pose.shape, pose.dtype), (np.ndarray, (4, 4), np.float64))
         self.robot.set_target_head_pose(create_head_pose(pitch=5).tolist())
         self.robot.set_target_antenna_joint_positions([0.3, 0.4])
         self.robot.set_target_body_yaw(0.1)
@@ -115,11 +131,13 @@ class SurfaceTest(unittest.TestCase):
             self.robot.set_target()
 
     def test_look_at(self):
+        import numpy as np
+
         pose = self.robot.look_at_world(1, 1, 0, duration=0.2)
-        self.assertAlmostEqual(pose.yaw, math.pi / 4, places=9)
+        np.testing.assert_allclose(pose, create_head_pose(yaw=45), atol=1e-9)
         self.assertAlmostEqual(self.target()["target_head_pose"]["yaw"], math.pi / 4, places=6)
         only = self.robot.look_at_image(320, 240, perform_movement=False)
-        self.assertIsInstance(only, HeadPose)
+        self.assertEqual(only.shape, (4, 4))
 
     def test_motion_recording(self):
         self.robot.start_recording()
@@ -147,9 +165,16 @@ class SurfaceTest(unittest.TestCase):
         self.assertAlmostEqual(self.target()["target_body_yaw"], math.radians(35), places=6)
         self.robot.set_target(head=create_head_pose(yaw=0), body_yaw=0.0)
 
-    def test_joint_positions_raise_a_clear_error_on_the_simulation(self):
-        with self.assertRaisesRegex(RobotError, "does not report head joint angles"):
-            self.robot.get_current_joint_positions()
+    def test_joint_positions_on_the_simulation(self):
+        # The head's joints are what its motors would read: the inverse kinematics of its pose.
+        self.robot.goto_target(create_head_pose(), antennas=[0.1, -0.1], duration=0.3)
+        head, antennas = self.robot.get_current_joint_positions()
+        self.assertEqual(len(head), 7)
+        self.assertAlmostEqual(head[0], 0.0)  # the body's yaw
+        self.assertEqual(antennas, [0.1, -0.1])
+        self.robot.goto_target(create_head_pose(z=0.01), duration=0.3)
+        raised, _ = self.robot.get_current_joint_positions()
+        self.assertTrue(all(abs(a - b) > 1e-3 for a, b in zip(head[1:], raised[1:])), (head, raised))
 
     def test_play_move_and_cancel(self):
         class Wave(Move):
@@ -185,7 +210,7 @@ class SurfaceTest(unittest.TestCase):
         self.robot.media.start_recording()
         self.addCleanup(self.robot.media.stop_recording)
         self.assertGreater(self.robot.media.play_sound("wake_up.wav"), 0.1)
-        heard = wait_for(lambda: [f for f in (self.robot.media.get_audio_sample() or []) if abs(f[0]) > 0.05], timeout=2)
+        heard = wait_for(lambda: [s for s in (_samples(self.robot.media.get_audio_sample())) if abs(s) > 0.05], timeout=2)
         self.assertTrue(heard, "the built-in sound was not heard back")
         self.robot.media.stop_playing()
         self.assertEqual(self.robot.media.get_input_audio_samplerate(), 16000)
@@ -218,86 +243,6 @@ class ConstructorTest(unittest.TestCase):
     def test_spawn_daemon_without_a_daemon(self):
         with self.assertRaisesRegex(DaemonUnavailableError, "robot-daemon --sim"):
             Robot(port=free_port(), spawn_daemon=True)
-
-
-class PydanticLikeModel:
-    """A model with pydantic v1's class interface (parse_obj, __fields__), as the SDK finds one."""
-
-    __fields__ = {"enabled": bool}
-
-    def __init__(self, enabled):
-        self.enabled = enabled
-
-    @classmethod
-    def parse_obj(cls, data):
-        if not isinstance(data.get("enabled"), bool):
-            raise ValidationLike([{"loc": ("enabled",), "msg": "value could not be parsed to a boolean", "type": "type_error.bool"}])
-        return cls(data["enabled"])
-
-    def json(self):
-        return '{"enabled": %s}' % ("true" if self.enabled else "false")
-
-
-class ValidationLike(Exception):
-    def __init__(self, errs):
-        super().__init__("invalid")
-        self._errs = errs
-
-    def errors(self):
-        return self._errs
-
-
-class SettingsTest(unittest.TestCase):
-    def call(self, app, method, path, body=None, query=None):
-        route, params, _ = app.match(method, path)
-        return app.call(route, Request(method, path, query or {}, {}, body, params))
-
-    def test_fastapi_style_parameters(self):
-        app = SettingsApp()
-
-        @app.post("/antennas")
-        def antennas(state: PydanticLikeModel):
-            return state
-
-        @app.get("/items/{item_id}")
-        def item(item_id: int, q: str = "none", scale: float = 1.0):
-            return {"item_id": item_id, "q": q, "scaled": item_id * scale}
-
-        @app.post("/raw")
-        def raw(body: dict):
-            return JSONResponse({"got": body}, status_code=201)
-
-        @app.post("/old")
-        def old(request):
-            return {"json": request.json}
-
-        self.assertEqual(self.call(app, "POST", "/antennas", {"enabled": False}), (200, {"enabled": False}))
-        status, body = self.call(app, "POST", "/antennas", {"enabled": "maybe"})
-        self.assertEqual(status, 422)
-        self.assertEqual(body["detail"][0]["loc"], ["body", "enabled"])
-        self.assertEqual(self.call(app, "GET", "/items/7", query={"scale": "0.5"}), (200, {"item_id": 7, "q": "none", "scaled": 3.5}))
-        status, body = self.call(app, "GET", "/items/seven")
-        self.assertEqual((status, body["detail"][0]["loc"]), (422, ["path", "item_id"]))
-        status, resp = self.call(app, "POST", "/raw", {"a": 1})
-        self.assertEqual((status, resp.body), (201, b'{"got": {"a": 1}}'))
-        self.assertEqual(self.call(app, "POST", "/old", {"x": 1}), (200, {"json": {"x": 1}}))
-
-    @unittest.skipUnless(importlib.util.find_spec("pydantic"), "pydantic is not installed for this Python")
-    def test_a_real_pydantic_model(self):
-        from pydantic import BaseModel
-
-        class State(BaseModel):
-            enabled: bool
-
-        app = SettingsApp()
-
-        @app.post("/s")
-        def s(state: State):
-            return state
-
-        self.assertEqual(self.call(app, "POST", "/s", {"enabled": True}), (200, {"enabled": True}))
-        self.assertEqual(self.call(app, "POST", "/s", {"enabled": []})[0], 422)
-
 
 if __name__ == "__main__":
     unittest.main()

@@ -20,5 +20,5 @@ class Move(ABC):
 
     @abstractmethod
     def evaluate(self, t: float) -> Tuple[Any, Any, Optional[float]]:
-        """The head pose (4x4 matrix or HeadPose, or None), antennas (two radians, or None) and
+        """The head pose (a 4x4 matrix, or None), antennas (two radians, or None) and
         body yaw (radians, or None) at time t."""

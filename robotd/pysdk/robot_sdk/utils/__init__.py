@@ -1,5 +1,5 @@
-"""Helpers of the anchor SDK's ``utils`` module: ``create_head_pose``."""
+"""Helpers of the public SDK's ``utils`` module: ``create_head_pose`` makes a 4x4 pose (numpy)."""
 
-from ..pose import HeadPose, create_head_pose
+from ..pose import create_head_pose
 
-__all__ = ["HeadPose", "create_head_pose"]
+__all__ = ["create_head_pose"]

@@ -33,11 +33,9 @@ class __CLASS_NAME__(RobotApp):
             return dict(self.store.get().public(), config_path=str(self.store.path))
 
         @app.post("/api/config")
-        def set_config(request):
-            if not isinstance(request.json, dict):
-                raise HTTPError(422, "send the settings as a JSON object")
+        def set_config(body: dict):  # the JSON body, as FastAPI gives it (422 when it is not an object)
             try:
-                cfg = self.store.update(request.json)
+                cfg = self.store.update(body)
             except ValueError as e:
                 raise HTTPError(422, str(e))
             return dict(cfg.public(), config_path=str(self.store.path))
@@ -49,8 +47,8 @@ class __CLASS_NAME__(RobotApp):
             return self.conversation.get_status()
 
         @app.post("/api/say")
-        def say(request):
-            text = (request.json or {}).get("text") if isinstance(request.json, dict) else None
+        def say(body: dict):
+            text = body.get("text")
             if not isinstance(text, str) or not text.strip():
                 raise HTTPError(422, "text: what to say to the robot")
             if self.conversation is None:

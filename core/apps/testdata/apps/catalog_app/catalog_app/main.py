@@ -2,14 +2,16 @@
 
 import threading
 
-from robot_sdk import Robot, RobotApp, create_head_pose
+import math
+
+from robot_sdk import Robot, RobotApp
 
 
 class CatalogApp(RobotApp):
     def run(self, robot: Robot, stop_event: threading.Event) -> None:
         up = True
         while not stop_event.is_set():
-            robot.set_target(head=create_head_pose(pitch=10 if up else -10, degrees=True))
+            robot.set_target(head={"pitch": math.radians(10 if up else -10)})
             up = not up
             stop_event.wait(0.2)
 

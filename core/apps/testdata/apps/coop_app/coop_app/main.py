@@ -4,7 +4,7 @@ import math
 import threading
 import time
 
-from robot_sdk import Robot, RobotApp, create_head_pose
+from robot_sdk import Robot, RobotApp
 
 
 class CoopApp(RobotApp):
@@ -16,7 +16,8 @@ class CoopApp(RobotApp):
         while not stop_event.is_set():
             t = time.monotonic() - t0
             a = 0.5 * math.sin(2 * math.pi * 0.5 * t)
-            robot.set_target(head=create_head_pose(yaw=10, degrees=True), antennas=[a, -a])
+            # A head pose as x, y, z, roll, pitch, yaw (metres, radians): no numpy needed.
+            robot.set_target(head={"yaw": math.radians(10)}, antennas=[a, -a])
             stop_event.wait(0.02)
         print("coop_app stopping", flush=True)
 

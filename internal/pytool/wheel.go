@@ -1,0 +1,321 @@
+package pytool
+
+import (
+	"archive/zip"
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"net/textproto"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	goversion "github.com/hashicorp/go-version"
+	"gopkg.in/ini.v1"
+
+	"github.com/robothub/robothub/core/apps"
+)
+
+// maxMetadataFile bounds what is read of one metadata file of a wheel or an installed distribution.
+const maxMetadataFile = 1 << 20
+
+// BuildWheel builds the package source in srcDir into a wheel in outDir with the venv's
+// setuptools, offline and without its dependencies, and reads it. The build runs on a copy in
+// outDir (builds write build/ and *.egg-info into their source).
+func (v *Venv) BuildWheel(ctx context.Context, log io.Writer, srcDir, outDir string) (apps.Wheel, error) {
+	work := filepath.Join(outDir, "src")
+	if err := CopyPackage(work, srcDir); err != nil {
+		return apps.Wheel{}, fmt.Errorf("copying the package: %w", err)
+	}
+	args := append(append(v.pip("wheel", "--no-index", "--no-deps", "--no-build-isolation", "--wheel-dir", outDir), v.Source.findLinks()...), work)
+	if err := v.runInstaller(ctx, log, nil, v.Python(), args...); err != nil {
+		return apps.Wheel{}, fmt.Errorf("building the package failed (pip wheel: %w)", err)
+	}
+	wheels, _ := filepath.Glob(filepath.Join(outDir, "*.whl"))
+	if len(wheels) != 1 {
+		return apps.Wheel{}, fmt.Errorf("building the package produced %d wheels, want 1", len(wheels))
+	}
+	return ReadWheel(wheels[0])
+}
+
+// ReadWheel reads a wheel's METADATA (an RFC 822 header block, through net/textproto) and its
+// entry_points.txt (an INI file, as Python's configparser reads it).
+func ReadWheel(path string) (apps.Wheel, error) {
+	w := apps.Wheel{Path: path, EntryPoints: map[string][]apps.EntryPoint{}}
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		return w, fmt.Errorf("reading the wheel %s: %w", filepath.Base(path), err)
+	}
+	defer zr.Close()
+	found := false
+	for _, f := range zr.File {
+		dir, file, ok := strings.Cut(f.Name, "/")
+		if !ok || !strings.HasSuffix(dir, ".dist-info") || strings.Contains(file, "/") || (file != "METADATA" && file != "entry_points.txt") {
+			continue
+		}
+		data, err := readZipFile(f)
+		if err != nil {
+			return w, fmt.Errorf("reading %s of the wheel %s: %w", f.Name, filepath.Base(path), err)
+		}
+		if file == "METADATA" {
+			m, err := ParseMetadata(data)
+			if err != nil {
+				return w, fmt.Errorf("the wheel %s: %w", filepath.Base(path), err)
+			}
+			w.Name, w.Version, w.Requires, found = m.Name, m.Version, m.Requires, true
+		} else {
+			w.EntryPoints = ParseEntryPoints(data)
+		}
+	}
+	if !found || w.Name == "" {
+		return w, fmt.Errorf("the wheel %s has no METADATA naming its distribution", filepath.Base(path))
+	}
+	return w, nil
+}
+
+// readZipFile reads a member of a wheel, up to maxMetadataFile.
+func readZipFile(f *zip.File) ([]byte, error) {
+	rc, err := f.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return io.ReadAll(io.LimitReader(rc, maxMetadataFile))
+}
+
+// Metadata is what a METADATA file says.
+type Metadata struct {
+	Name, Version, Summary string
+	Requires               []string // Requires-Dist entries that apply without an extra
+	AllRequires            []string // every Requires-Dist entry
+}
+
+// extraMarker matches the environment marker of a requirement that applies only with an extra.
+var extraMarker = regexp.MustCompile(`;.*\bextra\s*==\s*["']([^"']*)["']`)
+
+// ParseMetadata reads the header block of a METADATA (or PKG-INFO) file; the body is the
+// description and is not read.
+func ParseMetadata(data []byte) (Metadata, error) {
+	data = bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
+	h, err := textproto.NewReader(bufio.NewReader(bytes.NewReader(data))).ReadMIMEHeader()
+	if err != nil && !errors.Is(err, io.EOF) {
+		return Metadata{}, fmt.Errorf("METADATA is not a block of headers: %w", err)
+	}
+	m := Metadata{
+		Name: strings.TrimSpace(h.Get("Name")), Version: strings.TrimSpace(h.Get("Version")),
+		Summary: strings.TrimSpace(h.Get("Summary")),
+	}
+	for _, r := range h.Values("Requires-Dist") {
+		r = strings.TrimSpace(r)
+		m.AllRequires = append(m.AllRequires, r)
+		if !extraMarker.MatchString(r) {
+			m.Requires = append(m.Requires, r)
+		}
+	}
+	return m, nil
+}
+
+// ParseEntryPoints reads an entry_points.txt: INI sections of name = module:attr lines, with '='
+// the only delimiter and keys kept as written (Python's configparser, as importlib.metadata reads
+// it). A file that is not INI yields nothing.
+func ParseEntryPoints(data []byte) map[string][]apps.EntryPoint {
+	out := map[string][]apps.EntryPoint{}
+	f, err := ini.LoadSources(ini.LoadOptions{
+		KeyValueDelimiters: "=", IgnoreInlineComment: true, AllowShadows: false,
+		SkipUnrecognizableLines: true, PreserveSurroundedQuote: true, SpaceBeforeInlineComment: true,
+	}, data)
+	if err != nil {
+		return out
+	}
+	for _, s := range f.Sections() {
+		for _, k := range s.Keys() {
+			module, attr, _ := strings.Cut(k.Value(), ":")
+			attr, _, _ = strings.Cut(attr, "[") // drop extras
+			ep := apps.EntryPoint{Name: strings.TrimSpace(k.Name()), Module: strings.TrimSpace(module), Attr: strings.TrimSpace(attr)}
+			out[s.Name()] = append(out[s.Name()], ep)
+		}
+	}
+	return out
+}
+
+// wheelFile is one file a wheel installs, where it goes.
+type wheelFile struct {
+	inWheel string // its name in the zip
+	site    string // its path relative to site-packages, "" when it goes elsewhere
+	script  string // the command it installs as, for scripts
+}
+
+var dataSitePackages = regexp.MustCompile(`^lib/python[0-9.]*/site-packages/(.+)$`)
+
+// wheelFiles lists what a wheel installs: its root and .data/purelib, .data/platlib and
+// .data/data/lib/python*/site-packages go to site-packages; .data/scripts and .data/data/bin are
+// commands; console and GUI scripts of entry_points.txt are commands too.
+func wheelFiles(wheel string) ([]wheelFile, error) {
+	zr, err := zip.OpenReader(wheel)
+	if err != nil {
+		return nil, fmt.Errorf("reading the wheel %s: %w", filepath.Base(wheel), err)
+	}
+	defer zr.Close()
+	var out []wheelFile
+	for _, f := range zr.File {
+		if strings.HasSuffix(f.Name, "/") {
+			continue
+		}
+		name := strings.TrimPrefix(pathClean(f.Name), "/")
+		top, rest, _ := strings.Cut(name, "/")
+		switch {
+		case strings.HasSuffix(top, ".dist-info"):
+			out = append(out, wheelFile{inWheel: f.Name, site: name})
+			if rest == "entry_points.txt" {
+				data, _ := readZipFile(f)
+				eps := ParseEntryPoints(data)
+				for _, ep := range append(eps["console_scripts"], eps["gui_scripts"]...) {
+					out = append(out, wheelFile{inWheel: f.Name, script: ep.Name})
+				}
+			}
+		case strings.HasSuffix(top, ".data"):
+			kind, inner, _ := strings.Cut(rest, "/")
+			m := dataSitePackages.FindStringSubmatch(inner) // data is relative to the venv
+			switch {
+			case kind == "purelib" || kind == "platlib":
+				out = append(out, wheelFile{inWheel: f.Name, site: inner})
+			case kind == "data" && m != nil:
+				out = append(out, wheelFile{inWheel: f.Name, site: m[1]})
+			case kind == "scripts" || kind == "data" && strings.HasPrefix(inner, "bin/"):
+				out = append(out, wheelFile{inWheel: f.Name, script: path.Base(inner)})
+			}
+		default:
+			out = append(out, wheelFile{inWheel: f.Name, site: name})
+		}
+	}
+	return out, nil
+}
+
+func pathClean(name string) string { return path.Clean("/" + strings.ReplaceAll(name, "\\", "/")) }
+
+// readRecord reads an installed distribution's RECORD (CSV: path, hash, size): the files it owns,
+// relative to site-packages (those outside it, such as scripts, are left out).
+func readRecord(distInfo string) ([]string, error) {
+	f, err := os.Open(filepath.Join(distInfo, "RECORD"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := csv.NewReader(io.LimitReader(f, 64<<20))
+	r.FieldsPerRecord = -1
+	var files []string
+	for {
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return files, fmt.Errorf("%s: %w", filepath.Join(distInfo, "RECORD"), err)
+		}
+		if len(rec) == 0 || rec[0] == "" || strings.HasPrefix(rec[0], "..") || path.IsAbs(rec[0]) {
+			continue
+		}
+		files = append(files, strings.TrimPrefix(pathClean(rec[0]), "/"))
+	}
+	return files, nil
+}
+
+// removeFiles removes files (relative to site), their .pyc files and the directories they empty.
+func removeFiles(site string, files []wheelFile) {
+	dirs := map[string]bool{}
+	for _, f := range files {
+		if f.site == "" || !filepath.IsLocal(filepath.FromSlash(f.site)) {
+			continue
+		}
+		p := filepath.Join(site, filepath.FromSlash(f.site))
+		_ = os.Remove(p)
+		if stem, ok := strings.CutSuffix(filepath.Base(p), ".py"); ok {
+			compiled, _ := filepath.Glob(filepath.Join(filepath.Dir(p), "__pycache__", stem+".*.pyc"))
+			for _, c := range compiled {
+				_ = os.Remove(c)
+			}
+			dirs[filepath.Join(filepath.Dir(p), "__pycache__")] = true
+		}
+		for d := filepath.Dir(p); d != site && strings.HasPrefix(d, site); d = filepath.Dir(d) {
+			dirs[d] = true
+		}
+	}
+	// Deepest first, so that a parent is empty once its children are gone.
+	for _, d := range slices.SortedFunc(maps.Keys(dirs), func(a, b string) int { return len(b) - len(a) }) {
+		_ = os.Remove(d) // fails, as it should, when the directory still holds something
+	}
+}
+
+// PickWheel returns the newest wheel of distribution dist among paths (pure-Python wheels only), or "".
+func PickWheel(paths []string, dist string) string {
+	best, bestVersion := "", (*goversion.Version)(nil)
+	for _, p := range paths {
+		name, version := wheelName(p)
+		if Normalize(name) != Normalize(dist) || !strings.HasSuffix(p, "-py3-none-any.whl") {
+			continue
+		}
+		v, err := goversion.NewVersion(version)
+		if err != nil {
+			continue
+		}
+		if best == "" || v.GreaterThan(bestVersion) {
+			best, bestVersion = p, v
+		}
+	}
+	return best
+}
+
+// WheelVersion is the version part of a wheel file's name ("" when it is not a wheel's).
+func WheelVersion(path string) string {
+	_, v := wheelName(path)
+	return v
+}
+
+// AtLeast reports whether version is min or newer (false when either is not a version).
+func AtLeast(version, min string) bool {
+	v, err := goversion.NewVersion(version)
+	m, err2 := goversion.NewVersion(min)
+	return err == nil && err2 == nil && v.GreaterThanOrEqual(m)
+}
+
+var distSeparators = regexp.MustCompile(`[-_.]+`)
+
+// Normalize is the PEP 503 normalized form of a distribution name.
+func Normalize(name string) string {
+	return strings.ToLower(distSeparators.ReplaceAllString(name, "-"))
+}
+
+// CopyPackage copies the package source at src to dst without VCS data, build output, caches, venvs.
+func CopyPackage(dst, src string) error {
+	skip := map[string]bool{".git": true, "__pycache__": true, "build": true, "dist": true, ".venv": true, "venv": true, "node_modules": true}
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() && p != src && (skip[d.Name()] || strings.HasSuffix(d.Name(), ".egg-info")) {
+			return filepath.SkipDir
+		}
+		target := filepath.Join(dst, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(target, 0o755)
+		case d.Type().IsRegular():
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(target, data, 0o644)
+		}
+		return nil // symlinks and special files are not part of a package
+	})
+}

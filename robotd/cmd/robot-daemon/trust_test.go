@@ -1,0 +1,455 @@
+package main
+
+// Attacks on the daemon's installs, through the built robot-daemon (issue 20): hostile dependency
+// wheels served by a package index on loopback, a direct-URL dependency under --offline, an app's
+// dependencies left behind by its removal, a stuck clone that blocks every job, and a corrupt
+// installed-apps.json. Each fails on the code before the fix.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/robothub/robothub/internal/pyindex"
+	"github.com/robothub/robothub/internal/syncbuf"
+)
+
+var daemonBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "robot-daemon-bin-")
+	if err != nil {
+		panic(err)
+	}
+	daemonBin = filepath.Join(dir, "robot-daemon")
+	if out, err := exec.Command("go", "build", "-o", daemonBin, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type daemon struct {
+	url, dataDir, venv string
+	log                *syncbuf.Buffer
+	stop               func() // SIGINT, and wait until it exits
+}
+
+// startDaemon runs the built robot-daemon --sim on a free loopback port and waits until it serves.
+func startDaemon(t *testing.T, dataDir, venv string, args ...string) *daemon {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	d := &daemon{url: fmt.Sprintf("http://127.0.0.1:%d", port), dataDir: dataDir, venv: venv, log: &syncbuf.Buffer{}}
+	cmd := exec.Command(daemonBin, append([]string{"--sim", "--port", fmt.Sprint(port), "--data-dir", dataDir, "--apps-venv", venv,
+		"--hub-url", "none", "--no-wake-up-on-start", "--log-level", "info"}, args...)...)
+	cmd.Stdout, cmd.Stderr = d.log, d.log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
+	stopped := false
+	d.stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-exited:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	}
+	t.Cleanup(func() {
+		d.stop()
+		if t.Failed() {
+			t.Logf("daemon log:\n%s", d.log)
+		}
+	})
+	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		select {
+		case <-exited:
+			t.Fatalf("robot-daemon exited: %v\n%s", waitErr, d.log)
+		default:
+		}
+		if resp, err := http.Get(d.url + "/healthz"); err == nil {
+			resp.Body.Close()
+			return d
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("robot-daemon did not serve:\n%s", d.log)
+		}
+	}
+}
+
+func (d *daemon) call(t *testing.T, method, path string, body, out any) int {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		data, _ := json.Marshal(body)
+		rd = bytes.NewReader(data)
+	}
+	req, _ := http.NewRequest(method, d.url+path, rd)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if out != nil && resp.StatusCode == 200 {
+		if err := json.Unmarshal(data, out); err != nil {
+			t.Fatalf("%s %s: %v: %s", method, path, err, data)
+		}
+	}
+	if out == nil && resp.StatusCode != 200 {
+		t.Logf("%s %s: %d %s", method, path, resp.StatusCode, data)
+	}
+	return resp.StatusCode
+}
+
+type jobInfo struct {
+	ID     string   `json:"id"`
+	Status string   `json:"status"`
+	Error  *string  `json:"error"`
+	Logs   []string `json:"logs"`
+}
+
+func (j jobInfo) err() string {
+	if j.Error == nil {
+		return ""
+	}
+	return *j.Error
+}
+
+// start starts a job and returns its ID.
+func (d *daemon) start(t *testing.T, path string, body any) string {
+	t.Helper()
+	var created struct {
+		JobID string `json:"job_id"`
+	}
+	if code := d.call(t, "POST", path, body, &created); code != 200 {
+		t.Fatalf("POST %s: %d", path, code)
+	}
+	return created.JobID
+}
+
+// wait polls a job until it has finished.
+func (d *daemon) wait(t *testing.T, id string, within time.Duration) jobInfo {
+	t.Helper()
+	var j jobInfo
+	for deadline := time.Now().Add(within); ; time.Sleep(50 * time.Millisecond) {
+		if code := d.call(t, "GET", "/api/apps/job-status/"+id, nil, &j); code != 200 {
+			t.Fatalf("job-status %s: %d", id, code)
+		}
+		if j.Status == "done" || j.Status == "failed" {
+			return j
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s still %s after %s:\n%s", id, j.Status, within, strings.Join(j.Logs, "\n"))
+		}
+	}
+}
+
+func (d *daemon) install(t *testing.T, dir string) jobInfo {
+	t.Helper()
+	return d.wait(t, d.start(t, "/api/apps/install", map[string]string{"url": dir}), 5*time.Minute)
+}
+
+func (d *daemon) remove(t *testing.T, app string) jobInfo {
+	t.Helper()
+	return d.wait(t, d.start(t, "/api/apps/remove/"+app, nil), 2*time.Minute)
+}
+
+// writeApp writes an app package name (version 1.0.0) that requires requires.
+func writeApp(t *testing.T, name string, requires ...string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	quoted := make([]string, len(requires))
+	for i, r := range requires {
+		quoted[i] = fmt.Sprintf("%q", r)
+	}
+	files := map[string]string{
+		"pyproject.toml": fmt.Sprintf("[build-system]\nrequires = [\"setuptools>=61\"]\nbuild-backend = \"setuptools.build_meta\"\n\n"+
+			"[project]\nname = %q\nversion = \"1.0.0\"\ndependencies = [%s]\n\n[project.entry-points.robot_apps]\n%s = \"%s.main:App\"\n\n"+
+			"[tool.setuptools]\npackages = [%q]\n", strings.ReplaceAll(name, "_", "-"), strings.Join(quoted, ", "), name, name, name),
+		"README.md":           "---\ntags: [robot_python_app]\n---\n",
+		name + "/__init__.py": "",
+		name + "/main.py":     "class App:\n    pass\n",
+	}
+	for p, c := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// siteFiles lists every file of the venv's site-packages, byte-compiled caches aside.
+func siteFiles(t *testing.T, venv string) []string {
+	t.Helper()
+	sites, _ := filepath.Glob(filepath.Join(venv, "lib", "python3*", "site-packages"))
+	if len(sites) != 1 {
+		t.Fatalf("site-packages of %s: %v", venv, sites)
+	}
+	var out []string
+	_ = filepath.WalkDir(sites[0], func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !strings.Contains(p, "__pycache__") {
+			rel, _ := filepath.Rel(sites[0], p)
+			out = append(out, rel)
+		}
+		return nil
+	})
+	return out
+}
+
+func pythonIn(t *testing.T, venv, code string) string {
+	t.Helper()
+	out, _ := exec.Command(filepath.Join(venv, "bin", "python"), "-c", code).CombinedOutput()
+	return strings.TrimSpace(string(out))
+}
+
+// TestHostileDependencyIsRefused: an app whose dependency (or the dependency of a dependency)
+// ships a start-up hook, a .pth file, the SDK's package, a standard-library module or another
+// installed app's package is refused before anything is installed, naming the file.
+func TestHostileDependencyIsRefused(t *testing.T) {
+	idx := pyindex.New()
+	defer idx.Close()
+	marker := filepath.Join(t.TempDir(), "hook-ran")
+	hook := fmt.Sprintf("open(%q, 'a').write('ran')\n", marker)
+	idx.PublishFiles("evil-hook", "1.0", map[string]string{"sitecustomize.py": hook, "evil_hook/__init__.py": ""})
+	idx.PublishFiles("evil-pth", "1.0", map[string]string{"evil_pth.pth": "import os; " + strings.TrimSpace(hook), "evil_pth/__init__.py": ""})
+	idx.PublishFiles("evil-sdk", "1.0", map[string]string{"robot_sdk/__init__.py": hook, "robot_sdk/extra.py": ""})
+	idx.PublishFiles("evil-stdlib", "1.0", map[string]string{"json/__init__.py": hook})
+	idx.PublishFiles("evil-app", "1.0", map[string]string{"good_app/main.py": hook})
+	idx.Publish("innocent", "1.0", "evil-hook>=1")
+	idx.Publish("plain", "1.0")
+
+	d := startDaemon(t, t.TempDir(), filepath.Join(t.TempDir(), "venv"), "--index-url", idx.URL())
+	if j := d.install(t, writeApp(t, "good_app", "plain")); j.Status != "done" {
+		t.Fatalf("installing good_app: %s %s\n%s", j.Status, j.err(), strings.Join(j.Logs, "\n"))
+	}
+	before := siteFiles(t, d.venv)
+	for _, c := range []struct{ dep, want string }{
+		{"evil-hook", "its dependency evil-hook 1.0 would shadow the apps' runtime: it installs sitecustomize.py (sitecustomize, a module Python runs at every start)"},
+		{"innocent", "its dependency evil-hook 1.0 would shadow the apps' runtime: it installs sitecustomize.py"},
+		{"evil-pth", "evil_pth.pth (a .pth file"},
+		{"evil-sdk", "robot_sdk/__init__.py (robot_sdk, the robot SDK the daemon provides)"},
+		{"evil-stdlib", "json/__init__.py (json, a standard-library module)"},
+		{"evil-app", "good_app/main.py (owned by the installed good-app)"},
+	} {
+		j := d.install(t, writeApp(t, "victim_app", c.dep))
+		if j.Status != "failed" || !strings.Contains(j.err(), c.want) || !strings.Contains(j.err(), "the installed version, if any, is unchanged") {
+			t.Errorf("an app depending on %s: %s %q, want failed naming %q\n%s", c.dep, j.Status, j.err(), c.want, strings.Join(j.Logs, "\n"))
+		}
+		if after := siteFiles(t, d.venv); !slices.Equal(after, before) {
+			t.Errorf("after the refused install of an app depending on %s, site-packages changed", c.dep)
+		}
+	}
+	if got := pythonIn(t, d.venv, "import good_app.main, robot_sdk, json; print(robot_sdk.RobotApp.__name__)"); got != "RobotApp" {
+		t.Errorf("the apps venv after the refused installs: %s", got)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("a hostile dependency's code ran")
+	}
+}
+
+// TestOfflineDirectURLDependencyIsRefused: under --offline, a requirement that names a URL (the
+// app's own, or one of a wheel in the wheel directories) is refused, naming it, and never fetched.
+func TestOfflineDirectURLDependencyIsRefused(t *testing.T) {
+	var fetched atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetched.Add(1)
+		name, data := pyindex.BuildWheel("remote", "1.0", map[string]string{"remote/__init__.py": ""})
+		w.Header().Set("Content-Disposition", "attachment; filename="+name)
+		_, _ = w.Write(data)
+	}))
+	defer srv.Close()
+	wheels := t.TempDir()
+	name, data := pyindex.BuildWheel("middle", "1.0", map[string]string{"middle/__init__.py": ""}, "remote @ "+srv.URL+"/remote-1.0-py3-none-any.whl")
+	if err := os.WriteFile(filepath.Join(wheels, name), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := startDaemon(t, t.TempDir(), filepath.Join(t.TempDir(), "venv"), "--offline", "--wheel-dir", "/usr/share/python-wheels", "--wheel-dir", wheels)
+	j := d.install(t, writeApp(t, "url_app", "remote @ "+srv.URL+"/remote-1.0-py3-none-any.whl"))
+	if j.Status != "failed" || !strings.Contains(j.err(), "remote @ "+srv.URL+"/remote-1.0-py3-none-any.whl names a URL") {
+		t.Errorf("an app with a direct-URL requirement offline: %s %q\n%s", j.Status, j.err(), strings.Join(j.Logs, "\n"))
+	}
+	j = d.install(t, writeApp(t, "url_app", "middle"))
+	if j.Status != "failed" || !strings.Contains(j.err(), "names the URL "+srv.URL+"/remote-1.0-py3-none-any.whl") {
+		t.Errorf("an app whose dependency has a direct-URL requirement offline: %s %q\n%s", j.Status, j.err(), strings.Join(j.Logs, "\n"))
+	}
+	if n := fetched.Load(); n != 0 {
+		t.Errorf("an offline daemon fetched a URL %d time(s)", n)
+	}
+}
+
+// TestRemoveTakesTheAppsOwnDependencies: removing an app removes the dependencies its install
+// brought, except those another installed app needs, which go with that app.
+func TestRemoveTakesTheAppsOwnDependencies(t *testing.T) {
+	idx := pyindex.New()
+	defer idx.Close()
+	idx.Publish("leaf", "1.0")
+	idx.Publish("branch", "1.0", "leaf>=1")
+	idx.Publish("mine-only", "1.0")
+	d := startDaemon(t, t.TempDir(), filepath.Join(t.TempDir(), "venv"), "--index-url", idx.URL())
+	empty := siteFiles(t, d.venv)
+	for _, app := range []struct {
+		dir string
+	}{{writeApp(t, "first_app", "branch", "mine-only")}, {writeApp(t, "second_app", "leaf")}} {
+		if j := d.install(t, app.dir); j.Status != "done" {
+			t.Fatalf("install: %s %s\n%s", j.Status, j.err(), strings.Join(j.Logs, "\n"))
+		}
+	}
+	if got := pythonIn(t, d.venv, "import leaf, branch, mine_only; print('ok')"); got != "ok" {
+		t.Fatalf("dependencies after the installs: %s", got)
+	}
+	if j := d.remove(t, "first_app"); j.Status != "done" {
+		t.Fatalf("remove first_app: %s %s", j.Status, j.err())
+	}
+	if got := pythonIn(t, d.venv, "import importlib.util as u; print([u.find_spec(m) is not None for m in ('first_app', 'branch', 'mine_only', 'leaf', 'second_app')])"); got != "[False, False, False, True, True]" {
+		t.Fatalf("after removing first_app (first_app, branch, mine_only, leaf, second_app present): %s", got)
+	}
+	if j := d.remove(t, "second_app"); j.Status != "done" {
+		t.Fatalf("remove second_app: %s %s", j.Status, j.err())
+	}
+	if after := siteFiles(t, d.venv); !slices.Equal(after, empty) {
+		t.Fatalf("after removing both apps site-packages holds more than before:\n%s", strings.Join(slices.DeleteFunc(after, func(f string) bool { return slices.Contains(empty, f) }), "\n"))
+	}
+}
+
+// TestStuckInstallIsCancelled: an install from a URL that accepts connections and never answers
+// git holds the one job slot; cancelling it through the API ends it at once, kills its git, and a
+// remove that waited behind it runs at once.
+func TestStuckInstallIsCancelled(t *testing.T) {
+	asked := make(chan string, 16)
+	done := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case asked <- r.URL.String():
+		default:
+		}
+		select { // read the request, never answer it
+		case <-r.Context().Done():
+		case <-done:
+		}
+	}))
+	defer srv.Close()
+	defer close(done)
+	d := startDaemon(t, t.TempDir(), filepath.Join(t.TempDir(), "venv"))
+	if j := d.install(t, writeApp(t, "kept_app")); j.Status != "done" {
+		t.Fatalf("install: %s %s", j.Status, j.err())
+	}
+	stuck := d.start(t, "/api/apps/install", map[string]string{"url": srv.URL + "/spaces/u/stuck_app"})
+	select {
+	case u := <-asked:
+		t.Logf("git asked for %s", u)
+	case <-time.After(time.Minute):
+		t.Fatal("git never asked the server")
+	}
+	remove := d.start(t, "/api/apps/remove/kept_app", nil)
+	var cancelled jobInfo
+	start := time.Now()
+	if code := d.call(t, "POST", "/api/apps/cancel-job/"+stuck, nil, &cancelled); code != 200 {
+		t.Fatalf("cancel-job: %d", code)
+	}
+	if cancelled.Status != "failed" || !strings.HasPrefix(cancelled.err(), "cancelled on request") {
+		t.Fatalf("the cancelled job: %s %q", cancelled.Status, cancelled.err())
+	}
+	if j := d.wait(t, remove, 30*time.Second); j.Status != "done" {
+		t.Fatalf("the remove behind the cancelled install: %s %s", j.Status, j.err())
+	}
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("cancel and the remove behind it took %s", took)
+	}
+	out, _ := exec.Command("pgrep", "-f", "git.*"+strings.TrimPrefix(srv.URL, "http://")).Output()
+	if len(bytes.TrimSpace(out)) > 0 {
+		t.Errorf("git of the cancelled job still runs: %s", out)
+	}
+	if code := d.call(t, "POST", "/api/apps/cancel-job/"+stuck, nil, nil); code != 400 {
+		t.Errorf("cancelling a finished job: %d, want 400", code)
+	}
+	if code := d.call(t, "POST", "/api/apps/cancel-job/nope", nil, nil); code != 404 {
+		t.Errorf("cancelling an unknown job: %d, want 404", code)
+	}
+}
+
+// TestCorruptInstalledAppsFileDoesNotStopTheDaemon: the daemon starts, keeps the bad file aside,
+// says so in its status, and lists the installed app from the venv.
+func TestCorruptInstalledAppsFileDoesNotStopTheDaemon(t *testing.T) {
+	data, venv := t.TempDir(), filepath.Join(t.TempDir(), "venv")
+	d := startDaemon(t, data, venv)
+	if j := d.install(t, writeApp(t, "kept_app")); j.Status != "done" {
+		t.Fatalf("install: %s %s", j.Status, j.err())
+	}
+	if j := d.install(t, writeApp(t, "other_app")); j.Status != "done" {
+		t.Fatalf("install: %s %s", j.Status, j.err())
+	}
+	file := filepath.Join(data, "installed-apps.json")
+	good, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	torn := good[:bytes.Index(good, []byte(`"other_app"`))+20] // kept_app's record whole, other_app's torn
+	if err := os.WriteFile(file, torn, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d2 := restart(t, d)
+	var status struct {
+		Warnings []string `json:"warnings"`
+	}
+	d2.call(t, "GET", "/api/daemon/status", nil, &status)
+	if len(status.Warnings) != 1 || !strings.Contains(status.Warnings[0], "installed-apps.json is corrupt") || !strings.Contains(status.Warnings[0], "1 app record(s) recovered") {
+		t.Fatalf("daemon status warnings: %q", status.Warnings)
+	}
+	aside, _ := filepath.Glob(file + ".corrupt-*")
+	if len(aside) != 1 {
+		t.Fatalf("the corrupt file was not kept aside: %v", aside)
+	}
+	if kept, _ := os.ReadFile(aside[0]); !bytes.Equal(kept, torn) {
+		t.Fatal("the file kept aside is not the corrupt one")
+	}
+	var list []struct {
+		Name  string `json:"name"`
+		Extra struct {
+			Source string `json:"source"`
+		} `json:"extra"`
+	}
+	d2.call(t, "GET", "/api/apps/list", nil, &list)
+	if len(list) != 2 || list[0].Name != "kept_app" || list[0].Extra.Source == "" || list[1].Name != "other_app" {
+		t.Fatalf("apps after the restart: %+v", list)
+	}
+}
+
+// restart stops d and starts a daemon on the same data dir and venv.
+func restart(t *testing.T, d *daemon) *daemon {
+	t.Helper()
+	d.stop()
+	return startDaemon(t, d.dataDir, d.venv)
+}
