@@ -154,8 +154,9 @@ class Robot:
     127.0.0.1; "auto" and "network" use the address above), ``localhost_only`` (its deprecated
     alias), ``timeout`` (of each request), ``automatic_body_yaw`` (set on the daemon when
     connecting, as the anchor does), ``log_level`` (of the "robot_sdk" logger), and
-    ``media_backend`` ("no_media" turns ``robot.media`` off; every other backend name means the
-    daemon's media). ``robot_name`` and ``use_sim`` mean nothing here (one daemon serves one robot,
+    ``media_backend`` ("no_media" turns ``robot.media`` off, "webrtc" takes the camera and
+    microphones over WebRTC even on the robot; every other backend name means the daemon's media,
+    from its socket on the robot and over WebRTC elsewhere). ``robot_name`` and ``use_sim`` mean nothing here (one daemon serves one robot,
     simulated or not by its own --sim) and are ignored; ``spawn_daemon=True`` only checks that a
     daemon answers, since this SDK does not start one.
 
@@ -207,8 +208,9 @@ class Robot:
         self._move_cancelled = threading.Event()
         self._last_face_ts: Optional[float] = None
         self.is_recording = False
-        # On the robot media come from the daemon's socket; a laptop gets them over HTTP.
-        transport = {"local": "local", "webrtc": "http", "gstreamer": "http", "gstreamer_no_video": "http"}.get(backend, "auto")
+        # On the robot media come from the daemon's socket; a laptop gets them over WebRTC (or
+        # HTTP without aiortc).
+        transport = {"local": "local", "webrtc": "webrtc", "gstreamer": "http", "gstreamer_no_video": "http"}.get(backend, "auto")
         self._media = Media(self._http, enabled=backend != "no_media", transport=transport)
         self._media_released = False
         try:

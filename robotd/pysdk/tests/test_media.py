@@ -1,11 +1,13 @@
 """Frames and sound on the robot come from the daemon's media socket, as captured; a client
-elsewhere (media_backend="webrtc" here) gets the same over HTTP."""
+elsewhere (media_backend="webrtc" here) gets the same over WebRTC, or over HTTP without aiortc."""
 
+import sys
 import time
 import unittest
+import unittest.mock
 
 from robot_sdk import Robot
-from robot_sdk.media import Frame
+from robot_sdk.media import Frame, Media, MediaUnavailableError, webrtc
 
 from .daemon import daemon
 
@@ -32,11 +34,34 @@ class MediaTransportTest(unittest.TestCase):
             # The drawn camera's white square crosses the image: the last frame is not the first.
             self.assertNotEqual(pixels(frames[0]), pixels(frames[-1]))
 
-    def test_remote_frames_come_over_http_in_the_same_shape(self):
+    @unittest.skipUnless(webrtc.available(), "aiortc is not installed (Debian's python3-aiortc)")
+    def test_remote_frames_come_over_webrtc_in_the_same_shape(self):
         with Robot(url=self.daemon.url, media_backend="webrtc") as robot:
             self.assertEqual(robot.media._socket(), "")
-            frame = robot.media.get_frame()
-            self.assertEqual(tuple(frame.shape), (480, 640, 3))
+            self.assertEqual(robot.media.transport, "webrtc")
+            first = robot.media.get_frame()
+            self.assertEqual(tuple(first.shape), (480, 640, 3))
+            deadline = time.monotonic() + 5
+            while pixels(robot.media.get_frame()) == pixels(first):
+                self.assertLess(time.monotonic(), deadline, "the picture over WebRTC does not move")
+
+    def test_without_aiortc_remote_frames_come_over_http(self):
+        with Robot(url=self.daemon.url) as robot:
+            media = Media(robot._http, transport="http")
+            self.assertEqual(media.transport, "http")
+            self.assertEqual(tuple(media.get_frame().shape), (480, 640, 3))
+
+    def test_without_aiortc_auto_says_so_and_webrtc_names_it(self):
+        with unittest.mock.patch.dict(sys.modules, {"aiortc": None}):  # import aiortc fails
+            with Robot(url=self.daemon.url) as robot:
+                auto = Media(robot._http, transport="auto")
+                auto._socket_path = ""  # as from a laptop
+                with self.assertLogs("robot_sdk", "WARNING") as logs:
+                    self.assertEqual(auto.transport, "http")
+                self.assertIn("aiortc is not installed", logs.output[0])
+                forced = Media(robot._http, transport="webrtc")
+                with self.assertRaisesRegex(MediaUnavailableError, "needs aiortc.*apt install python3-aiortc"):
+                    forced.get_frame()
 
     def test_local_sound_round_trip(self):
         with Robot(url=self.daemon.url, media_backend="local") as robot:

@@ -3,6 +3,7 @@
 import array
 import collections
 import ipaddress
+import logging
 import math
 import os
 import socket
@@ -12,6 +13,9 @@ import threading
 from typing import Any, Deque, List, Optional, Sequence
 
 from ..errors import RequestRefusedError, RobotError
+from . import webrtc as _webrtc
+
+logger = logging.getLogger("robot_sdk")
 
 # Audio is stereo float32 at this rate, both ways, as the public SDK's: (n, 2) arrays.
 SAMPLE_RATE = 16000
@@ -201,8 +205,10 @@ class Media:
     """The robot's audio and camera, through the daemon. Obtained as ``robot.media``.
 
     On the robot (a daemon on loopback) frames and sound come from the daemon's media socket as
-    it captured them, with no encoding; elsewhere they come over HTTP. ``transport`` forces one:
-    "local" (the socket) or "http"; "auto" picks."""
+    it captured them, with no encoding; elsewhere the camera and microphones come over WebRTC
+    (with aiortc installed; else over HTTP, a frame per request). The speaker is played through
+    the API from anywhere but the robot. ``transport`` forces one: "local" (the socket), "webrtc"
+    or "http"; "auto" picks."""
 
     def __init__(self, http: Any, enabled: bool = True, transport: str = "auto") -> None:
         self._http = http
@@ -214,13 +220,51 @@ class Media:
         self._last_seq = 0
         self._sound: Optional[_SoundReader] = None
         self._play: Optional[socket.socket] = None
+        self._rtc: Optional[_webrtc.WebRTCStream] = None
+        self._rtc_recording = False
         self._lock = threading.Lock()
+
+    @property
+    def transport(self) -> str:
+        """How frames and sound come from the daemon: "local" (its media socket), "webrtc" or
+        "http"."""
+        if self._socket():
+            return "local"
+        return "webrtc" if self._use_webrtc() else "http"
+
+    def _use_webrtc(self) -> bool:
+        if self._transport == "webrtc":
+            return True
+        if self._transport != "auto" or self._socket():
+            return False
+        if not _webrtc.available():
+            if self._transport == "auto":
+                logger.warning("aiortc is not installed: the robot's camera and microphones come over HTTP, "
+                               "a frame per request (apt install python3-aiortc, or pip install aiortc, for WebRTC)")
+                self._transport = "http"
+            return False
+        return True
+
+    def _webrtc(self) -> _webrtc.WebRTCStream:
+        """The WebRTC connection to the daemon, made on first use and again after it ended."""
+        with self._lock:
+            if self._rtc is not None and self._rtc.error is not None:
+                self._rtc.close()
+                self._rtc = None
+            if self._rtc is None:
+                try:
+                    self._rtc = _webrtc.WebRTCStream(self._http, SAMPLE_RATE, CHANNELS)
+                except _webrtc.WebRTCUnavailableError as e:
+                    raise MediaUnavailableError(str(e)) from e
+                self._last_seq = 0  # a new connection numbers its frames from 1
+                self._rtc.record(self._rtc_recording)
+            return self._rtc
 
     def _socket(self) -> str:
         """The daemon's media socket, or "" when frames and sound go over HTTP."""
         if self._socket_path is None:
             self._socket_path = ""
-            if self._transport != "http" and _is_loopback(getattr(self._http, "_host", "")):
+            if self._transport in ("auto", "local") and _is_loopback(getattr(self._http, "_host", "")):
                 try:
                     path = self._http.request("GET", "/api/media/ipc")["socket"]
                     if os.path.exists(path):
@@ -242,6 +286,9 @@ class Media:
                         pass
                     s.close()
             self._frames, self._sound, self._play = None, None, None
+            rtc, self._rtc = self._rtc, None
+        if rtc is not None:
+            rtc.close()
 
     def _check(self) -> None:
         if not self._enabled:
@@ -274,6 +321,13 @@ class Media:
             w, h, data, seq, _ = reader.frame(self._last_seq, 5.0)
             self._last_seq = seq
             frame = Frame(w, h, bytes(data))
+        elif self._use_webrtc():
+            try:
+                w, h, data, seq, _ = self._webrtc().frame(self._last_seq, 5.0)
+            except RobotError as e:
+                raise MediaUnavailableError(f"{e}{self._camera_trouble()}") from e
+            self._last_seq = seq
+            frame = Frame(w, h, data)
         else:
             frame = parse_ppm(self._http.request_bytes("GET", "/api/camera/frame"))
         if "numpy" in sys.modules:
@@ -281,6 +335,14 @@ class Media:
 
             return numpy.asarray(frame)
         return frame
+
+    def _camera_trouble(self) -> str:
+        """Why the daemon's camera gives nothing, as its /api/media/devices says, or ""."""
+        try:
+            camera = self._http.request("GET", "/api/media/devices").get("camera") or {}
+        except RobotError:
+            return ""
+        return f": the robot says: {camera['error']}" if camera.get("error") else ""
 
     def get_frame_jpeg(self) -> bytes:
         """The camera image as JPEG bytes."""
@@ -301,6 +363,10 @@ class Media:
                 else:
                     self._sound.take(None)
             return SAMPLE_RATE
+        if self._use_webrtc():
+            self._webrtc().record(True)
+            self._rtc_recording = True
+            return SAMPLE_RATE
         return int(self._http.request("POST", "/api/audio/start_recording")["sample_rate"])
 
     def stop_recording(self) -> None:
@@ -310,6 +376,11 @@ class Media:
             sound, self._sound = self._sound, None
         if sound is not None:
             sound.sock.close()
+            return
+        if self._use_webrtc():
+            self._rtc_recording = False
+            if self._rtc is not None:
+                self._rtc.record(False)
             return
         if not self._socket():
             self._http.request("POST", "/api/audio/stop_recording")
@@ -330,15 +401,15 @@ class Media:
                 sound = self._sound
             if sound is None:
                 raise RequestRefusedError("GET", "media socket", 400, "recording is not started: call start_recording first")
-            data = sound.take(max_samples)
-            if not data:
-                return None
-            if "numpy" in sys.modules:
-                import numpy
-
-                return numpy.frombuffer(data, dtype="<f4").reshape(-1, CHANNELS).copy()
-            flat = array.array("f", data)
-            return [[flat[i], flat[i + 1]] for i in range(0, len(flat), 2)]
+            return _frames_of(sound.take(max_samples))
+        if self._use_webrtc():
+            if not self._rtc_recording:
+                raise RequestRefusedError("GET", "webrtc", 400, "recording is not started: call start_recording first")
+            try:
+                data = self._webrtc().take(max_samples)
+            except RobotError as e:
+                raise MediaUnavailableError(str(e)) from e
+            return _frames_of(data)
         frames = list(self._http.request("GET", "/api/audio/sample", query=query)["samples"])
         if not frames:
             return None
@@ -426,6 +497,19 @@ class Media:
         import os
 
         return float(self._http.request("POST", "/api/audio/play_sound", {"file": os.fspath(file)})["duration"])
+
+
+def _frames_of(data: bytes) -> Any:
+    """Packed float32 [l, r, ...] as the SDK gives sound: an (n, 2) array, or a list of [l, r]
+    lists without numpy; None for no sound."""
+    if not data:
+        return None
+    if "numpy" in sys.modules:
+        import numpy
+
+        return numpy.frombuffer(data, dtype="<f4").reshape(-1, CHANNELS).copy()
+    flat = array.array("f", data)
+    return [[flat[i], flat[i + 1]] for i in range(0, len(flat), 2)]
 
 
 def _is_loopback(host: str) -> bool:
