@@ -22,8 +22,8 @@ type usbCtrlTransfer struct {
 	Data        unsafe.Pointer
 }
 
-// usbdevfsControl is _IOWR('U', 0, struct usbdevfs_ctrltransfer).
-var usbdevfsControl = uintptr(3<<30 | uint32(unsafe.Sizeof(usbCtrlTransfer{}))<<16 | 'U'<<8 | 0)
+// usbdevfsControl is _IOWR('U', 0, struct usbdevfs_ctrltransfer): request number 0, so no low bits.
+var usbdevfsControl = uintptr(3<<30 | uint32(unsafe.Sizeof(usbCtrlTransfer{}))<<16 | 'U'<<8)
 
 type usbfs struct{ f *os.File }
 
