@@ -11,6 +11,7 @@ import (
 
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/robot"
+	"github.com/robothub/robothub/internal/hardware"
 	"github.com/robothub/robothub/internal/hardware/media"
 )
 
@@ -23,21 +24,44 @@ var mediaFlags = []cli.Flag{
 	&cli.StringFlag{Name: "camera-mode", Value: media.DefaultVideoMode.String(), Usage: "the size and rate apps get frames at, WIDTHxHEIGHT@FPS"},
 }
 
-// mediaConfig is what the media flags resolve to.
+// mediaConfig is what the media flags and the hardware config's media section resolve to.
 type mediaConfig struct {
 	camera, microphone, speaker string
 	mode                        media.VideoMode
+	cameraIDs, audioIDs         []media.USBID
 }
 
-func mediaConfigFrom(c *cli.Context, sim simMode) (mediaConfig, error) {
-	mc := mediaConfig{camera: c.String("camera"), microphone: c.String("microphone"), speaker: c.String("speaker")}
+// mediaConfigFrom resolves the media flags over the media section of the hardware config at
+// hwConfig (if any): a flag given wins over the config, the config over the defaults.
+func mediaConfigFrom(c *cli.Context, sim simMode, hwConfig string) (mediaConfig, error) {
+	var fc media.Config
+	if hwConfig != "" {
+		data, err := hardware.ReadConfigFile(hwConfig)
+		if err != nil {
+			return mediaConfig{}, err
+		}
+		if fc, err = media.ParseConfig(data); err != nil {
+			return mediaConfig{}, fmt.Errorf("--hardware-config %s: %w", hwConfig, err)
+		}
+	}
+	flagOr := func(name, config string) string {
+		if c.IsSet(name) {
+			return c.String(name)
+		}
+		return config
+	}
+	mc := mediaConfig{camera: flagOr("camera", fc.Camera), microphone: flagOr("microphone", fc.Microphone),
+		speaker: flagOr("speaker", fc.Speaker), cameraIDs: fc.CameraIDs, audioIDs: fc.AudioIDs}
 	var err error
 	if mc.mode, err = media.ParseVideoMode(c.String("camera-mode")); err != nil {
 		return mc, fmt.Errorf("--camera-mode: %w", err)
 	}
+	if !c.IsSet("camera-mode") && fc.CameraMode.Width > 0 {
+		mc.mode = fc.CameraMode
+	}
 	if c.Bool("no-media") {
-		for name, v := range map[string]string{"camera": mc.camera, "microphone": mc.microphone, "speaker": mc.speaker} {
-			if v != "" && v != media.DeviceNone {
+		for _, name := range []string{"camera", "microphone", "speaker"} {
+			if v := c.String(name); c.IsSet(name) && v != media.DeviceNone {
 				return mc, fmt.Errorf("--no-media and --%s %s: choose one", name, v)
 			}
 		}
@@ -71,7 +95,7 @@ type withMedia struct {
 // camera.
 func openMedia(mc mediaConfig, wireless bool, backend robot.Backend, log *slog.Logger) *withMedia {
 	opts := media.Options{Camera: mc.camera, Microphone: mc.microphone, Speaker: mc.speaker, Mode: mc.mode,
-		Wireless: wireless, Log: log}
+		CameraIDs: mc.cameraIDs, AudioIDs: mc.audioIDs, Wireless: wireless, Log: log}
 	specs := cameraSpecs(mc)
 	if cam, ok := backend.(robot.Camera); ok && mc.camera == media.DeviceSim {
 		opts.SimCamera = cam.Frame

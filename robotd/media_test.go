@@ -2,7 +2,9 @@ package robotd_test
 
 import (
 	"bytes"
+	"context"
 	bin "encoding/binary"
+	"io"
 	"mime/multipart"
 	"net/http"
 	"os"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/robot"
+	"github.com/robothub/robothub/robotd"
 )
 
 func needGst(t *testing.T) {
@@ -202,5 +205,54 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// The hardware config's media section names the devices of a robot built differently; a flag
+// given wins over it; the motors read the same file.
+func TestHardwareConfigNamesTheMediaDevices(t *testing.T) {
+	needGst(t)
+	motors, err := os.ReadFile(filepath.Join("..", "internal", "hardware", "hardware.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "hardware.yaml")
+	section := "\nmedia:\n  camera: test\n  microphone: none\n  speaker: none\n  camera_mode: 320x240@15\n"
+	if err := os.WriteFile(cfg, append(motors, section...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := startDaemon(t, daemonOptions{args: []string{"--sim=bus", "--hardware-config", cfg, "--speaker", "test"}})
+	var dev struct {
+		Camera, Microphone, Speaker struct{ Device, Error string }
+		Camera_mode                 string
+	}
+	d.call("GET", "/api/media/devices", nil, &dev)
+	if dev.Camera.Device != "test" || dev.Camera_mode != "320x240@15" || !strings.Contains(dev.Microphone.Error, "off") || dev.Speaker.Device != "test" {
+		t.Fatalf("devices from the hardware config (speaker from the flag): %+v", dev)
+	}
+	resp, err := http.Get(d.url + "/api/camera/frame")
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := make([]byte, 15)
+	_, _ = io.ReadFull(resp.Body, head)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(head) != "P6\n320 240\n255\n" {
+		t.Fatalf("a frame at the config's size: %d %q", resp.StatusCode, head)
+	}
+	// The motors of the same file drive the emulated bus.
+	if h := d.hardware(); h.Hardware == nil || len(h.Hardware.Motors) != 9 {
+		t.Fatalf("the motors of the hardware config: %+v", h)
+	}
+
+	// A misspelt media key stops the daemon at start, naming it, as a misspelt motor key does.
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(bad, append(motors, "\nmedia:\n  camra: test\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = robotd.Run(context.Background(), []string{"robot-daemon", "--sim=bus", "--hardware-config", bad, "--port", "0",
+		"--data-dir", t.TempDir(), "--hub-url", "none"}, os.Getenv, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--hardware-config "+bad+": hardware config: media:") || !strings.Contains(err.Error(), "field camra not found") {
+		t.Fatalf("a misspelt media key: %v", err)
 	}
 }

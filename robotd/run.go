@@ -111,7 +111,7 @@ func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
 	}
 	cfg.offline, cfg.systemSite = c.Bool("offline"), c.Bool("system-site-packages")
 	var err error
-	if cfg.media, err = mediaConfigFrom(c, cfg.sim); err != nil {
+	if cfg.media, err = mediaConfigFrom(c, cfg.sim, cfg.hardwareConfig); err != nil {
 		return cfg, err
 	}
 	cfg.indexURL, cfg.extraIndexURLs = strings.TrimSpace(c.String("index-url")), c.StringSlice("extra-index-url")

@@ -20,10 +20,11 @@
 // With no device named, Open finds the robot's own in sysfs: the camera by USB id (CameraIDs;
 // the Wireless's CSI camera through libcamera), the sound card by USB id (AudioIDs) as an ALSA
 // plughw device. Flags name others (--camera /dev/video2, --microphone pulse, --speaker
-// hw:CARD=Device); "test" runs GStreamer's test sources and a clocked fakesink through the same
-// pipelines, "gst:..." any GStreamer description, "none" nothing. A device that is not found is an
-// error naming the ids looked for and what was found, reported by Status and by each call that
-// needs it; the daemon keeps driving the motors.
+// hw:CARD=Device), as does the media section of the hardware config (Config, which also
+// replaces the USB ids looked for); "test" runs GStreamer's test sources and a clocked fakesink
+// through the same pipelines, "gst:..." any GStreamer description, "none" nothing. A device that
+// is not found is an error naming the ids looked for and what was found, reported by Status and
+// by each call that needs it; the daemon keeps driving the motors.
 //
 // # Who gets what
 //

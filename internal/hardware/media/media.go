@@ -28,9 +28,12 @@ type Options struct {
 	SimCamera func(now time.Time) *image.RGBA
 	// Wireless: the camera is the Pi camera (libcamera), not a USB one.
 	Wireless bool
-	Sysfs    Sysfs         // "/sys" when empty
-	Idle     time.Duration // how long the camera keeps capturing after its last user; 5 s when 0
-	Log      *slog.Logger
+	// CameraIDs and AudioIDs replace the robot's own (the package's CameraIDs and AudioIDs) as
+	// what the default devices are found by: a robot with another camera or sound card.
+	CameraIDs, AudioIDs []USBID
+	Sysfs               Sysfs         // "/sys" when empty
+	Idle                time.Duration // how long the camera keeps capturing after its last user; 5 s when 0
+	Log                 *slog.Logger
 }
 
 // Media is the robot's camera, microphone and speaker. It never fails to open: a device that is
@@ -114,7 +117,7 @@ func (m *Media) resolveCamera() (string, error) {
 		if m.opts.Wireless {
 			return "libcamera", nil
 		}
-		dev, _, err := m.opts.Sysfs.FindCamera(CameraIDs)
+		dev, _, err := m.opts.Sysfs.FindCamera(idsOr(m.opts.CameraIDs, CameraIDs))
 		return dev, err
 	default:
 		_, err := cameraPipeline(d, m.opts.Mode)
@@ -122,10 +125,18 @@ func (m *Media) resolveCamera() (string, error) {
 	}
 }
 
+// idsOr is ids, or the robot's own when none are given.
+func idsOr(ids, own []USBID) []USBID {
+	if len(ids) > 0 {
+		return ids
+	}
+	return own
+}
+
 func (m *Media) resolveAudio() (mic, spk string, err error) {
 	mic, spk = m.opts.Microphone, m.opts.Speaker
 	if mic == DeviceAuto || spk == DeviceAuto {
-		card, _, ferr := m.opts.Sysfs.FindSoundCard(AudioIDs)
+		card, _, ferr := m.opts.Sysfs.FindSoundCard(idsOr(m.opts.AudioIDs, AudioIDs))
 		if ferr != nil {
 			err = ferr
 		} else {
