@@ -107,6 +107,15 @@ func (w *WebRTC) Answer(ctx context.Context, offer webrtc.SessionDescription) (*
 	if err := pc.SetRemoteDescription(offer); err != nil {
 		return fail(fmt.Errorf("sdp: %w", err))
 	}
+	// Pion answers a kind it has no track for (no camera, or no microphones) "sendonly" and then
+	// sends nothing; stopped, the answer tells the peer the robot sends none of it.
+	for _, tr := range pc.GetTransceivers() {
+		if tr.Sender() == nil && tr.Direction() == webrtc.RTPTransceiverDirectionSendonly {
+			if err := tr.Stop(); err != nil {
+				return fail(err)
+			}
+		}
+	}
 	answer, err := pc.CreateAnswer(nil)
 	if err != nil {
 		return fail(fmt.Errorf("sdp: %w", err))

@@ -159,3 +159,31 @@ func TestWebRTCRefusesWhileReleased(t *testing.T) {
 		t.Fatal("an answer taken for an offer")
 	}
 }
+
+// A robot without a camera answers the video a peer asks for "inactive", so that the peer (a
+// browser, the SDK) knows at once that no picture will come, instead of waiting for one.
+func TestWebRTCAnswerSaysWhatTheRobotDoesNotSend(t *testing.T) {
+	m := openTest(t, Options{Camera: DeviceNone, Microphone: DeviceLoopback, Speaker: DeviceLoopback})
+	w, err := NewWebRTC(m, true, m.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Close)
+	p := newPeer(t)
+	p.connect(t, w)
+	answer, err := p.pc.RemoteDescription().Unmarshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	directions := map[string]string{}
+	for _, md := range answer.MediaDescriptions {
+		for _, d := range []string{"sendonly", "recvonly", "sendrecv", "inactive"} {
+			if _, ok := md.Attribute(d); ok {
+				directions[md.MediaName.Media] = d
+			}
+		}
+	}
+	if directions["video"] != "inactive" || directions["audio"] != "sendonly" {
+		t.Fatalf("the daemon's answer: video %q, audio %q; want inactive, sendonly", directions["video"], directions["audio"])
+	}
+}
