@@ -77,7 +77,7 @@ func TestSDKGetsFramesAndSoundOverWebRTC(t *testing.T) {
 		t.Fatalf("the 1 kHz test tone arrived as %d frames, RMS %.3f, pitch %.1f Hz:\n%s", n, rms, pitch, out)
 	}
 	// The daemon saw a WebRTC peer (not HTTP frame requests).
-	if !strings.Contains(d.log.String(), `msg="webrtc peer" state=connected`) {
+	if !regexp.MustCompile(`msg="webrtc peer" .*state=connected`).MatchString(d.log.String()) {
 		t.Fatalf("the daemon's log shows no WebRTC peer connecting:\n%s", d.log.String())
 	}
 }

@@ -325,7 +325,7 @@ class Media:
             try:
                 w, h, data, seq, _ = self._webrtc().frame(self._last_seq, 5.0)
             except RobotError as e:
-                raise MediaUnavailableError(f"{e}{self._camera_trouble()}") from e
+                raise MediaUnavailableError(f"{e}{self._device_trouble('camera')}") from e
             self._last_seq = seq
             frame = Frame(w, h, data)
         else:
@@ -336,13 +336,14 @@ class Media:
             return numpy.asarray(frame)
         return frame
 
-    def _camera_trouble(self) -> str:
-        """Why the daemon's camera gives nothing, as its /api/media/devices says, or ""."""
+    def _device_trouble(self, device: str) -> str:
+        """Why the daemon's camera (or microphone) gives nothing, as its /api/media/devices says,
+        or ""."""
         try:
-            camera = self._http.request("GET", "/api/media/devices").get("camera") or {}
+            status = self._http.request("GET", "/api/media/devices").get(device) or {}
         except RobotError:
             return ""
-        return f": the robot says: {camera['error']}" if camera.get("error") else ""
+        return f": the robot says: {status['error']}" if status.get("error") else ""
 
     def get_frame_jpeg(self) -> bytes:
         """The camera image as JPEG bytes."""
@@ -364,7 +365,10 @@ class Media:
                     self._sound.take(None)
             return SAMPLE_RATE
         if self._use_webrtc():
-            self._webrtc().record(True)
+            rtc = self._webrtc()
+            if not rtc.sends("audio"):
+                raise MediaUnavailableError(f"the robot sends no microphones over WebRTC{self._device_trouble('microphone')}")
+            rtc.record(True)
             self._rtc_recording = True
             return SAMPLE_RATE
         return int(self._http.request("POST", "/api/audio/start_recording")["sample_rate"])

@@ -54,6 +54,7 @@ class WebRTCStream:
         self._recording = False
         self._chunks: Deque[bytes] = collections.deque()
         self._frames = 0
+        self._sent: set = set()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True, name="robot_sdk-webrtc")
         self._thread.start()
@@ -89,6 +90,8 @@ class WebRTCStream:
         from aiortc import RTCSessionDescription
 
         await self._pc.setRemoteDescription(RTCSessionDescription(sdp=answer["sdp"], type=answer["type"]))
+        # A robot without a camera (or microphones) answers that kind "inactive".
+        self._sent = {t.kind for t in self._pc.getTransceivers() if t.currentDirection in ("recvonly", "sendrecv")}
 
     async def _run(self, kind: str, consume: Any) -> None:
         try:
@@ -126,8 +129,14 @@ class WebRTCStream:
                     while self._frames > kept:
                         self._frames -= len(self._chunks.popleft())
 
+    def sends(self, kind: str) -> bool:
+        """Whether the robot sends this kind of track ("video", "audio")."""
+        return kind in self._sent
+
     def frame(self, after_seq: int, timeout: float) -> tuple:
         """The newest frame after ``after_seq``: (width, height, bgr bytes, seq, received ns)."""
+        if not self.sends("video"):
+            raise WebRTCUnavailableError("the robot sends no camera over WebRTC")
         with self._cond:
             self._cond.wait_for(lambda: self.error is not None or (self._latest is not None and self._latest[3] > after_seq), timeout)
             if self._latest is None or self._latest[3] <= after_seq:
