@@ -92,7 +92,8 @@ class AudioTest(unittest.TestCase):
         deadline = time.monotonic() + 1
         while time.monotonic() < deadline and len([f for f in heard if f[0] != 0]) < 1600:
             time.sleep(0.05)
-            heard += [list(f) for f in self.robot.media.get_audio_sample() or []]
+            sample = self.robot.media.get_audio_sample()  # None, a list, or numpy once imported
+            heard += [list(f) for f in (sample if sample is not None else [])]
         loud = [f for f in heard if f[0] != 0]
         self.assertEqual(len(loud), 1600)
         self.assertTrue(all(abs(f[0] - 0.5) < 1e-6 and abs(f[1] + 0.25) < 1e-6 for f in loud), loud[:3])

@@ -71,7 +71,8 @@ class MediaTransportTest(unittest.TestCase):
             deadline = time.monotonic() + 3
             while time.monotonic() < deadline and len(heard) < 800:
                 time.sleep(0.02)
-                heard += [f for f in (robot.media.get_audio_sample() or []) if f[1] != 0]
+                sample = robot.media.get_audio_sample()  # None, a list, or numpy once imported
+                heard += [f for f in (sample if sample is not None else []) if f[1] != 0]
             self.assertEqual(len(heard), 800)
             self.assertAlmostEqual(float(heard[0][0]), 0.25, places=6)
             self.assertAlmostEqual(float(heard[0][1]), 0.75, places=6)

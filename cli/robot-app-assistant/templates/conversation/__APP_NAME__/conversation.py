@@ -165,7 +165,8 @@ class Listener:
             self.robot.media.start_recording()
             self.recording = True
             self.detector.reset()
-        samples = audio.to_mono(self.robot.media.get_audio_sample() or [])
+        heard = self.robot.media.get_audio_sample()  # an (n, 2) numpy array, or None
+        samples = audio.to_mono(heard if heard is not None else [])
         if self.voice.muted():  # the microphone hears the robot itself
             self.detector.reset()
             return
