@@ -255,4 +255,16 @@ func TestHardwareConfigNamesTheMediaDevices(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "--hardware-config "+bad+": hardware config: media:") || !strings.Contains(err.Error(), "field camra not found") {
 		t.Fatalf("a misspelt media key: %v", err)
 	}
+	// --no-media with a device flag is a contradiction; with the config's devices it is not (the
+	// flag wins over the file).
+	err = robotd.Run(context.Background(), []string{"robot-daemon", "--sim=bus", "--hardware-config", cfg, "--no-media", "--camera", "test",
+		"--port", "0", "--data-dir", t.TempDir(), "--hub-url", "none"}, os.Getenv, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--no-media and --camera test: choose one") {
+		t.Fatalf("--no-media --camera test: %v", err)
+	}
+	off := startDaemon(t, daemonOptions{args: []string{"--sim=bus", "--hardware-config", cfg, "--no-media"}})
+	var st map[string]bool
+	if off.call("GET", "/api/media/status", nil, &st); !st["no_media"] {
+		t.Fatalf("--no-media over a config that names devices: %v", st)
+	}
 }
