@@ -19,11 +19,18 @@ build:
 	@mkdir -p $(BIN)
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cli/... ./robotd/cmd/...
 
-# make run: the whole system on this machine (robothub dev): the local hub on 127.0.0.1:7861, a
-# receiver on 127.0.0.1:7860 and the simulated robot on 127.0.0.1:8000, wired by a webhook so that a
-# push to an app's space updates the app on the robot. State in .robothub/dev. Ctrl-C stops it.
+# make run: the whole system on this machine (robothub dev): the local hub on 127.0.0.1:$(HUB_PORT), a
+# receiver on 127.0.0.1:$(RECEIVER_PORT) and the simulated robot on 127.0.0.1:$(DAEMON_PORT), wired by
+# a webhook so that a push to an app's space updates the app on the robot. State in $(DATA_DIR).
+# Ctrl-C stops it. Other ports: make run HUB_PORT=17861 RECEIVER_PORT=17860 DAEMON_PORT=18000 (on
+# the same data dir too: installed apps follow the hub to its new port, the webhook the receiver).
+HUB_PORT      ?= 7861
+RECEIVER_PORT ?= 7860
+DAEMON_PORT   ?= 8000
+DATA_DIR      ?= .robothub/dev
 run: build
-	$(BIN)/robothub dev --data-dir .robothub/dev
+	$(BIN)/robothub dev --data-dir $(DATA_DIR) --hub-addr 127.0.0.1:$(HUB_PORT) \
+		--receiver-addr 127.0.0.1:$(RECEIVER_PORT) --daemon-port $(DAEMON_PORT)
 
 vet:
 	$(GO) vet ./...
@@ -82,10 +89,11 @@ cross-check:
 # Robot daemon (robotd): run it on the simulated robot; measure it (figures in docs/BENCHMARKS.md).
 # The benchmark venv (51 apps) is cached in $${TMPDIR:-/tmp}/robotd-bench-venv.
 .PHONY: run-daemon bench-daemon
+# make run-daemon DAEMON_PORT=18000 picks another port; the daemon checks it before building its venv.
 run-daemon:
 	@mkdir -p $(BIN)
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/robot-daemon ./robotd/cmd/robot-daemon
-	$(BIN)/robot-daemon --sim --data-dir .robothub/robot-daemon --log-level info
+	$(BIN)/robot-daemon --sim --port $(DAEMON_PORT) --data-dir .robothub/robot-daemon --log-level info
 
 bench-daemon:
 	$(GO) test -run '^$$' -bench 'ListApps' -benchtime 3000x ./robotd/

@@ -20,6 +20,7 @@ require (
 	github.com/shirou/gopsutil/v4 v4.26.10
 	github.com/tsenart/vegeta/v12 v12.12.0
 	github.com/urfave/cli/v2 v2.27.7
+	github.com/yuin/goldmark v1.8.7
 	go.bug.st/serial v1.8.0
 	golang.ngrok.com/ngrok/v2 v2.4.0
 	golang.org/x/term v0.47.0

@@ -22,26 +22,16 @@ import (
 // the apps venv sees through --system-site-packages, as a Raspberry Pi's apt packages.
 const systemPython = "/usr/bin/python3"
 
-// systemSiteVenv is one apps venv made from systemPython with --system-site-packages, shared by the
-// tests of apps written as the anchor's are.
-var systemSiteVenv = sync.OnceValue(func() string {
-	dir, err := os.MkdirTemp("", "robotd-system-site-")
-	if err != nil {
-		panic(err)
-	}
-	return filepath.Join(dir, "apps_venv")
-})
-
-// systemSiteDaemon starts a daemon whose apps venv sees the system's numpy; it skips the test
-// when the system's Python lacks the modules it needs.
+// systemSiteDaemon starts a daemon whose apps venv sees the system's numpy; it fails naming the
+// Debian package when the system's Python lacks a module it needs (.ci/run installs them).
 func systemSiteDaemon(t *testing.T, modules ...string) *daemon {
 	t.Helper()
 	for _, m := range append([]string{"numpy"}, modules...) {
 		if err := exec.Command(systemPython, "-c", "import "+m).Run(); err != nil {
-			t.Skipf("%s cannot import %s (Debian's python3-%s): %v", systemPython, m, m, err)
+			t.Fatalf("%s cannot import %s: install Debian's python3-%s (%v)", systemPython, m, m, err)
 		}
 	}
-	d := startDaemon(t, daemonOptions{venv: systemSiteVenv(), args: []string{"--python", systemPython, "--system-site-packages"}})
+	d := startDaemon(t, daemonOptions{})
 	// The daemon wakes the robot at start: what moves it afterwards is the script.
 	d.waitRobot(10*time.Second, "awake and still", func(s robotState) bool { return s.Awake && s.Move == nil })
 	return d
@@ -214,7 +204,7 @@ func writeAnchorExample(t *testing.T, name string) string {
 func TestAnchorMinimalDemo(t *testing.T) {
 	path := writeAnchorExample(t, "minimal_demo.py")
 	d := systemSiteDaemon(t)
-	s := runScript(t, d, systemSiteVenv(), path)
+	s := runScript(t, d, sharedVenv, path)
 	waitFor(t, 20*time.Second, "motion", s, targetsVary(d))
 	s.interrupt(t)
 }
@@ -223,7 +213,7 @@ func TestAnchorMinimalDemo(t *testing.T) {
 func TestAnchorGotoInterpolationPlayground(t *testing.T) {
 	path := writeAnchorExample(t, "goto_interpolation_playground.py")
 	d := systemSiteDaemon(t)
-	s := runScript(t, d, systemSiteVenv(), path)
+	s := runScript(t, d, sharedVenv, path)
 	second := regexp.MustCompile(`Testing method: .*(minjerk|MIN_JERK)`)
 	waitFor(t, 30*time.Second, "the second interpolation", s, func() bool { return s.stdout.has(second) })
 	s.interrupt(t)
@@ -233,7 +223,7 @@ func TestAnchorGotoInterpolationPlayground(t *testing.T) {
 func TestAnchorSequence(t *testing.T) {
 	path := writeAnchorExample(t, "sequence.py")
 	d := systemSiteDaemon(t, "scipy")
-	s := runScript(t, d, systemSiteVenv(), path)
+	s := runScript(t, d, sharedVenv, path)
 	waitFor(t, 20*time.Second, "a yaw of the head", s, func() bool { return d.robot().TargetHead.Yaw != 0 })
 	s.interrupt(t)
 }
@@ -242,7 +232,7 @@ func TestAnchorSequence(t *testing.T) {
 func TestAnchorCompliantDemo(t *testing.T) {
 	path := writeAnchorExample(t, "reachy_compliant_demo.py")
 	d := systemSiteDaemon(t)
-	s := runScript(t, d, systemSiteVenv(), path)
+	s := runScript(t, d, sharedVenv, path)
 	waitFor(t, 20*time.Second, "gravity compensation", s, func() bool { return motorMode(d) == "gravity_compensation" })
 	s.interrupt(t)
 	if m := motorMode(d); m != "enabled" {

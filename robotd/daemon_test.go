@@ -30,8 +30,17 @@ import (
 var webUIAppURL, webUIAppDir string
 
 // sharedVenv is one apps venv for all the tests of the package: creating one takes seconds, and
-// apps installed by one test stay installed for the next.
+// apps installed by one test stay installed for the next. It is made from systemPython with
+// --system-site-packages (venvArgs): the robot SDK's numpy, scipy, pydantic, FastAPI and uvicorn
+// come from Debian's builds, as a robot with no package index takes them from apt, since no index
+// is reachable here.
 var sharedVenv string
+
+// venvArgs are the daemon's arguments for an apps venv of the tests: Debian's interpreter, whose
+// packages the venv sees.
+func venvArgs(venv string) []string {
+	return []string{"--apps-venv", venv, "--python", systemPython, "--system-site-packages"}
+}
 
 func TestMain(m *testing.M) {
 	// Re-executed as another local user's connection flood (see TestConnectionFloodOfAnotherUser).
@@ -149,8 +158,8 @@ func startDaemon(t testing.TB, opts daemonOptions) *daemon {
 		port = freePort(t)
 	}
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	args := append([]string{"robot-daemon", "--sim", "--port", strconv.Itoa(port), "--data-dir", opts.dataDir,
-		"--apps-venv", opts.venv, "--hub-url", "none", "--stop-timeout", "1s", "--log-level", "debug"}, opts.args...)
+	args := append(append([]string{"robot-daemon", "--sim", "--port", strconv.Itoa(port), "--data-dir", opts.dataDir},
+		venvArgs(opts.venv)...), append([]string{"--hub-url", "none", "--stop-timeout", "1s", "--log-level", "debug"}, opts.args...)...)
 	getenv := opts.getenv
 	if getenv == nil {
 		getenv = os.Getenv
@@ -395,6 +404,12 @@ type appInfo struct {
 		Source       string  `json:"source"`
 		Revision     string  `json:"revision"`
 		CustomAppURL *string `json:"custom_app_url"`
+		LastUpdate   *struct {
+			Status   string `json:"status"`
+			Revision string `json:"revision"`
+			Error    string `json:"error"`
+			Finished string `json:"finished_at"`
+		} `json:"last_update"`
 	} `json:"extra"`
 }
 

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -494,7 +495,14 @@ func TestDashboard(t *testing.T) {
 	screenshots(t, ctx, "search", "#store")
 
 	// Install from the store; the log arrives as the job runs; the card is then marked installed.
+	// The cards keep their places when the job panel appears (they jumped to the next grid cell).
+	const cardPlaces = `["robot", "current", "installed", "settings", "store"].map((id) => { const r = document.getElementById(id).getBoundingClientRect(); return id + "@" + Math.round(r.left) + "," + Math.round(r.top) + "," + Math.round(r.width); }).join(" ")`
+	placesBefore, err := chromedp.Run(steps, chromedp.Evaluate[string](cardPlaces))
+	if err != nil {
+		t.Fatal(err)
+	}
 	must("installing from the store", clickEnabled(`li[data-app="catalog_app"] button.install`),
+		chromedp.WaitVisible(chromedp.CSS("#job")),
 		waitText("#job-log", "Cloning "+hubURL+"/spaces/pollen/catalog_app"),
 		waitText("#job-status", "Done: installed catalog_app."),
 		waitText(`#store-list li[data-app="catalog_app"] .actions`, "Installed"),
@@ -502,6 +510,13 @@ func TestDashboard(t *testing.T) {
 	)
 	if log := textOf(ctx, "#job-log"); !strings.Contains(log, "Installed catalog_app") {
 		t.Errorf("the install log lacks the install's outcome:\n%s", log)
+	}
+	if placesAfter, _ := chromedp.Run(steps, chromedp.Evaluate[string](cardPlaces)); placesAfter != placesBefore {
+		t.Errorf("the cards moved when the job panel appeared:\nbefore %s\nafter  %s", placesBefore, placesAfter)
+	}
+	// The revision installed shows beside the version (the version stays the same across pushes).
+	if rev := textOf(ctx, `#apps li[data-app="catalog_app"] .revision`); !regexp.MustCompile(`^ @[0-9a-f]{7}$`).MatchString(rev) {
+		t.Errorf("the installed app's revision shows as %q", rev)
 	}
 	screenshots(t, ctx, "installed", "#job")
 
@@ -514,7 +529,10 @@ func TestDashboard(t *testing.T) {
 		waitText("#job-title", "Updating catalog_app"),
 		waitText("#job-status", "Done: updated catalog_app."),
 		waitJS("the update mark to go", `!document.querySelector('#apps li[data-app="catalog_app"] .update-available')`),
-		waitText("#updates-status", "Everything is up to date."))
+		waitText("#updates-status", "Everything is up to date."),
+		// Nothing changed since: Update is off; the last update shows when and to what.
+		waitJS("Update to be disabled when nothing changed", `document.querySelector('#apps li[data-app="catalog_app"] button.update').disabled`),
+		waitText(`#apps li[data-app="catalog_app"] .last-update`, "Updated to "))
 
 	// Start the app: the drawing of the head follows the robot as it nods.
 	must("starting the app", search(""), clickEnabled(`#apps li[data-app="catalog_app"] button.start`),
@@ -526,6 +544,9 @@ func TestDashboard(t *testing.T) {
 	}
 	must("seeing the drawing move", waitJS("the head drawing to move", fmt.Sprintf(`(document.querySelector("#svg-eyes").getAttribute("transform") || "") !== %q`, first)))
 	screenshots(t, ctx, "running", "#robot")
+	if head := textOf(ctx, "#robot-head"); strings.Count(head, "°") != 3 {
+		t.Errorf("the head's angles show without units: %q", head)
+	}
 	readmeImage(t, ctx)
 	must("stopping the app", chromedp.Click(chromedp.CSS("#stop-btn")), waitText("#current-name", "none"))
 
@@ -544,8 +565,21 @@ func TestDashboard(t *testing.T) {
 		waitText("#current-error", "Traceback (most recent call last):"),
 		waitText("#current-error", "RuntimeError: crash_app cannot start: calibration file missing"),
 		waitText("#app-log .stderr", "Traceback"),
+		// The error is the traceback's last line: the view shows its end, and Restart runs it again.
+		waitJS("the crash view to show the traceback's end", `(() => { const p = document.querySelector("#current-error"); return p.scrollTop + p.clientHeight >= p.scrollHeight - 2; })()`),
+		waitJS("Restart to be enabled after the crash", `!document.querySelector("#restart-btn").disabled`),
 	)
 	screenshots(t, ctx, "crashed", "#current")
+	startedRx := regexp.MustCompile(`msg="app started".* app=crash_app `)
+	started := func() int { return len(startedRx.FindAllStringIndex(d.log.String(), -1)) }
+	runs := started()
+	must("restarting the crashed app", clickEnabled("#restart-btn"))
+	for deadline := time.Now().Add(30 * time.Second); started() <= runs && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond) // polls the daemon's log for the new run, up to the deadline
+	}
+	if runs == 0 || started() <= runs || textOf(ctx, "#action-error") != "" {
+		t.Errorf("Restart after the crash: runs before %d, after %d; the page says %q", runs, started(), textOf(ctx, "#action-error"))
+	}
 
 	// An app with its own page: the settings link to it, pointed at the host serving the dashboard.
 	d.install("webui_app")

@@ -4,8 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/coder/websocket"
@@ -25,6 +26,11 @@ type installRequest struct {
 }
 
 func (s *Server) handleInstall(w http.ResponseWriter, r *http.Request) {
+	wait, err := boolQuery(r, "wait")
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
 	var req installRequest
 	if err := decodeBody(w, r, &req, maxBodyBytes, false); err != nil {
 		writeError(w, r, s.log, err)
@@ -39,7 +45,50 @@ func (s *Server) handleInstall(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
+	if wait {
+		s.answerWhenDone(w, r, job)
+		return
+	}
 	writeJSON(w, http.StatusOK, jobCreated{JobID: job.ID()})
+}
+
+// finishedJob is the answer of a job waited for (?wait=true): the job's final snapshot, its
+// job_id as the immediate answer has it, and for a failed job the error as the API's detail.
+type finishedJob struct {
+	JobID string `json:"job_id"`
+	apps.JobInfo
+	Detail string `json:"detail,omitempty"`
+}
+
+// answerWhenDone answers once job has finished: 200 with its snapshot when it is done, 500 with
+// the job's error as detail when it failed (the request was fine; the install was not). A client
+// that stops waiting leaves the job running, as without ?wait.
+func (s *Server) answerWhenDone(w http.ResponseWriter, r *http.Request, job Job) {
+	release, ok := s.acquireStream(w, r)
+	if !ok {
+		return
+	}
+	defer release()
+	for {
+		_, status, changed := job.Follow(math.MaxInt)
+		if status.Finished() {
+			break
+		}
+		if !s.waitChange(r.Context(), changed) {
+			if r.Context().Err() == nil { // the daemon is shutting down
+				writeJSON(w, http.StatusServiceUnavailable, detail{Detail: "The daemon is shutting down; job " + job.ID() + " did not finish"})
+			}
+			return
+		}
+	}
+	info := job.Info()
+	out := finishedJob{JobID: info.ID, JobInfo: info}
+	if info.Status == apps.JobFailed && info.Error != nil {
+		out.Detail = fmt.Sprintf("Job %s failed: %s", info.ID, *info.Error)
+		writeJSON(w, http.StatusInternalServerError, out)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 // updateRequest is the body of POST /api/apps/update: bring the apps installed from url to revision.
@@ -136,6 +185,14 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleListAvailable(w http.ResponseWriter, r *http.Request) {
+	refresh, err := boolQuery(r, "refresh")
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	if refresh { // the app store's refresh control, and the receiver after a push to a space
+		s.apps.RefreshCatalog()
+	}
 	list, err := s.apps.ListAvailable(r.Context(), apps.SourceKind(r.PathValue("source_kind")))
 	if err != nil && list == nil {
 		writeError(w, r, s.log, err)
@@ -305,14 +362,10 @@ func (s *Server) handleInstallPrivateSpace(w http.ResponseWriter, r *http.Reques
 }
 
 func (s *Server) handleCheckUpdates(w http.ResponseWriter, r *http.Request) {
-	force := false
-	if v := r.URL.Query().Get("force"); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			writeError(w, r, s.log, &errBody{"force: must be true or false"})
-			return
-		}
-		force = b
+	force, err := boolQuery(r, "force")
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
 	}
 	res, err := s.apps.CheckUpdates(r.Context(), force)
 	if err == nil && res.AppsWithUpdates == nil {

@@ -90,8 +90,8 @@ func startDaemonBinary(t *testing.T, args ...string) *daemon {
 	t.Helper()
 	port := freePort(t)
 	d := &daemon{t: t, url: fmt.Sprintf("http://127.0.0.1:%d", port), dataDir: t.TempDir(), log: &syncbuf.Buffer{}}
-	cmd := exec.Command(binary(t, "robot-daemon"), append([]string{"--sim", "--port", strconv.Itoa(port), "--data-dir", d.dataDir,
-		"--apps-venv", sharedVenv, "--hub-url", "none", "--stop-timeout", "1s", "--log-level", "debug"}, args...)...)
+	cmd := exec.Command(binary(t, "robot-daemon"), append(append([]string{"--sim", "--port", strconv.Itoa(port), "--data-dir", d.dataDir,
+		"--hub-url", "none", "--stop-timeout", "1s", "--log-level", "debug"}, venvArgs(sharedVenv)...), args...)...)
 	cmd.Stdout, cmd.Stderr = io.Discard, d.log
 	mu, _ := venvLocks.LoadOrStore(sharedVenv, &sync.Mutex{})
 	mu.(*sync.Mutex).Lock()

@@ -19,16 +19,32 @@ const sessionMaxAge = 30 * 24 * time.Hour
 
 var loginPage = template.Must(template.New("login").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Robot daemon: log in</title>
-<meta name="viewport" content="width=device-width, initial-scale=1"></head>
-<body style="font-family: sans-serif; max-width: 32em; margin: 3em auto">
-<h1>Log in to the robot daemon</h1>
-{{if .Error}}<p role="alert" style="color: #b00020">{{.Error}}</p>{{end}}
-<p>Paste the daemon's API token: the link it printed when it started holds it, or read the file
+<meta name="viewport" content="width=device-width, initial-scale=1"><meta name="color-scheme" content="light dark">
+<style>
+/* The dashboard's look (dashboard.css is behind the login): light or dark as the system prefers. */
+:root { --bg: #f4f5f7; --panel: #fff; --text: #1d2228; --muted: #6b7580; --line: #e3e6ea; --accent: #2f6fde; --accent-text: #fff; --error: #b3261e; }
+@media (prefers-color-scheme: dark) { :root { --bg: #111418; --panel: #1b1f25; --text: #e4e8ee; --muted: #9aa4b0; --line: #2c323a; --accent: #5b93f5; --accent-text: #0b1220; --error: #ff8a80; } }
+* { box-sizing: border-box; }
+body { font: 15px/1.45 system-ui, sans-serif; margin: 0; color: var(--text); background: var(--bg); }
+header { padding: .7em 1.2em; background: #1d2228; color: #fff; } header h1 { font-size: 1.2em; margin: 0; }
+main { max-width: 30em; margin: 2em auto; padding: 1em 1.4em 1.4em; background: var(--panel); border-radius: 10px; box-shadow: 0 1px 3px #0003; }
+h2 { font-size: 1.05em; } code { overflow-wrap: anywhere; } .muted { color: var(--muted); } .error { color: var(--error); }
+label { display: block; color: var(--muted); font-size: .9em; margin: 1em 0 .3em; }
+input { font: inherit; width: 100%; padding: .5em; border-radius: 6px; border: 1px solid var(--line); background: var(--bg); color: var(--text); }
+button { font: inherit; margin-top: .8em; padding: .45em 1.2em; border-radius: 6px; border: 1px solid var(--accent); background: var(--accent); color: var(--accent-text); cursor: pointer; }
+@media (max-width: 34em) { main { margin: 0; border-radius: 0; } }
+</style></head>
+<body>
+<header><h1>Robot</h1></header>
+<main>
+<h2>Log in to the robot daemon</h2>
+{{if .Error}}<p role="alert" class="error">{{.Error}}</p>{{end}}
+<p class="muted">Paste the daemon's API token: the link it printed when it started holds it, or read the file
 <code>api-token</code> in its data directory (<code>sudo cat /var/lib/robot-daemon/api-token</code> on the robot).</p>
 <form method="post" action="/login">
-<label>API token <input name="token" type="password" autocomplete="current-password" required autofocus></label>
+<label for="token">API token</label><input id="token" name="token" type="password" autocomplete="current-password" required autofocus>
 <button type="submit">Log in</button>
-</form></body></html>
+</form></main></body></html>
 `))
 
 // handleLogin logs a browser in: GET /login?token=T (the link the daemon prints) or the form's

@@ -47,15 +47,14 @@ with Robot(media_backend="webrtc") as robot:
 func TestSDKGetsFramesAndSoundOverWebRTC(t *testing.T) {
 	needGst(t)
 	if err := exec.Command(systemPython, "-c", "import numpy, aiortc, av").Run(); err != nil {
-		t.Skipf("%s cannot import numpy, aiortc and av (Debian's python3-aiortc): %v", systemPython, err)
+		t.Fatalf("%s cannot import numpy, aiortc and av: install Debian's python3-aiortc (%v)", systemPython, err)
 	}
-	d := startDaemon(t, daemonOptions{venv: systemSiteVenv(), args: []string{"--python", systemPython, "--system-site-packages",
-		"--camera", "test", "--microphone", "gst:audiotestsrc is-live=true wave=sine freq=1000 volume=0.5", "--speaker", "test"}})
+	d := startDaemon(t, daemonOptions{args: []string{"--camera", "test", "--microphone", "gst:audiotestsrc is-live=true wave=sine freq=1000 volume=0.5", "--speaker", "test"}})
 	path := filepath.Join(t.TempDir(), "webrtc_media.py")
 	if err := os.WriteFile(path, []byte(sdkOverWebRTC), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := runScript(t, d, systemSiteVenv(), path)
+	s := runScript(t, d, sharedVenv, path)
 	s.wait(t, 90*time.Second)
 	out := s.stdout.String()
 	if !strings.Contains(out, "transport webrtc") {

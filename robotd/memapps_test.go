@@ -274,6 +274,9 @@ func (m *memApps) ListAvailable(ctx context.Context, kind apps.SourceKind) ([]ap
 	return nil, fault.Invalidf("source kind %q is not one of hf_space, dashboard_selection, local, installed", kind)
 }
 
+// RefreshCatalog has nothing to refresh: memApps has no hub catalog.
+func (m *memApps) RefreshCatalog() {}
+
 func (m *memApps) CheckUpdates(ctx context.Context, force bool) (*apps.AppUpdates, error) {
 	return &apps.AppUpdates{}, nil
 }
@@ -352,8 +355,8 @@ func (m *memApps) activeLocked() *memRun {
 }
 
 func (m *memApps) slotBusyLocked() error {
-	if m.activeLocked() != nil {
-		return fault.Refusedf("An app is already running")
+	if r := m.activeLocked(); r != nil {
+		return fault.Refusedf("An app is already running: '%s' (%s); stop it first: POST /api/apps/stop-current-app, or Stop on the dashboard", r.info.Name, r.state)
 	}
 	for _, s := range m.sessions {
 		if s.Kind == "remote" {

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/http/cgi"
@@ -70,7 +72,7 @@ func startDaemonProcess(t *testing.T, dataDir string) (*exec.Cmd, string) {
 	port := freePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	args, _ := json.Marshal([]string{"robot-daemon", "--sim", "--port", strconv.Itoa(port), "--data-dir", dataDir,
-		"--apps-venv", sharedVenv, "--hub-url", "none", "--log-level", "warn"})
+		"--hub-url", "none", "--log-level", "warn", "--apps-venv", sharedVenv, "--python", systemPython, "--system-site-packages"})
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "ROBOTD_TEST_DAEMON_ARGS="+string(args))
 	cmd.Stderr = os.Stderr
@@ -165,7 +167,7 @@ func TestSystemdNotify(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- robotd.Run(ctx, []string{"robot-daemon", "--sim", "--port", strconv.Itoa(port), "--data-dir", t.TempDir(),
-			"--apps-venv", sharedVenv, "--hub-url", "none"}, getenv, io.Discard, io.Discard)
+			"--apps-venv", sharedVenv, "--python", systemPython, "--system-site-packages", "--hub-url", "none"}, getenv, io.Discard, io.Discard)
 	}()
 	read := func() string {
 		buf := make([]byte, 256)
@@ -336,7 +338,7 @@ func TestSecondDaemonOnOneDataDirIsRefused(t *testing.T) {
 	port := freePort(t)
 	var stderr bytes.Buffer
 	err := robotd.Run(context.Background(), []string{"robot-daemon", "--sim", "--port", strconv.Itoa(port),
-		"--data-dir", d.dataDir, "--apps-venv", sharedVenv, "--hub-url", "none"}, os.Getenv, io.Discard, &stderr)
+		"--data-dir", d.dataDir, "--hub-url", "none"}, os.Getenv, io.Discard, &stderr)
 	want := fmt.Sprintf("%s is in use by another robot-daemon (PID %d)", filepath.Join(d.dataDir, "robot-daemon.lock"), os.Getpid())
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("second daemon: %v, want an error with %q\n%s", err, want, stderr.String())
@@ -359,4 +361,24 @@ func parentPID(pid int) int {
 	}
 	ppid, _ := strconv.Atoi(f[1])
 	return ppid
+}
+
+// A port in use is said before the apps venv is built (a first start spent 15 s building it, then
+// failed on the port): the venv is not even made, and the error names --port.
+func TestPortInUseIsSaidFirst(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	data := t.TempDir()
+	venv := filepath.Join(data, "venv")
+	err = robotd.Run(context.Background(), []string{"robot-daemon", "--sim", "--port", strconv.Itoa(taken.Addr().(*net.TCPAddr).Port),
+		"--data-dir", data, "--apps-venv", venv, "--hub-url", "none"}, os.Getenv, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "address already in use") || !strings.Contains(err.Error(), "pick another port with --port") {
+		t.Fatalf("a daemon on a port in use: %v", err)
+	}
+	if _, err := os.Stat(venv); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the apps venv was made before the port was checked: %v", err)
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/robothub/robothub/internal/dirlock"
@@ -261,6 +262,21 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 		log.Info("API token", "file", path, "created", created) // the path, never the token
 	}
 
+	// The port first: a port in use is said at once, not after the apps venv is built (15 s on a
+	// first start). Connections wait in the listen queue until the server serves.
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("%w: another program listens on %s; pick another port with --port (make run-daemon DAEMON_PORT=...)", err, cfg.addr)
+		}
+		return err
+	}
+	defer ln.Close()
+	loopbackOnly := ln.Addr().(*net.TCPAddr).IP.IsLoopback()
+	if cfg.noAuth && !loopbackOnly {
+		return fmt.Errorf("--no-auth: refusing to listen on %s without authentication; listen on 127.0.0.1 or drop --no-auth", ln.Addr())
+	}
+
 	backend, closeBackend, err := openBackend(cfg, log)
 	if err != nil {
 		return err
@@ -296,15 +312,6 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 		return fmt.Errorf("preparing the apps venv %s: %w", cfg.venvDir, err)
 	}
 
-	ln, err := net.Listen("tcp", cfg.addr)
-	if err != nil {
-		return err
-	}
-	loopbackOnly := ln.Addr().(*net.TCPAddr).IP.IsLoopback()
-	if cfg.noAuth && !loopbackOnly {
-		ln.Close()
-		return fmt.Errorf("--no-auth: refusing to listen on %s without authentication; listen on 127.0.0.1 or drop --no-auth", ln.Addr())
-	}
 	// Apps on the robot read frames and sound from a unix socket, with no encoding.
 	var mediaSocket string
 	if sock, err := media.ListenSocket(devices.media, filepath.Join(cfg.dataDir, "media.sock"),
@@ -316,7 +323,6 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	}
 	rtc, err := media.NewWebRTC(devices.media, loopbackOnly, log.With("component", "webrtc"))
 	if err != nil {
-		ln.Close()
 		return fmt.Errorf("webrtc: %w", err)
 	}
 	defer rtc.Close()

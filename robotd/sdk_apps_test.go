@@ -47,7 +47,7 @@ with Robot(media_backend="no_media") as robot:
 func TestNodScript(t *testing.T) {
 	t.Parallel() // its own daemon; the script only reads the venv
 	d := systemSiteDaemon(t)
-	s := runScript(t, d, systemSiteVenv(), writeScript(t, "nod.py", nodScript))
+	s := runScript(t, d, sharedVenv, writeScript(t, "nod.py", nodScript))
 	waitFor(t, 20*time.Second, "motion", s, targetsVary(d))
 	s.interrupt(t)
 }
@@ -72,7 +72,7 @@ with Robot(media_backend="no_media") as robot:
 func TestInterpolationsScript(t *testing.T) {
 	t.Parallel() // its own daemon; the script only reads the venv
 	d := systemSiteDaemon(t)
-	s := runScript(t, d, systemSiteVenv(), writeScript(t, "interpolations.py", interpolationsScript))
+	s := runScript(t, d, sharedVenv, writeScript(t, "interpolations.py", interpolationsScript))
 	s.wait(t, 60*time.Second)
 	out := s.stdout.String()
 	for _, m := range []string{"linear", "minjerk", "ease_in_out", "cartoon"} {
@@ -112,7 +112,7 @@ with Robot(media_backend="no_media") as robot:
 func TestMatrixScript(t *testing.T) {
 	t.Parallel() // its own daemon; the script only reads the venv
 	d := systemSiteDaemon(t)
-	s := runScript(t, d, systemSiteVenv(), writeScript(t, "matrix.py", matrixScript))
+	s := runScript(t, d, sharedVenv, writeScript(t, "matrix.py", matrixScript))
 	waitFor(t, 20*time.Second, "a yaw of the head", s, func() bool { return d.robot().TargetHead.Yaw > 0.05 })
 	s.interrupt(t)
 	if !s.stdout.has(regexp.MustCompile(`^present \(4, 4\)$`)) {
@@ -139,7 +139,7 @@ with Robot(media_backend="no_media") as robot:
 func TestCompliantScript(t *testing.T) {
 	t.Parallel() // its own daemon; the script only reads the venv
 	d := systemSiteDaemon(t)
-	s := runScript(t, d, systemSiteVenv(), writeScript(t, "compliant.py", compliantScript))
+	s := runScript(t, d, sharedVenv, writeScript(t, "compliant.py", compliantScript))
 	waitFor(t, 20*time.Second, "gravity compensation", s, func() bool { return motorMode(d) == "gravity_compensation" })
 	s.interrupt(t)
 	if m := motorMode(d); m != "enabled" {

@@ -21,6 +21,7 @@ type Apps interface {
 	// List is the installed apps; ListAvailable the catalog of kind ("" or installed: the installed ones).
 	List() []apps.AppInfo
 	ListAvailable(ctx context.Context, kind apps.SourceKind) ([]apps.AppInfo, error)
+	RefreshCatalog() // the next ListAvailable fetches the hub's catalog afresh
 	CheckUpdates(ctx context.Context, force bool) (*apps.AppUpdates, error)
 	StartupApp() string
 	SetStartupApp(name string) error // "" clears; an app that is not installed is fault.Refused

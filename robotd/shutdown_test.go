@@ -67,7 +67,8 @@ func startRobotProcess(t *testing.T) *robotProcess {
 	p := &robotProcess{daemon: &daemon{t: t, url: fmt.Sprintf("http://127.0.0.1:%d", port), dataDir: t.TempDir(), log: &syncbuf.Buffer{}},
 		emu: emu, rest: rest, exited: make(chan error, 1)}
 	p.cmd = exec.Command(bin, "--serialport", emu.Path(), "--port", strconv.Itoa(port), "--data-dir", p.dataDir,
-		"--apps-venv", sharedVenv, "--hub-url", "none", "--log-level", "info")
+		"--hub-url", "none", "--log-level", "info")
+	p.cmd.Args = append(p.cmd.Args, venvArgs(sharedVenv)...)
 	p.cmd.Stderr = p.log
 	mu, _ := venvLocks.LoadOrStore(sharedVenv, &sync.Mutex{})
 	mu.(*sync.Mutex).Lock() // the first daemon creates the shared venv

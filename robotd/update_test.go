@@ -83,6 +83,29 @@ func TestUpdateFromSpace(t *testing.T) {
 	if st.Info.Name != "catalog_app" || st.Info.Extra.Version != "1.0.1" {
 		t.Fatalf("running after the update: %+v", st)
 	}
+	if u := d.list()["catalog_app"].Extra.LastUpdate; u == nil || u.Status != "done" || u.Revision != rev || u.Finished == "" {
+		t.Fatalf("the last update in /api/apps/list: %+v", u)
+	}
+
+	// An update that fails in the background (here: a push that breaks pyproject.toml) is not
+	// silent: /api/apps/list shows it failed, with why, and the app keeps its version.
+	broken := h.push(t, "pollen/catalog_app", func(dir string) {
+		if err := os.WriteFile(filepath.Join(dir, "pyproject.toml"), []byte("[project\nname = \"catalog_app\"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	})
+	d.call("POST", "/api/apps/update", map[string]string{"url": space, "revision": broken}, &created)
+	if j := d.waitJob(created.JobID); j.Status != "failed" {
+		t.Fatalf("update to a broken package: %s", j.Status)
+	}
+	if u := d.list()["catalog_app"].Extra.LastUpdate; u == nil || u.Status != "failed" || u.Revision != broken || u.Error == "" {
+		t.Fatalf("a failed update in /api/apps/list: %+v", u)
+	} else {
+		t.Logf("a failed update shows: %s", u.Error)
+	}
+	if got := d.list()["catalog_app"]; got.Extra.Revision != rev || got.Extra.Version != "1.0.1" {
+		t.Fatalf("after a failed update: revision %s version %s, want %s 1.0.1", got.Extra.Revision, got.Extra.Version, rev)
+	}
 
 	// The same event delivered again: nothing installed, nothing restarted.
 	d.call("POST", "/api/apps/update", map[string]string{"url": space, "revision": rev[:12]}, &created)

@@ -7,11 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -52,7 +54,8 @@ Exit status 1 when any check fails.
 The temporary venvs share a base (pip, setuptools, wheel, robot_sdk) kept in
 $XDG_CACHE_HOME/robot-app-assistant (default ~/.cache/robot-app-assistant); remove it to rebuild.`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "python", Value: "python3", Usage: "the Python interpreter (3.11 or newer) to check and install with"},
+			&cli.StringFlag{Name: "python", Usage: "the Python interpreter (3.11 or newer) to check and install with (default $" + envPython + ", then python3)"},
+			&cli.BoolFlag{Name: "system-site-packages", Usage: "let the check venvs see the interpreter's own packages, as a robot-daemon started with --system-site-packages (default $" + envSystemSite + ")"},
 			&cli.StringSliceFlag{Name: "wheel-dir", Usage: "wheels for pip --find-links, the only source with --offline (default " + defaultWheelDir + ")"},
 			&cli.StringFlag{Name: "index-url", Usage: "the package index dependencies come from (default: pip's configuration, as on the robot)"},
 			&cli.StringSliceFlag{Name: "extra-index-url", Usage: "another package index, searched as well"},
@@ -76,6 +79,7 @@ type checkOptions struct {
 	wheelDirs      []string
 	cacheDir       string
 	offline        bool
+	systemSite     bool // the venvs see the interpreter's own packages (--system-site-packages)
 	indexURL       string
 	extraIndexURLs []string
 }
@@ -85,12 +89,37 @@ func checkOptionsFrom(c *cli.Context, e *env, dir string) checkOptions {
 	if len(wheels) == 0 {
 		wheels = []string{defaultWheelDir}
 	}
-	python := c.String("python")
-	if python == "" {
-		python = "python3"
+	opts := defaultCheckOptions(e)
+	opts.dir, opts.wheelDirs = dir, wheels
+	if p := c.String("python"); p != "" {
+		opts.python = p
 	}
-	return checkOptions{dir: dir, python: python, wheelDirs: wheels, cacheDir: cacheDir(e.getenv),
-		offline: c.Bool("offline"), indexURL: c.String("index-url"), extraIndexURLs: c.StringSlice("extra-index-url")}
+	if c.IsSet("system-site-packages") {
+		opts.systemSite = c.Bool("system-site-packages")
+	}
+	opts.offline, opts.indexURL, opts.extraIndexURLs = c.Bool("offline"), c.String("index-url"), c.StringSlice("extra-index-url")
+	return opts
+}
+
+// The environment variables that give check's interpreter and --system-site-packages once for a
+// shell, for every check, publish and create --publish: on a laptop without a package index, the
+// robot SDK's numpy, scipy, pydantic, FastAPI and uvicorn come from the system's builds
+// (ROBOT_APP_ASSISTANT_PYTHON=/usr/bin/python3 ROBOT_APP_ASSISTANT_SYSTEM_SITE_PACKAGES=1 with
+// Debian's python3-numpy and the others).
+const (
+	envPython     = "ROBOT_APP_ASSISTANT_PYTHON"
+	envSystemSite = "ROBOT_APP_ASSISTANT_SYSTEM_SITE_PACKAGES"
+)
+
+// defaultCheckOptions are check's options without flags: the environment's, else python3 and the
+// default wheel directory.
+func defaultCheckOptions(e *env) checkOptions {
+	opts := checkOptions{python: e.getenv(envPython), wheelDirs: []string{defaultWheelDir}, cacheDir: cacheDir(e.getenv)}
+	if opts.python == "" {
+		opts.python = "python3"
+	}
+	opts.systemSite, _ = strconv.ParseBool(e.getenv(envSystemSite))
+	return opts
 }
 
 // cacheDir is where check keeps its base venvs.
@@ -125,7 +154,6 @@ func runCheck(ctx context.Context, e *env, opts checkOptions) error {
 	if err != nil {
 		return err
 	}
-	r.print(e)
 	e.log.Debug("check done", "dir", r.dir, "problems", r.problems(), "elapsed", time.Since(start))
 	if n := r.problems(); n > 0 {
 		return &checkFailedError{dir: r.dir, problems: n}
@@ -149,18 +177,35 @@ type checkReport struct {
 	class    string
 	module   string
 	dist     string
+	out      io.Writer // where findings are printed as they are made
 }
 
 func (r *checkReport) ok(format string, args ...any) {
-	r.findings = append(r.findings, finding{status: "ok", what: fmt.Sprintf(format, args...)})
+	r.add(finding{status: "ok", what: fmt.Sprintf(format, args...)})
 }
 
 func (r *checkReport) fail(what, fix string) {
-	r.findings = append(r.findings, finding{status: "FAIL", what: what, fix: fix})
+	r.add(finding{status: "FAIL", what: what, fix: fix})
 }
 
 func (r *checkReport) skip(what, why string) {
-	r.findings = append(r.findings, finding{status: "skip", what: what, fix: why})
+	r.add(finding{status: "skip", what: what, fix: why})
+}
+
+// add records a finding and prints it at once: check and publish show each finding as it is
+// made, not all of them at the end (publish was silent for ~20 s before printing them at once).
+func (r *checkReport) add(f finding) {
+	r.findings = append(r.findings, f)
+	if r.out != nil {
+		printFinding(r.out, f)
+	}
+}
+
+// step says what a slow check is doing, before it does it.
+func (r *checkReport) step(what string) {
+	if r.out != nil {
+		fmt.Fprintf(r.out, "  ...   %s\n", what)
+	}
 }
 
 func (r *checkReport) problems() int {
@@ -173,21 +218,18 @@ func (r *checkReport) problems() int {
 	return n
 }
 
-func (r *checkReport) print(e *env) {
-	fmt.Fprintf(e.stdout, "Checking %s\n", r.dir)
-	for _, f := range r.findings {
-		fmt.Fprintf(e.stdout, "  %-4s  %s\n", f.status, f.what)
-		if f.fix != "" {
-			label := "fix:"
-			if f.status == "skip" {
-				label = "why:"
-			}
-			for i, line := range strings.Split(f.fix, "\n") {
-				if i == 0 {
-					fmt.Fprintf(e.stdout, "        %s %s\n", label, line)
-				} else {
-					fmt.Fprintf(e.stdout, "             %s\n", line)
-				}
+func printFinding(w io.Writer, f finding) {
+	fmt.Fprintf(w, "  %-4s  %s\n", f.status, f.what)
+	if f.fix != "" {
+		label := "fix:"
+		if f.status == "skip" {
+			label = "why:"
+		}
+		for i, line := range strings.Split(f.fix, "\n") {
+			if i == 0 {
+				fmt.Fprintf(w, "        %s %s\n", label, line)
+			} else {
+				fmt.Fprintf(w, "             %s\n", line)
 			}
 		}
 	}
@@ -266,7 +308,8 @@ func checkApp(ctx context.Context, e *env, opts checkOptions) (*checkReport, err
 	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
 		return nil, fmt.Errorf("%s is not a directory: give the folder of the app package (the one with pyproject.toml)", opts.dir)
 	}
-	r := &checkReport{dir: dir}
+	r := &checkReport{dir: dir, out: e.stdout}
+	fmt.Fprintf(e.stdout, "Checking %s\n", dir)
 
 	for _, f := range []string{"index.html", "style.css"} {
 		if isFile(filepath.Join(dir, f)) {

@@ -120,8 +120,8 @@ func TestCheckReportsBrokenPackages(t *testing.T) {
 			idx := pyindex.New()
 			t.Cleanup(idx.Close)
 			t.Setenv("PIP_INDEX_URL", idx.URL()) // pip's own configuration, which check follows
-			edit(t, filepath.Join(dir, "pyproject.toml"), "dependencies = []", `dependencies = ["requests>=2"]`)
-		}, []string{"FAIL  pip could not install the package into a temporary venv from the package index of pip's configuration:", "No matching distribution found for requests>=2"}},
+			edit(t, filepath.Join(dir, "pyproject.toml"), "dependencies = []", `dependencies = ["nonexistent-robot-lib>=2"]`)
+		}, []string{"FAIL  pip could not install the package into a temporary venv from the package index of pip's configuration:", "No matching distribution found for nonexistent-robot-lib>=2"}},
 		{"shadows the runtime", func(t *testing.T, dir string) {
 			edit(t, filepath.Join(dir, "pyproject.toml"), `packages = ["broken"]`, `packages = ["broken", "robot_sdk"]`+"\npy-modules = [\"json\"]")
 			for f, text := range map[string]string{"robot_sdk/__init__.py": "", "json.py": ""} {
@@ -232,5 +232,26 @@ func TestCheckInstallsDependenciesFromTheIndex(t *testing.T) {
 	r = runCLIProcess(t, nil, pipConfig, "check", "--offline", dir)
 	if r.code != exitError || !strings.Contains(r.stdout, "(--offline)") || !strings.Contains(r.stdout, "dep>=1.1") || !strings.Contains(r.stdout, "a robot started with --offline installs only from wheel directories") {
 		t.Fatalf("check --offline of a dependency that is in no wheel directory: exit %d\n%s", r.code, r.stdout)
+	}
+}
+
+// The check venvs hold the robot SDK's dependencies as the robot does. Offline, with no wheel of
+// numpy and without the interpreter's own packages, check cannot make them: it says so before
+// checking anything, naming what is missing and the two ways to bring it, instead of failing
+// the app's load with a ModuleNotFoundError that blames the app.
+func TestCheckNamesTheSDKDependenciesItCannotBring(t *testing.T) {
+	dir := mustCreate(t, "needs_sdk_deps")
+	t.Parallel()
+	r := runCLIProcess(t, map[string]string{envSystemSite: "0"}, nil, "check", "--offline", dir)
+	if r.code != exitError {
+		t.Fatalf("exit %d, want %d\n%s\n%s", r.code, exitError, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"needs the robot SDK's dependencies", "numpy>=1.24", "fastapi", "--index-url", "--system-site-packages"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if strings.Contains(r.stdout, "loading needs_sdk_deps") {
+		t.Errorf("check went on to load the app:\n%s", r.stdout)
 	}
 }

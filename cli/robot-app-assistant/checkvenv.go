@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -65,6 +66,7 @@ type probeResult struct {
 // entry point is gone. It returns an error only when the venv itself cannot be made.
 func checkInstall(ctx context.Context, e *env, opts checkOptions, r *checkReport, pythonExe string, bundled []string) error {
 	start := time.Now()
+	r.step("building the wheel and installing it into a temporary venv, as the robot will")
 	baseSite, err := ensureCheckBase(ctx, e, opts, pythonExe, bundled)
 	if err != nil {
 		return err
@@ -216,12 +218,15 @@ func runProbe(ctx context.Context, e *env, dir, python, app string) (*probeResul
 	return &p, nil
 }
 
-// ensureCheckBase returns the site-packages of the base venv for checks: pip, setuptools, wheel
-// and robot_sdk at the version this program's daemon installs. It is built once per interpreter
-// and SDK version, in the cache directory.
+// ensureCheckBase returns the site-packages of the base venv for checks: pip, setuptools, wheel,
+// robot_sdk at the version this program's daemon installs, and the SDK's dependencies (numpy,
+// FastAPI...) as the robot has them: from the package source, or the interpreter's own with
+// --system-site-packages. It is built once per interpreter, SDK version and those choices, in the
+// cache directory.
 func ensureCheckBase(ctx context.Context, e *env, opts checkOptions, pythonExe string, bundled []string) (string, error) {
 	sdkVersion := pytool.SDKVersion(version.String(), pysdk.Files)
-	sum := sha256.Sum256([]byte(pythonExe + "\x00" + opts.python + "\x00" + sdkVersion + "\x00" + strings.Join(opts.wheelDirs, "\x00")))
+	sum := sha256.Sum256([]byte(pythonExe + "\x00" + opts.python + "\x00" + sdkVersion + "\x00" + strconv.FormatBool(opts.systemSite) +
+		"\x00" + opts.indexURL + "\x00" + strings.Join(opts.extraIndexURLs, "\x00") + "\x00" + strings.Join(opts.wheelDirs, "\x00")))
 	base := filepath.Join(opts.cacheDir, "check-base-"+hex.EncodeToString(sum[:])[:16])
 	if isFile(filepath.Join(base, "complete")) {
 		return sitePackages(filepath.Join(base, "venv"))
@@ -263,12 +268,12 @@ func ensureCheckBase(ctx context.Context, e *env, opts checkOptions, pythonExe s
 	}
 	var pipCmd []string
 	if pip != "" {
-		if out, err := runCommand(ctx, e, tmp, opts.python, "-m", "venv", "--without-pip", venv); err != nil {
+		if out, err := runCommand(ctx, e, tmp, opts.python, venvArgs(opts, "--without-pip", venv)...); err != nil {
 			return "", fmt.Errorf("creating the base venv with %s -m venv (is python3-venv installed?): %v\n%s", opts.python, err, tail(out, 8))
 		}
 		pipCmd = []string{"-I", filepath.Join(pip, "pip")}
 	} else {
-		if out, err := runCommand(ctx, e, tmp, opts.python, "-m", "venv", venv); err != nil {
+		if out, err := runCommand(ctx, e, tmp, opts.python, venvArgs(opts, venv)...); err != nil {
 			return "", fmt.Errorf("creating the base venv with %s -m venv (is python3-venv installed?): %v\n%s", opts.python, err, tail(out, 8))
 		}
 		pipCmd = []string{"-I", "-m", "pip"}
@@ -286,6 +291,21 @@ func ensureCheckBase(ctx context.Context, e *env, opts checkOptions, pythonExe s
 	if out, err := runCommand(ctx, e, tmp, python, append(args, "--no-build-isolation", "--no-deps", sdkDir)...); err != nil {
 		return "", fmt.Errorf("installing robot_sdk %s into the base venv: %v\n%s", sdkVersion, err, tail(out, 8))
 	}
+	// The SDK's dependencies, as the daemon brings them into the apps venv: an app that uses poses
+	// or settings_app loads here only if they are there, as on the robot.
+	tc := e.venv(opts, venv)
+	missing, err := apps.MissingSDKDependencies(ctx, tc, pysdk.Files)
+	if err != nil {
+		return "", err
+	}
+	if len(missing) > 0 {
+		fmt.Fprintf(e.stdout, "Installing the robot SDK's dependencies into the base venv: %s\n", strings.Join(missing, " "))
+		var log bytes.Buffer
+		if err := apps.InstallSDKDependencies(ctx, tc, &log, missing); err != nil {
+			return "", fmt.Errorf("the base venv for install checks needs the robot SDK's dependencies: %s\n%s",
+				apps.RedactText(err.Error()), apps.RedactText(tail(log.String(), 8)))
+		}
+	}
 	if err := os.WriteFile(filepath.Join(tmp, "complete"), []byte(sdkVersion+"\n"), 0o644); err != nil {
 		return "", err
 	}
@@ -293,6 +313,15 @@ func ensureCheckBase(ctx context.Context, e *env, opts checkOptions, pythonExe s
 		return "", fmt.Errorf("moving the base venv into place: %w", err)
 	}
 	return sitePackages(filepath.Join(base, "venv"))
+}
+
+// venvArgs are the arguments of python -m venv for a check venv.
+func venvArgs(opts checkOptions, args ...string) []string {
+	v := []string{"-m", "venv"}
+	if opts.systemSite {
+		v = append(v, "--system-site-packages")
+	}
+	return append(v, args...)
 }
 
 // sitePackages returns a venv's site-packages directory.
@@ -334,7 +363,7 @@ func deref(s *string) string {
 // dependencies also gets the package index's configuration.
 func (e *env) venv(opts checkOptions, dir string) *pytool.Venv {
 	return &pytool.Venv{
-		Dir: dir, BasePython: opts.python, NoCompile: true,
+		Dir: dir, BasePython: opts.python, NoCompile: true, SystemSitePackages: opts.systemSite,
 		Env: e.packageEnv(), ResolveEnv: indexEnv(os.Environ(), e.getenv("HOME")),
 		Source: pytool.Source{Offline: opts.offline, IndexURL: opts.indexURL, ExtraIndexURLs: opts.extraIndexURLs, WheelDirs: opts.wheelDirs},
 	}

@@ -46,9 +46,18 @@ type result struct {
 
 // runCLI runs robot-app-assistant in-process with args and an environment of its own: HOME is a
 // fresh directory and the cache is the package's; vars adds or overrides variables.
+// testEnv is the environment of a command run by a test: its own HOME, the shared cache of check's
+// base venvs, and Debian's interpreter whose numpy, FastAPI and the robot SDK's other dependencies
+// the check venvs see (no package index is reachable here; a laptop's check installs them from
+// its index).
+func testEnv(t testing.TB) map[string]string {
+	return map[string]string{"HOME": t.TempDir(), "XDG_CACHE_HOME": testCache,
+		envPython: "/usr/bin/python3", envSystemSite: "1"}
+}
+
 func runCLI(t testing.TB, vars map[string]string, args ...string) result {
 	t.Helper()
-	env := map[string]string{"HOME": t.TempDir(), "XDG_CACHE_HOME": testCache}
+	env := testEnv(t)
 	for k, v := range vars {
 		env[k] = v
 	}
@@ -64,7 +73,7 @@ func runCLI(t testing.TB, vars map[string]string, args ...string) result {
 // which the commands it runs (pip) inherit.
 func runCLIProcess(t testing.TB, vars map[string]string, environ []string, args ...string) result {
 	t.Helper()
-	env := map[string]string{"HOME": t.TempDir(), "XDG_CACHE_HOME": testCache}
+	env := testEnv(t)
 	for k, v := range vars {
 		env[k] = v
 	}

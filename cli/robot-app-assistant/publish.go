@@ -46,7 +46,8 @@ written to .git/config or shown.`,
 			&cli.BoolFlag{Name: "nocheck", Usage: "publish without running check first"},
 			&cli.BoolFlag{Name: "private", Usage: "create the space private (when it does not exist yet)"},
 			&cli.StringFlag{Name: "message", Aliases: []string{"m"}, Usage: "commit message (default \"Update <app>\")"},
-			&cli.StringFlag{Name: "python", Value: "python3", Usage: "the Python interpreter check uses"},
+			&cli.StringFlag{Name: "python", Usage: "the Python interpreter check uses (default $" + envPython + ", then python3)"},
+			&cli.BoolFlag{Name: "system-site-packages", Usage: "check's venvs see the interpreter's own packages (default $" + envSystemSite + ")"},
 			&cli.StringSliceFlag{Name: "wheel-dir", Usage: "offline wheels for check's install (default " + defaultWheelDir + ")"},
 		},
 		OnUsageError: onUsageError,
@@ -86,7 +87,7 @@ func publishApp(ctx context.Context, e *env, opts publishOptions) error {
 		return fmt.Errorf("%s is not a directory: give the folder of the app package", opts.dir)
 	}
 	if opts.check.python == "" {
-		opts.check = checkOptions{python: "python3", wheelDirs: []string{defaultWheelDir}, cacheDir: cacheDir(e.getenv)}
+		opts.check = defaultCheckOptions(e)
 	}
 	opts.check.dir = dir
 
@@ -137,7 +138,6 @@ func publishApp(ctx context.Context, e *env, opts publishOptions) error {
 		if err != nil {
 			return err
 		}
-		r.print(e)
 		if n := r.problems(); n > 0 {
 			return fmt.Errorf("not published: %w; fix them, or publish anyway with --nocheck", &checkFailedError{dir: dir, problems: n})
 		}

@@ -199,12 +199,21 @@ func TestPublishRefusedPushSaysHowToCatchUp(t *testing.T) {
 
 	edit(t, filepath.Join(dir, "style.css"), "margin: 0;", "margin: 1px;")
 	r := runCLI(t, hubEnv(h, "hf_write_alice"), "publish", "--nocheck", dir)
-	want := "the space has commits that this folder does not have, so the push was refused: run git pull space main in " + dir + ", then publish again"
+	want := "the space has commits that this folder does not have, so the push was refused: run git pull --rebase space main in " + dir + " (your changes on top of the space's), then publish again"
 	if r.code != exitError || !strings.Contains(r.stderr, want) {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	if log := h.spaceLog("alice", "shared_app"); log[0] != "elsewhere" {
 		t.Fatalf("the space was overwritten: %v", log)
+	}
+	// What it says works (a plain git pull stops on divergent branches since git 2.27): the next
+	// publish has both sides.
+	mustGit(t, dir, "pull", "--rebase", "-q", "space", "main")
+	if r := runCLI(t, hubEnv(h, "hf_write_alice"), "publish", "--nocheck", dir); r.code != 0 {
+		t.Fatalf("publish after the suggested pull: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if log := h.spaceLog("alice", "shared_app"); log[0] == "elsewhere" || !slices.Contains(log, "elsewhere") {
+		t.Fatalf("the space after the pull and publish: %v", log)
 	}
 }
 

@@ -211,7 +211,7 @@ func (g *gitRunner) pushTo(ctx context.Context, spaceURL string, created bool) e
 	out, err := g.runIn(ctx, tmp, g.authEnv, args...)
 	if err != nil {
 		if strings.Contains(out, "non-fast-forward") || strings.Contains(out, "fetch first") || strings.Contains(out, "rejected") {
-			return fmt.Errorf("the space has commits that this folder does not have, so the push was refused: run git pull %s main in %s, then publish again", spaceRemote, g.dir)
+			return fmt.Errorf("the space has commits that this folder does not have, so the push was refused: run git pull --rebase %s main in %s (your changes on top of the space's), then publish again", spaceRemote, g.dir)
 		}
 		return fmt.Errorf("pushing to %s: %w", spaceURL, err)
 	}

@@ -52,6 +52,8 @@ and the hub token) is kept in DIR and survives restarts. Ctrl-C stops everything
 			&cli.StringFlag{Name: "receiver-addr", Value: nethttp.DefaultAddr, Usage: "the receiver listens on `ADDRESS`"},
 			&cli.IntFlag{Name: "daemon-port", Value: 8000, Usage: "the robot daemon listens on 127.0.0.1:`PORT` (apps reach it through $ROBOT_DAEMON_URL)"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "log level: debug, info, warn, error"},
+			&cli.StringFlag{Name: "python", Value: "python3", Usage: "the interpreter that creates the robot's apps venv"},
+			&cli.BoolFlag{Name: "system-site-packages", Usage: "let apps use the system's Python packages (the SDK's numpy, scipy, FastAPI from apt)"},
 		},
 		OnUsageError: onUsageError,
 		Action:       func(c *cli.Context) error { return runDev(c, e) },
@@ -73,6 +75,10 @@ func runDev(c *cli.Context, e *env) error {
 	if dir == "" {
 		dir = filepath.Join(filepath.Dir(defaultDataDir(e.getenv)), "dev")
 	}
+	// Absolute: the banner's export lines must work from any directory (HF_TOKEN_PATH was relative).
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
 	for _, d := range []string{dir, filepath.Join(dir, "hub"), filepath.Join(dir, "robot")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return cli.Exit(fmt.Sprintf("dev: creating the data directory: %v", err), exitError)
@@ -92,18 +98,18 @@ func runDev(c *cli.Context, e *env) error {
 	// Listen first, so that a port in use is reported before anything starts.
 	hubLn, err := net.Listen("tcp", c.String("hub-addr"))
 	if err != nil {
-		return cli.Exit(fmt.Sprintf("dev: the local hub cannot listen (--hub-addr): %v", err), exitError)
+		return cli.Exit("dev: "+listenError("the local hub", c.String("hub-addr"), "--hub-addr", err), exitError)
 	}
 	defer hubLn.Close()
 	recvLn, err := net.Listen("tcp", c.String("receiver-addr"))
 	if err != nil {
-		return cli.Exit(fmt.Sprintf("dev: the receiver cannot listen (--receiver-addr): %v", err), exitError)
+		return cli.Exit("dev: "+listenError("the receiver", c.String("receiver-addr"), "--receiver-addr", err), exitError)
 	}
 	defer recvLn.Close()
 	port := c.Int("daemon-port")
 	daemonURL := "http://127.0.0.1:" + strconv.Itoa(port)
 	if probe, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port)); err != nil {
-		return cli.Exit(fmt.Sprintf("dev: the robot daemon cannot listen (--daemon-port): %v", err), exitError)
+		return cli.Exit("dev: "+strings.Replace(listenError("the robot daemon", "127.0.0.1:"+strconv.Itoa(port), "--daemon-port", err), "127.0.0.1:PORT", "PORT", 1), exitError)
 	} else {
 		probe.Close()
 	}
@@ -129,6 +135,11 @@ func runDev(c *cli.Context, e *env) error {
 		return cli.Exit(fmt.Sprintf("dev: opening the local hub: %v", err), exitError)
 	}
 	defer emu.Close()
+	if n, err := repointDevWebhook(c.Context, emu, devUser, hookURL, secret); err != nil {
+		return cli.Exit(fmt.Sprintf("dev: pointing the webhook at this receiver: %v", err), exitError)
+	} else if n > 0 {
+		logger.Info("the webhook of an earlier run now delivers to this receiver", "url", hookURL)
+	}
 	boot, err := emu.Bootstrap(c.Context, hubemu.BootstrapConfig{
 		User: devUser, WebhookURL: hookURL, WebhookSecret: secret,
 		Watched: []hubemu.WatchedItem{{Type: "user", Name: devUser}}, Domains: []string{"repo"},
@@ -178,9 +189,12 @@ func runDev(c *cli.Context, e *env) error {
 		return nethttp.Serve(ctx, recvLn, recv, nethttp.Options{Getenv: e.getenv, Logger: logger.With("component", "receiver"), Out: io.Discard})
 	})
 	goPart("robot daemon", func() error {
-		return runRobotDaemon(ctx, []string{"robot-daemon", "--sim", "--port", strconv.Itoa(port),
-			"--data-dir", filepath.Join(dir, "robot"), "--hub-url", hubURL, "--log-level", c.String("log-level")},
-			e.getenv, e.stdout, e.stderr)
+		args := []string{"robot-daemon", "--sim", "--port", strconv.Itoa(port),
+			"--data-dir", filepath.Join(dir, "robot"), "--hub-url", hubURL, "--log-level", c.String("log-level"), "--python", c.String("python")}
+		if c.Bool("system-site-packages") {
+			args = append(args, "--system-site-packages")
+		}
+		return runRobotDaemon(ctx, args, e.getenv, e.stdout, e.stderr)
 	})
 
 	ready := make(chan error, 1)
@@ -274,18 +288,28 @@ robothub dev is running (state in %s):
   robot daemon   %s  (dashboard: %s/)
   webhook        %s watches user:%s (domain repo) and delivers to %s
 
-Point robothub and robot-app-assistant at the local hub:
+In another terminal, put the CLIs on PATH and point them at the local hub:
+  export PATH=%s:$PATH
   export HF_ENDPOINT=%s
   export HF_TOKEN_PATH=%s
 
 Try it: create and publish an app, install it on the robot, then publish a change:
   robot-app-assistant create my_app ./apps --publish
-  curl -X POST %s/api/apps/install -H 'Content-Type: application/json' -d '{"url": "%s/spaces/%s/my_app"}'
+  curl -X POST '%s/api/apps/install?wait=true' -H 'Content-Type: application/json' -d '{"url": "%s/spaces/%s/my_app"}'
   curl -X POST %s/api/apps/start-app/my_app
   (edit ./apps/my_app/my_app/main.py)
   robot-app-assistant publish ./apps/my_app        (or git push to %s/spaces/%s/my_app)
 The robot reinstalls and restarts my_app within seconds. Ctrl-C stops everything.
 `, dir, hubURL, recvURL, webhook.RoutePrefix, devUpdateRoute, webhook.RoutePrefix, devLogRoute,
 		daemonURL, daemonURL, boot.Webhook.ID, devUser, hookURL,
-		hubURL, tokenFile, daemonURL, hubURL, devUser, daemonURL, hubURL, devUser)
+		binDir(), hubURL, tokenFile, daemonURL, hubURL, devUser, daemonURL, hubURL, devUser)
+}
+
+// binDir is the directory of the running robothub, where make build puts robot-app-assistant too.
+func binDir() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "bin"
+	}
+	return filepath.Dir(exe)
 }

@@ -167,7 +167,7 @@ func runHubServe(c *cli.Context, e *env) error {
 	defer lock.Release()
 	ln, err := net.Listen("tcp", c.String("addr"))
 	if err != nil {
-		return cli.Exit(fmt.Sprintf("hub serve: %v", err), exitError)
+		return cli.Exit("hub serve: "+listenError("the local hub", c.String("addr"), "--addr", err), exitError)
 	}
 	defer ln.Close()
 	public := strings.TrimRight(c.String("public-url"), "/")

@@ -5,7 +5,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -183,16 +182,6 @@ func TestHubServeUsageErrors(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr, c.msg) {
 			t.Errorf("%v: exit %d, stderr %q; want %d with %q", c.args, code, stderr, exitUsage, c.msg)
 		}
-	}
-	// A port that is taken is a failure to run, not a usage error.
-	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	code, _, stderr := runCLI(t, nil, "", "hub", "serve", "--db", ":memory:", "--addr", ln.Addr().String())
-	if code != exitError || !strings.Contains(stderr, "address already in use") {
-		t.Fatalf("exit %d: %s", code, stderr)
 	}
 }
 

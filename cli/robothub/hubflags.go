@@ -46,6 +46,10 @@ func outputFormat(c *cli.Context) (string, error) {
 // on stderr; the token never is.
 func newHubClient(c *cli.Context, e *env) (*hub.Client, error) {
 	cfg, err := hub.ConfigFromEnv(e.getenv, inherited(c, "endpoint"), inherited(c, "token"))
+	var ve *hub.ValidationError
+	if errors.As(err, &ve) {
+		return nil, usagef("%v", err) // a bad --endpoint or HF_ENDPOINT: nothing was sent
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -96,6 +100,9 @@ func hubError(cl *hub.Client, err error) error {
 		} else {
 			hint = "no token: pass --token, set $HF_TOKEN, or write the token file (for the local hub: robothub hub token create)"
 		}
+	case errors.Is(err, fault.ErrForbidden) && errors.As(err, &he) && strings.Contains(he.Message, "--allow-jobs"):
+		// The local hub refuses jobs it was not started for: the fix is the hub's flag, which its
+		// message names, not another token.
 	case errors.Is(err, fault.ErrForbidden):
 		hint = "this token may not do that: use a token with the write role"
 	case errors.Is(err, fault.ErrNotFound) && errors.As(err, &he) && strings.HasPrefix(he.Path, hub.WebhooksPath+"/"):

@@ -117,4 +117,8 @@ func TestJobsNeedAllowJobs(t *testing.T) {
 	if code == 0 || !strings.Contains(stderr, "jobs are off on this hub") || !strings.Contains(stderr, "robothub hub serve --allow-jobs") {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
+	// The token is not the problem: no hint sends the user after another one.
+	if strings.Contains(stderr, "write role") {
+		t.Fatalf("stderr suggests another token: %q", stderr)
+	}
 }

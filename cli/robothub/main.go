@@ -26,7 +26,13 @@ const (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args, os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	// A reader of stdout that goes away (`robothub dev | tee log`, Ctrl-C) stops robothub as
+	// Ctrl-C does, instead of killing it with SIGPIPE mid-shutdown (stdout.go).
+	signal.Ignore(syscall.SIGPIPE)
+	ctx, brokenPipe := context.WithCancel(ctx)
+	code := run(ctx, os.Args, os.Getenv, os.Stdin,
+		&brokenPipeStops{w: os.Stdout, stop: brokenPipe}, &brokenPipeStops{w: os.Stderr, stop: brokenPipe})
+	brokenPipe()
 	stop()
 	os.Exit(code)
 }

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -133,12 +135,17 @@ func runServe(c *cli.Context, e *env) error {
 			return err
 		}
 	}
-	return nethttp.Launch(c.Context, srv, nethttp.Options{
+	addr := nethttp.ResolveAddr(c.String("addr"), e.getenv)
+	err = nethttp.Launch(c.Context, srv, nethttp.Options{
 		Addr: c.String("addr"), Getenv: e.getenv, Logger: logger, Out: e.stdout, Tunnel: tunnel,
 		OnPublicURL: func(ctx context.Context, public string) {
 			announcePublicURL(ctx, e.stdout, client, public, srv.Routes(), updates)
 		},
 	})
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return cli.Exit("serve: "+listenError("the receiver", addr, "--addr", err), exitError)
+	}
+	return err
 }
 
 func chooseTunnel(c *cli.Context, e *env, logger *slog.Logger) (nethttp.Tunnel, error) {

@@ -27,7 +27,7 @@ type program struct {
 }
 
 // start runs robothub with args and env in the background.
-func start(t *testing.T, env map[string]string, args ...string) *program {
+func start(t testing.TB, env map[string]string, args ...string) *program {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &program{stdout: &syncbuf.Buffer{}, stderr: &syncbuf.Buffer{}, cancel: cancel, done: make(chan int, 1)}
@@ -48,7 +48,7 @@ func start(t *testing.T, env map[string]string, args ...string) *program {
 }
 
 // stop interrupts the program (as Ctrl-C does) and returns its exit code.
-func (p *program) stop(t *testing.T) int {
+func (p *program) stop(t testing.TB) int {
 	p.cancel()
 	select {
 	case code := <-p.done:
@@ -61,13 +61,13 @@ func (p *program) stop(t *testing.T) int {
 }
 
 // waitFor polls the program's stdout until re matches, and returns the first group (or match).
-func (p *program) waitFor(t *testing.T, re string) string {
+func (p *program) waitFor(t testing.TB, re string) string {
 	t.Helper()
 	return p.waitForWithin(t, 10*time.Second, re)
 }
 
 // waitForWithin is waitFor with its own time limit.
-func (p *program) waitForWithin(t *testing.T, limit time.Duration, re string) string {
+func (p *program) waitForWithin(t testing.TB, limit time.Duration, re string) string {
 	t.Helper()
 	rx := regexp.MustCompile(re)
 	deadline := time.Now().Add(limit)

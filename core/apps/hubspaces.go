@@ -199,14 +199,59 @@ func (m *Manager) Update(rawURL, revision string) (*Job, error) {
 	if revision != "" && !revisionPattern.MatchString(revision) {
 		return nil, fault.Invalidf("revision: %s is not a git commit (7 to 64 hex digits)", truncate(revision, 80))
 	}
-	if len(m.appsFrom(src.shown)) == 0 {
+	// A push to a space is news for the catalog too (a new app, a new title): whoever asks for an
+	// update of a space, the app store fetches the catalog afresh next time.
+	if src.kind == SourceHubSpace {
+		m.catalog.Invalidate()
+	}
+	from := m.appsFrom(src.shown)
+	if len(from) == 0 {
 		return nil, fault.NotFoundf("No installed app comes from %s: install it first", src.shown)
 	}
-	return m.startJob("update", src.shown, func(ctx context.Context, job *Job) ([]string, error) { return m.update(ctx, job, src, revision) }), nil
+	var names []string
+	for _, a := range from {
+		names = append(names, a.Name)
+	}
+	return m.startJob("update", src.shown, names, func(ctx context.Context, job *Job) ([]string, error) {
+		before := m.appsFrom(src.shown)
+		m.noteUpdate(before, UpdateRecord{JobID: job.ID(), Status: JobInProgress, Revision: revision, Started: time.Now().UTC()})
+		names, err := m.update(ctx, job, src, revision, before)
+		done := UpdateRecord{JobID: job.ID(), Status: JobDone, Revision: revision, Started: job.info.Created.UTC(), Finished: new(time.Now().UTC())}
+		if err != nil {
+			done.Status, done.Error = JobFailed, RedactText(err.Error())
+		} else if done.Revision == "" && len(names) > 0 {
+			if a, err := m.App(names[0]); err == nil {
+				done.Revision = a.Extra.Revision
+			}
+		}
+		m.noteUpdate(before, done)
+		return names, err
+	}), nil
 }
 
-func (m *Manager) update(ctx context.Context, job *Job, src source, revision string) ([]string, error) {
-	before := m.appsFrom(src.shown)
+// noteUpdate records u as the last update of apps, and keeps it with their install records.
+func (m *Manager) noteUpdate(apps []AppInfo, u UpdateRecord) {
+	m.listMu.Lock()
+	defer m.listMu.Unlock()
+	changed := false
+	for _, a := range apps {
+		if rec, ok := m.records[a.Name]; ok {
+			rec.LastUpdate = new(u)
+			m.records[a.Name] = rec
+			changed = true
+		}
+	}
+	if !changed {
+		return
+	}
+	if err := writeJSONAtomic(m.path(installedFile), m.records); err != nil {
+		m.log.Warn("saving the last update of apps", "err", err)
+	}
+	set := m.apps.Load()
+	m.buildLocked(set.found, set.stamp)
+}
+
+func (m *Manager) update(ctx context.Context, job *Job, src source, revision string, before []AppInfo) ([]string, error) {
 	if revision != "" && len(before) > 0 {
 		upToDate := true
 		var names []string
@@ -233,7 +278,7 @@ func (m *Manager) update(ctx context.Context, job *Job, src source, revision str
 }
 
 func (m *Manager) appsFrom(shown string) []AppInfo {
-	return slices.DeleteFunc(slices.Clone(m.installed().list), func(a AppInfo) bool { return a.Extra.Source != shown })
+	return slices.DeleteFunc(slices.Clone(m.installed().list), func(a AppInfo) bool { return !sameSource(a.Extra.Source, shown) })
 }
 
 // AppTag is the README tag that makes a hub space an app of the catalog.
@@ -248,6 +293,16 @@ type Catalog struct {
 	mu      sync.Mutex
 	fetched time.Time
 	apps    []AppInfo
+}
+
+// Invalidate makes the next List fetch the catalog afresh.
+func (c *Catalog) Invalidate() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	c.fetched = time.Time{}
+	c.mu.Unlock()
 }
 
 // List returns the catalog, cached when fresh; on a fetch error, the stale cache and the error.

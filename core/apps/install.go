@@ -42,7 +42,29 @@ func (m *Manager) Install(rawURL string) (*Job, error) {
 }
 
 func (m *Manager) installSource(src source) *Job {
-	return m.startJob("install", src.shown, func(ctx context.Context, job *Job) ([]string, error) { return m.install(ctx, job, src, false) })
+	var expected []string
+	if guess := appNameGuess(src); guess != "" {
+		expected = []string{guess}
+	}
+	return m.startJob("install", src.shown, expected, func(ctx context.Context, job *Job) ([]string, error) { return m.install(ctx, job, src, false) })
+}
+
+// appNameGuess is the app an install of src most likely brings, until its package says: the
+// space's or folder's name as a Python name (a space my-app holds my_app, as publish names it).
+func appNameGuess(src source) string {
+	var base string
+	switch src.kind {
+	case SourceLocal:
+		base = filepath.Base(src.path)
+	default:
+		u := strings.TrimSuffix(strings.TrimRight(src.cloneURL, "/"), ".git")
+		base = u[strings.LastIndexAny(u, "/:")+1:]
+	}
+	name := strings.ReplaceAll(base, "-", "_")
+	if !AppNamePattern.MatchString(name) {
+		return ""
+	}
+	return name
 }
 
 // Remove starts a job that uninstalls the package that provides app name, and the dependencies
@@ -55,7 +77,7 @@ func (m *Manager) Remove(name string) (*Job, error) {
 	if err := m.refuseIfRunning(name); err != nil {
 		return nil, err
 	}
-	return m.startJob("remove", name, func(ctx context.Context, job *Job) ([]string, error) { return m.remove(ctx, job, info) }), nil
+	return m.startJob("remove", name, nil, func(ctx context.Context, job *Job) ([]string, error) { return m.remove(ctx, job, info) }), nil
 }
 
 func (m *Manager) refuseIfRunning(name string) error {
@@ -113,6 +135,7 @@ func (m *Manager) install(ctx context.Context, job *Job, src source, upgrade boo
 		return nil, err
 	}
 	job.Logf("Package %s %s provides %s", wheel.Name, wheel.Version, strings.Join(names, ", "))
+	job.expect(names)
 
 	var reqs []string
 	for _, r := range wheel.Requires {
@@ -172,8 +195,10 @@ func (m *Manager) install(ctx context.Context, job *Job, src source, upgrade boo
 		}
 		depsOf = sortedSet(append(depsOf, brought...))
 		for _, name := range names {
-			m.records[name] = installRecord{Source: src.shown, SourceKind: src.kind, Package: wheel.Name, Revision: revision,
-				InstalledAt: time.Now().UTC(), Dependencies: depsOf}
+			rec := installRecord{Source: src.shown, SourceKind: src.kind, Package: wheel.Name, Revision: revision,
+				InstalledAt: time.Now().UTC(), Dependencies: depsOf, LastUpdate: m.records[name].LastUpdate}
+			m.recordSpace(&rec, false)
+			m.records[name] = rec
 		}
 	})
 	if err != nil {

@@ -49,6 +49,52 @@ type Job struct {
 	cancel    context.CancelCauseFunc
 	cancelled bool // a cancel was asked for
 	changing  bool // the job is changing the venv: it cannot be cancelled now
+	// expected are the apps the job installs: guessed from its target until its package says.
+	expected []string
+}
+
+// expect records the apps the job installs, once its package has said which.
+func (j *Job) expect(names []string) {
+	j.mu.Lock()
+	j.expected = slices.Clone(names)
+	j.mu.Unlock()
+}
+
+// pendingInstall returns the unfinished install or update job that brings app name, if any.
+func (m *Manager) pendingInstall(name string) *Job {
+	m.jobs.mu.Lock()
+	defer m.jobs.mu.Unlock()
+	for i := len(m.jobs.order) - 1; i >= 0; i-- {
+		j := m.jobs.jobs[m.jobs.order[i]]
+		j.mu.Lock()
+		brings := (j.info.Command == "install" || j.info.Command == "update") && !j.info.Status.Finished() && slices.Contains(j.expected, name)
+		j.mu.Unlock()
+		if brings {
+			return j
+		}
+	}
+	return nil
+}
+
+// describeStep says in a few words where a job is, for a message.
+func (j *Job) describeStep() string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.info.Status == JobPending {
+		return "waiting for another job to finish"
+	}
+	for i := len(j.info.Logs) - 1; i >= 0; i-- {
+		for _, p := range []struct{ prefix, step string }{
+			{"Installing from", "starting"}, {"Cloning", "getting the app"}, {"Copying", "getting the app"},
+			{"Building the package", "building it"}, {"Installing dependencies", "getting its dependencies"},
+			{"Resolving", "getting its dependencies"}, {"Installing ", "installing it"}, {"Restarting", "restarting it"},
+		} {
+			if strings.HasPrefix(j.info.Logs[i], p.prefix) {
+				return p.step
+			}
+		}
+	}
+	return string(j.info.Status)
 }
 
 // ErrCancelled is the cause of a job cancelled through CancelJob.
@@ -100,10 +146,11 @@ func (m *Manager) CancelJob(id string) (JobInfo, error) {
 }
 
 // startJob runs work as a background job, one venv-changing job at a time; the job's context ends
-// when it is cancelled.
-func (m *Manager) startJob(command, target string, work func(context.Context, *Job) ([]string, error)) *Job {
+// when it is cancelled. expected are the apps it is thought to bring (for start-app's message).
+func (m *Manager) startJob(command, target string, expected []string, work func(context.Context, *Job) ([]string, error)) *Job {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	job := m.jobs.create(command, target, cancel)
+	job.expect(expected)
 	go func() {
 		defer cancel(nil)
 		select {

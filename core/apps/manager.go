@@ -90,6 +90,7 @@ type appSet struct {
 	list   []AppInfo
 	byName map[string]AppInfo
 	stamp  string
+	found  []discoveredApp // what discovery found: the list is rebuilt from it when only records change
 }
 
 // NewManager returns a Manager for cfg; call Prepare before using it.
@@ -122,11 +123,22 @@ func NewManager(cfg Config) (*Manager, error) {
 		m.catalog = &Catalog{HubURL: cfg.HubURL, Client: cfg.HTTPClient, TTL: 5 * time.Minute}
 	}
 	m.loadRecords()
+	migrated := 0
 	for name, rec := range m.records {
 		if rec.SourceKind == legacyHubSpace {
 			rec.SourceKind = SourceHubSpace
-			m.records[name] = rec
 		}
+		if m.recordSpace(&rec, true) {
+			migrated++
+		}
+		m.records[name] = rec
+	}
+	if migrated > 0 {
+		// Records written before the space was kept held one run's URL of the hub.
+		if err := writeJSONAtomic(m.path(installedFile), m.records); err != nil {
+			m.log.Warn("saving the installed-app records with their spaces", "err", err)
+		}
+		m.log.Info("installed-app records now name their hub space", "records", migrated)
 	}
 	// A startup setting that cannot be read (a torn write by another tool, an edit by hand) must
 	// not keep the robot from starting: it is unset until set again.
@@ -186,8 +198,11 @@ func (m *Manager) Prepare(ctx context.Context) error {
 	defer func() { <-m.venvMu }()
 	pr, w := io.Pipe()
 	defer w.Close()
+	// pip's and venv's own lines are for --log-level debug: on a first start some 25 of them came
+	// before robothub dev's banner. Their errors come back with their output's end.
+	m.log.Info("preparing the apps venv", "dir", m.py.VenvDir())
 	go func() {
-		scanLines(pr, func(line string) { m.log.Info(line, "source", "venv") })
+		scanLines(pr, func(line string) { m.log.Debug(line, "source", "venv") })
 		_, _ = io.Copy(io.Discard, pr)
 	}()
 	if err := m.py.Ensure(ctx, w); err != nil {
@@ -217,7 +232,13 @@ func (m *Manager) refreshLocked(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	set := &appSet{byName: map[string]AppInfo{}, stamp: stamp}
+	m.buildLocked(found, stamp)
+	return nil
+}
+
+// buildLocked makes the app list from what discovery found and the install records.
+func (m *Manager) buildLocked(found []discoveredApp, stamp string) {
+	set := &appSet{byName: map[string]AppInfo{}, stamp: stamp, found: found}
 	for _, d := range found {
 		info := AppInfo{
 			Name: d.Name, SourceKind: SourceInstalled, Description: d.Summary,
@@ -227,9 +248,12 @@ func (m *Manager) refreshLocked(ctx context.Context) error {
 			},
 		}
 		if rec, ok := m.records[d.Name]; ok {
-			info.URL = rec.Source
-			info.Extra.Source, info.Extra.SourceKind = rec.Source, rec.SourceKind
+			info.URL = m.sourceOf(rec)
+			info.Extra.Source, info.Extra.SourceKind, info.Extra.Space = info.URL, rec.SourceKind, rec.Space
 			info.Extra.Revision, info.Extra.InstalledAt = rec.Revision, new(rec.InstalledAt)
+			if rec.LastUpdate != nil {
+				info.Extra.LastUpdate = new(*rec.LastUpdate)
+			}
 		}
 		set.list = append(set.list, info)
 		set.byName[d.Name] = info
@@ -237,7 +261,6 @@ func (m *Manager) refreshLocked(ctx context.Context) error {
 	sort.Slice(set.list, func(i, j int) bool { return set.list[i].Name < set.list[j].Name })
 	m.apps.Store(set)
 	m.log.Debug("discovered apps", "count", len(set.list))
-	return nil
 }
 
 // installed returns the discovery, redone if site-packages changed behind the daemon's back.
@@ -303,6 +326,9 @@ func (m *Manager) ListAvailable(ctx context.Context, kind SourceKind) ([]AppInfo
 	}
 	return out, err
 }
+
+// RefreshCatalog makes the next ListAvailable fetch the hub's catalog afresh, not from its cache.
+func (m *Manager) RefreshCatalog() { m.catalog.Invalidate() }
 
 // Job returns a job by ID.
 func (m *Manager) Job(id string) (*Job, error) {
@@ -370,13 +396,26 @@ type AppExtra struct {
 	Source       string     `json:"source,omitempty"` // the URL or path it was installed from
 	SourceKind   SourceKind `json:"installed_from,omitempty"`
 	Revision     string     `json:"revision,omitempty"` // the git commit installed from a hub space or git URL
+	Space        string     `json:"space,omitempty"`    // the hub space's ID (<owner>/<name>), for hub_space sources
 	InstalledAt  *time.Time `json:"installed_at,omitempty"`
 	Installed    bool       `json:"installed"`
+	// LastUpdate is the app's last update: when, to which revision, and how it ended.
+	LastUpdate *UpdateRecord `json:"last_update,omitempty"`
 	// Catalog entries: the space card's title and emoji, and the space's author (the dashboard's
 	// app store shows them).
 	Title  string `json:"title,omitempty"`
 	Author string `json:"author,omitempty"`
 	Emoji  string `json:"emoji,omitempty"`
+}
+
+// UpdateRecord is one update job of an installed app, as /api/apps/list and the dashboard show it.
+type UpdateRecord struct {
+	JobID    string     `json:"job_id"`
+	Status   JobStatus  `json:"status"`             // in_progress, done or failed
+	Revision string     `json:"revision,omitempty"` // the revision asked for (a push's), or installed when none was
+	Error    string     `json:"error,omitempty"`    // why it failed
+	Started  time.Time  `json:"started_at"`
+	Finished *time.Time `json:"finished_at,omitempty"`
 }
 
 // AppState is the state of the app in the slot.

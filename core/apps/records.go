@@ -20,14 +20,21 @@ const (
 
 // installRecord is what the daemon remembers about an installed app beyond its entry point.
 type installRecord struct {
-	Source      string     `json:"source"`
-	SourceKind  SourceKind `json:"source_kind"`
-	Package     string     `json:"package"`
-	Revision    string     `json:"revision,omitempty"` // the git commit installed, for git and hub space sources
-	InstalledAt time.Time  `json:"installed_at"`
+	Source     string     `json:"source"` // as given at install (redacted); see Space and Hub
+	SourceKind SourceKind `json:"source_kind"`
+	// Space and Hub say which hub space a hub_space app came from: the space ID and the hub's base
+	// URL, empty for the daemon's own hub (--hub-url), wherever it listens today (origin.go).
+	Space       string    `json:"space,omitempty"`
+	Hub         string    `json:"hub,omitempty"`
+	Package     string    `json:"package"`
+	Revision    string    `json:"revision,omitempty"` // the git commit installed, for git and hub space sources
+	InstalledAt time.Time `json:"installed_at"`
 	// Dependencies are the distributions (normalized names) that installs of Package brought into
 	// the venv, or that it took over from a removed app: removing it removes those no other app needs.
 	Dependencies []string `json:"dependencies,omitempty"`
+	// LastUpdate is the app's last update job (a push to its space, or Update on the dashboard):
+	// kept so that an update that failed in the background shows, with its error, after a restart too.
+	LastUpdate *UpdateRecord `json:"last_update,omitempty"`
 }
 
 type startupConfig struct {

@@ -62,6 +62,10 @@ func (m *Manager) StartNoEvict(name string) (AppStatus, error) { return m.start(
 func (m *Manager) start(name string, evict bool) (AppStatus, error) {
 	info, err := m.App(name)
 	if err != nil {
+		if job := m.pendingInstall(name); job != nil {
+			return AppStatus{}, fault.Refusedf("App '%s' is being installed (job %s: %s): start it once the job is done (GET /api/apps/job-status/%s), or install with POST /api/apps/install?wait=true, which answers when it is",
+				name, job.ID(), job.describeStep(), job.ID())
+		}
 		return AppStatus{}, err
 	}
 	m.mu.Lock()

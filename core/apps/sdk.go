@@ -73,15 +73,13 @@ for name in sys.argv[1:]:
         print(name)
 `
 
-// ensureSDKDependencies installs the SDK's dependencies that the venv lacks, from the package index
-// like any app's (with --system-site-packages, the system's builds count: Debian's python3-numpy
-// and the others). It fails naming what is missing when they cannot be brought (offline, no
-// index). A failed attempt is not repeated at every start with the same SDK and package source:
-// an unreachable index costs pip 8 s of retries; a new SDK or venv tries again.
-func (m *Manager) ensureSDKDependencies(ctx context.Context, log io.Writer) error {
-	reqs := SDKDependencies(m.cfg.SDK)
+// MissingSDKDependencies returns the SDK's requirements (those of sdk's pyproject.toml) whose
+// distributions tc's Python cannot find (with --system-site-packages, the system's builds count:
+// Debian's python3-numpy and the others).
+func MissingSDKDependencies(ctx context.Context, tc Toolchain, sdk fs.FS) ([]string, error) {
+	reqs := SDKDependencies(sdk)
 	if len(reqs) == 0 {
-		return nil
+		return nil, nil
 	}
 	byName := map[string]string{}
 	var names []string
@@ -90,41 +88,60 @@ func (m *Manager) ensureSDKDependencies(ctx context.Context, log io.Writer) erro
 		names = append(names, name)
 		byName[name] = r
 	}
-	out, err := exec.CommandContext(ctx, m.py.Python(), append([]string{"-c", missingDistributions}, names...)...).Output()
+	out, err := exec.CommandContext(ctx, tc.Python(), append([]string{"-c", missingDistributions}, names...)...).Output()
 	if err != nil {
-		return fmt.Errorf("checking the SDK's dependencies: %w", err)
+		return nil, fmt.Errorf("checking the SDK's dependencies: %w", err)
 	}
 	var missing []string
 	for _, name := range strings.Fields(string(out)) {
 		missing = append(missing, byName[name])
 	}
-	if len(missing) == 0 {
-		return nil
-	}
-	marker := filepath.Join(m.py.VenvDir(), "robot-sdk-dependencies.failed")
-	attempt := m.SDKVersion()
-	hint := "give the daemon a package index (--index-url), or use the system's builds (--python /usr/bin/python3 " +
-		"--system-site-packages, with Debian's python3-numpy python3-scipy python3-pydantic python3-fastapi python3-uvicorn)"
-	if prev, err := os.ReadFile(marker); err == nil && string(prev) == attempt {
-		return fmt.Errorf("%s could not be installed when this SDK was last tried: %s", strings.Join(missing, ", "), hint)
-	}
+	return missing, nil
+}
+
+// InstallSDKDependencies installs requirements (MissingSDKDependencies) into tc's venv from its
+// package source, like any app's dependencies; the error says how to bring them without an index.
+func InstallSDKDependencies(ctx context.Context, tc Toolchain, log io.Writer, missing []string) error {
 	fmt.Fprintf(log, "Installing the robot SDK's dependencies: %s\n", strings.Join(missing, " "))
 	dir, err := os.MkdirTemp("", "robot-sdk-deps-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	wheels, err := m.py.Resolve(ctx, log, Resolution{Requirements: missing, Dir: dir})
+	wheels, err := tc.Resolve(ctx, log, Resolution{Requirements: missing, Dir: dir})
 	if err == nil {
 		paths := make([]string, len(wheels))
 		for i, w := range wheels {
 			paths[i] = w.Path
 		}
-		err = m.py.Install(ctx, log, paths...)
+		err = tc.Install(ctx, log, paths...)
 	}
 	if err != nil {
+		return fmt.Errorf("%s could not be installed (%v): %s", strings.Join(missing, ", "), err, SDKDependenciesHint)
+	}
+	return nil
+}
+
+// SDKDependenciesHint says how to bring the SDK's dependencies where no package index is.
+const SDKDependenciesHint = "give a package index (--index-url), or use the system's builds (--python /usr/bin/python3 " +
+	"--system-site-packages, with Debian's python3-numpy python3-scipy python3-pydantic python3-fastapi python3-uvicorn)"
+
+// ensureSDKDependencies brings the SDK's missing dependencies into the apps venv. A failed attempt
+// is not repeated at every start with the same SDK and package source: an unreachable index costs
+// pip 8 s of retries; a new SDK or venv tries again.
+func (m *Manager) ensureSDKDependencies(ctx context.Context, log io.Writer) error {
+	missing, err := MissingSDKDependencies(ctx, m.py, m.cfg.SDK)
+	if err != nil || len(missing) == 0 {
+		return err
+	}
+	marker := filepath.Join(m.py.VenvDir(), "robot-sdk-dependencies.failed")
+	attempt := m.SDKVersion()
+	if prev, err := os.ReadFile(marker); err == nil && string(prev) == attempt {
+		return fmt.Errorf("%s could not be installed when this SDK was last tried: %s", strings.Join(missing, ", "), SDKDependenciesHint)
+	}
+	if err := InstallSDKDependencies(ctx, m.py, log, missing); err != nil {
 		_ = os.WriteFile(marker, []byte(attempt), 0o644)
-		return fmt.Errorf("%s could not be installed (%v): %s", strings.Join(missing, ", "), err, hint)
+		return err
 	}
 	_ = os.Remove(marker)
 	return nil

@@ -169,8 +169,8 @@ func (m *Manager) slotBusyLocked(now time.Time) error {
 	if m.closed {
 		return fault.Refusedf("The daemon is shutting down")
 	}
-	if m.activeLocked() != nil {
-		return fault.Refusedf("An app is already running")
+	if r := m.activeLocked(); r != nil {
+		return fault.Refusedf("An app is already running: '%s' (%s); stop it first: POST /api/apps/stop-current-app, or Stop on the dashboard", r.info.Name, r.state)
 	}
 	if s := m.remoteSessionLocked(now); s != nil {
 		return fault.Refusedf("The robot is in use by a remote SDK session (%s)", s.Client)

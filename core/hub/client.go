@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"runtime"
 	"strings"
+	"syscall"
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -71,10 +73,9 @@ func WithLogger(l *slog.Logger) Option { return func(c *Client) { c.log = l } }
 // New returns a client for the hub at endpoint ("https://huggingface.co", "http://127.0.0.1:7861").
 // An empty endpoint is DefaultEndpoint.
 func New(endpoint string, opts ...Option) (*Client, error) {
-	endpoint = cmp.Or(endpoint, DefaultEndpoint)
-	u, err := url.Parse(strings.TrimRight(endpoint, "/"))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, invalid("endpoint", "%q is not an http(s) URL such as %s", redactURL(endpoint), DefaultEndpoint)
+	u, verr := parseEndpoint(cmp.Or(endpoint, DefaultEndpoint))
+	if verr != nil {
+		return nil, verr
 	}
 	c := &Client{
 		endpoint:  u,
@@ -165,7 +166,14 @@ func (c *Client) do(ctx context.Context, cl Call, out any) (unknownBefore bool, 
 	var body []byte
 	read := false
 	resp, err := policy.Do(c.http, req,
-		func(resp *http.Response, err error) bool { return err != nil || retryableStatus(resp.StatusCode) },
+		func(resp *http.Response, err error) bool {
+			// Nothing listens on this machine's port: a hub started later would come too late for
+			// the retries, and three warnings before the one error only hide it.
+			if err != nil && errors.Is(err, syscall.ECONNREFUSED) && loopbackHost(c.endpoint.Hostname()) {
+				return false
+			}
+			return err != nil || retryableStatus(resp.StatusCode)
+		},
 		func(resp *http.Response) error { read = true; return ReadBody(&body, maxResponseBytes)(resp) },
 		func(attempt int, delay time.Duration, resp *http.Response, err error) {
 			failure := ""
@@ -237,12 +245,51 @@ func (c *Client) transportError(ctx context.Context, cl Call, err error) error {
 	return &TransportError{Method: cl.Method, Path: cl.Path, Err: err}
 }
 
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "(unparsable URL)"
+// parseEndpoint reads a hub's base URL; the error shows the value (its user information hidden)
+// and, for a host without a scheme (127.0.0.1:7861), the URL that was meant.
+func parseEndpoint(endpoint string) (*url.URL, *ValidationError) {
+	u, err := url.Parse(strings.TrimRight(endpoint, "/"))
+	if err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+		return u, nil
 	}
-	return RedactUserinfo(u)
+	shown := redactURL(endpoint)
+	if !strings.Contains(endpoint, "://") {
+		guess := "https://" + strings.TrimRight(shown, "/")
+		if g, err := url.Parse(guess); err == nil && g.Host != "" {
+			if loopbackHost(g.Hostname()) {
+				guess = "http" + strings.TrimPrefix(guess, "https")
+			}
+			return nil, invalid("endpoint", "%q is not an http(s) URL: it has no scheme; write %s", shown, guess)
+		}
+	}
+	return nil, invalid("endpoint", "%q is not an http(s) URL such as %s", shown, DefaultEndpoint)
+}
+
+// loopbackHost reports whether host names this machine: localhost or a loopback address.
+func loopbackHost(host string) bool {
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// redactURL shows s with its user information hidden, also when s does not parse as a URL
+// ("127.0.0.1:7861" does not: its first segment holds a colon) or parses without it
+// ("alice:token@host" reads as scheme alice): everything before the last @ after the scheme goes.
+func redactURL(s string) string {
+	if u, err := url.Parse(s); err == nil && u.Opaque == "" && (u.User != nil || !strings.Contains(s, "@")) {
+		return RedactUserinfo(u)
+	}
+	i := strings.LastIndex(s, "@")
+	if i < 0 {
+		return s
+	}
+	prefix := ""
+	if scheme, _, ok := strings.Cut(s[:i], "://"); ok {
+		prefix = scheme + "://"
+	}
+	return prefix + "xxxxx" + s[i:]
 }
 
 // RedactUserinfo writes u with its whole user information, user and password, shown as "xxxxx"

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -327,5 +328,30 @@ func TestAnswersDecodeAsEncodingJSONWould(t *testing.T) {
 	}
 	if len(list) != 1 || list[0].ID != "a" || !strings.HasPrefix(list[0].URL, "https://e.com/") || !list[0].Disabled {
 		t.Fatalf("%+v", list)
+	}
+}
+
+// A hub on this machine that is not running fails at once, in one error: no retries (and no retry
+// warnings) for a port nobody listens on.
+func TestRefusedLoopbackHubIsNotRetried(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	var logs strings.Builder
+	c, err := hub.New("http://"+addr, hub.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))),
+		hub.WithRetry(hub.RetryPolicy{MaxAttempts: 4, BaseDelay: time.Second}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.List(context.Background())
+	var te *hub.TransportError
+	if !errors.As(err, &te) || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("err %v, want a transport error: connection refused", err)
+	}
+	if logs.Len() != 0 {
+		t.Fatalf("retries were logged:\n%s", logs.String())
 	}
 }

@@ -12,17 +12,30 @@ import (
 
 // Config is where the client's endpoint and token come from.
 type Config struct {
-	Endpoint    string
-	Token       string
-	TokenSource string // "--token", "HF_TOKEN", the token file's path, or "" when there is none
+	Endpoint string
+	Token    string
+	// EndpointSource names where Endpoint came from: "--endpoint", "HF_ENDPOINT", or "" for the default.
+	EndpointSource string
+	TokenSource    string // "--token", "HF_TOKEN", the token file's path, or "" when there is none
 }
 
 // ConfigFromEnv resolves the endpoint (flag, then HF_ENDPOINT, then DefaultEndpoint) and the token
 // (flag, then HF_TOKEN, then the token file: HF_TOKEN_PATH, else $HF_HOME/token, else
 // ~/.cache/huggingface/token), the variables the public hub's tools read. A missing token file is
-// not an error: the hub will answer 401.
+// not an error: the hub will answer 401. An endpoint that is not an http(s) URL is a
+// *ValidationError whose field names where it came from (--endpoint or HF_ENDPOINT).
 func ConfigFromEnv(getenv func(string) string, endpointFlag, tokenFlag string) (Config, error) {
-	c := Config{Endpoint: cmp.Or(endpointFlag, getenv("HF_ENDPOINT"), DefaultEndpoint)}
+	c := Config{Endpoint: DefaultEndpoint}
+	switch {
+	case endpointFlag != "":
+		c.Endpoint, c.EndpointSource = endpointFlag, "--endpoint"
+	case getenv("HF_ENDPOINT") != "":
+		c.Endpoint, c.EndpointSource = getenv("HF_ENDPOINT"), "HF_ENDPOINT"
+	}
+	if _, err := parseEndpoint(c.Endpoint); err != nil {
+		err.Field = cmp.Or(c.EndpointSource, err.Field)
+		return c, err
+	}
 	switch {
 	case tokenFlag != "":
 		c.Token, c.TokenSource = strings.TrimSpace(tokenFlag), "--token"

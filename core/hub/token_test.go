@@ -34,3 +34,23 @@ func TestConfigFromEnv(t *testing.T) {
 		}
 	}
 }
+
+// A newcomer's HF_ENDPOINT=127.0.0.1:7861 (no scheme) reads as what it is: the variable, its value,
+// and the URL that was meant.
+func TestConfigFromEnvNamesABadEndpoint(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	for _, c := range []struct {
+		name, flag, envValue, want string
+	}{
+		{"no scheme, loopback", "", "127.0.0.1:7861", `HF_ENDPOINT: "127.0.0.1:7861" is not an http(s) URL: it has no scheme; write http://127.0.0.1:7861`},
+		{"no scheme, localhost", "", "localhost:7861", `HF_ENDPOINT: "localhost:7861" is not an http(s) URL: it has no scheme; write http://localhost:7861`},
+		{"no scheme, a hub's name", "", "huggingface.co", `HF_ENDPOINT: "huggingface.co" is not an http(s) URL: it has no scheme; write https://huggingface.co`},
+		{"another scheme, by flag", "ftp://hub", "", `--endpoint: "ftp://hub" is not an http(s) URL such as https://huggingface.co`},
+		{"credentials hidden", "", "alice:hf_secret@127.0.0.1:7861", `HF_ENDPOINT: "xxxxx@127.0.0.1:7861" is not an http(s) URL: it has no scheme; write http://xxxxx@127.0.0.1:7861`},
+	} {
+		_, err := ConfigFromEnv(env(map[string]string{"HF_ENDPOINT": c.envValue}), c.flag, "")
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s: got %v\nwant %s", c.name, err, c.want)
+		}
+	}
+}

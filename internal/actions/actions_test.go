@@ -80,15 +80,32 @@ func TestHandlerRefusesBadSpecs(t *testing.T) {
 		"log:extra":                    "takes no argument",
 		"exec:":                        "command is empty",
 		"exec:'unterminated":           "unterminated",
-		"exec:no-such-command-xyz arg": "executable file not found",
+		"exec:no-such-command-xyz arg": "route r: exec: no-such-command-xyz is not a program on PATH; give its path (./no-such-command-xyz for one in the working directory)",
+		"exec:./retrain.sh --fast":     "route r: exec: ./retrain.sh does not exist (relative to the working directory ",
+		"exec:/no/such/retrain.sh":     "route r: exec: /no/such/retrain.sh does not exist",
 		"forward:":                     "not an absolute http(s) URL",
 		"forward:ftp://example.com":    "not an absolute http(s) URL",
 		"forward:/relative":            "not an absolute http(s) URL",
 	}
 	for action, want := range cases {
-		if _, err := b.Handler("r", action); err == nil || !strings.Contains(err.Error(), want) {
+		_, err := b.Handler("r", action)
+		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Handler(%q) err = %v, want it to mention %q", action, err, want)
 		}
+		if err != nil && strings.Count(err.Error(), "exec:") > 1 {
+			t.Errorf("Handler(%q) err = %v: exec: said more than once", action, err)
+		}
+	}
+}
+
+func TestExecRefusesAProgramThatIsNotExecutable(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "retrain.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := NewBuilder(Config{}).Handler("r", "exec:"+script)
+	if want := "route r: exec: " + script + " is not executable (chmod +x " + script + ")"; err == nil || err.Error() != want {
+		t.Fatalf("err = %v, want %s", err, want)
 	}
 }
 

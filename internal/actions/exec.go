@@ -5,8 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -28,6 +31,28 @@ type ExecResult struct {
 	Duration string `json:"duration"`
 }
 
+// lookPathProblem says, once and in words, why the program of an exec: route cannot be run:
+// exec.LookPath's own text repeats the prefix ("exec: exec: \"./x\": stat ./x: ...").
+func lookPathProblem(name string, err error) string {
+	switch {
+	case errors.Is(err, exec.ErrNotFound):
+		return fmt.Sprintf("%s is not a program on PATH; give its path (./%s for one in the working directory)", name, name)
+	case errors.Is(err, fs.ErrNotExist):
+		where, _ := os.Getwd()
+		if filepath.IsAbs(name) {
+			return fmt.Sprintf("%s does not exist", name)
+		}
+		return fmt.Sprintf("%s does not exist (relative to the working directory %s)", name, where)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Sprintf("%s is not executable (chmod +x %s)", name, name)
+	}
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		return fmt.Sprintf("%s: %v", name, ee.Err)
+	}
+	return err.Error()
+}
+
 func (b *Builder) execAction(route, spec string) (webhook.HandlerFunc, error) {
 	argv, err := SplitCommand(spec)
 	if err != nil {
@@ -35,7 +60,7 @@ func (b *Builder) execAction(route, spec string) (webhook.HandlerFunc, error) {
 	}
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
-		return nil, fmt.Errorf("route %s: exec: %w", route, err)
+		return nil, fmt.Errorf("route %s: exec: %s", route, lookPathProblem(argv[0], err))
 	}
 	env := execEnviron(b.cfg.Getenv, b.cfg.ExecEnv)
 	log := b.cfg.Logger.With("route", route, "command", argv[0])

@@ -95,7 +95,12 @@ func (b *Builder) robotUpdateAction(route, daemon string) (webhook.HandlerFunc, 
 			}
 		}
 		if len(order) == 0 {
-			return fmt.Sprintf("ignored: no app on the robot comes from space %s", p.Repo.Name), nil
+			// Maybe a new app: the robot's app store must list it now, not when its cache expires.
+			var catalog []installedApp
+			if err := call(ctx, http.MethodGet, "/api/apps/list-available/hf_space?refresh=true", nil, &catalog); err != nil {
+				log.Warn("refreshing the robot's app store", "space", p.Repo.Name, "err", err)
+			}
+			return fmt.Sprintf("ignored: no app on the robot comes from space %s (its app store was refreshed)", p.Repo.Name), nil
 		}
 		res := UpdateResult{}
 		for _, src := range order {

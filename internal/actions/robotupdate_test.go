@@ -18,6 +18,8 @@ type fakeDaemon struct {
 	updates []map[string]string
 	auth    []string
 	refuse  bool
+	// refreshed are the catalog refreshes asked for (list-available?refresh=true)
+	refreshed int
 }
 
 func (f *fakeDaemon) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -27,6 +29,11 @@ func (f *fakeDaemon) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method + " " + r.URL.Path {
 	case "GET /api/apps/list":
 		io.WriteString(w, f.apps)
+	case "GET /api/apps/list-available/hf_space":
+		if r.URL.Query().Get("refresh") == "true" {
+			f.refreshed++
+		}
+		io.WriteString(w, `[]`)
 	case "POST /api/apps/update":
 		if f.refuse {
 			w.WriteHeader(http.StatusUnprocessableEntity)
@@ -87,6 +94,10 @@ func TestRobotUpdate(t *testing.T) {
 	fd.mu.Lock()
 	if len(fd.updates) != 1 {
 		t.Errorf("ignored events asked for updates: %v", fd.updates)
+	}
+	// A push to a space no app comes from may be a new app: the robot's app store lists it afresh.
+	if fd.refreshed != 2 {
+		t.Errorf("catalog refreshes for the pushes to the 2 spaces not installed: %d", fd.refreshed)
 	}
 	fd.refuse = true
 	fd.mu.Unlock()

@@ -100,6 +100,7 @@ var (
 	appRunning    = suite{pkg: "./cli/robot-app-assistant", bench: "^BenchmarkDefaultAppRunning$", benchtime: "20x"}
 	appCheck      = suite{pkg: "./cli/robot-app-assistant", bench: "^BenchmarkCheck$", benchtime: "10x"}
 	appCheckCold  = suite{pkg: "./cli/robot-app-assistant", bench: "^BenchmarkCheckColdCache$", benchtime: "3x"}
+	pushToRunning = suite{pkg: "./cli/robothub", bench: "^BenchmarkPushToRunning$", benchtime: "5x"}
 	hwLoop        = suite{pkg: "./internal/hardware", bench: "^BenchmarkControlLoop50Hz$", benchtime: "1x"}
 	hwKinematics  = suite{pkg: "./core/robot/kinematics", bench: "^Benchmark(Inverse|Forward)$", benchtime: "1s"}
 	hwDaemon      = suite{pkg: "./robotd", bench: "^BenchmarkHardwareDaemonCPU$", benchtime: "1x"}
@@ -174,6 +175,10 @@ var checks = []check{
 	{area: "Robot apps", what: "A generated default app running (SDK connected) after start-app (p99)", suite: appRunning, bench: "BenchmarkDefaultAppRunning", unit: "running-p99-ms", limit: 1000, show: ms, target: "≤ 1 s"},
 	{area: "Robot apps", what: "`robot-app-assistant check` of a generated app (slowest run)", suite: appCheck, bench: "BenchmarkCheck", unit: "check-max-ms", limit: 10000, show: ms, target: "≤ 10 s",
 		note: func(r results) string { return "median " + r.show("BenchmarkCheck", "check-p50-ms", ms) }},
+	{area: "Robot apps", what: "`git push` of a running app to the robot running the new version, robothub dev (p50)", suite: pushToRunning, bench: "BenchmarkPushToRunning", unit: "push-to-running-p50-ms", limit: 2000, show: ms, target: "≤ 2 s",
+		note: func(r results) string {
+			return "slowest " + r.show("BenchmarkPushToRunning", "push-to-running-max-ms", ms)
+		}},
 	{area: "Robot apps", what: "The first `check` on a machine (builds its cached base venv; slowest run)", suite: appCheckCold, bench: "BenchmarkCheckColdCache", unit: "check-max-ms", limit: 10000, show: ms, target: "≤ 10 s"},
 	{area: "Robot hardware", what: "Control loop period p99 at 50 Hz, 60 s on the emulated bus", suite: hwLoop, bench: "BenchmarkControlLoop50Hz", unit: "period-p99-ms", limit: 22, show: ms, target: "≤ 22 ms",
 		note: func(r results) string {

@@ -9,6 +9,7 @@ localStorage.removeItem("robotDaemonToken"); // where pages of earlier daemons k
 let installed = [];
 let current = null;
 let updates = {}; // app name -> the check-updates entry of an app whose source moved on
+let updatesChecked = false; // a check has run: apps not in updates are up to date
 let online = true;
 
 // unreachable is the error of a request that got no answer: the daemon is down or restarting.
@@ -106,7 +107,7 @@ function renderApps() {
   // Re-render only on change, so that buttons do not move under the pointer.
   const running = isActive(current) ? current.info.name : null;
   const busy = !!activeJob;
-  const signature = JSON.stringify([installed, running, updates, busy]);
+  const signature = JSON.stringify([installed, running, updates, updatesChecked, busy]);
   if (signature === renderedApps) return;
   renderedApps = signature;
   const list = $("apps");
@@ -123,16 +124,22 @@ function renderApps() {
     }));
     let update = null;
     if (app.extra.source) {
-      update = el("button", { type: "button", className: "update" + (updates[app.name] ? " primary" : ""), text: "Update", disabled: busy });
+      // Once a check has run, Update is for apps whose source moved on; before, it is always offered.
+      const upToDate = updatesChecked && !updates[app.name];
+      update = el("button", { type: "button", className: "update" + (updates[app.name] ? " primary" : ""), text: "Update",
+        disabled: busy || upToDate, title: upToDate ? "Up to date: nothing changed at its source" : "" });
       update.addEventListener("click", () => act(async () => {
         const job = await api("POST", "/api/apps/update/" + encodeURIComponent(app.name));
         followJob(job.job_id, "Updating " + app.name);
       }));
     }
     const badge = updates[app.name] ? el("span", { className: "badge update-available", text: "update available" }) : null;
+    // The revision shows which push runs (the version stays the same across pushes).
+    const revision = app.extra.revision ? el("span", { className: "revision muted", title: app.extra.revision, text: " @" + app.extra.revision.slice(0, 7) }) : null;
     list.append(el("li", { "data-app": app.name },
-      el("div", { className: "app-head" }, el("strong", { text: app.name }), el("span", { className: "muted", text: " " + (app.extra.version || "") }), badge),
+      el("div", { className: "app-head" }, el("strong", { text: app.name }), el("span", { className: "muted", text: " " + (app.extra.version || "") }), revision, badge),
       el("div", { className: "muted", text: app.description || "" }),
+      lastUpdate(app, busy),
       el("div", { className: "actions" }, start, update, remove)));
   }
   const select = $("startup-app");
@@ -142,12 +149,34 @@ function renderApps() {
   select.value = chosen;
 }
 
-async function checkUpdates() {
+// lastUpdate shows the app's last update (a push to its space runs one in the background): when,
+// to which revision, and how it ended; a failed one shows its error and a Retry button.
+function lastUpdate(app, busy) {
+  const u = app.extra.last_update;
+  if (!u) return null;
+  const when = new Date(u.finished_at || u.started_at).toLocaleString();
+  const rev = u.revision ? " to " + u.revision.slice(0, 7) : "";
+  if (u.status === "failed") {
+    const retry = el("button", { type: "button", className: "retry", text: "Retry", disabled: busy });
+    retry.addEventListener("click", () => act(async () => {
+      const job = await api("POST", "/api/apps/update/" + encodeURIComponent(app.name));
+      followJob(job.job_id, "Updating " + app.name);
+    }));
+    return el("div", { className: "last-update failed" },
+      el("span", { className: "error", text: "Update" + rev + " failed (" + when + "): " + (u.error || "no reason given") }), " ", retry);
+  }
+  const text = u.status === "done" ? "Updated" + rev + " " + when : "Updating" + rev + " since " + when;
+  return el("div", { className: "last-update muted", text });
+}
+
+async function checkUpdates(quiet) {
+  // quiet: on load, the daemon's cached answer, shown without "checking…"; the button asks the sources.
   const status = $("updates-status");
-  status.textContent = "checking…";
+  if (quiet !== true) status.textContent = "checking…";
   try {
-    const res = await api("GET", "/api/apps/check-updates?force=true");
+    const res = await api("GET", "/api/apps/check-updates" + (quiet === true ? "" : "?force=true"));
     updates = {};
+    updatesChecked = !(res.errors && res.errors.length);
     for (const a of res.apps_with_updates || []) if (a.update_available) updates[a.app_name] = a;
     status.textContent = res.apps_checked === 0 ? "No app installed from the hub or git to check." : updatesText();
     if (res.errors && res.errors.length) status.textContent += " (could not check: " + res.errors.map((e) => e.app_name || e).join(", ") + ")";
@@ -155,7 +184,7 @@ async function checkUpdates() {
     renderApps();
   } catch (err) {
     status.textContent = "";
-    showError(err);
+    if (quiet !== true) showError(err);
   }
 }
 
@@ -169,8 +198,9 @@ function updatesText() {
 let catalog = [];
 let storeItems = []; // [{app, node, text}] in catalog order
 
-async function refreshStore() {
-  const all = await api("GET", "/api/apps/list-available");
+async function refreshStore(fresh) {
+  // fresh: the hub is asked again, not the daemon's cache (the Refresh button: an app just published).
+  const all = await api("GET", "/api/apps/list-available" + (fresh === true ? "/hf_space?refresh=true" : ""));
   catalog = all.filter((a) => a.source_kind !== "installed");
   renderStore();
 }
@@ -383,7 +413,8 @@ async function refreshCurrent() {
     $("app-page-link").textContent = url;
   }
   $("stop-btn").disabled = !isActive(current);
-  $("restart-btn").disabled = !isActive(current);
+  // After a crash (or an app that ended) Restart runs it again: the slot is free, so as a start.
+  $("restart-btn").disabled = !current || current.state === "stopping";
   // A new run (a start, a restart, a startup app) gets a fresh output view.
   const newRun = current && (!prev || prev.info.name !== current.info.name || (isActive(current) && !isActive(prev)) || !logRun);
   if (newRun) followAppLog();
@@ -432,7 +463,9 @@ function renderCrash() {
   const stderr = logLines.filter((l) => l.stream === "stderr").map((l) => l.line);
   const start = stderr.lastIndexOf("Traceback (most recent call last):");
   const cause = (current.error || "").split("\n")[0];
-  $("current-error").textContent = start >= 0 ? cause + "\n\n" + stderr.slice(start).join("\n") : current.error || "";
+  const view = $("current-error");
+  view.textContent = start >= 0 ? cause + "\n\n" + stderr.slice(start).join("\n") : current.error || "";
+  view.scrollTop = view.scrollHeight; // the end of a traceback is the error: show it first
 }
 
 async function refreshStartup() {
@@ -448,7 +481,8 @@ let stateStream = null;
 let lastState = null;
 let drawPending = false;
 const deg = (rad) => (rad * 180) / Math.PI;
-const fmt = (x) => (x >= 0 ? " " : "") + x.toFixed(3);
+// Angles come in radians; people read degrees.
+const fmt = (rad) => (rad >= 0 ? " " : "") + deg(rad).toFixed(1) + "°";
 
 function followState() {
   if (stateStream) stateStream.close();
@@ -581,6 +615,7 @@ function reloadAll() {
   logRun = null;
   // The store does not wait for the rest: catalog entries carry extra.installed themselves.
   Promise.all([refreshCurrent().then(refreshApps), refreshStore()]).then(resumeJob).catch(showError);
+  checkUpdates(true);
   followState();
 }
 
@@ -614,6 +649,7 @@ document.addEventListener("DOMContentLoaded", () => {
     filterStore();
   });
   $("check-updates").addEventListener("click", checkUpdates);
+  $("store-refresh").addEventListener("click", () => act(() => refreshStore(true)));
   $("job-dismiss").addEventListener("click", () => { $("job").hidden = true; });
   // Cancel kills the job's step; the job-log stream then reports it failed ("cancelled on request").
   $("job-cancel").addEventListener("click", async () => {
@@ -627,7 +663,8 @@ document.addEventListener("DOMContentLoaded", () => {
     }
   });
   $("stop-btn").addEventListener("click", () => act(() => api("POST", "/api/apps/stop-current-app")));
-  $("restart-btn").addEventListener("click", () => act(() => api("POST", "/api/apps/restart-current-app")));
+  $("restart-btn").addEventListener("click", () => act(() => isActive(current) ? api("POST", "/api/apps/restart-current-app") :
+    api("POST", "/api/apps/start-app/" + encodeURIComponent(current.info.name))));
   $("wake-btn").addEventListener("click", () => act(() => api("POST", "/api/move/play/wake_up")));
   $("sleep-btn").addEventListener("click", () => act(() => api("POST", "/api/move/play/goto_sleep")));
   $("startup-app").addEventListener("change", (e) => act(async () => {

@@ -38,10 +38,25 @@ def _antennas(antennas: Any) -> list:
     return values
 
 
-class _Transport:
-    """JSON over HTTP/1.1 with one persistent connection per thread."""
+# How long a request keeps trying while the daemon does not answer (a restart, a stall under load)
+# before DaemonUnavailableError: an app rides out a short outage instead of dying of it.
+DEFAULT_RECONNECT_GRACE = 15.0
 
-    def __init__(self, base_url: str, token: Optional[str], timeout: float) -> None:
+
+def _reconnect_grace() -> float:
+    try:
+        return max(0.0, float(os.environ.get("ROBOT_SDK_RECONNECT_GRACE", DEFAULT_RECONNECT_GRACE)))
+    except ValueError:
+        return DEFAULT_RECONNECT_GRACE
+
+
+class _Transport:
+    """JSON over HTTP/1.1 with one persistent connection per thread. A request the daemon does not
+    answer (refused, reset, timed out) is sent again, with growing pauses, for up to ``grace``
+    seconds ($ROBOT_SDK_RECONNECT_GRACE, default 15); the robot's commands are targets and states,
+    so a command sent twice leaves the robot where once would."""
+
+    def __init__(self, base_url: str, token: Optional[str], timeout: float, grace: Optional[float] = None) -> None:
         parsed = urllib.parse.urlsplit(base_url)
         if parsed.scheme not in ("http", "https") or not parsed.hostname:
             raise ValueError(f"daemon URL must be http(s)://host[:port], got {base_url!r}")
@@ -52,6 +67,7 @@ class _Transport:
         self._prefix = parsed.path.rstrip("/")
         self._token = token
         self._timeout = timeout
+        self.grace = _reconnect_grace() if grace is None else grace
         self._local = threading.local()
 
     def _connection(self) -> http.client.HTTPConnection:
@@ -68,13 +84,15 @@ class _Transport:
             conn.close()
             self._local.conn = None
 
-    def request(self, method: str, path: str, body: Any = None, query: Optional[dict] = None) -> Any:
-        text = self.request_bytes(method, path, body, query).decode("utf-8", "replace")
+    def request(self, method: str, path: str, body: Any = None, query: Optional[dict] = None,
+                grace: Optional[float] = None) -> Any:
+        text = self.request_bytes(method, path, body, query, grace).decode("utf-8", "replace")
         if not text:
             return None
         return json.loads(text)
 
-    def request_bytes(self, method: str, path: str, body: Any = None, query: Optional[dict] = None) -> bytes:
+    def request_bytes(self, method: str, path: str, body: Any = None, query: Optional[dict] = None,
+                      grace: Optional[float] = None) -> bytes:
         url = self._prefix + path
         if query:
             url += "?" + urllib.parse.urlencode(query)
@@ -85,8 +103,12 @@ class _Transport:
             headers["Content-Type"] = "application/json"
         if self._token:
             headers["Authorization"] = "Bearer " + self._token
-        # One retry: a kept-alive connection the server closed fails on first use.
-        for attempt in (1, 2):
+        grace = self.grace if grace is None else grace
+        first_failure: Optional[float] = None
+        pause = 0.1
+        attempt = 0
+        while True:
+            attempt += 1
             conn = self._connection()
             try:
                 conn.request(method, url, body=data, headers=headers)
@@ -100,10 +122,25 @@ class _Transport:
                 raise
             except (ConnectionError, http.client.HTTPException, OSError) as e:
                 self._drop()
-                if attempt == 2 or not isinstance(e, (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError)):
+                # A kept-alive connection the server closed fails on first use: again at once.
+                if attempt == 1 and isinstance(e, (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError)):
+                    continue
+                now = time.monotonic()
+                if first_failure is None:
+                    first_failure = now
+                    if grace > 0:
+                        logger.warning("robot daemon at %s is not answering (%s): trying again for up to %.0f s",
+                                       self.base_url, e, grace)
+                if now - first_failure + pause > grace:
+                    waited = f"did not answer for {now - first_failure:.1f} s" if grace > 0 else "is not reachable"
                     raise DaemonUnavailableError(
-                        f"robot daemon at {self.base_url} is not reachable ({e}); is robot-daemon running?"
+                        f"robot daemon at {self.base_url} {waited} ({e}); is robot-daemon running?"
+                        + (f" (ROBOT_SDK_RECONNECT_GRACE={grace:g} s is how long the SDK waits)" if grace > 0 else "")
                     ) from e
+                time.sleep(pause)
+                pause = min(pause * 2, 1.0)
+        if first_failure is not None and grace > 0:
+            logger.warning("robot daemon at %s answers again after %.1f s", self.base_url, time.monotonic() - first_failure)
         if resp.status >= 400:
             text = raw.decode("utf-8", "replace")
             detail = text
@@ -215,7 +252,8 @@ class Robot:
         self._media_released = False
         try:
             try:
-                self.daemon_status = self._http.request("GET", "/api/daemon/status")
+                # No grace at connect: no daemon at all is said at once.
+                self.daemon_status = self._http.request("GET", "/api/daemon/status", grace=0)
             except DaemonUnavailableError as e:
                 if spawn_daemon:
                     raise DaemonUnavailableError(
@@ -250,9 +288,34 @@ class Robot:
     def _keep_alive(self, interval: float) -> None:
         while not self._heartbeat_stop.wait(interval):
             try:
-                self._http.request("POST", f"/api/sessions/{self.session_id}/heartbeat")
+                self._http.request("POST", f"/api/sessions/{self.session_id}/heartbeat", grace=0)
+            except RequestRefusedError as e:
+                if e.status != 404 or self._heartbeat_stop.is_set():
+                    continue
+                # The daemon did not hear from us for longer than the lease (it stalled, or was
+                # unreachable): the session expired. Resume with a new one, and say so.
+                try:
+                    self._resume_session()
+                except Exception as err:  # the next beat tries again
+                    logger.warning("robot daemon session %s expired; a new one could not be opened yet: %s",
+                                   self.session_id, err)
             except Exception:  # the next beat retries; the daemon expires the lease if we stay silent
                 pass
+
+    def _resume_session(self) -> None:
+        from . import __version__
+
+        old = self.session_id
+        s = self._http.request(
+            "POST", "/api/sessions", {"pid": os.getpid(), "client": f"robot_sdk/{__version__}"}, grace=0
+        )
+        if self._heartbeat_stop.is_set():  # closed meanwhile: end the new one too
+            self._http.request("DELETE", f"/api/sessions/{s['id']}", grace=0)
+            return
+        self.session_id = s["id"]
+        self.session_kind = s.get("kind")
+        logger.warning("robot daemon session %s expired while the daemon did not answer; resumed as session %s",
+                       old, self.session_id)
 
     def close(self) -> None:
         """End the session and close the connection. Safe to call twice."""
@@ -266,7 +329,7 @@ class Robot:
         if self.session_id is not None:
             sid, self.session_id = self.session_id, None
             try:
-                self._http.request("DELETE", f"/api/sessions/{sid}")
+                self._http.request("DELETE", f"/api/sessions/{sid}", grace=0)
             except Exception:
                 pass
         self._http.close()

@@ -2,6 +2,8 @@
 
 import math
 import os
+import signal
+import threading
 import time
 import unittest
 from unittest import mock
@@ -147,6 +149,36 @@ class ConnectionTest(unittest.TestCase):
             with self.assertRaises(RequestRefusedError) as cm:
                 Robot(url=d.url)
             self.assertEqual(cm.exception.status, 400)
+
+    def test_a_daemon_stall_is_ridden_out(self):
+        # Issue 24: one 5 s stall of the daemon killed an app for good (DaemonUnavailableError
+        # while the daemon was running). Requests now wait for it, within the grace period, and
+        # the log says what happened.
+        d = daemon()
+        with Robot(url=d.url, timeout=0.5) as robot:
+            os.kill(d.proc.pid, signal.SIGSTOP)
+            resume = threading.Timer(2.0, os.kill, (d.proc.pid, signal.SIGCONT))
+            resume.start()
+            self.addCleanup(os.kill, d.proc.pid, signal.SIGCONT)
+            started = time.monotonic()
+            with self.assertLogs("robot_sdk", "WARNING") as logs:
+                state = robot.get_state()
+            self.assertTrue(state["awake"])
+            self.assertGreater(time.monotonic() - started, 1.5)  # it did wait for the stall
+            text = "\n".join(logs.output)
+            self.assertIn("is not answering", text)
+            self.assertIn("answers again after", text)
+
+    def test_no_answer_past_the_grace_says_how_long(self):
+        d = daemon()
+        with mock.patch.dict(os.environ, {"ROBOT_SDK_RECONNECT_GRACE": "1"}):
+            with Robot(url=d.url, timeout=0.3) as robot:
+                os.kill(d.proc.pid, signal.SIGSTOP)
+                try:
+                    with self.assertRaisesRegex(DaemonUnavailableError, r"did not answer for \d+\.\d s .*ROBOT_SDK_RECONNECT_GRACE=1 s"):
+                        robot.get_state()
+                finally:
+                    os.kill(d.proc.pid, signal.SIGCONT)
 
     def test_invalid_url(self):
         with self.assertRaisesRegex(ValueError, "http"):

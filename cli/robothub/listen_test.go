@@ -1,0 +1,40 @@
+package main
+
+import (
+	"context"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A port that is taken (a second make run, or hub serve beside it on 7861) is a failure to run, not
+// a usage error, and the message names the flag that picks another port.
+func TestPortInUseNamesTheFlag(t *testing.T) {
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	taken := ln.Addr().String()
+	_, port, _ := net.SplitHostPort(taken)
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"hub", "serve", "--db", ":memory:", "--addr", taken},
+			"hub serve: the local hub cannot listen on " + taken + ": the port is in use (by another robothub hub serve, robothub dev or make run?); choose a free one with --addr 127.0.0.1:PORT"},
+		{[]string{"serve", "--route", "seen=log", "--addr", taken},
+			"serve: the receiver cannot listen on " + taken + ": the port is in use (by another robothub hub serve, robothub dev or make run?); choose a free one with --addr 127.0.0.1:PORT"},
+		{[]string{"dev", "--data-dir", filepath.Join(dir, "a"), "--hub-addr", taken},
+			"dev: the local hub cannot listen on " + taken + ": the port is in use (by another robothub hub serve, robothub dev or make run?); choose a free one with --hub-addr 127.0.0.1:PORT"},
+		{[]string{"dev", "--data-dir", filepath.Join(dir, "b"), "--hub-addr", "127.0.0.1:0", "--receiver-addr", "127.0.0.1:0", "--daemon-port", port},
+			"dev: the robot daemon cannot listen on " + taken + ": the port is in use (by another robothub hub serve, robothub dev or make run?); choose a free one with --daemon-port PORT"},
+	} {
+		code, _, stderr := runCLI(t, map[string]string{"HOME": dir}, "", c.args...)
+		if code != exitError || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q\nwant exit %d with %q", c.args, code, stderr, exitError, c.want)
+		}
+	}
+}
