@@ -246,9 +246,9 @@ with Robot() as r:
 func TestAudioThroughTheAPI(t *testing.T) {
 	d := startServer(t, serverOptions{})
 	d.call("POST", "/api/audio/start_recording", nil, nil)
-	tone := make([]float64, 1600)
+	tone := make([][2]float64, 1600) // 100 ms of 440 Hz on the left, silence on the right
 	for i := range tone {
-		tone[i] = 0.5 * math.Sin(2*math.Pi*440*float64(i)/16000)
+		tone[i][0] = 0.5 * math.Sin(2*math.Pi*440*float64(i)/16000)
 	}
 	var pushed map[string]any
 	if code := d.call("POST", "/api/audio/push_sample", map[string]any{"samples": tone}, &pushed); code != 200 || pushed["samples"] != 1600.0 {
@@ -256,29 +256,33 @@ func TestAudioThroughTheAPI(t *testing.T) {
 	}
 	// The simulated speaker plays into the microphone: read what it records until the tone is in it.
 	var rec struct {
-		SampleRate int       `json:"sample_rate"`
-		Samples    []float64 `json:"samples"`
+		SampleRate int          `json:"sample_rate"`
+		Channels   int          `json:"channels"`
+		Samples    [][2]float64 `json:"samples"`
 	}
 	toneLoud := 0
-	for _, s := range tone {
-		if math.Abs(s) > 0.4 {
+	for _, f := range tone {
+		if math.Abs(f[0]) > 0.4 {
 			toneLoud++
 		}
 	}
-	var recorded []float64
-	loud := 0
+	recorded, loudLeft, loudRight := 0, 0, 0
 	d.waitFor(5*time.Second, "the whole pushed tone in the recording", func() bool {
 		d.call("GET", "/api/audio/sample", nil, &rec)
-		recorded = append(recorded, rec.Samples...)
-		for _, s := range rec.Samples {
-			if math.Abs(s) > 0.4 {
-				loud++
+		recorded += len(rec.Samples)
+		for _, f := range rec.Samples {
+			if math.Abs(f[0]) > 0.4 {
+				loudLeft++
+			}
+			if math.Abs(f[1]) > 0.4 {
+				loudRight++
 			}
 		}
-		return loud >= toneLoud
+		return loudLeft >= toneLoud
 	})
-	if rec.SampleRate != 16000 || loud != toneLoud {
-		t.Fatalf("recorded %d samples at %d Hz with %d loud ones; the pushed tone should be in them", len(recorded), rec.SampleRate, loud)
+	if rec.SampleRate != 16000 || rec.Channels != 2 || loudLeft != toneLoud || loudRight != 0 {
+		t.Fatalf("recorded %d frames of %d channels at %d Hz with %d loud on the left and %d on the right; the pushed tone (%d loud) should be on the left",
+			recorded, rec.Channels, rec.SampleRate, loudLeft, loudRight, toneLoud)
 	}
 	d.call("POST", "/api/audio/stop_recording", nil, nil)
 }

@@ -43,18 +43,20 @@ func chromium() string {
 	return ""
 }
 
-// browser starts headless Chromium for one test and returns a tab's context.
-func browser(t testing.TB) context.Context {
+// browser starts headless Chromium for one test and returns a tab's context; flags are added to
+// the usual ones.
+func browser(t testing.TB, flags ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	path := chromium()
 	if path == "" {
 		t.Skip("no chromium binary found (apt-get install chromium); the dashboard tests drive headless Chromium")
 	}
-	return startBrowser(t, path, t.TempDir())
+	return startBrowser(t, path, t.TempDir(), flags...)
 }
 
-// startBrowser starts the headless Chromium at path with its profile in dir.
-func startBrowser(t testing.TB, path, dir string) context.Context {
+// startBrowser starts the headless Chromium at path with its profile in dir; flags are added to
+// the usual ones.
+func startBrowser(t testing.TB, path, dir string, flags ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
@@ -63,6 +65,7 @@ func startBrowser(t testing.TB, path, dir string) context.Context {
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
 	}
+	opts = append(opts, flags...)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	t.Cleanup(cancelAlloc)
 	ctx, cancel := chromedp.NewContext(alloc)

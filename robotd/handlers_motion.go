@@ -191,15 +191,6 @@ func (s *Server) handleAutomaticBodyYaw(w http.ResponseWriter, r *http.Request) 
 	writeJSON(w, http.StatusOK, map[string]bool{"automatic_body_yaw": *req.Enabled})
 }
 
-func (s *Server) handleCameraSpecs(w http.ResponseWriter, r *http.Request) {
-	specs, err := s.robot.CameraSpecs()
-	if err != nil {
-		writeError(w, r, s.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, specs)
-}
-
 // handleCameraFrame answers a camera image: binary PPM (P6, RGB; the default, what robot_sdk reads
 // without any image library) or JPEG (?format=jpeg).
 func (s *Server) handleCameraFrame(w http.ResponseWriter, r *http.Request) {

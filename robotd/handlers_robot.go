@@ -303,21 +303,82 @@ func (s *Server) handleSetMotorMode(w http.ResponseWriter, r *http.Request) {
 type audioInfo struct {
 	Status     string `json:"status"`
 	SampleRate int    `json:"sample_rate"`
+	Channels   int    `json:"channels"`
+}
+
+// microphoneReady says why the microphones cannot be heard now, or nil.
+func (s *Server) microphoneReady() error {
+	if !s.mediaWired {
+		return nil
+	}
+	_, err := s.media.Level()
+	return mediaUnavailable(err)
 }
 
 func (s *Server) handleStartRecording(w http.ResponseWriter, r *http.Request) {
+	if err := s.microphoneReady(); err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
 	s.robot.StartRecording()
-	writeJSON(w, http.StatusOK, audioInfo{Status: "recording", SampleRate: robot.SampleRate})
+	writeJSON(w, http.StatusOK, audioInfo{Status: "recording", SampleRate: robot.SampleRate, Channels: robot.Channels})
 }
 
 func (s *Server) handleStopRecording(w http.ResponseWriter, r *http.Request) {
 	s.robot.StopRecording()
-	writeJSON(w, http.StatusOK, audioInfo{Status: "stopped", SampleRate: robot.SampleRate})
+	writeJSON(w, http.StatusOK, audioInfo{Status: "stopped", SampleRate: robot.SampleRate, Channels: robot.Channels})
+}
+
+// stereoFrames are interleaved stereo samples written as the public SDK's (n, 2) array:
+// [[left, right], ...].
+type stereoFrames []float32
+
+func (f stereoFrames) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 24*len(f)+2)
+	b = append(b, '[')
+	for i := 0; i+1 < len(f); i += 2 {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '[')
+		b = strconv.AppendFloat(b, float64(f[i]), 'g', -1, 32)
+		b = append(b, ',')
+		b = strconv.AppendFloat(b, float64(f[i+1]), 'g', -1, 32)
+		b = append(b, ']')
+	}
+	return append(b, ']'), nil
+}
+
+// UnmarshalJSON reads (n, 2) frames, or mono samples, which play on both channels.
+func (f *stereoFrames) UnmarshalJSON(data []byte) error {
+	var mono []float32
+	if err := json.Unmarshal(data, &mono); err == nil {
+		out := make([]float32, 0, 2*len(mono))
+		for _, v := range mono {
+			out = append(out, v, v)
+		}
+		*f = out
+		return nil
+	}
+	var pairs [][]float32
+	if err := json.Unmarshal(data, &pairs); err != nil {
+		return &errBody{"samples: expected numbers (mono) or [left, right] pairs in [-1, 1]"}
+	}
+	out := make([]float32, 0, 2*len(pairs))
+	for i, p := range pairs {
+		if len(p) != 2 {
+			return &errBody{fmt.Sprintf("samples[%d]: a frame is [left, right], got %d values", i, len(p))}
+		}
+		out = append(out, p[0], p[1])
+	}
+	*f = out
+	return nil
 }
 
 type audioSamples struct {
-	SampleRate int       `json:"sample_rate"`
-	Samples    []float32 `json:"samples"`
+	SampleRate int          `json:"sample_rate"`
+	Channels   int          `json:"channels"`
+	Samples    stereoFrames `json:"samples"`
 }
 
 func (s *Server) handleAudioSample(w http.ResponseWriter, r *http.Request) {
@@ -325,7 +386,7 @@ func (s *Server) handleAudioSample(w http.ResponseWriter, r *http.Request) {
 	if v := r.URL.Query().Get("max"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			writeError(w, r, s.log, &errBody{"max: must be a non-negative integer number of samples"})
+			writeError(w, r, s.log, &errBody{"max: must be a non-negative integer number of frames"})
 			return
 		}
 		max = n
@@ -335,26 +396,32 @@ func (s *Server) handleAudioSample(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, audioSamples{SampleRate: robot.SampleRate, Samples: samples})
+	writeJSON(w, http.StatusOK, audioSamples{SampleRate: robot.SampleRate, Channels: robot.Channels, Samples: samples})
 }
 
 func (s *Server) handlePushAudio(w http.ResponseWriter, r *http.Request) {
 	var req struct {
-		Samples *[]float32 `json:"samples"`
+		Samples *stereoFrames `json:"samples"`
 	}
 	if err := decodeBody(w, r, &req, maxAudioBodyBytes, false); err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}
 	if req.Samples == nil {
-		writeError(w, r, s.log, &errBody{fmt.Sprintf("body: field samples is required: mono samples in [-1, 1] at %d Hz", robot.SampleRate)})
+		writeError(w, r, s.log, &errBody{fmt.Sprintf("body: field samples is required: [left, right] frames (or mono samples) in [-1, 1] at %d Hz", robot.SampleRate)})
 		return
+	}
+	if s.mediaWired {
+		if err := s.speakerReady(); err != nil {
+			writeError(w, r, s.log, err)
+			return
+		}
 	}
 	if err := s.robot.PushAudio(*req.Samples); err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "queued", "samples": len(*req.Samples)})
+	writeJSON(w, http.StatusOK, map[string]any{"status": "queued", "samples": len(*req.Samples) / robot.Channels})
 }
 
 func (s *Server) handlePlaySound(w http.ResponseWriter, r *http.Request) {
@@ -365,7 +432,13 @@ func (s *Server) handlePlaySound(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
-	d, err := s.robot.PlaySound(req.File)
+	if s.mediaWired {
+		if err := s.speakerReady(); err != nil {
+			writeError(w, r, s.log, err)
+			return
+		}
+	}
+	d, err := s.robot.PlaySound(s.soundPath(req.File))
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return

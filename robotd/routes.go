@@ -66,6 +66,29 @@ func (s *Server) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api/camera/specs", s.handleCameraSpecs)
 	mux.HandleFunc("GET /api/camera/frame", s.handleCameraFrame)
 
+	// Media: the public daemon's media, volume, audio-config and DoA routes, the local socket's
+	// address, and WebRTC signalling (handlers_media.go).
+	mux.HandleFunc("POST /api/media/release", s.handleMediaRelease)
+	mux.HandleFunc("POST /api/media/acquire", s.handleMediaAcquire)
+	mux.HandleFunc("GET /api/media/status", s.handleMediaStatus)
+	mux.HandleFunc("GET /api/media/devices", s.handleMediaDevices)
+	mux.HandleFunc("GET /api/media/ipc", s.handleMediaSocket)
+	mux.HandleFunc("POST /api/media/webrtc/offer", s.handleWebRTCOffer)
+	mux.HandleFunc("GET /api/state/doa", s.handleDoA)
+	mux.HandleFunc("POST /api/audio/config/apply", s.handleApplyAudioConfig)
+	mux.HandleFunc("GET /api/audio/config/parameter/{name}", s.handleReadAudioParameter)
+	mux.HandleFunc("POST /api/media/play_sound", s.handleMediaPlaySound)
+	mux.HandleFunc("POST /api/media/stop_sound", s.handleMediaStopSound)
+	mux.HandleFunc("POST /api/media/clear_incoming_audio", s.handleClearIncomingAudio)
+	mux.HandleFunc("POST /api/media/sounds/upload", s.handleUploadSound)
+	mux.HandleFunc("GET /api/media/sounds", s.handleListSounds)
+	mux.HandleFunc("DELETE /api/media/sounds/{filename}", s.handleDeleteSound)
+	mux.HandleFunc("GET /api/volume/current", s.handleGetVolume)
+	mux.HandleFunc("POST /api/volume/set", s.handleSetVolume)
+	mux.HandleFunc("POST /api/volume/test-sound", s.handleTestSound)
+	mux.HandleFunc("GET /api/volume/microphone/current", s.handleGetMicVolume)
+	mux.HandleFunc("POST /api/volume/microphone/set", s.handleSetMicVolume)
+
 	// The speech wobble and head tracking (handlers_behaviours.go).
 	mux.HandleFunc("POST /api/media/wobbling/enable", s.handleWobbling(true))
 	mux.HandleFunc("POST /api/media/wobbling/disable", s.handleWobbling(false))

@@ -27,6 +27,7 @@ import (
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/core/version"
+	"github.com/robothub/robothub/internal/hardware/media"
 	"github.com/robothub/robothub/internal/pytool"
 	"github.com/robothub/robothub/robotd/pysdk"
 )
@@ -71,7 +72,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			&cli.StringFlag{Name: "installer", Value: "auto", Usage: "auto (uv when on PATH, else pip), pip or uv"},
 			&cli.BoolFlag{Name: "system-site-packages", Usage: "let apps use the system's Python packages (numpy, OpenCV from apt on Raspberry Pi OS)"},
 			&cli.StringSliceFlag{Name: "allowed-host", Usage: "a host name the API answers to, besides IP addresses, localhost and this machine's name"},
-		}, fleetFlags()...),
+		}, append(fleetFlags(), mediaFlags...)...),
 		Action: func(c *cli.Context) error {
 			cfg, err := configFrom(c, getenv)
 			if err != nil {
@@ -118,6 +119,7 @@ type config struct {
 	preloadMoves               []string
 	noMDNS                     bool
 	fleet                      fleetConfig
+	media                      mediaConfig
 }
 
 func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
@@ -135,6 +137,10 @@ func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
 			}
 			cfg.preloadMoves = append(cfg.preloadMoves, d)
 		}
+	}
+	var err error
+	if cfg.media, err = mediaConfigFrom(c, cfg.sim, cfg.hardwareConfig); err != nil {
+		return cfg, err
 	}
 	cfg.indexURL, cfg.extraIndexURLs = strings.TrimSpace(c.String("index-url")), c.StringSlice("extra-index-url")
 	switch c.String("installer") {
@@ -308,7 +314,10 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 		return err
 	}
 	defer closeBackend()
+	devices := openMedia(cfg.media, cfg.wireless, backend, log.With("component", "media"))
+	defer devices.media.Close() // after the robot's loop has stopped
 	rb := robot.New(backend, log.With("component", "robot"))
+	rb.UseMedia(devices)
 	defer rb.Close()
 
 	wheelDirs := cfg.wheelDirs
@@ -338,11 +347,27 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	if cfg.fleet.url != "" {
 		leave, err := startFleet(ctx, cfg.fleet, mgr, cfg.hubURL, cfg.hubToken, log)
 		if err != nil {
+			ln.Close()
 			return err
 		}
 		defer leave()
 	}
 
+	// Apps on the robot read frames and sound from a unix socket, with no encoding.
+	var mediaSocket string
+	if sock, err := media.ListenSocket(devices.media, filepath.Join(cfg.dataDir, "media.sock"),
+		media.SocketOptions{Allow: mediaSocketPeer, Play: rb.PushAudio}, log.With("component", "media")); err != nil {
+		log.Warn("no local media socket: apps get frames and sound over HTTP", "err", err)
+	} else {
+		defer sock.Close()
+		mediaSocket = sock.Path()
+	}
+	rtc, err := media.NewWebRTC(devices.media, loopbackOnly, log.With("component", "webrtc"))
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("webrtc: %w", err)
+	}
+	defer rtc.Close()
 	done := make(chan struct{})
 	// Head tracking's detector (YuNet on ONNX Runtime) is not loaded by this build: tracking answers
 	// 503 saying so.
@@ -357,6 +382,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 		MoveLibraries: moves, Apps: ManagerApps(mgr), Robot: rb, Log: log.With("component", "http"), Token: cfg.token, NoAuth: cfg.noAuth, BodyTimeout: cfg.bodyTimeout,
 		AllowedHosts: cfg.allowedHosts, Version: version.String(), Wireless: cfg.wireless, Done: done,
 		LoopbackOnly: loopbackOnly, DataDir: cfg.dataDir, HubURL: cfg.hubURL, Sim: cfg.sim != "",
+		Media: devices.media, SoundsDir: filepath.Join(cfg.dataDir, "sounds"), MediaSocket: mediaSocket, WebRTC: rtc,
 	})
 	srv := &http.Server{
 		Handler:           handler,

@@ -5,13 +5,22 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"sync"
 	"time"
+
+	"github.com/robothub/robothub/internal/hardware/media"
 )
 
 // Server is the daemon's HTTP API and dashboard.
 type Server struct {
 	apps         Apps
 	robot        Robot
+	media        *media.Media // never nil: every device off when the daemon has none
+	mediaWired   bool         // the robot speaks, listens and looks through media
+	soundsDir    string       // uploaded sounds
+	mediaSocket  string       // the local media socket's path, for local SDKs
+	webrtc       *media.WebRTC
+	doaWarn      sync.Once
 	log          *slog.Logger
 	token        string // never empty: a request must present it unless noAuth
 	noAuth       bool
@@ -34,8 +43,14 @@ type Server struct {
 
 // ServerConfig holds what NewServer needs.
 type ServerConfig struct {
-	Apps         Apps  // the app lifecycle: ManagerApps(*apps.Manager) in the daemon
-	Robot        Robot // the robot: *robot.Robot in the daemon
+	Apps  Apps  // the app lifecycle: ManagerApps(*apps.Manager) in the daemon
+	Robot Robot // the robot: *robot.Robot in the daemon
+	// Media are the robot's devices, which Robot uses (robot.UseMedia); nil: none, and the
+	// robot's backend speaks and draws its camera itself.
+	Media        *media.Media
+	SoundsDir    string        // where uploaded sounds go
+	MediaSocket  string        // the local media socket (media.ListenSocket), "" when there is none
+	WebRTC       *media.WebRTC // serves the camera and microphones to WebRTC peers; nil: none
 	Log          *slog.Logger
 	Token        string        // the API token (--token); empty: a random one nobody knows
 	NoAuth       bool          // --no-auth: every client may use the API
@@ -69,6 +84,10 @@ func NewServer(cfg ServerConfig) *Server {
 	}
 	if s.token == "" {
 		s.token = rand.Text()
+	}
+	s.media, s.mediaWired, s.soundsDir, s.mediaSocket, s.webrtc = cfg.Media, cfg.Media != nil, cfg.SoundsDir, cfg.MediaSocket, cfg.WebRTC
+	if s.media == nil {
+		s.media = media.Open(media.Options{Camera: media.DeviceNone, Microphone: media.DeviceNone, Speaker: media.DeviceNone})
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

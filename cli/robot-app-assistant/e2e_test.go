@@ -43,7 +43,7 @@ type testDaemon struct {
 
 // startDaemon runs the daemon on a free port with hubURL as its hub and waits for /healthz. Apps
 // reach it through ROBOT_DAEMON_URL, which they inherit from the test process.
-func startDaemon(t testing.TB, hubURL string) *testDaemon {
+func startDaemon(t testing.TB, hubURL string, extraArgs ...string) *testDaemon {
 	t.Helper()
 	port := freePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
@@ -56,6 +56,7 @@ func startDaemon(t testing.TB, hubURL string) *testDaemon {
 		// The generated app builds its poses with numpy, a dependency of the SDK: Debian's, as on
 		// a robot without a package index.
 		"--python", "/usr/bin/python3", "--system-site-packages"}
+	args = append(args, extraArgs...)
 	go func() { done <- robotd.Run(ctx, args, os.Getenv, io.Discard, d.log) }()
 	t.Cleanup(func() {
 		cancel()

@@ -12,8 +12,8 @@ import (
 	"github.com/robothub/robothub/core/fault"
 )
 
-// MaxPushSamples bounds one PushAudio call (10 seconds of audio).
-const MaxPushSamples = 10 * SampleRate
+// MaxPushSamples bounds one PushAudio call: 10 seconds of stereo audio.
+const MaxPushSamples = 10 * SampleRate * Channels
 
 // maxSoundFileBytes bounds the size of a sound file PlaySound reads.
 const maxSoundFileBytes = 64 << 20
@@ -37,8 +37,8 @@ func (r *Robot) StopRecording() {
 	r.mu.Unlock()
 }
 
-// AudioSample returns, and removes from the recording, up to max recorded samples (all of them
-// when max <= 0). At most the last 30 seconds are kept.
+// AudioSample returns, and removes from the recording, up to max recorded frames (all of them
+// when max <= 0) as interleaved stereo samples. At most the last 30 seconds are kept.
 func (r *Robot) AudioSample(max int) ([]float32, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -46,18 +46,22 @@ func (r *Robot) AudioSample(max int) ([]float32, error) {
 		return nil, fault.Refusedf("recording is not started: call start_recording first")
 	}
 	n := len(r.recorded)
-	if max > 0 && max < n {
-		n = max
+	if max > 0 && max*Channels < n {
+		n = max * Channels
 	}
 	out := append([]float32{}, r.recorded[:n]...)
 	r.recorded = append(r.recorded[:0], r.recorded[n:]...)
 	return out, nil
 }
 
-// PushAudio queues samples on the speaker. Samples must be finite; they are clipped to [-1, 1].
+// PushAudio queues interleaved stereo samples on the speaker. Samples must be finite; they are
+// clipped to [-1, 1].
 func (r *Robot) PushAudio(samples []float32) error {
 	if len(samples) > MaxPushSamples {
-		return fault.Invalidf("samples: at most %d samples (10 s) per push, got %d", MaxPushSamples, len(samples))
+		return fault.Invalidf("samples: at most %d frames (10 s) per push, got %d", MaxPushSamples/Channels, len(samples)/Channels)
+	}
+	if len(samples)%Channels != 0 {
+		return fault.Invalidf("samples: %d values is not a whole number of stereo frames", len(samples))
 	}
 	clipped := make([]float32, len(samples))
 	for i, s := range samples {
@@ -73,10 +77,14 @@ func (r *Robot) PushAudio(samples []float32) error {
 // speak plays samples and returns how long they last.
 func (r *Robot) speak(samples []float32) time.Duration {
 	r.mu.Lock()
-	r.backend.Speak(samples)
+	if r.media != nil {
+		r.media.Speak(samples)
+	} else {
+		r.backend.Speak(samples)
+	}
 	r.scheduleWobble(samples, time.Now())
 	r.mu.Unlock()
-	return time.Duration(len(samples)) * time.Second / SampleRate
+	return time.Duration(len(samples)/Channels) * time.Second / SampleRate
 }
 
 // PlaySound plays a WAV file (PCM 8/16/24/32-bit or IEEE float, any channel count and rate) found
@@ -115,7 +123,8 @@ func (r *Robot) PlaySound(path string) (time.Duration, error) {
 	return r.speak(samples), nil
 }
 
-// DecodeWAV decodes a RIFF/WAVE file to mono samples at SampleRate.
+// DecodeWAV decodes a RIFF/WAVE file to interleaved stereo samples at SampleRate: a mono file
+// plays on both channels, a file of more than two channels gives its first two.
 func DecodeWAV(data []byte) ([]float32, error) {
 	if len(data) < wavHeaderBytes || string(data[0:4]) != "RIFF" || string(data[8:12]) != "WAVE" {
 		return nil, errors.New("not a RIFF/WAVE file")
@@ -160,19 +169,25 @@ func DecodeWAV(data []byte) ([]float32, error) {
 	}
 	width := int(bits / 8)
 	frames := len(pcm) / (width * int(channels))
-	mono := make([]float64, frames)
-	for i := range frames {
-		var sum float64
-		for c := range int(channels) {
-			o := (i*int(channels) + c) * width
-			sum += decode(pcm[o : o+width])
-		}
-		mono[i] = sum / float64(channels)
-		if math.IsNaN(mono[i]) || math.IsInf(mono[i], 0) {
-			return nil, fmt.Errorf("frame %d is not a finite number", i)
+	var lr [Channels][]float64
+	for c := range lr {
+		lr[c] = make([]float64, frames)
+		src := min(c, int(channels)-1)
+		for i := range frames {
+			o := (i*int(channels) + src) * width
+			v := decode(pcm[o : o+width])
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("frame %d is not a finite number", i)
+			}
+			lr[c][i] = v
 		}
 	}
-	return resample(mono, float64(rate)), nil
+	left, right := resample(lr[0], float64(rate)), resample(lr[1], float64(rate))
+	out := make([]float32, 0, len(left)*Channels)
+	for i := range left {
+		out = append(out, left[i], right[i])
+	}
+	return out, nil
 }
 
 func sampleDecoder(format, bits uint16) (func([]byte) float64, error) {
@@ -196,7 +211,7 @@ func sampleDecoder(format, bits uint16) (func([]byte) float64, error) {
 	return nil, fmt.Errorf("unsupported sample format %d with %d bits", format, bits)
 }
 
-// resample converts mono samples at rate to SampleRate by linear interpolation.
+// resample converts one channel's samples at rate to SampleRate by linear interpolation.
 func resample(in []float64, rate float64) []float32 {
 	if len(in) == 0 {
 		return nil

@@ -7,9 +7,12 @@ import (
 	"github.com/robothub/robothub/core/fault"
 )
 
-// SampleRate is the audio sample rate, in samples per second, of every audio call: mono float32
-// samples in [-1, 1].
-const SampleRate = 16000
+// The audio format of every audio call, the public SDK's: float32 samples in [-1, 1] at
+// SampleRate frames per second, Channels (left, right) interleaved in each frame.
+const (
+	SampleRate = 16000
+	Channels   = 2
+)
 
 // MotorMode is how the motors behave.
 type MotorMode string
@@ -41,9 +44,10 @@ type Backend interface {
 	SetMotorMode(mode MotorMode)
 	// Read returns the present joint positions at now.
 	Read(now time.Time) Joints
-	// Speak queues samples on the speaker.
+	// Speak queues interleaved stereo samples on the speaker.
 	Speak(samples []float32)
-	// Listen appends the microphone samples captured up to now since the previous call to dst.
+	// Listen appends the interleaved stereo samples the microphones captured up to now since the
+	// previous call to dst.
 	Listen(dst []float32, now time.Time) []float32
 	// Close releases the hardware.
 	Close() error
@@ -91,6 +95,17 @@ func (c *Commands) Commanded() (target Joints, mode MotorMode, limp map[string]b
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.target, c.mode, c.limp
+}
+
+// Media is the robot's sound and camera when they are devices of their own rather than the
+// backend's: the daemon's GStreamer pipelines, or the simulation's drawn camera and loopback sound
+// behind the same paths. UseMedia puts them in place.
+type Media interface {
+	// Speak and Listen are the Backend's.
+	Speak(samples []float32)
+	Listen(dst []float32, now time.Time) []float32
+	Silencer
+	Camera
 }
 
 // Pushable is implemented by backends that accept an external push on an antenna, as a hand

@@ -10,11 +10,11 @@ import (
 	"github.com/robothub/robothub/core/fault"
 )
 
-// Camera is implemented by backends that have a camera.
+// Camera is implemented by backends that have a camera, and by Media.
 type Camera interface {
 	// CameraSpecs describes the camera.
 	CameraSpecs() CameraSpecs
-	// Frame captures an image at now.
+	// Frame captures an image at now; nil when the camera gives none.
 	Frame(now time.Time) *image.RGBA
 }
 
@@ -46,18 +46,34 @@ func (s *Sim) Frame(now time.Time) *image.RGBA {
 	return img
 }
 
+// camera is the robot's camera: its media's, else its backend's.
+func (r *Robot) camera() (Camera, bool) {
+	r.mu.Lock()
+	m := r.media
+	r.mu.Unlock()
+	if m != nil {
+		return m, true
+	}
+	c, ok := r.backend.(Camera)
+	return c, ok
+}
+
 // CameraFrame captures an image from the robot's camera.
 func (r *Robot) CameraFrame() (*image.RGBA, error) {
-	c, ok := r.backend.(Camera)
+	c, ok := r.camera()
 	if !ok {
 		return nil, fault.Refusedf("the %s backend has no camera", r.backend.Name())
 	}
-	return c.Frame(time.Now()), nil
+	img := c.Frame(time.Now())
+	if img == nil {
+		return nil, fault.Unavailablef("the camera gives no image")
+	}
+	return img, nil
 }
 
 // CameraSpecs describes the robot's camera.
 func (r *Robot) CameraSpecs() (CameraSpecs, error) {
-	c, ok := r.backend.(Camera)
+	c, ok := r.camera()
 	if !ok {
 		return CameraSpecs{}, fault.Refusedf("the %s backend has no camera", r.backend.Name())
 	}

@@ -105,6 +105,7 @@ func (m *Move) Completed() bool {
 // records audio and detects antenna touches. Its methods are safe for concurrent use.
 type Robot struct {
 	backend Backend
+	media   Media // the sound and camera, when not the backend's (UseMedia)
 	log     *slog.Logger
 
 	mu              sync.Mutex
@@ -131,7 +132,7 @@ type Robot struct {
 	quit, ended     chan struct{}
 }
 
-const maxRecordedSamples = 30 * SampleRate
+const maxRecordedSamples = 30 * SampleRate * Channels
 
 // New starts a Robot on backend. The robot starts asleep, in whatever pose the backend reports,
 // with its motors disabled; call WakeUp to wake it.
@@ -154,6 +155,14 @@ func New(backend Backend, log *slog.Logger) *Robot {
 	})
 	go r.loop()
 	return r
+}
+
+// UseMedia makes the robot speak, listen and look through m instead of its backend. Call it
+// before the robot is used.
+func (r *Robot) UseMedia(m Media) {
+	r.mu.Lock()
+	r.media = m
+	r.mu.Unlock()
 }
 
 // Close stops the control loop and closes the backend.
@@ -209,7 +218,11 @@ func (r *Robot) tick(now time.Time) {
 	}
 	r.recordMotion(now)
 	r.present = r.backend.Read(now)
-	r.micScratch = r.backend.Listen(r.micScratch[:0], now)
+	if r.media != nil {
+		r.micScratch = r.media.Listen(r.micScratch[:0], now)
+	} else {
+		r.micScratch = r.backend.Listen(r.micScratch[:0], now)
+	}
 	if r.recording {
 		r.recorded = append(r.recorded, r.micScratch...)
 		if over := len(r.recorded) - maxRecordedSamples; over > 0 {

@@ -342,9 +342,9 @@ func TestAudioLoopback(t *testing.T) {
 			t.Fatalf("reading before start_recording: %v, want refused", err)
 		}
 		r.StartRecording()
-		tone := make([]float32, robot.SampleRate/10)
-		for i := range tone {
-			tone[i] = float32(0.5 * math.Sin(2*math.Pi*440*float64(i)/robot.SampleRate))
+		tone := make([]float32, robot.SampleRate/10*robot.Channels) // 100 ms: 440 Hz on the left, silence on the right
+		for i := 0; i < len(tone); i += robot.Channels {
+			tone[i] = float32(0.5 * math.Sin(2*math.Pi*440*float64(i/robot.Channels)/robot.SampleRate))
 		}
 		if err := r.PushAudio(tone); err != nil {
 			t.Fatal(err)
@@ -354,22 +354,27 @@ func TestAudioLoopback(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(got) < robot.SampleRate/5 {
-			t.Fatalf("300 ms of recording gave %d samples", len(got))
+		if len(got) < robot.SampleRate/5*robot.Channels || len(got)%robot.Channels != 0 {
+			t.Fatalf("300 ms of recording gave %d samples, want at least 200 ms of stereo frames", len(got))
 		}
-		var energy float64
-		var loud int
-		for _, s := range got {
-			energy += float64(s * s)
+		var loudLeft, loudRight int
+		for i, s := range got {
 			if math.Abs(float64(s)) > 0.4 {
-				loud++
+				if i%2 == 0 {
+					loudLeft++
+				} else {
+					loudRight++
+				}
 			}
 		}
-		if loud < 100 {
-			t.Fatalf("the pushed 440 Hz tone was not recorded (loud samples %d, energy %f)", loud, energy)
+		if loudLeft < 100 || loudRight != 0 {
+			t.Fatalf("the pushed tone on the left was recorded with %d loud samples on the left and %d on the right", loudLeft, loudRight)
 		}
-		if err := r.PushAudio([]float32{float32(math.Inf(1))}); !errors.Is(err, fault.ErrInvalid) {
+		if err := r.PushAudio([]float32{float32(math.Inf(1)), 0}); !errors.Is(err, fault.ErrInvalid) {
 			t.Fatalf("pushing +Inf: %v", err)
+		}
+		if err := r.PushAudio([]float32{0.1, 0.2, 0.3}); !errors.Is(err, fault.ErrInvalid) {
+			t.Fatalf("pushing half a stereo frame: %v", err)
 		}
 	})
 }
@@ -401,9 +406,9 @@ func TestPlaySound(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newSimRobot(t)
 		dir := t.TempDir()
-		frames := make([][]int16, 8000) // 1 s of stereo at 8 kHz
+		frames := make([][]int16, 8000) // 1 s of stereo at 8 kHz: 0.5 on the left, -0.25 on the right
 		for i := range frames {
-			frames[i] = []int16{16384, 16384}
+			frames[i] = []int16{16384, -8192}
 		}
 		path := filepath.Join(dir, "beep.wav")
 		if err := os.WriteFile(path, wav(8000, 2, frames), 0o644); err != nil {
@@ -417,8 +422,12 @@ func TestPlaySound(t *testing.T) {
 			t.Fatalf("duration %v, want 1s", d)
 		}
 		samples, err := robot.DecodeWAV(wav(8000, 2, frames))
-		if err != nil || len(samples) != robot.SampleRate || math.Abs(float64(samples[100])-0.5) > 1e-3 {
-			t.Fatalf("decoded %d samples (first %v), err %v; want 16000 samples of 0.5", len(samples), samples[:1], err)
+		if err != nil || len(samples) != robot.SampleRate*robot.Channels || math.Abs(float64(samples[100])-0.5) > 1e-3 || math.Abs(float64(samples[101])+0.25) > 1e-3 {
+			t.Fatalf("decoded %d samples (first %v), err %v; want 16000 frames of (0.5, -0.25)", len(samples), samples[:2], err)
+		}
+		mono, err := robot.DecodeWAV(wav(16000, 1, [][]int16{{16384}, {-16384}}))
+		if err != nil || len(mono) != 4 || mono[0] != mono[1] || mono[2] != mono[3] || mono[0] != 0.5 {
+			t.Fatalf("a mono file decodes to %v, %v; want each sample on both channels", mono, err)
 		}
 
 		if _, err := r.PlaySound(filepath.Join(dir, "missing.wav")); !errors.Is(err, fault.ErrNotFound) {

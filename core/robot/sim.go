@@ -20,7 +20,7 @@ type Sim struct {
 const (
 	simMaxLinearSpeed  = 0.2  // m/s
 	simMaxAngularSpeed = 10.0 // rad/s
-	simMaxSpeakerQueue = 60 * SampleRate
+	simMaxSpeakerQueue = 60 * SampleRate * Channels
 )
 
 // NewSim returns a simulated robot resting asleep: in the sleep pose with its motors disabled.
@@ -107,6 +107,7 @@ func (s *Sim) Listen(dst []float32, now time.Time) []float32 {
 		return dst
 	}
 	s.micClock = s.micClock.Add(time.Duration(n) * time.Second / SampleRate)
+	n *= Channels
 	played := min(n, len(s.speaker))
 	dst = append(dst, s.speaker[:played]...)
 	s.speaker = s.speaker[played:]

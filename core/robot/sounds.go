@@ -25,12 +25,13 @@ func builtinSound(name string) ([]float32, bool) {
 	}
 	const noteSeconds = 0.15
 	n := int(noteSeconds * SampleRate)
-	out := make([]float32, 0, n*len(notes))
+	out := make([]float32, 0, n*len(notes)*Channels)
 	for _, f := range notes {
 		for i := 0; i < n; i++ {
 			t := float64(i) / SampleRate
 			env := math.Min(1, math.Min(float64(i), float64(n-i))/(0.01*SampleRate))
-			out = append(out, float32(0.4*env*math.Sin(2*math.Pi*f*t)))
+			v := float32(0.4 * env * math.Sin(2*math.Pi*f*t))
+			out = append(out, v, v)
 		}
 	}
 	return out, true
@@ -50,7 +51,11 @@ func (s *Sim) StopSpeaking() {
 
 // StopSound stops what the speaker plays and drops what is queued.
 func (r *Robot) StopSound() error {
-	sl, ok := r.backend.(Silencer)
+	var sl Silencer = r.media
+	ok := r.media != nil
+	if !ok {
+		sl, ok = r.backend.(Silencer)
+	}
 	if !ok {
 		return fault.Refusedf("the %s backend cannot stop its speaker", r.backend.Name())
 	}

@@ -106,12 +106,6 @@ func (r *Robot) TrackedFace() FaceTarget {
 	return r.track.face
 }
 
-// camera is the robot's camera.
-func (r *Robot) camera() (Camera, bool) {
-	c, ok := r.backend.(Camera)
-	return c, ok
-}
-
 func (r *Robot) trackLoop(cam Camera, det Detector, stop <-chan struct{}) {
 	every(trackPeriod, stop, func(now time.Time) {
 		r.mu.Lock()

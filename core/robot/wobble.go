@@ -44,7 +44,7 @@ func (r *Robot) scheduleWobble(samples []float32, now time.Time) {
 	if end := w.start.Add(time.Duration(len(w.levels)) * wobbleWindow); end.Before(now) {
 		w.start, w.levels = now, w.levels[:0]
 	}
-	per := int(wobbleWindow.Seconds() * SampleRate)
+	per := int(wobbleWindow.Seconds()*SampleRate) * Channels // interleaved stereo
 	for i := 0; i < len(samples); i += per {
 		sum := 0.0
 		chunk := samples[i:min(i+per, len(samples))]

@@ -114,6 +114,8 @@ var (
 	// The fleet simulator: robots against mosquitto on loopback, each install a timed stand-in.
 	fleetScale    = suite{pkg: "./adapters/mqtt", bench: "^BenchmarkFleet(Push|BrokerRestart|Offline)$", benchtime: "1x", timeout: "40m"}
 	fleetAnnounce = suite{pkg: "./adapters/mqtt", bench: "^BenchmarkFleetAnnounce$", benchtime: "2000x"}
+	mediaLatency  = suite{pkg: "./internal/hardware/media", bench: "^Benchmark(FrameLatencyLocal|FrameLatencyWebRTC|AudioLatency)$", benchtime: "1x"}
+	mediaDaemon   = suite{pkg: "./robotd", bench: "^BenchmarkMediaDaemonCPU$", benchtime: "1x"}
 )
 
 func ms(v float64) string  { return trimFloat(v, 2) + " ms" }
@@ -215,6 +217,19 @@ var checks = []check{
 		note: func(r results) string {
 			return "the same daemon on --sim: " + r.show("BenchmarkHardwareDaemonCPU", "sim-cpu-%", pct)
 		}},
+	{area: "Robot media", what: "Camera frame to app, local socket, 640x480 at 30 fps (p99)", suite: mediaLatency, bench: "BenchmarkFrameLatencyLocal", unit: "frame-p99-ms", limit: 50, show: ms, target: "≤ 50 ms",
+		note: func(r results) string { return "p50 " + r.show("BenchmarkFrameLatencyLocal", "frame-p50-ms", ms) }},
+	{area: "Robot media", what: "Camera frame to a WebRTC peer on loopback, VP8 encoded and decoded (p99)", suite: mediaLatency, bench: "BenchmarkFrameLatencyWebRTC", unit: "frame-p99-ms", limit: 150, show: ms, target: "≤ 150 ms",
+		note: func(r results) string { return "p50 " + r.show("BenchmarkFrameLatencyWebRTC", "frame-p50-ms", ms) }},
+	{area: "Robot media", what: "Microphone to app, local socket (p99)", suite: mediaLatency, bench: "BenchmarkAudioLatency", unit: "capture-p99-ms", limit: 20, show: ms, target: "≤ 20 ms",
+		note: func(r results) string { return "p50 " + r.show("BenchmarkAudioLatency", "capture-p50-ms", ms) }},
+	{area: "Robot media", what: "App to the speaker's sink, local socket, clocked sink (p99)", suite: mediaLatency, bench: "BenchmarkAudioLatency", unit: "playback-p99-ms", limit: 100, show: ms, target: "≤ 100 ms",
+		note: func(r results) string { return "p50 " + r.show("BenchmarkAudioLatency", "playback-p50-ms", ms) }},
+	{area: "Robot media", what: "Daemon CPU: 50 Hz motor loop, 640x480 30 fps camera and 16 kHz microphones to an app (one core = 100%)", suite: mediaDaemon, bench: "BenchmarkMediaDaemonCPU", unit: "media-cpu-%", limit: 50, show: pct, target: "≤ 50%",
+		note: func(r results) string {
+			return "the daemon and its GStreamer pipelines; the app got " + r.show("BenchmarkMediaDaemonCPU", "app-fps", func(v float64) string { return trimFloat(v, 1) + " fps" })
+		}},
+	{area: "Robot media", what: "Control loop period p99 at 50 Hz while media run", suite: mediaDaemon, bench: "BenchmarkMediaDaemonCPU", unit: "loop-period-p99-ms", limit: 22, show: ms, target: "≤ 22 ms"},
 	{area: "Robot hardware", what: "robot-daemon built for linux/arm64 (stripped)", suite: hwDaemon, bench: "BenchmarkHardwareDaemonCPU", unit: "arm64-binary-MB", limit: 20, show: mb, target: "≤ 20 MB"},
 	// The fleet: a push until every robot reports the revision, installs being a 500 ms stand-in.
 	{area: "Fleet", what: "Push → all 100 robots report the revision (p99; install: 500 ms stand-in)", suite: fleetScale, bench: "BenchmarkFleetPush/robots=100", unit: "p99-ms", limit: 2000, show: ms, target: "≤ 2 s",

@@ -35,6 +35,20 @@ const MaxConfigSize = 1 << 20
 
 // LoadConfig reads a hardware config file of at most MaxConfigSize bytes.
 func LoadConfig(path string) (*dynamixel.Config, error) {
+	data, err := ReadConfigFile(path)
+	if err != nil {
+		return nil, err
+	}
+	c, err := ParseConfig(data)
+	if err != nil {
+		return nil, fmt.Errorf("hardware config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// ReadConfigFile reads a hardware config file of at most MaxConfigSize bytes: for LoadConfig, and
+// for the daemon's media, which reads its own section (media.ParseConfig).
+func ReadConfigFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("hardware config: %w", err)
@@ -47,11 +61,7 @@ func LoadConfig(path string) (*dynamixel.Config, error) {
 	if len(data) > MaxConfigSize {
 		return nil, fmt.Errorf("hardware config %s: larger than %d KiB, which no hardware config is (the robot's is 3 KB): is it the right file?", path, MaxConfigSize>>10)
 	}
-	c, err := ParseConfig(data)
-	if err != nil {
-		return nil, fmt.Errorf("hardware config %s: %w", path, err)
-	}
-	return c, nil
+	return data, nil
 }
 
 // ParseConfig parses and checks a hardware config; errors name the field.
@@ -72,6 +82,7 @@ func ParseConfig(data []byte) (*dynamixel.Config, error) {
 			Baudrate int `yaml:"baudrate"`
 		} `yaml:"serial"`
 		Motors []map[string]motor `yaml:"motors"`
+		Media  yaml.Node          `yaml:"media"` // the media devices: media.ParseConfig reads it
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)

@@ -507,6 +507,60 @@ function followState() {
 // up and down with its pitch, the head tilts with its roll; the antennas turn with their joints
 // (state order [right, left]; the robot's right is the viewer's left); the mark on the base shows
 // the body's yaw.
+// The camera and the microphones come over WebRTC: one offer to the daemon's API, its answer with
+// every candidate (no trickle). The microphones' level comes on a data channel, ten times a second.
+let mediaPC = null;
+
+async function startMedia() {
+  if (mediaPC) mediaPC.close();
+  const pc = new RTCPeerConnection();
+  mediaPC = pc;
+  const retry = () => {
+    if (mediaPC !== pc) return;
+    mediaPC = null;
+    pc.close();
+    setTimeout(startMedia, 3000);
+  };
+  pc.addTransceiver("video", { direction: "recvonly" });
+  pc.addTransceiver("audio", { direction: "recvonly" });
+  const stream = new MediaStream();
+  pc.ontrack = (e) => {
+    stream.addTrack(e.track);
+    $("camera").srcObject = stream;
+  };
+  const levels = pc.createDataChannel("robot");
+  levels.onmessage = (e) => {
+    const m = JSON.parse(e.data);
+    $("mic-level").value = m.level;
+    $("mic-value").textContent = m.error ? m.error : (m.level > 0 ? (20 * Math.log10(m.level)).toFixed(0) + " dB" : "silent");
+  };
+  pc.onconnectionstatechange = () => {
+    const st = pc.connectionState;
+    $("media-state").textContent = st === "connected" ? "Live" : st;
+    if (st === "failed" || st === "disconnected") retry();
+  };
+  try {
+    await pc.setLocalDescription(await pc.createOffer());
+    await new Promise((done) => {
+      if (pc.iceGatheringState === "complete") return done();
+      pc.addEventListener("icegatheringstatechange", () => { if (pc.iceGatheringState === "complete") done(); });
+    });
+    const answer = await api("POST", "/api/media/webrtc/offer", { type: "offer", sdp: pc.localDescription.sdp });
+    await pc.setRemoteDescription(answer);
+  } catch (e) {
+    $("media-state").textContent = "No camera or sound: " + e.message;
+    retry();
+  }
+}
+
+const builtinSounds = ["wake_up.wav", "go_sleep.wav", "confused1.wav", "impatient1.wav", "dance1.wav"];
+
+async function refreshSounds() {
+  const uploaded = (await api("GET", "/api/media/sounds")).files;
+  const sel = $("sound-select");
+  sel.replaceChildren(...[...builtinSounds, ...uploaded].map((f) => el("option", { value: f }, f)));
+}
+
 function drawRobot() {
   drawPending = false;
   const s = lastState;
@@ -618,6 +672,19 @@ document.addEventListener("DOMContentLoaded", () => {
     await api("PUT", "/api/apps/startup-app", { startup_app: name });
     e.target.dataset.value = name || "";
   }));
+  $("play-sound").addEventListener("click", () => act(async () => {
+    const file = $("sound-select").value;
+    await api("POST", "/api/media/play_sound", { file });
+    $("media-state").textContent = "Playing " + file;
+  }));
+  $("listen-btn").addEventListener("click", () => {
+    const v = $("camera");
+    v.muted = !v.muted;
+    $("listen-btn").setAttribute("aria-pressed", String(!v.muted));
+    $("listen-btn").textContent = v.muted ? "Listen" : "Mute";
+  });
+  startMedia();
+  refreshSounds().catch(() => {});
   reloadAll();
   // The status poll is also the liveness check that drives the "unreachable" banner.
   setInterval(() => refreshCurrent().catch(() => {}), 1000);

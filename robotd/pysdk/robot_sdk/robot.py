@@ -191,8 +191,9 @@ class Robot:
     127.0.0.1; "auto" and "network" use the address above), ``localhost_only`` (its deprecated
     alias), ``timeout`` (of each request), ``automatic_body_yaw`` (set on the daemon when
     connecting, as the anchor does), ``log_level`` (of the "robot_sdk" logger), and
-    ``media_backend`` ("no_media" turns ``robot.media`` off; every other backend name means the
-    daemon's media). ``robot_name`` and ``use_sim`` mean nothing here (one daemon serves one robot,
+    ``media_backend`` ("no_media" turns ``robot.media`` off, "webrtc" takes the camera and
+    microphones over WebRTC even on the robot; every other backend name means the daemon's media,
+    from its socket on the robot and over WebRTC elsewhere). ``robot_name`` and ``use_sim`` mean nothing here (one daemon serves one robot,
     simulated or not by its own --sim) and are ignored; ``spawn_daemon=True`` only checks that a
     daemon answers, since this SDK does not start one.
 
@@ -244,7 +245,10 @@ class Robot:
         self._move_cancelled = threading.Event()
         self._last_face_ts: Optional[float] = None
         self.is_recording = False
-        self._media = Media(self._http, enabled=backend != "no_media")
+        # On the robot media come from the daemon's socket; a laptop gets them over WebRTC (or
+        # HTTP without aiortc).
+        transport = {"local": "local", "webrtc": "webrtc", "gstreamer": "http", "gstreamer_no_video": "http"}.get(backend, "auto")
+        self._media = Media(self._http, enabled=backend != "no_media", transport=transport)
         self._media_released = False
         try:
             try:
@@ -257,6 +261,8 @@ class Robot:
                         "start one with `robot-daemon --sim` (simulated) or `robot-daemon`") from e
                 raise
             self.set_automatic_body_yaw(bool(automatic_body_yaw))
+            if backend == "no_media":  # the daemon lets go of the devices; close() takes them back
+                self.release_media()
             if open_session:
                 self._open_session()
         except BaseException:
@@ -314,6 +320,12 @@ class Robot:
     def close(self) -> None:
         """End the session and close the connection. Safe to call twice."""
         self._heartbeat_stop.set()
+        self._media.close()
+        if self._media_released:
+            try:
+                self.acquire_media()
+            except Exception:
+                pass
         if self.session_id is not None:
             sid, self.session_id = self.session_id, None
             try:
@@ -344,13 +356,18 @@ class Robot:
         return self._media_released
 
     def release_media(self) -> None:
-        """Stop using the robot's media through this Robot (``robot.media`` calls then raise), as
-        the anchor's apps do before opening the camera or microphone themselves. Idempotent."""
+        """Have the daemon close the camera and sound card, so that this program can open them
+        itself (OpenCV, sounddevice), as the public SDK's does; ``robot.media`` calls then raise.
+        close() (or leaving a ``with`` block) takes them back. Idempotent."""
+        self._media.close()
+        self._http.request("POST", "/api/media/release")
         self._media_released = True
         self._media._enabled = False
 
     def acquire_media(self) -> None:
-        """Use the robot's media through this Robot again. Idempotent."""
+        """Have the daemon open the camera and sound card again, and use them through this Robot.
+        Idempotent."""
+        self._http.request("POST", "/api/media/acquire")
         self._media_released = False
         self._media._enabled = True
 

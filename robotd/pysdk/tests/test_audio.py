@@ -35,12 +35,15 @@ class AudioTest(unittest.TestCase):
         self.addCleanup(self.robot.media.stop_recording)
 
     def record(self, seconds):
-        """Everything heard during the next `seconds`."""
+        """The left channel of everything heard during the next `seconds`."""
         heard = []
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             time.sleep(0.05)
-            heard += self.robot.media.get_audio_sample() or []
+            frames = self.robot.media.get_audio_sample()
+            if frames is not None:
+                self.assertEqual(len(frames[0]), 2, "a frame is [left, right]")
+                heard += [float(f[0]) for f in frames]
         return heard
 
     def test_reading_before_recording_is_refused(self):
@@ -80,6 +83,20 @@ class AudioTest(unittest.TestCase):
     def test_non_finite_samples_are_refused(self):
         with self.assertRaisesRegex(ValueError, r"samples\[1\]"):
             self.robot.push_audio_sample([0.0, float("nan")])
+
+    def test_stereo_frames_keep_their_channels(self):
+        self.robot.media.start_recording()
+        self.assertEqual(self.robot.media.get_input_channels(), 2)
+        self.robot.push_audio_sample([[0.5, -0.25]] * 1600)
+        heard = []
+        deadline = time.monotonic() + 1
+        while time.monotonic() < deadline and len([f for f in heard if f[0] != 0]) < 1600:
+            time.sleep(0.05)
+            sample = self.robot.media.get_audio_sample()  # None, a list, or numpy once imported
+            heard += [list(f) for f in (sample if sample is not None else [])]
+        loud = [f for f in heard if f[0] != 0]
+        self.assertEqual(len(loud), 1600)
+        self.assertTrue(all(abs(f[0] - 0.5) < 1e-6 and abs(f[1] + 0.25) < 1e-6 for f in loud), loud[:3])
 
     def test_play_sound_plays_a_wav_file(self):
         path = os.path.join(tempfile.mkdtemp(), "beep.wav")

@@ -225,10 +225,13 @@ class ConstructorTest(unittest.TestCase):
             self.assertFalse(d.get("/api/state/full")["automatic_body_yaw"])
             with self.assertRaisesRegex(MediaUnavailableError, "no_media"):
                 robot.media.get_frame()
+            self.assertTrue(d.get("/api/media/status")["released"], "no_media releases the daemon's devices")
             robot.acquire_media()
-            self.assertEqual(robot.media.get_input_channels(), 1)
+            self.assertFalse(d.get("/api/media/status")["released"])
+            self.assertEqual(robot.media.get_input_channels(), 2)
             robot.release_media()
             self.assertTrue(robot.media_released)
+        self.assertFalse(d.get("/api/media/status")["released"], "leaving the with block takes the devices back")
         with Robot(port=d.port, connection_mode="localhost_only") as robot:
             self.assertEqual(robot.url, d.url)
             self.assertTrue(d.get("/api/state/full")["automatic_body_yaw"])

@@ -4,11 +4,18 @@ import io
 import math
 import struct
 import wave
-from typing import List, Optional
+from typing import List, Optional, Sequence
 
 from robot_sdk import SAMPLE_RATE
 
 FRAME = SAMPLE_RATE // 50  # 20 ms
+
+
+def to_mono(frames: Sequence) -> List[float]:
+    """The microphones' [left, right] frames (a numpy (n, 2) array or lists) as mono samples."""
+    if hasattr(frames, "tolist"):
+        frames = frames.tolist()
+    return [(float(f[0]) + float(f[1])) / 2 if isinstance(f, (list, tuple)) else float(f) for f in frames]
 
 
 def to_wav(samples: List[float], rate: int = SAMPLE_RATE) -> bytes:

@@ -165,10 +165,10 @@ class Listener:
             self.robot.media.start_recording()
             self.recording = True
             self.detector.reset()
-        # None when nothing new was heard; a numpy array when the app has numpy loaded (the SDK's
-        # poses do), whose truth value is ambiguous: test for None, never with `or`.
+        # None when nothing new was heard; an (n, 2) numpy array when the app has numpy loaded
+        # (the SDK's poses do), whose truth value is ambiguous: test for None, never with `or`.
         heard = self.robot.media.get_audio_sample()
-        samples = [] if heard is None else [float(s) for s in heard]
+        samples = audio.to_mono(heard if heard is not None else [])
         if self.voice.muted():  # the microphone hears the robot itself
             self.detector.reset()
             return
