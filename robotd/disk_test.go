@@ -111,8 +111,8 @@ func snapshot(t *testing.T, dir string) string {
 	t.Helper()
 	var lines []string
 	err := filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
-		if err != nil || e.IsDir() || e.Name() == "filler" {
-			return err
+		if err != nil || !e.Type().IsRegular() || e.Name() == "filler" {
+			return err // the media socket, a directory: no contents to compare
 		}
 		data, err := os.ReadFile(p)
 		if err != nil {

@@ -70,23 +70,28 @@ func TestConversationTemplateHearsAndSpeaksOnMediaDevices(t *testing.T) {
 		defer f.Close()
 		var pending []float32
 		chunk := make([]float32, 320) // 10 ms of stereo
+		// The microphone's clock is the wall clock: each tick writes every 10 ms chunk due since
+		// the start, so that a tick a loaded machine drops is no gap of silence in the sentence.
 		tick := time.NewTicker(10 * time.Millisecond)
 		defer tick.Stop()
+		start, written := time.Now(), 0
 		for {
 			select {
 			case <-stop:
 				return
 			case s := <-say:
 				pending = append(pending, s...)
-			case <-tick.C:
-				clear(chunk)
-				pending = pending[copy(chunk, pending):]
-				b := make([]byte, 4*len(chunk))
-				for i, v := range chunk {
-					binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
-				}
-				if _, err := f.Write(b); err != nil {
-					return
+			case now := <-tick.C:
+				for due := int(now.Sub(start) / (10 * time.Millisecond)); written < due; written++ {
+					clear(chunk)
+					pending = pending[copy(chunk, pending):]
+					b := make([]byte, 4*len(chunk))
+					for i, v := range chunk {
+						binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+					}
+					if _, err := f.Write(b); err != nil {
+						return
+					}
 				}
 			}
 		}

@@ -16,7 +16,7 @@ import (
 func TestCheckShowsItsProgressAsItGoes(t *testing.T) {
 	dir := mustCreate(t, "progress_app")
 	spec, err := json.Marshal(map[string]any{"Args": []string{"robot-app-assistant", "check", dir},
-		"Env": map[string]string{"HOME": t.TempDir(), "XDG_CACHE_HOME": testCache}})
+		"Env": testEnv(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

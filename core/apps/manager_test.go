@@ -33,9 +33,12 @@ func TestMain(m *testing.M) {
 }
 
 // testVenv is a venv at dir whose packages come from Debian's wheels and pip's configuration, its
-// changes journaled in the manager's data directory state.
+// changes journaled in the manager's data directory state. It is Debian's interpreter's, with its
+// site packages: the robot SDK's numpy, scipy, pydantic and FastAPI are Debian's builds, as no
+// package index is reachable here.
 func testVenv(dir, state string) *pytool.Venv {
-	return &pytool.Venv{Dir: dir, StateDir: state, Source: pytool.Source{WheelDirs: []string{"/usr/share/python-wheels"}}}
+	return &pytool.Venv{Dir: dir, StateDir: state, BasePython: "/usr/bin/python3", SystemSitePackages: true,
+		Source: pytool.Source{WheelDirs: []string{"/usr/share/python-wheels"}}}
 }
 
 func appDir(name string) string {
@@ -114,7 +117,8 @@ func TestSDKInstalledAtDaemonVersionAndReplacedWhenItDiffers(t *testing.T) {
 		t.Fatalf("after a dev daemon prepared the venv, robot_sdk is %q, want %q", got, dev.SDKVersion())
 	}
 	// The SDK is importable as apps use it.
-	got, err = venvPython("from robot_sdk import RobotApp, Robot, create_head_pose; p = create_head_pose(yaw=90, degrees=True); print(round(p.yaw, 4))")
+	// A pose is the public SDK's 4x4 numpy matrix: its yaw is atan2(m[1][0], m[0][0]).
+	got, err = venvPython("import math; from robot_sdk import RobotApp, Robot, create_head_pose; p = create_head_pose(yaw=90, degrees=True); print(round(math.atan2(p[1][0], p[0][0]), 4))")
 	if err != nil || got != "1.5708" {
 		t.Fatalf("create_head_pose(yaw=90, degrees=True).yaw = %q (%v)", got, err)
 	}

@@ -9,12 +9,16 @@ import (
 	"github.com/robothub/robothub/core/robot"
 )
 
-// speech is 0.5 s of silence, 0.5 s of a loud 200 Hz tone, then 0.5 s of silence, at SampleRate.
+// speech is 0.5 s of silence, 0.5 s of a loud 200 Hz tone, then 0.5 s of silence, at SampleRate,
+// the same on every channel, interleaved as the speaker takes it.
 func speech() []float32 {
 	n := robot.SampleRate / 2
-	out := make([]float32, 3*n)
+	out := make([]float32, 3*n*robot.Channels)
 	for i := n; i < 2*n; i++ {
-		out[i] = float32(0.5 * math.Sin(2*math.Pi*200*float64(i)/robot.SampleRate))
+		v := float32(0.5 * math.Sin(2*math.Pi*200*float64(i)/robot.SampleRate))
+		for c := range robot.Channels {
+			out[i*robot.Channels+c] = v
+		}
 	}
 	return out
 }

@@ -23,8 +23,11 @@ import (
 	"github.com/robothub/robothub/internal/receivertest"
 )
 
-// maxBinaryBytes is the size budget of the bootstrap binary.
-const maxBinaryBytes = 10 << 20
+// maxBinaryBytes is the size budget of the bootstrap binary. It was 10 MiB until the fleet: route
+// brought the MQTT client (paho.golang) into the receiver: 10.3 MiB on arm64 and 11.1 MiB on amd64
+// since (stripped, -trimpath). A Lambda announces pushes through AWS IoT Core's data plane
+// (awsiot://) and could be built without MQTT to get back under 10 MiB; not done yet.
+const maxBinaryBytes = 12 << 20
 
 var binDir string
 

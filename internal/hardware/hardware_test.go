@@ -277,6 +277,10 @@ func TestHardwareGravityCompensationYieldsToAHand(t *testing.T) {
 func TestHardwareSwitchesSingleMotors(t *testing.T) {
 	r, hw, emu := onBus(t)
 	<-r.WakeUp().Done()
+	// Where the awake left antenna is held: the default pose's angle (not the motor's centre).
+	awakeTicks := hw.Status().ControlLoop.Ticks
+	waitFor(t, 5*time.Second, "five control-loop ticks after waking", func() bool { return hw.Status().ControlLoop.Ticks >= awakeTicks+5 })
+	held := emu.Position(18)
 	if err := r.SetMotorTorque([]string{"left_antenna", "stewart_2"}, false); err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +309,7 @@ func TestHardwareSwitchesSingleMotors(t *testing.T) {
 		t.Errorf("torque right after switching the left antenna back on: %v", on)
 	}
 	// Back on, it tracks its target again, as on the simulation.
-	waitFor(t, 5*time.Second, "the left antenna returns to its target", func() bool { return emu.Torque(18) && emu.Position(18) == 2048 })
+	waitFor(t, 5*time.Second, "the left antenna returns to its target", func() bool { return emu.Torque(18) && emu.Position(18) == held })
 	waitFor(t, 5*time.Second, "the motors say what was asked", func() bool {
 		st := hw.Status()
 		leg, antenna := motor(st, "stewart_2").TorqueEnabled, motor(st, "left_antenna").TorqueEnabled

@@ -52,7 +52,8 @@ func newPeer(t testing.TB) *peer {
 	return p
 }
 
-func (p *peer) connect(t testing.TB, w *WebRTC) {
+// connect makes the peer's offer, has w answer it, and returns the answer it set.
+func (p *peer) connect(t testing.TB, w *WebRTC) *webrtc.SessionDescription {
 	t.Helper()
 	offer, err := p.pc.CreateOffer(nil)
 	if err != nil {
@@ -72,6 +73,7 @@ func (p *peer) connect(t testing.TB, w *WebRTC) {
 	if err := p.pc.SetRemoteDescription(*answer); err != nil {
 		t.Fatal(err)
 	}
+	return answer
 }
 
 func TestWebRTCPeerGetsCameraMicrophonesAndLevels(t *testing.T) {
@@ -170,8 +172,9 @@ func TestWebRTCAnswerSaysWhatTheRobotDoesNotSend(t *testing.T) {
 	}
 	t.Cleanup(w.Close)
 	p := newPeer(t)
-	p.connect(t, w)
-	answer, err := p.pc.RemoteDescription().Unmarshal()
+	// The answer as the daemon gave it: pion's RemoteDescription() races with the goroutine that
+	// SetRemoteDescription starts (go test -race).
+	answer, err := p.connect(t, w).Unmarshal()
 	if err != nil {
 		t.Fatal(err)
 	}
