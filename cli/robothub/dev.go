@@ -158,9 +158,7 @@ func runDev(c *cli.Context, e *env) error {
 		Watched: []hub.WatchedItem{{Type: "user", Name: devUser}}, Domains: []string{"repo"},
 		// The webhook of an earlier run on other ports, or of a robothub before fleets, whose
 		// webhook went to the robot-update route.
-		Replaces: func(u string) bool {
-			return sameLocalRoute(hookURL)(u) || sameLocalRoute(recvURL+webhook.RoutePrefix+devUpdateRoute)(u)
-		},
+		Replaces: sameLocalRoute(hookURL, recvURL+webhook.RoutePrefix+devUpdateRoute),
 	})
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("dev: setting up the local hub: %v", err), exitError)

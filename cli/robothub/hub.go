@@ -326,15 +326,29 @@ func writeTokenFile(path, token string) error {
 // sameLocalRoute recognises, for a bootstrap webhook to a receiver on this machine, the URLs of the
 // same route on this machine at any port: the webhook an earlier run made for its receiver, which
 // Bootstrap points at this run's (the hub stores the URL of one run; after a change of ports it
-// would retry against a port nobody listens on). nil for a target elsewhere: nothing is replaced.
-func sameLocalRoute(target string) func(string) bool {
-	t, err := url.Parse(target)
-	if err != nil || !isLocalHost(t.Hostname()) {
+// would retry against a port nobody listens on). It matches any of the targets on this machine;
+// nil when none is: nothing is replaced.
+func sameLocalRoute(targets ...string) func(string) bool {
+	var local []*url.URL
+	for _, target := range targets {
+		if t, err := url.Parse(target); err == nil && isLocalHost(t.Hostname()) {
+			local = append(local, t)
+		}
+	}
+	if len(local) == 0 {
 		return nil
 	}
 	return func(u string) bool {
 		p, err := url.Parse(u)
-		return err == nil && p.Scheme == t.Scheme && p.Path == t.Path && isLocalHost(p.Hostname())
+		if err != nil || !isLocalHost(p.Hostname()) {
+			return false
+		}
+		for _, t := range local {
+			if p.Scheme == t.Scheme && p.Path == t.Path {
+				return true
+			}
+		}
+		return false
 	}
 }
 
