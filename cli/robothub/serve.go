@@ -111,8 +111,12 @@ func runServe(c *cli.Context, e *env) error {
 		opts = append(opts, webhook.WithSecret(c.String("secret")))
 	}
 	srv := webhook.NewServer(opts...)
+	// stdout is buffered, a few milliseconds at most, for the log route's lines (see BufferedOutput
+	// for what a killed receiver loses); the addresses go through it too, to keep stdout in order.
+	stdout := actions.NewBufferedOutput(e.stdout)
+	defer stdout.Close()
 	b := actions.NewBuilder(actions.Config{
-		Logger: logger, Output: e.stdout,
+		Logger: logger, Output: stdout,
 		ExecTimeout: c.Duration("exec-timeout"), ExecConcurrency: c.Int("exec-concurrency"),
 		ExecEnv: execEnv, Getenv: e.getenv,
 		InsecureNoSecret: c.Bool("insecure-no-secret") || truthy(e.getenv(actions.InsecureNoSecretEnv)),
@@ -137,9 +141,9 @@ func runServe(c *cli.Context, e *env) error {
 	}
 	addr := nethttp.ResolveAddr(c.String("addr"), e.getenv)
 	err = nethttp.Launch(c.Context, srv, nethttp.Options{
-		Addr: c.String("addr"), Getenv: e.getenv, Logger: logger, Out: e.stdout, Tunnel: tunnel,
+		Addr: c.String("addr"), Getenv: e.getenv, Logger: logger, Out: stdout, Tunnel: tunnel,
 		OnPublicURL: func(ctx context.Context, public string) {
-			announcePublicURL(ctx, e.stdout, client, public, srv.Routes(), updates)
+			announcePublicURL(ctx, stdout, client, public, srv.Routes(), updates)
 		},
 	})
 	if errors.Is(err, syscall.EADDRINUSE) {
