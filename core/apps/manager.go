@@ -2,8 +2,7 @@
 // jobs that can be cancelled, the SDK in the apps venv, discovery of installed apps from their
 // robot_apps entry points, the single app slot (start, stop, restart, status) shared with remote
 // SDK sessions, the startup app; the hub catalog it offers is core/apps/catalog. The Python
-// packaging itself is a Toolchain
-// (internal/pytool), which the daemon wires in.
+// packaging itself is a Toolchain (internal/pytool), which the daemon wires in.
 package apps
 
 import (
