@@ -46,11 +46,12 @@ test: lint test-go test-python
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(TEST_FUZZTIME)
 
 # make bench: every benchmark with a target, run and compared with it; writes the generated table of
-# docs/BENCHMARKS.md (needs wrk and curl: apt-get install wrk curl). ONLY=regexp runs a subset.
-# Each command runs RUNS times (default 3); the document gives the range over the runs.
+# docs/BENCHMARKS.md (needs wrk and curl: apt-get install wrk curl). ONLY=regexp runs a subset and
+# keeps the other rows, each dated. Each command runs RUNS times (default 3); the document gives the
+# range over the runs. LOCK=file runs each command under flock(1) on a machine shared with others.
 RUNS ?= 3
 bench:
-	$(GO) run ./internal/benchreport -out docs/BENCHMARKS.md -runs $(RUNS) $(if $(ONLY),-only '$(ONLY)')
+	$(GO) run ./internal/benchreport -out docs/BENCHMARKS.md -runs $(RUNS) $(if $(ONLY),-only '$(ONLY)') $(if $(LOCK),-lock '$(LOCK)')
 
 # The receiver's load commands: a Go handler, and robothub serve's log route, each against a bare
 # net/http handler in the same run, driven by wrk (apt-get install wrk) and vegeta.
