@@ -22,15 +22,18 @@ build:
 # make run: the whole system on this machine (robothub dev): the local hub on 127.0.0.1:$(HUB_PORT), a
 # receiver on 127.0.0.1:$(RECEIVER_PORT) and the simulated robot on 127.0.0.1:$(DAEMON_PORT), wired by
 # a webhook so that a push to an app's space updates the app on the robot. State in $(DATA_DIR).
-# Ctrl-C stops it. Other ports: make run HUB_PORT=17861 RECEIVER_PORT=17860 DAEMON_PORT=18000 (on
-# the same data dir too: installed apps follow the hub to its new port, the webhook the receiver).
+# Ctrl-C stops it. Other ports: make run HUB_PORT=17861 RECEIVER_PORT=17860 DAEMON_PORT=18000
+# BROKER_PORT=11883 (on the same data dir too: installed apps follow the hub to its new port, the
+# webhook the receiver).
 HUB_PORT      ?= 7861
 RECEIVER_PORT ?= 7860
 DAEMON_PORT   ?= 8000
+BROKER_PORT   ?= 1883
 DATA_DIR      ?= .robothub/dev
 run: build
 	$(BIN)/robothub dev --data-dir $(DATA_DIR) --hub-addr 127.0.0.1:$(HUB_PORT) \
-		--receiver-addr 127.0.0.1:$(RECEIVER_PORT) --daemon-port $(DAEMON_PORT)
+		--receiver-addr 127.0.0.1:$(RECEIVER_PORT) --daemon-port $(DAEMON_PORT) \
+		--broker-addr 127.0.0.1:$(BROKER_PORT)
 
 vet:
 	$(GO) vet ./...
