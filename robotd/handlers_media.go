@@ -18,6 +18,7 @@ import (
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/internal/hardware/media"
+	"github.com/robothub/robothub/internal/hardware/xvf3800"
 )
 
 // The media routes: the public daemon's media, camera, volume, audio-config and state/doa
@@ -373,8 +374,8 @@ func (s *Server) handleCameraSpecs(w http.ResponseWriter, r *http.Request) {
 
 // openBoard opens the robot's audio board for one request, as the public daemon does: control
 // requests are stateless, and the board may come and go with its cable.
-func (s *Server) openBoard() (*media.AudioBoard, error) {
-	b, err := media.OpenAudioBoard("/sys")
+func (s *Server) openBoard() (*xvf3800.Board, error) {
+	b, err := xvf3800.Open("/sys")
 	return b, mediaUnavailable(err)
 }
 
@@ -426,7 +427,7 @@ func (s *Server) handleApplyAudioConfig(w http.ResponseWriter, r *http.Request) 
 	applied := true
 	for _, p := range *req.Config {
 		if err := b.Write(p.Name, p.Values); err != nil {
-			if errors.Is(err, media.ErrUnknownParam) {
+			if errors.Is(err, xvf3800.ErrUnknownParam) {
 				writeError(w, r, s.log, &errBody{err.Error()})
 				return
 			}
@@ -468,7 +469,7 @@ func (s *Server) handleReadAudioParameter(w http.ResponseWriter, r *http.Request
 	defer b.Close()
 	values, err := b.Read(name)
 	if err != nil {
-		if errors.Is(err, media.ErrUnknownParam) {
+		if errors.Is(err, xvf3800.ErrUnknownParam) {
 			err = fault.NotFoundf("%v", err)
 		} else {
 			err = mediaUnavailable(err)

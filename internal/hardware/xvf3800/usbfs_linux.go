@@ -1,4 +1,4 @@
-package media
+package xvf3800
 
 import (
 	"fmt"

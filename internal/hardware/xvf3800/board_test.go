@@ -1,4 +1,4 @@
-package media
+package xvf3800
 
 import (
 	"encoding/binary"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/robothub/robothub/internal/hardware/media"
 )
 
 // exchange is one control transfer as the board sees it, and its answer.
@@ -58,7 +60,7 @@ func f32s(status byte, vs ...float32) []byte {
 
 func TestDoAReadsTheDirectionOfArrival(t *testing.T) {
 	// DOA_VALUE_RADIANS is resource 20, command 19 (read: 0x80|19), two floats after the status.
-	board := &AudioBoard{pipe: &recordedBoard{t: t, steps: []exchange{
+	board := &Board{pipe: &recordedBoard{t: t, steps: []exchange{
 		{requestType: 0xC0, value: 0x93, index: 20, answer: []byte{statusRetry}}, // busy: ask again
 		{requestType: 0xC0, value: 0x93, index: 20, answer: f32s(statusDone, math.Pi/2, 1)},
 		{requestType: 0xC0, value: 0x93, index: 20, answer: f32s(statusDone, 0.25, 0)},
@@ -74,7 +76,7 @@ func TestDoAReadsTheDirectionOfArrival(t *testing.T) {
 
 func TestAudioBoardWritesAndRefusesWhatItCannot(t *testing.T) {
 	gain := binary.LittleEndian.AppendUint32(nil, math.Float32bits(2.5))
-	board := &AudioBoard{pipe: &recordedBoard{t: t, steps: []exchange{
+	board := &Board{pipe: &recordedBoard{t: t, steps: []exchange{
 		{requestType: 0x40, value: 0, index: 35, sent: gain},                    // AUDIO_MGR_MIC_GAIN = 2.5
 		{requestType: 0x40, value: 15, index: 35, sent: []byte{3, 0}},           // AUDIO_MGR_OP_L = 3 0
 		{requestType: 0xC0, value: 0x80, index: 48, answer: []byte{0, 2, 1, 0}}, // VERSION
@@ -109,8 +111,8 @@ func TestAudioBoardWritesAndRefusesWhatItCannot(t *testing.T) {
 }
 
 func TestNoAudioBoardNamesWhatWasLookedFor(t *testing.T) {
-	_, err := OpenAudioBoard(Sysfs(t.TempDir()))
-	var nf *NotFoundError
+	_, err := Open(media.Sysfs(t.TempDir()))
+	var nf *media.NotFoundError
 	if !errors.As(err, &nf) || !strings.Contains(err.Error(), "38fb:1001") || !strings.Contains(err.Error(), "2886:001a") {
 		t.Fatalf("no board: %v", err)
 	}

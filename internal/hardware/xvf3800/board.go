@@ -1,4 +1,8 @@
-package media
+// Package xvf3800 is the robot's audio board, an XMOS XVF3800, tuned and read through vendor
+// control requests on its USB endpoint 0 (direction of arrival, gains, AGC, noise suppression,
+// LEDs). It speaks usbfs ioctls directly, without libusb or cgo, so the daemon cross-builds for
+// the robot with CGO_ENABLED=0. The board's sound itself goes through internal/hardware/media.
+package xvf3800
 
 import (
 	"encoding/binary"
@@ -8,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/robothub/robothub/internal/hardware/media"
 )
 
 // The robot's audio board, an XMOS XVF3800, is tuned and read through vendor control requests on
@@ -86,8 +92,8 @@ var audioParams = map[string]audioParam{
 	"PP_ATTNS_SLOPE":              {17, 34, 1, "float", "rw"},
 }
 
-// AudioParamNames lists the parameters the daemon knows, sorted.
-func AudioParamNames() []string {
+// ParamNames lists the parameters the daemon knows, sorted.
+func ParamNames() []string {
 	names := make([]string, 0, len(audioParams))
 	for n := range audioParams {
 		names = append(names, n)
@@ -99,15 +105,15 @@ func AudioParamNames() []string {
 // ErrUnknownParam is a parameter name the daemon does not know.
 var ErrUnknownParam = errors.New("unknown audio board parameter")
 
-// AudioBoard is the robot's XVF3800, open for control requests.
-type AudioBoard struct {
+// Board is the robot's XVF3800, open for control requests.
+type Board struct {
 	pipe  controlPipe
 	sleep func(time.Duration) // between busy answers; time.Sleep but in tests
 }
 
-// OpenAudioBoard opens the robot's audio board (AudioIDs) for control requests.
-func OpenAudioBoard(sysfs Sysfs) (*AudioBoard, error) {
-	node, id, err := sysfs.FindUSB(AudioIDs)
+// Open opens the robot's audio board (media.AudioIDs, found in sysfs) for control requests.
+func Open(sysfs media.Sysfs) (*Board, error) {
+	node, id, err := sysfs.FindUSB(media.AudioIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -115,16 +121,16 @@ func OpenAudioBoard(sysfs Sysfs) (*AudioBoard, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s at %s: %w (the daemon's user needs read and write access: a udev rule for %04x:%04x, or the plugdev group)", id.Name, node, err, id.Vendor, id.Product)
 	}
-	return &AudioBoard{pipe: pipe, sleep: time.Sleep}, nil
+	return &Board{pipe: pipe, sleep: time.Sleep}, nil
 }
 
 // Close releases the device.
-func (b *AudioBoard) Close() error { return b.pipe.Close() }
+func (b *Board) Close() error { return b.pipe.Close() }
 
 func param(name string) (audioParam, error) {
 	p, ok := audioParams[name]
 	if !ok {
-		return p, fmt.Errorf("%w %q: known ones are %s", ErrUnknownParam, name, strings.Join(AudioParamNames(), ", "))
+		return p, fmt.Errorf("%w %q: known ones are %s", ErrUnknownParam, name, strings.Join(ParamNames(), ", "))
 	}
 	return p, nil
 }
@@ -137,7 +143,7 @@ func (p audioParam) width() int {
 }
 
 // Read reads a parameter's values.
-func (b *AudioBoard) Read(name string) ([]float64, error) {
+func (b *Board) Read(name string) ([]float64, error) {
 	p, err := param(name)
 	if err != nil {
 		return nil, err
@@ -189,7 +195,7 @@ func (p audioParam) decode(b []byte) []float64 {
 }
 
 // Write writes a parameter's values.
-func (b *AudioBoard) Write(name string, values []float64) error {
+func (b *Board) Write(name string, values []float64) error {
 	p, err := param(name)
 	if err != nil {
 		return err
@@ -232,7 +238,7 @@ func (b *AudioBoard) Write(name string, values []float64) error {
 
 // DoA reads the direction of arrival of sound: its angle in radians (0 left, π/2 front, π
 // right, as the public SDK gives it) and whether the board hears speech.
-func (b *AudioBoard) DoA() (angle float64, speech bool, err error) {
+func (b *Board) DoA() (angle float64, speech bool, err error) {
 	v, err := b.Read("DOA_VALUE_RADIANS")
 	if err != nil {
 		return 0, false, err

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package media
+package xvf3800
 
 import "errors"
 
