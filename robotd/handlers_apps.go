@@ -14,6 +14,8 @@ import (
 
 	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/core/fault"
+
+	"github.com/robothub/robothub/robotd/httpapi"
 )
 
 type jobCreated struct {
@@ -35,12 +37,12 @@ type installRequest struct {
 func (s *Server) installSource(req installRequest) (string, error) {
 	if req.SourceKind == nil {
 		if req.URL == nil {
-			return "", &errBody{"body: field url is required: a hub space URL (<hub>/spaces/<user>/<app>), a git URL or an absolute local path (or the app info {name, source_kind, url})"}
+			return "", httpapi.BodyError("body: field url is required: a hub space URL (<hub>/spaces/<user>/<app>), a git URL or an absolute local path (or the app info {name, source_kind, url})")
 		}
 		return *req.URL, nil
 	}
 	if req.Name == nil || strings.TrimSpace(*req.Name) == "" {
-		return "", &errBody{"body: field name is required with source_kind"}
+		return "", httpapi.BodyError("body: field name is required with source_kind")
 	}
 	name := strings.TrimSpace(*req.Name)
 	url := ""
@@ -53,10 +55,10 @@ func (s *Server) installSource(req installRequest) (string, error) {
 			return url, nil
 		}
 		if s.ctl.hubURL == "" {
-			return "", &errBody{fmt.Sprintf("body: source_kind %s without url names a space on the hub, and this daemon has no hub (--hub-url none): send the space's url", *req.SourceKind)}
+			return "", httpapi.BodyError(fmt.Sprintf("body: source_kind %s without url names a space on the hub, and this daemon has no hub (--hub-url none): send the space's url", *req.SourceKind))
 		}
 		if !apps.SpaceIDPattern.MatchString(name) {
-			return "", &errBody{fmt.Sprintf("body: name %q is not a space ID (owner/app): send the space's url", name)}
+			return "", httpapi.BodyError(fmt.Sprintf("body: name %q is not a space ID (owner/app): send the space's url", name))
 		}
 		return strings.TrimRight(s.ctl.hubURL, "/") + "/spaces/" + name, nil
 	case "local":
@@ -73,31 +75,31 @@ func (s *Server) installSource(req installRequest) (string, error) {
 }
 
 func (s *Server) handleInstall(w http.ResponseWriter, r *http.Request) {
-	wait, err := boolQuery(r, "wait")
+	wait, err := httpapi.BoolQuery(r, "wait")
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	var req installRequest
-	if err := decodeBody(w, r, &req, maxBodyBytes, false); err != nil {
-		writeError(w, r, s.log, err)
+	if err := httpapi.DecodeBody(w, r, &req, httpapi.MaxBodyBytes, false); err != nil {
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	src, err := s.installSource(req)
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	job, err := s.apps.Install(src)
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	if wait {
 		s.answerWhenDone(w, r, job)
 		return
 	}
-	writeJSON(w, http.StatusOK, jobCreated{JobID: job.ID()})
+	httpapi.WriteJSON(w, http.StatusOK, jobCreated{JobID: job.ID()})
 }
 
 // finishedJob is the answer of a job waited for (?wait=true): the job's final snapshot, its
@@ -124,7 +126,7 @@ func (s *Server) answerWhenDone(w http.ResponseWriter, r *http.Request, job Job)
 		}
 		if !s.waitChange(r.Context(), changed) {
 			if r.Context().Err() == nil { // the daemon is shutting down
-				writeJSON(w, http.StatusServiceUnavailable, detail{Detail: "The daemon is shutting down; job " + job.ID() + " did not finish"})
+				httpapi.WriteJSON(w, http.StatusServiceUnavailable, httpapi.Detail{Detail: "The daemon is shutting down; job " + job.ID() + " did not finish"})
 			}
 			return
 		}
@@ -133,10 +135,10 @@ func (s *Server) answerWhenDone(w http.ResponseWriter, r *http.Request, job Job)
 	out := finishedJob{JobID: info.ID, JobInfo: info}
 	if info.Status == apps.JobFailed && info.Error != nil {
 		out.Detail = fmt.Sprintf("Job %s failed: %s", info.ID, *info.Error)
-		writeJSON(w, http.StatusInternalServerError, out)
+		httpapi.WriteJSON(w, http.StatusInternalServerError, out)
 		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
 // updateRequest is the body of POST /api/apps/update: bring the apps installed from url to revision.
@@ -147,48 +149,48 @@ type updateRequest struct {
 
 func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request) {
 	var req updateRequest
-	if err := decodeBody(w, r, &req, maxBodyBytes, false); err != nil {
-		writeError(w, r, s.log, err)
+	if err := httpapi.DecodeBody(w, r, &req, httpapi.MaxBodyBytes, false); err != nil {
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	if req.URL == nil {
-		writeError(w, r, s.log, &errBody{"body: field url is required: the source an installed app came from (its extra.source)"})
+		httpapi.WriteError(w, r, s.log, httpapi.BodyError("body: field url is required: the source an installed app came from (its extra.source)"))
 		return
 	}
 	job, err := s.apps.Update(*req.URL, req.Revision)
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, jobCreated{JobID: job.ID()})
+	httpapi.WriteJSON(w, http.StatusOK, jobCreated{JobID: job.ID()})
 }
 
 func (s *Server) handleRemove(w http.ResponseWriter, r *http.Request) {
 	job, err := s.apps.Remove(r.PathValue("app_name"))
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, jobCreated{JobID: job.ID()})
+	httpapi.WriteJSON(w, http.StatusOK, jobCreated{JobID: job.ID()})
 }
 
 func (s *Server) handleJobStatus(w http.ResponseWriter, r *http.Request) {
 	job, err := s.apps.Job(r.PathValue("job_id"))
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, job.Info())
+	httpapi.WriteJSON(w, http.StatusOK, job.Info())
 }
 
 // handleCancelJob cancels a job and answers its final JobInfo once it has ended.
 func (s *Server) handleCancelJob(w http.ResponseWriter, r *http.Request) {
 	info, err := s.apps.CancelJob(r.PathValue("job_id"))
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, info)
+	httpapi.WriteJSON(w, http.StatusOK, info)
 }
 
 // handleJobLog streams a job's log as server-sent events: one "log" event per line (the lines
@@ -197,7 +199,7 @@ func (s *Server) handleCancelJob(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleJobLog(w http.ResponseWriter, r *http.Request) {
 	job, err := s.apps.Job(r.PathValue("job_id"))
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	release, ok := s.acquireStream(w, r)
@@ -205,13 +207,13 @@ func (s *Server) handleJobLog(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	stream := startStream(w)
+	stream := httpapi.StartStream(w)
 	next := 0
 	for {
 		lines, status, changed := job.Follow(next)
 		next += len(lines)
 		for _, line := range lines {
-			if err := stream.send("log", []byte(line)); err != nil {
+			if err := stream.Send("log", []byte(line)); err != nil {
 				return
 			}
 		}
@@ -219,7 +221,7 @@ func (s *Server) handleJobLog(w http.ResponseWriter, r *http.Request) {
 			info := job.Info()
 			info.Logs = nil
 			data, _ := json.Marshal(info)
-			_ = stream.send("status", data)
+			_ = stream.Send("status", data)
 			return
 		}
 		if !s.waitChange(r.Context(), changed) {
@@ -229,13 +231,13 @@ func (s *Server) handleJobLog(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, nonNil(s.apps.List()))
+	httpapi.WriteJSON(w, http.StatusOK, nonNil(s.apps.List()))
 }
 
 func (s *Server) handleListAvailable(w http.ResponseWriter, r *http.Request) {
-	refresh, err := boolQuery(r, "refresh")
+	refresh, err := httpapi.BoolQuery(r, "refresh")
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	if refresh { // the app store's refresh control, and the receiver after a push to a space
@@ -243,13 +245,13 @@ func (s *Server) handleListAvailable(w http.ResponseWriter, r *http.Request) {
 	}
 	list, err := s.apps.ListAvailable(r.Context(), apps.SourceKind(r.PathValue("source_kind")))
 	if err != nil && list == nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	if err != nil {
 		s.log.Warn("the app catalog is unavailable; listing installed apps only", "err", err)
 	}
-	writeJSON(w, http.StatusOK, nonNil(list))
+	httpapi.WriteJSON(w, http.StatusOK, nonNil(list))
 }
 
 func nonNil(list []apps.AppInfo) []apps.AppInfo {
@@ -262,19 +264,19 @@ func nonNil(list []apps.AppInfo) []apps.AppInfo {
 func (s *Server) handleStartApp(w http.ResponseWriter, r *http.Request) {
 	st, err := s.apps.Start(r.PathValue("app_name"))
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, st)
+	httpapi.WriteJSON(w, http.StatusOK, st)
 }
 
 func (s *Server) handleStartAppNoEvict(w http.ResponseWriter, r *http.Request) {
 	st, err := s.apps.StartNoEvict(r.PathValue("app_name"))
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, st)
+	httpapi.WriteJSON(w, http.StatusOK, st)
 }
 
 // handleStopApp answers null once the app has exited, as the public daemon does (how it ended is
@@ -282,7 +284,7 @@ func (s *Server) handleStartAppNoEvict(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleStopApp(w http.ResponseWriter, r *http.Request) {
 	st, err := s.apps.Stop()
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	if st.Error != nil {
@@ -290,20 +292,20 @@ func (s *Server) handleStopApp(w http.ResponseWriter, r *http.Request) {
 	} else {
 		s.log.Info("app stopped", "app", st.Info.Name, "state", st.State)
 	}
-	writeJSON(w, http.StatusOK, nil)
+	httpapi.WriteJSON(w, http.StatusOK, nil)
 }
 
 func (s *Server) handleRestartApp(w http.ResponseWriter, r *http.Request) {
 	st, err := s.apps.Restart()
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, st)
+	httpapi.WriteJSON(w, http.StatusOK, st)
 }
 
 func (s *Server) handleCurrentAppStatus(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, s.apps.Status())
+	httpapi.WriteJSON(w, http.StatusOK, s.apps.Status())
 }
 
 // handleCurrentAppLogs streams the output of the current app run (or of the last one, when it
@@ -316,14 +318,14 @@ func (s *Server) handleCurrentAppLogs(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	stream := startStream(w)
+	stream := httpapi.StartStream(w)
 	next := 0
 	for {
 		lines, n, ended, changed := output.Follow(next)
 		next = n
 		for _, line := range lines {
 			data, _ := json.Marshal(line)
-			if err := stream.send("log", data); err != nil {
+			if err := stream.Send("log", data); err != nil {
 				return
 			}
 		}
@@ -335,7 +337,7 @@ func (s *Server) handleCurrentAppLogs(w http.ResponseWriter, r *http.Request) {
 				st = now
 			}
 			data, _ := json.Marshal(st)
-			_ = stream.send("end", data)
+			_ = stream.Send("end", data)
 			return
 		}
 		if !s.waitChange(r.Context(), changed) {
@@ -349,20 +351,20 @@ type startupApp struct {
 }
 
 func (s *Server) handleGetStartupApp(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, startupAppBody(s.apps.StartupApp()))
+	httpapi.WriteJSON(w, http.StatusOK, startupAppBody(s.apps.StartupApp()))
 }
 
 func (s *Server) handlePutStartupApp(w http.ResponseWriter, r *http.Request) {
 	// The anchor's body model has startup_app default to null: {} clears the setting, as null does.
 	var req map[string]json.RawMessage
-	if err := decodeBody(w, r, &req, maxBodyBytes, false); err != nil {
-		writeError(w, r, s.log, err)
+	if err := httpapi.DecodeBody(w, r, &req, httpapi.MaxBodyBytes, false); err != nil {
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	var name *string
 	if raw, ok := req["startup_app"]; ok {
 		if err := json.Unmarshal(raw, &name); err != nil {
-			writeError(w, r, s.log, &errBody{"body: field startup_app: expected an installed app's name, or null to clear"})
+			httpapi.WriteError(w, r, s.log, httpapi.BodyError("body: field startup_app: expected an installed app's name, or null to clear"))
 			return
 		}
 	}
@@ -371,10 +373,10 @@ func (s *Server) handlePutStartupApp(w http.ResponseWriter, r *http.Request) {
 		value = strings.TrimSpace(*name)
 	}
 	if err := s.apps.SetStartupApp(value); err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, startupAppBody(value))
+	httpapi.WriteJSON(w, http.StatusOK, startupAppBody(value))
 }
 
 func startupAppBody(name string) startupApp {
@@ -392,12 +394,12 @@ type privateSpaceRequest struct {
 
 func (s *Server) handleInstallPrivateSpace(w http.ResponseWriter, r *http.Request) {
 	var req privateSpaceRequest
-	if err := decodeBody(w, r, &req, maxBodyBytes, false); err != nil {
-		writeError(w, r, s.log, err)
+	if err := httpapi.DecodeBody(w, r, &req, httpapi.MaxBodyBytes, false); err != nil {
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	if req.SpaceID == nil {
-		writeError(w, r, s.log, &errBody{"body: field space_id is required: <user>/<space> on the daemon's hub"})
+		httpapi.WriteError(w, r, s.log, httpapi.BodyError("body: field space_id is required: <user>/<space> on the daemon's hub"))
 		return
 	}
 	token := req.Token
@@ -406,20 +408,20 @@ func (s *Server) handleInstallPrivateSpace(w http.ResponseWriter, r *http.Reques
 	}
 	job, err := s.apps.InstallPrivateSpaceWithToken(*req.SpaceID, token)
 	if errors.Is(err, apps.ErrNoHubToken) {
-		writeJSON(w, http.StatusUnauthorized, detail{Detail: err.Error()})
+		httpapi.WriteJSON(w, http.StatusUnauthorized, httpapi.Detail{Detail: err.Error()})
 		return
 	}
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, jobCreated{JobID: job.ID()})
+	httpapi.WriteJSON(w, http.StatusOK, jobCreated{JobID: job.ID()})
 }
 
 func (s *Server) handleCheckUpdates(w http.ResponseWriter, r *http.Request) {
-	force, err := boolQuery(r, "force")
+	force, err := httpapi.BoolQuery(r, "force")
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	res, err := s.apps.CheckUpdates(r.Context(), force)
@@ -427,19 +429,19 @@ func (s *Server) handleCheckUpdates(w http.ResponseWriter, r *http.Request) {
 		res.AppsWithUpdates = []apps.AppUpdateStatus{} // an array, as the public shape says, never null
 	}
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, res)
+	httpapi.WriteJSON(w, http.StatusOK, res)
 }
 
 func (s *Server) handleUpdateApp(w http.ResponseWriter, r *http.Request) {
 	job, err := s.apps.UpdateApp(r.PathValue("app_name"))
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, jobCreated{JobID: job.ID()})
+	httpapi.WriteJSON(w, http.StatusOK, jobCreated{JobID: job.ID()})
 }
 
 // jobWSMessage is the anchor's job update on its websocket: after each batch of log lines (sent

@@ -1,6 +1,10 @@
 package robotd
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/robothub/robothub/robotd/httpapi"
+)
 
 // What the daemon adds to the app's motion (core/robot's wobble.go and tracking.go): the speech
 // wobble and head tracking, at the public daemon's media routes.
@@ -12,7 +16,7 @@ func (s *Server) handleWobbling(on bool) http.HandlerFunc {
 		if on {
 			state = "enabled"
 		}
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "wobbling": state})
+		httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok", "wobbling": state})
 	}
 }
 
@@ -21,8 +25,8 @@ func (s *Server) handleTrackingEnable(w http.ResponseWriter, r *http.Request) {
 		Weight *float64 `json:"weight"`
 	}{}
 	if r.ContentLength != 0 {
-		if err := decodeBody(w, r, &req, maxBodyBytes, true); err != nil {
-			writeError(w, r, s.log, err)
+		if err := httpapi.DecodeBody(w, r, &req, httpapi.MaxBodyBytes, true); err != nil {
+			httpapi.WriteError(w, r, s.log, err)
 			return
 		}
 	}
@@ -31,17 +35,17 @@ func (s *Server) handleTrackingEnable(w http.ResponseWriter, r *http.Request) {
 		weight = *req.Weight
 	}
 	if err := s.robot.StartTracking(weight); err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "enabled": true})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "enabled": true})
 }
 
 func (s *Server) handleTrackingDisable(w http.ResponseWriter, r *http.Request) {
 	s.robot.StopTracking()
-	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "enabled": false})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "enabled": false})
 }
 
 func (s *Server) handleTrackedFace(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, s.robot.TrackedFace())
+	httpapi.WriteJSON(w, http.StatusOK, s.robot.TrackedFace())
 }

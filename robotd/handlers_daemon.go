@@ -8,10 +8,12 @@ import (
 
 	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/core/robot"
+
+	"github.com/robothub/robothub/robotd/httpapi"
 )
 
 func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, statusOK{Status: "ok"})
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.StatusOK{Status: "ok"})
 }
 
 type daemonStatus struct {
@@ -70,7 +72,7 @@ func (s *Server) handleDaemonStatus(w http.ResponseWriter, r *http.Request) {
 			bs.Ready, bs.Error = false, hw.Error
 		}
 	}
-	writeJSON(w, http.StatusOK, daemonStatus{
+	httpapi.WriteJSON(w, http.StatusOK, daemonStatus{
 		Type: "daemon_status", RobotName: s.robotName(), Simulation: &sim, MockupSim: &mockup, BackendStatus: bs, HardwareID: hardwareID(),
 		State: state, Version: s.version, SDKVersion: s.apps.SDKVersion(), Backend: s.robot.BackendName(),
 		WirelessVersion: s.wireless, LoopbackOnly: s.loopbackOnly, RobotAwake: s.robot.Awake(), Slot: s.apps.Slot(), Sessions: s.apps.Sessions(),
@@ -87,16 +89,16 @@ type sessionRequest struct {
 
 func (s *Server) handleOpenSession(w http.ResponseWriter, r *http.Request) {
 	var req sessionRequest
-	if err := decodeBody(w, r, &req, maxBodyBytes, true); err != nil {
-		writeError(w, r, s.log, err)
+	if err := httpapi.DecodeBody(w, r, &req, httpapi.MaxBodyBytes, true); err != nil {
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	info, err := s.apps.OpenSession(apps.SessionRequest{PID: req.PID, Local: fromLoopback(r), Client: req.Client, Peer: s.clientKey(r)})
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, info)
+	httpapi.WriteJSON(w, http.StatusOK, info)
 }
 
 func fromLoopback(r *http.Request) bool {
@@ -111,18 +113,18 @@ func fromLoopback(r *http.Request) bool {
 func (s *Server) handleHeartbeat(w http.ResponseWriter, r *http.Request) {
 	info, err := s.apps.Heartbeat(r.PathValue("session_id"))
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, info)
+	httpapi.WriteJSON(w, http.StatusOK, info)
 }
 
 func (s *Server) handleCloseSession(w http.ResponseWriter, r *http.Request) {
 	if err := s.apps.CloseSession(r.PathValue("session_id")); err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, statusOK{Status: "closed"})
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.StatusOK{Status: "closed"})
 }
 
 // handleUnknownAPI answers unknown /api/ routes with a JSON 404, or 405 with Allow when the path
@@ -141,10 +143,10 @@ func (s *Server) handleUnknownAPI(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(allow) > 0 {
 		w.Header().Set("Allow", strings.Join(allow, ", "))
-		writeJSON(w, http.StatusMethodNotAllowed, detail{Detail: "Method " + r.Method + " not allowed; use " + strings.Join(allow, " or ")})
+		httpapi.WriteJSON(w, http.StatusMethodNotAllowed, httpapi.Detail{Detail: "Method " + r.Method + " not allowed; use " + strings.Join(allow, " or ")})
 		return
 	}
-	writeJSON(w, http.StatusNotFound, detail{Detail: "Not found: " + r.URL.Path})
+	httpapi.WriteJSON(w, http.StatusNotFound, httpapi.Detail{Detail: "Not found: " + r.URL.Path})
 }
 
 func nonNilStrings(list []string) []string {

@@ -13,6 +13,8 @@ import (
 
 	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/core/robot/kinematics"
+
+	"github.com/robothub/robothub/robotd/httpapi"
 )
 
 // The public daemon's kinematics routes: what the head's kinematics is, and a description of the
@@ -26,7 +28,7 @@ func (s *Server) handleKinematicsInfo(w http.ResponseWriter, r *http.Request) {
 	for i, l := range g.Legs {
 		legs[i] = map[string]any{"name": l.Name, "elbow": l.Elbow, "platform_anchor": l.Anchor}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"info": map[string]any{
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"info": map[string]any{
 		"engine":        "analytical inverse, Newton forward (core/robot/kinematics)",
 		"arm_length":    g.ArmLength,
 		"rod_length":    g.RodLength,
@@ -45,7 +47,7 @@ var meshes = map[string][3]float64{
 }
 
 func (s *Server) handleURDF(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"urdf": robotURDF()})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]string{"urdf": robotURDF()})
 }
 
 // robotURDF describes the robot: the body turning about z, the head on it at the platform's rest
@@ -81,7 +83,7 @@ func (s *Server) handleSTL(w http.ResponseWriter, r *http.Request) {
 	half, ok := meshes[name]
 	if !ok {
 		names := slices.Sorted(maps.Keys(meshes))
-		writeJSON(w, http.StatusNotFound, detail{Detail: fmt.Sprintf("no mesh %q: the robot's meshes are %s", truncateField(name), strings.Join(names, ", "))})
+		httpapi.WriteJSON(w, http.StatusNotFound, httpapi.Detail{Detail: fmt.Sprintf("no mesh %q: the robot's meshes are %s", httpapi.Truncate(name), strings.Join(names, ", "))})
 		return
 	}
 	data := boxSTL(half)

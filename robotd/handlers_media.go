@@ -19,6 +19,8 @@ import (
 	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/internal/hardware/media"
 	"github.com/robothub/robothub/internal/hardware/xvf3800"
+
+	"github.com/robothub/robothub/robotd/httpapi"
 )
 
 // The media routes: the public daemon's media, camera, volume, audio-config and state/doa
@@ -32,17 +34,17 @@ const testSound = "impatient1.wav"
 
 func (s *Server) handleMediaRelease(w http.ResponseWriter, r *http.Request) {
 	s.media.Release()
-	writeJSON(w, http.StatusOK, statusOK{Status: "ok"})
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.StatusOK{Status: "ok"})
 }
 
 func (s *Server) handleMediaAcquire(w http.ResponseWriter, r *http.Request) {
 	s.media.Acquire()
-	writeJSON(w, http.StatusOK, statusOK{Status: "ok"})
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.StatusOK{Status: "ok"})
 }
 
 func (s *Server) handleMediaStatus(w http.ResponseWriter, r *http.Request) {
 	st := s.media.Status()
-	writeJSON(w, http.StatusOK, map[string]bool{"available": st.Available, "released": st.Released, "no_media": st.NoMedia})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]bool{"available": st.Available, "released": st.Released, "no_media": st.NoMedia})
 }
 
 // mediaDevices is our extension: each device's name and, when it does not work, why.
@@ -58,17 +60,17 @@ type mediaDevices struct {
 
 func (s *Server) handleMediaDevices(w http.ResponseWriter, r *http.Request) {
 	st := s.media.Status()
-	writeJSON(w, http.StatusOK, mediaDevices{Camera: st.Camera, Microphone: st.Microphone, Speaker: st.Speaker,
+	httpapi.WriteJSON(w, http.StatusOK, mediaDevices{Camera: st.Camera, Microphone: st.Microphone, Speaker: st.Speaker,
 		Released: st.Released, CameraMode: s.media.Mode().String(), SpeakerQueued: s.media.Queued()})
 }
 
 // handleMediaSocket tells a local SDK where the media socket is (ours).
 func (s *Server) handleMediaSocket(w http.ResponseWriter, r *http.Request) {
 	if s.mediaSocket == "" {
-		writeError(w, r, s.log, fault.NotFoundf("this daemon has no local media socket: use /api/camera/frame and /api/audio"))
+		httpapi.WriteError(w, r, s.log, fault.NotFoundf("this daemon has no local media socket: use /api/camera/frame and /api/audio"))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"socket": s.mediaSocket})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]string{"socket": s.mediaSocket})
 }
 
 // sessionDescription is a WebRTC offer or answer, as browsers' RTCSessionDescription.
@@ -81,16 +83,16 @@ type sessionDescription struct {
 // the microphones, and their level on a data channel it opens.
 func (s *Server) handleWebRTCOffer(w http.ResponseWriter, r *http.Request) {
 	var req sessionDescription
-	if err := decodeBody(w, r, &req, maxBodyBytes, false); err != nil {
-		writeError(w, r, s.log, err)
+	if err := httpapi.DecodeBody(w, r, &req, httpapi.MaxBodyBytes, false); err != nil {
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	if req.Type != "offer" || req.SDP == "" {
-		writeError(w, r, s.log, &errBody{`body: {"type": "offer", "sdp": "..."} is required`})
+		httpapi.WriteError(w, r, s.log, httpapi.BodyError(`body: {"type": "offer", "sdp": "..."} is required`))
 		return
 	}
 	if s.webrtc == nil {
-		writeError(w, r, s.log, fault.Unavailablef("this daemon serves no WebRTC"))
+		httpapi.WriteError(w, r, s.log, fault.Unavailablef("this daemon serves no WebRTC"))
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
@@ -100,12 +102,12 @@ func (s *Server) handleWebRTCOffer(w http.ResponseWriter, r *http.Request) {
 		if errors.Is(err, media.ErrReleased) {
 			err = mediaUnavailable(err)
 		} else if strings.HasPrefix(err.Error(), "sdp:") {
-			err = &errBody{err.Error()}
+			err = httpapi.BodyError(err.Error())
 		}
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, sessionDescription{Type: "answer", SDP: answer.SDP})
+	httpapi.WriteJSON(w, http.StatusOK, sessionDescription{Type: "answer", SDP: answer.SDP})
 }
 
 // soundPath resolves a play_sound file: an uploaded sound by its name, else what PlaySound takes
@@ -128,33 +130,33 @@ func (s *Server) handleMediaPlaySound(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		File *string `json:"file"`
 	}
-	if err := decodeBody(w, r, &req, maxBodyBytes, false); err != nil {
-		writeError(w, r, s.log, err)
+	if err := httpapi.DecodeBody(w, r, &req, httpapi.MaxBodyBytes, false); err != nil {
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	if req.File == nil {
-		writeError(w, r, s.log, &errBody{"body: field file is required: a WAV file on the robot, an uploaded sound's name, or a built-in sound (wake_up.wav)"})
+		httpapi.WriteError(w, r, s.log, httpapi.BodyError("body: field file is required: a WAV file on the robot, an uploaded sound's name, or a built-in sound (wake_up.wav)"))
 		return
 	}
 	if err := s.speakerReady(); err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	if _, err := s.robot.PlaySound(s.soundPath(*req.File)); err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, statusOK{Status: "ok"})
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.StatusOK{Status: "ok"})
 }
 
 func (s *Server) handleMediaStopSound(w http.ResponseWriter, r *http.Request) {
 	s.media.StopPlaying()
-	writeJSON(w, http.StatusOK, statusOK{Status: "ok"})
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.StatusOK{Status: "ok"})
 }
 
 func (s *Server) handleClearIncomingAudio(w http.ResponseWriter, r *http.Request) {
 	s.media.StopPlaying()
-	writeJSON(w, http.StatusOK, statusOK{Status: "ok"})
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.StatusOK{Status: "ok"})
 }
 
 // speakerReady says why nothing can be played now, or nil.
@@ -168,44 +170,44 @@ func (s *Server) handleUploadSound(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			writeError(w, r, s.log, &errBody{fmt.Sprintf("file: larger than %d MiB", maxSoundUpload>>20)})
+			httpapi.WriteError(w, r, s.log, httpapi.BodyError(fmt.Sprintf("file: larger than %d MiB", maxSoundUpload>>20)))
 			return
 		}
-		writeError(w, r, s.log, &errBody{"body: a multipart form with a field file is required: " + err.Error()})
+		httpapi.WriteError(w, r, s.log, httpapi.BodyError("body: a multipart form with a field file is required: "+err.Error()))
 		return
 	}
 	defer file.Close()
 	name := filepath.Base(strings.ReplaceAll(header.Filename, `\`, "/"))
 	if name == "" || name == "." || name == ".." || name == "/" || strings.HasPrefix(name, ".") {
-		writeError(w, r, s.log, fault.Refusedf("file: %q is not a file name", header.Filename))
+		httpapi.WriteError(w, r, s.log, fault.Refusedf("file: %q is not a file name", header.Filename))
 		return
 	}
 	// The daemon plays WAV files itself (PCM or float, any rate and channel count); other formats
 	// would need a decoder pipeline for each play.
 	if strings.ToLower(filepath.Ext(name)) != ".wav" {
-		writeError(w, r, s.log, fault.Refusedf("file: %s is not a .wav file: the robot plays WAV sounds", name))
+		httpapi.WriteError(w, r, s.log, fault.Refusedf("file: %s is not a .wav file: the robot plays WAV sounds", name))
 		return
 	}
 	data, err := io.ReadAll(io.LimitReader(file, maxSoundUpload+1))
 	if err != nil {
-		writeError(w, r, s.log, &errBody{"file: " + err.Error()})
+		httpapi.WriteError(w, r, s.log, httpapi.BodyError("file: "+err.Error()))
 		return
 	}
 	if len(data) > maxSoundUpload {
-		writeError(w, r, s.log, &errBody{fmt.Sprintf("file: larger than %d MiB", maxSoundUpload>>20)})
+		httpapi.WriteError(w, r, s.log, httpapi.BodyError(fmt.Sprintf("file: larger than %d MiB", maxSoundUpload>>20)))
 		return
 	}
 	if _, err := robot.DecodeWAV(data); err != nil {
-		writeError(w, r, s.log, fault.Refusedf("file: %s is not a sound the robot can play: %v", name, err))
+		httpapi.WriteError(w, r, s.log, fault.Refusedf("file: %s is not a sound the robot can play: %v", name, err))
 		return
 	}
 	if err := os.MkdirAll(s.soundsDir, 0o700); err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	tmp, err := os.CreateTemp(s.soundsDir, ".upload-*")
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	_, err = tmp.Write(data)
@@ -218,10 +220,10 @@ func (s *Server) handleUploadSound(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "path": dest})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok", "path": dest})
 }
 
 func (s *Server) handleListSounds(w http.ResponseWriter, r *http.Request) {
@@ -233,25 +235,25 @@ func (s *Server) handleListSounds(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	slices.Sort(files)
-	writeJSON(w, http.StatusOK, map[string][]string{"files": files})
+	httpapi.WriteJSON(w, http.StatusOK, map[string][]string{"files": files})
 }
 
 func (s *Server) handleDeleteSound(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("filename")
 	if name == "" || filepath.Base(name) != name || strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, ".") {
-		writeError(w, r, s.log, fault.Refusedf("filename: %q is not an uploaded sound's name", name))
+		httpapi.WriteError(w, r, s.log, fault.Refusedf("filename: %q is not an uploaded sound's name", name))
 		return
 	}
 	p := filepath.Join(s.soundsDir, name)
 	if !fileExists(p) {
-		writeError(w, r, s.log, fault.NotFoundf("File '%s' not found", name))
+		httpapi.WriteError(w, r, s.log, fault.NotFoundf("File '%s' not found", name))
 		return
 	}
 	if err := os.Remove(p); err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, statusOK{Status: "ok"})
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.StatusOK{Status: "ok"})
 }
 
 // --- volume ---
@@ -268,12 +270,12 @@ type volumeRequest struct {
 
 func (s *Server) decodeVolume(w http.ResponseWriter, r *http.Request) (int, bool) {
 	var req volumeRequest
-	if err := decodeBody(w, r, &req, maxBodyBytes, false); err != nil {
-		writeError(w, r, s.log, err)
+	if err := httpapi.DecodeBody(w, r, &req, httpapi.MaxBodyBytes, false); err != nil {
+		httpapi.WriteError(w, r, s.log, err)
 		return 0, false
 	}
 	if req.Volume == nil || *req.Volume < 0 || *req.Volume > 100 {
-		writeError(w, r, s.log, &errBody{"volume: an integer from 0 to 100 is required"})
+		httpapi.WriteError(w, r, s.log, httpapi.BodyError("volume: an integer from 0 to 100 is required"))
 		return 0, false
 	}
 	return *req.Volume, true
@@ -282,10 +284,10 @@ func (s *Server) decodeVolume(w http.ResponseWriter, r *http.Request) (int, bool
 func (s *Server) handleGetVolume(w http.ResponseWriter, r *http.Request) {
 	v, err := s.media.Volume()
 	if err != nil {
-		writeError(w, r, s.log, mediaUnavailable(err))
+		httpapi.WriteError(w, r, s.log, mediaUnavailable(err))
 		return
 	}
-	writeJSON(w, http.StatusOK, volumeResponse{v, runtime.GOOS, s.media.SpeakerDevice()})
+	httpapi.WriteJSON(w, http.StatusOK, volumeResponse{v, runtime.GOOS, s.media.SpeakerDevice()})
 }
 
 func (s *Server) handleSetVolume(w http.ResponseWriter, r *http.Request) {
@@ -294,7 +296,7 @@ func (s *Server) handleSetVolume(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.media.SetVolume(v); err != nil {
-		writeError(w, r, s.log, mediaUnavailable(err))
+		httpapi.WriteError(w, r, s.log, mediaUnavailable(err))
 		return
 	}
 	if s.speakerReady() == nil { // let the user hear the new volume, as the public daemon does
@@ -302,28 +304,28 @@ func (s *Server) handleSetVolume(w http.ResponseWriter, r *http.Request) {
 			s.log.Warn("playing the test sound", "err", err)
 		}
 	}
-	writeJSON(w, http.StatusOK, volumeResponse{v, runtime.GOOS, s.media.SpeakerDevice()})
+	httpapi.WriteJSON(w, http.StatusOK, volumeResponse{v, runtime.GOOS, s.media.SpeakerDevice()})
 }
 
 func (s *Server) handleTestSound(w http.ResponseWriter, r *http.Request) {
 	if err := s.speakerReady(); err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	if _, err := s.robot.PlaySound(testSound); err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "message": "Test sound played"})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok", "message": "Test sound played"})
 }
 
 func (s *Server) handleGetMicVolume(w http.ResponseWriter, r *http.Request) {
 	v, err := s.media.MicrophoneVolume()
 	if err != nil {
-		writeError(w, r, s.log, mediaUnavailable(err))
+		httpapi.WriteError(w, r, s.log, mediaUnavailable(err))
 		return
 	}
-	writeJSON(w, http.StatusOK, volumeResponse{v, runtime.GOOS, s.media.MicrophoneDevice()})
+	httpapi.WriteJSON(w, http.StatusOK, volumeResponse{v, runtime.GOOS, s.media.MicrophoneDevice()})
 }
 
 func (s *Server) handleSetMicVolume(w http.ResponseWriter, r *http.Request) {
@@ -332,10 +334,10 @@ func (s *Server) handleSetMicVolume(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.media.SetMicrophoneVolume(v); err != nil {
-		writeError(w, r, s.log, mediaUnavailable(err))
+		httpapi.WriteError(w, r, s.log, mediaUnavailable(err))
 		return
 	}
-	writeJSON(w, http.StatusOK, volumeResponse{v, runtime.GOOS, s.media.MicrophoneDevice()})
+	httpapi.WriteJSON(w, http.StatusOK, volumeResponse{v, runtime.GOOS, s.media.MicrophoneDevice()})
 }
 
 // --- camera ---
@@ -360,13 +362,13 @@ type cameraSpecsResponse struct {
 func (s *Server) handleCameraSpecs(w http.ResponseWriter, r *http.Request) {
 	specs, err := s.robot.CameraSpecs()
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	mode := s.media.Mode()
 	res := resolutionInfo{Name: fmt.Sprintf("R%dx%dat%dfps", specs.Width, specs.Height, mode.FPS), Width: specs.Width, Height: specs.Height, FPS: mode.FPS, CropFactor: 1}
 	k := specs.K
-	writeJSON(w, http.StatusOK, cameraSpecsResponse{Name: specs.Name, AvailableResolutions: []resolutionInfo{res}, DefaultResolution: res,
+	httpapi.WriteJSON(w, http.StatusOK, cameraSpecsResponse{Name: specs.Name, AvailableResolutions: []resolutionInfo{res}, DefaultResolution: res,
 		K: [3][3]float64{{k[0], k[1], k[2]}, {k[3], k[4], k[5]}, {k[6], k[7], k[8]}}, D: append([]float64{}, specs.D...)})
 }
 
@@ -390,16 +392,16 @@ func (s *Server) handleDoA(w http.ResponseWriter, r *http.Request) {
 	b, err := s.openBoard()
 	if err != nil {
 		s.doaWarn.Do(func() { s.log.Warn("no direction of arrival: GET /api/state/doa answers null", "err", err) })
-		writeJSON(w, http.StatusOK, nil)
+		httpapi.WriteJSON(w, http.StatusOK, nil)
 		return
 	}
 	defer b.Close()
 	angle, speech, err := b.DoA()
 	if err != nil {
-		writeError(w, r, s.log, mediaUnavailable(err))
+		httpapi.WriteError(w, r, s.log, mediaUnavailable(err))
 		return
 	}
-	writeJSON(w, http.StatusOK, doaSnapshot{Angle: angle, SpeechDetected: speech})
+	httpapi.WriteJSON(w, http.StatusOK, doaSnapshot{Angle: angle, SpeechDetected: speech})
 }
 
 func (s *Server) handleApplyAudioConfig(w http.ResponseWriter, r *http.Request) {
@@ -410,17 +412,17 @@ func (s *Server) handleApplyAudioConfig(w http.ResponseWriter, r *http.Request) 
 		} `json:"config"`
 		Verify *bool `json:"verify"`
 	}
-	if err := decodeBody(w, r, &req, maxBodyBytes, false); err != nil {
-		writeError(w, r, s.log, err)
+	if err := httpapi.DecodeBody(w, r, &req, httpapi.MaxBodyBytes, false); err != nil {
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	if req.Config == nil {
-		writeError(w, r, s.log, &errBody{`body: field config is required: [{"name": "PP_AGCONOFF", "values": [1]}, ...]`})
+		httpapi.WriteError(w, r, s.log, httpapi.BodyError(`body: field config is required: [{"name": "PP_AGCONOFF", "values": [1]}, ...]`))
 		return
 	}
 	b, err := s.openBoard()
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	defer b.Close()
@@ -428,7 +430,7 @@ func (s *Server) handleApplyAudioConfig(w http.ResponseWriter, r *http.Request) 
 	for _, p := range *req.Config {
 		if err := b.Write(p.Name, p.Values); err != nil {
 			if errors.Is(err, xvf3800.ErrUnknownParam) {
-				writeError(w, r, s.log, &errBody{err.Error()})
+				httpapi.WriteError(w, r, s.log, httpapi.BodyError(err.Error()))
 				return
 			}
 			s.log.Warn("audio board parameter not applied", "name", p.Name, "err", err)
@@ -444,7 +446,7 @@ func (s *Server) handleApplyAudioConfig(w http.ResponseWriter, r *http.Request) 
 			}
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]bool{"applied": applied})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]bool{"applied": applied})
 }
 
 func sameValues(got, want []float64) bool {
@@ -463,7 +465,7 @@ func (s *Server) handleReadAudioParameter(w http.ResponseWriter, r *http.Request
 	name := r.PathValue("name")
 	b, err := s.openBoard()
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	defer b.Close()
@@ -474,8 +476,8 @@ func (s *Server) handleReadAudioParameter(w http.ResponseWriter, r *http.Request
 		} else {
 			err = mediaUnavailable(err)
 		}
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"name": name, "values": values})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"name": name, "values": values})
 }

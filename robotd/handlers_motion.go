@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/robot"
+
+	"github.com/robothub/robothub/robotd/httpapi"
 )
 
 // The anchor SDK's motion calls that its daemon serves over its websocket protocol, served here as
@@ -18,25 +20,25 @@ import (
 // automatic body yaw, and the camera.
 
 func (s *Server) handlePresentHeadPose(w http.ResponseWriter, r *http.Request) {
-	matrix, err := boolQuery(r, "use_pose_matrix")
+	matrix, err := httpapi.BoolQuery(r, "use_pose_matrix")
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	p := s.robot.State().HeadPose
 	if matrix {
-		writeJSON(w, http.StatusOK, matrixPose{p.Matrix()})
+		httpapi.WriteJSON(w, http.StatusOK, matrixPose{p.Matrix()})
 		return
 	}
-	writeJSON(w, http.StatusOK, p)
+	httpapi.WriteJSON(w, http.StatusOK, p)
 }
 
 func (s *Server) handlePresentBodyYaw(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, s.robot.State().BodyYaw)
+	httpapi.WriteJSON(w, http.StatusOK, s.robot.State().BodyYaw)
 }
 
 func (s *Server) handlePresentAntennas(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, s.robot.State().Antennas)
+	httpapi.WriteJSON(w, http.StatusOK, s.robot.State().Antennas)
 }
 
 type moveUUID struct {
@@ -48,7 +50,7 @@ func (s *Server) handleRunningMoves(w http.ResponseWriter, r *http.Request) {
 	if m := s.robot.State().Move; m != nil {
 		out = append(out, moveUUID{m.UUID})
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
 type lookAtAnswer struct {
@@ -63,17 +65,17 @@ func (s *Server) handleLookAtWorld(w http.ResponseWriter, r *http.Request) {
 		Duration        *float64 `json:"duration"`
 		PerformMovement *bool    `json:"perform_movement"`
 	}
-	if err := decodeBody(w, r, &req, maxBodyBytes, false); err != nil {
-		writeError(w, r, s.log, err)
+	if err := httpapi.DecodeBody(w, r, &req, httpapi.MaxBodyBytes, false); err != nil {
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	if req.X == nil || req.Y == nil || req.Z == nil {
-		writeError(w, r, s.log, &errBody{"body: fields x, y and z are required: the point to look at, in metres (x forward, y left, z up)"})
+		httpapi.WriteError(w, r, s.log, httpapi.BodyError("body: fields x, y and z are required: the point to look at, in metres (x forward, y left, z up)"))
 		return
 	}
 	p, err := robot.LookAtWorld(*req.X, *req.Y, *req.Z)
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	s.lookAt(w, r, p, req.Duration, req.PerformMovement)
@@ -85,17 +87,17 @@ func (s *Server) handleLookAtImage(w http.ResponseWriter, r *http.Request) {
 		Duration        *float64 `json:"duration"`
 		PerformMovement *bool    `json:"perform_movement"`
 	}
-	if err := decodeBody(w, r, &req, maxBodyBytes, false); err != nil {
-		writeError(w, r, s.log, err)
+	if err := httpapi.DecodeBody(w, r, &req, httpapi.MaxBodyBytes, false); err != nil {
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	if req.U == nil || req.V == nil {
-		writeError(w, r, s.log, &errBody{"body: fields u and v are required: the pixel to look at, from the image's top left corner"})
+		httpapi.WriteError(w, r, s.log, httpapi.BodyError("body: fields u and v are required: the pixel to look at, from the image's top left corner"))
 		return
 	}
 	p, err := s.robot.LookAtImage(*req.U, *req.V)
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	s.lookAt(w, r, p, req.Duration, req.PerformMovement)
@@ -107,7 +109,7 @@ func (s *Server) lookAt(w http.ResponseWriter, r *http.Request, p robot.HeadPose
 		d = *duration
 	}
 	if math.IsNaN(d) || d < 0 || d > 60 {
-		writeError(w, r, s.log, &errBody{"duration: must be 0 (at once) or more, at most 60 seconds"})
+		httpapi.WriteError(w, r, s.log, httpapi.BodyError("duration: must be 0 (at once) or more, at most 60 seconds"))
 		return
 	}
 	out := lookAtAnswer{HeadPose: p, M: p.Matrix()}
@@ -115,24 +117,24 @@ func (s *Server) lookAt(w http.ResponseWriter, r *http.Request, p robot.HeadPose
 		t := robot.Target{Head: &p}
 		if d == 0 {
 			if err := s.robot.SetTarget(t); err != nil {
-				writeError(w, r, s.log, err)
+				httpapi.WriteError(w, r, s.log, err)
 				return
 			}
 		} else {
 			m, err := s.robot.Goto(t, time.Duration(d*float64(time.Second)), robot.MinJerk)
 			if err != nil {
-				writeError(w, r, s.log, err)
+				httpapi.WriteError(w, r, s.log, err)
 				return
 			}
 			out.UUID = &m.ID
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) handleStartMotionRecording(w http.ResponseWriter, r *http.Request) {
 	s.robot.StartMotionRecording()
-	writeJSON(w, http.StatusOK, statusOK{Status: "recording"})
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.StatusOK{Status: "recording"})
 }
 
 type motionFrames struct {
@@ -142,10 +144,10 @@ type motionFrames struct {
 func (s *Server) handleStopMotionRecording(w http.ResponseWriter, r *http.Request) {
 	frames, err := s.robot.StopMotionRecording()
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, motionFrames{Frames: frames})
+	httpapi.WriteJSON(w, http.StatusOK, motionFrames{Frames: frames})
 }
 
 type torqueRequest struct {
@@ -160,35 +162,35 @@ type torqueStatus struct {
 
 func (s *Server) handleSetTorque(w http.ResponseWriter, r *http.Request) {
 	var req torqueRequest
-	if err := decodeBody(w, r, &req, maxBodyBytes, false); err != nil {
-		writeError(w, r, s.log, err)
+	if err := httpapi.DecodeBody(w, r, &req, httpapi.MaxBodyBytes, false); err != nil {
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	if req.On == nil {
-		writeError(w, r, s.log, &errBody{fmt.Sprintf("body: field on is required (true or false); ids names motors among %v, or all when left out", robot.MotorNames)})
+		httpapi.WriteError(w, r, s.log, httpapi.BodyError(fmt.Sprintf("body: field on is required (true or false); ids names motors among %v, or all when left out", robot.MotorNames)))
 		return
 	}
 	if err := s.robot.SetMotorTorque(req.IDs, *req.On); err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, torqueStatus{Mode: s.robot.MotorMode(), Motors: s.robot.MotorTorque()})
+	httpapi.WriteJSON(w, http.StatusOK, torqueStatus{Mode: s.robot.MotorMode(), Motors: s.robot.MotorTorque()})
 }
 
 func (s *Server) handleAutomaticBodyYaw(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Enabled *bool `json:"enabled"`
 	}
-	if err := decodeBody(w, r, &req, maxBodyBytes, false); err != nil {
-		writeError(w, r, s.log, err)
+	if err := httpapi.DecodeBody(w, r, &req, httpapi.MaxBodyBytes, false); err != nil {
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	if req.Enabled == nil {
-		writeError(w, r, s.log, &errBody{"body: field enabled is required (true or false)"})
+		httpapi.WriteError(w, r, s.log, httpapi.BodyError("body: field enabled is required (true or false)"))
 		return
 	}
 	s.robot.SetAutomaticBodyYaw(*req.Enabled)
-	writeJSON(w, http.StatusOK, map[string]bool{"automatic_body_yaw": *req.Enabled})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]bool{"automatic_body_yaw": *req.Enabled})
 }
 
 // handleCameraFrame answers a camera image: binary PPM (P6, RGB; the default, what robot_sdk reads
@@ -196,18 +198,18 @@ func (s *Server) handleAutomaticBodyYaw(w http.ResponseWriter, r *http.Request) 
 func (s *Server) handleCameraFrame(w http.ResponseWriter, r *http.Request) {
 	format := r.URL.Query().Get("format")
 	if format != "" && format != "ppm" && format != "jpeg" {
-		writeError(w, r, s.log, &errBody{"format: must be ppm or jpeg"})
+		httpapi.WriteError(w, r, s.log, httpapi.BodyError("format: must be ppm or jpeg"))
 		return
 	}
 	img, err := s.robot.CameraFrame()
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	var buf bytes.Buffer
 	if format == "jpeg" {
 		if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: 85}); err != nil {
-			writeError(w, r, s.log, err)
+			httpapi.WriteError(w, r, s.log, err)
 			return
 		}
 		w.Header().Set("Content-Type", "image/jpeg")
@@ -232,8 +234,8 @@ func writePPM(buf *bytes.Buffer, img *image.RGBA) {
 
 func (s *Server) handleStopSound(w http.ResponseWriter, r *http.Request) {
 	if err := s.robot.StopSound(); err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, statusOK{Status: "stopped"})
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.StatusOK{Status: "stopped"})
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/robot"
+
+	"github.com/robothub/robothub/robotd/httpapi"
 )
 
 // Recorded moves: the public daemon's two routes (list a library's moves, play one) and ours that
@@ -27,10 +29,10 @@ func datasetOf(r *http.Request) string { return r.PathValue("owner") + "/" + r.P
 func (s *Server) handleListRecordedMoves(w http.ResponseWriter, r *http.Request) {
 	lib, err := s.library(r.Context(), datasetOf(r))
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, lib.Moves())
+	httpapi.WriteJSON(w, http.StatusOK, lib.Moves())
 }
 
 // handlePlayRecordedMove plays a move of a library on the robot, as the public daemon does: the
@@ -39,20 +41,20 @@ func (s *Server) handlePlayRecordedMove(w http.ResponseWriter, r *http.Request) 
 	name := r.PathValue("move")
 	lib, err := s.library(r.Context(), datasetOf(r))
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	move, err := lib.Move(name)
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	m, err := s.robot.PlayRecorded(move, "recorded_move")
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, moveStarted{UUID: m.ID, Duration: m.Duration().Seconds()})
+	httpapi.WriteJSON(w, http.StatusOK, moveStarted{UUID: m.ID, Duration: m.Duration().Seconds()})
 }
 
 // handleGetRecordedMove answers a move's file as the dataset holds it, and where its sound is on
@@ -62,12 +64,12 @@ func (s *Server) handleGetRecordedMove(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("move")
 	lib, err := s.library(r.Context(), datasetOf(r))
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	move, err := lib.Move(name) // checked: a broken file is an error here, not in the app
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	data, _ := lib.File(name)
@@ -75,7 +77,7 @@ func (s *Server) handleGetRecordedMove(w http.ResponseWriter, r *http.Request) {
 	if move.Sound != "" {
 		sound = &move.Sound
 	}
-	writeJSON(w, http.StatusOK, struct {
+	httpapi.WriteJSON(w, http.StatusOK, struct {
 		Move      json.RawMessage `json:"move"`
 		SoundPath *string         `json:"sound_path"`
 	}{data, sound})

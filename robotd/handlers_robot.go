@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/robot"
+
+	"github.com/robothub/robothub/robotd/httpapi"
 )
 
 // MaxStreamFrequency is the highest state stream rate, in Hz.
@@ -28,9 +30,9 @@ type matrixPose struct {
 }
 
 func (s *Server) handleFullState(w http.ResponseWriter, r *http.Request) {
-	matrix, err := boolQuery(r, "use_pose_matrix")
+	matrix, err := httpapi.BoolQuery(r, "use_pose_matrix")
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	st := s.robot.State()
@@ -38,20 +40,7 @@ func (s *Server) handleFullState(w http.ResponseWriter, r *http.Request) {
 	if matrix {
 		out.HeadPose, out.TargetHeadPose = matrixPose{st.HeadPose.Matrix()}, matrixPose{st.TargetHeadPose.Matrix()}
 	}
-	writeJSON(w, http.StatusOK, out)
-}
-
-// boolQuery reads an optional true/false query parameter.
-func boolQuery(r *http.Request, name string) (bool, error) {
-	v := r.URL.Query().Get(name)
-	if v == "" {
-		return false, nil
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		return false, &errBody{name + ": must be true or false"}
-	}
-	return b, nil
+	httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
 // handleStateStream streams the full state as server-sent events at ?frequency= Hz (default 10,
@@ -61,7 +50,7 @@ func (s *Server) handleStateStream(w http.ResponseWriter, r *http.Request) {
 	if v := r.URL.Query().Get("frequency"); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || math.IsNaN(f) || f <= 0 || f > MaxStreamFrequency {
-			writeError(w, r, s.log, &errBody{fmt.Sprintf("frequency: must be a number more than 0 and at most %g", MaxStreamFrequency)})
+			httpapi.WriteError(w, r, s.log, httpapi.BodyError(fmt.Sprintf("frequency: must be a number more than 0 and at most %g", MaxStreamFrequency)))
 			return
 		}
 		freq = f
@@ -71,12 +60,12 @@ func (s *Server) handleStateStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	stream := startStream(w)
+	stream := httpapi.StartStream(w)
 	ticker := time.NewTicker(time.Duration(float64(time.Second) / freq))
 	defer ticker.Stop()
 	for {
 		data, _ := json.Marshal(s.robot.State())
-		if err := stream.send("", data); err != nil {
+		if err := stream.Send("", data); err != nil {
 			return
 		}
 		select {
@@ -94,15 +83,10 @@ func (s *Server) handleStateStream(w http.ResponseWriter, r *http.Request) {
 // homogeneous matrix. Anything else is refused by name, never read as the zero pose.
 type pose robot.HeadPose
 
-// poseError is a pose that cannot be read; decodeBody reports it as it is.
-type poseError struct{ msg string }
-
-func (e *poseError) Error() string { return e.msg }
-
 func (p *pose) UnmarshalJSON(data []byte) error {
 	err := p.unmarshal(data)
 	if err != nil {
-		return &poseError{"pose: " + err.Error()}
+		return httpapi.ValueError("pose: " + err.Error())
 	}
 	return nil
 }
@@ -132,7 +116,7 @@ func (p *pose) unmarshal(data []byte) error {
 	for k, raw := range fields {
 		dst, ok := known[k]
 		if !ok {
-			return fmt.Errorf("unknown pose field %q: a pose is {x, y, z, roll, pitch, yaw} in metres and radians, or {m: [16 numbers]}", truncateField(k))
+			return fmt.Errorf("unknown pose field %q: a pose is {x, y, z, roll, pitch, yaw} in metres and radians, or {m: [16 numbers]}", httpapi.Truncate(k))
 		}
 		if err := json.Unmarshal(raw, dst); err != nil {
 			return fmt.Errorf("%s: expected a number", k)
@@ -140,13 +124,6 @@ func (p *pose) unmarshal(data []byte) error {
 	}
 	*p = pose(v)
 	return nil
-}
-
-func truncateField(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "…"
-	}
-	return s
 }
 
 // target builds a robot.Target from the optional parts of a request, checking the antennas.
@@ -158,7 +135,7 @@ func target(head *pose, antennas []float64, bodyYaw *float64, antennasField stri
 	}
 	if antennas != nil {
 		if len(antennas) != 2 {
-			return t, &errBody{fmt.Sprintf("%s: expected 2 angles in radians [right, left], got %d", antennasField, len(antennas))}
+			return t, httpapi.BodyError(fmt.Sprintf("%s: expected 2 angles in radians [right, left], got %d", antennasField, len(antennas)))
 		}
 		t.Antennas = &[2]float64{antennas[0], antennas[1]}
 	}
@@ -172,14 +149,10 @@ type setTargetRequest struct {
 	BodyYaw  *float64  `json:"target_body_yaw"`
 }
 
-type statusOK struct {
-	Status string `json:"status"`
-}
-
 func (s *Server) handleSetTarget(w http.ResponseWriter, r *http.Request) {
 	var req setTargetRequest
-	if err := decodeBody(w, r, &req, maxBodyBytes, false); err != nil {
-		writeError(w, r, s.log, err)
+	if err := httpapi.DecodeBody(w, r, &req, httpapi.MaxBodyBytes, false); err != nil {
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	t, err := target(req.Head, req.Antennas, req.BodyYaw, "target_antennas")
@@ -187,10 +160,10 @@ func (s *Server) handleSetTarget(w http.ResponseWriter, r *http.Request) {
 		err = s.robot.SetTarget(t)
 	}
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, statusOK{Status: "ok"})
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.StatusOK{Status: "ok"})
 }
 
 type gotoRequest struct {
@@ -208,68 +181,68 @@ type moveStarted struct {
 
 func (s *Server) handleGoto(w http.ResponseWriter, r *http.Request) {
 	var req gotoRequest
-	if err := decodeBody(w, r, &req, maxBodyBytes, false); err != nil {
-		writeError(w, r, s.log, err)
+	if err := httpapi.DecodeBody(w, r, &req, httpapi.MaxBodyBytes, false); err != nil {
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	if req.Duration == nil {
-		writeError(w, r, s.log, &errBody{"body: field duration is required (seconds)"})
+		httpapi.WriteError(w, r, s.log, httpapi.BodyError("body: field duration is required (seconds)"))
 		return
 	}
 	interp, err := robot.ParseInterpolation(req.Interpolation)
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	t, err := target(req.Head, req.Antennas, req.BodyYaw, "antennas")
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	d := *req.Duration
 	if math.IsNaN(d) || d <= 0 || d > 60 {
-		writeError(w, r, s.log, &errBody{"duration: must be more than 0 and at most 60 seconds"})
+		httpapi.WriteError(w, r, s.log, httpapi.BodyError("duration: must be more than 0 and at most 60 seconds"))
 		return
 	}
 	m, err := s.robot.Goto(t, time.Duration(d*float64(time.Second)), interp)
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, moveStarted{UUID: m.ID, Duration: d})
+	httpapi.WriteJSON(w, http.StatusOK, moveStarted{UUID: m.ID, Duration: d})
 }
 
 func (s *Server) handleWakeUp(w http.ResponseWriter, r *http.Request) {
 	m := s.robot.WakeUp()
-	writeJSON(w, http.StatusOK, moveStarted{UUID: m.ID, Duration: m.Duration().Seconds()})
+	httpapi.WriteJSON(w, http.StatusOK, moveStarted{UUID: m.ID, Duration: m.Duration().Seconds()})
 }
 
 // handleGotoSleep lays the robot down; its motors go limp at the end, as the public daemon's do,
 // unless ?disable_motors=false (what the SDK's goto_sleep asks: the public SDK's leaves them on).
 func (s *Server) handleGotoSleep(w http.ResponseWriter, r *http.Request) {
-	keep, err := boolQuery(r, "disable_motors")
+	keep, err := httpapi.BoolQuery(r, "disable_motors")
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	disable := keep || r.URL.Query().Get("disable_motors") == ""
 	m := s.robot.GotoSleep(disable)
-	writeJSON(w, http.StatusOK, moveStarted{UUID: m.ID, Duration: m.Duration().Seconds()})
+	httpapi.WriteJSON(w, http.StatusOK, moveStarted{UUID: m.ID, Duration: m.Duration().Seconds()})
 }
 
 func (s *Server) handleStopMove(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		UUID string `json:"uuid"`
 	}
-	if err := decodeBody(w, r, &req, maxBodyBytes, true); err != nil {
-		writeError(w, r, s.log, err)
+	if err := httpapi.DecodeBody(w, r, &req, httpapi.MaxBodyBytes, true); err != nil {
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	if err := s.robot.StopMove(req.UUID); err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, statusOK{Status: "stopped"})
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.StatusOK{Status: "stopped"})
 }
 
 type motorStatus struct {
@@ -285,7 +258,7 @@ func (s *Server) handleMotorStatus(w http.ResponseWriter, r *http.Request) {
 	if hw := s.robot.HardwareStatus(); hw != nil {
 		st.Health = hw.Motors
 	}
-	writeJSON(w, http.StatusOK, st)
+	httpapi.WriteJSON(w, http.StatusOK, st)
 }
 
 func (s *Server) handleSetMotorMode(w http.ResponseWriter, r *http.Request) {
@@ -294,10 +267,10 @@ func (s *Server) handleSetMotorMode(w http.ResponseWriter, r *http.Request) {
 		err = s.robot.SetMotorMode(mode)
 	}
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, motorStatus{Mode: mode})
+	httpapi.WriteJSON(w, http.StatusOK, motorStatus{Mode: mode})
 }
 
 type audioInfo struct {
@@ -317,16 +290,16 @@ func (s *Server) microphoneReady() error {
 
 func (s *Server) handleStartRecording(w http.ResponseWriter, r *http.Request) {
 	if err := s.microphoneReady(); err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	s.robot.StartRecording()
-	writeJSON(w, http.StatusOK, audioInfo{Status: "recording", SampleRate: robot.SampleRate, Channels: robot.Channels})
+	httpapi.WriteJSON(w, http.StatusOK, audioInfo{Status: "recording", SampleRate: robot.SampleRate, Channels: robot.Channels})
 }
 
 func (s *Server) handleStopRecording(w http.ResponseWriter, r *http.Request) {
 	s.robot.StopRecording()
-	writeJSON(w, http.StatusOK, audioInfo{Status: "stopped", SampleRate: robot.SampleRate, Channels: robot.Channels})
+	httpapi.WriteJSON(w, http.StatusOK, audioInfo{Status: "stopped", SampleRate: robot.SampleRate, Channels: robot.Channels})
 }
 
 // stereoFrames are interleaved stereo samples written as the public SDK's (n, 2) array:
@@ -362,12 +335,12 @@ func (f *stereoFrames) UnmarshalJSON(data []byte) error {
 	}
 	var pairs [][]float32
 	if err := json.Unmarshal(data, &pairs); err != nil {
-		return &errBody{"samples: expected numbers (mono) or [left, right] pairs in [-1, 1]"}
+		return httpapi.BodyError("samples: expected numbers (mono) or [left, right] pairs in [-1, 1]")
 	}
 	out := make([]float32, 0, 2*len(pairs))
 	for i, p := range pairs {
 		if len(p) != 2 {
-			return &errBody{fmt.Sprintf("samples[%d]: a frame is [left, right], got %d values", i, len(p))}
+			return httpapi.BodyError(fmt.Sprintf("samples[%d]: a frame is [left, right], got %d values", i, len(p)))
 		}
 		out = append(out, p[0], p[1])
 	}
@@ -386,64 +359,64 @@ func (s *Server) handleAudioSample(w http.ResponseWriter, r *http.Request) {
 	if v := r.URL.Query().Get("max"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			writeError(w, r, s.log, &errBody{"max: must be a non-negative integer number of frames"})
+			httpapi.WriteError(w, r, s.log, httpapi.BodyError("max: must be a non-negative integer number of frames"))
 			return
 		}
 		max = n
 	}
 	samples, err := s.robot.AudioSample(max)
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, audioSamples{SampleRate: robot.SampleRate, Channels: robot.Channels, Samples: samples})
+	httpapi.WriteJSON(w, http.StatusOK, audioSamples{SampleRate: robot.SampleRate, Channels: robot.Channels, Samples: samples})
 }
 
 func (s *Server) handlePushAudio(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Samples *stereoFrames `json:"samples"`
 	}
-	if err := decodeBody(w, r, &req, maxAudioBodyBytes, false); err != nil {
-		writeError(w, r, s.log, err)
+	if err := httpapi.DecodeBody(w, r, &req, httpapi.MaxAudioBodyBytes, false); err != nil {
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	if req.Samples == nil {
-		writeError(w, r, s.log, &errBody{fmt.Sprintf("body: field samples is required: [left, right] frames (or mono samples) in [-1, 1] at %d Hz", robot.SampleRate)})
+		httpapi.WriteError(w, r, s.log, httpapi.BodyError(fmt.Sprintf("body: field samples is required: [left, right] frames (or mono samples) in [-1, 1] at %d Hz", robot.SampleRate)))
 		return
 	}
 	if s.mediaWired {
 		if err := s.speakerReady(); err != nil {
-			writeError(w, r, s.log, err)
+			httpapi.WriteError(w, r, s.log, err)
 			return
 		}
 	}
 	if err := s.robot.PushAudio(*req.Samples); err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "queued", "samples": len(*req.Samples) / robot.Channels})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "queued", "samples": len(*req.Samples) / robot.Channels})
 }
 
 func (s *Server) handlePlaySound(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		File string `json:"file"`
 	}
-	if err := decodeBody(w, r, &req, maxBodyBytes, false); err != nil {
-		writeError(w, r, s.log, err)
+	if err := httpapi.DecodeBody(w, r, &req, httpapi.MaxBodyBytes, false); err != nil {
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	if s.mediaWired {
 		if err := s.speakerReady(); err != nil {
-			writeError(w, r, s.log, err)
+			httpapi.WriteError(w, r, s.log, err)
 			return
 		}
 	}
 	d, err := s.robot.PlaySound(s.soundPath(req.File))
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "playing", "duration": d.Seconds()})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "playing", "duration": d.Seconds()})
 }
 
 func (s *Server) handleAntennaTouch(w http.ResponseWriter, r *http.Request) {
@@ -451,14 +424,14 @@ func (s *Server) handleAntennaTouch(w http.ResponseWriter, r *http.Request) {
 		Antenna string   `json:"antenna"`
 		Delta   *float64 `json:"delta"`
 	}{}
-	if err := decodeBody(w, r, &req, maxBodyBytes, false); err != nil {
-		writeError(w, r, s.log, err)
+	if err := httpapi.DecodeBody(w, r, &req, httpapi.MaxBodyBytes, false); err != nil {
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	index := map[string]int{"right": 0, "left": 1}
 	i, ok := index[req.Antenna]
 	if !ok {
-		writeError(w, r, s.log, &errBody{"antenna: must be left or right"})
+		httpapi.WriteError(w, r, s.log, httpapi.BodyError("antenna: must be left or right"))
 		return
 	}
 	delta := 0.5
@@ -466,8 +439,8 @@ func (s *Server) handleAntennaTouch(w http.ResponseWriter, r *http.Request) {
 		delta = *req.Delta
 	}
 	if err := s.robot.PushAntenna(i, delta); err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, statusOK{Status: "pushed"})
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.StatusOK{Status: "pushed"})
 }

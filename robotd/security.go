@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/robothub/robothub/robotd/httpapi"
 )
 
 // guard wraps the API with the daemon's request checks, in order:
@@ -32,7 +34,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.log.Warn("refused a cross-site request", "method", r.Method, "path", r.URL.Path, "origin", r.Header.Get("Origin"))
-		writeJSON(w, http.StatusForbidden, detail{Detail: "Cross-site requests are refused: state-changing calls must come from the dashboard or a non-browser client"})
+		httpapi.WriteJSON(w, http.StatusForbidden, httpapi.Detail{Detail: "Cross-site requests are refused: state-changing calls must come from the dashboard or a non-browser client"})
 	}))
 	authenticated := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/api/") {
@@ -41,20 +43,20 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				// The body is never read: close the connection rather than drain it.
 				w.Header().Set("Connection", "close")
 				w.Header().Set("WWW-Authenticate", `Bearer realm="robot-daemon"`)
-				writeJSON(w, http.StatusUnauthorized, detail{Detail: "Missing or invalid API token: " + why})
+				httpapi.WriteJSON(w, http.StatusUnauthorized, httpapi.Detail{Detail: "Missing or invalid API token: " + why})
 				// net/http drains a short unread body before it closes: a read deadline of now
 				// ends that at once, for a client that sends the headers and never the body.
 				_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 				return
 			}
 		}
-		s.limitBody(w, r)
+		httpapi.LimitBody(w, r, s.bodyTimeout)
 		next.ServeHTTP(w, r)
 	})
 	protected := cop.Handler(authenticated)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.hostAllowed(r.Host) {
-			writeJSON(w, http.StatusMisdirectedRequest, detail{Detail: "Host " + r.Host + " is not served by this daemon; use the robot's IP address or add --allowed-host"})
+			httpapi.WriteJSON(w, http.StatusMisdirectedRequest, httpapi.Detail{Detail: "Host " + r.Host + " is not served by this daemon; use the robot's IP address or add --allowed-host"})
 			return
 		}
 		protected.ServeHTTP(w, r)

@@ -1,4 +1,4 @@
-package robotd
+package httpapi
 
 import (
 	"bytes"
@@ -9,25 +9,26 @@ import (
 // sseWriteTimeout drops a stream whose client stopped reading.
 const sseWriteTimeout = 5 * time.Second
 
-// eventStream writes server-sent events.
-type eventStream struct {
+// EventStream writes server-sent events.
+type EventStream struct {
 	w  http.ResponseWriter
 	rc *http.ResponseController
 }
 
-func startStream(w http.ResponseWriter) *eventStream {
+// StartStream answers 200 with the event stream's headers and returns the stream.
+func StartStream(w http.ResponseWriter) *EventStream {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	s := &eventStream{w: w, rc: http.NewResponseController(w)}
+	s := &EventStream{w: w, rc: http.NewResponseController(w)}
 	_ = s.rc.Flush()
 	return s
 }
 
-// send writes one event; data must hold no newline (JSON from encoding/json never does).
-func (s *eventStream) send(event string, data []byte) error {
+// Send writes one event; data must hold no newline (JSON from encoding/json never does).
+func (s *EventStream) Send(event string, data []byte) error {
 	_ = s.rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
 	var b bytes.Buffer
 	if event != "" {
