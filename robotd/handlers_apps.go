@@ -114,7 +114,7 @@ type finishedJob struct {
 // the job's error as detail when it failed (the request was fine; the install was not). A client
 // that stops waiting leaves the job running, as without ?wait.
 func (s *Server) answerWhenDone(w http.ResponseWriter, r *http.Request, job Job) {
-	release, ok := s.acquireStream(w, r)
+	release, ok := s.access.AcquireStream(w, r)
 	if !ok {
 		return
 	}
@@ -202,7 +202,7 @@ func (s *Server) handleJobLog(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	release, ok := s.acquireStream(w, r)
+	release, ok := s.access.AcquireStream(w, r)
 	if !ok {
 		return
 	}
@@ -457,7 +457,7 @@ type jobWSMessage struct {
 // ends; an unknown job gets {"error": "Job ID not found"} and the socket closes. Browsers of other
 // origins are refused by the websocket library's origin check.
 func (s *Server) handleJobWebSocket(w http.ResponseWriter, r *http.Request) {
-	release, ok := s.acquireStream(w, r)
+	release, ok := s.access.AcquireStream(w, r)
 	if !ok {
 		return
 	}

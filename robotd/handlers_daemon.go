@@ -93,7 +93,7 @@ func (s *Server) handleOpenSession(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	info, err := s.apps.OpenSession(apps.SessionRequest{PID: req.PID, Local: fromLoopback(r), Client: req.Client, Peer: s.clientKey(r)})
+	info, err := s.apps.OpenSession(apps.SessionRequest{PID: req.PID, Local: fromLoopback(r), Client: req.Client, Peer: s.access.ClientKey(r)})
 	if err != nil {
 		httpapi.WriteError(w, r, s.log, err)
 		return

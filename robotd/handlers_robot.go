@@ -55,7 +55,7 @@ func (s *Server) handleStateStream(w http.ResponseWriter, r *http.Request) {
 		}
 		freq = f
 	}
-	release, ok := s.acquireStream(w, r)
+	release, ok := s.access.AcquireStream(w, r)
 	if !ok {
 		return
 	}

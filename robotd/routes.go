@@ -7,8 +7,8 @@ func (s *Server) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /healthz", s.handleHealthz)
 	mux.Handle("GET /{$}", s.handleDashboard())
 	mux.Handle("GET /dashboard/", s.handleDashboardAssets())
-	mux.HandleFunc("GET /login", s.handleLogin)
-	mux.HandleFunc("POST /login", s.handleLogin)
+	mux.HandleFunc("GET /login", s.access.Login)
+	mux.HandleFunc("POST /login", s.access.Login)
 
 	// Apps: the spec's four calls and what the anchor daemon's users rely on.
 	mux.HandleFunc("POST /api/apps/install", s.handleInstall)

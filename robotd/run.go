@@ -29,6 +29,8 @@ import (
 	"github.com/robothub/robothub/core/version"
 	"github.com/robothub/robothub/internal/hardware/media"
 	"github.com/robothub/robothub/internal/pytool"
+	"github.com/robothub/robothub/robotd/access"
+	"github.com/robothub/robothub/robotd/httpapi"
 	"github.com/robothub/robothub/robotd/pysdk"
 )
 
@@ -58,8 +60,8 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			&cli.StringFlag{Name: "apps-venv", Usage: "the apps venv (default <data-dir>/apps_venv; " + wirelessAppsVenv + " with --wireless-version)"},
 			&cli.DurationFlag{Name: "stop-timeout", Value: apps.DefaultStopTimeout, Usage: "how long a stopping app gets after SIGINT before SIGKILL"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
-			&cli.StringFlag{Name: "token", Aliases: []string{"api-token"}, Usage: "the API token clients other than the daemon's own user send (default $ROBOT_DAEMON_TOKEN, else the one made on first start in <data-dir>/" + tokenFileName + ")"},
-			&cli.DurationFlag{Name: "body-timeout", Value: DefaultBodyTimeout, Usage: "how long a client has to send a request's body; a stalled one gets 408 and is dropped"},
+			&cli.StringFlag{Name: "token", Aliases: []string{"api-token"}, Usage: "the API token clients other than the daemon's own user send (default $ROBOT_DAEMON_TOKEN, else the one made on first start in <data-dir>/" + access.TokenFileName + ")"},
+			&cli.DurationFlag{Name: "body-timeout", Value: httpapi.DefaultBodyTimeout, Usage: "how long a client has to send a request's body; a stalled one gets 408 and is dropped"},
 			&cli.BoolFlag{Name: "no-auth", Usage: "let every client use the API without the token; refused unless the daemon listens on loopback only"},
 			&cli.StringFlag{Name: "hub-url", Usage: "the hub whose robot_python_app spaces form the app catalog and whose datasets are the move libraries (default $HF_ENDPOINT or https://huggingface.co; \"none\": neither, move libraries from the cache only)"},
 			&cli.BoolFlag{Name: "no-mdns", Usage: "do not announce the daemon on the local network (mDNS: <robot-name>.local and " + MDNSService + "), which it does when it listens beyond loopback"},
@@ -212,7 +214,7 @@ func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
 		cfg.token = "" // nothing to send: apps are not given one
 	}
 	if cfg.token != "" {
-		if err := checkTokenStrength(cfg.token, source); err != nil {
+		if err := access.CheckTokenStrength(cfg.token, source); err != nil {
 			return cfg, err
 		}
 	}
@@ -286,7 +288,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	defer lock.Release()
 
 	if !cfg.noAuth && cfg.token == "" {
-		token, path, created, err := loadOrCreateToken(cfg.dataDir)
+		token, path, created, err := access.LoadOrCreateToken(cfg.dataDir)
 		if err != nil {
 			return err
 		}

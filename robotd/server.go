@@ -1,14 +1,16 @@
 package robotd
 
 import (
-	"crypto/rand"
+	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"sync"
 	"time"
 
 	"github.com/robothub/robothub/internal/hardware/media"
+	"github.com/robothub/robothub/robotd/access"
 )
 
 // Server is the daemon's HTTP API and dashboard.
@@ -22,13 +24,7 @@ type Server struct {
 	webrtc       *media.WebRTC
 	doaWarn      sync.Once
 	log          *slog.Logger
-	token        string // never empty: a request must present it unless noAuth
-	noAuth       bool
-	uid          int // the daemon's user: its loopback clients need no token
-	bodyTimeout  time.Duration
-	streams      streamSlots
-	logins       loginLimits
-	allowedHosts []string
+	access       *access.Guard
 	version      string
 	wireless     bool
 	loopbackOnly bool
@@ -54,7 +50,7 @@ type ServerConfig struct {
 	Log          *slog.Logger
 	Token        string        // the API token (--token); empty: a random one nobody knows
 	NoAuth       bool          // --no-auth: every client may use the API
-	BodyTimeout  time.Duration // reading a request body; 0: DefaultBodyTimeout
+	BodyTimeout  time.Duration // reading a request body; 0: httpapi.DefaultBodyTimeout
 	AllowedHosts []string      // host names served besides IP literals and localhost
 	Version      string
 	Wireless     bool
@@ -75,15 +71,9 @@ type ServerConfig struct {
 // NewServer returns the daemon's HTTP handler.
 func NewServer(cfg ServerConfig) *Server {
 	s := &Server{
-		apps: cfg.Apps, robot: cfg.Robot, log: cfg.Log, token: cfg.Token, noAuth: cfg.NoAuth, uid: os.Getuid(), allowedHosts: cfg.AllowedHosts,
+		apps: cfg.Apps, robot: cfg.Robot, log: cfg.Log,
 		version: cfg.Version, wireless: cfg.Wireless, loopbackOnly: cfg.LoopbackOnly, started: time.Now(), done: cfg.Done,
 		sim: cfg.Sim, ctl: control{dataDir: cfg.DataDir, hubURL: cfg.HubURL}, moves: cfg.MoveLibraries,
-	}
-	if s.bodyTimeout = cfg.BodyTimeout; s.bodyTimeout == 0 {
-		s.bodyTimeout = DefaultBodyTimeout
-	}
-	if s.token == "" {
-		s.token = rand.Text()
 	}
 	s.media, s.mediaWired, s.soundsDir, s.mediaSocket, s.webrtc = cfg.Media, cfg.Media != nil, cfg.SoundsDir, cfg.MediaSocket, cfg.WebRTC
 	if s.media == nil {
@@ -92,11 +82,23 @@ func NewServer(cfg ServerConfig) *Server {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.access = access.New(access.Config{Token: cfg.Token, NoAuth: cfg.NoAuth, UID: os.Getuid(), AllowedHosts: cfg.AllowedHosts,
+		BodyTimeout: cfg.BodyTimeout, Log: s.log})
 	s.mux = http.NewServeMux()
 	s.routes(s.mux)
-	s.handler = s.guard(s.mux)
+	s.handler = s.access.Handler(s.mux)
 	return s
 }
+
+// ConnContext remembers each connection, so that the client's user is looked up once per
+// connection: set it as the http.Server's ConnContext.
+func (s *Server) ConnContext(ctx context.Context, c net.Conn) context.Context {
+	return s.access.ConnContext(ctx, c)
+}
+
+// Listener wraps ln, the daemon's listener, with the connection caps (access.Guard.Listener).
+// Serve the server on it, with ConnContext.
+func (s *Server) Listener(ln net.Listener) net.Listener { return s.access.Listener(ln) }
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }

@@ -1,4 +1,4 @@
-package robotd
+package access
 
 import (
 	"crypto/rand"
@@ -12,13 +12,13 @@ import (
 	"unicode/utf8"
 )
 
-// tokenFileName is the token the daemon made for itself, in its data dir.
-const tokenFileName = "api-token"
+// TokenFileName is the token the daemon made for itself, in its data dir.
+const TokenFileName = "api-token"
 
-// loadOrCreateToken reads the token file in dataDir, or writes a new random token into it (mode
+// LoadOrCreateToken reads the token file in dataDir, or writes a new random token into it (mode
 // 0600) when there is none. created says which.
-func loadOrCreateToken(dataDir string) (token, path string, created bool, err error) {
-	path = filepath.Join(dataDir, tokenFileName)
+func LoadOrCreateToken(dataDir string) (token, path string, created bool, err error) {
+	path = filepath.Join(dataDir, TokenFileName)
 	data, err := os.ReadFile(path)
 	switch {
 	case err == nil:
@@ -26,7 +26,7 @@ func loadOrCreateToken(dataDir string) (token, path string, created bool, err er
 		if token == "" {
 			return "", path, false, fmt.Errorf("token file %s is empty: remove it and a new token is made", path)
 		}
-		if err := checkTokenStrength(token, "the token file "+path); err != nil {
+		if err := CheckTokenStrength(token, "the token file "+path); err != nil {
 			return "", path, false, fmt.Errorf("%w; or remove the file and a new token is made", err)
 		}
 		// A token others can read is no secret: take it back to 0600.
@@ -81,9 +81,9 @@ var tokenAlphabets = []struct {
 	{"base64", "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_"},
 }
 
-// checkTokenStrength refuses a token of fewer than minTokenBits, naming where it came from and
+// CheckTokenStrength refuses a token of fewer than minTokenBits, naming where it came from and
 // what it is made of, never the token itself.
-func checkTokenStrength(token, source string) error {
+func CheckTokenStrength(token, source string) error {
 	name, size := "printable characters", 95.0
 	for _, a := range tokenAlphabets {
 		if strings.Trim(token, a.chars) == "" {
@@ -96,5 +96,5 @@ func checkTokenStrength(token, source string) error {
 		return nil
 	}
 	return fmt.Errorf("%s: the API token is too weak: %d characters of %s carry about %.0f bits, and a token needs at least %d; make one with: openssl rand -hex 16 (or leave it out: the daemon makes one in <data-dir>/%s)",
-		source, utf8.RuneCountInString(token), name, bits, minTokenBits, tokenFileName)
+		source, utf8.RuneCountInString(token), name, bits, minTokenBits, TokenFileName)
 }

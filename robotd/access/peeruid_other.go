@@ -1,6 +1,6 @@
 //go:build !linux
 
-package robotd
+package access
 
 import (
 	"errors"

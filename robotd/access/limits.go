@@ -1,4 +1,4 @@
-package robotd
+package access
 
 import (
 	"fmt"
@@ -16,13 +16,9 @@ import (
 // client: each holds a goroutine and a connection for as long as the client keeps it.
 const maxStreamsPerClient = 16
 
-// DefaultBodyTimeout bounds the reading of a request body (--body-timeout): a client that sends
-// its headers and then stalls is answered 408 and dropped. Headers have ReadHeaderTimeout.
-const DefaultBodyTimeout = httpapi.DefaultBodyTimeout
-
-// clientKey names who a request comes from, for per-client caps: its user on this machine when it
+// ClientKey names who a request comes from, for per-client caps: its user on this machine when it
 // is a loopback client whose user is known, else its address.
-func (s *Server) clientKey(r *http.Request) string {
+func (s *Guard) ClientKey(r *http.Request) string {
 	if uid := s.peerUID(r); uid >= 0 {
 		return "uid " + strconv.Itoa(uid)
 	}
@@ -40,8 +36,8 @@ type streamSlots struct {
 }
 
 // acquire takes a stream slot for r's client, or answers 429 and returns false.
-func (s *Server) acquireStream(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
-	key := s.clientKey(r)
+func (s *Guard) AcquireStream(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+	key := s.ClientKey(r)
 	s.streams.mu.Lock()
 	defer s.streams.mu.Unlock()
 	if s.streams.open == nil {
@@ -75,13 +71,13 @@ const (
 
 // Listener wraps ln, the daemon's listener: each connection's client is looked up once, when it
 // is accepted, and the connection caps are applied. Serve the server on it, with ConnContext.
-func (s *Server) Listener(ln net.Listener) net.Listener {
+func (s *Guard) Listener(ln net.Listener) net.Listener {
 	return &capListener{Listener: ln, s: s, open: map[string]int{}}
 }
 
 type capListener struct {
 	net.Listener
-	s       *Server
+	s       *Guard
 	mu      sync.Mutex
 	open    map[string]int // open connections of each capped client
 	total   int

@@ -1,11 +1,18 @@
-package robotd
+// Package access is who may use the robot daemon, and how much: the API token (made on first
+// start, checked for strength), the dashboard's login and its cookie, the loopback peer's user
+// looked up in the kernel's socket table, host and cross-site checks, and the per-client caps on
+// connections, streams and failed logins. robotd wraps its routes with Guard.Handler and serves
+// on Guard.Listener; route handlers take stream slots through httpapi.Clients.
+package access
 
 import (
 	"context"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -17,7 +24,46 @@ import (
 	"github.com/robothub/robothub/robotd/httpapi"
 )
 
-// guard wraps the API with the daemon's request checks, in order:
+// Guard is the daemon's access control: the request checks of Handler, the connection caps of
+// Listener, the per-client stream slots, and the dashboard's login.
+type Guard struct {
+	token        string // never empty: a request must present it unless noAuth
+	noAuth       bool
+	uid          int // the daemon's user: its loopback clients need no token
+	allowedHosts []string
+	bodyTimeout  time.Duration
+	log          *slog.Logger
+	streams      streamSlots
+	logins       loginLimits
+}
+
+// Config holds what New needs.
+type Config struct {
+	Token        string        // the API token; empty: a random one nobody knows
+	NoAuth       bool          // --no-auth: every client may use the API
+	UID          int           // the daemon's user (os.Getuid())
+	AllowedHosts []string      // host names served besides IP literals and localhost
+	BodyTimeout  time.Duration // reading a request body; 0: httpapi.DefaultBodyTimeout
+	Log          *slog.Logger
+}
+
+// New returns the access control cfg describes.
+func New(cfg Config) *Guard {
+	g := &Guard{token: cfg.Token, noAuth: cfg.NoAuth, uid: cfg.UID, allowedHosts: cfg.AllowedHosts,
+		bodyTimeout: cfg.BodyTimeout, log: cfg.Log}
+	if g.bodyTimeout == 0 {
+		g.bodyTimeout = httpapi.DefaultBodyTimeout
+	}
+	if g.token == "" {
+		g.token = rand.Text()
+	}
+	if g.log == nil {
+		g.log = slog.New(slog.DiscardHandler)
+	}
+	return g
+}
+
+// Handler wraps the API with the daemon's request checks, in order:
 //
 //  1. Host: only IP literals, localhost and the robot's own names are served, so that a web page
 //     cannot reach the daemon through DNS rebinding.
@@ -30,7 +76,7 @@ import (
 //     delivers, or that a receiver relays, on some hub user's behalf (hubRelay) is never such a
 //     client: it needs the token, even with --no-auth. Everything else is 401, answered before
 //     the body is read.
-func (s *Server) guard(next http.Handler) http.Handler {
+func (s *Guard) Handler(next http.Handler) http.Handler {
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.log.Warn("refused a cross-site request", "method", r.Method, "path", r.URL.Path, "origin", r.Header.Get("Origin"))
@@ -64,7 +110,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 }
 
 // refusal says why r may not use the API, or "" when it may.
-func (s *Server) refusal(r *http.Request) string {
+func (s *Guard) refusal(r *http.Request) string {
 	if via := hubRelay(r); via != "" {
 		// The hub runs as some user of this machine (often the daemon's own, as in robothub dev),
 		// but what it sends is written by whoever owns the webhook: neither its uid nor --no-auth
@@ -155,7 +201,7 @@ func crossSiteBrowser(r *http.Request) bool {
 // token itself and ends when the token changes.
 const sessionCookie = "robot_daemon_session"
 
-func (s *Server) sessionValue() string {
+func (s *Guard) sessionValue() string {
 	m := hmac.New(sha256.New, []byte(s.token))
 	m.Write([]byte("robot-daemon dashboard session"))
 	return hex.EncodeToString(m.Sum(nil))
@@ -174,7 +220,7 @@ type peer struct {
 // ConnContext remembers each connection, so that the client's user is looked up once per
 // connection (when Listener accepted it, or at its first request): set it as the http.Server's
 // ConnContext.
-func (s *Server) ConnContext(ctx context.Context, c net.Conn) context.Context {
+func (s *Guard) ConnContext(ctx context.Context, c net.Conn) context.Context {
 	p := &peer{remote: c.RemoteAddr(), local: c.LocalAddr()}
 	if pc, ok := c.(*peerConn); ok {
 		p.once.Do(func() { p.uid = pc.uid })
@@ -184,7 +230,7 @@ func (s *Server) ConnContext(ctx context.Context, c net.Conn) context.Context {
 
 // peerUID is the uid of the loopback client of r, or -1 when it is not known (another machine,
 // another OS, or the connection is gone).
-func (s *Server) peerUID(r *http.Request) int {
+func (s *Guard) peerUID(r *http.Request) int {
 	p, _ := r.Context().Value(peerKey{}).(*peer)
 	if p == nil {
 		local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
@@ -210,7 +256,7 @@ func lookupPeerUID(remote, local net.Addr) int {
 	return uid
 }
 
-func (s *Server) hostAllowed(hostport string) bool {
+func (s *Guard) hostAllowed(hostport string) bool {
 	host := hostport
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		host = h

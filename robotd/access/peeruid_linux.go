@@ -1,4 +1,4 @@
-package robotd
+package access
 
 import (
 	"encoding/binary"

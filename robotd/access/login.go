@@ -1,4 +1,4 @@
-package robotd
+package access
 
 import (
 	"crypto/subtle"
@@ -47,10 +47,10 @@ button { font: inherit; margin-top: .8em; padding: .45em 1.2em; border-radius: 6
 </form></main></body></html>
 `))
 
-// handleLogin logs a browser in: GET /login?token=T (the link the daemon prints) or the form's
+// Login logs a browser in: GET /login?token=T (the link the daemon prints) or the form's
 // POST set an HttpOnly, SameSite=Strict cookie and send the browser to the dashboard. GET /login
 // without a token shows the form.
-func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
+func (s *Guard) Login(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Referrer-Policy", "no-referrer") // the link's token must not leave in a Referer
 	h.Set("Cache-Control", "no-store")
@@ -76,7 +76,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}
-	client := s.clientKey(r)
+	client := s.ClientKey(r)
 	if wait := s.logins.wait(client); wait > 0 {
 		secs := int(math.Ceil(wait.Seconds()))
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
@@ -98,7 +98,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
-func (s *Server) showLogin(w http.ResponseWriter, code int, msg string) {
+func (s *Guard) showLogin(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(code)
 	_ = loginPage.Execute(w, struct{ Error string }{msg})
