@@ -11,6 +11,7 @@ import (
 
 	"github.com/robothub/robothub/internal/hardware/media"
 	"github.com/robothub/robothub/robotd/access"
+	"github.com/robothub/robothub/robotd/robotapi"
 )
 
 // Server is the daemon's HTTP API and dashboard.
@@ -25,6 +26,7 @@ type Server struct {
 	doaWarn      sync.Once
 	log          *slog.Logger
 	access       *access.Guard
+	robotAPI     *robotapi.Handlers
 	version      string
 	wireless     bool
 	loopbackOnly bool
@@ -84,6 +86,7 @@ func NewServer(cfg ServerConfig) *Server {
 	}
 	s.access = access.New(access.Config{Token: cfg.Token, NoAuth: cfg.NoAuth, UID: os.Getuid(), AllowedHosts: cfg.AllowedHosts,
 		BodyTimeout: cfg.BodyTimeout, Log: s.log})
+	s.robotAPI = robotapi.New(robotapi.Config{Robot: s.robot, Moves: s.moves, Clients: s.access, Log: s.log, Done: s.done})
 	s.mux = http.NewServeMux()
 	s.routes(s.mux)
 	s.handler = s.access.Handler(s.mux)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/core/robot"
+	"github.com/robothub/robothub/robotd/robotapi"
 )
 
 // The daemon's boundary: what the HTTP API needs of the app lifecycle and of the robot, as small
@@ -84,47 +85,9 @@ type AppSessions interface {
 // Robot is the robot the API serves: *robot.Robot, on the simulation, the motor bus emulator or
 // the hardware.
 type Robot interface {
-	RobotState
-	RobotMotion
-	RobotMotors
+	robotapi.Robot
 	RobotAudio
 	RobotCamera
-}
-
-// RobotState is what the robot reports.
-type RobotState interface {
-	State() robot.State
-	Awake() bool
-	BackendName() string
-	HardwareStatus() *robot.HardwareStatus // nil on the simulation
-	AutomaticBodyYaw() bool
-}
-
-// RobotMotion moves the robot.
-type RobotMotion interface {
-	SetTarget(t robot.Target) error
-	Goto(t robot.Target, d time.Duration, interp robot.Interpolation) (*robot.Move, error)
-	WakeUp() *robot.Move
-	GotoSleep(disableMotors bool) *robot.Move
-	PlayRecorded(m *robot.RecordedMove, kind string) (*robot.Move, error)
-	StopMove(uuid string) error
-	LookAtImage(u, v float64) (robot.HeadPose, error)
-	SetAutomaticBodyYaw(enabled bool)
-	StartMotionRecording()
-	StopMotionRecording() ([]robot.MotionFrame, error)
-	PushAntenna(index int, delta float64) error
-	SetWobbling(on bool)
-	StartTracking(weight float64) error
-	StopTracking()
-	TrackedFace() robot.FaceTarget
-}
-
-// RobotMotors switches the motors.
-type RobotMotors interface {
-	MotorMode() robot.MotorMode
-	SetMotorMode(mode robot.MotorMode) error
-	MotorTorque() map[string]bool
-	SetMotorTorque(ids []string, on bool) error
 }
 
 // RobotAudio is the robot's microphone and speaker.

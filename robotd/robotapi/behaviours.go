@@ -1,4 +1,4 @@
-package robotd
+package robotapi
 
 import (
 	"net/http"
@@ -9,7 +9,7 @@ import (
 // What the daemon adds to the app's motion (core/robot's wobble.go and tracking.go): the speech
 // wobble and head tracking, at the public daemon's media routes.
 
-func (s *Server) handleWobbling(on bool) http.HandlerFunc {
+func (s *Handlers) Wobbling(on bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		s.robot.SetWobbling(on)
 		state := "disabled"
@@ -20,7 +20,7 @@ func (s *Server) handleWobbling(on bool) http.HandlerFunc {
 	}
 }
 
-func (s *Server) handleTrackingEnable(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) TrackingEnable(w http.ResponseWriter, r *http.Request) {
 	req := struct {
 		Weight *float64 `json:"weight"`
 	}{}
@@ -41,11 +41,11 @@ func (s *Server) handleTrackingEnable(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "enabled": true})
 }
 
-func (s *Server) handleTrackingDisable(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) TrackingDisable(w http.ResponseWriter, r *http.Request) {
 	s.robot.StopTracking()
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "enabled": false})
 }
 
-func (s *Server) handleTrackedFace(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) TrackedFace(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, s.robot.TrackedFace())
 }

@@ -1,4 +1,4 @@
-package robotd
+package robotapi
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // (Robot.play_move) as the public SDK's does after downloading the dataset.
 
 // library returns the move library of a dataset ID.
-func (s *Server) library(ctx context.Context, dataset string) (*robot.MoveLibrary, error) {
+func (s *Handlers) library(ctx context.Context, dataset string) (*robot.MoveLibrary, error) {
 	if s.moves == nil {
 		return nil, fault.NotFoundf("move library %s: this daemon serves no move libraries", dataset)
 	}
@@ -26,7 +26,7 @@ func (s *Server) library(ctx context.Context, dataset string) (*robot.MoveLibrar
 // datasetOf is the dataset ID of a request's {owner}/{dataset}.
 func datasetOf(r *http.Request) string { return r.PathValue("owner") + "/" + r.PathValue("dataset") }
 
-func (s *Server) handleListRecordedMoves(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) ListRecordedMoves(w http.ResponseWriter, r *http.Request) {
 	lib, err := s.library(r.Context(), datasetOf(r))
 	if err != nil {
 		httpapi.WriteError(w, r, s.log, err)
@@ -35,9 +35,9 @@ func (s *Server) handleListRecordedMoves(w http.ResponseWriter, r *http.Request)
 	httpapi.WriteJSON(w, http.StatusOK, lib.Moves())
 }
 
-// handlePlayRecordedMove plays a move of a library on the robot, as the public daemon does: the
+// PlayRecordedMove plays a move of a library on the robot, as the public daemon does: the
 // answer is the move's uuid, its end is seen in the state (or waited for with the move's duration).
-func (s *Server) handlePlayRecordedMove(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) PlayRecordedMove(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("move")
 	lib, err := s.library(r.Context(), datasetOf(r))
 	if err != nil {
@@ -57,10 +57,10 @@ func (s *Server) handlePlayRecordedMove(w http.ResponseWriter, r *http.Request) 
 	httpapi.WriteJSON(w, http.StatusOK, moveStarted{UUID: m.ID, Duration: m.Duration().Seconds()})
 }
 
-// handleGetRecordedMove answers a move's file as the dataset holds it, and where its sound is on
+// GetRecordedMove answers a move's file as the dataset holds it, and where its sound is on
 // the robot (for play_sound), so that the SDK's RecordedMoves reads the daemon's cache instead of
 // downloading the dataset again.
-func (s *Server) handleGetRecordedMove(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) GetRecordedMove(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("move")
 	lib, err := s.library(r.Context(), datasetOf(r))
 	if err != nil {

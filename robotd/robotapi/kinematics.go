@@ -1,4 +1,4 @@
-package robotd
+package robotapi
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ import (
 // daemon describes the robot with simple solids of its real sizes: a cylinder for the body, a box
 // for the head at the platform's height, thin boxes for the antennas.
 
-func (s *Server) handleKinematicsInfo(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) KinematicsInfo(w http.ResponseWriter, r *http.Request) {
 	g := kinematics.Default
 	legs := make([]map[string]any, len(g.Legs))
 	for i, l := range g.Legs {
@@ -46,7 +46,7 @@ var meshes = map[string][3]float64{
 	"antenna.stl": {0.003, 0.003, 0.05},
 }
 
-func (s *Server) handleURDF(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) URDF(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, map[string]string{"urdf": robotURDF()})
 }
 
@@ -78,7 +78,7 @@ func robotURDF() string {
 	return b.String()
 }
 
-func (s *Server) handleSTL(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) STL(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("filename")
 	half, ok := meshes[name]
 	if !ok {

@@ -1,13 +1,9 @@
-package robotd
+package robotapi
 
 import (
-	"bytes"
 	"fmt"
-	"image"
-	"image/jpeg"
 	"math"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/robothub/robothub/core/robot"
@@ -19,7 +15,7 @@ import (
 // REST routes that robot_sdk calls: present state, look-at, motion recording, single motors,
 // automatic body yaw, and the camera.
 
-func (s *Server) handlePresentHeadPose(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) PresentHeadPose(w http.ResponseWriter, r *http.Request) {
 	matrix, err := httpapi.BoolQuery(r, "use_pose_matrix")
 	if err != nil {
 		httpapi.WriteError(w, r, s.log, err)
@@ -33,11 +29,11 @@ func (s *Server) handlePresentHeadPose(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, p)
 }
 
-func (s *Server) handlePresentBodyYaw(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) PresentBodyYaw(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, s.robot.State().BodyYaw)
 }
 
-func (s *Server) handlePresentAntennas(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) PresentAntennas(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, s.robot.State().Antennas)
 }
 
@@ -45,7 +41,7 @@ type moveUUID struct {
 	UUID string `json:"uuid"`
 }
 
-func (s *Server) handleRunningMoves(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) RunningMoves(w http.ResponseWriter, r *http.Request) {
 	out := []moveUUID{}
 	if m := s.robot.State().Move; m != nil {
 		out = append(out, moveUUID{m.UUID})
@@ -59,7 +55,7 @@ type lookAtAnswer struct {
 	UUID     *string        `json:"uuid"`
 }
 
-func (s *Server) handleLookAtWorld(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) LookAtWorld(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		X, Y, Z         *float64
 		Duration        *float64 `json:"duration"`
@@ -81,7 +77,7 @@ func (s *Server) handleLookAtWorld(w http.ResponseWriter, r *http.Request) {
 	s.lookAt(w, r, p, req.Duration, req.PerformMovement)
 }
 
-func (s *Server) handleLookAtImage(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) LookAtImage(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		U, V            *float64
 		Duration        *float64 `json:"duration"`
@@ -103,7 +99,7 @@ func (s *Server) handleLookAtImage(w http.ResponseWriter, r *http.Request) {
 	s.lookAt(w, r, p, req.Duration, req.PerformMovement)
 }
 
-func (s *Server) lookAt(w http.ResponseWriter, r *http.Request, p robot.HeadPose, duration *float64, perform *bool) {
+func (s *Handlers) lookAt(w http.ResponseWriter, r *http.Request, p robot.HeadPose, duration *float64, perform *bool) {
 	d := 1.0
 	if duration != nil {
 		d = *duration
@@ -132,7 +128,7 @@ func (s *Server) lookAt(w http.ResponseWriter, r *http.Request, p robot.HeadPose
 	httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
-func (s *Server) handleStartMotionRecording(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) StartMotionRecording(w http.ResponseWriter, r *http.Request) {
 	s.robot.StartMotionRecording()
 	httpapi.WriteJSON(w, http.StatusOK, httpapi.StatusOK{Status: "recording"})
 }
@@ -141,7 +137,7 @@ type motionFrames struct {
 	Frames []robot.MotionFrame `json:"frames"`
 }
 
-func (s *Server) handleStopMotionRecording(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) StopMotionRecording(w http.ResponseWriter, r *http.Request) {
 	frames, err := s.robot.StopMotionRecording()
 	if err != nil {
 		httpapi.WriteError(w, r, s.log, err)
@@ -160,7 +156,7 @@ type torqueStatus struct {
 	Motors map[string]bool `json:"motors"`
 }
 
-func (s *Server) handleSetTorque(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) SetTorque(w http.ResponseWriter, r *http.Request) {
 	var req torqueRequest
 	if err := httpapi.DecodeBody(w, r, &req, httpapi.MaxBodyBytes, false); err != nil {
 		httpapi.WriteError(w, r, s.log, err)
@@ -177,7 +173,7 @@ func (s *Server) handleSetTorque(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, torqueStatus{Mode: s.robot.MotorMode(), Motors: s.robot.MotorTorque()})
 }
 
-func (s *Server) handleAutomaticBodyYaw(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) AutomaticBodyYaw(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Enabled *bool `json:"enabled"`
 	}
@@ -191,51 +187,4 @@ func (s *Server) handleAutomaticBodyYaw(w http.ResponseWriter, r *http.Request) 
 	}
 	s.robot.SetAutomaticBodyYaw(*req.Enabled)
 	httpapi.WriteJSON(w, http.StatusOK, map[string]bool{"automatic_body_yaw": *req.Enabled})
-}
-
-// handleCameraFrame answers a camera image: binary PPM (P6, RGB; the default, what robot_sdk reads
-// without any image library) or JPEG (?format=jpeg).
-func (s *Server) handleCameraFrame(w http.ResponseWriter, r *http.Request) {
-	format := r.URL.Query().Get("format")
-	if format != "" && format != "ppm" && format != "jpeg" {
-		httpapi.WriteError(w, r, s.log, httpapi.BodyError("format: must be ppm or jpeg"))
-		return
-	}
-	img, err := s.robot.CameraFrame()
-	if err != nil {
-		httpapi.WriteError(w, r, s.log, err)
-		return
-	}
-	var buf bytes.Buffer
-	if format == "jpeg" {
-		if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: 85}); err != nil {
-			httpapi.WriteError(w, r, s.log, err)
-			return
-		}
-		w.Header().Set("Content-Type", "image/jpeg")
-	} else {
-		writePPM(&buf, img)
-		w.Header().Set("Content-Type", "image/x-portable-pixmap")
-	}
-	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
-	_, _ = w.Write(buf.Bytes())
-}
-
-func writePPM(buf *bytes.Buffer, img *image.RGBA) {
-	b := img.Bounds()
-	fmt.Fprintf(buf, "P6\n%d %d\n255\n", b.Dx(), b.Dy())
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		row := img.Pix[(y-b.Min.Y)*img.Stride:]
-		for x := 0; x < b.Dx(); x++ {
-			buf.Write(row[4*x : 4*x+3])
-		}
-	}
-}
-
-func (s *Server) handleStopSound(w http.ResponseWriter, r *http.Request) {
-	if err := s.robot.StopSound(); err != nil {
-		httpapi.WriteError(w, r, s.log, err)
-		return
-	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.StatusOK{Status: "stopped"})
 }

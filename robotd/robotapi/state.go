@@ -1,4 +1,4 @@
-package robotd
+package robotapi
 
 import (
 	"encoding/json"
@@ -29,7 +29,7 @@ type matrixPose struct {
 	M [16]float64 `json:"m"`
 }
 
-func (s *Server) handleFullState(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) FullState(w http.ResponseWriter, r *http.Request) {
 	matrix, err := httpapi.BoolQuery(r, "use_pose_matrix")
 	if err != nil {
 		httpapi.WriteError(w, r, s.log, err)
@@ -43,9 +43,9 @@ func (s *Server) handleFullState(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
-// handleStateStream streams the full state as server-sent events at ?frequency= Hz (default 10,
+// StateStream streams the full state as server-sent events at ?frequency= Hz (default 10,
 // at most 50). Each event's state is read when the event is sent.
-func (s *Server) handleStateStream(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) StateStream(w http.ResponseWriter, r *http.Request) {
 	freq := 10.0
 	if v := r.URL.Query().Get("frequency"); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
@@ -55,7 +55,7 @@ func (s *Server) handleStateStream(w http.ResponseWriter, r *http.Request) {
 		}
 		freq = f
 	}
-	release, ok := s.access.AcquireStream(w, r)
+	release, ok := s.clients.AcquireStream(w, r)
 	if !ok {
 		return
 	}
@@ -149,7 +149,7 @@ type setTargetRequest struct {
 	BodyYaw  *float64  `json:"target_body_yaw"`
 }
 
-func (s *Server) handleSetTarget(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) SetTarget(w http.ResponseWriter, r *http.Request) {
 	var req setTargetRequest
 	if err := httpapi.DecodeBody(w, r, &req, httpapi.MaxBodyBytes, false); err != nil {
 		httpapi.WriteError(w, r, s.log, err)
@@ -179,7 +179,7 @@ type moveStarted struct {
 	Duration float64 `json:"duration"`
 }
 
-func (s *Server) handleGoto(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) Goto(w http.ResponseWriter, r *http.Request) {
 	var req gotoRequest
 	if err := httpapi.DecodeBody(w, r, &req, httpapi.MaxBodyBytes, false); err != nil {
 		httpapi.WriteError(w, r, s.log, err)
@@ -212,14 +212,14 @@ func (s *Server) handleGoto(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, moveStarted{UUID: m.ID, Duration: d})
 }
 
-func (s *Server) handleWakeUp(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) WakeUp(w http.ResponseWriter, r *http.Request) {
 	m := s.robot.WakeUp()
 	httpapi.WriteJSON(w, http.StatusOK, moveStarted{UUID: m.ID, Duration: m.Duration().Seconds()})
 }
 
-// handleGotoSleep lays the robot down; its motors go limp at the end, as the public daemon's do,
+// GotoSleep lays the robot down; its motors go limp at the end, as the public daemon's do,
 // unless ?disable_motors=false (what the SDK's goto_sleep asks: the public SDK's leaves them on).
-func (s *Server) handleGotoSleep(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) GotoSleep(w http.ResponseWriter, r *http.Request) {
 	keep, err := httpapi.BoolQuery(r, "disable_motors")
 	if err != nil {
 		httpapi.WriteError(w, r, s.log, err)
@@ -230,7 +230,7 @@ func (s *Server) handleGotoSleep(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, moveStarted{UUID: m.ID, Duration: m.Duration().Seconds()})
 }
 
-func (s *Server) handleStopMove(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) StopMove(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		UUID string `json:"uuid"`
 	}
@@ -249,7 +249,7 @@ type motorStatus struct {
 	Mode robot.MotorMode `json:"mode"`
 }
 
-func (s *Server) handleMotorStatus(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) MotorStatus(w http.ResponseWriter, r *http.Request) {
 	st := struct {
 		torqueStatus
 		// Health is each motor's state on the hardware; null on the simulation.
@@ -261,7 +261,7 @@ func (s *Server) handleMotorStatus(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, st)
 }
 
-func (s *Server) handleSetMotorMode(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) SetMotorMode(w http.ResponseWriter, r *http.Request) {
 	mode, err := robot.ParseMotorMode(r.PathValue("mode"))
 	if err == nil {
 		err = s.robot.SetMotorMode(mode)
@@ -273,153 +273,7 @@ func (s *Server) handleSetMotorMode(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, motorStatus{Mode: mode})
 }
 
-type audioInfo struct {
-	Status     string `json:"status"`
-	SampleRate int    `json:"sample_rate"`
-	Channels   int    `json:"channels"`
-}
-
-// microphoneReady says why the microphones cannot be heard now, or nil.
-func (s *Server) microphoneReady() error {
-	if !s.mediaWired {
-		return nil
-	}
-	_, err := s.media.Level()
-	return mediaUnavailable(err)
-}
-
-func (s *Server) handleStartRecording(w http.ResponseWriter, r *http.Request) {
-	if err := s.microphoneReady(); err != nil {
-		httpapi.WriteError(w, r, s.log, err)
-		return
-	}
-	s.robot.StartRecording()
-	httpapi.WriteJSON(w, http.StatusOK, audioInfo{Status: "recording", SampleRate: robot.SampleRate, Channels: robot.Channels})
-}
-
-func (s *Server) handleStopRecording(w http.ResponseWriter, r *http.Request) {
-	s.robot.StopRecording()
-	httpapi.WriteJSON(w, http.StatusOK, audioInfo{Status: "stopped", SampleRate: robot.SampleRate, Channels: robot.Channels})
-}
-
-// stereoFrames are interleaved stereo samples written as the public SDK's (n, 2) array:
-// [[left, right], ...].
-type stereoFrames []float32
-
-func (f stereoFrames) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, 24*len(f)+2)
-	b = append(b, '[')
-	for i := 0; i+1 < len(f); i += 2 {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, '[')
-		b = strconv.AppendFloat(b, float64(f[i]), 'g', -1, 32)
-		b = append(b, ',')
-		b = strconv.AppendFloat(b, float64(f[i+1]), 'g', -1, 32)
-		b = append(b, ']')
-	}
-	return append(b, ']'), nil
-}
-
-// UnmarshalJSON reads (n, 2) frames, or mono samples, which play on both channels.
-func (f *stereoFrames) UnmarshalJSON(data []byte) error {
-	var mono []float32
-	if err := json.Unmarshal(data, &mono); err == nil {
-		out := make([]float32, 0, 2*len(mono))
-		for _, v := range mono {
-			out = append(out, v, v)
-		}
-		*f = out
-		return nil
-	}
-	var pairs [][]float32
-	if err := json.Unmarshal(data, &pairs); err != nil {
-		return httpapi.BodyError("samples: expected numbers (mono) or [left, right] pairs in [-1, 1]")
-	}
-	out := make([]float32, 0, 2*len(pairs))
-	for i, p := range pairs {
-		if len(p) != 2 {
-			return httpapi.BodyError(fmt.Sprintf("samples[%d]: a frame is [left, right], got %d values", i, len(p)))
-		}
-		out = append(out, p[0], p[1])
-	}
-	*f = out
-	return nil
-}
-
-type audioSamples struct {
-	SampleRate int          `json:"sample_rate"`
-	Channels   int          `json:"channels"`
-	Samples    stereoFrames `json:"samples"`
-}
-
-func (s *Server) handleAudioSample(w http.ResponseWriter, r *http.Request) {
-	max := 0
-	if v := r.URL.Query().Get("max"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			httpapi.WriteError(w, r, s.log, httpapi.BodyError("max: must be a non-negative integer number of frames"))
-			return
-		}
-		max = n
-	}
-	samples, err := s.robot.AudioSample(max)
-	if err != nil {
-		httpapi.WriteError(w, r, s.log, err)
-		return
-	}
-	httpapi.WriteJSON(w, http.StatusOK, audioSamples{SampleRate: robot.SampleRate, Channels: robot.Channels, Samples: samples})
-}
-
-func (s *Server) handlePushAudio(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Samples *stereoFrames `json:"samples"`
-	}
-	if err := httpapi.DecodeBody(w, r, &req, httpapi.MaxAudioBodyBytes, false); err != nil {
-		httpapi.WriteError(w, r, s.log, err)
-		return
-	}
-	if req.Samples == nil {
-		httpapi.WriteError(w, r, s.log, httpapi.BodyError(fmt.Sprintf("body: field samples is required: [left, right] frames (or mono samples) in [-1, 1] at %d Hz", robot.SampleRate)))
-		return
-	}
-	if s.mediaWired {
-		if err := s.speakerReady(); err != nil {
-			httpapi.WriteError(w, r, s.log, err)
-			return
-		}
-	}
-	if err := s.robot.PushAudio(*req.Samples); err != nil {
-		httpapi.WriteError(w, r, s.log, err)
-		return
-	}
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "queued", "samples": len(*req.Samples) / robot.Channels})
-}
-
-func (s *Server) handlePlaySound(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		File string `json:"file"`
-	}
-	if err := httpapi.DecodeBody(w, r, &req, httpapi.MaxBodyBytes, false); err != nil {
-		httpapi.WriteError(w, r, s.log, err)
-		return
-	}
-	if s.mediaWired {
-		if err := s.speakerReady(); err != nil {
-			httpapi.WriteError(w, r, s.log, err)
-			return
-		}
-	}
-	d, err := s.robot.PlaySound(s.soundPath(req.File))
-	if err != nil {
-		httpapi.WriteError(w, r, s.log, err)
-		return
-	}
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "playing", "duration": d.Seconds()})
-}
-
-func (s *Server) handleAntennaTouch(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) AntennaTouch(w http.ResponseWriter, r *http.Request) {
 	req := struct {
 		Antenna string   `json:"antenna"`
 		Delta   *float64 `json:"delta"`
