@@ -9,7 +9,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/internal/hardware"
 	"github.com/robothub/robothub/internal/hardware/media"
@@ -140,11 +139,3 @@ func (b *withMedia) Frame(time.Time) *image.RGBA {
 
 // StopSpeaking implements robot.Silencer.
 func (b *withMedia) StopSpeaking() { b.media.StopPlaying() }
-
-// mediaUnavailable makes a media error a 503 that says why.
-func mediaUnavailable(err error) error {
-	if err == nil {
-		return nil
-	}
-	return fault.Unavailablef("%v", err)
-}

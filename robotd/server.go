@@ -6,11 +6,11 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/robothub/robothub/internal/hardware/media"
 	"github.com/robothub/robothub/robotd/access"
+	"github.com/robothub/robothub/robotd/mediaapi"
 	"github.com/robothub/robothub/robotd/robotapi"
 )
 
@@ -18,15 +18,10 @@ import (
 type Server struct {
 	apps         Apps
 	robot        Robot
-	media        *media.Media // never nil: every device off when the daemon has none
-	mediaWired   bool         // the robot speaks, listens and looks through media
-	soundsDir    string       // uploaded sounds
-	mediaSocket  string       // the local media socket's path, for local SDKs
-	webrtc       *media.WebRTC
-	doaWarn      sync.Once
 	log          *slog.Logger
 	access       *access.Guard
 	robotAPI     *robotapi.Handlers
+	mediaAPI     *mediaapi.Handlers
 	version      string
 	wireless     bool
 	loopbackOnly bool
@@ -77,16 +72,14 @@ func NewServer(cfg ServerConfig) *Server {
 		version: cfg.Version, wireless: cfg.Wireless, loopbackOnly: cfg.LoopbackOnly, started: time.Now(), done: cfg.Done,
 		sim: cfg.Sim, ctl: control{dataDir: cfg.DataDir, hubURL: cfg.HubURL}, moves: cfg.MoveLibraries,
 	}
-	s.media, s.mediaWired, s.soundsDir, s.mediaSocket, s.webrtc = cfg.Media, cfg.Media != nil, cfg.SoundsDir, cfg.MediaSocket, cfg.WebRTC
-	if s.media == nil {
-		s.media = media.Open(media.Options{Camera: media.DeviceNone, Microphone: media.DeviceNone, Speaker: media.DeviceNone})
-	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	s.access = access.New(access.Config{Token: cfg.Token, NoAuth: cfg.NoAuth, UID: os.Getuid(), AllowedHosts: cfg.AllowedHosts,
 		BodyTimeout: cfg.BodyTimeout, Log: s.log})
 	s.robotAPI = robotapi.New(robotapi.Config{Robot: s.robot, Moves: s.moves, Clients: s.access, Log: s.log, Done: s.done})
+	s.mediaAPI = mediaapi.New(mediaapi.Config{Robot: s.robot, Media: cfg.Media, SoundsDir: cfg.SoundsDir,
+		MediaSocket: cfg.MediaSocket, WebRTC: cfg.WebRTC, Log: s.log})
 	s.mux = http.NewServeMux()
 	s.routes(s.mux)
 	s.handler = s.access.Handler(s.mux)

@@ -2,11 +2,11 @@ package robotd
 
 import (
 	"context"
-	"image"
 	"time"
 
 	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/core/robot"
+	"github.com/robothub/robothub/robotd/mediaapi"
 	"github.com/robothub/robothub/robotd/robotapi"
 )
 
@@ -86,24 +86,7 @@ type AppSessions interface {
 // the hardware.
 type Robot interface {
 	robotapi.Robot
-	RobotAudio
-	RobotCamera
-}
-
-// RobotAudio is the robot's microphone and speaker.
-type RobotAudio interface {
-	StartRecording()
-	StopRecording()
-	AudioSample(max int) ([]float32, error)
-	PushAudio(samples []float32) error
-	PlaySound(file string) (time.Duration, error)
-	StopSound() error
-}
-
-// RobotCamera is the robot's camera.
-type RobotCamera interface {
-	CameraSpecs() (robot.CameraSpecs, error)
-	CameraFrame() (*image.RGBA, error)
+	mediaapi.Robot
 }
 
 var _ Robot = (*robot.Robot)(nil)

@@ -1,4 +1,4 @@
-package robotd
+package mediaapi
 
 import (
 	"context"
@@ -32,17 +32,17 @@ const maxSoundUpload = 25 << 20
 // testSound is what the volume routes play, as the public daemon's do.
 const testSound = "impatient1.wav"
 
-func (s *Server) handleMediaRelease(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) MediaRelease(w http.ResponseWriter, r *http.Request) {
 	s.media.Release()
 	httpapi.WriteJSON(w, http.StatusOK, httpapi.StatusOK{Status: "ok"})
 }
 
-func (s *Server) handleMediaAcquire(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) MediaAcquire(w http.ResponseWriter, r *http.Request) {
 	s.media.Acquire()
 	httpapi.WriteJSON(w, http.StatusOK, httpapi.StatusOK{Status: "ok"})
 }
 
-func (s *Server) handleMediaStatus(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) MediaStatus(w http.ResponseWriter, r *http.Request) {
 	st := s.media.Status()
 	httpapi.WriteJSON(w, http.StatusOK, map[string]bool{"available": st.Available, "released": st.Released, "no_media": st.NoMedia})
 }
@@ -58,14 +58,14 @@ type mediaDevices struct {
 	SpeakerQueued float64 `json:"speaker_queued"`
 }
 
-func (s *Server) handleMediaDevices(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) MediaDevices(w http.ResponseWriter, r *http.Request) {
 	st := s.media.Status()
 	httpapi.WriteJSON(w, http.StatusOK, mediaDevices{Camera: st.Camera, Microphone: st.Microphone, Speaker: st.Speaker,
 		Released: st.Released, CameraMode: s.media.Mode().String(), SpeakerQueued: s.media.Queued()})
 }
 
-// handleMediaSocket tells a local SDK where the media socket is (ours).
-func (s *Server) handleMediaSocket(w http.ResponseWriter, r *http.Request) {
+// MediaSocket tells a local SDK where the media socket is (ours).
+func (s *Handlers) MediaSocket(w http.ResponseWriter, r *http.Request) {
 	if s.mediaSocket == "" {
 		httpapi.WriteError(w, r, s.log, fault.NotFoundf("this daemon has no local media socket: use /api/camera/frame and /api/audio"))
 		return
@@ -79,9 +79,9 @@ type sessionDescription struct {
 	SDP  string `json:"sdp"`
 }
 
-// handleWebRTCOffer answers a WebRTC offer (ours; no trickle): the peer receives the camera and
+// WebRTCOffer answers a WebRTC offer (ours; no trickle): the peer receives the camera and
 // the microphones, and their level on a data channel it opens.
-func (s *Server) handleWebRTCOffer(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) WebRTCOffer(w http.ResponseWriter, r *http.Request) {
 	var req sessionDescription
 	if err := httpapi.DecodeBody(w, r, &req, httpapi.MaxBodyBytes, false); err != nil {
 		httpapi.WriteError(w, r, s.log, err)
@@ -112,7 +112,7 @@ func (s *Server) handleWebRTCOffer(w http.ResponseWriter, r *http.Request) {
 
 // soundPath resolves a play_sound file: an uploaded sound by its name, else what PlaySound takes
 // (a path on the robot, or a built-in sound's name).
-func (s *Server) soundPath(file string) string {
+func (s *Handlers) soundPath(file string) string {
 	if s.soundsDir != "" && file != "" && filepath.Base(file) == file {
 		if p := filepath.Join(s.soundsDir, file); fileExists(p) {
 			return p
@@ -126,7 +126,7 @@ func fileExists(p string) bool {
 	return err == nil && info.Mode().IsRegular()
 }
 
-func (s *Server) handleMediaPlaySound(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) MediaPlaySound(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		File *string `json:"file"`
 	}
@@ -149,22 +149,22 @@ func (s *Server) handleMediaPlaySound(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, httpapi.StatusOK{Status: "ok"})
 }
 
-func (s *Server) handleMediaStopSound(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) MediaStopSound(w http.ResponseWriter, r *http.Request) {
 	s.media.StopPlaying()
 	httpapi.WriteJSON(w, http.StatusOK, httpapi.StatusOK{Status: "ok"})
 }
 
-func (s *Server) handleClearIncomingAudio(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) ClearIncomingAudio(w http.ResponseWriter, r *http.Request) {
 	s.media.StopPlaying()
 	httpapi.WriteJSON(w, http.StatusOK, httpapi.StatusOK{Status: "ok"})
 }
 
 // speakerReady says why nothing can be played now, or nil.
-func (s *Server) speakerReady() error {
+func (s *Handlers) speakerReady() error {
 	return mediaUnavailable(s.media.Play(nil))
 }
 
-func (s *Server) handleUploadSound(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) UploadSound(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxSoundUpload+1<<20)
 	file, header, err := r.FormFile("file")
 	if err != nil {
@@ -226,7 +226,7 @@ func (s *Server) handleUploadSound(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok", "path": dest})
 }
 
-func (s *Server) handleListSounds(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) ListSounds(w http.ResponseWriter, r *http.Request) {
 	files := []string{}
 	entries, _ := os.ReadDir(s.soundsDir)
 	for _, e := range entries {
@@ -238,7 +238,7 @@ func (s *Server) handleListSounds(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, map[string][]string{"files": files})
 }
 
-func (s *Server) handleDeleteSound(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) DeleteSound(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("filename")
 	if name == "" || filepath.Base(name) != name || strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, ".") {
 		httpapi.WriteError(w, r, s.log, fault.Refusedf("filename: %q is not an uploaded sound's name", name))
@@ -268,7 +268,7 @@ type volumeRequest struct {
 	Volume *int `json:"volume"`
 }
 
-func (s *Server) decodeVolume(w http.ResponseWriter, r *http.Request) (int, bool) {
+func (s *Handlers) decodeVolume(w http.ResponseWriter, r *http.Request) (int, bool) {
 	var req volumeRequest
 	if err := httpapi.DecodeBody(w, r, &req, httpapi.MaxBodyBytes, false); err != nil {
 		httpapi.WriteError(w, r, s.log, err)
@@ -281,7 +281,7 @@ func (s *Server) decodeVolume(w http.ResponseWriter, r *http.Request) (int, bool
 	return *req.Volume, true
 }
 
-func (s *Server) handleGetVolume(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) GetVolume(w http.ResponseWriter, r *http.Request) {
 	v, err := s.media.Volume()
 	if err != nil {
 		httpapi.WriteError(w, r, s.log, mediaUnavailable(err))
@@ -290,7 +290,7 @@ func (s *Server) handleGetVolume(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, volumeResponse{v, runtime.GOOS, s.media.SpeakerDevice()})
 }
 
-func (s *Server) handleSetVolume(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) SetVolume(w http.ResponseWriter, r *http.Request) {
 	v, ok := s.decodeVolume(w, r)
 	if !ok {
 		return
@@ -307,7 +307,7 @@ func (s *Server) handleSetVolume(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, volumeResponse{v, runtime.GOOS, s.media.SpeakerDevice()})
 }
 
-func (s *Server) handleTestSound(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) TestSound(w http.ResponseWriter, r *http.Request) {
 	if err := s.speakerReady(); err != nil {
 		httpapi.WriteError(w, r, s.log, err)
 		return
@@ -319,7 +319,7 @@ func (s *Server) handleTestSound(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok", "message": "Test sound played"})
 }
 
-func (s *Server) handleGetMicVolume(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) GetMicVolume(w http.ResponseWriter, r *http.Request) {
 	v, err := s.media.MicrophoneVolume()
 	if err != nil {
 		httpapi.WriteError(w, r, s.log, mediaUnavailable(err))
@@ -328,7 +328,7 @@ func (s *Server) handleGetMicVolume(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, volumeResponse{v, runtime.GOOS, s.media.MicrophoneDevice()})
 }
 
-func (s *Server) handleSetMicVolume(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) SetMicVolume(w http.ResponseWriter, r *http.Request) {
 	v, ok := s.decodeVolume(w, r)
 	if !ok {
 		return
@@ -359,7 +359,7 @@ type cameraSpecsResponse struct {
 	D                    []float64        `json:"D"`
 }
 
-func (s *Server) handleCameraSpecs(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) CameraSpecs(w http.ResponseWriter, r *http.Request) {
 	specs, err := s.robot.CameraSpecs()
 	if err != nil {
 		httpapi.WriteError(w, r, s.log, err)
@@ -376,7 +376,7 @@ func (s *Server) handleCameraSpecs(w http.ResponseWriter, r *http.Request) {
 
 // openBoard opens the robot's audio board for one request, as the public daemon does: control
 // requests are stateless, and the board may come and go with its cable.
-func (s *Server) openBoard() (*xvf3800.Board, error) {
+func (s *Handlers) openBoard() (*xvf3800.Board, error) {
 	b, err := xvf3800.Open("/sys")
 	return b, mediaUnavailable(err)
 }
@@ -386,9 +386,9 @@ type doaSnapshot struct {
 	SpeechDetected bool    `json:"speech_detected"`
 }
 
-// handleDoA answers the direction of arrival of sound, or null (the public daemon's answer)
+// DoA answers the direction of arrival of sound, or null (the public daemon's answer)
 // when the robot's audio board is not there; the log says why, once.
-func (s *Server) handleDoA(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) DoA(w http.ResponseWriter, r *http.Request) {
 	b, err := s.openBoard()
 	if err != nil {
 		s.doaWarn.Do(func() { s.log.Warn("no direction of arrival: GET /api/state/doa answers null", "err", err) })
@@ -404,7 +404,7 @@ func (s *Server) handleDoA(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, doaSnapshot{Angle: angle, SpeechDetected: speech})
 }
 
-func (s *Server) handleApplyAudioConfig(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) ApplyAudioConfig(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Config *[]struct {
 			Name   string    `json:"name"`
@@ -461,7 +461,7 @@ func sameValues(got, want []float64) bool {
 	return true
 }
 
-func (s *Server) handleReadAudioParameter(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) ReadAudioParameter(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	b, err := s.openBoard()
 	if err != nil {
@@ -480,4 +480,12 @@ func (s *Server) handleReadAudioParameter(w http.ResponseWriter, r *http.Request
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"name": name, "values": values})
+}
+
+// mediaUnavailable makes a media error a 503 that says why.
+func mediaUnavailable(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fault.Unavailablef("%v", err)
 }

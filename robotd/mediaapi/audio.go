@@ -1,4 +1,4 @@
-package robotd
+package mediaapi
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ type audioInfo struct {
 }
 
 // microphoneReady says why the microphones cannot be heard now, or nil.
-func (s *Server) microphoneReady() error {
+func (s *Handlers) microphoneReady() error {
 	if !s.mediaWired {
 		return nil
 	}
@@ -28,7 +28,7 @@ func (s *Server) microphoneReady() error {
 	return mediaUnavailable(err)
 }
 
-func (s *Server) handleStartRecording(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) StartRecording(w http.ResponseWriter, r *http.Request) {
 	if err := s.microphoneReady(); err != nil {
 		httpapi.WriteError(w, r, s.log, err)
 		return
@@ -37,7 +37,7 @@ func (s *Server) handleStartRecording(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, audioInfo{Status: "recording", SampleRate: robot.SampleRate, Channels: robot.Channels})
 }
 
-func (s *Server) handleStopRecording(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) StopRecording(w http.ResponseWriter, r *http.Request) {
 	s.robot.StopRecording()
 	httpapi.WriteJSON(w, http.StatusOK, audioInfo{Status: "stopped", SampleRate: robot.SampleRate, Channels: robot.Channels})
 }
@@ -94,7 +94,7 @@ type audioSamples struct {
 	Samples    stereoFrames `json:"samples"`
 }
 
-func (s *Server) handleAudioSample(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) AudioSample(w http.ResponseWriter, r *http.Request) {
 	max := 0
 	if v := r.URL.Query().Get("max"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -112,7 +112,7 @@ func (s *Server) handleAudioSample(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, audioSamples{SampleRate: robot.SampleRate, Channels: robot.Channels, Samples: samples})
 }
 
-func (s *Server) handlePushAudio(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) PushAudio(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Samples *stereoFrames `json:"samples"`
 	}
@@ -137,7 +137,7 @@ func (s *Server) handlePushAudio(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "queued", "samples": len(*req.Samples) / robot.Channels})
 }
 
-func (s *Server) handlePlaySound(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) PlaySound(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		File string `json:"file"`
 	}
@@ -159,9 +159,9 @@ func (s *Server) handlePlaySound(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "playing", "duration": d.Seconds()})
 }
 
-// handleCameraFrame answers a camera image: binary PPM (P6, RGB; the default, what robot_sdk reads
+// CameraFrame answers a camera image: binary PPM (P6, RGB; the default, what robot_sdk reads
 // without any image library) or JPEG (?format=jpeg).
-func (s *Server) handleCameraFrame(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) CameraFrame(w http.ResponseWriter, r *http.Request) {
 	format := r.URL.Query().Get("format")
 	if format != "" && format != "ppm" && format != "jpeg" {
 		httpapi.WriteError(w, r, s.log, httpapi.BodyError("format: must be ppm or jpeg"))
@@ -198,7 +198,7 @@ func writePPM(buf *bytes.Buffer, img *image.RGBA) {
 	}
 }
 
-func (s *Server) handleStopSound(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) StopSound(w http.ResponseWriter, r *http.Request) {
 	if err := s.robot.StopSound(); err != nil {
 		httpapi.WriteError(w, r, s.log, err)
 		return
