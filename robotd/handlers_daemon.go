@@ -1,7 +1,6 @@
 package robotd
 
 import (
-	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -72,59 +71,18 @@ func (s *Server) handleDaemonStatus(w http.ResponseWriter, r *http.Request) {
 			bs.Ready, bs.Error = false, hw.Error
 		}
 	}
+	var startupApp *string
+	if name := s.apps.StartupApp(); name != "" {
+		startupApp = &name
+	}
 	httpapi.WriteJSON(w, http.StatusOK, daemonStatus{
 		Type: "daemon_status", RobotName: s.robotName(), Simulation: &sim, MockupSim: &mockup, BackendStatus: bs, HardwareID: hardwareID(),
 		State: state, Version: s.version, SDKVersion: s.apps.SDKVersion(), Backend: s.robot.BackendName(),
 		WirelessVersion: s.wireless, LoopbackOnly: s.loopbackOnly, RobotAwake: s.robot.Awake(), Slot: s.apps.Slot(), Sessions: s.apps.Sessions(),
-		StartupApp: startupAppBody(s.apps.StartupApp()).StartupApp, AppsVenv: s.apps.VenvDir(),
+		StartupApp: startupApp, AppsVenv: s.apps.VenvDir(),
 		StopTimeout: s.apps.StopTimeout().Seconds(), StartedAt: s.started, Uptime: time.Since(s.started).Seconds(),
 		Hardware: s.robot.HardwareStatus(), Warnings: nonNilStrings(s.apps.Warnings()),
 	})
-}
-
-type sessionRequest struct {
-	PID    int    `json:"pid"`
-	Client string `json:"client"`
-}
-
-func (s *Server) handleOpenSession(w http.ResponseWriter, r *http.Request) {
-	var req sessionRequest
-	if err := httpapi.DecodeBody(w, r, &req, httpapi.MaxBodyBytes, true); err != nil {
-		httpapi.WriteError(w, r, s.log, err)
-		return
-	}
-	info, err := s.apps.OpenSession(apps.SessionRequest{PID: req.PID, Local: fromLoopback(r), Client: req.Client, Peer: s.access.ClientKey(r)})
-	if err != nil {
-		httpapi.WriteError(w, r, s.log, err)
-		return
-	}
-	httpapi.WriteJSON(w, http.StatusOK, info)
-}
-
-func fromLoopback(r *http.Request) bool {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return false
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-func (s *Server) handleHeartbeat(w http.ResponseWriter, r *http.Request) {
-	info, err := s.apps.Heartbeat(r.PathValue("session_id"))
-	if err != nil {
-		httpapi.WriteError(w, r, s.log, err)
-		return
-	}
-	httpapi.WriteJSON(w, http.StatusOK, info)
-}
-
-func (s *Server) handleCloseSession(w http.ResponseWriter, r *http.Request) {
-	if err := s.apps.CloseSession(r.PathValue("session_id")); err != nil {
-		httpapi.WriteError(w, r, s.log, err)
-		return
-	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.StatusOK{Status: "closed"})
 }
 
 // handleUnknownAPI answers unknown /api/ routes with a JSON 404, or 405 with Allow when the path

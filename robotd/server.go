@@ -10,6 +10,7 @@ import (
 
 	"github.com/robothub/robothub/internal/hardware/media"
 	"github.com/robothub/robothub/robotd/access"
+	"github.com/robothub/robothub/robotd/appsapi"
 	"github.com/robothub/robothub/robotd/mediaapi"
 	"github.com/robothub/robothub/robotd/robotapi"
 )
@@ -22,6 +23,7 @@ type Server struct {
 	access       *access.Guard
 	robotAPI     *robotapi.Handlers
 	mediaAPI     *mediaapi.Handlers
+	appsAPI      *appsapi.Handlers
 	version      string
 	wireless     bool
 	loopbackOnly bool
@@ -80,6 +82,8 @@ func NewServer(cfg ServerConfig) *Server {
 	s.robotAPI = robotapi.New(robotapi.Config{Robot: s.robot, Moves: s.moves, Clients: s.access, Log: s.log, Done: s.done})
 	s.mediaAPI = mediaapi.New(mediaapi.Config{Robot: s.robot, Media: cfg.Media, SoundsDir: cfg.SoundsDir,
 		MediaSocket: cfg.MediaSocket, WebRTC: cfg.WebRTC, Log: s.log})
+	s.appsAPI = appsapi.New(appsapi.Config{Apps: s.apps, Clients: s.access, Log: s.log, Done: s.done,
+		HubURL: cfg.HubURL, HubToken: s.savedHubToken})
 	s.mux = http.NewServeMux()
 	s.routes(s.mux)
 	s.handler = s.access.Handler(s.mux)

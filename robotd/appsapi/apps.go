@@ -1,4 +1,4 @@
-package robotd
+package appsapi
 
 import (
 	"context"
@@ -34,7 +34,7 @@ type installRequest struct {
 // absolute local path). For the public body: hf_space and dashboard_selection are a space, by its
 // url or else its name (owner/app, on the daemon's hub); local is a local path (url, else name);
 // installed names an app already installed, which is nothing to install.
-func (s *Server) installSource(req installRequest) (string, error) {
+func (s *Handlers) installSource(req installRequest) (string, error) {
 	if req.SourceKind == nil {
 		if req.URL == nil {
 			return "", httpapi.BodyError("body: field url is required: a hub space URL (<hub>/spaces/<user>/<app>), a git URL or an absolute local path (or the app info {name, source_kind, url})")
@@ -54,13 +54,13 @@ func (s *Server) installSource(req installRequest) (string, error) {
 		if url != "" {
 			return url, nil
 		}
-		if s.ctl.hubURL == "" {
+		if s.hubURL == "" {
 			return "", httpapi.BodyError(fmt.Sprintf("body: source_kind %s without url names a space on the hub, and this daemon has no hub (--hub-url none): send the space's url", *req.SourceKind))
 		}
 		if !apps.SpaceIDPattern.MatchString(name) {
 			return "", httpapi.BodyError(fmt.Sprintf("body: name %q is not a space ID (owner/app): send the space's url", name))
 		}
-		return strings.TrimRight(s.ctl.hubURL, "/") + "/spaces/" + name, nil
+		return strings.TrimRight(s.hubURL, "/") + "/spaces/" + name, nil
 	case "local":
 		if url != "" {
 			return url, nil
@@ -74,7 +74,7 @@ func (s *Server) installSource(req installRequest) (string, error) {
 	}
 }
 
-func (s *Server) handleInstall(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) Install(w http.ResponseWriter, r *http.Request) {
 	wait, err := httpapi.BoolQuery(r, "wait")
 	if err != nil {
 		httpapi.WriteError(w, r, s.log, err)
@@ -113,8 +113,8 @@ type finishedJob struct {
 // answerWhenDone answers once job has finished: 200 with its snapshot when it is done, 500 with
 // the job's error as detail when it failed (the request was fine; the install was not). A client
 // that stops waiting leaves the job running, as without ?wait.
-func (s *Server) answerWhenDone(w http.ResponseWriter, r *http.Request, job Job) {
-	release, ok := s.access.AcquireStream(w, r)
+func (s *Handlers) answerWhenDone(w http.ResponseWriter, r *http.Request, job Job) {
+	release, ok := s.clients.AcquireStream(w, r)
 	if !ok {
 		return
 	}
@@ -147,7 +147,7 @@ type updateRequest struct {
 	Revision string  `json:"revision"`
 }
 
-func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) Update(w http.ResponseWriter, r *http.Request) {
 	var req updateRequest
 	if err := httpapi.DecodeBody(w, r, &req, httpapi.MaxBodyBytes, false); err != nil {
 		httpapi.WriteError(w, r, s.log, err)
@@ -165,7 +165,7 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, jobCreated{JobID: job.ID()})
 }
 
-func (s *Server) handleRemove(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) Remove(w http.ResponseWriter, r *http.Request) {
 	job, err := s.apps.Remove(r.PathValue("app_name"))
 	if err != nil {
 		httpapi.WriteError(w, r, s.log, err)
@@ -174,7 +174,7 @@ func (s *Server) handleRemove(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, jobCreated{JobID: job.ID()})
 }
 
-func (s *Server) handleJobStatus(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) JobStatus(w http.ResponseWriter, r *http.Request) {
 	job, err := s.apps.Job(r.PathValue("job_id"))
 	if err != nil {
 		httpapi.WriteError(w, r, s.log, err)
@@ -183,8 +183,8 @@ func (s *Server) handleJobStatus(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, job.Info())
 }
 
-// handleCancelJob cancels a job and answers its final JobInfo once it has ended.
-func (s *Server) handleCancelJob(w http.ResponseWriter, r *http.Request) {
+// CancelJob cancels a job and answers its final JobInfo once it has ended.
+func (s *Handlers) CancelJob(w http.ResponseWriter, r *http.Request) {
 	info, err := s.apps.CancelJob(r.PathValue("job_id"))
 	if err != nil {
 		httpapi.WriteError(w, r, s.log, err)
@@ -193,16 +193,16 @@ func (s *Server) handleCancelJob(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, info)
 }
 
-// handleJobLog streams a job's log as server-sent events: one "log" event per line (the lines
+// JobLog streams a job's log as server-sent events: one "log" event per line (the lines
 // so far, then new ones as they come), then one "status" event with the final job info, without
 // its logs, and the stream ends.
-func (s *Server) handleJobLog(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) JobLog(w http.ResponseWriter, r *http.Request) {
 	job, err := s.apps.Job(r.PathValue("job_id"))
 	if err != nil {
 		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	release, ok := s.access.AcquireStream(w, r)
+	release, ok := s.clients.AcquireStream(w, r)
 	if !ok {
 		return
 	}
@@ -230,11 +230,11 @@ func (s *Server) handleJobLog(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) List(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, nonNil(s.apps.List()))
 }
 
-func (s *Server) handleListAvailable(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) ListAvailable(w http.ResponseWriter, r *http.Request) {
 	refresh, err := httpapi.BoolQuery(r, "refresh")
 	if err != nil {
 		httpapi.WriteError(w, r, s.log, err)
@@ -261,7 +261,7 @@ func nonNil(list []apps.AppInfo) []apps.AppInfo {
 	return list
 }
 
-func (s *Server) handleStartApp(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) StartApp(w http.ResponseWriter, r *http.Request) {
 	st, err := s.apps.Start(r.PathValue("app_name"))
 	if err != nil {
 		httpapi.WriteError(w, r, s.log, err)
@@ -270,7 +270,7 @@ func (s *Server) handleStartApp(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, st)
 }
 
-func (s *Server) handleStartAppNoEvict(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) StartAppNoEvict(w http.ResponseWriter, r *http.Request) {
 	st, err := s.apps.StartNoEvict(r.PathValue("app_name"))
 	if err != nil {
 		httpapi.WriteError(w, r, s.log, err)
@@ -279,9 +279,9 @@ func (s *Server) handleStartAppNoEvict(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, st)
 }
 
-// handleStopApp answers null once the app has exited, as the public daemon does (how it ended is
+// StopApp answers null once the app has exited, as the public daemon does (how it ended is
 // in the daemon's log and the app's log stream).
-func (s *Server) handleStopApp(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) StopApp(w http.ResponseWriter, r *http.Request) {
 	st, err := s.apps.Stop()
 	if err != nil {
 		httpapi.WriteError(w, r, s.log, err)
@@ -295,7 +295,7 @@ func (s *Server) handleStopApp(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, nil)
 }
 
-func (s *Server) handleRestartApp(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) RestartApp(w http.ResponseWriter, r *http.Request) {
 	st, err := s.apps.Restart()
 	if err != nil {
 		httpapi.WriteError(w, r, s.log, err)
@@ -304,15 +304,15 @@ func (s *Server) handleRestartApp(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, st)
 }
 
-func (s *Server) handleCurrentAppStatus(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) CurrentAppStatus(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, s.apps.Status())
 }
 
-// handleCurrentAppLogs streams the output of the current app run (or of the last one, when it
+// CurrentAppLogs streams the output of the current app run (or of the last one, when it
 // ended by itself) as server-sent events: one "log" event per line, {"stream", "line"} (the kept
 // lines, then new ones), then one "end" event once it has exited, with its AppStatus (null when it
 // was stopped), and the stream ends. 204 when there is no such run: an EventSource then stops reconnecting.
-func (s *Server) handleCurrentAppLogs(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) CurrentAppLogs(w http.ResponseWriter, r *http.Request) {
 	output, _ := s.apps.Output()
 	if output == nil {
 		w.WriteHeader(http.StatusNoContent)
@@ -350,11 +350,11 @@ type startupApp struct {
 	StartupApp *string `json:"startup_app"`
 }
 
-func (s *Server) handleGetStartupApp(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) GetStartupApp(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, startupAppBody(s.apps.StartupApp()))
 }
 
-func (s *Server) handlePutStartupApp(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) PutStartupApp(w http.ResponseWriter, r *http.Request) {
 	// The anchor's body model has startup_app default to null: {} clears the setting, as null does.
 	var req map[string]json.RawMessage
 	if err := httpapi.DecodeBody(w, r, &req, httpapi.MaxBodyBytes, false); err != nil {
@@ -392,7 +392,7 @@ type privateSpaceRequest struct {
 	Token   string  `json:"token"` // optional: a hub token for this install only
 }
 
-func (s *Server) handleInstallPrivateSpace(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) InstallPrivateSpace(w http.ResponseWriter, r *http.Request) {
 	var req privateSpaceRequest
 	if err := httpapi.DecodeBody(w, r, &req, httpapi.MaxBodyBytes, false); err != nil {
 		httpapi.WriteError(w, r, s.log, err)
@@ -404,7 +404,7 @@ func (s *Server) handleInstallPrivateSpace(w http.ResponseWriter, r *http.Reques
 	}
 	token := req.Token
 	if token == "" {
-		token = s.savedHubToken() // the robot's hub login (/api/hf-auth/save-token), else the daemon's own
+		token = s.hubToken() // the robot's hub login (/api/hf-auth/save-token), else the daemon's own
 	}
 	job, err := s.apps.InstallPrivateSpaceWithToken(*req.SpaceID, token)
 	if errors.Is(err, apps.ErrNoHubToken) {
@@ -418,7 +418,7 @@ func (s *Server) handleInstallPrivateSpace(w http.ResponseWriter, r *http.Reques
 	httpapi.WriteJSON(w, http.StatusOK, jobCreated{JobID: job.ID()})
 }
 
-func (s *Server) handleCheckUpdates(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) CheckUpdates(w http.ResponseWriter, r *http.Request) {
 	force, err := httpapi.BoolQuery(r, "force")
 	if err != nil {
 		httpapi.WriteError(w, r, s.log, err)
@@ -435,7 +435,7 @@ func (s *Server) handleCheckUpdates(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, res)
 }
 
-func (s *Server) handleUpdateApp(w http.ResponseWriter, r *http.Request) {
+func (s *Handlers) UpdateApp(w http.ResponseWriter, r *http.Request) {
 	job, err := s.apps.UpdateApp(r.PathValue("app_name"))
 	if err != nil {
 		httpapi.WriteError(w, r, s.log, err)
@@ -452,12 +452,12 @@ type jobWSMessage struct {
 	Logs    []string       `json:"logs"`
 }
 
-// handleJobWebSocket streams a job as the anchor's ws/apps-manager/{job_id} does: each new log
+// JobWebSocket streams a job as the anchor's ws/apps-manager/{job_id} does: each new log
 // line as a text message, then a JSON message with the status and those lines, until the job
 // ends; an unknown job gets {"error": "Job ID not found"} and the socket closes. Browsers of other
 // origins are refused by the websocket library's origin check.
-func (s *Server) handleJobWebSocket(w http.ResponseWriter, r *http.Request) {
-	release, ok := s.access.AcquireStream(w, r)
+func (s *Handlers) JobWebSocket(w http.ResponseWriter, r *http.Request) {
+	release, ok := s.clients.AcquireStream(w, r)
 	if !ok {
 		return
 	}
@@ -506,7 +506,7 @@ func (s *Server) handleJobWebSocket(w http.ResponseWriter, r *http.Request) {
 
 // waitChange waits for a followed job or app run to change; false when the client left or the
 // daemon is shutting down, and the stream should end.
-func (s *Server) waitChange(ctx context.Context, changed <-chan struct{}) bool {
+func (s *Handlers) waitChange(ctx context.Context, changed <-chan struct{}) bool {
 	select {
 	case <-changed:
 		return true
