@@ -30,6 +30,7 @@ import (
 	"github.com/robothub/robothub/internal/hardware/media"
 	"github.com/robothub/robothub/internal/pytool"
 	"github.com/robothub/robothub/robotd/access"
+	"github.com/robothub/robothub/robotd/fleetagent"
 	"github.com/robothub/robothub/robotd/httpapi"
 	"github.com/robothub/robothub/robotd/pysdk"
 )
@@ -74,7 +75,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			&cli.StringFlag{Name: "installer", Value: "auto", Usage: "auto (uv when on PATH, else pip), pip or uv"},
 			&cli.BoolFlag{Name: "system-site-packages", Usage: "let apps use the system's Python packages (numpy, OpenCV from apt on Raspberry Pi OS)"},
 			&cli.StringSliceFlag{Name: "allowed-host", Usage: "a host name the API answers to, besides IP addresses, localhost and this machine's name"},
-		}, append(fleetFlags(), mediaFlags...)...),
+		}, append(fleetagent.Flags(), mediaFlags...)...),
 		Action: func(c *cli.Context) error {
 			cfg, err := configFrom(c, getenv)
 			if err != nil {
@@ -120,7 +121,7 @@ type config struct {
 	extraIndexURLs             []string
 	preloadMoves               []string
 	noMDNS                     bool
-	fleet                      fleetConfig
+	fleet                      fleetagent.Config
 	media                      mediaConfig
 }
 
@@ -239,7 +240,7 @@ func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
 	for i, h := range cfg.allowedHosts {
 		cfg.allowedHosts[i] = strings.ToLower(strings.TrimSuffix(h, "."))
 	}
-	fleetCfg, err := fleetConfigFrom(c, getenv)
+	fleetCfg, err := fleetagent.ConfigFrom(c, getenv)
 	if err != nil {
 		return cfg, err
 	}
@@ -346,8 +347,8 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 		return fmt.Errorf("preparing the apps venv %s: %w", cfg.venvDir, err)
 	}
 
-	if cfg.fleet.url != "" {
-		leave, err := startFleet(ctx, cfg.fleet, mgr, cfg.hubURL, cfg.hubToken, log)
+	if cfg.fleet.Enabled() {
+		leave, err := fleetagent.Start(ctx, cfg.fleet, mgr, cfg.hubURL, cfg.hubToken, log)
 		if err != nil {
 			ln.Close()
 			return err

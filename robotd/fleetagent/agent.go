@@ -1,4 +1,7 @@
-package robotd
+// Package fleetagent is the robot daemon's side of a fleet: its fleet flags and variables, the
+// MQTT connection (adapters/mqtt), and core/fleet's agent run over the daemon's app manager, so
+// that a push to an installed app's space updates it on the robot.
+package fleetagent
 
 import (
 	"cmp"
@@ -21,8 +24,9 @@ import (
 	"github.com/robothub/robothub/core/version"
 )
 
-// The daemon's fleet settings, as flags and (for the systemd unit's /etc/robot-daemon/env) variables.
-func fleetFlags() []cli.Flag {
+// Flags are the daemon's fleet settings, as flags and (for the systemd unit's
+// /etc/robot-daemon/env) variables.
+func Flags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "fleet", Usage: "join a fleet through the MQTT broker at `URL` (mqtt://, mqtts://, ws://, wss://; $ROBOT_FLEET_URL): a push to an installed app's space updates it"},
 		&cli.StringFlag{Name: "fleet-id", Usage: "the robot's id in the fleet: its MQTT client id and status topic (default $ROBOT_FLEET_ID, else the host name)"},
@@ -35,15 +39,18 @@ func fleetFlags() []cli.Flag {
 	}
 }
 
-type fleetConfig struct {
+// Config is what the fleet flags and variables resolve to; the zero Config joins no fleet.
+type Config struct {
 	url, id, name, username, password string
 	tlsFiles                          [3]string // ca, cert, key
 }
 
 var hostnameID = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
-func fleetConfigFrom(c *cli.Context, getenv func(string) string) (fleetConfig, error) {
-	f := fleetConfig{url: cmp.Or(c.String("fleet"), getenv("ROBOT_FLEET_URL"))}
+// ConfigFrom resolves the fleet flags of c over the variables getenv reads, and takes the broker
+// password out of the process environment, which apps inherit.
+func ConfigFrom(c *cli.Context, getenv func(string) string) (Config, error) {
+	f := Config{url: cmp.Or(c.String("fleet"), getenv("ROBOT_FLEET_URL"))}
 	if f.url == "" {
 		return f, nil
 	}
@@ -79,9 +86,9 @@ func fleetConfigFrom(c *cli.Context, getenv func(string) string) (fleetConfig, e
 	return f, nil
 }
 
-// startFleet joins the fleet: the agent of core/fleet over a persistent MQTT session. It returns
+// Start joins the fleet: the agent of core/fleet over a persistent MQTT session. It returns
 // a function that leaves it (the presence goes offline, the session stays for the next start).
-func startFleet(ctx context.Context, f fleetConfig, mgr *apps.Manager, hubURL, hubToken string, log *slog.Logger) (func(), error) {
+func Start(ctx context.Context, f Config, mgr *apps.Manager, hubURL, hubToken string, log *slog.Logger) (func(), error) {
 	log = log.With("component", "fleet")
 	var tlsCfg *tls.Config
 	if f.tlsFiles != [3]string{} {
@@ -157,3 +164,6 @@ func (a fleetApps) Update(ctx context.Context, source, revision string) error {
 		return errors.New("the daemon is stopping")
 	}
 }
+
+// Enabled reports whether the daemon joins a fleet (--fleet or ROBOT_FLEET_URL).
+func (f Config) Enabled() bool { return f.url != "" }

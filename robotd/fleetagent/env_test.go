@@ -1,4 +1,4 @@
-package robotd
+package fleetagent
 
 import (
 	"os"
@@ -11,9 +11,9 @@ import (
 // their installs start with the daemon's environment (os.Environ), so it must be gone from it.
 func TestFleetPasswordIsNotPassedToApps(t *testing.T) {
 	t.Setenv("ROBOT_FLEET_PASSWORD", "fleet-s3cret")
-	var f fleetConfig
-	app := &cli.App{Flags: fleetFlags(), Action: func(c *cli.Context) (err error) {
-		f, err = fleetConfigFrom(c, os.Getenv)
+	var f Config
+	app := &cli.App{Flags: Flags(), Action: func(c *cli.Context) (err error) {
+		f, err = ConfigFrom(c, os.Getenv)
 		return err
 	}}
 	if err := app.Run([]string{"robot-daemon", "--fleet", "mqtt://127.0.0.1:1883", "--fleet-id", "robot-1"}); err != nil {
