@@ -12,6 +12,7 @@ import (
 	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/internal/hardware"
 	"github.com/robothub/robothub/internal/hardware/media"
+	"github.com/robothub/robothub/internal/hardware/usbdev"
 )
 
 // mediaFlags are the daemon's media options.
@@ -27,7 +28,7 @@ var mediaFlags = []cli.Flag{
 type mediaConfig struct {
 	camera, microphone, speaker string
 	mode                        media.VideoMode
-	cameraIDs, audioIDs         []media.USBID
+	cameraIDs, audioIDs         []usbdev.ID
 }
 
 // mediaConfigFrom resolves the media flags over the media section of the hardware config at

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/robothub/robothub/internal/hardware/media"
+	"github.com/robothub/robothub/internal/hardware/usbdev"
 )
 
 // The robot's audio board, an XMOS XVF3800, is tuned and read through vendor control requests on
@@ -111,9 +111,9 @@ type Board struct {
 	sleep func(time.Duration) // between busy answers; time.Sleep but in tests
 }
 
-// Open opens the robot's audio board (media.AudioIDs, found in sysfs) for control requests.
-func Open(sysfs media.Sysfs) (*Board, error) {
-	node, id, err := sysfs.FindUSB(media.AudioIDs)
+// Open opens the robot's audio board (usbdev.AudioIDs, found in sysfs) for control requests.
+func Open(sysfs usbdev.Sysfs) (*Board, error) {
+	node, id, err := sysfs.FindUSB(usbdev.AudioIDs)
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/internal/hardware/media"
+	"github.com/robothub/robothub/internal/hardware/usbdev"
 )
 
 // exchange is one control transfer as the board sees it, and its answer.
@@ -111,8 +111,8 @@ func TestAudioBoardWritesAndRefusesWhatItCannot(t *testing.T) {
 }
 
 func TestNoAudioBoardNamesWhatWasLookedFor(t *testing.T) {
-	_, err := Open(media.Sysfs(t.TempDir()))
-	var nf *media.NotFoundError
+	_, err := Open(usbdev.Sysfs(t.TempDir()))
+	var nf *usbdev.NotFoundError
 	if !errors.As(err, &nf) || !strings.Contains(err.Error(), "38fb:1001") || !strings.Contains(err.Error(), "2886:001a") {
 		t.Fatalf("no board: %v", err)
 	}

@@ -1,4 +1,8 @@
-package media
+// Package usbdev finds the robot's USB devices in sysfs by vendor and product id: its camera's
+// video node, its sound card's ALSA card, and the usbfs node of any device (the audio board's
+// control endpoint). Used by internal/hardware/media and internal/hardware/xvf3800; tests give it
+// a copy of a machine's /sys tree.
+package usbdev
 
 import (
 	"fmt"
@@ -9,29 +13,29 @@ import (
 	"strings"
 )
 
-// USBID is a USB vendor and product id.
-type USBID struct {
+// ID is a USB vendor and product id.
+type ID struct {
 	Vendor, Product uint16
 	Name            string // what it is, for messages
 }
 
-func (u USBID) String() string { return fmt.Sprintf("%04x:%04x (%s)", u.Vendor, u.Product, u.Name) }
+func (u ID) String() string { return fmt.Sprintf("%04x:%04x (%s)", u.Vendor, u.Product, u.Name) }
 
 // The robot's media devices, by USB id, most likely first (from the robot maker's own media code).
 var (
 	// CameraIDs are the robot's USB cameras: the Lite's own, and the Arducam of early units. The
 	// Wireless's camera is on the Pi's CSI port, reached through libcamera.
-	CameraIDs = []USBID{{0x38fb, 0x1002, "the robot's camera"}, {0x0c45, 0x636d, "Arducam 12MP"}}
+	CameraIDs = []ID{{0x38fb, 0x1002, "the robot's camera"}, {0x0c45, 0x636d, "Arducam 12MP"}}
 	// AudioIDs are the robot's sound card (an XMOS XVF3800 with four microphones and the
 	// speaker's output): its firmware, then the ReSpeaker firmware of early units.
-	AudioIDs = []USBID{{0x38fb, 0x1001, "the robot's audio card"}, {0x2886, 0x001a, "ReSpeaker XVF3800"}}
+	AudioIDs = []ID{{0x38fb, 0x1001, "the robot's audio card"}, {0x2886, 0x001a, "ReSpeaker XVF3800"}}
 )
 
 // Sysfs is where devices are looked for: "/sys" on a robot, a copy of its tree in tests.
 type Sysfs string
 
 // usbParent returns the USB device directory (the one with idVendor) above a sysfs device link.
-func (s Sysfs) usbParent(link string) (dir string, id USBID, ok bool) {
+func (s Sysfs) usbParent(link string) (dir string, id ID, ok bool) {
 	dir, err := filepath.EvalSymlinks(link)
 	if err != nil {
 		return "", id, false
@@ -40,7 +44,7 @@ func (s Sysfs) usbParent(link string) (dir string, id USBID, ok bool) {
 		v, err1 := readHex(filepath.Join(dir, "idVendor"))
 		p, err2 := readHex(filepath.Join(dir, "idProduct"))
 		if err1 == nil && err2 == nil {
-			return dir, USBID{Vendor: v, Product: p}, true
+			return dir, ID{Vendor: v, Product: p}, true
 		}
 	}
 	return "", id, false
@@ -62,8 +66,8 @@ func readTrim(path string) string {
 
 // NotFoundError says what was looked for and what was there instead.
 type NotFoundError struct {
-	What   string  // "camera", "sound card"
-	Wanted []USBID // the ids looked for
+	What   string // "camera", "sound card"
+	Wanted []ID   // the ids looked for
 	Seen   []string
 	Hint   string
 }
@@ -83,12 +87,12 @@ func (e *NotFoundError) Error() string {
 }
 
 // FindCamera returns the V4L2 capture node (/dev/videoN) of the first camera of ids present.
-func (s Sysfs) FindCamera(ids []USBID) (string, USBID, error) {
+func (s Sysfs) FindCamera(ids []ID) (string, ID, error) {
 	nodes, _ := filepath.Glob(filepath.Join(string(s), "class", "video4linux", "video*"))
 	slices.SortFunc(nodes, func(a, b string) int { return nodeNumber(a) - nodeNumber(b) })
 	type found struct {
 		dev, name string
-		id        USBID
+		id        ID
 	}
 	var present []found
 	for _, n := range nodes {
@@ -111,17 +115,17 @@ func (s Sysfs) FindCamera(ids []USBID) (string, USBID, error) {
 	for i, f := range present {
 		seen[i] = fmt.Sprintf("%s %04x:%04x %q", f.dev, f.id.Vendor, f.id.Product, f.name)
 	}
-	return "", USBID{}, &NotFoundError{What: "camera", Wanted: ids, Seen: seen,
+	return "", ID{}, &NotFoundError{What: "camera", Wanted: ids, Seen: seen,
 		Hint: "Plug the robot's camera in, or name one with --camera /dev/videoN (--camera none runs without)"}
 }
 
 // FindSoundCard returns the ALSA card id (its name in /proc/asound) of the first card of ids
 // present.
-func (s Sysfs) FindSoundCard(ids []USBID) (string, USBID, error) {
+func (s Sysfs) FindSoundCard(ids []ID) (string, ID, error) {
 	cards, _ := filepath.Glob(filepath.Join(string(s), "class", "sound", "card*"))
 	type found struct {
 		name string
-		id   USBID
+		id   ID
 	}
 	var present []found
 	for _, c := range cards {
@@ -140,12 +144,12 @@ func (s Sysfs) FindSoundCard(ids []USBID) (string, USBID, error) {
 	for i, f := range present {
 		seen[i] = fmt.Sprintf("card %s %04x:%04x", f.name, f.id.Vendor, f.id.Product)
 	}
-	return "", USBID{}, &NotFoundError{What: "sound card", Wanted: ids, Seen: seen,
+	return "", ID{}, &NotFoundError{What: "sound card", Wanted: ids, Seen: seen,
 		Hint: "Plug the robot's USB audio in, or name devices with --microphone and --speaker (hw:CARD=NAME, pulse; none runs without)"}
 }
 
 // FindUSB returns the usbfs node (/dev/bus/usb/BBB/DDD) of the first device of ids present.
-func (s Sysfs) FindUSB(ids []USBID) (string, USBID, error) {
+func (s Sysfs) FindUSB(ids []ID) (string, ID, error) {
 	devs, _ := filepath.Glob(filepath.Join(string(s), "bus", "usb", "devices", "*"))
 	for _, want := range ids {
 		for _, d := range devs {
@@ -162,7 +166,7 @@ func (s Sysfs) FindUSB(ids []USBID) (string, USBID, error) {
 			return fmt.Sprintf("/dev/bus/usb/%03d/%03d", bus, dev), want, nil
 		}
 	}
-	return "", USBID{}, &NotFoundError{What: "XMOS audio device", Wanted: ids,
+	return "", ID{}, &NotFoundError{What: "XMOS audio device", Wanted: ids,
 		Hint: "Direction of arrival and the audio board's parameters need the robot's sound card"}
 }
 
