@@ -1,4 +1,7 @@
-package mqtt
+// Package broker is an MQTT broker in this process, for `robothub dev` and `make run`: a package of
+// its own so that the binaries that only talk to a broker (robot-daemon, the Lambda bootstrap) do not
+// carry one.
+package broker
 
 import (
 	"fmt"
@@ -19,8 +22,8 @@ type Broker struct {
 	ln  net.Listener
 }
 
-// StartBroker listens on addr, which must be a loopback address, and serves until Close.
-func StartBroker(addr string, log *slog.Logger) (*Broker, error) {
+// Start listens on addr, which must be a loopback address, and serves until Close.
+func Start(addr string, log *slog.Logger) (*Broker, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("broker address %q: %v", addr, err)
