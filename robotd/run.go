@@ -1,5 +1,17 @@
 // Package robotd is the robot daemon (`robot-daemon`): it serves the robot and runs its apps, one at
 // a time, behind a REST API, a state stream for the SDK, and a dashboard.
+//
+// This package is the wiring: the flags and Run (run.go), the robot's backend and media devices,
+// NewServer, and routes.go, the one table of every route. It keeps the daemon's own routes (status,
+// control, name, hub login), the dashboard and mDNS. The rest lives in rooms of its own:
+//
+//	httpapi/     the HTTP plumbing every route package shares (JSON, fault kind -> status, SSE)
+//	access/      the token, the dashboard's login, the peer's user, host checks, per-client caps
+//	appsapi/     the app routes and SDK sessions, over appsapi.Apps
+//	robotapi/    the robot's state, motion, motor, recorded-move and kinematics routes
+//	mediaapi/    the media, audio, camera, volume and WebRTC routes
+//	fleetagent/  the fleet flags and agent
+//	pysdk/       the Python SDK the daemon installs into its apps venv
 package robotd
 
 import (
