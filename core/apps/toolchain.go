@@ -50,6 +50,13 @@ type Toolchain interface {
 	Recover(ctx context.Context, log io.Writer) error
 }
 
+// Prestarter is a Toolchain that can start the processes of a build and an install before they
+// are needed, so that their start-up overlaps getting the package (internal/pytool: Python's and
+// pip's imports). stop ends those that no BuildWheel or Install took.
+type Prestarter interface {
+	Prestart() (stop func())
+}
+
 // Wheel is a built or downloaded wheel file and what its metadata says.
 type Wheel struct {
 	Path        string

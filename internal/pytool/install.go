@@ -2,6 +2,7 @@ package pytool
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -81,9 +82,22 @@ func (v *Venv) installCommand(noBuildIsolation bool, targets ...string) (string,
 	return name, append(args, targets...)
 }
 
-// Install installs wheel files, and only them.
+// Install installs wheel files, and only them: with the pip Prestart started, if it waits.
 func (v *Venv) Install(ctx context.Context, log io.Writer, wheels ...string) error {
 	name, args := v.installCommand(false, wheels...)
+	prefix := v.pip("")[:3] // -I -m pip
+	if p := v.warmPip.take(); p != nil {
+		if name != v.Python() || !slices.Equal(args[:len(prefix)], prefix) {
+			p.end()
+		} else {
+			fmt.Fprintf(log, "Running %s %s (started ahead)\n", filepath.Base(name), apps.RedactText(strings.Join(args, " ")))
+			tail := &lineTail{max: 40}
+			err := p.run(ctx, io.MultiWriter(log, tail), args[len(prefix):])
+			if !errors.Is(err, errNotTaken) {
+				return installerError(ctx, err, tail)
+			}
+		}
+	}
 	return v.runInstaller(ctx, log, nil, name, args...)
 }
 

@@ -5,6 +5,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	_ "embed"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"maps"
 	"net/textproto"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -23,28 +25,82 @@ import (
 	"gopkg.in/ini.v1"
 
 	"github.com/robothub/robothub/core/apps"
+	"github.com/robothub/robothub/core/procgroup"
 )
 
 // maxMetadataFile bounds what is read of one metadata file of a wheel or an installed distribution.
 const maxMetadataFile = 1 << 20
 
+// buildScript calls a package's build backend in one Python process (build_wheel.py).
+//
+//go:embed build_wheel.py
+var buildScript string
+
+// buildEnv keeps a package's build off the network: pip's index (for setup_requires) is off, and
+// every proxy is a closed port.
+var buildEnv = append([]string{"PIP_NO_INDEX=1"}, offlineEnv...)
+
 // BuildWheel builds the package source in srcDir into a wheel in outDir with the venv's
 // setuptools, offline and without its dependencies, and reads it. The build runs on a copy in
 // outDir (builds write build/ and *.egg-info into their source).
+//
+// The build backend is called in one process of the venv's Python (build_wheel.py) rather than
+// through pip wheel --no-build-isolation, which starts pip and then two more Pythons (metadata,
+// then the wheel): 2.3-2.6 s of CPU against 0.74-0.79 s for the same wheel of the test app
+// (catalog_app, 3 runs each, /usr/bin/time, Debian 12's Python 3.11, pip 23.0.1, setuptools 66).
+// The build's code sees no index and no network: pip's index is off and every proxy is closed.
 func (v *Venv) BuildWheel(ctx context.Context, log io.Writer, srcDir, outDir string) (apps.Wheel, error) {
 	work := filepath.Join(outDir, "src")
 	if err := CopyPackage(work, srcDir); err != nil {
 		return apps.Wheel{}, fmt.Errorf("copying the package: %w", err)
 	}
-	args := append(append(v.pip("wheel", "--no-index", "--no-deps", "--no-build-isolation", "--wheel-dir", outDir), v.Source.findLinks()...), work)
-	if err := v.runInstaller(ctx, log, nil, v.Python(), args...); err != nil {
-		return apps.Wheel{}, fmt.Errorf("building the package failed (pip wheel: %w)", err)
+	out, err := filepath.Abs(outDir)
+	if err != nil {
+		return apps.Wheel{}, err
+	}
+	// The backend's chatter (setuptools prints every file it copies) is shown when it fails.
+	fmt.Fprintf(log, "Building the wheel with the build backend of %s\n", filepath.Base(v.Dir))
+	tail := &lineTail{max: 40}
+	err = errNotTaken
+	if p := v.warmBuild.take(); p != nil {
+		err = p.run(ctx, tail, []string{work, out})
+		if ee := (*exitError)(nil); errors.As(err, &ee) && ee.code == 3 {
+			err = errNotTaken // not a setuptools build: a Python of its own
+		}
+	}
+	if errors.Is(err, errNotTaken) {
+		tail = &lineTail{max: 40}
+		cmd := exec.Command(v.Python(), "-I", "-c", buildScript, work, out)
+		cmd.Env = v.environ(buildEnv)
+		err = procgroup.Run(ctx, cmd, tail)
+	}
+	if err != nil {
+		lines := tail.last()
+		for _, l := range lines {
+			fmt.Fprintln(log, l)
+		}
+		if ctx.Err() == nil {
+			if why := buildMessage(lines); why != "" {
+				err = fmt.Errorf("%w: %s", err, why)
+			}
+		}
+		return apps.Wheel{}, fmt.Errorf("building the package failed (its build backend: %w)", err)
 	}
 	wheels, _ := filepath.Glob(filepath.Join(outDir, "*.whl"))
 	if len(wheels) != 1 {
 		return apps.Wheel{}, fmt.Errorf("building the package produced %d wheels, want 1", len(wheels))
 	}
 	return ReadWheel(wheels[0])
+}
+
+// buildMessage is the end of a failed build's output: Python's exception line, else the last lines.
+func buildMessage(lines []string) string {
+	for i := len(lines) - 1; i >= 0; i-- {
+		if t := strings.TrimSpace(lines[i]); t != "" && !strings.HasPrefix(lines[i], " ") && (strings.Contains(t, "Error") || strings.Contains(t, "error:")) {
+			return apps.RedactText(t)
+		}
+	}
+	return installerMessage(lines)
 }
 
 // ReadWheel reads a wheel's METADATA (an RFC 822 header block, through net/textproto) and its
