@@ -128,6 +128,9 @@ func (d *Detector) Detect(frame *image.RGBA) ([]robot.Face, error) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.sess == nil {
+		return nil, errors.New("the face detector is closed")
+	}
 	lb := fit(frame, d.img)
 	d.layout.tensor(d.img, d.in)
 	outs, err := d.sess.Run(d.in, d.shape)
@@ -165,9 +168,12 @@ func faces(boxes []box, lb letterbox, frame image.Rectangle) []robot.Face {
 
 func clampUnit(v float64) float64 { return min(1, max(-1, v)) }
 
-// Close releases the model.
+// Close releases the model; Detect fails after it.
 func (d *Detector) Close() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.sess.Close()
+	if d.sess != nil {
+		d.sess.Close()
+		d.sess = nil
+	}
 }

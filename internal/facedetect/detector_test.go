@@ -4,7 +4,6 @@ import (
 	"errors"
 	"image"
 	"image/draw"
-	"image/jpeg"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,31 +11,13 @@ import (
 	"testing"
 
 	"github.com/robothub/robothub/core/robot"
+	"github.com/robothub/robothub/internal/facedetect/facetest"
 )
-
-// assets is the folder .ci/face-assets fills from the npm registry: ONNX Runtime, BlazeFace models
-// and a photograph with three faces. Without it the tests that run the real model skip, except on
-// CI, which must run them.
-func assets(t testing.TB) string {
-	t.Helper()
-	dir := os.Getenv("ROBOTHUB_FACE_ASSETS")
-	if dir == "" {
-		cache, _ := os.UserCacheDir()
-		dir = filepath.Join(cache, "robothub", "face-assets")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "libonnxruntime.so.1")); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI must run the face detector on ONNX Runtime: run .ci/face-assets first (%v)", err)
-		}
-		t.Skipf("no ONNX Runtime in %s: run .ci/face-assets to fetch it and the test models (%v)", dir, err)
-	}
-	return dir
-}
 
 func openDetector(t testing.TB, model string) *Detector {
 	t.Helper()
-	dir := assets(t)
-	rt, err := OpenRuntime(filepath.Join(dir, "libonnxruntime.so.1"))
+	dir := facetest.Assets(t)
+	rt, err := OpenRuntime(filepath.Join(dir, facetest.Runtime))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,67 +33,43 @@ func openDetector(t testing.TB, model string) *Detector {
 	return d
 }
 
-// FacesPhoto is face-api's demo photograph sample1.jpg (1920×1280): three women side by side.
-// Their faces' centres and widths, measured by hand on the photograph, in its pixels.
-var photoFaces = []struct{ x, y, w float64 }{
-	{515, 505, 190},  // left, upright
-	{940, 558, 180},  // middle, head tilted
-	{1570, 340, 155}, // right, head leaning far
-}
-
-func loadPhoto(t testing.TB) *image.RGBA {
-	t.Helper()
-	f, err := os.Open(filepath.Join(assets(t), "faces-1.jpg"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	src, err := jpeg.Decode(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rgba := image.NewRGBA(src.Bounds())
-	draw.Draw(rgba, rgba.Bounds(), src, image.Point{}, draw.Src)
-	return rgba
-}
-
 // inPixels is where a face lies in the pixels of frame.
 func inPixels(f robot.Face, frame image.Rectangle) (x, y, w float64) {
 	return float64(frame.Min.X) + (f.X+1)/2*float64(frame.Dx()), float64(frame.Min.Y) + (f.Y+1)/2*float64(frame.Dy()), f.Width * float64(frame.Dx())
 }
 
 func TestDetectorFindsTheThreeFacesOfAPhotograph(t *testing.T) {
-	d := openDetector(t, "blazeface-back-256.onnx")
+	d := openDetector(t, facetest.BlazeFace256)
 	if d.Model != "BlazeFace" {
 		t.Fatalf("model %q", d.Model)
 	}
-	photo := loadPhoto(t)
+	photo := facetest.LoadPhoto(t)
 	faces, err := d.Detect(photo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(faces) != len(photoFaces) {
-		t.Fatalf("found %d faces, want %d: %+v", len(faces), len(photoFaces), faces)
+	if len(faces) != len(facetest.PhotoFaces) {
+		t.Fatalf("found %d faces, want %d: %+v", len(faces), len(facetest.PhotoFaces), faces)
 	}
-	for _, want := range photoFaces {
+	for _, want := range facetest.PhotoFaces {
 		found := false
 		for _, f := range faces {
 			x, y, w := inPixels(f, photo.Bounds())
-			if math.Abs(x-want.x) < 40 && math.Abs(y-want.y) < 40 && math.Abs(w-want.w) < 60 && f.Score > 0.6 {
+			if math.Abs(x-want.X) < 40 && math.Abs(y-want.Y) < 40 && math.Abs(w-want.W) < 60 && f.Score > 0.6 {
 				found = true
 			}
 		}
 		if !found {
-			t.Errorf("no face at (%v, %v) of width %v: found %+v", want.x, want.y, want.w, faces)
+			t.Errorf("no face at (%v, %v) of width %v: found %+v", want.X, want.Y, want.W, faces)
 		}
 	}
 }
 
 func TestDetectorFindsAFaceLeftOfCentreInACrop(t *testing.T) {
-	for _, model := range []string{"blazeface-front-128.onnx", "blazeface-back-256.onnx"} {
+	for _, model := range []string{facetest.BlazeFace128, facetest.BlazeFace256} {
 		t.Run(model, func(t *testing.T) {
 			d := openDetector(t, model)
-			photo := loadPhoto(t)
+			photo := facetest.LoadPhoto(t)
 			// Around the left face only, 4:3, the face in the left half.
 			crop := photo.SubImage(image.Rect(300, 250, 940, 730)).(*image.RGBA)
 			faces, err := d.Detect(crop)
@@ -123,7 +80,7 @@ func TestDetectorFindsAFaceLeftOfCentreInACrop(t *testing.T) {
 				t.Fatal("no face")
 			}
 			f := faces[0]
-			want := (photoFaces[0].x-300)/640*2 - 1 // -0.33
+			want := (facetest.PhotoFaces[0].X-300)/640*2 - 1 // -0.33
 			if math.Abs(f.X-want) > 0.1 || f.X >= 0 || math.Abs(f.Roll) > 0.3 {
 				t.Fatalf("face %+v: want X %.2f (left of centre), upright", f, want)
 			}
@@ -132,7 +89,7 @@ func TestDetectorFindsAFaceLeftOfCentreInACrop(t *testing.T) {
 }
 
 func TestDetectorFindsNoFaceInAFlatFrame(t *testing.T) {
-	d := openDetector(t, "blazeface-back-256.onnx")
+	d := openDetector(t, facetest.BlazeFace256)
 	frame := image.NewRGBA(image.Rect(0, 0, 640, 480))
 	draw.Draw(frame, frame.Bounds(), image.NewUniform(image.White), image.Point{}, draw.Src)
 	faces, err := d.Detect(frame)
@@ -145,12 +102,12 @@ func TestDetectorFindsNoFaceInAFlatFrame(t *testing.T) {
 }
 
 func TestNewRefusesWhatIsNotAFaceModel(t *testing.T) {
-	dir := assets(t)
-	rt, err := OpenRuntime(filepath.Join(dir, "libonnxruntime.so.1"))
+	dir := facetest.Assets(t)
+	rt, err := OpenRuntime(filepath.Join(dir, facetest.Runtime))
 	if err != nil {
 		t.Fatal(err)
 	}
-	model, err := os.ReadFile(filepath.Join(dir, "blazeface-front-128.onnx"))
+	model, err := os.ReadFile(filepath.Join(dir, facetest.BlazeFace128))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -103,21 +103,26 @@ func OpenRuntime(path string) (*Runtime, error) {
 		return nil, fmt.Errorf("ONNX Runtime %s at %s does not serve C API version %d", rt.Version, path, ortAPIVersion)
 	}
 	logID := cString("robot-daemon")
-	if err := rt.call(ortCreateEnv, ortLoggingLevelError, ptrOf(&logID[0]), ptrOf(&rt.env)); err != nil {
+	if err := rt.call(ortCreateEnv, ortLoggingLevelError, uintptr(unsafe.Pointer(&logID[0])), uintptr(unsafe.Pointer(&rt.env))); err != nil {
 		return nil, fmt.Errorf("ONNX Runtime %s: creating its environment: %w", rt.Version, err)
 	}
 	runtime.KeepAlive(logID)
-	if err := rt.call(ortGetAllocatorWithDefaultOptions, ptrOf(&rt.alloc)); err != nil {
+	if err := rt.call(ortGetAllocatorWithDefaultOptions, uintptr(unsafe.Pointer(&rt.alloc))); err != nil {
 		return nil, err
 	}
-	if err := rt.call(ortCreateCpuMemoryInfo, ortArenaAllocator, ortMemTypeDefault, ptrOf(&rt.mem)); err != nil {
+	if err := rt.call(ortCreateCpuMemoryInfo, ortArenaAllocator, ortMemTypeDefault, uintptr(unsafe.Pointer(&rt.mem))); err != nil {
 		return nil, err
 	}
 	runtimes[path] = rt
 	return rt, nil
 }
 
-// call calls entry i of the API table, which returns an OrtStatus* (NULL for success).
+// call calls entry i of the API table, which returns an OrtStatus* (NULL for success). Pointers to
+// Go memory are passed as uintptr(unsafe.Pointer(p)) written in the call itself: uintptrescapes then
+// moves what they point to onto the heap, where a goroutine's stack growth cannot move it while C
+// writes to it, and keeps it alive until call returns.
+//
+//go:uintptrescapes
 func (rt *Runtime) call(i int, args ...uintptr) error {
 	status, _, _ := purego.SyscallN(entry(rt.api, i), args...)
 	if status == 0 {
@@ -161,7 +166,7 @@ func (rt *Runtime) NewSession(model []byte, threads int) (*Session, error) {
 		return nil, errors.New("the model is empty")
 	}
 	var opts uintptr
-	if err := rt.call(ortCreateSessionOptions, ptrOf(&opts)); err != nil {
+	if err := rt.call(ortCreateSessionOptions, uintptr(unsafe.Pointer(&opts))); err != nil {
 		return nil, err
 	}
 	defer rt.release(ortReleaseSessionOptions, opts)
@@ -177,16 +182,16 @@ func (rt *Runtime) NewSession(model []byte, threads int) (*Session, error) {
 		return nil, err
 	}
 	s := &Session{rt: rt}
-	if err := rt.call(ortCreateSessionFromArray, rt.env, ptrOf(&model[0]), uintptr(len(model)), opts, ptrOf(&s.s)); err != nil {
+	if err := rt.call(ortCreateSessionFromArray, rt.env, uintptr(unsafe.Pointer(&model[0])), uintptr(len(model)), opts, uintptr(unsafe.Pointer(&s.s))); err != nil {
 		return nil, fmt.Errorf("loading the model: %w", err)
 	}
 	runtime.KeepAlive(model)
 	var nIn, nOut uintptr
-	if err := rt.call(ortSessionGetInputCount, s.s, ptrOf(&nIn)); err != nil {
+	if err := rt.call(ortSessionGetInputCount, s.s, uintptr(unsafe.Pointer(&nIn))); err != nil {
 		s.Close()
 		return nil, err
 	}
-	if err := rt.call(ortSessionGetOutputCount, s.s, ptrOf(&nOut)); err != nil {
+	if err := rt.call(ortSessionGetOutputCount, s.s, uintptr(unsafe.Pointer(&nOut))); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -217,20 +222,20 @@ func (rt *Runtime) NewSession(model []byte, threads int) (*Session, error) {
 func (s *Session) info(nameFn, typeFn, i int) (Tensor, error) {
 	rt := s.rt
 	var name, typ, tinfo uintptr
-	if err := rt.call(nameFn, s.s, uintptr(i), rt.alloc, ptrOf(&name)); err != nil {
+	if err := rt.call(nameFn, s.s, uintptr(i), rt.alloc, uintptr(unsafe.Pointer(&name))); err != nil {
 		return Tensor{}, err
 	}
 	t := Tensor{Name: goString(name)}
 	rt.call(ortAllocatorFree, rt.alloc, name) //nolint:errcheck // a free reports nothing useful
-	if err := rt.call(typeFn, s.s, uintptr(i), ptrOf(&typ)); err != nil {
+	if err := rt.call(typeFn, s.s, uintptr(i), uintptr(unsafe.Pointer(&typ))); err != nil {
 		return Tensor{}, err
 	}
 	defer rt.release(ortReleaseTypeInfo, typ)
-	if err := rt.call(ortCastTypeInfoToTensorInfo, typ, ptrOf(&tinfo)); err != nil || tinfo == 0 {
+	if err := rt.call(ortCastTypeInfoToTensorInfo, typ, uintptr(unsafe.Pointer(&tinfo))); err != nil || tinfo == 0 {
 		return Tensor{}, fmt.Errorf("%s is not a tensor", t.Name)
 	}
 	var elem uintptr
-	if err := rt.call(ortGetTensorElementType, tinfo, ptrOf(&elem)); err != nil {
+	if err := rt.call(ortGetTensorElementType, tinfo, uintptr(unsafe.Pointer(&elem))); err != nil {
 		return Tensor{}, err
 	}
 	if elem != ortTensorFloat {
@@ -243,14 +248,14 @@ func (s *Session) info(nameFn, typeFn, i int) (Tensor, error) {
 
 func (rt *Runtime) dims(tinfo uintptr) ([]int64, error) {
 	var n uintptr
-	if err := rt.call(ortGetDimensionsCount, tinfo, ptrOf(&n)); err != nil {
+	if err := rt.call(ortGetDimensionsCount, tinfo, uintptr(unsafe.Pointer(&n))); err != nil {
 		return nil, err
 	}
 	if n == 0 {
 		return []int64{}, nil
 	}
 	shape := make([]int64, n)
-	if err := rt.call(ortGetDimensions, tinfo, ptrOf(&shape[0]), n); err != nil {
+	if err := rt.call(ortGetDimensions, tinfo, uintptr(unsafe.Pointer(&shape[0])), n); err != nil {
 		return nil, err
 	}
 	return shape, nil
@@ -268,18 +273,18 @@ func (s *Session) Run(input []float32, shape []int64) ([]Tensor, error) {
 		return nil, fmt.Errorf("an input of %d values does not have the shape %v", len(input), shape)
 	}
 	var value uintptr
-	if err := rt.call(ortCreateTensorWithDataAsOrtValue, rt.mem, ptrOf(&input[0]), uintptr(4*len(input)),
-		ptrOf(&shape[0]), uintptr(len(shape)), ortTensorFloat, ptrOf(&value)); err != nil {
+	if err := rt.call(ortCreateTensorWithDataAsOrtValue, rt.mem, uintptr(unsafe.Pointer(&input[0])), uintptr(4*len(input)),
+		uintptr(unsafe.Pointer(&shape[0])), uintptr(len(shape)), ortTensorFloat, uintptr(unsafe.Pointer(&value))); err != nil {
 		return nil, err
 	}
 	defer rt.release(ortReleaseValue, value)
-	inNames := []uintptr{ptrOf(&s.inName[0])}
+	inNames := []uintptr{uintptr(unsafe.Pointer(&s.inName[0]))}
 	outNames := make([]uintptr, len(s.outName))
 	for i, b := range s.outName {
-		outNames[i] = ptrOf(&b[0])
+		outNames[i] = uintptr(unsafe.Pointer(&b[0]))
 	}
 	clear(s.outPtrs)
-	err := rt.call(ortRun, s.s, 0, ptrOf(&inNames[0]), ptrOf(&value), 1, ptrOf(&outNames[0]), uintptr(len(outNames)), ptrOf(&s.outPtrs[0]))
+	err := rt.call(ortRun, s.s, 0, uintptr(unsafe.Pointer(&inNames[0])), uintptr(unsafe.Pointer(&value)), 1, uintptr(unsafe.Pointer(&outNames[0])), uintptr(len(outNames)), uintptr(unsafe.Pointer(&s.outPtrs[0])))
 	runtime.KeepAlive(input)
 	runtime.KeepAlive(shape)
 	runtime.KeepAlive(inNames)
@@ -296,7 +301,7 @@ func (s *Session) Run(input []float32, shape []int64) ([]Tensor, error) {
 	outs := make([]Tensor, len(s.outPtrs))
 	for i, p := range s.outPtrs {
 		var tinfo, data uintptr
-		if err := rt.call(ortGetTensorTypeAndShape, p, ptrOf(&tinfo)); err != nil {
+		if err := rt.call(ortGetTensorTypeAndShape, p, uintptr(unsafe.Pointer(&tinfo))); err != nil {
 			return nil, err
 		}
 		shape, err := rt.dims(tinfo)
@@ -304,7 +309,7 @@ func (s *Session) Run(input []float32, shape []int64) ([]Tensor, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := rt.call(ortGetTensorMutableData, p, ptrOf(&data)); err != nil {
+		if err := rt.call(ortGetTensorMutableData, p, uintptr(unsafe.Pointer(&data))); err != nil {
 			return nil, err
 		}
 		count := int64(1)
@@ -333,10 +338,6 @@ func entry(table uintptr, i int) uintptr {
 
 // pointer turns an address C gave into a pointer (C memory: the Go collector does not track it).
 func pointer(p uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&p)) }
-
-// ptrOf is the address of Go memory passed to C; the caller keeps the memory alive for the call
-// (Go's collector does not move heap objects).
-func ptrOf[T any](p *T) uintptr { return uintptr(unsafe.Pointer(p)) }
 
 func cString(s string) []byte { return append([]byte(s), 0) }
 
