@@ -22,15 +22,18 @@ build:
 # make run: the whole system on this machine (robothub dev): the local hub on 127.0.0.1:$(HUB_PORT), a
 # receiver on 127.0.0.1:$(RECEIVER_PORT) and the simulated robot on 127.0.0.1:$(DAEMON_PORT), wired by
 # a webhook so that a push to an app's space updates the app on the robot. State in $(DATA_DIR).
-# Ctrl-C stops it. Other ports: make run HUB_PORT=17861 RECEIVER_PORT=17860 DAEMON_PORT=18000 (on
-# the same data dir too: installed apps follow the hub to its new port, the webhook the receiver).
+# Ctrl-C stops it. Other ports: make run HUB_PORT=17861 RECEIVER_PORT=17860 DAEMON_PORT=18000
+# BROKER_PORT=11883 (on the same data dir too: installed apps follow the hub to its new port, the
+# webhook the receiver).
 HUB_PORT      ?= 7861
 RECEIVER_PORT ?= 7860
 DAEMON_PORT   ?= 8000
+BROKER_PORT   ?= 1883
 DATA_DIR      ?= .robothub/dev
 run: build
 	$(BIN)/robothub dev --data-dir $(DATA_DIR) --hub-addr 127.0.0.1:$(HUB_PORT) \
-		--receiver-addr 127.0.0.1:$(RECEIVER_PORT) --daemon-port $(DAEMON_PORT)
+		--receiver-addr 127.0.0.1:$(RECEIVER_PORT) --daemon-port $(DAEMON_PORT) \
+		--broker-addr 127.0.0.1:$(BROKER_PORT)
 
 vet:
 	$(GO) vet ./...
@@ -46,11 +49,12 @@ test: lint test-go test-python
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(TEST_FUZZTIME)
 
 # make bench: every benchmark with a target, run and compared with it; writes the generated table of
-# docs/BENCHMARKS.md (needs wrk and curl: apt-get install wrk curl). ONLY=regexp runs a subset.
-# Each command runs RUNS times (default 3); the document gives the range over the runs.
+# docs/BENCHMARKS.md (needs wrk and curl: apt-get install wrk curl). ONLY=regexp runs a subset and
+# keeps the other rows, each dated. Each command runs RUNS times (default 3); the document gives the
+# range over the runs. LOCK=file runs each command under flock(1) on a machine shared with others.
 RUNS ?= 3
 bench:
-	$(GO) run ./internal/benchreport -out docs/BENCHMARKS.md -runs $(RUNS) $(if $(ONLY),-only '$(ONLY)')
+	$(GO) run ./internal/benchreport -out docs/BENCHMARKS.md -runs $(RUNS) $(if $(ONLY),-only '$(ONLY)') $(if $(LOCK),-lock '$(LOCK)')
 
 # The receiver's load commands: a Go handler, and robothub serve's log route, each against a bare
 # net/http handler in the same run, driven by wrk (apt-get install wrk) and vegeta.

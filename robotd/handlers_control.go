@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"io/fs"
 	"net/http"
 	"os"
@@ -16,6 +15,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/robothub/robothub/core/hub"
+
+	"github.com/robothub/robothub/robotd/httpapi"
 )
 
 // The public daemon's daemon and hf-auth routes: starting and stopping the robot's control (the
@@ -56,34 +57,34 @@ type robotName struct {
 
 func (s *Server) handleGetRobotName(w http.ResponseWriter, r *http.Request) {
 	name := s.robotName()
-	writeJSON(w, http.StatusOK, robotName{Name: &name})
+	httpapi.WriteJSON(w, http.StatusOK, robotName{Name: &name})
 }
 
 func (s *Server) handleSetRobotName(w http.ResponseWriter, r *http.Request) {
 	var req robotName
-	if err := decodeBody(w, r, &req, maxBodyBytes, false); err != nil {
-		writeError(w, r, s.log, err)
+	if err := httpapi.DecodeBody(w, r, &req, httpapi.MaxBodyBytes, false); err != nil {
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	if req.Name == nil {
-		writeError(w, r, s.log, &errBody{"body: field name is required: the robot's display name, 1 to 64 characters"})
+		httpapi.WriteError(w, r, s.log, httpapi.BodyError("body: field name is required: the robot's display name, 1 to 64 characters"))
 		return
 	}
 	name := strings.TrimSpace(*req.Name)
 	if n := utf8.RuneCountInString(name); n < 1 || n > 64 || strings.ContainsAny(name, "\n\r\x00") {
-		writeError(w, r, s.log, &errBody{"name: 1 to 64 characters on one line"})
+		httpapi.WriteError(w, r, s.log, httpapi.BodyError("name: 1 to 64 characters on one line"))
 		return
 	}
 	p := s.ctl.file("robot-name")
 	if p == "" {
-		writeJSON(w, http.StatusServiceUnavailable, detail{Detail: "this daemon keeps no data directory: the name cannot be saved"})
+		httpapi.WriteJSON(w, http.StatusServiceUnavailable, httpapi.Detail{Detail: "this daemon keeps no data directory: the name cannot be saved"})
 		return
 	}
 	if err := writeFileAtomic(p, []byte(name+"\n"), 0o644); err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, robotName{Name: &name})
+	httpapi.WriteJSON(w, http.StatusOK, robotName{Name: &name})
 }
 
 // writeFileAtomic replaces path with data through a temporary file in the same directory.
@@ -123,7 +124,7 @@ func hardwareID() *string {
 }
 
 func (s *Server) handleHardwareID(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]*string{"hardware_id": hardwareID()})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]*string{"hardware_id": hardwareID()})
 }
 
 type lockStatus struct {
@@ -137,15 +138,15 @@ func (s *Server) handleLockStatus(w http.ResponseWriter, r *http.Request) {
 	if slot.Holder != "" {
 		out.HolderName = &slot.Holder
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
 // handleDaemonStart turns the robot's control back on after a stop, and wakes it with
 // ?wake_up=true.
 func (s *Server) handleDaemonStart(w http.ResponseWriter, r *http.Request) {
-	wake, err := requiredBool(r, "wake_up")
+	wake, err := httpapi.RequiredBool(r, "wake_up")
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	s.ctl.mu.Lock()
@@ -154,15 +155,15 @@ func (s *Server) handleDaemonStart(w http.ResponseWriter, r *http.Request) {
 	if wake {
 		s.robot.WakeUp()
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"state": "running"})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]string{"state": "running"})
 }
 
 // handleDaemonStop stops the robot's control: with ?goto_sleep=true it lays the head down first,
 // then the motors go limp. Apps and the API keep running; start turns the control back on.
 func (s *Server) handleDaemonStop(w http.ResponseWriter, r *http.Request) {
-	sleep, err := requiredBool(r, "goto_sleep")
+	sleep, err := httpapi.RequiredBool(r, "goto_sleep")
 	if err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	if sleep {
@@ -173,13 +174,13 @@ func (s *Server) handleDaemonStop(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	} else if err := s.robot.SetMotorMode("disabled"); err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	s.ctl.mu.Lock()
 	s.ctl.stopped = true
 	s.ctl.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]string{"state": "stopped"})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]string{"state": "stopped"})
 }
 
 // handleDaemonRestart restarts the robot's control: the motors on again, the robot awake.
@@ -188,14 +189,7 @@ func (s *Server) handleDaemonRestart(w http.ResponseWriter, r *http.Request) {
 	s.ctl.stopped = false
 	s.ctl.mu.Unlock()
 	s.robot.WakeUp()
-	writeJSON(w, http.StatusOK, map[string]string{"state": "running"})
-}
-
-func requiredBool(r *http.Request, name string) (bool, error) {
-	if r.URL.Query().Get(name) == "" {
-		return false, &errBody{fmt.Sprintf("query parameter %s is required: true or false", name)}
-	}
-	return boolQuery(r, name)
+	httpapi.WriteJSON(w, http.StatusOK, map[string]string{"state": "running"})
 }
 
 // --- hf-auth ------------------------------------------------------------------------------------
@@ -236,32 +230,32 @@ func (s *Server) handleSaveToken(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Token *string `json:"token"`
 	}
-	if err := decodeBody(w, r, &req, maxBodyBytes, false); err != nil {
-		writeError(w, r, s.log, err)
+	if err := httpapi.DecodeBody(w, r, &req, httpapi.MaxBodyBytes, false); err != nil {
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	if req.Token == nil || strings.TrimSpace(*req.Token) == "" {
-		writeError(w, r, s.log, &errBody{"body: field token is required: a hub access token"})
+		httpapi.WriteError(w, r, s.log, httpapi.BodyError("body: field token is required: a hub access token"))
 		return
 	}
 	token := strings.TrimSpace(*req.Token)
 	who, err := s.whoAmI(r.Context(), token)
 	if err != nil {
 		msg := "the hub refused the token: " + redactToken(err.Error(), token)
-		writeJSON(w, http.StatusBadRequest, detail{Detail: msg})
+		httpapi.WriteJSON(w, http.StatusBadRequest, httpapi.Detail{Detail: msg})
 		return
 	}
 	p := s.ctl.file("hub-token")
 	if p == "" {
-		writeJSON(w, http.StatusServiceUnavailable, detail{Detail: "this daemon keeps no data directory: the token cannot be saved"})
+		httpapi.WriteJSON(w, http.StatusServiceUnavailable, httpapi.Detail{Detail: "this daemon keeps no data directory: the token cannot be saved"})
 		return
 	}
 	if err := writeFileAtomic(p, []byte(token+"\n"), 0o600); err != nil {
-		writeError(w, r, s.log, err)
+		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	s.log.Info("the robot is logged in to the hub", "user", who.Name)
-	writeJSON(w, http.StatusOK, tokenResponse{Status: "success", Username: &who.Name})
+	httpapi.WriteJSON(w, http.StatusOK, tokenResponse{Status: "success", Username: &who.Name})
 }
 
 func redactToken(msg, token string) string {
@@ -274,25 +268,25 @@ func redactToken(msg, token string) string {
 func (s *Server) handleAuthStatus(w http.ResponseWriter, r *http.Request) {
 	token := s.savedHubToken()
 	if token == "" {
-		writeJSON(w, http.StatusOK, map[string]any{"is_logged_in": false, "username": nil})
+		httpapi.WriteJSON(w, http.StatusOK, map[string]any{"is_logged_in": false, "username": nil})
 		return
 	}
 	who, err := s.whoAmI(r.Context(), token)
 	if err != nil {
-		writeJSON(w, http.StatusOK, map[string]any{"is_logged_in": false, "username": nil, "error": redactToken(err.Error(), token)})
+		httpapi.WriteJSON(w, http.StatusOK, map[string]any{"is_logged_in": false, "username": nil, "error": redactToken(err.Error(), token)})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"is_logged_in": true, "username": who.Name})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"is_logged_in": true, "username": who.Name})
 }
 
 func (s *Server) handleDeleteToken(w http.ResponseWriter, r *http.Request) {
 	if p := s.ctl.file("hub-token"); p != "" {
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			writeError(w, r, s.log, err)
+			httpapi.WriteError(w, r, s.log, err)
 			return
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "success"})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "success"})
 }
 
 // The public daemon relays WebRTC through its maker's central server and logs in with its OAuth
@@ -300,31 +294,31 @@ func (s *Server) handleDeleteToken(w http.ResponseWriter, r *http.Request) {
 const noRelay = "this daemon has no central relay: apps and the dashboard reach it directly"
 
 func (s *Server) handleRelayStatus(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"state": "unavailable", "message": noRelay, "is_connected": false})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"state": "unavailable", "message": noRelay, "is_connected": false})
 }
 
 func (s *Server) handleRefreshRelay(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"status": "unavailable", "message": noRelay, "token_available": s.savedHubToken() != ""})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "unavailable", "message": noRelay, "token_available": s.savedHubToken() != ""})
 }
 
 func (s *Server) handleCentralRobotStatus(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"available": false, "robots": []any{}, "reason": "no_central_relay"})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"available": false, "robots": []any{}, "reason": "no_central_relay"})
 }
 
 func (s *Server) handleOAuthConfigured(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"configured": false})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"configured": false})
 }
 
 const noOAuth = "OAuth login is not configured on this daemon: log the robot in with a hub token (POST /api/hf-auth/save-token)"
 
 func (s *Server) handleOAuthUnavailable(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusServiceUnavailable, detail{Detail: noOAuth})
+	httpapi.WriteJSON(w, http.StatusServiceUnavailable, httpapi.Detail{Detail: noOAuth})
 }
 
 func (s *Server) handleOAuthSessionStatus(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"status": "not_found", "message": "no OAuth session " + truncateField(r.PathValue("session_id")) + ": " + noOAuth})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "not_found", "message": "no OAuth session " + httpapi.Truncate(r.PathValue("session_id")) + ": " + noOAuth})
 }
 
 func (s *Server) handleOAuthSessionCancel(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusNotFound, detail{Detail: "Session not found"})
+	httpapi.WriteJSON(w, http.StatusNotFound, httpapi.Detail{Detail: "Session not found"})
 }

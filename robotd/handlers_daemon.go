@@ -1,17 +1,18 @@
 package robotd
 
 import (
-	"net"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/core/robot"
+
+	"github.com/robothub/robothub/robotd/httpapi"
 )
 
 func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, statusOK{Status: "ok"})
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.StatusOK{Status: "ok"})
 }
 
 type daemonStatus struct {
@@ -70,59 +71,18 @@ func (s *Server) handleDaemonStatus(w http.ResponseWriter, r *http.Request) {
 			bs.Ready, bs.Error = false, hw.Error
 		}
 	}
-	writeJSON(w, http.StatusOK, daemonStatus{
+	var startupApp *string
+	if name := s.apps.StartupApp(); name != "" {
+		startupApp = &name
+	}
+	httpapi.WriteJSON(w, http.StatusOK, daemonStatus{
 		Type: "daemon_status", RobotName: s.robotName(), Simulation: &sim, MockupSim: &mockup, BackendStatus: bs, HardwareID: hardwareID(),
 		State: state, Version: s.version, SDKVersion: s.apps.SDKVersion(), Backend: s.robot.BackendName(),
 		WirelessVersion: s.wireless, LoopbackOnly: s.loopbackOnly, RobotAwake: s.robot.Awake(), Slot: s.apps.Slot(), Sessions: s.apps.Sessions(),
-		StartupApp: startupAppBody(s.apps.StartupApp()).StartupApp, AppsVenv: s.apps.VenvDir(),
+		StartupApp: startupApp, AppsVenv: s.apps.VenvDir(),
 		StopTimeout: s.apps.StopTimeout().Seconds(), StartedAt: s.started, Uptime: time.Since(s.started).Seconds(),
 		Hardware: s.robot.HardwareStatus(), Warnings: nonNilStrings(s.apps.Warnings()),
 	})
-}
-
-type sessionRequest struct {
-	PID    int    `json:"pid"`
-	Client string `json:"client"`
-}
-
-func (s *Server) handleOpenSession(w http.ResponseWriter, r *http.Request) {
-	var req sessionRequest
-	if err := decodeBody(w, r, &req, maxBodyBytes, true); err != nil {
-		writeError(w, r, s.log, err)
-		return
-	}
-	info, err := s.apps.OpenSession(apps.SessionRequest{PID: req.PID, Local: fromLoopback(r), Client: req.Client, Peer: s.clientKey(r)})
-	if err != nil {
-		writeError(w, r, s.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, info)
-}
-
-func fromLoopback(r *http.Request) bool {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return false
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-func (s *Server) handleHeartbeat(w http.ResponseWriter, r *http.Request) {
-	info, err := s.apps.Heartbeat(r.PathValue("session_id"))
-	if err != nil {
-		writeError(w, r, s.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, info)
-}
-
-func (s *Server) handleCloseSession(w http.ResponseWriter, r *http.Request) {
-	if err := s.apps.CloseSession(r.PathValue("session_id")); err != nil {
-		writeError(w, r, s.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, statusOK{Status: "closed"})
 }
 
 // handleUnknownAPI answers unknown /api/ routes with a JSON 404, or 405 with Allow when the path
@@ -141,10 +101,10 @@ func (s *Server) handleUnknownAPI(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(allow) > 0 {
 		w.Header().Set("Allow", strings.Join(allow, ", "))
-		writeJSON(w, http.StatusMethodNotAllowed, detail{Detail: "Method " + r.Method + " not allowed; use " + strings.Join(allow, " or ")})
+		httpapi.WriteJSON(w, http.StatusMethodNotAllowed, httpapi.Detail{Detail: "Method " + r.Method + " not allowed; use " + strings.Join(allow, " or ")})
 		return
 	}
-	writeJSON(w, http.StatusNotFound, detail{Detail: "Not found: " + r.URL.Path})
+	httpapi.WriteJSON(w, http.StatusNotFound, httpapi.Detail{Detail: "Not found: " + r.URL.Path})
 }
 
 func nonNilStrings(list []string) []string {

@@ -9,10 +9,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/internal/hardware"
 	"github.com/robothub/robothub/internal/hardware/media"
+	"github.com/robothub/robothub/internal/hardware/usbdev"
 )
 
 // mediaFlags are the daemon's media options.
@@ -28,7 +28,7 @@ var mediaFlags = []cli.Flag{
 type mediaConfig struct {
 	camera, microphone, speaker string
 	mode                        media.VideoMode
-	cameraIDs, audioIDs         []media.USBID
+	cameraIDs, audioIDs         []usbdev.ID
 }
 
 // mediaConfigFrom resolves the media flags over the media section of the hardware config at
@@ -140,11 +140,3 @@ func (b *withMedia) Frame(time.Time) *image.RGBA {
 
 // StopSpeaking implements robot.Silencer.
 func (b *withMedia) StopSpeaking() { b.media.StopPlaying() }
-
-// mediaUnavailable makes a media error a 503 that says why.
-func mediaUnavailable(err error) error {
-	if err == nil {
-		return nil
-	}
-	return fault.Unavailablef("%v", err)
-}

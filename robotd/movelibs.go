@@ -12,6 +12,7 @@ import (
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/robot"
+	"github.com/robothub/robothub/robotd/robotapi"
 )
 
 // DefaultMoveLibraries are the move libraries the public daemon downloads at start, by their
@@ -19,11 +20,6 @@ import (
 var DefaultMoveLibraries = []string{
 	"pollen-robotics/reachy-mini-emotions-library",
 	"pollen-robotics/reachy-mini-dances-library",
-}
-
-// MoveLibraries finds move libraries (datasets on the hub) by their dataset ID, owner/name.
-type MoveLibraries interface {
-	Library(ctx context.Context, dataset string) (*robot.MoveLibrary, error)
 }
 
 // HubMoveLibraries downloads move libraries from a hub with core/hub's download API into a cache
@@ -150,3 +146,6 @@ func checkDatasetID(id string) error {
 	}
 	return nil
 }
+
+// MoveLibraries finds move libraries (datasets on the hub) by their dataset ID, owner/name.
+type MoveLibraries = robotapi.MoveLibraries

@@ -1,5 +1,17 @@
 // Package robotd is the robot daemon (`robot-daemon`): it serves the robot and runs its apps, one at
 // a time, behind a REST API, a state stream for the SDK, and a dashboard.
+//
+// This package is the wiring: the flags and Run (run.go), the robot's backend and media devices,
+// NewServer, and routes.go, the one table of every route. It keeps the daemon's own routes (status,
+// control, name, hub login), the dashboard and mDNS. The rest lives in rooms of its own:
+//
+//	httpapi/     the HTTP plumbing every route package shares (JSON, fault kind -> status, SSE)
+//	access/      the token, the dashboard's login, the peer's user, host checks, per-client caps
+//	appsapi/     the app routes and SDK sessions, over appsapi.Apps
+//	robotapi/    the robot's state, motion, motor, recorded-move and kinematics routes
+//	mediaapi/    the media, audio, camera, volume and WebRTC routes
+//	fleetagent/  the fleet flags and agent
+//	pysdk/       the Python SDK the daemon installs into its apps venv
 package robotd
 
 import (
@@ -29,6 +41,9 @@ import (
 	"github.com/robothub/robothub/core/version"
 	"github.com/robothub/robothub/internal/hardware/media"
 	"github.com/robothub/robothub/internal/pytool"
+	"github.com/robothub/robothub/robotd/access"
+	"github.com/robothub/robothub/robotd/fleetagent"
+	"github.com/robothub/robothub/robotd/httpapi"
 	"github.com/robothub/robothub/robotd/pysdk"
 )
 
@@ -58,8 +73,8 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			&cli.StringFlag{Name: "apps-venv", Usage: "the apps venv (default <data-dir>/apps_venv; " + wirelessAppsVenv + " with --wireless-version)"},
 			&cli.DurationFlag{Name: "stop-timeout", Value: apps.DefaultStopTimeout, Usage: "how long a stopping app gets after SIGINT before SIGKILL"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
-			&cli.StringFlag{Name: "token", Aliases: []string{"api-token"}, Usage: "the API token clients other than the daemon's own user send (default $ROBOT_DAEMON_TOKEN, else the one made on first start in <data-dir>/" + tokenFileName + ")"},
-			&cli.DurationFlag{Name: "body-timeout", Value: DefaultBodyTimeout, Usage: "how long a client has to send a request's body; a stalled one gets 408 and is dropped"},
+			&cli.StringFlag{Name: "token", Aliases: []string{"api-token"}, Usage: "the API token clients other than the daemon's own user send (default $ROBOT_DAEMON_TOKEN, else the one made on first start in <data-dir>/" + access.TokenFileName + ")"},
+			&cli.DurationFlag{Name: "body-timeout", Value: httpapi.DefaultBodyTimeout, Usage: "how long a client has to send a request's body; a stalled one gets 408 and is dropped"},
 			&cli.BoolFlag{Name: "no-auth", Usage: "let every client use the API without the token; refused unless the daemon listens on loopback only"},
 			&cli.StringFlag{Name: "hub-url", Usage: "the hub whose robot_python_app spaces form the app catalog and whose datasets are the move libraries (default $HF_ENDPOINT or https://huggingface.co; \"none\": neither, move libraries from the cache only)"},
 			&cli.BoolFlag{Name: "no-mdns", Usage: "do not announce the daemon on the local network (mDNS: <robot-name>.local and " + MDNSService + "), which it does when it listens beyond loopback"},
@@ -72,7 +87,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			&cli.StringFlag{Name: "installer", Value: "auto", Usage: "auto (uv when on PATH, else pip), pip or uv"},
 			&cli.BoolFlag{Name: "system-site-packages", Usage: "let apps use the system's Python packages (numpy, OpenCV from apt on Raspberry Pi OS)"},
 			&cli.StringSliceFlag{Name: "allowed-host", Usage: "a host name the API answers to, besides IP addresses, localhost and this machine's name"},
-		}, append(append(fleetFlags(), mediaFlags...), faceFlags...)...),
+		}, append(append(fleetagent.Flags(), mediaFlags...), faceFlags...)...),
 		Action: func(c *cli.Context) error {
 			cfg, err := configFrom(c, getenv)
 			if err != nil {
@@ -118,7 +133,7 @@ type config struct {
 	extraIndexURLs             []string
 	preloadMoves               []string
 	noMDNS                     bool
-	fleet                      fleetConfig
+	fleet                      fleetagent.Config
 	media                      mediaConfig
 	face                       faceConfig
 }
@@ -216,7 +231,7 @@ func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
 		cfg.token = "" // nothing to send: apps are not given one
 	}
 	if cfg.token != "" {
-		if err := checkTokenStrength(cfg.token, source); err != nil {
+		if err := access.CheckTokenStrength(cfg.token, source); err != nil {
 			return cfg, err
 		}
 	}
@@ -241,7 +256,7 @@ func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
 	for i, h := range cfg.allowedHosts {
 		cfg.allowedHosts[i] = strings.ToLower(strings.TrimSuffix(h, "."))
 	}
-	fleetCfg, err := fleetConfigFrom(c, getenv)
+	fleetCfg, err := fleetagent.ConfigFrom(c, getenv)
 	if err != nil {
 		return cfg, err
 	}
@@ -290,7 +305,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	defer lock.Release()
 
 	if !cfg.noAuth && cfg.token == "" {
-		token, path, created, err := loadOrCreateToken(cfg.dataDir)
+		token, path, created, err := access.LoadOrCreateToken(cfg.dataDir)
 		if err != nil {
 			return err
 		}
@@ -348,8 +363,8 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 		return fmt.Errorf("preparing the apps venv %s: %w", cfg.venvDir, err)
 	}
 
-	if cfg.fleet.url != "" {
-		leave, err := startFleet(ctx, cfg.fleet, mgr, cfg.hubURL, cfg.hubToken, log)
+	if cfg.fleet.Enabled() {
+		leave, err := fleetagent.Start(ctx, cfg.fleet, mgr, cfg.hubURL, cfg.hubToken, log)
 		if err != nil {
 			ln.Close()
 			return err

@@ -1,34 +1,29 @@
 package robotd
 
 import (
-	"crypto/rand"
+	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/robothub/robothub/internal/hardware/media"
+	"github.com/robothub/robothub/robotd/access"
+	"github.com/robothub/robothub/robotd/appsapi"
+	"github.com/robothub/robothub/robotd/mediaapi"
+	"github.com/robothub/robothub/robotd/robotapi"
 )
 
 // Server is the daemon's HTTP API and dashboard.
 type Server struct {
 	apps         Apps
 	robot        Robot
-	media        *media.Media // never nil: every device off when the daemon has none
-	mediaWired   bool         // the robot speaks, listens and looks through media
-	soundsDir    string       // uploaded sounds
-	mediaSocket  string       // the local media socket's path, for local SDKs
-	webrtc       *media.WebRTC
-	doaWarn      sync.Once
 	log          *slog.Logger
-	token        string // never empty: a request must present it unless noAuth
-	noAuth       bool
-	uid          int // the daemon's user: its loopback clients need no token
-	bodyTimeout  time.Duration
-	streams      streamSlots
-	logins       loginLimits
-	allowedHosts []string
+	access       *access.Guard
+	robotAPI     *robotapi.Handlers
+	mediaAPI     *mediaapi.Handlers
+	appsAPI      *appsapi.Handlers
 	version      string
 	wireless     bool
 	loopbackOnly bool
@@ -54,7 +49,7 @@ type ServerConfig struct {
 	Log          *slog.Logger
 	Token        string        // the API token (--token); empty: a random one nobody knows
 	NoAuth       bool          // --no-auth: every client may use the API
-	BodyTimeout  time.Duration // reading a request body; 0: DefaultBodyTimeout
+	BodyTimeout  time.Duration // reading a request body; 0: httpapi.DefaultBodyTimeout
 	AllowedHosts []string      // host names served besides IP literals and localhost
 	Version      string
 	Wireless     bool
@@ -75,28 +70,35 @@ type ServerConfig struct {
 // NewServer returns the daemon's HTTP handler.
 func NewServer(cfg ServerConfig) *Server {
 	s := &Server{
-		apps: cfg.Apps, robot: cfg.Robot, log: cfg.Log, token: cfg.Token, noAuth: cfg.NoAuth, uid: os.Getuid(), allowedHosts: cfg.AllowedHosts,
+		apps: cfg.Apps, robot: cfg.Robot, log: cfg.Log,
 		version: cfg.Version, wireless: cfg.Wireless, loopbackOnly: cfg.LoopbackOnly, started: time.Now(), done: cfg.Done,
 		sim: cfg.Sim, ctl: control{dataDir: cfg.DataDir, hubURL: cfg.HubURL}, moves: cfg.MoveLibraries,
-	}
-	if s.bodyTimeout = cfg.BodyTimeout; s.bodyTimeout == 0 {
-		s.bodyTimeout = DefaultBodyTimeout
-	}
-	if s.token == "" {
-		s.token = rand.Text()
-	}
-	s.media, s.mediaWired, s.soundsDir, s.mediaSocket, s.webrtc = cfg.Media, cfg.Media != nil, cfg.SoundsDir, cfg.MediaSocket, cfg.WebRTC
-	if s.media == nil {
-		s.media = media.Open(media.Options{Camera: media.DeviceNone, Microphone: media.DeviceNone, Speaker: media.DeviceNone})
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.access = access.New(access.Config{Token: cfg.Token, NoAuth: cfg.NoAuth, UID: os.Getuid(), AllowedHosts: cfg.AllowedHosts,
+		BodyTimeout: cfg.BodyTimeout, Log: s.log})
+	s.robotAPI = robotapi.New(robotapi.Config{Robot: s.robot, Moves: s.moves, Clients: s.access, Log: s.log, Done: s.done})
+	s.mediaAPI = mediaapi.New(mediaapi.Config{Robot: s.robot, Media: cfg.Media, SoundsDir: cfg.SoundsDir,
+		MediaSocket: cfg.MediaSocket, WebRTC: cfg.WebRTC, Log: s.log})
+	s.appsAPI = appsapi.New(appsapi.Config{Apps: s.apps, Clients: s.access, Log: s.log, Done: s.done,
+		HubURL: cfg.HubURL, HubToken: s.savedHubToken})
 	s.mux = http.NewServeMux()
 	s.routes(s.mux)
-	s.handler = s.guard(s.mux)
+	s.handler = s.access.Handler(s.mux)
 	return s
 }
+
+// ConnContext remembers each connection, so that the client's user is looked up once per
+// connection: set it as the http.Server's ConnContext.
+func (s *Server) ConnContext(ctx context.Context, c net.Conn) context.Context {
+	return s.access.ConnContext(ctx, c)
+}
+
+// Listener wraps ln, the daemon's listener, with the connection caps (access.Guard.Listener).
+// Serve the server on it, with ConnContext.
+func (s *Server) Listener(ln net.Listener) net.Listener { return s.access.Listener(ln) }
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }

@@ -1,8 +1,8 @@
 // Package mqtt carries core/fleet's messages over an MQTT 5 broker (Eclipse Paho's Go client,
 // github.com/eclipse/paho.golang): a receiver publishes announced revisions and rollout records, a
 // robot daemon keeps a persistent session, subscribes to its apps' spaces and publishes its status.
-// Any MQTT 5 broker works (Mosquitto, EMQX, HiveMQ, AWS IoT Core); Broker is the embedded one
-// (mochi-mqtt) that `robothub dev` runs on loopback.
+// Any MQTT 5 broker works (Mosquitto, EMQX, HiveMQ, AWS IoT Core); package broker is the embedded
+// one (mochi-mqtt) that `robothub dev` runs on loopback.
 package mqtt
 
 import (

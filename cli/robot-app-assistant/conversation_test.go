@@ -319,8 +319,13 @@ func TestConversationTemplateAgainstAFakeChatServer(t *testing.T) {
 	if len(speeches) != 1 || speeches[0] != "Antennas up!" {
 		t.Errorf("speech requests %v", speeches)
 	}
-	// The robot does not hear itself: nothing was transcribed while it spoke.
-	time.Sleep(1200 * time.Millisecond)
+	// The robot does not hear itself: its ears stay muted while it speaks and a moment after, which its
+	// status shows, and nothing it said was transcribed.
+	waitFor(t, 10*time.Second, "the app listening again after speaking", func() bool {
+		var status map[string]any
+		callJSON(t, "GET", web+"/api/status", nil, &status)
+		return status["listening"] == true
+	})
 	if _, _, heard, _ := llm.snapshot(); len(heard) != 0 {
 		t.Fatalf("the app transcribed its own voice: %+v", heard)
 	}
@@ -342,7 +347,7 @@ func TestConversationTemplateAgainstAFakeChatServer(t *testing.T) {
 	})
 	chats, _, heard, speeches := llm.snapshot()
 	if len(heard) != 1 || heard[0].model != "whisper-1" || heard[0].rate != 16000 || heard[0].seconds < 0.9 || heard[0].seconds > 2.0 || heard[0].rms < 0.05 {
-		t.Fatalf("transcription requests %+v: want one WAV at 16 kHz holding the 1 s of speech", heard)
+		t.Fatalf("transcription requests %+v: want one WAV at 16 kHz holding the 1 s of speech, and nothing of the robot's own voice", heard)
 	}
 	if last := chats[len(chats)-1].Messages; last[len(last)-1].Role != "tool" || !strings.Contains(*last[len(last)-1].Content, `"status": "playing"`) {
 		t.Errorf("play_sound result: %+v", last[len(last)-1])

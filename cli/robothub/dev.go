@@ -17,7 +17,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/robothub/robothub/adapters/mqtt"
+	"github.com/robothub/robothub/adapters/mqtt/broker"
 	"github.com/robothub/robothub/adapters/nethttp"
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/webhook"
@@ -117,11 +117,11 @@ func runDev(c *cli.Context, e *env) error {
 		return cli.Exit("dev: "+listenError("the receiver", c.String("receiver-addr"), "--receiver-addr", err), exitError)
 	}
 	defer recvLn.Close()
-	broker, err := mqtt.StartBroker(c.String("broker-addr"), logger.With("component", "broker"))
+	brk, err := broker.Start(c.String("broker-addr"), logger.With("component", "broker"))
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("dev: the MQTT broker cannot listen (--broker-addr): %v", err), exitError)
 	}
-	defer broker.Close()
+	defer brk.Close()
 	port := c.Int("daemon-port")
 	daemonURL := "http://127.0.0.1:" + strconv.Itoa(port)
 	if probe, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port)); err != nil {
@@ -178,7 +178,7 @@ func runDev(c *cli.Context, e *env) error {
 	builder := actions.NewBuilder(actions.Config{Logger: logger.With("component", "receiver"), Output: e.stdout})
 	defer builder.Close(context.Background())
 	if err := builder.Register(recv, []actions.Route{
-		{Name: devFleetRoute, Action: "fleet:" + broker.URL()},
+		{Name: devFleetRoute, Action: "fleet:" + brk.URL()},
 		{Name: devUpdateRoute, Action: "robot-update:" + daemonURL},
 		{Name: devLogRoute, Action: "log"},
 	}); err != nil {
@@ -213,7 +213,7 @@ func runDev(c *cli.Context, e *env) error {
 	goPart("robot daemon", func() error {
 		args := []string{"robot-daemon", "--sim", "--port", strconv.Itoa(port),
 			"--data-dir", filepath.Join(dir, "robot"), "--hub-url", hubURL, "--log-level", c.String("log-level"), "--python", c.String("python"),
-			"--fleet", broker.URL(), "--fleet-id", devRobotID}
+			"--fleet", brk.URL(), "--fleet-id", devRobotID}
 		if c.Bool("system-site-packages") {
 			args = append(args, "--system-site-packages")
 		}
@@ -226,7 +226,7 @@ func runDev(c *cli.Context, e *env) error {
 	select {
 	case err := <-ready:
 		if err == nil {
-			printDevSummary(e.stdout, dir, hubURL, recvURL, daemonURL, hookURL, broker.URL(), tokenFile, boot)
+			printDevSummary(e.stdout, dir, hubURL, recvURL, daemonURL, hookURL, brk.URL(), tokenFile, boot)
 		}
 	case r := <-results:
 		running--

@@ -30,7 +30,8 @@ var execEnvBase = []string{
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // ParseEnvNames reads a list of variable names separated by commas or spaces (ROBOTHUB_EXEC_ENV,
-// or one --exec-env). The receiver's own secret is never handed to commands and is refused.
+// or one --exec-env). The receiver's own credentials (its webhook secret, its fleet broker's
+// password) are never handed to commands and are refused.
 func ParseEnvNames(list string) ([]string, error) {
 	var names []string
 	for _, n := range strings.FieldsFunc(list, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' }) {
@@ -39,6 +40,8 @@ func ParseEnvNames(list string) ([]string, error) {
 			return nil, fmt.Errorf("%q is not the name of an environment variable (letters, digits and _; give names, not NAME=VALUE)", n)
 		case n == webhook.SecretEnv:
 			return nil, fmt.Errorf("%s is the receiver's own secret and is never passed to commands", n)
+		case n == FleetPasswordEnv:
+			return nil, fmt.Errorf("%s is the password of the receiver's fleet broker and is never passed to commands", n)
 		}
 		names = append(names, n)
 	}

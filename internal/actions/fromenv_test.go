@@ -101,7 +101,7 @@ func TestParseEnvNames(t *testing.T) {
 		t.Errorf("ParseEnvNames = %q, %v", got, err)
 	}
 	for bad, says := range map[string]string{"A=1": "give names, not NAME=VALUE", "1A": "not the name", "A-B": "not the name",
-		"WEBHOOK_SECRET": "never passed to commands"} {
+		"WEBHOOK_SECRET": "never passed to commands", "OPENAI_API_KEY ROBOTHUB_FLEET_PASSWORD": "fleet broker"} {
 		if _, err := ParseEnvNames(bad); err == nil || !strings.Contains(err.Error(), says) {
 			t.Errorf("ParseEnvNames(%q) = %v, want an error saying %q", bad, err, says)
 		}

@@ -3,7 +3,12 @@
 // machine it ran on. Comparisons (the receiver against a bare net/http handler, `robothub webhooks
 // ls` against curl, the daemon's app list against spawning Python for it) are made within one run.
 //
-//	go run ./internal/benchreport [-out docs/BENCHMARKS.md] [-only REGEXP]
+//	go run ./internal/benchreport [-out docs/BENCHMARKS.md] [-only REGEXP] [-lock FILE]
+//
+// With -only, the rows of the checks it does not run are kept from the document as they were, each
+// with the date it was measured on, so one area can be remeasured without rerunning every other.
+// With -lock, each command runs under flock(1) on that file: on a machine others share, a benchmark
+// does not run beside their heavy jobs, and they are not kept waiting for the whole report.
 package main
 
 import (
@@ -15,6 +20,7 @@ import (
 	"os/exec"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -265,9 +271,18 @@ const (
 
 func main() {
 	out := flag.String("out", "docs/BENCHMARKS.md", "the file whose generated part is replaced")
-	only := flag.String("only", "", "run only the checks whose area or description matches this regexp")
+	only := flag.String("only", "", "run only the checks whose area or description matches this regexp; keep the other rows")
 	runs := flag.Int("runs", 3, "how many times each command runs; every figure is the range over the runs")
+	lock := flag.String("lock", "", "run each command under flock(1) on this file")
 	flag.Parse()
+	kept := map[string]string{} // the rows of the checks not run this time, by "area | what"
+	if *only != "" {
+		var err error
+		if kept, err = generatedRows(*out); err != nil {
+			fmt.Fprintln(os.Stderr, "benchreport:", err)
+			os.Exit(1)
+		}
+	}
 	var filter *regexp.Regexp
 	if *only != "" {
 		filter = regexp.MustCompile(*only)
@@ -293,6 +308,9 @@ func main() {
 		for run := 1; run <= *runs; run++ {
 			fmt.Fprintf(os.Stderr, "$ %s   # run %d of %d\n", key, run, *runs)
 			cmd := exec.Command("go", c.suite.args()...)
+			if *lock != "" {
+				cmd = exec.Command("flock", append([]string{"-o", *lock, "go"}, c.suite.args()...)...)
+			}
 			cmd.Stderr = os.Stderr
 			outBytes, err := cmd.Output()
 			os.Stderr.Write(outBytes)
@@ -305,13 +323,21 @@ func main() {
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n\n", beginMark)
-	fmt.Fprintf(&b, "Measured by `make bench` on %s in %s. Machine: %s. Load average when it started: %s.\n\n",
+	fmt.Fprintf(&b, "Measured by `make bench` (the last run on %s took %s; each row says when it was measured). "+
+		"Machine: %s. Load average when the last run started: %s.\n\n",
 		start.UTC().Format("2006-01-02 15:04 MST"), time.Since(start).Round(time.Second), machine(), load)
 	fmt.Fprintf(&b, "Each command ran %d times, each time in a new process. A figure is the range over those runs "+
 		"(lowest–highest); a target is met only when every run met it.\n\n", *runs)
-	b.WriteString("| Area | What | Target | Measured | Met | Compared in the same run | Command |\n|---|---|---|---|---|---|---|\n")
+	b.WriteString("| Area | What | Target | Measured | Met | Compared in the same run | Command | Measured on |\n|---|---|---|---|---|---|---|---|\n")
 	failed := 0
-	for _, c := range selected {
+	today := start.UTC().Format("2006-01-02")
+	for _, c := range checks {
+		if !slices.Contains(selectedKeys(selected), rowKey(c.area, c.what)) {
+			if row, ok := kept[rowKey(c.area, c.what)]; ok {
+				b.WriteString(row + "\n")
+			}
+			continue
+		}
 		lo, hi, ok := res.span(c.bench, c.unit)
 		measured, met, note := "not measured (see the command's output)", "–", ""
 		if ok {
@@ -328,7 +354,7 @@ func main() {
 				note = c.note(res)
 			}
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | `%s` |\n", c.area, c.what, c.target, measured, met, note, c.suite.command())
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | `%s` | %s |\n", c.area, c.what, c.target, measured, met, note, c.suite.command(), today)
 	}
 	fmt.Fprintf(&b, "\n%s\n", endMark)
 
@@ -367,6 +393,52 @@ func parseBench(out []byte, res results) {
 			}
 		}
 	}
+}
+
+func rowKey(area, what string) string { return area + " | " + what }
+
+func selectedKeys(cs []check) []string {
+	keys := make([]string, len(cs))
+	for i, c := range cs {
+		keys[i] = rowKey(c.area, c.what)
+	}
+	return keys
+}
+
+// measuredOn finds the date of a generated part written before rows had their own.
+var measuredOn = regexp.MustCompile(`Measured by ` + "`make bench`" + ` on (\d{4}-\d{2}-\d{2})`)
+
+// generatedRows reads the table rows of path's generated part by "area | what", each ending with the
+// date it was measured on (rows from before that column get the part's own date).
+func generatedRows(path string) (map[string]string, error) {
+	rows := map[string]string{}
+	data, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return rows, nil
+	} else if err != nil {
+		return nil, err
+	}
+	text := string(data)
+	i, j := strings.Index(text, beginMark), strings.Index(text, endMark)
+	if i < 0 || j < i {
+		return rows, nil
+	}
+	part := text[i:j]
+	date := "before " + time.Now().UTC().Format("2006-01-02")
+	if m := measuredOn.FindStringSubmatch(part); m != nil {
+		date = m[1]
+	}
+	for line := range strings.SplitSeq(part, "\n") {
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		if !strings.HasPrefix(line, "| ") || len(cells) < 7 || cells[0] == "Area" || strings.HasPrefix(cells[0], "---") {
+			continue
+		}
+		if len(cells) == 7 {
+			line = strings.TrimRight(line, " ") + " " + date + " |"
+		}
+		rows[rowKey(cells[0], cells[1])] = line
+	}
+	return rows, nil
 }
 
 // writeGenerated replaces the generated part of path (between the markers), or prepends it.

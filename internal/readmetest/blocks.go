@@ -1,6 +1,7 @@
 // Package readmetest holds the README's shell blocks as a newcomer pastes them: which blocks there
 // are, where, and what their info strings say (run in the background until ports answer, or skip
-// because they need the internet, an account, a cloud or a robot). Its test runs them, in order.
+// because they need the internet, an account, a cloud or a robot), and its layout section. Its tests
+// run the blocks, in order, and check that the layout names every package.
 package readmetest
 
 import (
@@ -93,4 +94,72 @@ func headingText(h *ast.Heading, md []byte) string {
 		sb.Write(seg.Value(md))
 	}
 	return strings.TrimSpace(sb.String())
+}
+
+// Layout reads the README's layout: the first fenced block without a language under the heading
+// "Layout", a tree of directories with what each holds. It returns each listed directory (its path
+// from the repository's root, with a trailing slash) and its description. An entry is a line
+// indented less than its descriptions that starts with one or more names ending in "/"; an entry
+// indented by two spaces is inside the last one that was not; deeper lines continue a description.
+func Layout(md []byte) map[string]string {
+	doc := goldmark.New().Parser().Parse(text.NewReader(md))
+	var block *ast.FencedCodeBlock
+	section := ""
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering || block != nil {
+			return ast.WalkContinue, nil
+		}
+		switch n := n.(type) {
+		case *ast.Heading:
+			section = headingText(n, md)
+		case *ast.FencedCodeBlock:
+			if section == "Layout" && n.Info == nil {
+				block = n
+			}
+			return ast.WalkSkipChildren, nil
+		}
+		return ast.WalkContinue, nil
+	})
+	out := map[string]string{}
+	if block == nil {
+		return out
+	}
+	var parent string
+	var current []string
+	lines := block.Lines()
+	for i := 0; i < lines.Len(); i++ {
+		seg := lines.At(i)
+		line := strings.TrimRight(string(seg.Value(md)), "\n")
+		indent := len(line) - len(strings.TrimLeft(line, " "))
+		words := strings.Fields(line)
+		if len(words) == 0 {
+			continue
+		}
+		if indent < 8 && strings.HasSuffix(words[0], "/") {
+			current = current[:0]
+			var desc []string
+			for j, w := range words {
+				if !strings.HasSuffix(w, "/") {
+					desc = words[j:]
+					break
+				}
+				path := w
+				if indent > 0 {
+					path = parent + w
+				}
+				current = append(current, path)
+			}
+			if indent == 0 {
+				parent = current[0]
+			}
+			for _, p := range current {
+				out[p] = strings.Join(desc, " ")
+			}
+			continue
+		}
+		for _, p := range current {
+			out[p] += " " + strings.Join(words, " ")
+		}
+	}
+	return out
 }

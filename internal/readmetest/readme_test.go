@@ -31,9 +31,11 @@ var skipped = map[string]string{
 }
 
 // The README's fixed ports: each run gets free ones instead, in the blocks' text and in make's
-// variables (make run HUB_PORT=... RECEIVER_PORT=... DAEMON_PORT=...).
+// variables (make run HUB_PORT=... RECEIVER_PORT=... DAEMON_PORT=... BROKER_PORT=...); 8001 is the
+// second robot's, in the blocks only.
 var readmePorts = []struct{ port, makeVar string }{
-	{"7861", "HUB_PORT"}, {"7860", "RECEIVER_PORT"}, {"8000", "DAEMON_PORT"}, {"8080", "GCF_PORT"},
+	{"7861", "HUB_PORT"}, {"7860", "RECEIVER_PORT"}, {"8000", "DAEMON_PORT"}, {"1883", "BROKER_PORT"},
+	{"8080", "GCF_PORT"}, {"8001", ""},
 }
 
 // TestREADME runs every shell block of README.md as written, in order, as a newcomer pastes them:
@@ -127,7 +129,11 @@ func (p portMap) rewrite(s string) string {
 // variables, and python3 as Debian's with its site packages (python3Shim).
 func runnerEnv(t *testing.T, work string) ([]string, portMap) {
 	home := t.TempDir()
-	pm := portMap{re: regexp.MustCompile(`\b(7861|7860|8000|8080)\b`), to: map[string]string{}}
+	var fixed []string
+	for _, p := range readmePorts {
+		fixed = append(fixed, p.port)
+	}
+	pm := portMap{re: regexp.MustCompile(`\b(` + strings.Join(fixed, "|") + `)\b`), to: map[string]string{}}
 	var env []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
@@ -148,7 +154,9 @@ func runnerEnv(t *testing.T, work string) ([]string, portMap) {
 	for _, p := range readmePorts {
 		free := strconv.Itoa(freePort(t))
 		pm.to[p.port] = free
-		env = append(env, p.makeVar+"="+free)
+		if p.makeVar != "" {
+			env = append(env, p.makeVar+"="+free)
+		}
 	}
 	shim := t.TempDir()
 	if err := os.WriteFile(filepath.Join(shim, "python3"), []byte(python3Shim), 0o755); err != nil {

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/robothub/robothub/internal/hardware/usbdev"
 )
 
 // Latency benchmarks: test frames and sounds stamped with the time they enter the pipeline,
@@ -102,7 +104,7 @@ func BenchmarkFrameLatencyLocal(b *testing.B) {
 	for b.Loop() {
 		src := fifo(b, "camera")
 		m := Open(Options{Camera: "gst:filesrc location=" + src + " ! rawvideoparse width=640 height=480 format=bgr framerate=30/1",
-			Microphone: DeviceNone, Speaker: DeviceNone, Mode: mode, Sysfs: Sysfs(b.TempDir())})
+			Microphone: DeviceNone, Speaker: DeviceNone, Mode: mode, Sysfs: usbdev.Sysfs(b.TempDir())})
 		sock := filepath.Join(b.TempDir(), "media.sock")
 		srv, err := ListenSocket(m, sock, SocketOptions{}, m.log)
 		if err != nil {
@@ -139,7 +141,7 @@ func BenchmarkFrameLatencyWebRTC(b *testing.B) {
 	for b.Loop() {
 		src := fifo(b, "camera")
 		m := Open(Options{Camera: "gst:filesrc location=" + src + " ! rawvideoparse width=640 height=480 format=bgr framerate=30/1",
-			Microphone: DeviceNone, Speaker: DeviceNone, Mode: mode, Sysfs: Sysfs(b.TempDir())})
+			Microphone: DeviceNone, Speaker: DeviceNone, Mode: mode, Sysfs: usbdev.Sysfs(b.TempDir())})
 		w, err := NewWebRTC(m, true, m.log)
 		if err != nil {
 			b.Fatal(err)
@@ -192,7 +194,7 @@ func BenchmarkAudioLatency(b *testing.B) {
 	needGstB(b)
 	for b.Loop() {
 		micIn, spkOut := fifo(b, "mic"), fifo(b, "speaker")
-		m := Open(Options{Camera: DeviceNone, Sysfs: Sysfs(b.TempDir()),
+		m := Open(Options{Camera: DeviceNone, Sysfs: usbdev.Sysfs(b.TempDir()),
 			Microphone: "gst:filesrc blocksize=1280 location=" + micIn + " ! rawaudioparse format=pcm pcm-format=f32le sample-rate=16000 num-channels=2",
 			Speaker:    "gst:" + audioCaps + " ! filesink sync=true buffer-mode=unbuffered location=" + spkOut})
 		sock := filepath.Join(b.TempDir(), "media.sock")

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/robothub/robothub/internal/hardware/usbdev"
 	"gopkg.in/yaml.v3"
 )
 
@@ -23,12 +24,12 @@ import (
 //	  camera_usb_ids: ["046d:0825"]  # found by USB id instead of the robot's own
 //	  audio_usb_ids: ["2886:0018"]
 type Config struct {
-	Camera     string    `yaml:"camera"`
-	Microphone string    `yaml:"microphone"`
-	Speaker    string    `yaml:"speaker"`
-	CameraMode VideoMode `yaml:"-"`
-	CameraIDs  []USBID   `yaml:"-"`
-	AudioIDs   []USBID   `yaml:"-"`
+	Camera     string      `yaml:"camera"`
+	Microphone string      `yaml:"microphone"`
+	Speaker    string      `yaml:"speaker"`
+	CameraMode VideoMode   `yaml:"-"`
+	CameraIDs  []usbdev.ID `yaml:"-"`
+	AudioIDs   []usbdev.ID `yaml:"-"`
 }
 
 // ParseConfig reads the media section of a hardware config; a config without one is the zero
@@ -78,8 +79,8 @@ func ParseConfig(data []byte) (Config, error) {
 }
 
 // parseUSBIDs reads "vvvv:pppp" ids (hexadecimal, as lsusb prints them).
-func parseUSBIDs(ss []string, what string) ([]USBID, error) {
-	var ids []USBID
+func parseUSBIDs(ss []string, what string) ([]usbdev.ID, error) {
+	var ids []usbdev.ID
 	for _, s := range ss {
 		v, p, ok := strings.Cut(s, ":")
 		vendor, err1 := strconv.ParseUint(v, 16, 16)
@@ -87,7 +88,7 @@ func parseUSBIDs(ss []string, what string) ([]USBID, error) {
 		if !ok || err1 != nil || err2 != nil || len(v) != 4 || len(p) != 4 {
 			return nil, fmt.Errorf("%q is not a USB id: want vendor:product in hexadecimal, as lsusb prints them (e.g. 38fb:1002)", s)
 		}
-		ids = append(ids, USBID{Vendor: uint16(vendor), Product: uint16(product), Name: "the " + what + " of the hardware config"})
+		ids = append(ids, usbdev.ID{Vendor: uint16(vendor), Product: uint16(product), Name: "the " + what + " of the hardware config"})
 	}
 	return ids, nil
 }

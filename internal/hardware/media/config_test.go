@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/robothub/robothub/internal/hardware/usbdev"
 )
 
 func TestConfigNamesTheDevicesOfAnotherRobot(t *testing.T) {
@@ -90,11 +92,11 @@ func TestConfigUSBIDsFindOtherDevices(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	own := openTest(t, Options{Sysfs: Sysfs(sysfs), Microphone: DeviceNone, Speaker: DeviceNone})
+	own := openTest(t, Options{Sysfs: usbdev.Sysfs(sysfs), Microphone: DeviceNone, Speaker: DeviceNone})
 	if st := own.Status(); !strings.Contains(st.Camera.Error, "looked for USB 38fb:1002") || !strings.Contains(st.Camera.Error, `/dev/video0 046d:0825 "UVC Camera"`) {
 		t.Fatalf("the robot's own ids on another camera: %+v", st.Camera)
 	}
-	other := openTest(t, Options{Sysfs: Sysfs(sysfs), Microphone: DeviceNone, Speaker: DeviceNone, CameraIDs: cfg.CameraIDs, AudioIDs: cfg.AudioIDs})
+	other := openTest(t, Options{Sysfs: usbdev.Sysfs(sysfs), Microphone: DeviceNone, Speaker: DeviceNone, CameraIDs: cfg.CameraIDs, AudioIDs: cfg.AudioIDs})
 	if st := other.Status(); st.Camera.Device != "/dev/video0" || st.Camera.Error != "" {
 		t.Fatalf("the config's camera ids: %+v", st.Camera)
 	}
@@ -102,7 +104,7 @@ func TestConfigUSBIDsFindOtherDevices(t *testing.T) {
 	if mic, spk, err := other.resolveAudio(); err != nil || mic != "plughw:CARD=Array,DEV=0" || spk != mic {
 		t.Fatalf("the config's sound card ids: %q %q %v", mic, spk, err)
 	}
-	missing := openTest(t, Options{Sysfs: Sysfs(t.TempDir()), Microphone: DeviceNone, Speaker: DeviceNone, CameraIDs: cfg.CameraIDs})
+	missing := openTest(t, Options{Sysfs: usbdev.Sysfs(t.TempDir()), Microphone: DeviceNone, Speaker: DeviceNone, CameraIDs: cfg.CameraIDs})
 	if st := missing.Status(); !strings.Contains(st.Camera.Error, "046d:0825 (the camera of the hardware config)") {
 		t.Fatalf("a config camera that is not there: %+v", st.Camera)
 	}

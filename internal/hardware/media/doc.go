@@ -17,8 +17,8 @@
 //
 // # Devices
 //
-// With no device named, Open finds the robot's own in sysfs: the camera by USB id (CameraIDs;
-// the Wireless's CSI camera through libcamera), the sound card by USB id (AudioIDs) as an ALSA
+// With no device named, Open finds the robot's own in sysfs: the camera by USB id (usbdev.CameraIDs;
+// the Wireless's CSI camera through libcamera), the sound card by USB id (usbdev.AudioIDs) as an ALSA
 // plughw device. Flags name others (--camera /dev/video2, --microphone pulse, --speaker
 // hw:CARD=Device), as does the media section of the hardware config (Config, which also
 // replaces the USB ids looked for); "test" runs GStreamer's test sources and a clocked fakesink

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/robothub/robothub/internal/hardware/usbdev"
 )
 
 // ErrReleased is what media calls answer while the daemon has handed the devices to an app
@@ -28,10 +30,10 @@ type Options struct {
 	SimCamera func(now time.Time) *image.RGBA
 	// Wireless: the camera is the Pi camera (libcamera), not a USB one.
 	Wireless bool
-	// CameraIDs and AudioIDs replace the robot's own (the package's CameraIDs and AudioIDs) as
+	// CameraIDs and AudioIDs replace the robot's own (usbdev.CameraIDs and usbdev.AudioIDs) as
 	// what the default devices are found by: a robot with another camera or sound card.
-	CameraIDs, AudioIDs []USBID
-	Sysfs               Sysfs         // "/sys" when empty
+	CameraIDs, AudioIDs []usbdev.ID
+	Sysfs               usbdev.Sysfs  // "/sys" when empty
 	Idle                time.Duration // how long the camera keeps capturing after its last user; 5 s when 0
 	Log                 *slog.Logger
 }
@@ -117,7 +119,7 @@ func (m *Media) resolveCamera() (string, error) {
 		if m.opts.Wireless {
 			return "libcamera", nil
 		}
-		dev, _, err := m.opts.Sysfs.FindCamera(idsOr(m.opts.CameraIDs, CameraIDs))
+		dev, _, err := m.opts.Sysfs.FindCamera(idsOr(m.opts.CameraIDs, usbdev.CameraIDs))
 		return dev, err
 	default:
 		_, err := cameraPipeline(d, m.opts.Mode)
@@ -126,7 +128,7 @@ func (m *Media) resolveCamera() (string, error) {
 }
 
 // idsOr is ids, or the robot's own when none are given.
-func idsOr(ids, own []USBID) []USBID {
+func idsOr(ids, own []usbdev.ID) []usbdev.ID {
 	if len(ids) > 0 {
 		return ids
 	}
@@ -136,7 +138,7 @@ func idsOr(ids, own []USBID) []USBID {
 func (m *Media) resolveAudio() (mic, spk string, err error) {
 	mic, spk = m.opts.Microphone, m.opts.Speaker
 	if mic == DeviceAuto || spk == DeviceAuto {
-		card, _, ferr := m.opts.Sysfs.FindSoundCard(idsOr(m.opts.AudioIDs, AudioIDs))
+		card, _, ferr := m.opts.Sysfs.FindSoundCard(idsOr(m.opts.AudioIDs, usbdev.AudioIDs))
 		if ferr != nil {
 			err = ferr
 		} else {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/robot"
+	"github.com/robothub/robothub/internal/hardware/usbdev"
 )
 
 func needGst(t *testing.T) {
@@ -25,7 +26,7 @@ func needGst(t *testing.T) {
 func openTest(t *testing.T, opts Options) *Media {
 	t.Helper()
 	if opts.Sysfs == "" {
-		opts.Sysfs = Sysfs(t.TempDir()) // an empty machine: nothing is found unless named
+		opts.Sysfs = usbdev.Sysfs(t.TempDir()) // an empty machine: nothing is found unless named
 	}
 	m := Open(opts)
 	t.Cleanup(m.Close)
@@ -267,7 +268,7 @@ func TestVolumeScalesWhatIsPlayed(t *testing.T) {
 func TestMissingDevicesAreNamedAndTheRestWorks(t *testing.T) {
 	m := openTest(t, Options{Microphone: DeviceLoopback, Speaker: DeviceLoopback}) // camera: auto, on an empty sysfs
 	_, _, err := m.Frames()
-	var nf *NotFoundError
+	var nf *usbdev.NotFoundError
 	if !errors.As(err, &nf) {
 		t.Fatalf("Frames on a robot without its camera: %v, want a NotFoundError", err)
 	}

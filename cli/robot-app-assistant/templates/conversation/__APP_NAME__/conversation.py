@@ -68,7 +68,10 @@ class Conversation:
 
     def get_status(self) -> Dict[str, Any]:
         with self._status_lock:
-            return dict(self.status)
+            status = dict(self.status)
+        # False while the robot speaks and a moment after: the ears are muted so it does not hear itself.
+        status["listening"] = not self.voice.muted()
+        return status
 
     def client(self) -> ChatClient:
         cfg = self.store.get()

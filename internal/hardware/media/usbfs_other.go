@@ -1,9 +1,0 @@
-//go:build !linux
-
-package media
-
-import "errors"
-
-func openUSBFS(string) (controlPipe, error) {
-	return nil, errors.New("USB control requests are made through Linux's usbfs only")
-}

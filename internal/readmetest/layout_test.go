@@ -1,0 +1,77 @@
+package readmetest_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/robothub/robothub/internal/readmetest"
+)
+
+// TestLayoutNamesEveryPackage keeps the README's layout true: every package of the module is a
+// directory the layout lists, or is named ("name/") in the description of the nearest directory
+// above it that the layout lists. A newcomer reads there what each room holds.
+func TestLayoutNamesEveryPackage(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	layout := readmetest.Layout(md)
+	if len(layout) < 10 {
+		t.Fatalf("README's layout lists %d directories: %v", len(layout), layout)
+	}
+	cmd := exec.Command("go", "list", "-f", "{{.Dir}}", "./...")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, dir := range strings.Fields(string(out)) {
+		rel, err := filepath.Rel(root, dir)
+		if err != nil || rel == "." {
+			continue
+		}
+		rel = filepath.ToSlash(rel) + "/"
+		if _, ok := layout[rel]; ok {
+			continue
+		}
+		named := false
+		for above := rel; !named; {
+			i := strings.LastIndex(strings.TrimSuffix(above, "/"), "/")
+			if i < 0 {
+				break
+			}
+			above = above[:i+1]
+			if desc, ok := layout[above]; ok {
+				// The rest of the path below the listed directory, or its last element, is named.
+				below := strings.TrimPrefix(rel, above)
+				last := below[strings.LastIndex(strings.TrimSuffix(below, "/"), "/")+1:]
+				named = strings.Contains(desc, below) || strings.Contains(desc, last)
+				break
+			}
+		}
+		if !named {
+			t.Errorf("package %s is not in README.md's layout: list it, or name it (%s) in its parent's description", rel, rel[strings.LastIndex(strings.TrimSuffix(rel, "/"), "/")+1:])
+		}
+	}
+}
+
+func TestLayoutParsesTheTree(t *testing.T) {
+	md := []byte("# x\n\n## Layout\n\n```\ncore/      the domain\n  webhook/  the receiver: payloads,\n            spaces/ and more\n  a/ b/     two at once\ninternal/  shared\n  hubemu/   the hub\n```\n")
+	got := readmetest.Layout(md)
+	for path, want := range map[string]string{"core/": "the domain", "core/webhook/": "the receiver: payloads, spaces/ and more",
+		"core/a/": "two at once", "core/b/": "two at once", "internal/hubemu/": "the hub"} {
+		if got[path] != want {
+			t.Errorf("Layout[%q] = %q, want %q", path, got[path], want)
+		}
+	}
+	if len(got) != 6 {
+		t.Errorf("Layout = %q, want 6 entries", got)
+	}
+}

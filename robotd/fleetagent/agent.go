@@ -1,0 +1,169 @@
+// Package fleetagent is the robot daemon's side of a fleet: its fleet flags and variables, the
+// MQTT connection (adapters/mqtt), and core/fleet's agent run over the daemon's app manager, so
+// that a push to an installed app's space updates it on the robot.
+package fleetagent
+
+import (
+	"cmp"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/robothub/robothub/adapters/mqtt"
+	"github.com/robothub/robothub/core/apps"
+	"github.com/robothub/robothub/core/fleet"
+	"github.com/robothub/robothub/core/version"
+)
+
+// Flags are the daemon's fleet settings, as flags and (for the systemd unit's
+// /etc/robot-daemon/env) variables.
+func Flags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "fleet", Usage: "join a fleet through the MQTT broker at `URL` (mqtt://, mqtts://, ws://, wss://; $ROBOT_FLEET_URL): a push to an installed app's space updates it"},
+		&cli.StringFlag{Name: "fleet-id", Usage: "the robot's id in the fleet: its MQTT client id and status topic (default $ROBOT_FLEET_ID, else the host name)"},
+		&cli.StringFlag{Name: "fleet-name", Usage: "a human name for fleet ls (default the id)"},
+		&cli.StringFlag{Name: "fleet-username", Usage: "the broker user name (default $ROBOT_FLEET_USERNAME, else the id); the password is $ROBOT_FLEET_PASSWORD or --fleet-password-file"},
+		&cli.StringFlag{Name: "fleet-password-file", Usage: "a file holding the broker password ($ROBOT_FLEET_PASSWORD_FILE)"},
+		&cli.StringFlag{Name: "fleet-ca", Usage: "PEM file of the CAs the broker's certificate is checked against (default the system's; $ROBOT_FLEET_CA)"},
+		&cli.StringFlag{Name: "fleet-cert", Usage: "PEM client certificate, AWS IoT Core's way ($ROBOT_FLEET_CERT); --fleet-key is its key ($ROBOT_FLEET_KEY)"},
+		&cli.StringFlag{Name: "fleet-key", Usage: "the client certificate's key"},
+	}
+}
+
+// Config is what the fleet flags and variables resolve to; the zero Config joins no fleet.
+type Config struct {
+	url, id, name, username, password string
+	tlsFiles                          [3]string // ca, cert, key
+}
+
+var hostnameID = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// ConfigFrom resolves the fleet flags of c over the variables getenv reads, and takes the broker
+// password out of the process environment, which apps inherit.
+func ConfigFrom(c *cli.Context, getenv func(string) string) (Config, error) {
+	f := Config{url: cmp.Or(c.String("fleet"), getenv("ROBOT_FLEET_URL"))}
+	if f.url == "" {
+		return f, nil
+	}
+	f.id = cmp.Or(c.String("fleet-id"), getenv("ROBOT_FLEET_ID"))
+	if f.id == "" {
+		host, _ := os.Hostname()
+		f.id = strings.Trim(hostnameID.ReplaceAllString(strings.ToLower(host), "-"), "-._")
+	}
+	if err := fleet.CheckRobotID(f.id); err != nil {
+		return f, fmt.Errorf("--fleet-id: %w", err)
+	}
+	f.name = cmp.Or(c.String("fleet-name"), f.id)
+	f.username = cmp.Or(c.String("fleet-username"), getenv("ROBOT_FLEET_USERNAME"))
+	f.password = getenv("ROBOT_FLEET_PASSWORD")
+	// Apps and their installs start with the daemon's environment (core/apps): the broker password
+	// must not reach them (an app from the hub could speak for the robot with it).
+	_ = os.Unsetenv("ROBOT_FLEET_PASSWORD")
+	if file := cmp.Or(c.String("fleet-password-file"), getenv("ROBOT_FLEET_PASSWORD_FILE")); file != "" {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return f, fmt.Errorf("--fleet-password-file: %w", err)
+		}
+		f.password = strings.TrimSpace(string(data))
+	}
+	if f.username == "" && f.password != "" {
+		f.username = f.id
+	}
+	f.tlsFiles = [3]string{cmp.Or(c.String("fleet-ca"), getenv("ROBOT_FLEET_CA")), cmp.Or(c.String("fleet-cert"), getenv("ROBOT_FLEET_CERT")),
+		cmp.Or(c.String("fleet-key"), getenv("ROBOT_FLEET_KEY"))}
+	if _, _, _, err := mqtt.ParseURL(f.url); err != nil {
+		return f, fmt.Errorf("--fleet: %w", err)
+	}
+	return f, nil
+}
+
+// Start joins the fleet: the agent of core/fleet over a persistent MQTT session. It returns
+// a function that leaves it (the presence goes offline, the session stays for the next start).
+func Start(ctx context.Context, f Config, mgr *apps.Manager, hubURL, hubToken string, log *slog.Logger) (func(), error) {
+	log = log.With("component", "fleet")
+	var tlsCfg *tls.Config
+	if f.tlsFiles != [3]string{} {
+		t, err := mqtt.TLSFiles(f.tlsFiles[0], f.tlsFiles[1], f.tlsFiles[2])
+		if err != nil {
+			return nil, fmt.Errorf("--fleet: %w", err)
+		}
+		tlsCfg = t
+	}
+	agent, err := fleet.NewAgent(fleet.AgentConfig{
+		Robot: f.id, Name: f.name, Daemon: version.String(), Apps: fleetApps{mgr},
+		Hub: fleet.HubCheck{TokenHub: hubURL, Token: hubToken, Client: &http.Client{Timeout: 30 * time.Second}},
+		Log: log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	topics := fleet.Topics{}
+	// The connection outlives ctx so that leaving can say offline; the returned function closes it.
+	client, err := mqtt.ConnectAgent(context.WithoutCancel(ctx), mqtt.Config{
+		URL: f.url, ClientID: f.id, Username: f.username, Password: f.password, TLS: tlsCfg, Logger: log,
+	}, agent, f.id, topics)
+	if err != nil {
+		return nil, fmt.Errorf("--fleet: %w", err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { _ = agent.Run(runCtx); close(done) }()
+	log.Info("joining the fleet", "broker", client.Broker(), "robot", f.id, "bucket", agent.Bucket())
+	return func() {
+		cancel()
+		<-done
+		bye, stop := context.WithTimeout(context.Background(), 3*time.Second)
+		defer stop()
+		if err := client.Leave(bye, agent, f.id, topics); err != nil {
+			log.Warn("fleet: leaving", "err", err)
+		}
+	}, nil
+}
+
+// fleetApps is the fleet agent's view of the app lifecycle: core/apps.Manager, whose update job is
+// the one robot-update starts.
+type fleetApps struct{ m *apps.Manager }
+
+func (a fleetApps) Installed() []fleet.InstalledApp {
+	var out []fleet.InstalledApp
+	for _, info := range a.m.List() {
+		if info.Extra.SourceKind == apps.SourceHubSpace {
+			out = append(out, fleet.InstalledApp{Name: info.Name, Source: info.Extra.Source, Revision: info.Extra.Revision})
+		}
+	}
+	return out
+}
+
+func (a fleetApps) Running() string {
+	if st := a.m.Status(); st != nil && st.State.Active() {
+		return st.Info.Name
+	}
+	return ""
+}
+
+func (a fleetApps) Update(ctx context.Context, source, revision string) error {
+	job, err := a.m.Update(source, revision)
+	if err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- job.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return errors.New("the daemon is stopping")
+	}
+}
+
+// Enabled reports whether the daemon joins a fleet (--fleet or ROBOT_FLEET_URL).
+func (f Config) Enabled() bool { return f.url != "" }
