@@ -1,12 +1,10 @@
 package robotd_test
 
 import (
-	"context"
 	"image"
 	"image/color"
 	"image/draw"
 	"image/jpeg"
-	"log/slog"
 	"math"
 	"net/http/httptest"
 	"os"
@@ -36,14 +34,7 @@ func facesHub(t testing.TB, assets string) *httptest.Server {
 			t.Fatal(err)
 		}
 	}
-	emu, err := localhub.Open(context.Background(), localhub.Config{Logger: slog.New(slog.DiscardHandler), ModelsDir: filepath.Dir(filepath.Dir(dir))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { emu.Close() })
-	srv := httptest.NewServer(emu.Handler())
-	t.Cleanup(srv.Close)
-	return srv
+	return serveLocalHub(t, localhub.Config{ModelsDir: filepath.Dir(filepath.Dir(dir))})
 }
 
 // faceLeftFrame writes a 640×480 JPEG: a grey wall with the photograph's left face pasted left of
