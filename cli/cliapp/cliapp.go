@@ -1,5 +1,6 @@
 // Package cliapp holds what robothub's commands share about running a urfave/cli application: the
-// exit codes, usage errors, and the one place that turns an error into a message and an exit code.
+// exit codes, usage errors, and the one place that turns an error into a message and an exit code;
+// also the servers' logger, their listen errors and the reading of required environment variables.
 package cliapp
 
 import (
@@ -59,4 +60,13 @@ func ExitCode(prog string, err error, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 	return ExitError
+}
+
+// LookupEnv reads a variable that must hold a value: an empty variable counts as unset, so that a
+// forgotten export does not silently become an empty secret.
+func LookupEnv(getenv func(string) string, name string) (string, bool) {
+	if v := getenv(name); v != "" {
+		return v, true
+	}
+	return "", false
 }

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/robothub/robothub/cli/robothub/hubconn"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/robothub/robothub/adapters/mqtt"
@@ -36,7 +38,7 @@ func fleetCommand(e *env) *cli.Command {
 				Name:      "ls",
 				Usage:     "list the robots: online, app revisions, running app, last update",
 				UsageText: "robothub fleet ls [--broker URL] [--format table|json|quiet]",
-				Flags:     []cli.Flag{broker, formatFlag()},
+				Flags:     []cli.Flag{broker, hubconn.FormatFlag()},
 				Action:    func(c *cli.Context) error { return fleetLs(c, e) },
 			},
 			{
@@ -205,7 +207,7 @@ func (v *fleetView) robots() []fleetRobot {
 }
 
 func fleetLs(c *cli.Context, e *env) error {
-	format, err := outputFormat(c)
+	format, err := hubconn.OutputFormat(c)
 	if err != nil {
 		return err
 	}
@@ -215,12 +217,12 @@ func fleetLs(c *cli.Context, e *env) error {
 	}
 	defer client.Close(context.Background())
 	robots := v.robots()
-	return printResult(e.stdout, format, robots, idsOf(robots, func(r fleetRobot) string { return r.Robot }), func() error {
+	return hubconn.PrintResult(e.stdout, format, robots, hubconn.IDsOf(robots, func(r fleetRobot) string { return r.Robot }), func() error {
 		if len(robots) == 0 {
 			_, err := fmt.Fprintln(e.stdout, "No robot has reported to this broker.")
 			return err
 		}
-		w := newTable(e.stdout)
+		w := hubconn.NewTable(e.stdout)
 		fmt.Fprintln(w, "ROBOT\tONLINE\tAPPS\tRUNNING\tLAST UPDATE\tLAST SEEN")
 		now := time.Now()
 		for _, r := range robots {

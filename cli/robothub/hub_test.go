@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/cli/robothub/hubconn"
+
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/hubemu"
 	"github.com/robothub/robothub/internal/hubemu/localhub"
@@ -235,9 +237,9 @@ func TestExitCodes(t *testing.T) {
 
 func TestDeleteAsksOnATerminal(t *testing.T) {
 	env := localHub(t)
-	old := isTerminal
-	isTerminal = func(io.Reader) bool { return true }
-	t.Cleanup(func() { isTerminal = old })
+	old := hubconn.IsTerminal
+	hubconn.IsTerminal = func(io.Reader) bool { return true }
+	t.Cleanup(func() { hubconn.IsTerminal = old })
 	_, id, _ := runCLI(t, env, "", "webhooks", "create", "--url", "https://e.com/h", "--watch", "user:alice", "--format", "quiet")
 	id = strings.TrimSpace(id)
 

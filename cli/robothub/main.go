@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/robothub/robothub/cli/cliapp"
+	"github.com/robothub/robothub/cli/robothub/hubcmd"
 
 	"github.com/robothub/robothub/core/version"
 )
@@ -69,7 +70,7 @@ func newApp(e *env) *cli.App {
 		Commands: []*cli.Command{
 			serveCommand(e),
 			webhooksCommand(e),
-			hubCommand(e),
+			hubcmd.Command(e.getenv, e.stdin, e.stdout, e.stderr),
 			devCommand(e),
 			fleetCommand(e),
 			completionCommand(e),

@@ -12,6 +12,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/robothub/robothub/cli/cliapp"
+	"github.com/robothub/robothub/cli/robothub/hubconn"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/robothub/robothub/adapters/nethttp"
@@ -72,7 +75,7 @@ func runServe(c *cli.Context, e *env) error {
 	if c.NArg() > 0 {
 		return usagef("serve takes no arguments (got %q): routes are given with --route NAME=ACTION", c.Args().Slice())
 	}
-	logger, err := newLogger(e.stderr, c.String("log-format"), c.String("log-level"))
+	logger, err := cliapp.NewLogger(e.stderr, c.String("log-format"), c.String("log-level"))
 	if err != nil {
 		return err
 	}
@@ -111,8 +114,12 @@ func runServe(c *cli.Context, e *env) error {
 		opts = append(opts, webhook.WithSecret(c.String("secret")))
 	}
 	srv := webhook.NewServer(opts...)
+	// stdout is buffered, a few milliseconds at most, for the log route's lines (see BufferedOutput
+	// for what a killed receiver loses); the addresses go through it too, to keep stdout in order.
+	stdout := actions.NewBufferedOutput(e.stdout)
+	defer stdout.Close()
 	b := actions.NewBuilder(actions.Config{
-		Logger: logger, Output: e.stdout,
+		Logger: logger, Output: stdout,
 		ExecTimeout: c.Duration("exec-timeout"), ExecConcurrency: c.Int("exec-concurrency"),
 		ExecEnv: execEnv, Getenv: e.getenv,
 		InsecureNoSecret: c.Bool("insecure-no-secret") || truthy(e.getenv(actions.InsecureNoSecretEnv)),
@@ -131,19 +138,19 @@ func runServe(c *cli.Context, e *env) error {
 	}
 	var client *hub.Client
 	if len(updates) > 0 {
-		if client, err = newHubClient(c, e); err != nil {
+		if client, err = hubconn.NewClient(c, e.getenv, e.stderr); err != nil {
 			return err
 		}
 	}
 	addr := nethttp.ResolveAddr(c.String("addr"), e.getenv)
 	err = nethttp.Launch(c.Context, srv, nethttp.Options{
-		Addr: c.String("addr"), Getenv: e.getenv, Logger: logger, Out: e.stdout, Tunnel: tunnel,
+		Addr: c.String("addr"), Getenv: e.getenv, Logger: logger, Out: stdout, Tunnel: tunnel,
 		OnPublicURL: func(ctx context.Context, public string) {
-			announcePublicURL(ctx, e.stdout, client, public, srv.Routes(), updates)
+			announcePublicURL(ctx, stdout, client, public, srv.Routes(), updates)
 		},
 	})
 	if errors.Is(err, syscall.EADDRINUSE) {
-		return cli.Exit("serve: "+listenError("the receiver", addr, "--addr", err), exitError)
+		return cli.Exit("serve: "+cliapp.ListenError("the receiver", addr, "--addr", err), exitError)
 	}
 	return err
 }
@@ -239,22 +246,6 @@ func announcePublicURL(ctx context.Context, out io.Writer, client *hub.Client, p
 	fmt.Fprintln(out, "This public address changes when the tunnel restarts. Point a hub webhook at a route with:")
 	for _, r := range routes {
 		fmt.Fprintf(out, "  robothub webhooks update <webhook_id> --url %s%s\n", public, r.Path)
-	}
-}
-
-func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
-	var lv slog.Level
-	if err := lv.UnmarshalText([]byte(level)); err != nil {
-		return nil, usagef("--log-level %q: use debug, info, warn or error", level)
-	}
-	hopts := &slog.HandlerOptions{Level: lv}
-	switch format {
-	case "text":
-		return slog.New(slog.NewTextHandler(w, hopts)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, hopts)), nil
-	default:
-		return nil, usagef("--log-format %q: use text or json", format)
 	}
 }
 

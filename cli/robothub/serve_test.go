@@ -247,3 +247,23 @@ func TestServeInsecureNoSecret(t *testing.T) {
 		t.Fatalf("the command wrote %q (%v)", got, err)
 	}
 }
+
+// TestServeLogLinesSurviveShutdown: the log route's lines wait in a buffer for a few milliseconds
+// (actions.BufferedOutput); a receiver stopped as Ctrl-C or SIGTERM stops it has written every line
+// of every delivery it answered.
+func TestServeLogLinesSurviveShutdown(t *testing.T) {
+	p := start(t, map[string]string{"WEBHOOK_SECRET": "hush"}, "serve", "--addr", "127.0.0.1:0", "--tunnel", "none", "--route", "seen=log")
+	base := p.waitFor(t, `Webhook receiver listening on (http://\S+)`)
+	const n = 200
+	for i := range n {
+		if status, body := deliver(t, base+"/webhooks/seen", "hush", pushPayload); status != 200 {
+			t.Fatalf("delivery %d: %d %s", i, status, body)
+		}
+	}
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("exit code %d\n%s", code, p.stderr)
+	}
+	if got := strings.Count(p.stdout.String(), `"route":"seen"`); got != n {
+		t.Errorf("%d lines on stdout after the shutdown, want one for each of the %d deliveries", got, n)
+	}
+}

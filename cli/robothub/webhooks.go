@@ -1,11 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"strings"
-	"time"
+
+	"github.com/robothub/robothub/cli/cliapp"
+	"github.com/robothub/robothub/cli/robothub/hubconn"
 
 	"github.com/urfave/cli/v2"
 
@@ -17,7 +18,7 @@ func webhooksCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "webhooks",
 		Usage: "manage the webhooks of your hub account: ls, info, create, update, enable, disable, delete",
-		Flags: connectionFlags(),
+		Flags: hubconn.ConnectionFlags(),
 		Description: `Talks to the hub at $HF_ENDPOINT (default ` + hub.DefaultEndpoint + `) with the token in --token,
 $HF_TOKEN or the token file. Against the local hub, first run: robothub hub serve
 
@@ -37,64 +38,6 @@ Exit codes: 0 done, 1 the hub refused or could not be reached, 2 the command lin
 	}
 }
 
-// hubAction runs fn with a client and the command's arguments (flags written after them were read
-// too: see run), turning client errors into the CLI's messages and exit codes.
-func hubAction(e *env, fn func(c *cli.Context, cl *hub.Client, format string, args []string) error) cli.ActionFunc {
-	return func(c *cli.Context) error {
-		format, err := outputFormat(c)
-		if err != nil {
-			return err
-		}
-		cl, err := newHubClient(c, e)
-		if err != nil {
-			return err
-		}
-		return hubError(cl, fn(c, cl, format, c.Args().Slice()))
-	}
-}
-
-// hubActionOn is hubAction for a command that takes exactly one argument, named what in its
-// usage error ("WEBHOOK_ID").
-func hubActionOn(e *env, what string, fn func(c *cli.Context, cl *hub.Client, format, arg string) error) cli.ActionFunc {
-	return hubAction(e, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
-		arg, err := oneArg(c, args, what)
-		if err != nil {
-			return err
-		}
-		return fn(c, cl, format, arg)
-	})
-}
-
-// noArgs refuses positional arguments for a command that takes none.
-func noArgs(c *cli.Context, args []string, hint string) error {
-	if len(args) > 0 {
-		return usagef("%s takes no arguments, got %q%s", c.Command.FullName(), args, hint)
-	}
-	return nil
-}
-
-// completeWebhookIDs offers the caller's webhook IDs for shell completion.
-func completeWebhookIDs(e *env) cli.BashCompleteFunc {
-	return func(c *cli.Context) {
-		if c.NArg() > 0 {
-			return
-		}
-		cl, err := newHubClient(c, e)
-		if err != nil {
-			return
-		}
-		ctx, cancel := context.WithTimeout(c.Context, 2*time.Second)
-		defer cancel()
-		list, err := cl.List(ctx)
-		if err != nil {
-			return
-		}
-		for _, w := range list {
-			fmt.Fprintf(e.stdout, "%s:%s\n", w.ID, target(w))
-		}
-	}
-}
-
 func webhooksLsCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:    "ls",
@@ -106,10 +49,10 @@ Examples:
   robothub webhooks ls
   robothub webhooks ls --format json | jq '.[] | select(.status == "disabled") | .id'
   robothub webhooks ls --format quiet | xargs -n1 robothub webhooks disable`,
-		Flags:        hubFlags(),
+		Flags:        hubconn.Flags(),
 		OnUsageError: onUsageError,
-		Action: hubAction(e, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
-			if err := noArgs(c, args, ""); err != nil {
+		Action: hubconn.Action(e.getenv, e.stderr, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
+			if err := hubconn.NoArgs(c, args, ""); err != nil {
 				return err
 			}
 			list, err := cl.List(c.Context)
@@ -130,11 +73,11 @@ func webhooksInfoCommand(e *env) *cli.Command {
 Examples:
   robothub webhooks info 6571a3f0c9d2e4b1a8f0def0
   robothub webhooks info 6571a3f0c9d2e4b1a8f0def0 --format json`,
-		Flags: append(hubFlags(),
+		Flags: append(hubconn.Flags(),
 			&cli.BoolFlag{Name: "show-secret", Usage: "print the webhook's secret (hidden by default so that it stays out of terminals and CI logs)"}),
 		OnUsageError: onUsageError,
-		BashComplete: completeWebhookIDs(e),
-		Action: hubActionOn(e, "WEBHOOK_ID", func(c *cli.Context, cl *hub.Client, format, id string) error {
+		BashComplete: hubconn.CompleteWebhookIDs(e.getenv, e.stdout, e.stderr),
+		Action: hubconn.ActionOn(e.getenv, e.stderr, "WEBHOOK_ID", func(c *cli.Context, cl *hub.Client, format, id string) error {
 			w, err := cl.Get(c.Context, id)
 			if err != nil {
 				return err
@@ -190,7 +133,7 @@ func readSpec(c *cli.Context, e *env) (watched []hub.WatchedItem, domains []stri
 		secret = &s
 	case c.IsSet("secret-env"):
 		name := c.String("secret-env")
-		s, ok := lookupEnv(e, name)
+		s, ok := cliapp.LookupEnv(e.getenv, name)
 		if !ok {
 			return nil, nil, nil, nil, usagef("--secret-env %s: the environment variable %s is not set", name, name)
 		}
@@ -201,7 +144,7 @@ func readSpec(c *cli.Context, e *env) (watched []hub.WatchedItem, domains []stri
 		for _, spec := range c.StringSlice("secrets") {
 			name, value, literal := strings.Cut(spec, "=")
 			if !literal {
-				v, ok := lookupEnv(e, name)
+				v, ok := cliapp.LookupEnv(e.getenv, name)
 				if !ok {
 					return nil, nil, nil, nil, usagef("--secrets %s: the environment variable %s is not set (or give %s=VALUE)", name, name, name)
 				}
@@ -211,15 +154,6 @@ func readSpec(c *cli.Context, e *env) (watched []hub.WatchedItem, domains []stri
 		}
 	}
 	return watched, domains, secret, secrets, nil
-}
-
-// lookupEnv reads a variable that must hold a value: an empty variable counts as unset, so that a
-// forgotten export does not silently become an empty secret.
-func lookupEnv(e *env, name string) (string, bool) {
-	if v := e.getenv(name); v != "" {
-		return v, true
-	}
-	return "", false
 }
 
 func webhooksCreateCommand(e *env) *cli.Command {
@@ -234,10 +168,10 @@ Examples:
   WEBHOOK_SECRET=s3cret robothub webhooks create --url https://example.com/hook --watch user:alice --secret-env WEBHOOK_SECRET
   robothub webhooks create --job-id 687f911eaea852de79c4a50a --watch user:alice --secrets HF_TOKEN --secrets MODE=fast
   robothub webhooks create --url https://example.com/hook --watch user:alice --format quiet   # prints the new ID only`,
-		Flags:        append(hubFlags(), webhookSpecFlags(false)...),
+		Flags:        append(hubconn.Flags(), webhookSpecFlags(false)...),
 		OnUsageError: onUsageError,
-		Action: hubAction(e, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
-			if err := noArgs(c, args, ": give the URL with --url"); err != nil {
+		Action: hubconn.Action(e.getenv, e.stderr, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
+			if err := hubconn.NoArgs(c, args, ": give the URL with --url"); err != nil {
 				return err
 			}
 			watched, domains, secret, secrets, err := readSpec(c, e)
@@ -280,10 +214,10 @@ Examples:
   robothub webhooks update 6571a3f0c9d2e4b1a8f0def0 --domain repo
   robothub webhooks update 6571a3f0c9d2e4b1a8f0def0 --secret ''      # removes the secret
   robothub webhooks update 6571a3f0c9d2e4b1a8f0def0 --job-id 687f911eaea852de79c4a50a --secrets HF_TOKEN --secrets OLD=`,
-		Flags:        append(hubFlags(), webhookSpecFlags(true)...),
+		Flags:        append(hubconn.Flags(), webhookSpecFlags(true)...),
 		OnUsageError: onUsageError,
-		BashComplete: completeWebhookIDs(e),
-		Action: hubActionOn(e, "WEBHOOK_ID", func(c *cli.Context, cl *hub.Client, format, id string) error {
+		BashComplete: hubconn.CompleteWebhookIDs(e.getenv, e.stdout, e.stderr),
+		Action: hubconn.ActionOn(e.getenv, e.stderr, "WEBHOOK_ID", func(c *cli.Context, cl *hub.Client, format, id string) error {
 			watched, domains, secret, secrets, err := readSpec(c, e)
 			if err != nil {
 				return err
@@ -318,10 +252,10 @@ func webhooksStateCommand(e *env, name, usage string, call func(*hub.Client, con
 
 Example:
   robothub webhooks %s 6571a3f0c9d2e4b1a8f0def0`, name, name),
-		Flags:        hubFlags(),
+		Flags:        hubconn.Flags(),
 		OnUsageError: onUsageError,
-		BashComplete: completeWebhookIDs(e),
-		Action: hubActionOn(e, "WEBHOOK_ID", func(c *cli.Context, cl *hub.Client, format, id string) error {
+		BashComplete: hubconn.CompleteWebhookIDs(e.getenv, e.stdout, e.stderr),
+		Action: hubconn.ActionOn(e.getenv, e.stderr, "WEBHOOK_ID", func(c *cli.Context, cl *hub.Client, format, id string) error {
 			w, err := call(cl, c.Context, id)
 			if err != nil {
 				return err
@@ -343,20 +277,20 @@ On a terminal it asks "Delete webhook ...? [y/N]". Without a terminal (scripts, 
 Examples:
   robothub webhooks delete 6571a3f0c9d2e4b1a8f0def0
   robothub webhooks delete 6571a3f0c9d2e4b1a8f0def0 --yes`,
-		Flags: append(hubFlags(),
+		Flags: append(hubconn.Flags(),
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "delete without asking, e.g. in a script"}),
 		OnUsageError: onUsageError,
-		BashComplete: completeWebhookIDs(e),
-		Action: hubActionOn(e, "WEBHOOK_ID", func(c *cli.Context, cl *hub.Client, format, id string) error {
+		BashComplete: hubconn.CompleteWebhookIDs(e.getenv, e.stdout, e.stderr),
+		Action: hubconn.ActionOn(e.getenv, e.stderr, "WEBHOOK_ID", func(c *cli.Context, cl *hub.Client, format, id string) error {
 			if !c.Bool("yes") {
-				if err := confirmDelete(e, "webhook "+id, "Delete webhook "+id+"? This cannot be undone."); err != nil {
+				if err := hubconn.ConfirmDelete(e.stdin, e.stderr, "webhook "+id, "Delete webhook "+id+"? This cannot be undone."); err != nil {
 					return err
 				}
 			}
 			if err := cl.Delete(c.Context, id); err != nil {
 				return err
 			}
-			return printDeleted(e.stdout, format, "webhook", id)
+			return hubconn.PrintDeleted(e.stdout, format, "webhook", id)
 		}),
 	}
 }
@@ -373,11 +307,11 @@ hub shows this in the webhook's settings page; this command works against roboth
 Examples:
   robothub webhooks activity 6571a3f0c9d2e4b1a8f0def0
   robothub webhooks activity 6571a3f0c9d2e4b1a8f0def0 --limit 5 --format json`,
-		Flags: append(hubFlags(),
+		Flags: append(hubconn.Flags(),
 			&cli.IntFlag{Name: "limit", Value: 20, Usage: "show the latest `N` deliveries (1 to 1000)"}),
 		OnUsageError: onUsageError,
-		BashComplete: completeWebhookIDs(e),
-		Action: hubActionOn(e, "WEBHOOK_ID", func(c *cli.Context, cl *hub.Client, format, id string) error {
+		BashComplete: hubconn.CompleteWebhookIDs(e.getenv, e.stdout, e.stderr),
+		Action: hubconn.ActionOn(e.getenv, e.stderr, "WEBHOOK_ID", func(c *cli.Context, cl *hub.Client, format, id string) error {
 			if n := c.Int("limit"); n < 1 || n > 1000 {
 				return usagef("--limit %d: use 1 to 1000", n)
 			}
@@ -400,9 +334,9 @@ Find DELIVERY_ID with robothub webhooks activity WEBHOOK_ID.
 
 Example:
   robothub webhooks replay 6571a3f0c9d2e4b1a8f0def0 6571a4c2aa01b2c3d4e5f601`,
-		Flags:        hubFlags(),
+		Flags:        hubconn.Flags(),
 		OnUsageError: onUsageError,
-		Action: hubAction(e, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
+		Action: hubconn.Action(e.getenv, e.stderr, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
 			pos := args
 			if len(pos) != 2 {
 				return usagef("webhooks replay takes WEBHOOK_ID and DELIVERY_ID, got %d arguments", len(pos))
@@ -411,24 +345,10 @@ Example:
 			if err != nil {
 				return err
 			}
-			return printResult(e.stdout, format, ref, []string{ref.ID}, func() error {
+			return hubconn.PrintResult(e.stdout, format, ref, []string{ref.ID}, func() error {
 				_, err := fmt.Fprintf(e.stdout, "Replaying delivery %s as delivery %s (%s).\n", pos[1], ref.ID, ref.State)
 				return err
 			})
 		}),
 	}
-}
-
-// confirmDelete asks question on the terminal and goes on only on y or yes. Without a terminal it
-// refuses, saying to add --yes: a script must say what it means.
-func confirmDelete(e *env, what, question string) error {
-	if !isTerminal(e.stdin) {
-		return usagef("not deleting %s without confirmation: stdin is not a terminal; add --yes to delete it", what)
-	}
-	fmt.Fprintf(e.stderr, "%s [y/N] ", question)
-	answer, _ := bufio.NewReader(e.stdin).ReadString('\n')
-	if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
-		return cli.Exit("not deleted", exitError)
-	}
-	return nil
 }

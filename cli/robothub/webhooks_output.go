@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/robothub/robothub/cli/robothub/hubconn"
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/internal/hubemu"
 )
@@ -55,28 +56,21 @@ func watchedList(w hub.Webhook) string {
 	return strings.Join(parts, ",")
 }
 
-func target(w hub.Webhook) string {
-	if w.Job != nil || w.URL == "" {
-		return "(job)"
-	}
-	return w.URL
-}
-
 // printWebhooks writes a list in the chosen format.
 func printWebhooks(out io.Writer, format string, list []hub.Webhook) error {
 	recs := make([]webhookJSON, len(list))
 	for i, w := range list {
 		recs[i] = toJSON(w, false)
 	}
-	return printResult(out, format, recs, idsOf(list, func(w hub.Webhook) string { return w.ID }), func() error {
+	return hubconn.PrintResult(out, format, recs, hubconn.IDsOf(list, func(w hub.Webhook) string { return w.ID }), func() error {
 		if len(list) == 0 {
 			_, err := fmt.Fprintln(out, "No webhooks. Create one with: robothub webhooks create --url URL --watch TYPE:NAME")
 			return err
 		}
-		tw := newTable(out)
+		tw := hubconn.NewTable(out)
 		fmt.Fprintln(tw, "ID\tURL\tSTATUS\tDOMAINS\tWATCHED")
 		for _, w := range list {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", w.ID, target(w), webhookStatus(w), strings.Join(w.Domains, ","), watchedList(w))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", w.ID, hubconn.Target(w), webhookStatus(w), strings.Join(w.Domains, ","), watchedList(w))
 		}
 		return tw.Flush()
 	})
@@ -84,7 +78,7 @@ func printWebhooks(out io.Writer, format string, list []hub.Webhook) error {
 
 // printWebhook writes one webhook in the chosen format, after a one-line summary (table only).
 func printWebhook(out io.Writer, format, summary string, w *hub.Webhook, showSecret bool) error {
-	return printResult(out, format, toJSON(*w, showSecret), []string{w.ID}, func() error { return webhookTable(out, summary, w, showSecret) })
+	return hubconn.PrintResult(out, format, toJSON(*w, showSecret), []string{w.ID}, func() error { return webhookTable(out, summary, w, showSecret) })
 }
 
 func webhookTable(out io.Writer, summary string, w *hub.Webhook, showSecret bool) error {
@@ -126,7 +120,7 @@ func jobSummary(j *hub.Job) string {
 		parts = append(parts, "image "+j.DockerImage)
 	}
 	if cmd := append(append([]string(nil), j.Command...), j.Arguments...); len(cmd) > 0 {
-		parts = append(parts, "runs "+shellQuote(cmd))
+		parts = append(parts, "runs "+hubconn.ShellQuote(cmd))
 	}
 	if len(parts) == 0 {
 		return "(job)"
@@ -134,21 +128,9 @@ func jobSummary(j *hub.Job) string {
 	return strings.Join(parts, ", ")
 }
 
-func shellQuote(argv []string) string {
-	out := make([]string, len(argv))
-	for i, a := range argv {
-		if a != "" && !strings.ContainsAny(a, " \t\n'\"\\$`!*?[]{}()<>|&;#~") {
-			out[i] = a
-		} else {
-			out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-	}
-	return strings.Join(out, " ")
-}
-
 // printActivity writes a webhook's deliveries, one row per attempt.
 func printActivity(out io.Writer, format string, a *hubemu.Activity) error {
-	return printResult(out, format, a, idsOf(a.Deliveries, func(d hubemu.Delivery) string { return d.ID }), func() error { return activityTable(out, a) })
+	return hubconn.PrintResult(out, format, a, hubconn.IDsOf(a.Deliveries, func(d hubemu.Delivery) string { return d.ID }), func() error { return activityTable(out, a) })
 }
 
 func activityTable(out io.Writer, a *hubemu.Activity) error {
@@ -161,7 +143,7 @@ func activityTable(out io.Writer, a *hubemu.Activity) error {
 		_, err := fmt.Fprintln(out, "No deliveries yet.")
 		return err
 	}
-	tw := newTable(out)
+	tw := hubconn.NewTable(out)
 	fmt.Fprintln(tw, "DELIVERY\tEVENT\tREPO\tSTATE\tTIME\tSTATUS\tLATENCY\tERROR")
 	for _, d := range a.Deliveries {
 		event := d.Scope + "/" + d.Action

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -17,8 +16,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/robothub/robothub/core/apps/catalog"
 	"github.com/robothub/robothub/core/fault"
-	"github.com/robothub/robothub/core/hub"
 )
 
 // ErrNoHubToken is returned when a private space is asked for and the daemon has no hub token.
@@ -282,69 +281,5 @@ func (m *Manager) appsFrom(shown string) []AppInfo {
 	return slices.DeleteFunc(slices.Clone(m.installed().list), func(a AppInfo) bool { return !sameSource(a.Extra.Source, shown) })
 }
 
-// AppTag is the README tag that makes a hub space an app of the catalog.
-const AppTag = "robot_python_app"
-
-// Catalog lists the hub's spaces tagged robot_python_app, through core/hub, cached for TTL.
-type Catalog struct {
-	HubURL string
-	Client *http.Client
-	TTL    time.Duration
-
-	mu      sync.Mutex
-	fetched time.Time
-	apps    []AppInfo
-}
-
-// Invalidate makes the next List fetch the catalog afresh.
-func (c *Catalog) Invalidate() {
-	if c == nil {
-		return
-	}
-	c.mu.Lock()
-	c.fetched = time.Time{}
-	c.mu.Unlock()
-}
-
-// List returns the catalog, cached when fresh; on a fetch error, the stale cache and the error.
-func (c *Catalog) List(ctx context.Context, fresh bool) ([]AppInfo, error) {
-	if c == nil || c.HubURL == "" {
-		return nil, nil
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !fresh && !c.fetched.IsZero() && time.Since(c.fetched) < c.TTL {
-		return c.apps, nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	// One attempt: the daemon answers from its stale cache rather than keep a page waiting.
-	opts := []hub.Option{hub.WithRetry(hub.RetryPolicy{MaxAttempts: 1})}
-	if c.Client != nil {
-		opts = append(opts, hub.WithHTTPClient(c.Client))
-	}
-	client, err := hub.New(c.HubURL, opts...)
-	if err != nil {
-		return c.apps, fmt.Errorf("the app catalog's hub: %w", err)
-	}
-	spaces, err := client.ListSpaces(ctx, hub.SpaceQuery{Filter: []string{AppTag}})
-	if err != nil {
-		// %v: a hub failure is the daemon's 500, whatever the hub's own status was.
-		return c.apps, fmt.Errorf("fetching the app catalog from %s: %v", strings.TrimRight(c.HubURL, "/"), err)
-	}
-	var apps []AppInfo
-	for _, s := range spaces {
-		author, name, ok := strings.Cut(s.ID, "/")
-		if !ok || name == "" {
-			continue
-		}
-		author = cmp.Or(s.Author, author)
-		card := func(key string) string { v, _ := s.CardData[key].(string); return v }
-		apps = append(apps, AppInfo{
-			Name: name, SourceKind: SourceHubSpace, Description: card("short_description"), URL: client.SpaceGitURL(s.ID),
-			Extra: AppExtra{Title: card("title"), Author: author, Emoji: card("emoji")},
-		})
-	}
-	c.apps, c.fetched = apps, time.Now()
-	return apps, nil
-}
+// AppTag is the README tag that makes a hub space an app of the catalog (catalog.AppTag).
+const AppTag = catalog.AppTag

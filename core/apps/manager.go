@@ -1,8 +1,8 @@
 // Package apps is the app lifecycle of the robot daemon: install, update and remove as background
 // jobs that can be cancelled, the SDK in the apps venv, discovery of installed apps from their
 // robot_apps entry points, the single app slot (start, stop, restart, status) shared with remote
-// SDK sessions, the startup app, and the hub catalog. The Python packaging itself is a Toolchain
-// (internal/pytool), which the daemon wires in.
+// SDK sessions, the startup app; the hub catalog it offers is core/apps/catalog. The Python
+// packaging itself is a Toolchain (internal/pytool), which the daemon wires in.
 package apps
 
 import (
@@ -23,6 +23,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/robothub/robothub/core/apps/catalog"
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/robot"
 )
@@ -64,7 +65,7 @@ type Manager struct {
 	cfg     Config
 	log     *slog.Logger
 	py      Toolchain
-	catalog *Catalog
+	catalog *catalog.Catalog
 	jobs    jobRegistry
 
 	venvMu chan struct{} // held (one token) by whatever changes the venv: one job at a time
@@ -120,7 +121,7 @@ func NewManager(cfg Config) (*Manager, error) {
 		sessions: map[string]*session{},
 	}
 	if cfg.HubURL != "" {
-		m.catalog = &Catalog{HubURL: cfg.HubURL, Client: cfg.HTTPClient, TTL: 5 * time.Minute}
+		m.catalog = &catalog.Catalog{HubURL: cfg.HubURL, Client: cfg.HTTPClient, TTL: 5 * time.Minute}
 	}
 	m.loadRecords()
 	migrated := 0
@@ -317,8 +318,12 @@ func (m *Manager) ListAvailable(ctx context.Context, kind SourceKind) ([]AppInfo
 	if kind == SourceInstalled || m.catalog == nil {
 		return out, nil
 	}
-	catalog, err := m.catalog.List(ctx, false)
-	for _, a := range catalog {
+	listed, err := m.catalog.List(ctx, false)
+	for _, c := range listed {
+		a := AppInfo{
+			Name: c.Name, SourceKind: SourceHubSpace, Description: c.Description, URL: c.GitURL,
+			Extra: AppExtra{Title: c.Title, Author: c.Author, Emoji: c.Emoji},
+		}
 		if _, ok := set.byName[strings.ReplaceAll(a.Name, "-", "_")]; ok {
 			a.Extra.Installed = true
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/robothub/robothub/core/apps/catalog"
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/procgroup"
 )
@@ -227,15 +228,15 @@ func (m *Manager) RunStartup(ctx context.Context, wakeUp bool) {
 }
 
 func (m *Manager) installStartupApp(ctx context.Context, name string) {
-	catalog, err := m.catalog.List(ctx, true)
-	i := slices.IndexFunc(catalog, func(a AppInfo) bool { return a.Name == name || strings.ReplaceAll(a.Name, "-", "_") == name })
+	listed, err := m.catalog.List(ctx, true)
+	i := slices.IndexFunc(listed, func(a catalog.App) bool { return a.Name == name || strings.ReplaceAll(a.Name, "-", "_") == name })
 	if err != nil || i < 0 {
 		m.log.Error("startup app is not installed and cannot be found in the catalog", "app", name, "hub", m.cfg.HubURL, "err", err)
 		return
 	}
-	info := catalog[i]
-	m.log.Info("installing the startup app from the catalog", "app", name, "url", info.URL)
-	job, err := m.Install(info.URL)
+	info := listed[i]
+	m.log.Info("installing the startup app from the catalog", "app", name, "url", info.GitURL)
+	job, err := m.Install(info.GitURL)
 	if err != nil {
 		m.log.Error("installing the startup app", "app", name, "err", err)
 		return

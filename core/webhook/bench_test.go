@@ -49,15 +49,15 @@ func BenchmarkServeHTTP(b *testing.B) {
 	}
 	b.Run("own", func(b *testing.B) {
 		s := newServer(nil)
-		body := bytes.NewReader(raw)
-		req := httptest.NewRequest("POST", "/webhooks/bench", body)
+		body := new(reusedBody)
+		req := httptest.NewRequest("POST", "/webhooks/bench", bytes.NewReader(raw))
 		req.Header.Set(SecretHeader, "bench-secret")
+		req.Body = body
 		w := &reusedWriter{header: http.Header{}}
 		b.ReportAllocs()
 		b.SetBytes(int64(len(raw)))
 		for b.Loop() {
 			body.Reset(raw)
-			req.Body = io.NopCloser(body)
 			w.status = 0
 			s.ServeHTTP(w, req)
 			if w.status != 200 {
@@ -66,6 +66,12 @@ func BenchmarkServeHTTP(b *testing.B) {
 		}
 	})
 }
+
+// reusedBody is a request body read again for each delivery (io.NopCloser would allocate one per
+// delivery, which the receiver's own count is not to include).
+type reusedBody struct{ bytes.Reader }
+
+func (*reusedBody) Close() error { return nil }
 
 // reusedWriter is a ResponseWriter kept from one request to the next, as net/http keeps its
 // buffers per connection.

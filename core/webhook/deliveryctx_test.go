@@ -3,10 +3,13 @@ package webhook
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -52,4 +55,42 @@ func TestHandlerContext(t *testing.T) {
 	if !errors.Is(ctx.Err(), context.Canceled) {
 		t.Errorf("after the handler returned: %v, want context.Canceled", ctx.Err())
 	}
+}
+
+// TestHandlerTimerReused: the timers of handlers that returned in time are used again by later
+// deliveries; each delivery's timeout still runs from its own start, and a delivery after one that
+// timed out gets its own.
+func TestHandlerTimerReused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewServer(WithSecret("s"), WithHandlerTimeout(time.Second), WithLogger(slog.New(slog.DiscardHandler)))
+		must(t, s.Add("fast", func(context.Context, *Payload, http.Header) (any, error) { return nil, nil }))
+		var waited time.Duration
+		must(t, s.Add("slow", func(ctx context.Context, _ *Payload, _ http.Header) (any, error) {
+			start := time.Now()
+			<-ctx.Done()
+			waited = time.Since(start)
+			return nil, nil
+		}))
+		deliver := func(route string) int {
+			req := httptest.NewRequest("POST", "/webhooks/"+route, strings.NewReader(minimalPayload))
+			req.Header.Set(SecretHeader, "s")
+			w := httptest.NewRecorder()
+			s.ServeHTTP(w, req)
+			return w.Code
+		}
+		for i := range 3 {
+			if code := deliver("fast"); code != 200 {
+				t.Fatalf("fast delivery %d: %d", i, code)
+			}
+			time.Sleep(700 * time.Millisecond) // more than half the timeout between deliveries
+		}
+		for i := range 2 {
+			if code := deliver("slow"); code != 503 || waited != time.Second {
+				t.Errorf("slow delivery %d: %d after %s, want 503 after the 1s timeout", i, code, waited)
+			}
+			if code := deliver("fast"); code != 200 {
+				t.Errorf("a delivery after a timed-out one: %d", code)
+			}
+		}
+	})
 }

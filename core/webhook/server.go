@@ -71,6 +71,7 @@ type Server struct {
 	mu         sync.Mutex
 	routes     atomic.Pointer[map[string]*route] // copy on write: requests never take a lock
 	publicBase atomic.Pointer[string]
+	timers     sync.Pool // *handlerTimer, stopped, for the next delivery (deliveryctx.go)
 }
 
 // Option configures a Server.
@@ -288,19 +289,19 @@ func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request, path strin
 	default:
 		status, out = resultBody(v)
 	}
-	var buf []byte
 	switch out := out.(type) {
 	case nil:
-		buf = okBody // the common case, without encoding
+		writeRaw(w, status, okBody) // the common case, without encoding
 	case field:
-		buf = out.appendJSON(nil)
+		writeField(w, status, out)
 	default:
-		if buf, err = json.Marshal(out); err != nil {
+		buf, err := json.Marshal(out)
+		if err != nil {
 			s.log.Error("webhook handler result is not JSON", "route", rt.Path, "err", err.Error())
 			status, buf = http.StatusInternalServerError, []byte(`{"error":"handler `+rt.Name+` returned a value that is not JSON"}`)
 		}
+		writeRaw(w, status, buf)
 	}
-	writeRaw(w, status, buf)
 	s.logDelivery(rt, p, status, start)
 }
 
@@ -373,7 +374,21 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, route string, st
 }
 
 func writeError(w http.ResponseWriter, status int, msg string) {
-	writeRaw(w, status, field{"error", msg}.appendJSON(nil))
+	writeField(w, status, field{"error", msg})
+}
+
+// answerBuffers hold the receiver's own answers while they are written: the writer copies them (into
+// net/http's buffered writer, or a gateway's response), so one buffer serves delivery after delivery.
+var answerBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// writeField writes the answer {"name": text}.
+func writeField(w http.ResponseWriter, status int, f field) {
+	bp := answerBuffers.Get().(*[]byte)
+	*bp = f.appendJSON((*bp)[:0])
+	writeRaw(w, status, *bp)
+	if cap(*bp) <= 4<<10 { // a buffer that held a long error is let go
+		answerBuffers.Put(bp)
+	}
 }
 
 // field is an answer of one text member, {"message": text} or {"error": text}: the receiver's own

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/core/apps"
+	"github.com/robothub/robothub/core/apps/catalog"
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/hubemu"
 	"github.com/robothub/robothub/internal/hubemu/localhub"
@@ -408,21 +408,21 @@ func TestSpaceListingIsTheAppCatalog(t *testing.T) {
 	h.mustCall("GET", "/api/spaces?limit=x", "", nil, 400, nil)
 
 	// The robot daemon's catalog reads this listing, and installs by cloning the URL it makes.
-	cat := &apps.Catalog{HubURL: h.srv.URL, TTL: time.Minute}
+	cat := &catalog.Catalog{HubURL: h.srv.URL, TTL: time.Minute}
 	list, err := cat.List(context.Background(), true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	byName := map[string]apps.AppInfo{}
+	byName := map[string]catalog.App{}
 	for _, a := range list {
 		byName[a.Name] = a
 	}
 	if len(list) != 2 || byName["wave"].Description != "Waves the antennas" || byName["dance"].Description != "Dances: a lot" ||
-		byName["wave"].URL != h.srv.URL+"/spaces/alice/wave" {
+		byName["wave"].GitURL != h.srv.URL+"/spaces/alice/wave" {
 		t.Fatalf("catalog %+v", list)
 	}
 	dir := filepath.Join(t.TempDir(), "install")
-	g.must("", "clone", "--depth", "1", "--quiet", "--", byName["wave"].URL, dir)
+	g.must("", "clone", "--depth", "1", "--quiet", "--", byName["wave"].GitURL, dir)
 	if _, err := os.Stat(filepath.Join(dir, "wave", "main.py")); err != nil {
 		t.Fatalf("the shallow clone of the catalog's URL lacks the app: %v", err)
 	}

@@ -1,10 +1,13 @@
-package main
+// Package hubcmd is robothub's `hub` command set: the local hub emulator's server (hub serve) and
+// the commands that drive it (token, emit, job, spaces). The main wires it with Command.
+package hubcmd
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -13,6 +16,9 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/robothub/robothub/cli/cliapp"
+	"github.com/robothub/robothub/cli/robothub/hubconn"
 
 	"github.com/robothub/robothub/internal/dirlock"
 	"github.com/robothub/robothub/internal/hubemu/delivery"
@@ -27,19 +33,33 @@ import (
 	hubhttp "github.com/robothub/robothub/internal/hubemu/http"
 )
 
-// DefaultHubAddr is where robothub hub serve listens: beside the receiver's 7860.
-const DefaultHubAddr = "127.0.0.1:7861"
+// DefaultAddr is where robothub hub serve listens: beside the receiver's 7860.
+const DefaultAddr = "127.0.0.1:7861"
+
+// env is the outside world of one run of robothub, as its main's run gets it.
+type env struct {
+	getenv func(string) string
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// Command is `robothub hub` and its subcommands, reading the environment with getenv and writing to
+// stdout and stderr, so that tests run the real program in-process with their own.
+func Command(getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
+	return hubCommand(&env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr})
+}
 
 func hubCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "hub",
 		Usage: "run and drive the local hub emulator: serve, token, emit, job, spaces",
-		Flags: connectionFlags(),
+		Flags: hubconn.ConnectionFlags(),
 		Description: `The local hub is a stand-in for the public hub: the same webhook management API, with
 events you emit yourself, deliveries with retries, an activity view and job webhooks that run local
 commands. Start it with robothub hub serve and point the other commands at it with the two export
 lines it prints.`,
-		OnUsageError: onUsageError,
+		OnUsageError: cliapp.OnUsageError,
 		Subcommands: []*cli.Command{
 			hubServeCommand(e),
 			hubTokenCommand(e),
@@ -58,7 +78,7 @@ func storeFlags() []cli.Flag {
 	}
 }
 
-func defaultDataDir(getenv func(string) string) string {
+func DefaultDataDir(getenv func(string) string) string {
 	if x := getenv("XDG_DATA_HOME"); x != "" {
 		return filepath.Join(x, "robothub", "hub")
 	}
@@ -72,24 +92,24 @@ func defaultDataDir(getenv func(string) string) string {
 func storeDSN(c *cli.Context, e *env) (string, error) {
 	if db := c.String("db"); db != "" {
 		if c.IsSet("data-dir") {
-			return "", usagef("give --db or --data-dir, not both")
+			return "", cliapp.Usagef("give --db or --data-dir, not both")
 		}
 		return db, nil
 	}
 	dir := c.String("data-dir")
 	if dir == "" {
-		dir = defaultDataDir(e.getenv)
+		dir = DefaultDataDir(e.getenv)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", cli.Exit(fmt.Sprintf("creating the data directory: %v", err), exitError)
+		return "", cli.Exit(fmt.Sprintf("creating the data directory: %v", err), cliapp.ExitError)
 	}
 	return filepath.Join(dir, "hub.db"), nil
 }
 
-// lockDatabase keeps a second server (hub serve or dev) off a database file: two would deliver
+// LockDatabase keeps a second server (hub serve or dev) off a database file: two would deliver
 // every pending event twice. Other commands (token create, emit) open the database beside a
 // running server and take no lock. An in-memory database needs none.
-func lockDatabase(dsn string) (*dirlock.Lock, error) {
+func LockDatabase(dsn string) (*dirlock.Lock, error) {
 	if dsn == ":memory:" || strings.HasPrefix(dsn, "file:") {
 		return nil, nil
 	}
@@ -116,7 +136,7 @@ Examples:
   WEBHOOK_SECRET=dev robothub hub serve --bootstrap-webhook http://127.0.0.1:7860/webhooks/hello
   robothub hub serve --db :memory: --trigger-limit 0 --addr 127.0.0.1:0`,
 		Flags: append(storeFlags(),
-			&cli.StringFlag{Name: "addr", Value: DefaultHubAddr, Usage: "listen on `ADDRESS` (host:port; port 0 picks a free one)"},
+			&cli.StringFlag{Name: "addr", Value: DefaultAddr, Usage: "listen on `ADDRESS` (host:port; port 0 picks a free one)"},
 			&cli.StringFlag{Name: "public-url", Usage: "the hub's `URL` as clients see it, used in printed lines and payload links (default http://ADDRESS)"},
 			&cli.StringFlag{Name: "user", Value: "local", Usage: "`NAME` of the user made on first start"},
 			&cli.StringFlag{Name: "token-file", Usage: "also write the first-start token to `FILE` (mode 0600), for HF_TOKEN_PATH"},
@@ -136,16 +156,16 @@ Examples:
 			&cli.StringFlag{Name: "log-format", Value: "text", Usage: "log format: text or json"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "log level: debug, info, warn, error"},
 		),
-		OnUsageError: onUsageError,
+		OnUsageError: cliapp.OnUsageError,
 		Action:       func(c *cli.Context) error { return runHubServe(c, e) },
 	}
 }
 
 func runHubServe(c *cli.Context, e *env) error {
 	if c.NArg() > 0 {
-		return usagef("hub serve takes no arguments, got %q", c.Args().Slice())
+		return cliapp.Usagef("hub serve takes no arguments, got %q", c.Args().Slice())
 	}
-	logger, err := newLogger(e.stderr, c.String("log-format"), c.String("log-level"))
+	logger, err := cliapp.NewLogger(e.stderr, c.String("log-format"), c.String("log-level"))
 	if err != nil {
 		return err
 	}
@@ -153,13 +173,13 @@ func runHubServe(c *cli.Context, e *env) error {
 	for _, s := range c.StringSlice("bootstrap-watch") {
 		w, err := hub.ParseWatchedItem(s)
 		if err != nil {
-			return usagef("--bootstrap-watch %v", strings.TrimPrefix(err.Error(), "watch: "))
+			return cliapp.Usagef("--bootstrap-watch %v", strings.TrimPrefix(err.Error(), "watch: "))
 		}
 		watched = append(watched, w)
 	}
 	if u := c.String("bootstrap-webhook"); u != "" {
 		if _, err := (hub.CreateRequest{URL: u, Watched: []hub.WatchedItem{{Type: "user", Name: "x"}}}).Validate(); err != nil {
-			return usagef("--bootstrap-webhook: %v", strings.TrimPrefix(err.Error(), "url: "))
+			return cliapp.Usagef("--bootstrap-webhook: %v", strings.TrimPrefix(err.Error(), "url: "))
 		}
 	}
 	allow, err := deliveryTargets(c, e)
@@ -170,14 +190,14 @@ func runHubServe(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	lock, err := lockDatabase(dsn)
+	lock, err := LockDatabase(dsn)
 	if err != nil {
-		return cli.Exit("hub serve: "+err.Error(), exitError)
+		return cli.Exit("hub serve: "+err.Error(), cliapp.ExitError)
 	}
 	defer lock.Release()
 	ln, err := net.Listen("tcp", c.String("addr"))
 	if err != nil {
-		return cli.Exit("hub serve: "+listenError("the local hub", c.String("addr"), "--addr", err), exitError)
+		return cli.Exit("hub serve: "+cliapp.ListenError("the local hub", c.String("addr"), "--addr", err), cliapp.ExitError)
 	}
 	defer ln.Close()
 	public := strings.TrimRight(c.String("public-url"), "/")
@@ -199,7 +219,7 @@ func runHubServe(c *cli.Context, e *env) error {
 			BaseDelay: c.Duration("retry-delay"), MaxDelay: c.Duration("retry-max-delay"), Workers: c.Int("workers")},
 	})
 	if err != nil {
-		return cli.Exit(fmt.Sprintf("hub serve: opening %s: %v", dsn, err), exitError)
+		return cli.Exit(fmt.Sprintf("hub serve: opening %s: %v", dsn, err), cliapp.ExitError)
 	}
 	defer emu.Close()
 
@@ -208,9 +228,9 @@ func runHubServe(c *cli.Context, e *env) error {
 		secret = e.getenv(webhook.SecretEnv)
 	}
 	boot, err := emu.Bootstrap(c.Context, hubemu.BootstrapConfig{User: c.String("user"), WebhookURL: c.String("bootstrap-webhook"),
-		WebhookSecret: secret, Watched: watched, Replaces: sameLocalRoute(c.String("bootstrap-webhook"))})
+		WebhookSecret: secret, Watched: watched, Replaces: SameLocalRoute(c.String("bootstrap-webhook"))})
 	if err != nil {
-		return cli.Exit(fmt.Sprintf("hub serve: %v", err), exitError)
+		return cli.Exit(fmt.Sprintf("hub serve: %v", err), cliapp.ExitError)
 	}
 
 	fmt.Fprintf(e.stdout, "Local hub listening on %s (database %s)\n", public, dsn)
@@ -219,8 +239,8 @@ func runHubServe(c *cli.Context, e *env) error {
 	case boot.Token != "":
 		fmt.Fprintf(e.stdout, "export HF_TOKEN=%s\n", boot.Token)
 		if f := c.String("token-file"); f != "" {
-			if err := writeTokenFile(f, boot.Token); err != nil {
-				return cli.Exit(fmt.Sprintf("hub serve: --token-file: %v", err), exitError)
+			if err := WriteTokenFile(f, boot.Token); err != nil {
+				return cli.Exit(fmt.Sprintf("hub serve: --token-file: %v", err), cliapp.ExitError)
 			}
 			fmt.Fprintf(e.stdout, "# the token is also in %s: export HF_TOKEN_PATH=%s\n", f, f)
 		}
@@ -253,7 +273,7 @@ func runHubServe(c *cli.Context, e *env) error {
 	case <-c.Context.Done():
 	case err := <-serveDone:
 		if !errors.Is(err, http.ErrServerClosed) {
-			failure = cli.Exit(fmt.Sprintf("hub serve: %v", err), exitError)
+			failure = cli.Exit(fmt.Sprintf("hub serve: %v", err), cliapp.ExitError)
 		}
 	case err := <-runDone:
 		runDone <- err
@@ -286,7 +306,7 @@ func deliveryTargets(c *cli.Context, e *env) ([]string, error) {
 		}
 	}
 	if _, err := delivery.ParseAllowlist(targets); err != nil {
-		return nil, usagef("--allow-delivery-to %v", err)
+		return nil, cliapp.Usagef("--allow-delivery-to %v", err)
 	}
 	if u, err := url.Parse(c.String("bootstrap-webhook")); err == nil && u.Host != "" {
 		port := u.Port()
@@ -311,24 +331,24 @@ func deliveryStopped(dsn string, err error) error {
 		return cli.Exit("hub serve: delivery stopped: "+err.Error()+"\n"+
 			"Nothing accepted is lost: once the database can be written, start hub serve again on the same data "+
 			"directory; pending deliveries are sent then, and a delivery whose result was not recorded is sent "+
-			"again (at least once).", exitError)
+			"again (at least once).", cliapp.ExitError)
 	}
-	return cli.Exit(fmt.Sprintf("hub serve: delivery stopped (database %s): %v", dsn, err), exitError)
+	return cli.Exit(fmt.Sprintf("hub serve: delivery stopped (database %s): %v", dsn, err), cliapp.ExitError)
 }
 
-func writeTokenFile(path, token string) error {
+func WriteTokenFile(path, token string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	return writePrivateFile(path, token+"\n")
+	return WritePrivateFile(path, token+"\n")
 }
 
-// sameLocalRoute recognises, for a bootstrap webhook to a receiver on this machine, the URLs of the
+// SameLocalRoute recognises, for a bootstrap webhook to a receiver on this machine, the URLs of the
 // same route on this machine at any port: the webhook an earlier run made for its receiver, which
 // Bootstrap points at this run's (the hub stores the URL of one run; after a change of ports it
 // would retry against a port nobody listens on). It matches any of the targets on this machine;
 // nil when none is: nothing is replaced.
-func sameLocalRoute(targets ...string) func(string) bool {
+func SameLocalRoute(targets ...string) func(string) bool {
 	var local []*url.URL
 	for _, target := range targets {
 		if t, err := url.Parse(target); err == nil && isLocalHost(t.Hostname()) {
@@ -371,10 +391,10 @@ func nonEmpty(ss ...string) []string {
 	return out
 }
 
-// writePrivateFile writes a secret to path, readable by its owner only (0600) whatever the umask
+// WritePrivateFile writes a secret to path, readable by its owner only (0600) whatever the umask
 // and whatever mode the file had before (os.WriteFile keeps an existing file's mode). The mode is
 // set before the secret is written.
-func writePrivateFile(path, secret string) error {
+func WritePrivateFile(path, secret string) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
@@ -394,9 +414,9 @@ func writePrivateFile(path, secret string) error {
 func storeArgs(c *cli.Context) string {
 	switch {
 	case c.String("db") != "":
-		return "--db " + shellQuote([]string{c.String("db")})
+		return "--db " + hubconn.ShellQuote([]string{c.String("db")})
 	case c.String("data-dir") != "":
-		return "--data-dir " + shellQuote([]string{c.String("data-dir")})
+		return "--data-dir " + hubconn.ShellQuote([]string{c.String("data-dir")})
 	}
 	return ""
 }
@@ -405,7 +425,7 @@ func hubTokenCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:         "token",
 		Usage:        "manage the local hub's access tokens",
-		OnUsageError: onUsageError,
+		OnUsageError: cliapp.OnUsageError,
 		Subcommands: []*cli.Command{{
 			Name:  "create",
 			Usage: "make an access token for a user of the local hub (the user is made if new)",
@@ -421,15 +441,15 @@ Examples:
 				&cli.StringFlag{Name: "user", Value: "local", Usage: "the token's user `NAME`"},
 				&cli.StringFlag{Name: "role", Value: hubemu.RoleWrite, Usage: "write (manage webhooks) or read (list and read only)"},
 				&cli.StringFlag{Name: "name", Value: "robothub", Usage: "a `LABEL` for the token"},
-				formatFlag()),
-			OnUsageError: onUsageError,
+				hubconn.FormatFlag()),
+			OnUsageError: cliapp.OnUsageError,
 			Action: func(c *cli.Context) error {
-				format, err := outputFormat(c)
+				format, err := hubconn.OutputFormat(c)
 				if err != nil {
 					return err
 				}
 				if c.NArg() > 0 {
-					return usagef("hub token create takes no arguments, got %q: name the user with --user", c.Args().Slice())
+					return cliapp.Usagef("hub token create takes no arguments, got %q: name the user with --user", c.Args().Slice())
 				}
 				dsn, err := storeDSN(c, e)
 				if err != nil {
@@ -437,18 +457,18 @@ Examples:
 				}
 				emu, err := localhub.Open(c.Context, localhub.Config{DSN: dsn})
 				if err != nil {
-					return cli.Exit(fmt.Sprintf("opening %s: %v", dsn, err), exitError)
+					return cli.Exit(fmt.Sprintf("opening %s: %v", dsn, err), cliapp.ExitError)
 				}
 				defer emu.Close()
 				token, user, err := emu.CreateToken(c.Context, c.String("user"), c.String("role"), c.String("name"))
 				if errors.Is(err, fault.ErrInvalid) {
-					return usagef("%v", err)
+					return cliapp.Usagef("%v", err)
 				}
 				if err != nil {
-					return cli.Exit(err.Error(), exitError)
+					return cli.Exit(err.Error(), cliapp.ExitError)
 				}
 				v := map[string]string{"user": user.Name, "role": c.String("role"), "name": c.String("name"), "token": token}
-				return printResult(e.stdout, format, v, []string{token}, func() error {
+				return hubconn.PrintResult(e.stdout, format, v, []string{token}, func() error {
 					_, err := fmt.Fprintf(e.stdout, "# %s token for user %s (shown once)\nexport HF_TOKEN=%s\n", c.String("role"), user.Name, token)
 					return err
 				})
@@ -474,7 +494,7 @@ Examples:
   robothub hub emit --repo space:alice/app --scope discussion.comment --action create --comment "Thanks!"
   robothub hub emit --repo model:alice/bert --scope repo.config --action update --private
   robothub hub emit --repo model:alice/bert --scope repo --action move --moved-to acme/bert`,
-		Flags: append(hubFlags(),
+		Flags: append(hubconn.Flags(),
 			&cli.StringFlag{Name: "repo", Usage: "the repo, `TYPE:OWNER/NAME` with TYPE model, dataset, space or bucket"},
 			&cli.StringFlag{Name: "scope", Value: "repo.content", Usage: "event `SCOPE`"},
 			&cli.StringFlag{Name: "action", Value: "update", Usage: "event `ACTION`"},
@@ -490,19 +510,19 @@ Examples:
 			&cli.BoolFlag{Name: "hidden", Usage: "the comment is hidden (its text is then left out)"},
 			&cli.StringFlag{Name: "moved-to", Usage: "repo move: the new `OWNER/NAME`"},
 		),
-		OnUsageError: onUsageError,
-		Action: hubAction(e, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
-			if err := noArgs(c, args, ": name the repo with --repo"); err != nil {
+		OnUsageError: cliapp.OnUsageError,
+		Action: hubconn.Action(e.getenv, e.stderr, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
+			if err := hubconn.NoArgs(c, args, ": name the repo with --repo"); err != nil {
 				return err
 			}
 			if c.String("repo") == "" {
-				return usagef("hub emit: give the repo with --repo TYPE:OWNER/NAME, e.g. --repo model:alice/bert")
+				return cliapp.Usagef("hub emit: give the repo with --repo TYPE:OWNER/NAME, e.g. --repo model:alice/bert")
 			}
 			req := hubemu.EmitInput{Repo: c.String("repo"), Scope: c.String("scope"), Action: c.String("action"),
 				HeadSha: c.String("head-sha"), MovedTo: c.String("moved-to")}
 			switch {
 			case c.Bool("private") && c.Bool("public"):
-				return usagef("give --private or --public, not both")
+				return cliapp.Usagef("give --private or --public, not both")
 			case c.Bool("private"):
 				req.Private = new(true)
 			case c.Bool("public"):
@@ -510,7 +530,7 @@ Examples:
 			}
 			if s := c.String("config"); s != "" {
 				if !json.Valid([]byte(s)) || !strings.HasPrefix(strings.TrimSpace(s), "{") {
-					return usagef("--config %q is not a JSON object", s)
+					return cliapp.Usagef("--config %q is not a JSON object", s)
 				}
 				req.UpdatedConfig = json.RawMessage(s)
 			}
@@ -524,12 +544,12 @@ Examples:
 			if err != nil {
 				return err
 			}
-			return printResult(e.stdout, format, res, idsOf(res.Deliveries, func(d hubemu.DeliveryRef) string { return d.ID }), func() error {
+			return hubconn.PrintResult(e.stdout, format, res, hubconn.IDsOf(res.Deliveries, func(d hubemu.DeliveryRef) string { return d.ID }), func() error {
 				fmt.Fprintf(e.stdout, "Event %s: %s %s on %s, %d deliveries.\n", res.EventID, req.Scope, req.Action, req.Repo, len(res.Deliveries))
 				if len(res.Deliveries) == 0 {
 					return nil
 				}
-				tw := newTable(e.stdout)
+				tw := hubconn.NewTable(e.stdout)
 				fmt.Fprintln(tw, "DELIVERY\tWEBHOOK\tSTATE")
 				for _, d := range res.Deliveries {
 					fmt.Fprintf(tw, "%s\t%s\t%s\n", d.ID, d.WebhookID, d.State)
@@ -544,7 +564,7 @@ func hubJobCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:         "job",
 		Usage:        "source jobs for job webhooks on the local hub: create, ls, runs, logs",
-		OnUsageError: onUsageError,
+		OnUsageError: cliapp.OnUsageError,
 		Subcommands: []*cli.Command{
 			{
 				Name:  "create",
@@ -560,22 +580,22 @@ Examples:
   robothub hub job create -- sh -c 'echo "$WEBHOOK_REPO_ID changed"'
   robothub hub job create --env MODE=fast --format quiet -- ./retrain.sh
   JOB=$(robothub hub job create --format quiet -- ./retrain.sh) && robothub webhooks create --job-id "$JOB" --watch user:local`,
-				Flags: append(hubFlags(),
+				Flags: append(hubconn.Flags(),
 					&cli.StringSliceFlag{Name: "env", Usage: "environment `NAME=VALUE` of every run (repeatable)"},
 					&cli.StringSliceFlag{Name: "secret", Usage: "the job's own secret `NAME` (value from $NAME) or NAME=VALUE (repeatable)"}),
-				OnUsageError: onUsageError,
+				OnUsageError: cliapp.OnUsageError,
 				// Everything after the options is the command, flags included: run keeps its flags
 				// where they are (cliapp.Interspersed's verbatim).
-				Action: hubAction(e, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
+				Action: hubconn.Action(e.getenv, e.stderr, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
 					argv := args
 					if len(argv) == 0 {
-						return usagef("hub job create: give the command after --, e.g. robothub hub job create -- sh -c 'echo $WEBHOOK_REPO_ID'")
+						return cliapp.Usagef("hub job create: give the command after --, e.g. robothub hub job create -- sh -c 'echo $WEBHOOK_REPO_ID'")
 					}
 					req := hubemu.JobInput{Command: argv, Environment: map[string]string{}, Secrets: map[string]string{}}
 					for _, kv := range c.StringSlice("env") {
 						k, v, ok := strings.Cut(kv, "=")
 						if !ok {
-							return usagef("--env %q: want NAME=VALUE", kv)
+							return cliapp.Usagef("--env %q: want NAME=VALUE", kv)
 						}
 						req.Environment[k] = v
 					}
@@ -583,8 +603,8 @@ Examples:
 						k, v, literal := strings.Cut(spec, "=")
 						if !literal {
 							var ok bool
-							if v, ok = lookupEnv(e, k); !ok {
-								return usagef("--secret %s: the environment variable %s is not set (or give %s=VALUE)", k, k, k)
+							if v, ok = cliapp.LookupEnv(e.getenv, k); !ok {
+								return cliapp.Usagef("--secret %s: the environment variable %s is not set (or give %s=VALUE)", k, k, k)
 							}
 						}
 						req.Secrets[k] = v
@@ -593,8 +613,8 @@ Examples:
 					if err != nil {
 						return err
 					}
-					return printResult(e.stdout, format, job, []string{job.ID}, func() error {
-						_, err := fmt.Fprintf(e.stdout, "Created job %s: %s\nUse it with: robothub webhooks create --job-id %s --watch TYPE:NAME\n", job.ID, shellQuote(job.Command), job.ID)
+					return hubconn.PrintResult(e.stdout, format, job, []string{job.ID}, func() error {
+						_, err := fmt.Fprintf(e.stdout, "Created job %s: %s\nUse it with: robothub webhooks create --job-id %s --watch TYPE:NAME\n", job.ID, hubconn.ShellQuote(job.Command), job.ID)
 						return err
 					})
 				}),
@@ -603,9 +623,9 @@ Examples:
 				Name:         "ls",
 				Usage:        "list your source jobs",
 				UsageText:    "robothub hub job ls [--format table|json|quiet]",
-				Flags:        hubFlags(),
-				OnUsageError: onUsageError,
-				Action: hubAction(e, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
+				Flags:        hubconn.Flags(),
+				OnUsageError: cliapp.OnUsageError,
+				Action: hubconn.Action(e.getenv, e.stderr, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
 					jobs, err := hubhttp.Client{Client: cl}.SourceJobs(c.Context)
 					if err != nil {
 						return err
@@ -613,11 +633,11 @@ Examples:
 					if jobs == nil {
 						jobs = []hubemu.SourceJobRecord{} // JSON: [], not null
 					}
-					return printResult(e.stdout, format, jobs, idsOf(jobs, func(j hubemu.SourceJobRecord) string { return j.ID }), func() error {
-						tw := newTable(e.stdout)
+					return hubconn.PrintResult(e.stdout, format, jobs, hubconn.IDsOf(jobs, func(j hubemu.SourceJobRecord) string { return j.ID }), func() error {
+						tw := hubconn.NewTable(e.stdout)
 						fmt.Fprintln(tw, "ID\tCOMMAND\tSECRETS\tCREATED")
 						for _, j := range jobs {
-							fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", j.ID, shellQuote(j.Command), strings.Join(j.Secrets, ","), j.CreatedAt.Local().Format(time.DateTime))
+							fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", j.ID, hubconn.ShellQuote(j.Command), strings.Join(j.Secrets, ","), j.CreatedAt.Local().Format(time.DateTime))
 						}
 						return tw.Flush()
 					})
@@ -630,10 +650,10 @@ Examples:
 
 Example:
   robothub hub job runs 6571a3f0c9d2e4b1a8f0def0`,
-				Flags:        hubFlags(),
-				OnUsageError: onUsageError,
-				BashComplete: completeWebhookIDs(e),
-				Action: hubActionOn(e, "WEBHOOK_ID", func(c *cli.Context, cl *hub.Client, format, id string) error {
+				Flags:        hubconn.Flags(),
+				OnUsageError: cliapp.OnUsageError,
+				BashComplete: hubconn.CompleteWebhookIDs(e.getenv, e.stdout, e.stderr),
+				Action: hubconn.ActionOn(e.getenv, e.stderr, "WEBHOOK_ID", func(c *cli.Context, cl *hub.Client, format, id string) error {
 					runs, err := hubhttp.Client{Client: cl}.JobRuns(c.Context, id, 0)
 					if err != nil {
 						return err
@@ -641,8 +661,8 @@ Example:
 					if runs == nil {
 						runs = []hubemu.JobRun{} // JSON: [], not null
 					}
-					return printResult(e.stdout, format, runs, idsOf(runs, func(r hubemu.JobRun) string { return r.ID }), func() error {
-						tw := newTable(e.stdout)
+					return hubconn.PrintResult(e.stdout, format, runs, hubconn.IDsOf(runs, func(r hubemu.JobRun) string { return r.ID }), func() error {
+						tw := hubconn.NewTable(e.stdout)
 						fmt.Fprintln(tw, "RUN\tSTATE\tEXIT\tSTARTED\tDURATION\tERROR")
 						for _, r := range runs {
 							exit, dur := "-", "-"
@@ -665,15 +685,15 @@ Example:
 
 Example:
   robothub hub job logs 6571a5d0aa01b2c3d4e5f602`,
-				Flags:        hubFlags(),
-				OnUsageError: onUsageError,
-				Action: hubActionOn(e, "RUN_ID", func(c *cli.Context, cl *hub.Client, format, id string) error {
+				Flags:        hubconn.Flags(),
+				OnUsageError: cliapp.OnUsageError,
+				Action: hubconn.ActionOn(e.getenv, e.stderr, "RUN_ID", func(c *cli.Context, cl *hub.Client, format, id string) error {
 					run, err := hubhttp.Client{Client: cl}.JobRun(c.Context, id)
 					if err != nil {
 						return err
 					}
 					if format == "json" {
-						return printJSON(e.stdout, run)
+						return hubconn.PrintJSON(e.stdout, run)
 					}
 					_, err = fmt.Fprint(e.stdout, run.Log)
 					return err

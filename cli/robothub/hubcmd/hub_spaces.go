@@ -1,9 +1,12 @@
-package main
+package hubcmd
 
 import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/robothub/robothub/cli/cliapp"
+	"github.com/robothub/robothub/cli/robothub/hubconn"
 
 	"github.com/urfave/cli/v2"
 
@@ -19,7 +22,7 @@ with a write token (git sends it as the password, or use
 git -c http.extraHeader="Authorization: Bearer $HF_TOKEN" push). A push to main is read again by the
 hub: the tags of README.md's front matter make a space an app of the robot catalog
 (robot_python_app). These calls are the public hub's too.`,
-		OnUsageError: onUsageError,
+		OnUsageError: cliapp.OnUsageError,
 		Subcommands: []*cli.Command{
 			hubSpacesLsCommand(e),
 			hubSpacesCreateCommand(e),
@@ -55,26 +58,26 @@ func hubSpacesLsCommand(e *env) *cli.Command {
 Examples:
   robothub hub spaces ls --filter robot_python_app       # the robot app catalog
   robothub hub spaces ls --author alice --format quiet`,
-		Flags: append(hubFlags(),
+		Flags: append(hubconn.Flags(),
 			&cli.StringSliceFlag{Name: "filter", Usage: "only spaces with the `TAG` (repeatable: all of them)"},
 			&cli.StringFlag{Name: "author", Usage: "only spaces of the owner `NAME`"},
 			&cli.StringFlag{Name: "search", Usage: "only spaces whose ID contains `TEXT`"},
 			&cli.IntFlag{Name: "limit", Usage: "at most `N` spaces"}),
-		OnUsageError: onUsageError,
-		Action: hubAction(e, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
-			if err := noArgs(c, args, ": filter with --filter, --author or --search"); err != nil {
+		OnUsageError: cliapp.OnUsageError,
+		Action: hubconn.Action(e.getenv, e.stderr, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
+			if err := hubconn.NoArgs(c, args, ": filter with --filter, --author or --search"); err != nil {
 				return err
 			}
 			if c.Int("limit") < 0 {
-				return usagef("--limit %d: give a positive number", c.Int("limit"))
+				return cliapp.Usagef("--limit %d: give a positive number", c.Int("limit"))
 			}
 			spaces, err := cl.ListSpaces(c.Context, hub.SpaceQuery{Filter: c.StringSlice("filter"), Author: c.String("author"),
 				Search: c.String("search"), Limit: c.Int("limit")})
 			if err != nil {
 				return err
 			}
-			return printResult(e.stdout, format, spaces, idsOf(spaces, func(s hub.Space) string { return s.ID }), func() error {
-				tw := newTable(e.stdout)
+			return hubconn.PrintResult(e.stdout, format, spaces, hubconn.IDsOf(spaces, func(s hub.Space) string { return s.ID }), func() error {
+				tw := hubconn.NewTable(e.stdout)
 				fmt.Fprintln(tw, "ID\tVISIBILITY\tSDK\tHEAD\tMODIFIED\tTAGS")
 				for _, s := range spaces {
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, visibility(s.Private), s.SDK, shortSha(s.SHA),
@@ -98,16 +101,16 @@ name. The space starts empty; its branch is main.
 Examples:
   robothub hub spaces create wave
   robothub hub spaces create wave --private --format quiet`,
-		Flags: append(hubFlags(),
+		Flags: append(hubconn.Flags(),
 			&cli.BoolFlag{Name: "private", Usage: "only you can see and clone it"},
 			&cli.StringFlag{Name: "sdk", Value: "static", Usage: "the space's `SDK`: " + strings.Join(hub.SpaceSDKs, ", ")}),
-		OnUsageError: onUsageError,
-		Action: hubActionOn(e, "NAME", func(c *cli.Context, cl *hub.Client, format, name string) error {
+		OnUsageError: cliapp.OnUsageError,
+		Action: hubconn.ActionOn(e.getenv, e.stderr, "NAME", func(c *cli.Context, cl *hub.Client, format, name string) error {
 			created, err := cl.CreateRepo(c.Context, hub.CreateRepoRequest{Type: "space", ID: name, Private: c.Bool("private"), SDK: c.String("sdk")})
 			if err != nil {
 				return err
 			}
-			return printResult(e.stdout, format, created, []string{created.URL}, func() error {
+			return hubconn.PrintResult(e.stdout, format, created, []string{created.URL}, func() error {
 				_, err := fmt.Fprintf(e.stdout, "Created space %s: %s\nClone it with: git clone %s\n", created.Name, created.URL, created.URL)
 				return err
 			})
@@ -123,19 +126,19 @@ func hubSpacesInfoCommand(e *env) *cli.Command {
 
 Example:
   robothub hub spaces info alice/wave`,
-		Flags:        hubFlags(),
-		OnUsageError: onUsageError,
-		Action: hubActionOn(e, "OWNER/NAME", func(c *cli.Context, cl *hub.Client, format, id string) error {
+		Flags:        hubconn.Flags(),
+		OnUsageError: cliapp.OnUsageError,
+		Action: hubconn.ActionOn(e.getenv, e.stderr, "OWNER/NAME", func(c *cli.Context, cl *hub.Client, format, id string) error {
 			s, err := cl.SpaceInfo(c.Context, id)
 			if err != nil {
 				return err
 			}
-			return printResult(e.stdout, format, s, []string{s.ID}, func() error {
+			return hubconn.PrintResult(e.stdout, format, s, []string{s.ID}, func() error {
 				files := make([]string, len(s.Siblings))
 				for i, f := range s.Siblings {
 					files[i] = f.RFilename
 				}
-				tw := newTable(e.stdout)
+				tw := hubconn.NewTable(e.stdout)
 				fmt.Fprintf(tw, "ID:\t%s\n", s.ID)
 				fmt.Fprintf(tw, "Git:\t%s\n", cl.SpaceGitURL(s.ID))
 				fmt.Fprintf(tw, "Visibility:\t%s\n", visibility(s.Private))
@@ -168,19 +171,19 @@ NAME is the space's name or OWNER/NAME. On a terminal it asks first; without one
 
 Example:
   robothub hub spaces delete alice/wave --yes`,
-		Flags: append(hubFlags(),
+		Flags: append(hubconn.Flags(),
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "delete without asking, e.g. in a script"}),
-		OnUsageError: onUsageError,
-		Action: hubActionOn(e, "NAME", func(c *cli.Context, cl *hub.Client, format, id string) error {
+		OnUsageError: cliapp.OnUsageError,
+		Action: hubconn.ActionOn(e.getenv, e.stderr, "NAME", func(c *cli.Context, cl *hub.Client, format, id string) error {
 			if !c.Bool("yes") {
-				if err := confirmDelete(e, "space "+id, "Delete space "+id+" with all its git data? This cannot be undone."); err != nil {
+				if err := hubconn.ConfirmDelete(e.stdin, e.stderr, "space "+id, "Delete space "+id+" with all its git data? This cannot be undone."); err != nil {
 					return err
 				}
 			}
 			if err := cl.DeleteRepo(c.Context, "space", id); err != nil {
 				return err
 			}
-			return printDeleted(e.stdout, format, "space", id)
+			return hubconn.PrintDeleted(e.stdout, format, "space", id)
 		}),
 	}
 }

@@ -1,4 +1,7 @@
-package main
+// Package hubconn is what every robothub command that talks to a hub shares: the --token,
+// --endpoint and --format flags, the client they build, and the one place where the hub's
+// refusals become what the user reads (with a hint and an exit code).
+package hubconn
 
 import (
 	"context"
@@ -14,49 +17,50 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/robothub/robothub/cli/cliapp"
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/internal/hubemu"
 )
 
 // Flags shared by every command that talks to a hub.
-func hubFlags() []cli.Flag {
+func Flags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "token", Usage: "hub access `TOKEN` (default $HF_TOKEN, then the token file: $HF_TOKEN_PATH, $HF_HOME/token, ~/.cache/huggingface/token)"},
 		&cli.StringFlag{Name: "endpoint", Usage: "hub base `URL` (default $HF_ENDPOINT, then " + hub.DefaultEndpoint + "); e.g. http://127.0.0.1:7861 for robothub hub serve"},
-		formatFlag(),
+		FormatFlag(),
 	}
 }
 
-func formatFlag() cli.Flag {
+func FormatFlag() cli.Flag {
 	return &cli.StringFlag{Name: "format", Value: "table", Usage: "output `FORMAT`: table (for people), json (stable, for scripts) or quiet (IDs only)"}
 }
 
-// outputFormat reads and checks --format.
-func outputFormat(c *cli.Context) (string, error) {
+// OutputFormat reads and checks --format.
+func OutputFormat(c *cli.Context) (string, error) {
 	f := c.String("format")
 	switch f {
 	case "table", "json", "quiet":
 		return f, nil
 	}
-	return "", usagef("--format %q: use table, json or quiet", f)
+	return "", cliapp.Usagef("--format %q: use table, json or quiet", f)
 }
 
-// newHubClient builds a client from --endpoint/--token and the environment. Retries are reported
+// NewClient builds a client from --endpoint/--token and the environment. Retries are reported
 // on stderr; the token never is.
-func newHubClient(c *cli.Context, e *env) (*hub.Client, error) {
-	cfg, err := hub.ConfigFromEnv(e.getenv, inherited(c, "endpoint"), inherited(c, "token"))
+func NewClient(c *cli.Context, getenv func(string) string, stderr io.Writer) (*hub.Client, error) {
+	cfg, err := hub.ConfigFromEnv(getenv, inherited(c, "endpoint"), inherited(c, "token"))
 	var ve *hub.ValidationError
 	if errors.As(err, &ve) {
-		return nil, usagef("%v", err) // a bad --endpoint or HF_ENDPOINT: nothing was sent
+		return nil, cliapp.Usagef("%v", err) // a bad --endpoint or HF_ENDPOINT: nothing was sent
 	}
 	if err != nil {
 		return nil, err
 	}
-	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	cl, err := hub.New(cfg.Endpoint, hub.WithToken(cfg.Token), hub.WithLogger(logger))
 	if err != nil {
-		return nil, usagef("%v", err)
+		return nil, cliapp.Usagef("%v", err)
 	}
 	return cl, nil
 }
@@ -72,23 +76,23 @@ func inherited(c *cli.Context, name string) string {
 	return ""
 }
 
-// connectionFlags are --token and --endpoint, which the webhooks and hub commands also accept
+// ConnectionFlags are --token and --endpoint, which the webhooks and hub commands also accept
 // before their subcommand.
-func connectionFlags() []cli.Flag { return hubFlags()[:2] }
+func ConnectionFlags() []cli.Flag { return Flags()[:2] }
 
-// hubError turns a client error into what the user reads: a mistake on the command line (exit 2),
+// UserError turns a client error into what the user reads: a mistake on the command line (exit 2),
 // or the hub's refusal with a hint (exit 1).
-func hubError(cl *hub.Client, err error) error {
+func UserError(cl *hub.Client, err error) error {
 	if err == nil {
 		return nil
 	}
-	var ue *usageError
+	var ue *cliapp.UsageError
 	if errors.As(err, &ue) {
 		return err
 	}
 	var ve *hub.ValidationError
 	if errors.As(err, &ve) {
-		return &usageError{Err: err}
+		return &cliapp.UsageError{Err: err}
 	}
 	var hint string
 	var te *hub.TransportError
@@ -118,9 +122,9 @@ func hubError(cl *hub.Client, err error) error {
 		}
 	}
 	if hint != "" {
-		return cli.Exit(fmt.Sprintf("%v\n  %s", err, hint), exitError)
+		return cli.Exit(fmt.Sprintf("%v\n  %s", err, hint), cliapp.ExitError)
 	}
-	return cli.Exit(err.Error(), exitError)
+	return cli.Exit(err.Error(), cliapp.ExitError)
 }
 
 func isLoopback(endpoint string) bool {
@@ -144,20 +148,20 @@ func findFlag(flags []cli.Flag, name string) cli.Flag {
 	return nil
 }
 
-// oneArg returns the single positional argument called what ("WEBHOOK_ID").
-func oneArg(c *cli.Context, pos []string, what string) (string, error) {
+// OneArg returns the single positional argument called what ("WEBHOOK_ID").
+func OneArg(c *cli.Context, pos []string, what string) (string, error) {
 	switch len(pos) {
 	case 0:
-		return "", usagef("%s: missing %s (see robothub webhooks ls)", c.Command.FullName(), what)
+		return "", cliapp.Usagef("%s: missing %s (see robothub webhooks ls)", c.Command.FullName(), what)
 	case 1:
 		return pos[0], nil
 	}
-	return "", usagef("%s takes one %s, got %d arguments: %q", c.Command.FullName(), what, len(pos), pos)
+	return "", cliapp.Usagef("%s takes one %s, got %d arguments: %q", c.Command.FullName(), what, len(pos), pos)
 }
 
-// isTerminal reports whether r is an interactive terminal (not merely a character device such as
+// IsTerminal reports whether r is an interactive terminal (not merely a character device such as
 // /dev/null). Tests replace it.
-var isTerminal = func(r io.Reader) bool {
+var IsTerminal = func(r io.Reader) bool {
 	f, ok := r.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
