@@ -34,7 +34,14 @@ func movesHub(t testing.TB) *httptest.Server {
 	if err := os.Symlink(src, filepath.Join(dir, "local", "moves")); err != nil {
 		t.Fatal(err)
 	}
-	emu, err := localhub.Open(context.Background(), localhub.Config{Logger: slog.New(slog.DiscardHandler), DatasetsDir: dir})
+	return serveLocalHub(t, localhub.Config{DatasetsDir: dir})
+}
+
+// serveLocalHub serves a local hub of cfg (its logs discarded) until the test ends.
+func serveLocalHub(t testing.TB, cfg localhub.Config) *httptest.Server {
+	t.Helper()
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	emu, err := localhub.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

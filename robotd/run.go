@@ -87,7 +87,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			&cli.StringFlag{Name: "installer", Value: "auto", Usage: "auto (uv when on PATH, else pip), pip or uv"},
 			&cli.BoolFlag{Name: "system-site-packages", Usage: "let apps use the system's Python packages (numpy, OpenCV from apt on Raspberry Pi OS)"},
 			&cli.StringSliceFlag{Name: "allowed-host", Usage: "a host name the API answers to, besides IP addresses, localhost and this machine's name"},
-		}, append(fleetagent.Flags(), mediaFlags...)...),
+		}, append(append(fleetagent.Flags(), mediaFlags...), faceFlags...)...),
 		Action: func(c *cli.Context) error {
 			cfg, err := configFrom(c, getenv)
 			if err != nil {
@@ -135,6 +135,7 @@ type config struct {
 	noMDNS                     bool
 	fleet                      fleetagent.Config
 	media                      mediaConfig
+	face                       faceConfig
 }
 
 func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
@@ -155,6 +156,9 @@ func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
 	}
 	var err error
 	if cfg.media, err = mediaConfigFrom(c, cfg.sim, cfg.hardwareConfig); err != nil {
+		return cfg, err
+	}
+	if cfg.face, err = faceConfigFrom(c); err != nil {
 		return cfg, err
 	}
 	cfg.indexURL, cfg.extraIndexURLs = strings.TrimSpace(c.String("index-url")), c.StringSlice("extra-index-url")
@@ -384,9 +388,10 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	}
 	defer rtc.Close()
 	done := make(chan struct{})
-	// Head tracking's detector (YuNet on ONNX Runtime) is not loaded by this build: tracking answers
-	// 503 saying so.
-	rb.SetDetector(nil, "this daemon has no face detector: it needs ONNX Runtime's shared library (libonnxruntime) and a YuNet face model, which this build does not load yet")
+	rb.SetDetector(nil, "the face detector is still loading (ONNX Runtime and the face model)")
+	faceCtx, stopFace := context.WithCancel(ctx)
+	defer stopFace()
+	go loadFaceDetector(faceCtx, cfg, getenv, rb, log.With("component", "facedetect"))
 	moves, err := moveLibraries(cfg, log.With("component", "moves"))
 	if err != nil {
 		ln.Close()

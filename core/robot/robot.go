@@ -210,11 +210,12 @@ func (r *Robot) tick(now time.Time) {
 		}
 		r.targetAt = now
 	}
-	if moving || r.wob.on || r.track.active() || r.wob.levels != nil {
+	if moving || r.wob.on || r.track.active() || r.wob.levels != nil || r.track.release {
 		r.backend.Command(r.wobbled(r.tracked(r.target), now))
 		if !r.wob.on && !r.track.active() {
 			r.wob.levels = nil // back on the target: nothing more to add
 		}
+		r.track.release = false
 	}
 	r.recordMotion(now)
 	r.present = r.backend.Read(now)

@@ -49,6 +49,7 @@ type tracking struct {
 	face     FaceTarget
 	seen     time.Time
 	stop     chan struct{}
+	release  bool // tracking stopped or paused: the next tick sends the app's target once
 }
 
 func (t *tracking) active() bool { return t.on && t.weight > 0 }
@@ -81,6 +82,7 @@ func (r *Robot) StartTracking(weight float64) error {
 	}
 	r.track.weight = weight
 	if r.track.on {
+		r.track.release = weight == 0
 		return nil
 	}
 	r.track.on = true
@@ -95,6 +97,7 @@ func (r *Robot) StopTracking() {
 	defer r.mu.Unlock()
 	if r.track.on {
 		close(r.track.stop)
+		r.track.release = true
 	}
 	r.track.on, r.track.yaw, r.track.pitch = false, 0, 0
 }

@@ -122,6 +122,7 @@ var (
 	fleetAnnounce = suite{pkg: "./adapters/mqtt", bench: "^BenchmarkFleetAnnounce$", benchtime: "2000x"}
 	mediaLatency  = suite{pkg: "./internal/hardware/media", bench: "^Benchmark(FrameLatencyLocal|FrameLatencyWebRTC|AudioLatency)$", benchtime: "1x"}
 	mediaDaemon   = suite{pkg: "./robotd", bench: "^BenchmarkMediaDaemonCPU$", benchtime: "1x"}
+	faceDetect    = suite{pkg: "./internal/facedetect", bench: "^BenchmarkDetect$", benchtime: "200x"}
 )
 
 func ms(v float64) string  { return trimFloat(v, 2) + " ms" }
@@ -236,6 +237,7 @@ var checks = []check{
 			return "the daemon and its GStreamer pipelines; the app got " + r.show("BenchmarkMediaDaemonCPU", "app-fps", func(v float64) string { return trimFloat(v, 1) + " fps" })
 		}},
 	{area: "Robot media", what: "Control loop period p99 at 50 Hz while media run", suite: mediaDaemon, bench: "BenchmarkMediaDaemonCPU", unit: "loop-period-p99-ms", limit: 22, show: ms, target: "≤ 22 ms"},
+	{area: "Robot media", what: "Head tracking's face detection, 640x480 frame, BlazeFace 256 on ONNX Runtime, one thread", suite: faceDetect, bench: "BenchmarkDetect", unit: "ms/frame", limit: 20, show: ms, target: "≤ 20 ms (tracking runs at 10 Hz)"},
 	{area: "Robot hardware", what: "robot-daemon built for linux/arm64 (stripped)", suite: hwDaemon, bench: "BenchmarkHardwareDaemonCPU", unit: "arm64-binary-MB", limit: 20, show: mb, target: "≤ 20 MB"},
 	// The fleet: a push until every robot reports the revision, installs being a 500 ms stand-in.
 	{area: "Fleet", what: "Push → all 100 robots report the revision (p99; install: 500 ms stand-in)", suite: fleetScale, bench: "BenchmarkFleetPush/robots=100", unit: "p99-ms", limit: 2000, show: ms, target: "≤ 2 s",

@@ -16,25 +16,31 @@ import (
 	"github.com/robothub/robothub/internal/hubemu/spaces"
 )
 
-// Datasets are served read only from a directory (localhub.Config.DatasetsDir), one folder per dataset
-// (<owner>/<name>/), for what downloads them with the hub's download API (core/hub's
-// SnapshotDownload, the public client's snapshot_download(repo_type="dataset")): the robot
-// daemon's move libraries in the tests, and datasets a robot without the public hub needs. A
-// dataset is public and has one revision, main, whose commit ID is a hash of its files' names and
-// contents (the same files, the same ID).
+// Datasets and models are served read only from a directory each (localhub.Config.DatasetsDir and
+// ModelsDir), one folder per repo (<owner>/<name>/), for what downloads them with the hub's download
+// API (core/hub's SnapshotDownload, the public client's snapshot_download): the robot daemon's move
+// libraries and face model in the tests, and what a robot without the public hub needs. Such a repo
+// is public and has one revision, main, whose commit ID is a hash of its files' names and contents
+// (the same files, the same ID).
 
-// maxDatasetFiles bounds the files of one dataset that are listed and hashed.
+// maxDatasetFiles bounds the files of one dataset or model that are listed and hashed.
 const maxDatasetFiles = 10_000
 
-// dataset returns a dataset's folder, its files and its commit ID.
-func (s *Server) dataset(r *http.Request) (dir string, files []string, commit string, err error) {
+// servedRepo is a kind of repo served read only from a directory ("" serves none).
+type servedRepo struct {
+	kind string // "dataset" or "model"
+	root string
+}
+
+// repo returns a repo's folder, its files and its commit ID.
+func (sr servedRepo) repo(r *http.Request) (dir string, files []string, commit string, err error) {
 	owner, name := r.PathValue("owner"), r.PathValue("name")
 	id := owner + "/" + name
-	notFound := &fault.Error{Kind: fault.NotFound, Code: "RepoNotFound", Msg: "Repository not found: dataset " + id}
-	if s.datasetsDir == "" || spaces.CheckRepoName(owner) != nil || spaces.CheckRepoName(name) != nil {
+	notFound := &fault.Error{Kind: fault.NotFound, Code: "RepoNotFound", Msg: "Repository not found: " + sr.kind + " " + id}
+	if sr.root == "" || spaces.CheckRepoName(owner) != nil || spaces.CheckRepoName(name) != nil {
 		return "", nil, "", notFound
 	}
-	dir = filepath.Join(s.datasetsDir, owner, name)
+	dir = filepath.Join(sr.root, owner, name)
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return "", nil, "", notFound
 	}
@@ -64,21 +70,21 @@ func (s *Server) dataset(r *http.Request) (dir string, files []string, commit st
 	return dir, files, hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// datasetRevision checks that rev is main or the dataset's commit.
-func datasetRevision(rev, commit, id string) error {
+// revision checks that rev is main or the repo's commit.
+func (sr servedRepo) revision(rev, commit, id string) error {
 	if rev == "main" || rev == commit {
 		return nil
 	}
-	return &fault.Error{Kind: fault.NotFound, Code: "RevisionNotFound", Msg: "Invalid rev id: " + rev + " (dataset " + id + " has main only)"}
+	return &fault.Error{Kind: fault.NotFound, Code: "RevisionNotFound", Msg: "Invalid rev id: " + rev + " (" + sr.kind + " " + id + " has main only)"}
 }
 
-func (s *Server) handleDatasetRevision(w http.ResponseWriter, r *http.Request, _ *hubemu.Principal) error {
-	_, files, commit, err := s.dataset(r)
+func (sr servedRepo) handleRevision(w http.ResponseWriter, r *http.Request, _ *hubemu.Principal) error {
+	_, files, commit, err := sr.repo(r)
 	if err != nil {
 		return err
 	}
 	id := r.PathValue("owner") + "/" + r.PathValue("name")
-	if err := datasetRevision(r.PathValue("rev"), commit, id); err != nil {
+	if err := sr.revision(r.PathValue("rev"), commit, id); err != nil {
 		return err
 	}
 	siblings := make([]spaces.Sibling, len(files))
@@ -89,18 +95,18 @@ func (s *Server) handleDatasetRevision(w http.ResponseWriter, r *http.Request, _
 	return nil
 }
 
-func (s *Server) handleDatasetResolve(w http.ResponseWriter, r *http.Request, _ *hubemu.Principal) error {
-	dir, files, commit, err := s.dataset(r)
+func (sr servedRepo) handleResolve(w http.ResponseWriter, r *http.Request, _ *hubemu.Principal) error {
+	dir, files, commit, err := sr.repo(r)
 	if err != nil {
 		return err
 	}
 	id := r.PathValue("owner") + "/" + r.PathValue("name")
-	if err := datasetRevision(r.PathValue("rev"), commit, id); err != nil {
+	if err := sr.revision(r.PathValue("rev"), commit, id); err != nil {
 		return err
 	}
 	file := r.PathValue("path")
 	if !slices.Contains(files, file) { // only what the listing names: no "..", no links
-		return &fault.Error{Kind: fault.NotFound, Code: "EntryNotFound", Msg: file + " is not a file of dataset " + id}
+		return &fault.Error{Kind: fault.NotFound, Code: "EntryNotFound", Msg: file + " is not a file of " + sr.kind + " " + id}
 	}
 	w.Header().Set("X-Repo-Commit", commit)
 	if ctype := mime.TypeByExtension(path.Ext(file)); ctype != "" {

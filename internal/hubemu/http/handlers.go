@@ -145,6 +145,10 @@ func (s *Server) middleware(mux *http.ServeMux) http.Handler {
 			return
 		}
 		h, pattern := mux.Handler(r)
+		if _, model := s.modelFiles.Handler(r); pattern == "" && model != "" {
+			s.modelFiles.ServeHTTP(sw, r)
+			return
+		}
 		if pattern == "" {
 			// No route: let the mux decide between 404 and 405 (it sets Allow), then answer in JSON.
 			rec := &statusWriter{ResponseWriter: discardWriter{header: w.Header()}}

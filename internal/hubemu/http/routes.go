@@ -29,6 +29,8 @@ const (
 //	GET    /spaces/{owner}/{name}/resolve/{rev}/{path}  a file (X-Repo-Commit, ETag, ranges); HEAD too
 //	GET    /api/datasets/{owner}/{name}/revision/{rev} a dataset of localhub.Config.DatasetsDir (read only)
 //	GET    /datasets/{owner}/{name}/resolve/{rev}/{path}  one of its files
+//	GET    /api/models/{owner}/{name}/revision/{rev}   a model of localhub.Config.ModelsDir (read only)
+//	GET    /{owner}/{name}/resolve/{rev}/{path}        one of its files (modelRoutes)
 //	GET    /api/{type}/{owner}/{name}/discussions      discussions made by emitted events, newest first
 //	GET    /api/{type}/{owner}/{name}/discussions/{num} one, with its comments and changes
 //	GET    /spaces/{owner}/{name}[.git]/...            git clone and fetch (git http-backend)
@@ -69,8 +71,9 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("GET /api/{type}/{owner}/{name}/tree/{rev}", s.public(s.handleTree))
 	mux.Handle("GET /api/{type}/{owner}/{name}/tree/{rev}/{path...}", s.public(s.handleTree))
 	mux.Handle("GET /spaces/{owner}/{name}/resolve/{rev}/{path...}", s.public(s.handleResolve))
-	mux.Handle("GET /api/datasets/{owner}/{name}/revision/{rev...}", s.public(s.handleDatasetRevision))
-	mux.Handle("GET /datasets/{owner}/{name}/resolve/{rev}/{path...}", s.public(s.handleDatasetResolve))
+	mux.Handle("GET /api/datasets/{owner}/{name}/revision/{rev...}", s.public(s.datasets.handleRevision))
+	mux.Handle("GET /datasets/{owner}/{name}/resolve/{rev}/{path...}", s.public(s.datasets.handleResolve))
+	mux.Handle("GET /api/models/{owner}/{name}/revision/{rev...}", s.public(s.models.handleRevision))
 	mux.Handle("GET /api/{type}/{owner}/{name}/discussions", s.public(s.handleDiscussions))
 	mux.Handle("GET /api/{type}/{owner}/{name}/discussions/{num}", s.public(s.handleDiscussion))
 	mux.HandleFunc("GET /spaces/{owner}/{rest...}", s.handleGit)
@@ -93,5 +96,14 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("POST "+pathJobs, s.authed(hubemu.RoleWrite, s.handleCreateJob))
 	mux.Handle("GET "+pathJobs, s.authed(hubemu.RoleRead, s.handleListJobs))
 	mux.Handle("GET "+pathJobs+"/{id}", s.authed(hubemu.RoleRead, s.handleGetJob))
+	return mux
+}
+
+// modelRoutes serves a model's files, which are at the root: their pattern overlaps
+// /spaces/.../resolve/... and /datasets/.../resolve/... with neither more specific, so it has a mux
+// of its own, which the middleware asks when no route of routes matches.
+func (s *Server) modelRoutes() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("GET /{owner}/{name}/resolve/{rev}/{path...}", s.public(s.models.handleResolve))
 	return mux
 }

@@ -26,14 +26,17 @@ type Server struct {
 	backend Backend
 	log     *slog.Logger
 	handler http.Handler
-	// datasetsDir holds the datasets served read only (datasets.go); "" serves none.
-	datasetsDir string
+	// The datasets and models served read only (datasets.go).
+	datasets, models servedRepo
+	modelFiles       *http.ServeMux // modelRoutes
 }
 
 // NewServer returns the HTTP API of hub and its spaces, with backend serving the spaces' git
-// repositories, and the datasets of datasetsDir ("" for none) read only.
-func NewServer(hub *hubemu.Emulator, sp *spaces.Service, backend Backend, datasetsDir string) *Server {
-	s := &Server{hub: hub, spaces: sp, backend: backend, log: hub.Logger(), datasetsDir: datasetsDir}
+// repositories, and the datasets of datasetsDir and models of modelsDir ("" for none) read only.
+func NewServer(hub *hubemu.Emulator, sp *spaces.Service, backend Backend, datasetsDir, modelsDir string) *Server {
+	s := &Server{hub: hub, spaces: sp, backend: backend, log: hub.Logger(),
+		datasets: servedRepo{kind: "dataset", root: datasetsDir}, models: servedRepo{kind: "model", root: modelsDir}}
+	s.modelFiles = s.modelRoutes()
 	s.handler = s.middleware(s.routes())
 	return s
 }

@@ -35,6 +35,9 @@ type Config struct {
 	// DatasetsDir holds datasets served read only for download (internal/hubemu/http/datasets.go):
 	// one folder per dataset, DatasetsDir/<owner>/<name>/. Empty: no datasets.
 	DatasetsDir string
+	// ModelsDir holds models served read only the same way, ModelsDir/<owner>/<name>/ (the robot
+	// daemon's face model in the tests). Empty: no models.
+	ModelsDir string
 
 	// AllowDeliveryTo lists the targets deliveries may reach although they are this machine's own
 	// or link-local (delivery.ParseAllowlist reads them: host:port or CIDR). Default none.
@@ -94,7 +97,7 @@ func Open(ctx context.Context, cfg Config) (*Emulator, error) {
 	emu := hubemu.New(hubemu.Config{PublicURL: cfg.PublicURL, TriggerLimit: cfg.TriggerLimit, AllowJobs: cfg.AllowJobs,
 		Logger: cfg.Logger, Now: cfg.Now}, db, d)
 	sp := spaces.New(emu, db, repos)
-	return &Emulator{Emulator: emu, Service: sp, db: db, dispatcher: d, repos: repos, handler: hubhttp.NewServer(emu, sp, repos, cfg.DatasetsDir)}, nil
+	return &Emulator{Emulator: emu, Service: sp, db: db, dispatcher: d, repos: repos, handler: hubhttp.NewServer(emu, sp, repos, cfg.DatasetsDir, cfg.ModelsDir)}, nil
 }
 
 // Close closes the database and removes the repositories of an in-memory hub. Stop Run and the
