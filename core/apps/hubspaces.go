@@ -216,7 +216,7 @@ func (m *Manager) Update(rawURL, revision string) (*Job, error) {
 		before := m.appsFrom(src.shown)
 		m.noteUpdate(before, UpdateRecord{JobID: job.ID(), Status: JobInProgress, Revision: revision, Started: time.Now().UTC()})
 		names, err := m.update(ctx, job, src, revision, before)
-		done := UpdateRecord{JobID: job.ID(), Status: JobDone, Revision: revision, Started: job.info.Created.UTC(), Finished: new(time.Now().UTC())}
+		done := UpdateRecord{JobID: job.ID(), Status: JobDone, Revision: revision, Started: job.Info().Created.UTC(), Finished: new(time.Now().UTC())}
 		if err != nil {
 			done.Status, done.Error = JobFailed, RedactText(err.Error())
 		} else if done.Revision == "" && len(names) > 0 {

@@ -141,7 +141,7 @@ func (m *Manager) install(ctx context.Context, job *Job, src source, upgrade boo
 		return nil, err
 	}
 	job.Logf("Package %s %s provides %s", wheel.Name, wheel.Version, strings.Join(names, ", "))
-	job.expect(names)
+	job.Expect(names)
 
 	var reqs []string
 	for _, r := range wheel.Requires {
@@ -171,10 +171,10 @@ func (m *Manager) install(ctx context.Context, job *Job, src source, upgrade boo
 
 	// From here the venv changes: a cancel is refused, and a daemon killed before endChange puts the
 	// previous version back at its next start (the toolchain's journal). pip undoes its own failures.
-	if err := job.beginVenvChange(); err != nil {
+	if err := job.BeginUncancellable(); err != nil {
 		return nil, err
 	}
-	defer job.endVenvChange()
+	defer job.EndUncancellable()
 	if err := m.py.BeginChange(job.ID(), wheel.Name, wheel.Path, tmp); err != nil {
 		return nil, err
 	}
@@ -299,10 +299,10 @@ func (m *Manager) remove(ctx context.Context, job *Job, info AppInfo) ([]string,
 	if len(leaving) > 0 {
 		job.Logf("and the dependencies it brought that no other app needs: %s", strings.Join(leaving, ", "))
 	}
-	if err := job.beginVenvChange(); err != nil {
+	if err := job.BeginUncancellable(); err != nil {
 		return nil, err
 	}
-	defer job.endVenvChange()
+	defer job.EndUncancellable()
 	if err := m.py.BeginChange(job.ID(), pkg, "", ""); err != nil {
 		return nil, err
 	}

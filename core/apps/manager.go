@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/apps/catalog"
+	"github.com/robothub/robothub/core/apps/job"
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/robot"
 )
@@ -66,7 +67,7 @@ type Manager struct {
 	log     *slog.Logger
 	py      Toolchain
 	catalog *catalog.Catalog
-	jobs    jobRegistry
+	jobs    *job.Registry
 
 	venvMu chan struct{} // held (one token) by whatever changes the venv: one job at a time
 
@@ -116,7 +117,7 @@ func NewManager(cfg Config) (*Manager, error) {
 		log:      cmp.Or(cfg.Log, slog.New(slog.DiscardHandler)),
 		py:       cfg.Toolchain,
 		venvMu:   make(chan struct{}, 1),
-		jobs:     jobRegistry{jobs: map[string]*Job{}},
+		jobs:     &job.Registry{Redact: RedactText, NewID: func() string { return randomHex(8) }},
 		records:  map[string]installRecord{},
 		sessions: map[string]*session{},
 	}
@@ -337,9 +338,7 @@ func (m *Manager) RefreshCatalog() { m.catalog.Invalidate() }
 
 // Job returns a job by ID.
 func (m *Manager) Job(id string) (*Job, error) {
-	m.jobs.mu.Lock()
-	defer m.jobs.mu.Unlock()
-	if j, ok := m.jobs.jobs[id]; ok {
+	if j, ok := m.jobs.Get(id); ok {
 		return j, nil
 	}
 	return nil, fault.NotFoundf("Job %s not found", truncate(id, 64))

@@ -64,7 +64,7 @@ func (m *Manager) start(name string, evict bool) (AppStatus, error) {
 	if err != nil {
 		if job := m.pendingInstall(name); job != nil {
 			return AppStatus{}, fault.Refusedf("App '%s' is being installed (job %s: %s): start it once the job is done (GET /api/apps/job-status/%s), or install with POST /api/apps/install?wait=true, which answers when it is",
-				name, job.ID(), job.describeStep(), job.ID())
+				name, job.ID(), describeStep(job), job.ID())
 		}
 		return AppStatus{}, err
 	}
