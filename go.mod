@@ -3,6 +3,7 @@ module github.com/robothub/robothub
 go 1.26.8
 
 require (
+	github.com/BurntSushi/toml v1.5.0
 	github.com/GoogleCloudPlatform/functions-framework-go v1.9.2
 	github.com/akrylysov/algnhsa v1.1.0
 	github.com/aws/aws-lambda-go v1.55.1

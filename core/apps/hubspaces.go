@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/apps/catalog"
+	"github.com/robothub/robothub/core/apps/origin"
 	"github.com/robothub/robothub/core/fault"
 )
 
@@ -40,11 +41,11 @@ func (m *Manager) InstallPrivateSpaceWithToken(spaceID, token string) (*Job, err
 	if token = cmp.Or(strings.TrimSpace(token), m.cfg.HubToken); token == "" {
 		return nil, ErrNoHubToken
 	}
-	src, err := parseSource(strings.TrimRight(m.cfg.HubURL, "/") + "/spaces/" + spaceID)
+	src, err := origin.Parse(strings.TrimRight(m.cfg.HubURL, "/") + "/spaces/" + spaceID)
 	if err != nil {
 		return nil, err
 	}
-	src.token = token
+	src.Token = token
 	return m.installSource(src), nil
 }
 
@@ -52,15 +53,15 @@ func (m *Manager) InstallPrivateSpaceWithToken(spaceID, token string) (*Job, err
 // is on the daemon's hub, in GIT_CONFIG_* variables: never on a command line (ps shows those), in
 // .git/config or in a log.
 func (m *Manager) gitAuthEnv(src source) []string {
-	token := cmp.Or(src.token, m.cfg.HubToken)
-	if token == "" || m.cfg.HubURL == "" || src.kind != SourceHubSpace {
+	token := cmp.Or(src.Token, m.cfg.HubToken)
+	if token == "" || m.cfg.HubURL == "" || src.Kind != SourceHubSpace {
 		return nil
 	}
 	hub, err := url.Parse(strings.TrimRight(m.cfg.HubURL, "/"))
 	if err != nil {
 		return nil
 	}
-	u, err := url.Parse(src.cloneURL)
+	u, err := url.Parse(src.CloneURL)
 	if err != nil || u.Scheme != hub.Scheme || u.Host != hub.Host || u.User != nil {
 		return nil
 	}
@@ -132,7 +133,7 @@ func (m *Manager) CheckUpdates(ctx context.Context, force bool) (*AppUpdates, er
 	}
 	for _, shown := range slices.Sorted(maps.Keys(bySource)) {
 		list := bySource[shown]
-		src, err := parseSource(shown)
+		src, err := origin.Parse(shown)
 		var head string
 		if err == nil {
 			head, err = m.remoteHead(ctx, src)
@@ -143,8 +144,8 @@ func (m *Manager) CheckUpdates(ctx context.Context, force bool) (*AppUpdates, er
 			m.log.Warn("checking for updates", "source", shown, "err", err)
 			continue
 		}
-		id := src.shown // "<user>/<space>" for a hub space
-		if _, sid, ok := strings.Cut(src.cloneURL, "/spaces/"); ok && src.kind == SourceHubSpace {
+		id := src.Shown // "<user>/<space>" for a hub space
+		if _, sid, ok := strings.Cut(src.CloneURL, "/spaces/"); ok && src.Kind == SourceHubSpace {
 			id = sid
 		}
 		for _, a := range list {
@@ -163,7 +164,7 @@ func (m *Manager) CheckUpdates(ctx context.Context, force bool) (*AppUpdates, er
 func (m *Manager) remoteHead(ctx context.Context, src source) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", "ls-remote", "--", src.cloneURL, "HEAD")
+	cmd := exec.CommandContext(ctx, "git", "ls-remote", "--", src.CloneURL, "HEAD")
 	cmd.Env = append(append(os.Environ(), "GIT_TERMINAL_PROMPT=0", gitProtocols), m.gitAuthEnv(src)...)
 	out, err := cmd.Output()
 	var ee *exec.ExitError
@@ -191,7 +192,7 @@ var revisionPattern = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
 // given), it installs the package again, then restarts the running app if it is one of them. The
 // same update delivered twice installs once.
 func (m *Manager) Update(rawURL, revision string) (*Job, error) {
-	src, err := parseSource(rawURL)
+	src, err := origin.Parse(rawURL)
 	if err != nil {
 		return nil, err
 	}
@@ -201,19 +202,19 @@ func (m *Manager) Update(rawURL, revision string) (*Job, error) {
 	}
 	// A push to a space is news for the catalog too (a new app, a new title): whoever asks for an
 	// update of a space, the app store fetches the catalog afresh next time.
-	if src.kind == SourceHubSpace {
+	if src.Kind == SourceHubSpace {
 		m.catalog.Invalidate()
 	}
-	from := m.appsFrom(src.shown)
+	from := m.appsFrom(src.Shown)
 	if len(from) == 0 {
-		return nil, fault.NotFoundf("No installed app comes from %s: install it first", src.shown)
+		return nil, fault.NotFoundf("No installed app comes from %s: install it first", src.Shown)
 	}
 	var names []string
 	for _, a := range from {
 		names = append(names, a.Name)
 	}
-	return m.startJob("update", src.shown, names, func(ctx context.Context, job *Job) ([]string, error) {
-		before := m.appsFrom(src.shown)
+	return m.startJob("update", src.Shown, names, func(ctx context.Context, job *Job) ([]string, error) {
+		before := m.appsFrom(src.Shown)
 		m.noteUpdate(before, UpdateRecord{JobID: job.ID(), Status: JobInProgress, Revision: revision, Started: time.Now().UTC()})
 		names, err := m.update(ctx, job, src, revision, before)
 		done := UpdateRecord{JobID: job.ID(), Status: JobDone, Revision: revision, Started: job.Info().Created.UTC(), Finished: new(time.Now().UTC())}
@@ -278,7 +279,7 @@ func (m *Manager) update(ctx context.Context, job *Job, src source, revision str
 }
 
 func (m *Manager) appsFrom(shown string) []AppInfo {
-	return slices.DeleteFunc(slices.Clone(m.installed().list), func(a AppInfo) bool { return !sameSource(a.Extra.Source, shown) })
+	return slices.DeleteFunc(slices.Clone(m.installed().list), func(a AppInfo) bool { return !origin.Same(a.Extra.Source, shown) })
 }
 
 // AppTag is the README tag that makes a hub space an app of the catalog (catalog.AppTag).

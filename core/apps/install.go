@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/robothub/robothub/core/apps/origin"
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/procgroup"
 )
@@ -34,7 +35,7 @@ const (
 // downloaded, every wheel checked, then installed from those files only. A package that fails any
 // step, or a job cancelled before the venv changes, leaves the previously installed version.
 func (m *Manager) Install(rawURL string) (*Job, error) {
-	src, err := parseSource(rawURL)
+	src, err := origin.Parse(rawURL)
 	if err != nil {
 		return nil, err
 	}
@@ -46,18 +47,18 @@ func (m *Manager) installSource(src source) *Job {
 	if guess := appNameGuess(src); guess != "" {
 		expected = []string{guess}
 	}
-	return m.startJob("install", src.shown, expected, func(ctx context.Context, job *Job) ([]string, error) { return m.install(ctx, job, src, false) })
+	return m.startJob("install", src.Shown, expected, func(ctx context.Context, job *Job) ([]string, error) { return m.install(ctx, job, src, false) })
 }
 
 // appNameGuess is the app an install of src most likely brings, until its package says: the
 // space's or folder's name as a Python name (a space my-app holds my_app, as publish names it).
 func appNameGuess(src source) string {
 	var base string
-	switch src.kind {
+	switch src.Kind {
 	case SourceLocal:
-		base = filepath.Base(src.path)
+		base = filepath.Base(src.Path)
 	default:
-		u := strings.TrimSuffix(strings.TrimRight(src.cloneURL, "/"), ".git")
+		u := strings.TrimSuffix(strings.TrimRight(src.CloneURL, "/"), ".git")
 		base = u[strings.LastIndexAny(u, "/:")+1:]
 	}
 	name := strings.ReplaceAll(base, "-", "_")
@@ -104,7 +105,7 @@ func step(ctx context.Context, log io.Writer, deadline time.Duration, what strin
 
 // install installs src's package and its dependencies (at their newest with upgrade).
 func (m *Manager) install(ctx context.Context, job *Job, src source, upgrade bool) ([]string, error) {
-	job.Logf("Installing from %s (%s)", src.shown, src.kind)
+	job.Logf("Installing from %s (%s)", src.Shown, src.Kind)
 	if err := step(ctx, job, ensureDeadline, "preparing the apps venv", func(ctx context.Context) error { return m.py.Ensure(ctx, job) }); err != nil {
 		return nil, err
 	}
@@ -120,8 +121,8 @@ func (m *Manager) install(ctx context.Context, job *Job, src source, upgrade boo
 	if err != nil {
 		return nil, err
 	}
-	if !isPackage(srcDir) {
-		return nil, fmt.Errorf("%s has no pyproject.toml or setup.py at its root: it is not a Python package", src.shown)
+	if !origin.IsPackage(srcDir) {
+		return nil, fmt.Errorf("%s has no pyproject.toml or setup.py at its root: it is not a Python package", src.Shown)
 	}
 	if readme, err := os.ReadFile(filepath.Join(srcDir, "README.md")); err != nil || !strings.Contains(string(readme), AppTag) {
 		job.Logf("Warning: README.md does not carry the %s tag; the app works but the app store will not list it", AppTag)
@@ -201,7 +202,7 @@ func (m *Manager) install(ctx context.Context, job *Job, src source, upgrade boo
 		}
 		depsOf = sortedSet(append(depsOf, brought...))
 		for _, name := range names {
-			rec := installRecord{Source: src.shown, SourceKind: src.kind, Package: wheel.Name, Revision: revision,
+			rec := installRecord{Source: src.Shown, SourceKind: src.Kind, Package: wheel.Name, Revision: revision,
 				InstalledAt: time.Now().UTC(), Dependencies: depsOf, LastUpdate: m.records[name].LastUpdate}
 			m.recordSpace(&rec, false)
 			m.records[name] = rec
@@ -246,14 +247,14 @@ func (m *Manager) appsOf(w Wheel) ([]string, error) {
 // fetch returns the directory of src's package: a local one as it is (the build copies it), or a
 // clone into dir, with its revision.
 func (m *Manager) fetch(ctx context.Context, job *Job, src source, dir string) (string, string, error) {
-	if src.kind == SourceLocal {
-		job.Logf("Copying %s", src.path)
-		return src.path, "", nil
+	if src.Kind == SourceLocal {
+		job.Logf("Copying %s", src.Path)
+		return src.Path, "", nil
 	}
-	job.Logf("Cloning %s", src.shown)
-	err := step(ctx, job, cloneDeadline, "cloning "+src.shown, func(ctx context.Context) error {
+	job.Logf("Cloning %s", src.Shown)
+	err := step(ctx, job, cloneDeadline, "cloning "+src.Shown, func(ctx context.Context) error {
 		cmd := exec.Command("git", "-c", "http.lowSpeedLimit=1000", "-c", "http.lowSpeedTime="+cloneLowSpeed,
-			"clone", "--depth", "1", "--quiet", "--", src.cloneURL, dir)
+			"clone", "--depth", "1", "--quiet", "--", src.CloneURL, dir)
 		cmd.Env = append(gitEnv(), m.gitAuthEnv(src)...)
 		tail := &lineTail{max: 3}
 		if err := procgroup.Run(ctx, cmd, io.MultiWriter(job, tail)); err != nil {
@@ -269,7 +270,7 @@ func (m *Manager) fetch(ctx context.Context, job *Job, src source, dir string) (
 	}
 	out, err := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "HEAD").Output()
 	if err != nil {
-		return "", "", fmt.Errorf("reading the cloned revision of %s: %w", src.shown, err)
+		return "", "", fmt.Errorf("reading the cloned revision of %s: %w", src.Shown, err)
 	}
 	revision := strings.TrimSpace(string(out))
 	job.Logf("Cloned revision %s", revision)

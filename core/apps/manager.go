@@ -25,6 +25,7 @@ import (
 
 	"github.com/robothub/robothub/core/apps/catalog"
 	"github.com/robothub/robothub/core/apps/job"
+	"github.com/robothub/robothub/core/apps/origin"
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/robot"
 )
@@ -364,18 +365,19 @@ func (m *Manager) webURL(app string, raw *string) *string {
 	return raw
 }
 
-// SourceKind says where an app comes from.
-type SourceKind string
+// SourceKind says where an app comes from (the kinds of a package's origin, and the public daemon's
+// others).
+type SourceKind = origin.Kind
 
 // The source kinds.
 const (
 	SourceInstalled          SourceKind = "installed"           // an app installed in the apps venv
-	SourceHubSpace           SourceKind = "hf_space"            // a space on the hub: <hub>/spaces/<user>/<app>
+	SourceHubSpace                      = origin.HubSpace       // a space on the hub: <hub>/spaces/<user>/<app>
 	SourceDashboardSelection SourceKind = "dashboard_selection" // the apps the dashboard offers: here, the hub catalog
-	SourceLocal              SourceKind = "local"               // a directory on the robot
+	SourceLocal                         = origin.Local          // a directory on the robot
 	// SourceGit is any other git URL. It appears only as extra.installed_from, where anchor clients
 	// read free-form data: source_kind itself keeps to the anchor's four kinds.
-	SourceGit SourceKind = "git"
+	SourceGit = origin.Git
 )
 
 // legacyHubSpace is what installed-app records written before the anchor's names said for a hub space.

@@ -7,8 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"testing/synctest"
 	"time"
 
@@ -368,5 +370,22 @@ func TestVenvWhoseCreationWasCutShortIsCompleted(t *testing.T) {
 	}
 	if out, err := exec.Command(filepath.Join(venv, "bin", "python"), "-m", "pip", "--version").CombinedOutput(); err != nil {
 		t.Fatalf("pip in the completed venv: %v\n%s", err, out)
+	}
+}
+
+// The SDK's dependencies are its pyproject.toml's, read as TOML: the public SDK's five, with the
+// ranges written there, and a [project] without any gives none.
+func TestSDKDependenciesAreThoseOfItsPyproject(t *testing.T) {
+	got := apps.SDKDependencies(pysdk.Files)
+	var names []string
+	for _, r := range got {
+		names = append(names, strings.FieldsFunc(r, func(c rune) bool { return strings.ContainsRune("<>=!~;[ ", c) })[0])
+	}
+	if want := []string{"numpy", "scipy", "pydantic", "fastapi", "uvicorn"}; !slices.Equal(names, want) {
+		t.Fatalf("SDK dependencies %q, want the distributions %q", got, want)
+	}
+	none := fstest.MapFS{"pyproject.toml": {Data: []byte("[project]\nname = \"x\"\n# dependencies = [\"numpy\"]\n")}}
+	if got := apps.SDKDependencies(none); len(got) != 0 {
+		t.Fatalf("dependencies of a project without any: %q", got)
 	}
 }

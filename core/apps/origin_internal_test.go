@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"testing/fstest"
+
+	"github.com/robothub/robothub/core/apps/origin"
 )
 
 // noToolchain is a Toolchain that is never called: these tests only read and migrate records.
@@ -58,9 +60,9 @@ func TestInstalledSpaceFollowsTheDaemonsHub(t *testing.T) {
 	}
 
 	// A push names the space at the hub's address today; an older address of the same hub is the same space.
-	if !sameSource("http://127.0.0.1:22861/spaces/local/my_app", "http://127.0.0.1:22861/spaces/local/my_app/") ||
-		sameSource("http://127.0.0.1:22861/spaces/local/my_app", "http://127.0.0.1:22861/spaces/local/other") ||
-		sameSource("https://hub.example/spaces/alice/wave", "https://hub2.example/spaces/alice/wave") {
+	if !origin.Same("http://127.0.0.1:22861/spaces/local/my_app", "http://127.0.0.1:22861/spaces/local/my_app/") ||
+		origin.Same("http://127.0.0.1:22861/spaces/local/my_app", "http://127.0.0.1:22861/spaces/local/other") ||
+		origin.Same("https://hub.example/spaces/alice/wave", "https://hub2.example/spaces/alice/wave") {
 		t.Error("sameSource")
 	}
 }

@@ -8,8 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
+
+	"github.com/BurntSushi/toml"
 )
 
 // SDKDistribution is the Python distribution name of the embedded SDK.
@@ -36,30 +37,22 @@ func (m *Manager) ensureSDK(ctx context.Context, log io.Writer) (bool, error) {
 	return true, nil
 }
 
-// sdkDependency is one line of the dependencies list of the SDK's pyproject.toml: "numpy>=1.24,<3".
-var sdkDependency = regexp.MustCompile(`(?m)^\s*"([A-Za-z0-9._-]+)([^"]*)",?\s*$`)
-
 // SDKDependencies returns the requirements of the embedded SDK (numpy, scipy, pydantic, fastapi,
-// uvicorn with their version ranges), as its pyproject.toml lists them.
+// uvicorn with their version ranges): the dependencies of its pyproject.toml's [project].
 func SDKDependencies(sdk fs.FS) []string {
+	var pp struct {
+		Project struct {
+			Dependencies []string `toml:"dependencies"`
+		} `toml:"project"`
+	}
 	data, err := fs.ReadFile(sdk, "pyproject.toml")
 	if err != nil {
 		return nil
 	}
-	text := string(data)
-	start := strings.Index(text, "\ndependencies = [")
-	if start < 0 {
+	if _, err := toml.Decode(string(data), &pp); err != nil {
 		return nil
 	}
-	end := strings.Index(text[start:], "\n]")
-	if end < 0 {
-		return nil
-	}
-	var out []string
-	for _, m := range sdkDependency.FindAllStringSubmatch(text[start:start+end], -1) {
-		out = append(out, m[1]+m[2])
-	}
-	return out
+	return pp.Project.Dependencies
 }
 
 // missingDistributions is run by the venv's Python: it prints the distributions of its arguments
@@ -84,7 +77,7 @@ func MissingSDKDependencies(ctx context.Context, tc Toolchain, sdk fs.FS) ([]str
 	byName := map[string]string{}
 	var names []string
 	for _, r := range reqs {
-		name := sdkDependency.FindStringSubmatch(`"` + r + `"`)[1]
+		name := requirementName(r)
 		names = append(names, name)
 		byName[name] = r
 	}

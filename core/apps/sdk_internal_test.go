@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/robothub/robothub/core/apps/origin"
 )
 
 func TestParseSource(t *testing.T) {
@@ -24,19 +26,19 @@ func TestParseSource(t *testing.T) {
 		{dir, "local", "", dir},
 		{"file://" + dir, "local", "", dir},
 	} {
-		src, err := parseSource(tc.in)
+		src, err := origin.Parse(tc.in)
 		if err != nil {
-			t.Errorf("parseSource(%q): %v", tc.in, err)
+			t.Errorf("origin.Parse(%q): %v", tc.in, err)
 			continue
 		}
-		if string(src.kind) != tc.kind || src.cloneURL != tc.clone {
-			t.Errorf("parseSource(%q) = kind %s clone %q, want %s %q", tc.in, src.kind, src.cloneURL, tc.kind, tc.clone)
+		if string(src.Kind) != tc.kind || src.CloneURL != tc.clone {
+			t.Errorf("origin.Parse(%q) = kind %s clone %q, want %s %q", tc.in, src.Kind, src.CloneURL, tc.kind, tc.clone)
 		}
-		if tc.shown != "" && src.shown != tc.shown {
-			t.Errorf("parseSource(%q) shows %q, want %q", tc.in, src.shown, tc.shown)
+		if tc.shown != "" && src.Shown != tc.shown {
+			t.Errorf("origin.Parse(%q) shows %q, want %q", tc.in, src.Shown, tc.shown)
 		}
-		if strings.Contains(src.shown, "s3cret") {
-			t.Errorf("parseSource(%q) shows the password: %q", tc.in, src.shown)
+		if strings.Contains(src.Shown, "s3cret") {
+			t.Errorf("origin.Parse(%q) shows the password: %q", tc.in, src.Shown)
 		}
 	}
 	for _, tc := range []struct{ in, want string }{
@@ -54,9 +56,9 @@ func TestParseSource(t *testing.T) {
 		{"ftp://host/app", "scheme ftp is not one of"},
 		{"https://host/a\nb", "control characters"},
 	} {
-		_, err := parseSource(tc.in)
+		_, err := origin.Parse(tc.in)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("parseSource(%q) = %v, want an error containing %q", tc.in, err, tc.want)
+			t.Errorf("origin.Parse(%q) = %v, want an error containing %q", tc.in, err, tc.want)
 		}
 	}
 }

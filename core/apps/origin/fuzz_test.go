@@ -1,4 +1,4 @@
-package apps
+package origin_test
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/robothub/robothub/core/apps/origin"
 	"github.com/robothub/robothub/core/fault"
 )
 
@@ -31,37 +32,42 @@ func FuzzParseSource(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
-		src, err := parseSource(raw)
+		src, err := origin.Parse(raw)
 		if err != nil {
 			if !errors.Is(err, fault.ErrInvalid) {
-				t.Fatalf("parseSource(%q): error %v is not fault.ErrInvalid", raw, err)
+				t.Fatalf("origin.Parse(%q): error %v is not fault.ErrInvalid", raw, err)
 			}
 			return
 		}
-		switch src.kind {
-		case SourceLocal:
-			if !filepath.IsAbs(src.path) || filepath.Clean(src.path) != src.path || src.shown != src.path {
-				t.Fatalf("parseSource(%q): local path %q (shown %q) is not clean and absolute", raw, src.path, src.shown)
+		switch src.Kind {
+		case origin.Local:
+			if !filepath.IsAbs(src.Path) || filepath.Clean(src.Path) != src.Path || src.Shown != src.Path {
+				t.Fatalf("origin.Parse(%q): local path %q (shown %q) is not clean and absolute", raw, src.Path, src.Shown)
 			}
-			if info, err := os.Stat(src.path); err != nil || !info.IsDir() {
-				t.Fatalf("parseSource(%q): local path %q is not a directory", raw, src.path)
+			if info, err := os.Stat(src.Path); err != nil || !info.IsDir() {
+				t.Fatalf("origin.Parse(%q): local path %q is not a directory", raw, src.Path)
 			}
-			if !exists(filepath.Join(src.path, "pyproject.toml")) && !exists(filepath.Join(src.path, "setup.py")) {
-				t.Fatalf("parseSource(%q): local path %q is not a Python package", raw, src.path)
+			if !isFile(filepath.Join(src.Path, "pyproject.toml")) && !isFile(filepath.Join(src.Path, "setup.py")) {
+				t.Fatalf("origin.Parse(%q): local path %q is not a Python package", raw, src.Path)
 			}
-		case SourceGit, SourceHubSpace:
-			if src.cloneURL == "" || strings.HasPrefix(src.cloneURL, "-") ||
-				strings.ContainsFunc(src.cloneURL, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
-				t.Fatalf("parseSource(%q): clone URL %q could be taken for an option or split", raw, src.cloneURL)
+		case origin.Git, origin.HubSpace:
+			if src.CloneURL == "" || strings.HasPrefix(src.CloneURL, "-") ||
+				strings.ContainsFunc(src.CloneURL, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+				t.Fatalf("origin.Parse(%q): clone URL %q could be taken for an option or split", raw, src.CloneURL)
 			}
 		default:
-			t.Fatalf("parseSource(%q): kind %q", raw, src.kind)
+			t.Fatalf("origin.Parse(%q): kind %q", raw, src.Kind)
 		}
 		if u, err := url.Parse(strings.TrimSpace(raw)); err == nil && u.User != nil {
-			if pw, ok := u.User.Password(); ok && len(pw) >= 4 && strings.Contains(src.shown, pw) &&
+			if pw, ok := u.User.Password(); ok && len(pw) >= 4 && strings.Contains(src.Shown, pw) &&
 				!strings.Contains(u.User.Username()+u.Host+u.Path, pw) {
-				t.Fatalf("parseSource(%q) shows the password: %q", raw, src.shown)
+				t.Fatalf("origin.Parse(%q) shows the password: %q", raw, src.Shown)
 			}
 		}
 	})
+}
+
+func isFile(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.Mode().IsRegular()
 }
