@@ -19,6 +19,8 @@ import (
 
 	"github.com/robothub/robothub/adapters/mqtt/broker"
 	"github.com/robothub/robothub/adapters/nethttp"
+	"github.com/robothub/robothub/cli/cliapp"
+	"github.com/robothub/robothub/cli/robothub/hubcmd"
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/actions"
@@ -58,7 +60,7 @@ State (the hub's database and spaces, the robot's apps venv and installed apps, 
 and the hub token) is kept in DIR and survives restarts. Ctrl-C stops everything.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "data-dir", Usage: "keep all state in `DIR` (default $XDG_DATA_HOME/robothub/dev or ~/.local/share/robothub/dev)"},
-			&cli.StringFlag{Name: "hub-addr", Value: DefaultHubAddr, Usage: "the local hub listens on `ADDRESS`"},
+			&cli.StringFlag{Name: "hub-addr", Value: hubcmd.DefaultAddr, Usage: "the local hub listens on `ADDRESS`"},
 			&cli.StringFlag{Name: "receiver-addr", Value: nethttp.DefaultAddr, Usage: "the receiver listens on `ADDRESS`"},
 			&cli.StringFlag{Name: "broker-addr", Value: DefaultBrokerAddr, Usage: "the embedded MQTT broker listens on `ADDRESS` (loopback only)"},
 			&cli.IntFlag{Name: "daemon-port", Value: 8000, Usage: "the robot daemon listens on 127.0.0.1:`PORT` (apps reach it through $ROBOT_DAEMON_URL)"},
@@ -78,13 +80,13 @@ func runDev(c *cli.Context, e *env) error {
 	if err := devSupported(); err != nil {
 		return err
 	}
-	logger, err := newLogger(e.stderr, "text", c.String("log-level"))
+	logger, err := cliapp.NewLogger(e.stderr, "text", c.String("log-level"))
 	if err != nil {
 		return err
 	}
 	dir := c.String("data-dir")
 	if dir == "" {
-		dir = filepath.Join(filepath.Dir(defaultDataDir(e.getenv)), "dev")
+		dir = filepath.Join(filepath.Dir(hubcmd.DefaultDataDir(e.getenv)), "dev")
 	}
 	// Absolute: the banner's export lines must work from any directory (HF_TOKEN_PATH was relative).
 	if abs, err := filepath.Abs(dir); err == nil {
@@ -96,7 +98,7 @@ func runDev(c *cli.Context, e *env) error {
 		}
 	}
 	hubDB := filepath.Join(dir, "hub", "hub.db")
-	lock, err := lockDatabase(hubDB)
+	lock, err := hubcmd.LockDatabase(hubDB)
 	if err != nil {
 		return cli.Exit("dev: "+err.Error(), exitError)
 	}
@@ -109,12 +111,12 @@ func runDev(c *cli.Context, e *env) error {
 	// Listen first, so that a port in use is reported before anything starts.
 	hubLn, err := net.Listen("tcp", c.String("hub-addr"))
 	if err != nil {
-		return cli.Exit("dev: "+listenError("the local hub", c.String("hub-addr"), "--hub-addr", err), exitError)
+		return cli.Exit("dev: "+cliapp.ListenError("the local hub", c.String("hub-addr"), "--hub-addr", err), exitError)
 	}
 	defer hubLn.Close()
 	recvLn, err := net.Listen("tcp", c.String("receiver-addr"))
 	if err != nil {
-		return cli.Exit("dev: "+listenError("the receiver", c.String("receiver-addr"), "--receiver-addr", err), exitError)
+		return cli.Exit("dev: "+cliapp.ListenError("the receiver", c.String("receiver-addr"), "--receiver-addr", err), exitError)
 	}
 	defer recvLn.Close()
 	brk, err := broker.Start(c.String("broker-addr"), logger.With("component", "broker"))
@@ -125,7 +127,7 @@ func runDev(c *cli.Context, e *env) error {
 	port := c.Int("daemon-port")
 	daemonURL := "http://127.0.0.1:" + strconv.Itoa(port)
 	if probe, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port)); err != nil {
-		return cli.Exit("dev: "+strings.Replace(listenError("the robot daemon", "127.0.0.1:"+strconv.Itoa(port), "--daemon-port", err), "127.0.0.1:PORT", "PORT", 1), exitError)
+		return cli.Exit("dev: "+strings.Replace(cliapp.ListenError("the robot daemon", "127.0.0.1:"+strconv.Itoa(port), "--daemon-port", err), "127.0.0.1:PORT", "PORT", 1), exitError)
 	} else {
 		probe.Close()
 	}
@@ -158,7 +160,7 @@ func runDev(c *cli.Context, e *env) error {
 		Watched: []hub.WatchedItem{{Type: "user", Name: devUser}}, Domains: []string{"repo"},
 		// The webhook of an earlier run on other ports, or of a robothub before fleets, whose
 		// webhook went to the robot-update route.
-		Replaces: sameLocalRoute(hookURL, recvURL+webhook.RoutePrefix+devUpdateRoute),
+		Replaces: hubcmd.SameLocalRoute(hookURL, recvURL+webhook.RoutePrefix+devUpdateRoute),
 	})
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("dev: setting up the local hub: %v", err), exitError)
@@ -169,7 +171,7 @@ func runDev(c *cli.Context, e *env) error {
 	}
 	tokenFile := filepath.Join(dir, "hub", "token")
 	if boot.Token != "" {
-		if err := writeTokenFile(tokenFile, boot.Token); err != nil {
+		if err := hubcmd.WriteTokenFile(tokenFile, boot.Token); err != nil {
 			return cli.Exit(fmt.Sprintf("dev: saving the hub token: %v", err), exitError)
 		}
 	}
@@ -274,7 +276,7 @@ func devSecret(getenv func(string) string, file string) (string, error) {
 		return "", err
 	}
 	s := hex.EncodeToString(buf)
-	if err := writePrivateFile(file, s+"\n"); err != nil {
+	if err := hubcmd.WritePrivateFile(file, s+"\n"); err != nil {
 		return "", fmt.Errorf("saving the webhook secret: %w", err)
 	}
 	return s, nil

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/cli/robothub/hubcmd"
 	"github.com/robothub/robothub/core/hub"
 )
 
@@ -291,7 +292,7 @@ func waitEvery(t testing.TB, timeout, interval time.Duration, what string, ok fu
 }
 
 func TestSameLocalRoute(t *testing.T) {
-	same := sameLocalRoute("http://127.0.0.1:7860/webhooks/" + devUpdateRoute)
+	same := hubcmd.SameLocalRoute("http://127.0.0.1:7860/webhooks/" + devUpdateRoute)
 	for u, want := range map[string]bool{
 		"http://127.0.0.1:7860/webhooks/" + devUpdateRoute:  true,
 		"http://127.0.0.1:22860/webhooks/" + devUpdateRoute: true,
@@ -306,7 +307,7 @@ func TestSameLocalRoute(t *testing.T) {
 			t.Errorf("same route as the dev receiver's: %q = %v, want %v", u, got, want)
 		}
 	}
-	if sameLocalRoute("https://example.com/webhooks/x") != nil {
+	if hubcmd.SameLocalRoute("https://example.com/webhooks/x") != nil {
 		t.Error("a receiver elsewhere replaces webhooks")
 	}
 }
