@@ -164,12 +164,7 @@ func (m *microphone) capture(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	stop := context.AfterFunc(ctx, p.stop)
-	defer func() {
-		if stop() {
-			p.stop()
-		}
-	}()
+	defer p.stopWith(ctx)()
 	buf := make([]byte, chunkBytes)
 	first := true
 	for {
@@ -266,12 +261,7 @@ func (s *speaker) play(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	stop := context.AfterFunc(ctx, p.stop)
-	defer func() {
-		if stop() {
-			p.stop()
-		}
-	}()
+	defer p.stopWith(ctx)()
 	chunk := make([]float32, chunkFrames*Channels)
 	first := true
 	for {

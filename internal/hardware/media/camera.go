@@ -132,12 +132,7 @@ func (c *camera) capture(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	stop := context.AfterFunc(ctx, p.stop)
-	defer func() {
-		if stop() {
-			p.stop()
-		}
-	}()
+	defer p.stopWith(ctx)()
 	size := c.mode.frameBytes()
 	var seq uint64
 	for {

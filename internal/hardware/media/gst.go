@@ -132,6 +132,17 @@ func (p *process) stop() {
 	}
 }
 
+// stopWith stops the pipeline when ctx ends. The function it returns stops it now if it still
+// runs and, either way, returns once the process has ended: a capture that returns has let go of
+// its device (Release relies on it), even when ctx's stop is still under way.
+func (p *process) stopWith(ctx context.Context) func() {
+	unregister := context.AfterFunc(ctx, p.stop)
+	return func() {
+		unregister()
+		p.stop()
+	}
+}
+
 // failure explains why the pipeline ended, for a log or an error message.
 func (p *process) failure() error {
 	<-p.done

@@ -255,8 +255,7 @@ func (w *WebRTC) encode(ctx context.Context, desc string, track *webrtc.TrackLoc
 	if err != nil {
 		return err
 	}
-	defer p.stop()
-	defer context.AfterFunc(ctx, p.stop)()
+	defer p.stopWith(ctx)()
 	fed := make(chan error, 1)
 	go func() {
 		err := feed(p)
