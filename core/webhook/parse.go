@@ -31,10 +31,11 @@ func (e *FieldError) Error() string { return "payload field " + e.Field + " " + 
 // event.scope, and a repo with a type and a name. Other fields are optional, so payloads from newer
 // hub versions still parse; unknown fields stay available through Payload.Raw, which shares raw.
 //
-// The decoder is the encoding/json/v2 proposal's (github.com/go-json-experiment/json; the standard
+// The decoding is the encoding/json/v2 proposal's (github.com/go-json-experiment/json; the standard
 // library's copy needs GOEXPERIMENT=jsonv2 in Go 1.26, which every build would have to set). Its
 // defaults are the strictness a receiver wants: names match exactly, duplicate names, invalid UTF-8
-// and trailing data are refused.
+// and trailing data are refused. A decoder of this package's own reads the payloads hubs send in
+// half the time, to the same result (decode.go); json/v2 decodes whatever it does not take.
 //
 // The error wraps ErrNotJSON when raw is not a JSON object, and is a *FieldError when it is one but
 // not a payload.
@@ -51,24 +52,34 @@ func parseInto(p *Payload, raw []byte) error {
 	if kind := firstByte(raw); kind != '{' {
 		return fmt.Errorf("%w: it is %s", ErrNotJSON, describeJSON(kind))
 	}
-	if err := json.Unmarshal(raw, p); err != nil {
-		fe := fieldError(err)
-		if fe == nil {
-			return fmt.Errorf("%w: %s", ErrNotJSON, syntaxProblem(err))
+	if decodePayload(p, raw) != nil {
+		// The fast decoder refused it: json.Unmarshal decodes it again and says why, in its words
+		// (decode.go). Were the two ever to disagree, the payload would still be json.Unmarshal's.
+		*p = Payload{}
+		if err := json.Unmarshal(raw, p); err != nil {
+			return decodeError(raw, err)
 		}
-		// The decoder stops at the first error, which may be a mistyped field before the document
-		// breaks. A broken document is reported as such, not as a mistyped field: say where it breaks.
-		var v jsontext.Value
-		if err := json.Unmarshal(raw, &v); err != nil {
-			return fmt.Errorf("%w: %s", ErrNotJSON, syntaxProblem(err))
-		}
-		return fe
 	}
 	if err := p.validate(); err != nil {
 		return err
 	}
 	p.Raw = raw
 	return nil
+}
+
+// decodeError is json.Unmarshal's error on raw, a JSON object, as Parse reports it.
+func decodeError(raw []byte, err error) error {
+	fe := fieldError(err)
+	if fe == nil {
+		return fmt.Errorf("%w: %s", ErrNotJSON, syntaxProblem(err))
+	}
+	// The decoder stops at the first error, which may be a mistyped field before the document
+	// breaks. A broken document is reported as such, not as a mistyped field: say where it breaks.
+	var v jsontext.Value
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return fmt.Errorf("%w: %s", ErrNotJSON, syntaxProblem(err))
+	}
+	return fe
 }
 
 // syntaxProblem says where and how a body stops being JSON, in the receiver's words rather than the

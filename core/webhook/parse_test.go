@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -259,26 +260,38 @@ func FuzzParse(f *testing.F) {
 }
 
 // BenchmarkParse measures Parse on the hub's own example payload in compact form (998 bytes, as
-// the hub sends it), beside encoding/json on the same bytes.
+// the hub sends it), beside json/v2's and encoding/json's Unmarshal on the same bytes. Parse keeps
+// the strings of recent payloads (decode.go); fresh-strings gives each delivery IDs, a title and
+// URLs it has not seen, as a receiver watching many repositories sees them.
 func BenchmarkParse(b *testing.B) {
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, loadPayloads(b)["discussion-create-pr.json"]); err != nil {
 		b.Fatal(err)
 	}
 	raw := buf.Bytes()
-	run := func(name string, decode func() error) {
+	fresh := make([][]byte, 4096)
+	for i := range fresh {
+		tag := fmt.Sprintf("%06x", i)
+		fresh[i] = regexp.MustCompile(`[0-9a-f]{6}("|/)`).ReplaceAll(raw, []byte(tag+"$1"))
+		fresh[i] = bytes.ReplaceAll(fresh[i], []byte(`"title":"`), []byte(`"title":"`+tag))
+	}
+	run := func(name string, decode func(i int) error) {
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(raw)))
 			b.ReportAllocs()
+			i := 0
 			for b.Loop() {
-				if err := decode(); err != nil {
+				if err := decode(i); err != nil {
 					b.Fatal(err)
 				}
+				i++
 			}
 		})
 	}
-	run("Parse", func() error { _, err := Parse(raw); return err })
-	run("encoding-json.Unmarshal", func() error { return json.Unmarshal(raw, new(Payload)) })
+	run("Parse", func(int) error { _, err := Parse(raw); return err })
+	run("Parse/fresh-strings", func(i int) error { _, err := Parse(fresh[i%len(fresh)]); return err })
+	run("json-v2.Unmarshal", func(int) error { return jsonv2.Unmarshal(raw, new(Payload)) })
+	run("encoding-json.Unmarshal", func(int) error { return json.Unmarshal(raw, new(Payload)) })
 }
 
 // payloadNames is every JSON name of the payload model, by its case-folded form.

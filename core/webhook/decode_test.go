@@ -1,0 +1,111 @@
+package webhook
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	jsonv2 "github.com/go-json-experiment/json"
+)
+
+// decoderSeeds are documents on the decoder's edges: escapes in names and strings, nulls
+// everywhere, arrays that grow, numbers an int cannot hold, every kind in every field, and what
+// jsontext refuses (duplicates, invalid UTF-8, trailing data).
+var decoderSeeds = []string{
+	`{}`, `{"event":null,"repo":null,"discussion":null,"comment":null,"webhook":null,"movedTo":null,"updatedRefs":null,"updatedConfig":null}`,
+	`{"\u0065vent":{"act\u0069on":"up\u0064ate","scope":"repo\n\u00e9\ud83d\ude00"},"repo":{"type":"model","name":"a/b"}}`,
+	`{"repo":{"tags":["a","b","c","d","e","f","g","h","i",null,"k"]},"updatedRefs":[{"ref":"r1","oldSha":null,"newSha":"n1"},{"ref":"r2"},null,{"ref":"r4","oldSha":"o4"},{"ref":"r5"},{"ref":"r6"}]}`,
+	`{"repo":{"tags":[]},"updatedRefs":[]}`, `{"repo":{"tags":[1]}}`, `{"repo":{"tags":{}}}`, `{"updatedRefs":[5]}`,
+	`{"updatedRefs":[{"ref":null,"oldSha":5}]}`, `{"updatedRefs":[{"ref":"x","newSha":true}]}`,
+	`{"webhook":{"id":"x","version":3}}`, `{"webhook":{"version":-0}}`, `{"webhook":{"version":1e3}}`, `{"webhook":{"version":1.5}}`,
+	`{"webhook":{"version":9223372036854775807}}`, `{"webhook":{"version":9223372036854775808}}`, `{"webhook":{"version":-9223372036854775809}}`,
+	`{"webhook":{"version":"3"}}`, `{"webhook":{"version":null}}`, `{"discussion":{"num":2,"isPullRequest":true,"changes":{"base":"main","mergeCommitId":"abc"}}}`,
+	`{"discussion":{"changes":null,"isPullRequest":null}}`, `{"discussion":{"changes":[]}}`, `{"discussion":"x"}`, `{"comment":{"hidden":"no"}}`,
+	`{"comment":{"content":"\"quoted\" \\ back","url":{"web":"w","api":"a","other":[1,{"x":null}]}}}`, `{"movedTo":{"name":"n","owner":{"id":"o"}}}`,
+	`{"movedTo":5}`, `{"repo":{"private":1}}`, `{"repo":{"url":"x"}}`, `{"repo":{"owner":{"id":5}}}`, `{"event":[]}`, `{"event":{"action":{}}}`,
+	`{"updatedConfig":{"private":true}}`, `{"updatedConfig":[1,2]}`, `{"updatedConfig":"s"}`, `{"unknown":{"deep":[[[{"a":"\u00e9"}]]]}}`,
+	`{"Raw":"x","-":1,"Event":{"action":"x"}}`, `{"event":{"action":"x","action":"y"}}`, `{"repo":{},"repo":{}}`,
+	"{\"repo\":{\"name\":\"\xff\"}}", `{"a":1} x`, `{"a":1} {}`, `{"a":1}   `, `{"a":}`, `{"a":1,}`, `{"event":{"action":"x"}`,
+	`{"webhook":{"version":01}}`, `{"repo":{"name":"\ud800"}}`, `{"repo":{"name":"\u00"}}`, `{"discussion":{"num":1.0}}`,
+}
+
+// FuzzDecoderMatchesJSONv2: on any object, what the fast decoder (decode.go) accepts json.Unmarshal
+// accepts too, decoded to the same Payload; and Parse, which leaves the rest to json.Unmarshal,
+// answers exactly what decoding with json.Unmarshal alone answers: the same payload or error.
+func FuzzDecoderMatchesJSONv2(f *testing.F) {
+	for _, b := range loadPayloads(f) {
+		f.Add(b)
+	}
+	for _, s := range decoderSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if firstByte(raw) != '{' {
+			return // Parse refuses these before decoding
+		}
+		fast, want := new(Payload), new(Payload)
+		fastErr, wantErr := decodePayload(fast, raw), jsonv2.Unmarshal(raw, want)
+		switch {
+		case fastErr == nil && wantErr != nil:
+			t.Fatalf("the fast decoder accepts %q, which json.Unmarshal refuses: %v", raw, wantErr)
+		case fastErr == nil && !reflect.DeepEqual(fast, want):
+			t.Fatalf("decoders disagree on %q:\nfast           %+v\njson.Unmarshal %+v", raw, fast, want)
+		}
+		if wantErr != nil {
+			wantErr = decodeError(raw, wantErr)
+		} else if wantErr = want.validate(); wantErr == nil {
+			want.Raw = raw
+		}
+		got, gotErr := Parse(raw)
+		switch {
+		case (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error():
+			t.Fatalf("Parse(%q) = %v, json.Unmarshal alone: %v", raw, gotErr, wantErr)
+		case gotErr == nil && !reflect.DeepEqual(got, want):
+			t.Fatalf("Parse(%q) = %+v, json.Unmarshal alone: %+v", raw, got, want)
+		}
+	})
+}
+
+// TestFastDecoderTakesTheHubsPayloads: every example payload of the hub decodes on the fast path, so
+// that deliveries pay json.Unmarshal's price only for bodies no hub sends.
+func TestFastDecoderTakesTheHubsPayloads(t *testing.T) {
+	for name, raw := range loadPayloads(t) {
+		if err := decodePayload(new(Payload), raw); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// TestDecoderSeeds runs the seeds through Parse and checks the answers a sender would read: the
+// payload's fields, or the error that json.Unmarshal's reading gives.
+func TestDecoderSeeds(t *testing.T) {
+	p, err := Parse([]byte(decoderSeeds[2]))
+	if err != nil || p.Event.Action != "update" || p.Event.Scope != "repo\né😀" {
+		t.Fatalf("escaped names and strings: %+v %v", p, err)
+	}
+	p, err = Parse([]byte(`{"event":{"action":"update","scope":"repo.content"},"repo":{"type":"model","name":"a/b","tags":["t1","t2","t3","t4","t5"]},` +
+		`"updatedRefs":[{"ref":"refs/heads/main","oldSha":null,"newSha":"n1"},{"ref":"refs/heads/b","oldSha":"o2","newSha":null},{"ref":"refs/pr/3"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(p.Repo.Tags, ",") != "t1,t2,t3,t4,t5" || len(p.UpdatedRefs) != 3 || p.UpdatedRefs[2].Ref != "refs/pr/3" ||
+		p.UpdatedRefs[0].OldSha != nil || *p.UpdatedRefs[0].NewSha != "n1" || *p.UpdatedRefs[1].OldSha != "o2" || p.UpdatedRefs[1].NewSha != nil {
+		t.Fatalf("arrays that grew: tags %q refs %+v", p.Repo.Tags, p.UpdatedRefs)
+	}
+	for body, want := range map[string]string{
+		`{"webhook":{"version":1.5},"event":{"action":"x","scope":"y"},"repo":{"type":"model","name":"a/b"}}`: "payload field webhook.version must be a number",
+		`{"repo":{"tags":["a",1]}}`: "payload field repo.tags[1] must be a string",
+		`{"a":1} x`:                 "invalid JSON at byte 8: data after the top-level value",
+		`{"repo":{},"repo":{}}`:     "invalid JSON at byte 11: duplicate object member name",
+	} {
+		_, err := Parse([]byte(body))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse(%s) = %v, want %q", body, err, want)
+		}
+		var fe *FieldError
+		if strings.HasPrefix(want, "payload field") != errors.As(err, &fe) {
+			t.Errorf("Parse(%s): %v is a FieldError: %v", body, err, fe != nil)
+		}
+	}
+}
