@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -57,40 +58,71 @@ func TestHandlerContext(t *testing.T) {
 	}
 }
 
-// TestHandlerTimerReused: the timers of handlers that returned in time are used again by later
-// deliveries; each delivery's timeout still runs from its own start, and a delivery after one that
-// timed out gets its own.
-func TestHandlerTimerReused(t *testing.T) {
+// TestHandlerTimeouts: the Server's one timer times every running handler from its own start:
+// handlers that overlap, that return before their deadline from the head or the middle of the
+// queue, and that come after others timed out.
+func TestHandlerTimeouts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := NewServer(WithSecret("s"), WithHandlerTimeout(time.Second), WithLogger(slog.New(slog.DiscardHandler)))
 		must(t, s.Add("fast", func(context.Context, *Payload, http.Header) (any, error) { return nil, nil }))
-		var waited time.Duration
-		must(t, s.Add("slow", func(ctx context.Context, _ *Payload, _ http.Header) (any, error) {
-			start := time.Now()
+		must(t, s.Add("slow", func(ctx context.Context, _ *Payload, h http.Header) (any, error) {
+			if d, err := time.ParseDuration(h.Get("X-Return-After")); err == nil {
+				select {
+				case <-ctx.Done():
+				case <-time.After(d):
+				}
+				return nil, nil
+			}
 			<-ctx.Done()
-			waited = time.Since(start)
 			return nil, nil
 		}))
-		deliver := func(route string) int {
+		type answer struct {
+			code  int
+			after time.Duration
+		}
+		deliver := func(route, returnAfter string) answer {
 			req := httptest.NewRequest("POST", "/webhooks/"+route, strings.NewReader(minimalPayload))
 			req.Header.Set(SecretHeader, "s")
+			req.Header.Set("X-Return-After", returnAfter)
 			w := httptest.NewRecorder()
+			start := time.Now()
 			s.ServeHTTP(w, req)
-			return w.Code
+			return answer{w.Code, time.Since(start)}
 		}
 		for i := range 3 {
-			if code := deliver("fast"); code != 200 {
-				t.Fatalf("fast delivery %d: %d", i, code)
+			if a := deliver("fast", ""); a.code != 200 {
+				t.Fatalf("fast delivery %d: %d", i, a.code)
 			}
 			time.Sleep(700 * time.Millisecond) // more than half the timeout between deliveries
 		}
-		for i := range 2 {
-			if code := deliver("slow"); code != 503 || waited != time.Second {
-				t.Errorf("slow delivery %d: %d after %s, want 503 after the 1s timeout", i, code, waited)
+		// At 0, 300 and 600 ms: a handler that never returns, one that returns at 800 ms (from the
+		// middle of the queue), one that never returns; a fast one at 100 ms.
+		cases := []struct {
+			at          time.Duration
+			route, back string
+			want        answer
+		}{
+			{0, "slow", "", answer{503, time.Second}},
+			{100 * time.Millisecond, "fast", "", answer{200, 0}},
+			{300 * time.Millisecond, "slow", "500ms", answer{200, 500 * time.Millisecond}},
+			{600 * time.Millisecond, "slow", "", answer{503, time.Second}},
+		}
+		got := make([]answer, len(cases))
+		var wg sync.WaitGroup
+		for i, c := range cases {
+			wg.Go(func() {
+				time.Sleep(c.at)
+				got[i] = deliver(c.route, c.back)
+			})
+		}
+		wg.Wait()
+		for i, c := range cases {
+			if got[i] != c.want {
+				t.Errorf("%s delivery at %s: %d after %s, want %d after %s", c.route, c.at, got[i].code, got[i].after, c.want.code, c.want.after)
 			}
-			if code := deliver("fast"); code != 200 {
-				t.Errorf("a delivery after a timed-out one: %d", code)
-			}
+		}
+		if a := deliver("slow", ""); a != (answer{503, time.Second}) {
+			t.Errorf("a delivery after timed-out ones: %d after %s", a.code, a.after)
 		}
 	})
 }

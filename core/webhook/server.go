@@ -71,7 +71,7 @@ type Server struct {
 	mu         sync.Mutex
 	routes     atomic.Pointer[map[string]*route] // copy on write: requests never take a lock
 	publicBase atomic.Pointer[string]
-	timers     sync.Pool // *handlerTimer, stopped, for the next delivery (deliveryctx.go)
+	deadlines  handlerDeadlines // the running handlers' timeouts (deliveryctx.go)
 }
 
 // Option configures a Server.
