@@ -40,12 +40,13 @@ const maxFastDepth = 64
 // payloadDecoder reads one body. It holds what decodes reuse: the member names of the objects being
 // read, and the strings of recent payloads.
 type payloadDecoder struct {
-	b       []byte // the body
-	i       int    // the next byte to read
-	depth   int
-	names   [][]byte // the names of the open objects' members, outermost first
-	scratch []byte   // an escaped string, unquoted
-	recent  [256]string
+	b        []byte // the body
+	i        int    // the next byte to read
+	depth    int
+	reformat bool     // json/v2 would write the body otherwise: whitespace between tokens, an escape
+	names    [][]byte // the names of the open objects' members, outermost first
+	scratch  []byte   // an escaped string, unquoted
+	recent   [256]string
 }
 
 // maxInterned is the longest string that payloadDecoder.intern keeps.
@@ -59,11 +60,12 @@ var (
 // decodePayload decodes raw, a JSON object, into the zero Payload p; see the comment above.
 func decodePayload(p *Payload, raw []byte) error {
 	d := payloadDecoders.Get().(*payloadDecoder)
-	d.b, d.i, d.depth = raw, 0, 0
+	d.b, d.i, d.depth, d.reformat = raw, 0, 0, false
 	err := d.object(func(name []byte) error { return d.payloadField(p, name) })
 	if d.peek(); err == nil && d.i < len(d.b) {
 		err = errFallback // data after the object
 	}
+	p.canonical = err == nil && !d.reformat
 	clear(d.names[:cap(d.names)])
 	d.b, d.names = nil, d.names[:0]
 	if cap(d.scratch) <= 64<<10 { // a decoder that unquoted a huge string is let go
@@ -98,6 +100,7 @@ func (d *payloadDecoder) peek() byte {
 		switch c := d.b[d.i]; c {
 		case ' ', '\t', '\n', '\r':
 			d.i++
+			d.reformat = true
 		default:
 			return c
 		}
@@ -246,6 +249,7 @@ func (d *payloadDecoder) skip() error {
 		q, escaped, err := d.quoted()
 		if err == nil && escaped {
 			d.scratch, err = jsontext.AppendUnquote(d.scratch[:0], q)
+			d.reformat = true
 		}
 		return err
 	case '{':
@@ -369,6 +373,7 @@ func (d *payloadDecoder) str(dst *string) error {
 			return errFallback
 		}
 		*dst = d.intern(d.scratch)
+		d.reformat = true
 	}
 	return nil
 }

@@ -1,12 +1,14 @@
 package webhook
 
 import (
+	"bytes"
 	"errors"
 	"reflect"
 	"strings"
 	"testing"
 
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // decoderSeeds are documents on the decoder's edges: escapes in names and strings, nulls
@@ -46,11 +48,18 @@ func FuzzDecoderMatchesJSONv2(f *testing.F) {
 		}
 		fast, want := new(Payload), new(Payload)
 		fastErr, wantErr := decodePayload(fast, raw), jsonv2.Unmarshal(raw, want)
+		canonical := fast.canonical
+		fast.canonical = false // json.Unmarshal does not know it
 		switch {
 		case fastErr == nil && wantErr != nil:
 			t.Fatalf("the fast decoder accepts %q, which json.Unmarshal refuses: %v", raw, wantErr)
 		case fastErr == nil && !reflect.DeepEqual(fast, want):
 			t.Fatalf("decoders disagree on %q:\nfast           %+v\njson.Unmarshal %+v", raw, fast, want)
+		}
+		if canonical { // then json/v2 writes it back unchanged
+			if v, err := jsonv2.Marshal(jsontext.Value(raw)); err != nil || !bytes.Equal(v, raw) {
+				t.Fatalf("the fast decoder calls %q canonical; json/v2 writes it %q (%v)", raw, v, err)
+			}
 		}
 		if wantErr != nil {
 			wantErr = decodeError(raw, wantErr)
@@ -58,6 +67,9 @@ func FuzzDecoderMatchesJSONv2(f *testing.F) {
 			want.Raw = raw
 		}
 		got, gotErr := Parse(raw)
+		if got != nil {
+			got.canonical = false
+		}
 		switch {
 		case (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error():
 			t.Fatalf("Parse(%q) = %v, json.Unmarshal alone: %v", raw, gotErr, wantErr)

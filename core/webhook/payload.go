@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Payload is one delivery of the hub's webhook payload, version 3.
@@ -22,6 +25,25 @@ type Payload struct {
 
 	// Raw is the body exactly as delivered. It is shared, not copied: do not modify it.
 	Raw json.RawMessage `json:"-"`
+
+	// canonical says Raw is already as json/v2 writes it: no whitespace between tokens, no escape
+	// in a string (the payloads hubs send). Parse's decoder knows it (decode.go).
+	canonical bool
+}
+
+// AppendCompactRaw appends Raw as json/v2 writes a JSON value: without whitespace between tokens,
+// the escapes in strings written its way ("\u00e9" as "é"). A log line can hold it. For the compact
+// payloads hubs send it is a copy; others go through json/v2's encoder. The error is json/v2's, for
+// a Raw that Parse did not check.
+func (p *Payload) AppendCompactRaw(dst []byte) ([]byte, error) {
+	if p.canonical {
+		return append(dst, p.Raw...), nil
+	}
+	out, err := jsonv2.Marshal(jsontext.Value(p.Raw))
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, out...), nil
 }
 
 // Event says what happened: an action within a scope, such as "update" in "repo.content".
