@@ -24,6 +24,9 @@ import (
 //   - latency at a fixed offered load: vegeta, 5,000 requests/s over 64 connections, open loop, in
 //     a process of its own so that its work and garbage do not land on the servers.
 //
+// Each is measured in five rounds, the two servers in turn, and reported as the median of the
+// rounds' ratios (loadtest.Compare).
+//
 //     go test -run '^$' -bench ReceiverLoad -benchtime 1x ./adapters/nethttp   (make load-receiver)
 //
 // Targets (issue 21): receiver throughput >= 0.85x the bare handler's; receiver p99 at 5,000 req/s
