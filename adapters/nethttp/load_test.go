@@ -27,7 +27,7 @@ import (
 // Each is measured in five rounds, the two servers in turn, and reported as the median of the
 // rounds' ratios (loadtest.Compare).
 //
-//     go test -run '^$' -bench ReceiverLoad -benchtime 1x ./adapters/nethttp   (make load-receiver)
+//	go test -run '^$' -bench ReceiverLoad -benchtime 1x ./adapters/nethttp   (make load-receiver)
 //
 // Targets (issue 21): receiver throughput >= 0.85x the bare handler's; receiver p99 at 5,000 req/s
 // <= 1.5x the bare handler's. ROBOTHUB_LOAD_DURATION (default 5s) sets the length of each phase.
