@@ -140,7 +140,9 @@ func count(v float64) string {
 var checks = []check{
 	{area: "Receiver", what: "Parse the hub's 1 KB payload", suite: receiverParse, bench: "BenchmarkParse/Parse", unit: "ns/op", limit: 10000, show: us, target: "≤ 10 µs/op",
 		note: func(r results) string {
-			return fmt.Sprintf("%s allocs/op; encoding/json on the same bytes: %s", r.show("BenchmarkParse/Parse", "allocs/op", func(v float64) string { return trimFloat(v, 0) }), r.show("BenchmarkParse/encoding-json.Unmarshal", "ns/op", us))
+			return fmt.Sprintf("%s allocs/op; every ID, title and URL new: %s; on the same bytes json/v2's Unmarshal %s, encoding/json's %s",
+				r.show("BenchmarkParse/Parse", "allocs/op", func(v float64) string { return trimFloat(v, 0) }), r.show("BenchmarkParse/Parse/fresh-strings", "ns/op", us),
+				r.show("BenchmarkParse/json-v2.Unmarshal", "ns/op", us), r.show("BenchmarkParse/encoding-json.Unmarshal", "ns/op", us))
 		}},
 	{area: "Receiver", what: "Throughput, Go handler, secret checked, 1 KB payload, 64 connections (wrk)", suite: receiverLoad, bench: "BenchmarkReceiverLoad", unit: "receiver/bare", limit: 0.85, atLeast: true, show: x, target: "≥ 0.85× bare net/http",
 		note: func(r results) string {
