@@ -88,12 +88,14 @@ func TestSocketPlaysWhatIsWrittenAndGivesWhatIsHeard(t *testing.T) {
 func TestSocketRefusalsAreExplained(t *testing.T) {
 	m := openTest(t, Options{Camera: DeviceNone, Microphone: DeviceLoopback, Speaker: DeviceLoopback})
 	path := serveSocket(t, m, func(c net.Conn) error { return errors.New("user 1001 is not the daemon's user") })
+	// The refusal reaches the client when it dials (the server hung up before reading the stream's
+	// name) or at its first read, whichever comes first: both say why.
 	c, err := DialSocket(path, "audio")
-	if err != nil {
-		t.Fatal(err)
+	if err == nil {
+		defer c.Close()
+		_, err = c.Chunk()
 	}
-	defer c.Close()
-	if _, err := c.Chunk(); err == nil || !strings.Contains(err.Error(), "not the daemon's user") {
+	if err == nil || !strings.Contains(err.Error(), "not the daemon's user") {
 		t.Fatalf("a refused client reads %v", err)
 	}
 

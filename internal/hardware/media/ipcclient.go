@@ -26,11 +26,19 @@ func DialSocket(path, stream string) (*SocketClient, error) {
 	if err != nil {
 		return nil, err
 	}
+	s := &SocketClient{c: c, r: bufio.NewReaderSize(c, 1<<16), hdr: make([]byte, VideoHeaderSize)}
 	if _, err := io.WriteString(c, stream+"\n"); err != nil {
+		// A server that refuses a client (another user) answers and hangs up before reading the
+		// stream's name, so the write can fail with EPIPE: its reason is still in the socket.
+		_ = c.SetReadDeadline(time.Now().Add(time.Second))
+		if first, rerr := s.r.Peek(4); rerr == nil && string(first) == "ERR " {
+			_, _ = s.r.Discard(4)
+			err = s.refused(first)
+		}
 		c.Close()
 		return nil, err
 	}
-	return &SocketClient{c: c, r: bufio.NewReaderSize(c, 1<<16), hdr: make([]byte, VideoHeaderSize)}, nil
+	return s, nil
 }
 
 // Close hangs up.

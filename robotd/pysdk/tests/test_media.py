@@ -81,3 +81,43 @@ class MediaTransportTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class MediaRefusalTest(unittest.TestCase):
+    def test_a_refused_client_reads_the_daemons_reason(self):
+        # The daemon refuses another user's client as soon as it connects, and hangs up before
+        # reading the stream's name: the client's write may fail, and it must still say why.
+        import os
+        import socket
+        import tempfile
+        import threading
+
+        from robot_sdk.media import _open_stream
+
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "media.sock")
+            server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            server.bind(path)
+            server.listen(64)
+
+            def refuse():
+                while True:
+                    try:
+                        c, _ = server.accept()
+                    except OSError:
+                        return
+                    c.sendall(b"ERR user 1001 is not the daemon's user\n")
+                    c.close()
+
+            threading.Thread(target=refuse, daemon=True).start()
+            try:
+                for stream, magic in [("audio", b"RBA1")] * 100 + [("play", b"")] * 20:
+                    try:
+                        _open_stream(path, stream, magic).close()
+                    except MediaUnavailableError as e:
+                        self.assertIn("not the daemon's user", str(e))
+                        continue
+                    if magic:
+                        self.fail(f"the {stream} stream opened on a refusing daemon")
+            finally:
+                server.close()

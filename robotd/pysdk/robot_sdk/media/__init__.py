@@ -119,13 +119,27 @@ def _open_stream(path: str, stream: str, magic: bytes) -> socket.socket:
     reason when it refuses."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.connect(path)
-    sock.sendall(stream.encode() + b"\n")
+    try:
+        sock.sendall(stream.encode() + b"\n")
+    except (BrokenPipeError, ConnectionResetError) as e:
+        # The daemon refuses a client (another user) and hangs up before reading the stream's
+        # name: its reason is still in the socket.
+        sock.settimeout(1.0)
+        try:
+            head = sock.recv(4, socket.MSG_PEEK)
+        except OSError:
+            head = b""
+        if head != b"ERR ":
+            sock.close()
+            raise ConnectionError(f"the daemon closed the media socket: {e}") from e
+        magic = b"refused"
     if magic:
         head = sock.recv(4, socket.MSG_PEEK)
         if head == b"ERR ":
             line = sock.makefile("rb").readline().decode(errors="replace").strip()
             sock.close()
             raise MediaUnavailableError(line[4:])
+        sock.settimeout(None)
     return sock
 
 
