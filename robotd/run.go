@@ -411,6 +411,8 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	// Before serving: an app started by the first request must already get the daemon's URL.
+	mgr.SetAppEnv(appEnv(getenv, ln.Addr(), cfg.token)...)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(handler.Listener(ln)) }()
 	listenURL := "http://" + ln.Addr().String()
@@ -418,7 +420,6 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 		"backend", rb.BackendName(), "apps_venv", cfg.venvDir, "data_dir", cfg.dataDir, "auth", !cfg.noAuth)
 	fmt.Fprintf(stdout, "robot-daemon listening on %s\n", listenURL)
 	printLogin(stdout, getenv, cfg, ln.Addr())
-	mgr.SetAppEnv(appEnv(getenv, ln.Addr(), cfg.token)...)
 	if appURL := getenv("ROBOT_DAEMON_URL"); appURL != "" && !sameDaemonURL(appURL, ln.Addr()) {
 		log.Warn("apps will not reach this daemon: ROBOT_DAEMON_URL, which they inherit, names another port",
 			"ROBOT_DAEMON_URL", appURL, "listening", listenURL)
