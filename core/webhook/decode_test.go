@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -119,5 +120,26 @@ func TestDecoderSeeds(t *testing.T) {
 		if strings.HasPrefix(want, "payload field") != errors.As(err, &fe) {
 			t.Errorf("Parse(%s): %v is a FieldError: %v", body, err, fe != nil)
 		}
+	}
+}
+
+// TestFastDecoderLeavesBigObjectsToJSONv2: an object of more members than maxFastMembers (whose
+// duplicate check would cost the square of their count) goes to json/v2, and still parses.
+func TestFastDecoderLeavesBigObjectsToJSONv2(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"event":{"action":"update","scope":"repo"},"repo":{"type":"model","name":"a/b"},"extra":{`)
+	for i := range maxFastMembers + 1 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"k` + strconv.Itoa(i) + `":1`)
+	}
+	b.WriteString("}}")
+	raw := []byte(b.String())
+	if err := decodePayload(new(Payload), raw); err != errFallback {
+		t.Errorf("the fast decoder took an object of %d members: %v", maxFastMembers+1, err)
+	}
+	if p, err := Parse(raw); err != nil || p.Repo.Name != "a/b" {
+		t.Errorf("Parse: %+v %v", p, err)
 	}
 }
