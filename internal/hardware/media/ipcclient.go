@@ -31,9 +31,8 @@ func DialSocket(path, stream string) (*SocketClient, error) {
 		// A server that refuses a client (another user) answers and hangs up before reading the
 		// stream's name, so the write can fail with EPIPE: its reason is still in the socket.
 		_ = c.SetReadDeadline(time.Now().Add(time.Second))
-		if first, rerr := s.r.Peek(4); rerr == nil && string(first) == "ERR " {
-			_, _ = s.r.Discard(4)
-			err = s.refused(first)
+		if _, rerr := io.ReadFull(s.r, s.hdr[:4]); rerr == nil && string(s.hdr[:4]) == "ERR " {
+			err = s.refused(s.hdr[:4])
 		}
 		c.Close()
 		return nil, err

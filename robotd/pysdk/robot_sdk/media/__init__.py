@@ -126,21 +126,22 @@ def _open_stream(path: str, stream: str, magic: bytes) -> socket.socket:
         # name: its reason is still in the socket.
         sock.settimeout(1.0)
         try:
-            head = sock.recv(4, socket.MSG_PEEK)
+            _raise_if_refused(sock)
         except OSError:
-            head = b""
-        if head != b"ERR ":
-            sock.close()
-            raise ConnectionError(f"the daemon closed the media socket: {e}") from e
-        magic = b"refused"
+            pass
+        sock.close()
+        raise ConnectionError(f"the daemon closed the media socket: {e}") from e
     if magic:
-        head = sock.recv(4, socket.MSG_PEEK)
-        if head == b"ERR ":
-            line = sock.makefile("rb").readline().decode(errors="replace").strip()
-            sock.close()
-            raise MediaUnavailableError(line[4:])
-        sock.settimeout(None)
+        _raise_if_refused(sock)
     return sock
+
+
+def _raise_if_refused(sock: socket.socket) -> None:
+    """Raises with the daemon's reason when the stream begins with its refusal, "ERR <reason>"."""
+    if sock.recv(4, socket.MSG_PEEK) == b"ERR ":
+        line = sock.makefile("rb").readline().decode(errors="replace").strip()
+        sock.close()
+        raise MediaUnavailableError(line[4:])
 
 
 class _FrameReader(threading.Thread):
