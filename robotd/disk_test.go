@@ -41,6 +41,9 @@ func TestDaemonDataDirReadOnlyOrFull(t *testing.T) {
 		t.Run(fault.name, func(t *testing.T) {
 			dataDir := faultfs.Tmpfs(t, 1<<20)
 			d := startDaemon(t, daemonOptions{dataDir: dataDir, venv: venv})
+			// A startup app set while the robot is still waking up starts when the wake-up ends
+			// (the daemon's rule); this test wants the slot free, so it lets the wake-up finish.
+			d.waitRobot(10*time.Second, "awake and still", func(s robotState) bool { return s.Awake && s.Move == nil })
 			d.reinstall("coop_app") // its record and wheel go into this data dir
 			var startup struct {
 				StartupApp *string `json:"startup_app"`
