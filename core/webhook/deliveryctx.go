@@ -39,9 +39,10 @@ type deliveryCtx struct {
 	answering sync.WaitGroup
 }
 
-// delivery is what one delivery allocates for its handler: the payload and the context.
+// delivery is what one delivery allocates for its handler: the payload, its parts and the context.
 type delivery struct {
 	payload Payload
+	parts   payloadParts
 	ctx     deliveryCtx
 }
 

@@ -40,19 +40,19 @@ func (e *FieldError) Error() string { return "payload field " + e.Field + " " + 
 // The error wraps ErrNotJSON when raw is not a JSON object, and is a *FieldError when it is one but
 // not a payload.
 func Parse(raw []byte) (*Payload, error) {
-	p := new(Payload)
-	if err := parseInto(p, raw); err != nil {
+	x := new(parsed)
+	if err := parseInto(&x.payload, &x.parts, raw); err != nil {
 		return nil, err
 	}
-	return p, nil
+	return &x.payload, nil
 }
 
-// parseInto is Parse into a zero Payload that the caller allocated.
-func parseInto(p *Payload, raw []byte) error {
+// parseInto is Parse into a zero Payload and zero parts that the caller allocated.
+func parseInto(p *Payload, parts *payloadParts, raw []byte) error {
 	if kind := firstByte(raw); kind != '{' {
 		return fmt.Errorf("%w: it is %s", ErrNotJSON, describeJSON(kind))
 	}
-	if decodePayload(p, raw) != nil {
+	if decodePayload(p, parts, raw) != nil {
 		// The fast decoder refused it: json.Unmarshal decodes it again and says why, in its words
 		// (decode.go). Were the two ever to disagree, the payload would still be json.Unmarshal's.
 		*p = Payload{}

@@ -258,8 +258,8 @@ func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request, path strin
 	err := s.secret.Check(r.Header, r.URL.RawQuery) // 401 or 403
 	var d *delivery
 	if err == nil {
-		d = new(delivery)                           // the payload and the handler's context in one allocation
-		err = readPayload(r, s.maxBody, &d.payload) // 413, 400 or 422
+		d = new(delivery)                                     // the payload, its parts and the handler's context: one allocation
+		err = readPayload(r, s.maxBody, &d.payload, &d.parts) // 413, 400 or 422
 	}
 	if err != nil {
 		s.refuse(w, r, rt.Path, statusOf(err), err, err.Error())
@@ -344,8 +344,8 @@ func resultBody(v any) (int, any) {
 	}
 }
 
-// readPayload reads the whole body once, refusing more than max bytes, and parses it into p.
-func readPayload(r *http.Request, max int64, p *Payload) error {
+// readPayload reads the whole body once, refusing more than max bytes, and parses it into p and parts.
+func readPayload(r *http.Request, max int64, p *Payload, parts *payloadParts) error {
 	var body []byte
 	var err error
 	switch {
@@ -364,7 +364,7 @@ func readPayload(r *http.Request, max int64, p *Payload) error {
 	case len(body) == 0:
 		return fmt.Errorf("%w: the body is empty", ErrNotJSON)
 	}
-	return parseInto(p, body)
+	return parseInto(p, parts, body)
 }
 
 // refuse answers a request refused before its handler ran, and logs why.
