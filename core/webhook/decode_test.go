@@ -143,3 +143,37 @@ func TestFastDecoderLeavesBigObjectsToJSONv2(t *testing.T) {
 		t.Errorf("Parse: %+v %v", p, err)
 	}
 }
+
+// plainPrefix finds the first byte that is not plain ASCII wherever it stands in a word, whatever
+// follows it (the zero-byte test's borrows flag bytes above a true one, never below).
+func TestPlainPrefix(t *testing.T) {
+	want := func(b []byte) int {
+		for i, c := range b {
+			if c == '"' || c == '\\' || c < 0x20 || c >= 0x80 {
+				return i
+			}
+		}
+		return len(b)
+	}
+	// Bytes at and around each class's edges, and the plain bytes a borrow would turn into one.
+	edges := []byte{0, 1, 0x1f, 0x20, 0x21, '"', '#', '[', '\\', ']', 0x7e, 0x7f, 0x80, 0x81, 0xa0, 0xff}
+	buf := make([]byte, 20)
+	for n := range len(buf) + 1 {
+		for i := range n {
+			for j := i; j < n; j++ {
+				for _, x := range edges {
+					for _, y := range edges {
+						b := buf[:n]
+						for k := range b {
+							b[k] = 'a'
+						}
+						b[i], b[j] = x, y
+						if got, w := plainPrefix(b), want(b); got != w {
+							t.Fatalf("plainPrefix(%q) = %d, want %d", b, got, w)
+						}
+					}
+				}
+			}
+		}
+	}
+}
