@@ -216,7 +216,7 @@ func (d *payloadDecoder) quoted() (q []byte, escaped bool, err error) {
 	start := d.i
 	// Most strings are plain ASCII up to the first quote: find the first byte that is not plain,
 	// eight at a time, and if it is the quote, the string ends there.
-	j := start + 1 + plainPrefix(d.b[start+1:])
+	j := plainEnd(d.b, start+1)
 	if j < len(d.b) && d.b[j] == '"' {
 		d.i = j + 1
 		return d.b[start:d.i], false, nil
@@ -246,27 +246,24 @@ func (d *payloadDecoder) quoted() (q []byte, escaped bool, err error) {
 	return nil, false, errFallback // no closing quote
 }
 
-// plainPrefix returns the length of b's longest prefix of plain ASCII: no quote, backslash,
-// control character or byte of 0x80 or above. It reads eight bytes at a time with the zero-byte test
-// of Hacker's Delight (6-1), whose lowest flagged byte is always a true one (a borrow only flags
-// bytes above it). Reading bytes one by one was a third of the decoder's time; finding the quote
-// with bytes.IndexByte and then checking the bytes before it, a fifth (BenchmarkParse, pprof).
-func plainPrefix(b []byte) int {
+// plainEnd returns the index of the first byte of b from i on that is not plain ASCII: a quote, a
+// backslash, a control character or a byte of 0x80 or above; len(b) if there is none. It reads eight
+// bytes at a time with the zero-byte test of Hacker's Delight (6-1), whose lowest flagged byte is
+// always a true one (a borrow only flags bytes above it). Reading bytes one by one was a third of
+// the decoder's time; finding the quote with bytes.IndexByte and then checking the bytes before it,
+// a fifth (BenchmarkParse, pprof).
+func plainEnd(b []byte, i int) int {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	n := 0
-	for ; len(b)-n >= 8; n += 8 {
-		w := binary.LittleEndian.Uint64(b[n:])
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i : i+8])
 		bs, qs := w^(ones*'\\'), w^(ones*'"')
 		if m := (w | (w - ones*0x20) | (bs-ones)&^bs | (qs-ones)&^qs) & highs; m != 0 {
-			return n + bits.TrailingZeros64(m)/8
+			return i + bits.TrailingZeros64(m)/8
 		}
 	}
-	for ; n < len(b); n++ {
-		if c := b[n]; stringBytes[c] != 0 {
-			return n
-		}
+	for ; i < len(b) && stringBytes[b[i]] == 0; i++ {
 	}
-	return n
+	return i
 }
 
 // number reads a number and returns it, checked against RFC 8259's grammar.

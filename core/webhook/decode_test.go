@@ -144,7 +144,7 @@ func TestFastDecoderLeavesBigObjectsToJSONv2(t *testing.T) {
 	}
 }
 
-// plainPrefix finds the first byte that is not plain ASCII wherever it stands in a word, whatever
+// plainEnd finds the first byte that is not plain ASCII wherever it stands in a word, whatever
 // follows it (the zero-byte test's borrows flag bytes above a true one, never below).
 func TestPlainPrefix(t *testing.T) {
 	want := func(b []byte) int {
@@ -168,8 +168,10 @@ func TestPlainPrefix(t *testing.T) {
 							b[k] = 'a'
 						}
 						b[i], b[j] = x, y
-						if got, w := plainPrefix(b), want(b); got != w {
-							t.Fatalf("plainPrefix(%q) = %d, want %d", b, got, w)
+						for from := range n + 1 {
+							if got, w := plainEnd(b, from), from+want(b[from:]); got != w {
+								t.Fatalf("plainEnd(%q, %d) = %d, want %d", b, from, got, w)
+							}
 						}
 					}
 				}
