@@ -122,13 +122,16 @@ func decodePayload(p *Payload, parts *payloadParts, raw []byte) error {
 
 // intern returns b as a string, the same string as a recent payload's if it had one (a receiver
 // sees the same repositories, owners, URLs and events again and again), as json.Unmarshal does.
-// The cache is two-way: a string whose slot another holds may take the slot beside it.
+// The cache is two-way set-associative: a string's slot picks a pair of slots, which holds the
+// two newest strings of that pair. (The pair was once the slot and the one beside it, the newest
+// string in its own slot: two strings whose slots were the two of a pair then pushed each other
+// out, and one payload allocated both of them every time.)
 func (d *payloadDecoder) intern(b []byte) string {
 	if len(b) == 0 || len(b) > maxInterned {
 		return string(b)
 	}
-	h := internSlot(b)
-	first, second := &d.recent[h], &d.recent[h^1]
+	h := internSlot(b) &^ 1
+	first, second := &d.recent[h], &d.recent[h+1]
 	switch {
 	case *first == string(b):
 		return *first

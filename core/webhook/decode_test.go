@@ -2,11 +2,14 @@ package webhook
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -177,5 +180,45 @@ func TestPlainPrefix(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// The strings of a payload seen before are not allocated again, even those whose intern slots are
+// the two of one pair.
+func TestInternKeepsRecentStrings(t *testing.T) {
+	var d payloadDecoder
+	// Two strings whose slots are the two of a pair, and a third string of the same pair.
+	var pair [][]byte
+	for i := 0; len(pair) < 2; i++ {
+		b := []byte(fmt.Sprintf("https://hub.example/models/owner/model-%d", i))
+		switch {
+		case len(pair) == 0 && internSlot(b)%2 == 0:
+			pair = append(pair, b)
+		case len(pair) == 1 && internSlot(b) == internSlot(pair[0])+1:
+			pair = append(pair, b)
+		}
+	}
+	a, b := d.intern(pair[0]), d.intern(pair[1])
+	if got := testing.AllocsPerRun(100, func() {
+		if d.intern(pair[0]) != a || d.intern(pair[1]) != b {
+			t.Fatal("intern changed a string")
+		}
+	}); got != 0 {
+		t.Errorf("interning two strings of one slot pair again: %v allocations, want 0", got)
+	}
+	if unsafe.StringData(d.intern(pair[0])) != unsafe.StringData(a) {
+		t.Error("a string seen before is a new copy")
+	}
+
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, loadPayloads(t)["discussion-create-pr.json"]); err != nil {
+		t.Fatal(err)
+	}
+	raw := buf.Bytes()
+	if _, err := Parse(raw); err != nil {
+		t.Fatal(err)
+	}
+	if got := testing.AllocsPerRun(100, func() { _, _ = Parse(raw) }); got != 1 {
+		t.Errorf("Parse of a payload seen before: %v allocations, want 1 (the payload)", got)
 	}
 }
