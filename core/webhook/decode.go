@@ -106,6 +106,15 @@ var (
 // objects p points to unless parts is nil; see the comment above.
 func decodePayload(p *Payload, parts *payloadParts, raw []byte) error {
 	d := payloadDecoders.Get().(*payloadDecoder)
+	err := d.decode(p, parts, raw)
+	if cap(d.scratch) <= 64<<10 { // a decoder that unquoted a huge string is let go
+		payloadDecoders.Put(d)
+	}
+	return err
+}
+
+// decode is decodePayload with the decoder d.
+func (d *payloadDecoder) decode(p *Payload, parts *payloadParts, raw []byte) error {
 	d.b, d.i, d.depth, d.reformat, d.parts = raw, 0, 0, false, parts
 	err := d.object(func(name []byte) error { return d.payloadField(p, name) })
 	if d.peek(); err == nil && d.i < len(d.b) {
@@ -114,9 +123,6 @@ func decodePayload(p *Payload, parts *payloadParts, raw []byte) error {
 	p.canonical = err == nil && !d.reformat
 	clear(d.names[:cap(d.names)])
 	d.b, d.names, d.parts = nil, d.names[:0], nil
-	if cap(d.scratch) <= 64<<10 { // a decoder that unquoted a huge string is let go
-		payloadDecoders.Put(d)
-	}
 	return err
 }
 
