@@ -23,6 +23,27 @@ def wait_for(predicate, timeout=3.0, interval=0.02):
         time.sleep(interval)
 
 
+def stop_process(pid):
+    """SIGSTOP pid and wait until every one of its threads has stopped. The kernel stops each thread
+    when it next enters or leaves the kernel; on a busy machine a thread may still run, and answer a
+    request, for a moment after kill returns."""
+    os.kill(pid, signal.SIGSTOP)
+
+    def stopped():
+        try:
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                    # The state follows the command's closing parenthesis: T stopped, t traced.
+                    if f.read().rsplit(")", 1)[1].split()[0] not in ("T", "t"):
+                        return False
+        except (FileNotFoundError, ProcessLookupError):
+            return False
+        return True
+
+    if not wait_for(stopped, timeout=5.0, interval=0.005):
+        raise AssertionError(f"process {pid} did not stop within 5 s of SIGSTOP")
+
+
 class RobotTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -156,10 +177,10 @@ class ConnectionTest(unittest.TestCase):
         # the log says what happened.
         d = daemon()
         with Robot(url=d.url, timeout=0.5) as robot:
-            os.kill(d.proc.pid, signal.SIGSTOP)
+            self.addCleanup(os.kill, d.proc.pid, signal.SIGCONT)
+            stop_process(d.proc.pid)
             resume = threading.Timer(2.0, os.kill, (d.proc.pid, signal.SIGCONT))
             resume.start()
-            self.addCleanup(os.kill, d.proc.pid, signal.SIGCONT)
             started = time.monotonic()
             with self.assertLogs("robot_sdk", "WARNING") as logs:
                 state = robot.get_state()
@@ -173,8 +194,8 @@ class ConnectionTest(unittest.TestCase):
         d = daemon()
         with mock.patch.dict(os.environ, {"ROBOT_SDK_RECONNECT_GRACE": "1"}):
             with Robot(url=d.url, timeout=0.3) as robot:
-                os.kill(d.proc.pid, signal.SIGSTOP)
                 try:
+                    stop_process(d.proc.pid)
                     with self.assertRaisesRegex(DaemonUnavailableError, r"did not answer for \d+\.\d s .*ROBOT_SDK_RECONNECT_GRACE=1 s"):
                         robot.get_state()
                 finally:
