@@ -55,12 +55,15 @@ func (db *DB) fillRecords(ctx context.Context) error {
 	})
 }
 
-// WebhookListJSON joins the stored records without decoding them (the covering index webhooks_list
-// serves the scan). It is read on every GET /api/settings/webhooks: the in-memory cache of encoded
-// lists that stood in front of it is gone (issue 12), since this read alone meets the 5 ms p99
-// target at 1,000 webhooks (p99 1.41 ms on a quiet machine, docs/BENCHMARKS.md).
+// webhookListQuery reads a user's webhook records in creation order (webhooks_in_creation_order).
+const webhookListQuery = "SELECT record FROM webhooks w WHERE user_id = ? ORDER BY " + creationOrder
+
+// WebhookListJSON joins the stored records without decoding them, read in order through the index
+// webhooks_in_creation_order. It is read on every GET /api/settings/webhooks: the in-memory cache
+// of encoded lists that stood in front of it is gone (issue 12), since this read alone met the 5 ms
+// p99 target at 1,000 webhooks on a quiet machine (p99 1.41 ms then; docs/BENCHMARKS.md has today's).
 func (q queries) WebhookListJSON(ctx context.Context, userID string) ([]byte, error) {
-	rows, err := q.q.QueryContext(ctx, "SELECT record FROM webhooks w WHERE user_id = ? ORDER BY "+creationOrder, userID)
+	rows, err := q.q.QueryContext(ctx, webhookListQuery, userID)
 	if err != nil {
 		return nil, err
 	}

@@ -164,4 +164,10 @@ CREATE INDEX discussion_events_by_discussion ON discussion_events (repo_id, num,
 ALTER TABLE deliveries ADD COLUMN emitter_id TEXT NOT NULL DEFAULT '';
 UPDATE deliveries SET emitter_id = (SELECT emitter_id FROM events WHERE events.id = deliveries.event_id);
 CREATE INDEX deliveries_by_webhook_emitter ON deliveries (webhook_id, emitter_id, created_at);`,
+	// 7: a user's webhooks in creation order (an index's entries end with the rowid, so this one is
+	// ordered as creationOrder is): a list is read in order, where it was sorted in a temporary
+	// b-tree. webhooks_list, which no query used once lists were in creation order, goes: it copied
+	// every record, and every write rewrote it.
+	`CREATE INDEX webhooks_in_creation_order ON webhooks (user_id, created_at);
+DROP INDEX webhooks_list;`,
 }
