@@ -27,8 +27,9 @@ import (
 //
 // It is only the fast path, and it is conservative: whatever it does not take (any fault, a value
 // of a kind its field cannot hold, a number that is no int, an escaped member name, nesting deeper
-// than maxFastDepth, an object of more than maxFastMembers members) is decoded again by json.Unmarshal, whose payload or error is the one
-// returned: such bodies are rare, and errors keep json/v2's wording. FuzzDecoderMatchesJSONv2 checks
+// than maxFastDepth, an object of more than maxFastMembers members) is decoded again by
+// json.Unmarshal, whose payload or error is the one returned: such bodies are rare, and errors keep
+// json/v2's wording. FuzzDecoderMatchesJSONv2 checks
 // that on any input both accept the same documents and produce the same Payload.
 
 // errFallback says the fast decoder leaves the body to json.Unmarshal.
@@ -49,17 +50,17 @@ type payloadDecoder struct {
 	b        []byte // the body
 	i        int    // the next byte to read
 	depth    int
-	reformat bool     // json/v2 would write the body otherwise: whitespace between tokens, an escape
-	names    [][]byte // the names of the open objects' members, outermost first
-	scratch  []byte   // an escaped string, unquoted
-	parts    *payloadParts
+	reformat bool          // json/v2 would write the body otherwise: whitespace between tokens, an escape
+	names    [][]byte      // the names of the open objects' members, outermost first
+	scratch  []byte        // an escaped string, unquoted
+	parts    *payloadParts // where the payload's discussion, comment and changes go
 	recent   [256]string
 }
 
 // payloadParts are the objects a payload points to that most deliveries carry (a discussion event
-// has a discussion, its comment and, for a pull request, its changes). A caller that allocates them
-// with the Payload saves the decoder an allocation for each: the receiver's delivery and Parse do,
-// which took the receiver's own allocations per delivery from 5 to 2 (BenchmarkServeHTTP/own).
+// has a discussion, its comment and, for a pull request, its changes). Callers allocate them with
+// the Payload (the receiver's delivery, Parse's parsed), which saves an allocation for each: the
+// receiver's own allocations per delivery went from 5 to 2 (BenchmarkServeHTTP/own).
 type payloadParts struct {
 	discussion Discussion
 	comment    Comment
@@ -72,38 +73,13 @@ type parsed struct {
 	parts   payloadParts
 }
 
-// newDiscussion, newComment and newChanges return the parts' objects, or new ones when the caller
-// gave no parts.
-func (d *payloadDecoder) newDiscussion() *Discussion {
-	if d.parts == nil {
-		return new(Discussion)
-	}
-	return &d.parts.discussion
-}
-
-func (d *payloadDecoder) newComment() *Comment {
-	if d.parts == nil {
-		return new(Comment)
-	}
-	return &d.parts.comment
-}
-
-func (d *payloadDecoder) newChanges() *DiscussionChanges {
-	if d.parts == nil {
-		return new(DiscussionChanges)
-	}
-	return &d.parts.changes
-}
-
 // maxInterned is the longest string that payloadDecoder.intern keeps.
 const maxInterned = 256
 
-var (
-	payloadDecoders = sync.Pool{New: func() any { return new(payloadDecoder) }}
-)
+var payloadDecoders = sync.Pool{New: func() any { return new(payloadDecoder) }}
 
 // decodePayload decodes raw, a JSON object, into the zero Payload p, using the zero parts for the
-// objects p points to unless parts is nil; see the comment above.
+// objects p points to; see the comment above.
 func decodePayload(p *Payload, parts *payloadParts, raw []byte) error {
 	d := payloadDecoders.Get().(*payloadDecoder)
 	err := d.decode(p, parts, raw)
@@ -509,9 +485,9 @@ func (d *payloadDecoder) payloadField(p *Payload, name []byte) error {
 	case "repo":
 		return d.repo(&p.Repo)
 	case "discussion":
-		return d.ptr(func() error { p.Discussion = d.newDiscussion(); return d.discussion(p.Discussion) })
+		return d.ptr(func() error { p.Discussion = &d.parts.discussion; return d.discussion(p.Discussion) })
 	case "comment":
-		return d.ptr(func() error { p.Comment = d.newComment(); return d.comment(p.Comment) })
+		return d.ptr(func() error { p.Comment = &d.parts.comment; return d.comment(p.Comment) })
 	case "webhook":
 		return d.ref(&p.Webhook)
 	case "movedTo":
@@ -630,7 +606,7 @@ func (d *payloadDecoder) discussion(x *Discussion) error {
 			return d.boolean(&x.IsPullRequest)
 		case "changes":
 			return d.ptr(func() error {
-				c := d.newChanges()
+				c := &d.parts.changes
 				x.Changes = c
 				return d.object(func(name []byte) error {
 					switch string(name) {

@@ -87,7 +87,7 @@ func FuzzDecoderMatchesJSONv2(f *testing.F) {
 // that deliveries pay json.Unmarshal's price only for bodies no hub sends.
 func TestFastDecoderTakesTheHubsPayloads(t *testing.T) {
 	for name, raw := range loadPayloads(t) {
-		if err := decodePayload(new(Payload), nil, raw); err != nil {
+		if err := decodePayload(new(Payload), new(payloadParts), raw); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -139,7 +139,7 @@ func TestFastDecoderLeavesBigObjectsToJSONv2(t *testing.T) {
 	}
 	b.WriteString("}}")
 	raw := []byte(b.String())
-	if err := decodePayload(new(Payload), nil, raw); err != errFallback {
+	if err := decodePayload(new(Payload), new(payloadParts), raw); err != errFallback {
 		t.Errorf("the fast decoder took an object of %d members: %v", maxFastMembers+1, err)
 	}
 	if p, err := Parse(raw); err != nil || p.Repo.Name != "a/b" {
@@ -149,7 +149,7 @@ func TestFastDecoderLeavesBigObjectsToJSONv2(t *testing.T) {
 
 // plainEnd finds the first byte that is not plain ASCII wherever it stands in a word, whatever
 // follows it (the zero-byte test's borrows flag bytes above a true one, never below).
-func TestPlainPrefix(t *testing.T) {
+func TestPlainEnd(t *testing.T) {
 	want := func(b []byte) int {
 		for i, c := range b {
 			if c == '"' || c == '\\' || c < 0x20 || c >= 0x80 {
@@ -187,7 +187,7 @@ func TestPlainPrefix(t *testing.T) {
 // the two of one pair.
 func TestInternKeepsRecentStrings(t *testing.T) {
 	var d payloadDecoder
-	// Two strings whose slots are the two of a pair, and a third string of the same pair.
+	// Two strings whose slots are the two of one pair.
 	var pair [][]byte
 	for i := 0; len(pair) < 2; i++ {
 		b := []byte(fmt.Sprintf("https://hub.example/models/owner/model-%d", i))
