@@ -163,36 +163,36 @@ func TestPlanEvaluate(t *testing.T) {
 	failed := &UpdateResult{Space: "local/app", Revision: revB, Result: ResultFailed}
 	st := map[string]Status{in[0]: status(revB, nil), in[1]: status(revA, nil), in[2]: status(revA, nil), out: status(revA, nil)}
 
-	d := plan.Evaluate(u, start, st, start.Add(time.Second))
+	d := plan.Evaluate(u, start, nil, st, start.Add(time.Second))
 	if d.Advance || d.Halt || len(d.Pending) != 2 || len(d.Done) != 1 {
 		t.Fatalf("two pending: %+v", d)
 	}
 	st[in[1]], st[in[2]] = status(revB, nil), status(revB, nil)
-	if d := plan.Evaluate(u, start, st, start.Add(time.Second)); !d.Advance || len(d.Done) != 3 {
+	if d := plan.Evaluate(u, start, nil, st, start.Add(time.Second)); !d.Advance || len(d.Done) != 3 {
 		t.Fatalf("all done: %+v", d)
 	}
 	st[in[2]] = status(revA, failed)
-	if d := plan.Evaluate(u, start, st, start.Add(time.Second)); !d.Halt || d.Failed[0] != in[2] {
+	if d := plan.Evaluate(u, start, nil, st, start.Add(time.Second)); !d.Halt || d.Failed[0] != in[2] {
 		t.Fatalf("one failure with halt=0: %+v", d)
 	}
 	lenient := Plan{Canary: 10, Halt: 50, Wait: time.Minute}
-	if d := lenient.Evaluate(u, start, st, start.Add(time.Second)); !d.Advance || d.Halt {
+	if d := lenient.Evaluate(u, start, nil, st, start.Add(time.Second)); !d.Advance || d.Halt {
 		t.Fatalf("one failure of three with halt=50: %+v", d)
 	}
 	// Late robots: after Wait the rollout goes on when some reported, halts when none did.
 	st = map[string]Status{in[0]: status(revB, nil), in[1]: status(revA, nil)}
-	if d := plan.Evaluate(u, start, st, start.Add(2*time.Minute)); !d.Advance || d.Pending[0] != in[1] {
+	if d := plan.Evaluate(u, start, nil, st, start.Add(2*time.Minute)); !d.Advance || d.Pending[0] != in[1] {
 		t.Fatalf("late after Wait: %+v", d)
 	}
 	st = map[string]Status{in[0]: status(revA, nil)}
-	if d := plan.Evaluate(u, start, st, start.Add(2*time.Minute)); !d.Halt {
+	if d := plan.Evaluate(u, start, nil, st, start.Add(2*time.Minute)); !d.Halt {
 		t.Fatalf("none reported after Wait: %+v", d)
 	}
 	// No canary robot has the app: nothing to wait on, once the statuses had time to come in.
-	if d := plan.Evaluate(u, start, map[string]Status{out: status(revA, nil)}, start); d.Advance || d.Halt {
+	if d := plan.Evaluate(u, start, nil, map[string]Status{out: status(revA, nil)}, start); d.Advance || d.Halt {
 		t.Fatalf("empty canary at once: %+v", d)
 	}
-	if d := plan.Evaluate(u, start, map[string]Status{out: status(revA, nil)}, start.Add(EmptyCanaryGrace)); !d.Advance {
+	if d := plan.Evaluate(u, start, nil, map[string]Status{out: status(revA, nil)}, start.Add(EmptyCanaryGrace)); !d.Advance {
 		t.Fatalf("empty canary after the grace: %+v", d)
 	}
 }

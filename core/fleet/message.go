@@ -132,9 +132,11 @@ type Rollout struct {
 	Plan       Plan      `json:"plan"`
 	Started    time.Time `json:"started"`
 	Updated    time.Time `json:"updated"`
-	Done       []string  `json:"done,omitempty"`   // canary robots that run the revision
-	Failed     []string  `json:"failed,omitempty"` // canary robots whose update failed or was refused
-	Reason     string    `json:"reason,omitempty"` // why it halted
+	Planned    []string  `json:"planned,omitempty"` // the canary robots counted from a settled view of the fleet
+	Heard      int       `json:"heard"`             // how many canary robots reported (done or failed) when judged
+	Done       []string  `json:"done,omitempty"`    // canary robots that run the revision
+	Failed     []string  `json:"failed,omitempty"`  // canary robots whose update failed or was refused
+	Reason     string    `json:"reason,omitempty"`  // why it halted
 	Superseded string    `json:"supersededBy,omitempty"`
 }
 

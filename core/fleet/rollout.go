@@ -14,18 +14,32 @@ import (
 // is in the retained wave messages and rollout records on the broker, so a publisher that restarts
 // (or another one) resumes it. A publisher that only announces (a Lambda function) needs only
 // Announce; Run, which advances canaries, needs a process that stays up.
+//
+// A canary wave is judged only from a settled view of the fleet. The robots' statuses are retained
+// messages that the broker replays after Run's subscription, at its own pace: judged earlier, a wave
+// could complete (or go on to everyone) on the word of the few canary robots heard from so far. So
+// the view settles Settle after the subscription was acknowledged (Subscribed) and after the last
+// robot new to the view, and the wave's planned robots are those the settled view counts.
 type Publisher struct {
 	Link   Link
 	Topics Topics
 	Plan   Plan
 	Log    *slog.Logger
 	Now    func() time.Time
+	Settle time.Duration // DefaultSettle when zero
 
-	mu       sync.Mutex
-	statuses map[string]Status
-	rollouts map[string]Rollout // space -> the latest record
-	changed  chan struct{}
+	mu         sync.Mutex
+	statuses   map[string]Status
+	rollouts   map[string]Rollout // space -> the latest record
+	changed    chan struct{}
+	subscribed time.Time // when the statuses' subscription was first acknowledged
+	lastNew    time.Time // when the last robot new to the view was heard from
 }
+
+// DefaultSettle is how long a publisher's view of the fleet must go without a new robot, after its
+// subscription, before a canary wave is judged. Brokers replay retained statuses in a burst right
+// after the subscription's acknowledgement, so a second without a new robot means the replay ended.
+const DefaultSettle = time.Second
 
 func (p *Publisher) init() {
 	p.mu.Lock()
@@ -39,6 +53,49 @@ func (p *Publisher) init() {
 	if p.Now == nil {
 		p.Now = time.Now
 	}
+	if p.Settle <= 0 {
+		p.Settle = DefaultSettle
+	}
+}
+
+// Subscribed tells the publisher that the link acknowledged its subscription to Filters: the
+// retained statuses are on their way. A resubscription after a reconnection changes nothing.
+func (p *Publisher) Subscribed() {
+	p.init()
+	p.mu.Lock()
+	first := p.subscribed.IsZero()
+	if first {
+		p.subscribed = p.Now()
+	}
+	p.mu.Unlock()
+	if first {
+		p.wakeAfterSettle()
+	}
+}
+
+// settledAt is when the view of the fleet settles (or settled): zero while not subscribed.
+// p.mu is held.
+func (p *Publisher) settledAt() time.Time {
+	if p.subscribed.IsZero() {
+		return time.Time{}
+	}
+	last := p.subscribed
+	if p.lastNew.After(last) {
+		last = p.lastNew
+	}
+	return last.Add(p.Settle)
+}
+
+// current reports whether r is the latest rollout of its space.
+func (p *Publisher) current(r Rollout) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.rollouts[r.Space].ID == r.ID
+}
+
+// wakeAfterSettle makes Run look again once the view may have settled.
+func (p *Publisher) wakeAfterSettle() {
+	time.AfterFunc(p.Settle, func() { signal(p.changed) })
 }
 
 // Announce publishes revision of space to the first wave (everyone without a canary) and the
@@ -107,8 +164,15 @@ func (p *Publisher) Handle(topic string, payload []byte) {
 			return
 		}
 		p.mu.Lock()
+		_, known := p.statuses[robot]
 		p.statuses[robot] = s
+		if !known {
+			p.lastNew = p.Now()
+		}
 		p.mu.Unlock()
+		if !known {
+			p.wakeAfterSettle()
+		}
 		signal(p.changed)
 		return
 	}
@@ -144,6 +208,8 @@ func (p *Publisher) step(ctx context.Context) {
 	now := p.Now()
 	p.mu.Lock()
 	statuses := maps.Clone(p.statuses)
+	settle := p.settledAt()
+	settled := !settle.IsZero() && !now.Before(settle)
 	var canaries []Rollout
 	for _, r := range p.rollouts {
 		if r.State == RolloutCanary {
@@ -155,18 +221,32 @@ func (p *Publisher) step(ctx context.Context) {
 	for _, r := range canaries {
 		w := r.Plan.Waves()[0]
 		u := Update{Space: r.Space, Revision: r.Revision, From: w[0], To: w[1]}
-		d := r.Plan.Evaluate(u, r.Started, statuses, now)
+		var d Decision
+		switch {
+		case !settled && now.Sub(r.Started) >= r.Plan.Wait:
+			d.Halt, d.Reason = true, fmt.Sprintf("the robots' statuses did not arrive within %s (is the publisher subscribed to %s?)", r.Plan.Wait, p.Topics.AllRobots())
+		case !settled:
+			continue
+		default:
+			if r.Planned == nil && p.current(r) {
+				// The wave's size, said once in the record: what the settled view counts now.
+				r.Planned = append([]string{}, CanaryRobots(u, statuses)...)
+				r.Updated = now.UTC()
+				if err := p.record(ctx, r); err != nil {
+					p.Log.Warn("fleet: recording the canary's robots", "space", r.Space, "rollout", r.ID, "err", err)
+				}
+			}
+			d = r.Plan.Evaluate(u, r.Started, r.Planned, statuses, now)
+		}
 		if !d.Advance && !d.Halt {
 			continue
 		}
-		p.mu.Lock()
-		current := p.rollouts[r.Space].ID == r.ID
-		p.mu.Unlock()
-		if !current { // a newer push to the space started its own rollout meanwhile
+		if !p.current(r) { // a newer push to the space started its own rollout meanwhile
 			continue
 		}
 		log := p.Log.With("space", r.Space, "revision", r.Revision, "rollout", r.ID)
 		r.Done, r.Failed, r.Reason, r.Updated = d.Done, d.Failed, d.Reason, now.UTC()
+		r.Heard = len(d.Done) + len(d.Failed)
 		if d.Halt {
 			r.State = RolloutHalted
 			log.Warn("fleet: rollout halted: " + d.Reason)

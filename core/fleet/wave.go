@@ -100,18 +100,39 @@ type Decision struct {
 	Pending []string // canary robots not heard from yet
 }
 
+// CanaryRobots returns, sorted, the robots of statuses that belong to the canary wave u: those
+// with an app of u's space in u's buckets.
+func CanaryRobots(u Update, statuses map[string]Status) []string {
+	var ids []string
+	for id, s := range statuses {
+		if _, has := s.App(u.Space); has && u.Covers(Bucket(id)) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
 // Evaluate applies the plan's rules to the canary wave u, started at started, given every robot's
-// latest status: the canary robots are those with an app of u's space in u's buckets.
-func (p Plan) Evaluate(u Update, started time.Time, statuses map[string]Status, now time.Time) Decision {
+// latest status. The canary robots are planned (those the publisher counted when it first judged
+// the wave, from a settled view of the fleet) and any other robot with an app of u's space in u's
+// buckets: a planned robot whose status is gone counts as not heard from, so a wave never
+// completes on the word of fewer robots than it planned.
+func (p Plan) Evaluate(u Update, started time.Time, planned []string, statuses map[string]Status, now time.Time) Decision {
 	var d Decision
+	for _, id := range planned {
+		if _, known := statuses[id]; !known {
+			d.Pending = append(d.Pending, id)
+		}
+	}
 	for id, s := range statuses {
 		app, has := s.App(u.Space)
-		if !has || !u.Covers(Bucket(id)) {
+		if !slices.Contains(planned, id) && (!has || !u.Covers(Bucket(id))) {
 			continue
 		}
 		lu := s.LastUpdate
 		switch {
-		case app.Revision == u.Revision:
+		case has && app.Revision == u.Revision:
 			d.Done = append(d.Done, id)
 		case lu != nil && lu.Space == u.Space && lu.Revision == u.Revision && (lu.Result == ResultFailed || lu.Result == ResultRefused):
 			d.Failed = append(d.Failed, id)

@@ -151,7 +151,9 @@ func (b *Builder) fleetClient(route, target string, pub *fleet.Publisher, waves 
 			go func() {
 				if err := client.Subscribe(b.ctx, pub.Filters()...); err != nil {
 					b.cfg.Logger.Warn("fleet: subscribing to the robots' statuses", "route", route, "err", err)
+					return
 				}
+				pub.Subscribed()
 			}()
 		}
 	}
