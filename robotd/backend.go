@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/robot"
-	"github.com/robothub/robothub/internal/hardware"
-	"github.com/robothub/robothub/internal/hardware/busemu"
-	"github.com/robothub/robothub/internal/hardware/dynamixel"
+	"github.com/robothub/robothub/adapters/hardware"
+	"github.com/robothub/robothub/adapters/hardware/busemu"
+	"github.com/robothub/robothub/adapters/hardware/dynamixel"
 )
 
 // simMode is --sim's value: "" drives the robot's motors, "sim" (plain --sim) the simulation,

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/internal/hardware"
-	"github.com/robothub/robothub/internal/hardware/busemu"
+	"github.com/robothub/robothub/adapters/hardware"
+	"github.com/robothub/robothub/adapters/hardware/busemu"
 )
 
 // cpuSeconds is the user and system CPU time a process has used so far.

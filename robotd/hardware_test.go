@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/internal/hardware"
-	"github.com/robothub/robothub/internal/hardware/busemu"
+	"github.com/robothub/robothub/adapters/hardware"
+	"github.com/robothub/robothub/adapters/hardware/busemu"
 	"github.com/robothub/robothub/robotd"
 )
 

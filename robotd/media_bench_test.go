@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/internal/hardware"
-	"github.com/robothub/robothub/internal/hardware/busemu"
-	"github.com/robothub/robothub/internal/hardware/media"
+	"github.com/robothub/robothub/adapters/hardware"
+	"github.com/robothub/robothub/adapters/hardware/busemu"
+	"github.com/robothub/robothub/adapters/hardware/media"
 )
 
 // familyCPU is the CPU time of a process and its children (the daemon's GStreamer pipelines).

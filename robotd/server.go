@@ -8,7 +8,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/robothub/robothub/internal/hardware/media"
+	"github.com/robothub/robothub/adapters/hardware/media"
 	"github.com/robothub/robothub/robotd/access"
 	"github.com/robothub/robothub/robotd/appsapi"
 	"github.com/robothub/robothub/robotd/mediaapi"

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/robot"
-	"github.com/robothub/robothub/internal/hardware"
-	"github.com/robothub/robothub/internal/hardware/busemu"
+	"github.com/robothub/robothub/adapters/hardware"
+	"github.com/robothub/robothub/adapters/hardware/busemu"
 	"github.com/robothub/robothub/internal/syncbuf"
 )
 

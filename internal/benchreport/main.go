@@ -114,13 +114,13 @@ var (
 	appCheck      = suite{pkg: "./cli/robot-app-assistant", bench: "^BenchmarkCheck$", benchtime: "10x"}
 	appCheckCold  = suite{pkg: "./cli/robot-app-assistant", bench: "^BenchmarkCheckColdCache$", benchtime: "3x"}
 	pushToRunning = suite{pkg: "./cli/robothub", bench: "^BenchmarkPushToRunning$", benchtime: "5x"}
-	hwLoop        = suite{pkg: "./internal/hardware", bench: "^BenchmarkControlLoop50Hz$", benchtime: "1x"}
+	hwLoop        = suite{pkg: "./adapters/hardware", bench: "^BenchmarkControlLoop50Hz$", benchtime: "1x"}
 	hwKinematics  = suite{pkg: "./core/robot/kinematics", bench: "^Benchmark(Inverse|Forward)$", benchtime: "1s"}
 	hwDaemon      = suite{pkg: "./robotd", bench: "^BenchmarkHardwareDaemonCPU$", benchtime: "1x"}
 	// The fleet simulator: robots against mosquitto on loopback, each install a timed stand-in.
 	fleetScale    = suite{pkg: "./adapters/mqtt", bench: "^BenchmarkFleet(Push|BrokerRestart|Offline)$", benchtime: "1x", timeout: "40m"}
 	fleetAnnounce = suite{pkg: "./adapters/mqtt", bench: "^BenchmarkFleetAnnounce$", benchtime: "2000x"}
-	mediaLatency  = suite{pkg: "./internal/hardware/media", bench: "^Benchmark(FrameLatencyLocal|FrameLatencyWebRTC|AudioLatency)$", benchtime: "1x"}
+	mediaLatency  = suite{pkg: "./adapters/hardware/media", bench: "^Benchmark(FrameLatencyLocal|FrameLatencyWebRTC|AudioLatency)$", benchtime: "1x"}
 	mediaDaemon   = suite{pkg: "./robotd", bench: "^BenchmarkMediaDaemonCPU$", benchtime: "1x"}
 	faceDetect    = suite{pkg: "./internal/facedetect", bench: "^BenchmarkDetect$", benchtime: "200x"}
 )

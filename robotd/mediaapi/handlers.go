@@ -1,8 +1,8 @@
 // Package mediaapi is the robot daemon's media routes, in the public daemon's shapes: release and
 // acquire of the devices, their status, uploaded and played sounds, the recorder and pushed
 // audio, volumes, the camera's specs and frames, WebRTC signalling, the local media socket's
-// address, and the audio board's direction of arrival and parameters (internal/hardware/xvf3800).
-// The devices are internal/hardware/media's; robotd's routes.go lists the handlers.
+// address, and the audio board's direction of arrival and parameters (adapters/hardware/xvf3800).
+// The devices are adapters/hardware/media's; robotd's routes.go lists the handlers.
 package mediaapi
 
 import (
@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/robot"
-	"github.com/robothub/robothub/internal/hardware/media"
+	"github.com/robothub/robothub/adapters/hardware/media"
 )
 
 // RobotAudio is the robot's microphone and speaker.

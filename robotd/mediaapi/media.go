@@ -17,14 +17,14 @@ import (
 
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/robot"
-	"github.com/robothub/robothub/internal/hardware/media"
-	"github.com/robothub/robothub/internal/hardware/xvf3800"
+	"github.com/robothub/robothub/adapters/hardware/media"
+	"github.com/robothub/robothub/adapters/hardware/xvf3800"
 
 	"github.com/robothub/robothub/robotd/httpapi"
 )
 
 // The media routes: the public daemon's media, camera, volume, audio-config and state/doa
-// operations with its shapes, on the daemon's media devices (internal/hardware/media).
+// operations with its shapes, on the daemon's media devices (adapters/hardware/media).
 
 // maxSoundUpload caps an uploaded sound, as the public daemon does (25 MiB).
 const maxSoundUpload = 25 << 20

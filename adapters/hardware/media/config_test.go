@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/robothub/robothub/internal/hardware/usbdev"
+	"github.com/robothub/robothub/adapters/hardware/usbdev"
 )
 
 func TestConfigNamesTheDevicesOfAnotherRobot(t *testing.T) {

@@ -1,7 +1,7 @@
 // Package hardware is the robot's hardware backend: the robot.Backend that drives the nine motors
-// of its Dynamixel bus (internal/hardware/dynamixel) in a 50 Hz control loop, with the head's pose
+// of its Dynamixel bus (adapters/hardware/dynamixel) in a 50 Hz control loop, with the head's pose
 // from the platform's kinematics, and the hardware config that describes the bus. robot-daemon
-// wires it; internal/hardware/busemu emulates the motors for tests and --sim=bus.
+// wires it; adapters/hardware/busemu emulates the motors for tests and --sim=bus.
 package hardware
 
 import (
@@ -16,7 +16,7 @@ import (
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/core/robot/kinematics"
-	"github.com/robothub/robothub/internal/hardware/dynamixel"
+	"github.com/robothub/robothub/adapters/hardware/dynamixel"
 )
 
 // Period is the period of the control loop: each tick sends the goals of every motor in one sync

@@ -34,7 +34,7 @@ import (
 
 	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/core/robot/kinematics"
-	"github.com/robothub/robothub/internal/hardware/dynamixel"
+	"github.com/robothub/robothub/adapters/hardware/dynamixel"
 )
 
 // Options configure Start.

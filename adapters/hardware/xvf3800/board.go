@@ -1,7 +1,7 @@
 // Package xvf3800 is the robot's audio board, an XMOS XVF3800, tuned and read through vendor
 // control requests on its USB endpoint 0 (direction of arrival, gains, AGC, noise suppression,
 // LEDs). It speaks usbfs ioctls directly, without libusb or cgo, so the daemon cross-builds for
-// the robot with CGO_ENABLED=0. The board's sound itself goes through internal/hardware/media.
+// the robot with CGO_ENABLED=0. The board's sound itself goes through adapters/hardware/media.
 package xvf3800
 
 import (
@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/robothub/robothub/internal/hardware/usbdev"
+	"github.com/robothub/robothub/adapters/hardware/usbdev"
 )
 
 // The robot's audio board, an XMOS XVF3800, is tuned and read through vendor control requests on

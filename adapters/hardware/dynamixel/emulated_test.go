@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/internal/hardware"
-	"github.com/robothub/robothub/internal/hardware/busemu"
-	"github.com/robothub/robothub/internal/hardware/dynamixel"
+	"github.com/robothub/robothub/adapters/hardware"
+	"github.com/robothub/robothub/adapters/hardware/busemu"
+	"github.com/robothub/robothub/adapters/hardware/dynamixel"
 )
 
 // lateTimeout is the Bus's slack in these tests. The motor's answers come 1.5, 1 and 1.5 times it

@@ -12,9 +12,9 @@ import (
 
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/robot"
-	"github.com/robothub/robothub/internal/hardware"
-	"github.com/robothub/robothub/internal/hardware/busemu"
-	"github.com/robothub/robothub/internal/hardware/dynamixel"
+	"github.com/robothub/robothub/adapters/hardware"
+	"github.com/robothub/robothub/adapters/hardware/busemu"
+	"github.com/robothub/robothub/adapters/hardware/dynamixel"
 )
 
 // onBus starts an emulated bus with the robot asleep on it, and a Robot on the hardware backend.

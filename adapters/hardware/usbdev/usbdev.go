@@ -1,6 +1,6 @@
 // Package usbdev finds the robot's USB devices in sysfs by vendor and product id: its camera's
 // video node, its sound card's ALSA card, and the usbfs node of any device (the audio board's
-// control endpoint). Used by internal/hardware/media and internal/hardware/xvf3800; tests give it
+// control endpoint). Used by adapters/hardware/media and adapters/hardware/xvf3800; tests give it
 // a copy of a machine's /sys tree.
 package usbdev
 

@@ -4,8 +4,8 @@
 // and the motors of a bus: their config, their setup (Bus.SetUp), the sync reads and writes a
 // control loop drives them with, and their health as those reads see it (Motor).
 //
-// It lives in internal/hardware, not core/: a motor vendor's wire protocol is not the robot domain,
-// only the way the hardware backend (internal/hardware) reaches the motors. Nobody outside this
+// It lives in adapters/hardware, not core/: a motor vendor's wire protocol is not the robot domain,
+// only the way the hardware backend (adapters/hardware) reaches the motors. Nobody outside this
 // module needs it, and core/ keeps only what the domain is made of.
 package dynamixel
 

@@ -5,7 +5,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/robothub/robothub/internal/hardware/dynamixel"
+	"github.com/robothub/robothub/adapters/hardware/dynamixel"
 )
 
 // Physics of the emulated XL330-M288 (e-manual, "Specifications" and the control table's units).

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/robothub/robothub/internal/hardware/usbdev"
+	"github.com/robothub/robothub/adapters/hardware/usbdev"
 )
 
 // writeFiles writes each path (relative to root) with its content, making the directories.

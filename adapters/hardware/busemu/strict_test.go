@@ -8,9 +8,9 @@ import (
 
 	"go.bug.st/serial"
 
-	"github.com/robothub/robothub/internal/hardware"
-	"github.com/robothub/robothub/internal/hardware/busemu"
-	"github.com/robothub/robothub/internal/hardware/dynamixel"
+	"github.com/robothub/robothub/adapters/hardware"
+	"github.com/robothub/robothub/adapters/hardware/busemu"
+	"github.com/robothub/robothub/adapters/hardware/dynamixel"
 )
 
 // host is a controller on the emulated line that sends raw instruction packets and reads raw

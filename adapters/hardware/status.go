@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/robot"
-	"github.com/robothub/robothub/internal/hardware/dynamixel"
+	"github.com/robothub/robothub/adapters/hardware/dynamixel"
 )
 
 // Status implements robot.StatusReporter: the bus, the control loop and every motor.

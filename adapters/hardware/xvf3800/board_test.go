@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/internal/hardware/usbdev"
+	"github.com/robothub/robothub/adapters/hardware/usbdev"
 )
 
 // exchange is one control transfer as the board sees it, and its answer.

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/robot"
-	"github.com/robothub/robothub/internal/hardware"
-	"github.com/robothub/robothub/internal/hardware/busemu"
+	"github.com/robothub/robothub/adapters/hardware"
+	"github.com/robothub/robothub/adapters/hardware/busemu"
 )
 
 // BenchmarkControlLoop50Hz runs the hardware control loop on the emulated bus (with the wire time

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/robothub/robothub/internal/hardware/usbdev"
+	"github.com/robothub/robothub/adapters/hardware/usbdev"
 	"gopkg.in/yaml.v3"
 )
 

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/robothub/robothub/internal/hardware/dynamixel"
+	"github.com/robothub/robothub/adapters/hardware/dynamixel"
 )
 
 // The emulated motors read what the line carries from outside: any bytes. Whatever they are, the

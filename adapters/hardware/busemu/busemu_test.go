@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/internal/hardware"
-	"github.com/robothub/robothub/internal/hardware/busemu"
-	"github.com/robothub/robothub/internal/hardware/dynamixel"
+	"github.com/robothub/robothub/adapters/hardware"
+	"github.com/robothub/robothub/adapters/hardware/busemu"
+	"github.com/robothub/robothub/adapters/hardware/dynamixel"
 )
 
 // The emulator answers as XL330s do, through a real serial port opened on its pty.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/internal/hardware/usbdev"
+	"github.com/robothub/robothub/adapters/hardware/usbdev"
 )
 
 // Latency benchmarks: test frames and sounds stamped with the time they enter the pipeline,

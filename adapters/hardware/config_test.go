@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/robothub/robothub/internal/hardware"
+	"github.com/robothub/robothub/adapters/hardware"
 )
 
 func TestHardwareConfig(t *testing.T) {

@@ -1,7 +1,7 @@
 package busemu
 
 // The emulator's own reading of Protocol 2.0 (Robotis e-manual, "DYNAMIXEL Protocol 2.0"),
-// written from the spec rather than shared with the driver (internal/hardware/dynamixel), so that
+// written from the spec rather than shared with the driver (adapters/hardware/dynamixel), so that
 // a mistake in the driver's packet code shows up as a motor that does not understand it:
 //
 //	FF FF FD 00 | ID | LEN_L LEN_H | INST | PARAM ... | CRC_L CRC_H

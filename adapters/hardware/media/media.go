@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/robothub/robothub/internal/hardware/usbdev"
+	"github.com/robothub/robothub/adapters/hardware/usbdev"
 )
 
 // ErrReleased is what media calls answer while the daemon has handed the devices to an app

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/internal/hardware/dynamixel"
+	"github.com/robothub/robothub/adapters/hardware/dynamixel"
 )
 
 // A motor's health says, for a person, what its reads showed: unknown before its first answer,
