@@ -14,7 +14,7 @@ import (
 
 	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/core/robot"
-	"github.com/robothub/robothub/internal/pytool"
+	"github.com/robothub/robothub/adapters/python"
 	"github.com/robothub/robothub/robotd"
 	"github.com/robothub/robothub/robotd/pysdk"
 )

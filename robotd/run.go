@@ -40,7 +40,7 @@ import (
 	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/core/version"
 	"github.com/robothub/robothub/adapters/hardware/media"
-	"github.com/robothub/robothub/internal/pytool"
+	"github.com/robothub/robothub/adapters/python"
 	"github.com/robothub/robothub/robotd/access"
 	"github.com/robothub/robothub/robotd/fleetagent"
 	"github.com/robothub/robothub/robotd/httpapi"

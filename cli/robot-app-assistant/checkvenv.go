@@ -19,7 +19,7 @@ import (
 	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/core/procgroup"
 	"github.com/robothub/robothub/core/version"
-	"github.com/robothub/robothub/internal/pytool"
+	"github.com/robothub/robothub/adapters/python"
 	"github.com/robothub/robothub/robotd/pysdk"
 )
 

@@ -18,7 +18,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/robothub/robothub/core/apps"
-	"github.com/robothub/robothub/internal/pytool"
+	"github.com/robothub/robothub/adapters/python"
 )
 
 // templates holds one directory per template. Names and contents carry placeholders:

@@ -7,7 +7,7 @@ import (
 
 	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/internal/pyindex"
-	"github.com/robothub/robothub/internal/pytool"
+	"github.com/robothub/robothub/adapters/python"
 )
 
 // BenchmarkInstallAppWithOneDependency measures an install job of an app (a local folder) that

@@ -2,7 +2,7 @@
 // jobs that can be cancelled, the SDK in the apps venv, discovery of installed apps from their
 // robot_apps entry points, the single app slot (start, stop, restart, status) shared with remote
 // SDK sessions, the startup app; the hub catalog it offers is core/apps/catalog. The Python
-// packaging itself is a Toolchain (internal/pytool), which the daemon wires in.
+// packaging itself is a Toolchain (adapters/python), which the daemon wires in.
 package apps
 
 import (
@@ -49,7 +49,7 @@ type Robot interface {
 // Config configures a Manager.
 type Config struct {
 	DataDir     string        // installed-app records, startup config, running-app file
-	Toolchain   Toolchain     // the apps venv and its packaging (internal/pytool)
+	Toolchain   Toolchain     // the apps venv and its packaging (adapters/python)
 	HubToken    string        // reads private spaces of HubURL (install-private-space, their updates)
 	StopTimeout time.Duration // default DefaultStopTimeout
 	SessionTTL  time.Duration // default DefaultSessionTTL

@@ -16,7 +16,7 @@ import (
 
 	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/core/fault"
-	"github.com/robothub/robothub/internal/pytool"
+	"github.com/robothub/robothub/adapters/python"
 	"github.com/robothub/robothub/robotd/pysdk"
 )
 

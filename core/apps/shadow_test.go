@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/robothub/robothub/core/apps"
-	"github.com/robothub/robothub/internal/pytool"
+	"github.com/robothub/robothub/adapters/python"
 )
 
 // shadowingCopy copies coop_app as version 1.1.0 with extra top-level modules and packages.

@@ -8,7 +8,7 @@ import (
 
 // Toolchain is the Python packaging of the apps venv that the manager drives: creating the venv,
 // building, resolving, checking, installing and removing packages, and reading what is installed.
-// internal/pytool implements it; the daemon wires it in (core imports nothing of internal).
+// adapters/python implements it; the daemon wires it in (core imports nothing of internal).
 // Every method that runs a command stops it, with its whole process group, at the end of ctx.
 type Toolchain interface {
 	// VenvDir is the venv directory; Python its interpreter.
@@ -51,7 +51,7 @@ type Toolchain interface {
 }
 
 // Prestarter is a Toolchain that can start the processes of a build and an install before they
-// are needed, so that their start-up overlaps getting the package (internal/pytool: Python's and
+// are needed, so that their start-up overlaps getting the package (adapters/python: Python's and
 // pip's imports). stop ends those that no BuildWheel or Install took.
 type Prestarter interface {
 	Prestart() (stop func())

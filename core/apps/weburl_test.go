@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/robothub/robothub/internal/pytool"
+	"github.com/robothub/robothub/adapters/python"
 )
 
 func TestCustomAppURLIsKeptOnlyWhenHTTP(t *testing.T) {
