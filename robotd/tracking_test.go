@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/internal/facedetect/facetest"
+	"github.com/robothub/robothub/internal/testkit/facetest"
 	"github.com/robothub/robothub/internal/hubemu/localhub"
 )
 

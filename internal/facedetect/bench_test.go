@@ -5,7 +5,7 @@ import (
 	"image/draw"
 	"testing"
 
-	"github.com/robothub/robothub/internal/facedetect/facetest"
+	"github.com/robothub/robothub/internal/testkit/facetest"
 )
 
 // BenchmarkDetect is head tracking's cost per camera frame: a 640×480 frame with a face, letterboxed

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/robothub/robothub/core/robot"
-	"github.com/robothub/robothub/internal/facedetect/facetest"
+	"github.com/robothub/robothub/internal/testkit/facetest"
 )
 
 func openDetector(t testing.TB, model string) *Detector {
