@@ -14,10 +14,10 @@ import (
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/core/version"
-	"github.com/robothub/robothub/internal/facedetect"
+	"github.com/robothub/robothub/adapters/facedetect"
 )
 
-// Head tracking's face detector (internal/facedetect): ONNX Runtime's shared library, found by
+// Head tracking's face detector (adapters/facedetect): ONNX Runtime's shared library, found by
 // --onnxruntime, $ORT_DYLIB_PATH or the usual library folders, and a face model downloaded from a
 // model repo of the hub, as the public daemon downloads YuNet, into <data-dir>/models. Both are
 // loaded in the background at start; until then, and when either is missing, starting head

@@ -122,7 +122,7 @@ var (
 	fleetAnnounce = suite{pkg: "./adapters/mqtt", bench: "^BenchmarkFleetAnnounce$", benchtime: "2000x"}
 	mediaLatency  = suite{pkg: "./adapters/hardware/media", bench: "^Benchmark(FrameLatencyLocal|FrameLatencyWebRTC|AudioLatency)$", benchtime: "1x"}
 	mediaDaemon   = suite{pkg: "./robotd", bench: "^BenchmarkMediaDaemonCPU$", benchtime: "1x"}
-	faceDetect    = suite{pkg: "./internal/facedetect", bench: "^BenchmarkDetect$", benchtime: "200x"}
+	faceDetect    = suite{pkg: "./adapters/facedetect", bench: "^BenchmarkDetect$", benchtime: "200x"}
 )
 
 func ms(v float64) string  { return trimFloat(v, 2) + " ms" }
