@@ -7,10 +7,10 @@ import (
 	"math"
 	"time"
 
-	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/adapters/hardware"
 	"github.com/robothub/robothub/adapters/hardware/busemu"
 	"github.com/robothub/robothub/adapters/hardware/dynamixel"
+	"github.com/robothub/robothub/core/robot"
 )
 
 // simMode is --sim's value: "" drives the robot's motors, "sim" (plain --sim) the simulation,

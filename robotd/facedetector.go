@@ -11,10 +11,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/robothub/robothub/adapters/facedetect"
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/core/version"
-	"github.com/robothub/robothub/adapters/facedetect"
 )
 
 // Head tracking's face detector (adapters/facedetect): ONNX Runtime's shared library, found by

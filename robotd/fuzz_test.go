@@ -12,9 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/robothub/robothub/adapters/python"
 	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/core/robot"
-	"github.com/robothub/robothub/adapters/python"
 	"github.com/robothub/robothub/robotd"
 	"github.com/robothub/robothub/robotd/pysdk"
 )
@@ -29,7 +29,7 @@ func fuzzDaemon(f *testing.F) http.Handler {
 	rb := robot.New(robot.NewSim(), discard)
 	f.Cleanup(func() { rb.Close() })
 	mgr, err := apps.NewManager(apps.Config{
-		DataDir: filepath.Join(dir, "data"), Toolchain: &pytool.Venv{Dir: filepath.Join(dir, "apps_venv"), BasePython: "false"},
+		DataDir: filepath.Join(dir, "data"), Toolchain: &python.Venv{Dir: filepath.Join(dir, "apps_venv"), BasePython: "false"},
 		SDK: pysdk.Files, Robot: rb, Log: discard,
 	})
 	if err != nil {

@@ -9,10 +9,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/adapters/hardware"
 	"github.com/robothub/robothub/adapters/hardware/media"
 	"github.com/robothub/robothub/adapters/hardware/usbdev"
+	"github.com/robothub/robothub/core/robot"
 )
 
 // mediaFlags are the daemon's media options.

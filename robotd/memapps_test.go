@@ -11,10 +11,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/robothub/robothub/adapters/python"
 	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/robot"
-	"github.com/robothub/robothub/adapters/python"
 	"github.com/robothub/robothub/robotd"
 	"github.com/robothub/robothub/robotd/pysdk"
 )
@@ -491,7 +491,7 @@ func (m *memApps) SetStartupApp(name string) error {
 	return nil
 }
 
-func (m *memApps) SDKVersion() string         { return pytool.SDKVersion("test", pysdk.Files) }
+func (m *memApps) SDKVersion() string         { return python.SDKVersion("test", pysdk.Files) }
 func (m *memApps) VenvDir() string            { return "/nonexistent/apps_venv" }
 func (m *memApps) StopTimeout() time.Duration { return time.Second }
 

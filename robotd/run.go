@@ -35,12 +35,12 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/robothub/robothub/adapters/hardware/media"
+	"github.com/robothub/robothub/adapters/python"
 	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/core/version"
-	"github.com/robothub/robothub/adapters/hardware/media"
-	"github.com/robothub/robothub/adapters/python"
 	"github.com/robothub/robothub/robotd/access"
 	"github.com/robothub/robothub/robotd/fleetagent"
 	"github.com/robothub/robothub/robotd/httpapi"
@@ -343,12 +343,12 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	if len(wheelDirs) == 0 {
 		wheelDirs = []string{"/usr/share/python-wheels"}
 	}
-	venv := &pytool.Venv{Dir: cfg.venvDir, BasePython: cfg.python, SystemSitePackages: cfg.systemSite, StateDir: cfg.dataDir,
-		Source: pytool.Source{Offline: cfg.offline, IndexURL: cfg.indexURL, ExtraIndexURLs: cfg.extraIndexURLs,
+	venv := &python.Venv{Dir: cfg.venvDir, BasePython: cfg.python, SystemSitePackages: cfg.systemSite, StateDir: cfg.dataDir,
+		Source: python.Source{Offline: cfg.offline, IndexURL: cfg.indexURL, ExtraIndexURLs: cfg.extraIndexURLs,
 			UV: cfg.uv, WheelDirs: wheelDirs}}
 	mgr, err := apps.NewManager(apps.Config{
 		DataDir: cfg.dataDir, Toolchain: venv,
-		StopTimeout: cfg.stopTimeout, SDK: pysdk.Files, SDKVersion: pytool.SDKVersion(version.String(), pysdk.Files), HubURL: cfg.hubURL,
+		StopTimeout: cfg.stopTimeout, SDK: pysdk.Files, SDKVersion: python.SDKVersion(version.String(), pysdk.Files), HubURL: cfg.hubURL,
 		HubToken:   cfg.hubToken,
 		HTTPClient: &http.Client{Timeout: 30 * time.Second}, Robot: rb, StartupApp: cfg.startupApp,
 		Log: log.With("component", "apps"),

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/adapters/hardware"
 	"github.com/robothub/robothub/adapters/hardware/busemu"
+	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/internal/syncbuf"
 )
 

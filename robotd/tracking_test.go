@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/internal/testkit/facetest"
 	"github.com/robothub/robothub/internal/hubemu/localhub"
+	"github.com/robothub/robothub/internal/testkit/facetest"
 )
 
 // facesHub serves a local hub whose one model repo, local/faces, holds the BlazeFace models of

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/adapters/hardware"
 	"github.com/robothub/robothub/adapters/hardware/busemu"
+	"github.com/robothub/robothub/core/robot"
 )
 
 // BenchmarkControlLoop50Hz runs the hardware control loop on the emulated bus (with the wire time

@@ -13,8 +13,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/adapters/hardware/dynamixel"
+	"github.com/robothub/robothub/core/robot"
 )
 
 //go:embed hardware.yaml

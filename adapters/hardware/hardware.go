@@ -13,10 +13,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/robothub/robothub/adapters/hardware/dynamixel"
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/core/robot/kinematics"
-	"github.com/robothub/robothub/adapters/hardware/dynamixel"
 )
 
 // Period is the period of the control loop: each tick sends the goals of every motor in one sync

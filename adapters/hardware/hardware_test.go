@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/core/fault"
-	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/adapters/hardware"
 	"github.com/robothub/robothub/adapters/hardware/busemu"
 	"github.com/robothub/robothub/adapters/hardware/dynamixel"
+	"github.com/robothub/robothub/core/fault"
+	"github.com/robothub/robothub/core/robot"
 )
 
 // onBus starts an emulated bus with the robot asleep on it, and a Robot on the hardware backend.

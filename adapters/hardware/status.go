@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/adapters/hardware/dynamixel"
+	"github.com/robothub/robothub/core/robot"
 )
 
 // Status implements robot.StatusReporter: the bus, the control loop and every motor.

@@ -1,4 +1,4 @@
-package pytool
+package python
 
 import (
 	"context"

@@ -1,10 +1,10 @@
-// Package pytool is the Python toolchain: virtual environments (created, completed when their
+// Package python is the Python toolchain: virtual environments (created, completed when their
 // creation was cut short, bootstrapped from offline wheels), pip and uv, building and reading
 // wheels, resolving a package's dependencies into wheel files that are checked before anything is
 // installed, and the checks that keep a package from shadowing the runtime or another package.
 // The robot daemon drives its apps venv through it (as core/apps.Toolchain), and
 // robot-app-assistant's check uses it to install a package as the robot would.
-package pytool
+package python
 
 import (
 	"cmp"

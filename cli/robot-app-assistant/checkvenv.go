@@ -16,10 +16,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/robothub/robothub/adapters/python"
 	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/core/procgroup"
 	"github.com/robothub/robothub/core/version"
-	"github.com/robothub/robothub/adapters/python"
 	"github.com/robothub/robothub/robotd/pysdk"
 )
 
@@ -103,7 +103,7 @@ func checkInstall(ctx context.Context, e *env, opts checkOptions, r *checkReport
 	}
 	var reqs []string
 	for _, q := range wheel.Requires {
-		if pytool.RequirementName(q) != apps.SDKDistribution {
+		if python.RequirementName(q) != apps.SDKDistribution {
 			reqs = append(reqs, q)
 		}
 	}
@@ -224,7 +224,7 @@ func runProbe(ctx context.Context, e *env, dir, python, app string) (*probeResul
 // --system-site-packages. It is built once per interpreter, SDK version and those choices, in the
 // cache directory.
 func ensureCheckBase(ctx context.Context, e *env, opts checkOptions, pythonExe string, bundled []string) (string, error) {
-	sdkVersion := pytool.SDKVersion(version.String(), pysdk.Files)
+	sdkVersion := python.SDKVersion(version.String(), pysdk.Files)
 	sum := sha256.Sum256([]byte(pythonExe + "\x00" + opts.python + "\x00" + sdkVersion + "\x00" + strconv.FormatBool(opts.systemSite) +
 		"\x00" + opts.indexURL + "\x00" + strings.Join(opts.extraIndexURLs, "\x00") + "\x00" + strings.Join(opts.wheelDirs, "\x00")))
 	base := filepath.Join(opts.cacheDir, "check-base-"+hex.EncodeToString(sum[:])[:16])
@@ -241,7 +241,7 @@ func ensureCheckBase(ctx context.Context, e *env, opts checkOptions, pythonExe s
 	}
 	defer os.RemoveAll(tmp)
 	venv := filepath.Join(tmp, "venv")
-	python := filepath.Join(venv, "bin", "python")
+	venvPython := filepath.Join(venv, "bin", "venvPython")
 	install := []string{"--disable-pip-version-check", "--no-input", "install", "--no-index", "--no-compile"}
 	for _, d := range opts.wheelDirs {
 		install = append(install, "--find-links", d)
@@ -251,12 +251,12 @@ func ensureCheckBase(ctx context.Context, e *env, opts checkOptions, pythonExe s
 	// the interpreter's own (ensurepip's bundled ones), else those of the wheel directories
 	// (Debian's python3-pip-whl); without either, ensurepip it is.
 	want := []string{"pip", "setuptools>=61", "wheel"}
-	pip := pytool.PickWheel(bundled, "pip")
+	pip := python.PickWheel(bundled, "pip")
 	if pip != "" {
 		install = append(install, "--find-links", filepath.Dir(pip))
 		// Debian patches its setuptools wheel for Debian's Python: another interpreter needs its own.
-		if st := pytool.PickWheel(bundled, "setuptools"); st != "" && pytool.AtLeast(pytool.WheelVersion(st), "61") {
-			want = []string{"pip==" + pytool.WheelVersion(pip), "setuptools==" + pytool.WheelVersion(st), "wheel"}
+		if st := python.PickWheel(bundled, "setuptools"); st != "" && python.AtLeast(python.WheelVersion(st), "61") {
+			want = []string{"pip==" + python.WheelVersion(pip), "setuptools==" + python.WheelVersion(st), "wheel"}
 		}
 	} else {
 		var wheels []string
@@ -264,7 +264,7 @@ func ensureCheckBase(ctx context.Context, e *env, opts checkOptions, pythonExe s
 			m, _ := filepath.Glob(filepath.Join(d, "pip-*-py3-none-any.whl"))
 			wheels = append(wheels, m...)
 		}
-		pip = pytool.PickWheel(wheels, "pip")
+		pip = python.PickWheel(wheels, "pip")
 	}
 	var pipCmd []string
 	if pip != "" {
@@ -279,16 +279,16 @@ func ensureCheckBase(ctx context.Context, e *env, opts checkOptions, pythonExe s
 		pipCmd = []string{"-I", "-m", "pip"}
 	}
 	args := append(append([]string(nil), pipCmd...), install...)
-	if out, err := runCommand(ctx, e, tmp, python, append(args, want...)...); err != nil {
+	if out, err := runCommand(ctx, e, tmp, venvPython, append(args, want...)...); err != nil {
 		return "", fmt.Errorf("installing pip, setuptools and wheel into the base venv from %s (are python3-pip-whl, python3-setuptools-whl and python3-wheel-whl installed?): %v\n%s",
 			strings.Join(opts.wheelDirs, ", "), err, tail(out, 8))
 	}
 	args = append([]string{"-I", "-m", "pip"}, install...)
 	sdkDir := filepath.Join(tmp, "robot_sdk_src")
-	if err := pytool.WriteSDK(sdkDir, pysdk.Files, sdkVersion); err != nil {
+	if err := python.WriteSDK(sdkDir, pysdk.Files, sdkVersion); err != nil {
 		return "", err
 	}
-	if out, err := runCommand(ctx, e, tmp, python, append(args, "--no-build-isolation", "--no-deps", sdkDir)...); err != nil {
+	if out, err := runCommand(ctx, e, tmp, venvPython, append(args, "--no-build-isolation", "--no-deps", sdkDir)...); err != nil {
 		return "", fmt.Errorf("installing robot_sdk %s into the base venv: %v\n%s", sdkVersion, err, tail(out, 8))
 	}
 	// The SDK's dependencies, as the daemon brings them into the apps venv: an app that uses poses
@@ -325,7 +325,7 @@ func venvArgs(opts checkOptions, args ...string) []string {
 }
 
 // sitePackages returns a venv's site-packages directory.
-func sitePackages(dir string) (string, error) { return (&pytool.Venv{Dir: dir}).SitePackages() }
+func sitePackages(dir string) (string, error) { return (&python.Venv{Dir: dir}).SitePackages() }
 
 // runCommand runs a command in dir with its output combined, logging it at debug level.
 func runCommand(ctx context.Context, e *env, dir, name string, args ...string) (string, error) {
@@ -361,11 +361,11 @@ func deref(s *string) string {
 
 // venv is a throw-away venv for check at dir: its commands get packageEnv, and resolving the
 // dependencies also gets the package index's configuration.
-func (e *env) venv(opts checkOptions, dir string) *pytool.Venv {
-	return &pytool.Venv{
+func (e *env) venv(opts checkOptions, dir string) *python.Venv {
+	return &python.Venv{
 		Dir: dir, BasePython: opts.python, NoCompile: true, SystemSitePackages: opts.systemSite,
 		Env: e.packageEnv(), ResolveEnv: indexEnv(os.Environ(), e.getenv("HOME")),
-		Source: pytool.Source{Offline: opts.offline, IndexURL: opts.indexURL, ExtraIndexURLs: opts.extraIndexURLs, WheelDirs: opts.wheelDirs},
+		Source: python.Source{Offline: opts.offline, IndexURL: opts.indexURL, ExtraIndexURLs: opts.extraIndexURLs, WheelDirs: opts.wheelDirs},
 	}
 }
 

@@ -17,8 +17,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/adapters/python"
+	"github.com/robothub/robothub/core/apps"
 )
 
 // templates holds one directory per template. Names and contents carry placeholders:
@@ -141,8 +141,8 @@ func validateAppName(name string) error {
 		return fmt.Errorf("app name %q is a Python keyword: %s", name, fix)
 	case name == "robot_sdk":
 		return fmt.Errorf("app name %q is the robot SDK's module, which the app would hide: pick another name", name)
-	case pytool.RuntimeModule(name) != "":
-		return fmt.Errorf("app name %q is a module of the apps' runtime (%s), which the app would hide (the robot refuses such a package): pick another name", name, pytool.RuntimeModule(name))
+	case python.RuntimeModule(name) != "":
+		return fmt.Errorf("app name %q is a module of the apps' runtime (%s), which the app would hide (the robot refuses such a package): pick another name", name, python.RuntimeModule(name))
 	case pythonStdlibModules()[name]:
 		return fmt.Errorf("app name %q is a module of Python's standard library, which the app would hide: pick another name", name)
 	}
@@ -156,7 +156,7 @@ func pythonStdlibModules() map[string]bool {
 	// name (seen with 5 s on a loaded machine).
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	names, _ := pytool.StdlibModules(ctx, "python3") // none when python3 is not there
+	names, _ := python.StdlibModules(ctx, "python3") // none when python3 is not there
 	return names
 }
 

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/adapters/python"
 	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/internal/pyindex"
-	"github.com/robothub/robothub/adapters/python"
 	"github.com/robothub/robothub/robotd/pysdk"
 )
 
@@ -61,13 +61,13 @@ packages = ["dep_app"]
 
 // indexManager is a manager on a venv of its own whose packages come from the index of pip's
 // configuration, which the test points at idx through PIP_INDEX_URL, as a user would.
-func indexManager(t testing.TB, venv *pytool.Venv, cfg apps.Config) *apps.Manager {
+func indexManager(t testing.TB, venv *python.Venv, cfg apps.Config) *apps.Manager {
 	t.Helper()
 	if venv.Source.WheelDirs == nil {
 		venv.Source.WheelDirs = []string{"/usr/share/python-wheels"}
 	}
 	cfg.DataDir, cfg.Toolchain, cfg.SDK, cfg.StopTimeout = t.TempDir(), venv, pysdk.Files, 2*time.Second
-	venv.StateDir, cfg.SDKVersion = cfg.DataDir, pytool.SDKVersion("dev", pysdk.Files)
+	venv.StateDir, cfg.SDKVersion = cfg.DataDir, python.SDKVersion("dev", pysdk.Files)
 	m, err := apps.NewManager(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +111,7 @@ func TestInstallResolvesDependenciesFromTheIndex(t *testing.T) {
 	idx.Publish("dep", "1.1")
 	t.Setenv("PIP_INDEX_URL", idx.URL())
 	venv := filepath.Join(t.TempDir(), "venv")
-	m := indexManager(t, &pytool.Venv{Dir: venv}, apps.Config{})
+	m := indexManager(t, &python.Venv{Dir: venv}, apps.Config{})
 
 	v1 := writeDepApp(t, "1.0.0", "dep>=1.1")
 	info := jobOf(t)(m.Install(v1))
@@ -206,7 +206,7 @@ func TestIndexURLAndOfflineInstalls(t *testing.T) {
 	// pip's own configuration points at nothing that answers: the flag must win.
 	t.Setenv("PIP_INDEX_URL", "http://127.0.0.1:1/simple")
 	venv := filepath.Join(t.TempDir(), "venv")
-	m := indexManager(t, &pytool.Venv{Dir: venv, Source: pytool.Source{IndexURL: idx.URL()}}, apps.Config{})
+	m := indexManager(t, &python.Venv{Dir: venv, Source: python.Source{IndexURL: idx.URL()}}, apps.Config{})
 	info := jobOf(t)(m.Install(writeDepApp(t, "1.0.0", "dep>=1.1")))
 	if info.Status != apps.JobDone || !idx.Asked("dep") {
 		t.Fatalf("install with --index-url: %s %v (index asked: %v)\n%s", info.Status, deref(info.Error), idx.Requests(), strings.Join(info.Logs, "\n"))
@@ -223,7 +223,7 @@ func TestIndexURLAndOfflineInstalls(t *testing.T) {
 	offIdx.Publish("dep", "1.1")
 	t.Setenv("PIP_INDEX_URL", offIdx.URL())
 	venv2 := filepath.Join(t.TempDir(), "venv")
-	off := indexManager(t, &pytool.Venv{Dir: venv2, Source: pytool.Source{Offline: true, WheelDirs: []string{"/usr/share/python-wheels", wheels}}}, apps.Config{})
+	off := indexManager(t, &python.Venv{Dir: venv2, Source: python.Source{Offline: true, WheelDirs: []string{"/usr/share/python-wheels", wheels}}}, apps.Config{})
 	info = jobOf(t)(off.Install(writeDepApp(t, "1.0.0", "dep>=1.1")))
 	if info.Status != apps.JobDone {
 		t.Fatalf("offline install: %s %v\n%s", info.Status, deref(info.Error), strings.Join(info.Logs, "\n"))
@@ -248,11 +248,11 @@ func TestSystemSitePackages(t *testing.T) {
 		t.Skipf("%s has no numpy (Debian's python3-numpy): %v", system, err)
 	}
 	venv := filepath.Join(t.TempDir(), "venv")
-	indexManager(t, &pytool.Venv{Dir: venv, BasePython: system, SystemSitePackages: true, Source: pytool.Source{Offline: true}}, apps.Config{})
+	indexManager(t, &python.Venv{Dir: venv, BasePython: system, SystemSitePackages: true, Source: python.Source{Offline: true}}, apps.Config{})
 	if got := pythonIn(t, venv, "import numpy, sys; print(numpy.__file__.startswith(sys.prefix))"); got != "False" {
 		t.Fatalf("numpy in the apps venv comes from %q, want the system's", got)
 	}
-	indexManager(t, &pytool.Venv{Dir: venv, BasePython: system, SystemSitePackages: false, Source: pytool.Source{Offline: true}}, apps.Config{})
+	indexManager(t, &python.Venv{Dir: venv, BasePython: system, SystemSitePackages: false, Source: python.Source{Offline: true}}, apps.Config{})
 	out, err := exec.Command(filepath.Join(venv, "bin", "python"), "-c", "import numpy").CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "No module named 'numpy'") {
 		t.Fatalf("without --system-site-packages the venv still imports numpy: %v %s", err, out)
@@ -269,7 +269,7 @@ func TestInstallWithUV(t *testing.T) {
 	defer idx.Close()
 	idx.Publish("dep", "1.1")
 	venv := filepath.Join(t.TempDir(), "venv")
-	m := indexManager(t, &pytool.Venv{Dir: venv, Source: pytool.Source{UV: uv, IndexURL: idx.URL()}}, apps.Config{})
+	m := indexManager(t, &python.Venv{Dir: venv, Source: python.Source{UV: uv, IndexURL: idx.URL()}}, apps.Config{})
 	info := jobOf(t)(m.Install(writeDepApp(t, "1.0.0", "dep>=1.1")))
 	if info.Status != apps.JobDone || !idx.Asked("dep") {
 		t.Fatalf("install with uv: %s %v\n%s", info.Status, deref(info.Error), strings.Join(info.Logs, "\n"))

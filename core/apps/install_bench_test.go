@@ -5,9 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/robothub/robothub/adapters/python"
 	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/internal/pyindex"
-	"github.com/robothub/robothub/adapters/python"
 )
 
 // BenchmarkInstallAppWithOneDependency measures an install job of an app (a local folder) that
@@ -20,7 +20,7 @@ func BenchmarkInstallAppWithOneDependency(b *testing.B) {
 	idx.Publish("dep", "1.1")
 	for _, installer := range []string{"pip", "uv"} {
 		b.Run(installer, func(b *testing.B) {
-			src := pytool.Source{IndexURL: idx.URL()}
+			src := python.Source{IndexURL: idx.URL()}
 			if installer == "uv" {
 				var err error
 				if src.UV, err = exec.LookPath("uv"); err != nil {
@@ -28,7 +28,7 @@ func BenchmarkInstallAppWithOneDependency(b *testing.B) {
 				}
 			}
 			venv := filepath.Join(b.TempDir(), "venv")
-			m := indexManager(b, &pytool.Venv{Dir: venv, Source: src}, apps.Config{})
+			m := indexManager(b, &python.Venv{Dir: venv, Source: src}, apps.Config{})
 			app := writeDepApp(b, "1.0.0", "dep>=1.1")
 			b.ResetTimer()
 			for range b.N {

@@ -54,7 +54,7 @@ type Config struct {
 	StopTimeout time.Duration // default DefaultStopTimeout
 	SessionTTL  time.Duration // default DefaultSessionTTL
 	SDK         fs.FS         // the embedded Python SDK (pyproject.toml, robot_sdk/)
-	SDKVersion  string        // the version the SDK is installed at: pytool.SDKVersion of the daemon's
+	SDKVersion  string        // the version the SDK is installed at: python.SDKVersion (adapters/python) of the daemon's
 	HubURL      string        // the hub whose spaces form the catalog; empty: no catalog
 	HTTPClient  *http.Client  // for the catalog
 	Robot       Robot         // may be nil (no pose reset, no startup app)

@@ -14,9 +14,9 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/robothub/robothub/adapters/python"
 	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/core/fault"
-	"github.com/robothub/robothub/adapters/python"
 	"github.com/robothub/robothub/robotd/pysdk"
 )
 
@@ -38,9 +38,9 @@ func TestMain(m *testing.M) {
 // changes journaled in the manager's data directory state. It is Debian's interpreter's, with its
 // site packages: the robot SDK's numpy, scipy, pydantic and FastAPI are Debian's builds, as no
 // package index is reachable here.
-func testVenv(dir, state string) *pytool.Venv {
-	return &pytool.Venv{Dir: dir, StateDir: state, BasePython: "/usr/bin/python3", SystemSitePackages: true,
-		Source: pytool.Source{WheelDirs: []string{"/usr/share/python-wheels"}}}
+func testVenv(dir, state string) *python.Venv {
+	return &python.Venv{Dir: dir, StateDir: state, BasePython: "/usr/bin/python3", SystemSitePackages: true,
+		Source: python.Source{WheelDirs: []string{"/usr/share/python-wheels"}}}
 }
 
 func appDir(name string) string {
@@ -58,7 +58,7 @@ func newManager(t *testing.T, dataDir, version string) *apps.Manager {
 		dataDir = t.TempDir()
 	}
 	m, err := apps.NewManager(apps.Config{
-		DataDir: dataDir, Toolchain: testVenv(venvDir, dataDir), SDK: pysdk.Files, SDKVersion: pytool.SDKVersion(version, pysdk.Files),
+		DataDir: dataDir, Toolchain: testVenv(venvDir, dataDir), SDK: pysdk.Files, SDKVersion: python.SDKVersion(version, pysdk.Files),
 		StopTimeout: 2 * time.Second,
 	})
 	if err != nil {
@@ -354,7 +354,7 @@ func TestVenvWhoseCreationWasCutShortIsCompleted(t *testing.T) {
 		t.Fatalf("python3 -m venv --without-pip: %v\n%s", err, out)
 	}
 	data := t.TempDir()
-	m, err := apps.NewManager(apps.Config{DataDir: data, Toolchain: testVenv(venv, data), SDK: pysdk.Files, SDKVersion: pytool.SDKVersion("v1.0.0", pysdk.Files)})
+	m, err := apps.NewManager(apps.Config{DataDir: data, Toolchain: testVenv(venv, data), SDK: pysdk.Files, SDKVersion: python.SDKVersion("v1.0.0", pysdk.Files)})
 	if err != nil {
 		t.Fatal(err)
 	}

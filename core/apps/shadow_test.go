@@ -6,15 +6,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/adapters/python"
+	"github.com/robothub/robothub/core/apps"
 )
 
 // shadowingCopy copies coop_app as version 1.1.0 with extra top-level modules and packages.
 func shadowingCopy(t *testing.T, modules, packages []string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "coop_app")
-	if err := pytool.CopyPackage(dir, appDir("coop_app")); err != nil {
+	if err := python.CopyPackage(dir, appDir("coop_app")); err != nil {
 		t.Fatal(err)
 	}
 	py := filepath.Join(dir, "pyproject.toml")

@@ -24,7 +24,7 @@ func TestCustomAppURLIsKeptOnlyWhenHTTP(t *testing.T) {
 		{"https://robot.local:8443/ui", "https://robot.local:8443/ui"},
 	} {
 		dir := filepath.Join(t.TempDir(), "coop_app")
-		if err := pytool.CopyPackage(dir, appDir("coop_app")); err != nil {
+		if err := python.CopyPackage(dir, appDir("coop_app")); err != nil {
 			t.Fatal(err)
 		}
 		mainPy := filepath.Join(dir, "coop_app", "main.py")

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/adapters/hardware/media"
+	"github.com/robothub/robothub/core/robot"
 )
 
 // RobotAudio is the robot's microphone and speaker.

@@ -15,10 +15,10 @@ import (
 
 	"github.com/pion/webrtc/v4"
 
-	"github.com/robothub/robothub/core/fault"
-	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/adapters/hardware/media"
 	"github.com/robothub/robothub/adapters/hardware/xvf3800"
+	"github.com/robothub/robothub/core/fault"
+	"github.com/robothub/robothub/core/robot"
 
 	"github.com/robothub/robothub/robotd/httpapi"
 )

@@ -32,9 +32,9 @@ import (
 	"github.com/creack/pty"
 	"golang.org/x/term"
 
+	"github.com/robothub/robothub/adapters/hardware/dynamixel"
 	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/core/robot/kinematics"
-	"github.com/robothub/robothub/adapters/hardware/dynamixel"
 )
 
 // Options configure Start.

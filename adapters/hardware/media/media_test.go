@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/adapters/hardware/usbdev"
+	"github.com/robothub/robothub/core/robot"
 )
 
 func needGst(t *testing.T) {
