@@ -27,7 +27,7 @@ import (
 	"github.com/robothub/robothub/internal/hubemu"
 	"github.com/robothub/robothub/internal/hubemu/localhub"
 	hubspaces "github.com/robothub/robothub/internal/hubemu/spaces"
-	"github.com/robothub/robothub/internal/pyindex"
+	"github.com/robothub/robothub/internal/testkit/pyindex"
 )
 
 // screenshotDir is where the dashboard tests write their screenshots (gitignored; the README links

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/robothub/robothub/internal/pyindex"
+	"github.com/robothub/robothub/internal/testkit/pyindex"
 )
 
 // edit replaces old with new in a file of an app, failing when old is not there.

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/robothub/robothub/internal/pyindex"
+	"github.com/robothub/robothub/internal/testkit/pyindex"
 )
 
 // The package's build (its setup.py) and the code check imports run with an allow-listed

@@ -12,7 +12,7 @@ import (
 
 	"github.com/robothub/robothub/adapters/python"
 	"github.com/robothub/robothub/core/apps"
-	"github.com/robothub/robothub/internal/pyindex"
+	"github.com/robothub/robothub/internal/testkit/pyindex"
 	"github.com/robothub/robothub/robotd/pysdk"
 )
 

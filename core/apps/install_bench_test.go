@@ -7,7 +7,7 @@ import (
 
 	"github.com/robothub/robothub/adapters/python"
 	"github.com/robothub/robothub/core/apps"
-	"github.com/robothub/robothub/internal/pyindex"
+	"github.com/robothub/robothub/internal/testkit/pyindex"
 )
 
 // BenchmarkInstallAppWithOneDependency measures an install job of an app (a local folder) that

@@ -23,7 +23,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/internal/pyindex"
+	"github.com/robothub/robothub/internal/testkit/pyindex"
 	"github.com/robothub/robothub/internal/syncbuf"
 )
 
