@@ -21,7 +21,7 @@ import (
 	"github.com/robothub/robothub/internal/hubemu"
 	"github.com/robothub/robothub/internal/hubemu/delivery"
 	"github.com/robothub/robothub/internal/hubemu/localhub"
-	"github.com/robothub/robothub/internal/mosquittotest"
+	"github.com/robothub/robothub/internal/testkit/mosquittotest"
 )
 
 // fleetACL gives the receiver the spaces' topics and the robots' statuses, and each robot the

@@ -32,7 +32,7 @@ import (
 	"github.com/robothub/robothub/internal/actions"
 	"github.com/robothub/robothub/internal/hubemu"
 	"github.com/robothub/robothub/internal/hubemu/localhub"
-	"github.com/robothub/robothub/internal/mosquittotest"
+	"github.com/robothub/robothub/internal/testkit/mosquittotest"
 )
 
 // standinInstall is how long the stand-in for an app's install takes (a real one: seconds).

@@ -12,7 +12,7 @@ import (
 
 	"github.com/robothub/robothub/adapters/mqtt"
 	"github.com/robothub/robothub/core/fault"
-	"github.com/robothub/robothub/internal/mosquittotest"
+	"github.com/robothub/robothub/internal/testkit/mosquittotest"
 )
 
 // fleetACL is deploy/mosquitto/robothub.acl, as shipped, with blocks for three robots: robot-a and

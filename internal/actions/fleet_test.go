@@ -13,7 +13,7 @@ import (
 
 	"github.com/robothub/robothub/adapters/mqtt"
 	"github.com/robothub/robothub/core/fleet"
-	"github.com/robothub/robothub/internal/mosquittotest"
+	"github.com/robothub/robothub/internal/testkit/mosquittotest"
 )
 
 func TestFleetRouteSettings(t *testing.T) {
