@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/robothub/robothub/internal/receivertest"
+	"github.com/robothub/robothub/internal/testkit/receivertest"
 )
 
 // runTable sends the receiver table to base and requires the net/http server's answers.

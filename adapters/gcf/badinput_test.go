@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/robothub/robothub/internal/badinput"
-	"github.com/robothub/robothub/internal/receivertest"
+	"github.com/robothub/robothub/internal/testkit/receivertest"
 )
 
 // TestBadInputCloudFunction sends the hostile requests of receivertest.HostileCases to the Cloud

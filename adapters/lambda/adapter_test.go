@@ -14,7 +14,7 @@ import (
 
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/actions"
-	"github.com/robothub/robothub/internal/receivertest"
+	"github.com/robothub/robothub/internal/testkit/receivertest"
 )
 
 // TestTable sends every request of the receiver table through every event shape and requires the

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/robothub/robothub/internal/badinput"
-	"github.com/robothub/robothub/internal/receivertest"
+	"github.com/robothub/robothub/internal/testkit/receivertest"
 )
 
 // TestBadInputLambda sends the hostile requests of receivertest.HostileCases through every Lambda

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/robothub/robothub/core/webhook"
-	"github.com/robothub/robothub/internal/receivertest"
+	"github.com/robothub/robothub/internal/testkit/receivertest"
 )
 
 // BenchmarkInvoke measures the Lambda path of one delivery, event JSON in to response JSON out: a

@@ -5,7 +5,7 @@ import (
 
 	"github.com/akrylysov/algnhsa"
 
-	"github.com/robothub/robothub/internal/receivertest"
+	"github.com/robothub/robothub/internal/testkit/receivertest"
 )
 
 func TestEventKind(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/badinput"
-	"github.com/robothub/robothub/internal/receivertest"
+	"github.com/robothub/robothub/internal/testkit/receivertest"
 )
 
 // badInputCase is one hostile request to the receiver and the status the README documents for it.
@@ -111,7 +111,7 @@ func receiverBadInput() []badInputCase {
 	return cases
 }
 
-// TestBadInputReceiver sends the receiver (the table receiver of internal/receivertest, served as
+// TestBadInputReceiver sends the receiver (the table receiver of internal/testkit/receivertest, served as
 // robothub serve serves it) malformed, oversized, wrongly typed and hostile requests: each gets the
 // status the README documents (or net/http's own 400 or 431 for a request that is not HTTP), and
 // the receiver still serves afterwards. The rows go into docs/RELIABILITY.md.

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/webhook"
-	"github.com/robothub/robothub/internal/receivertest"
+	"github.com/robothub/robothub/internal/testkit/receivertest"
 )
 
 // SoakDurationEnv sets how long TestReceiverSoak keeps the receiver under load (a Go duration);

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/robothub/robothub/internal/receivertest"
+	"github.com/robothub/robothub/internal/testkit/receivertest"
 )
 
 const secretValue = "hub-secret-d41d8cd9"

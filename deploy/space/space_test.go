@@ -17,7 +17,7 @@ import (
 
 	"github.com/robothub/robothub/internal/syncbuf"
 
-	"github.com/robothub/robothub/internal/receivertest"
+	"github.com/robothub/robothub/internal/testkit/receivertest"
 )
 
 // frontMatter reads the YAML front matter of a README: flat "key: value" lines between "---".

@@ -12,7 +12,7 @@ import (
 
 	"github.com/robothub/robothub/internal/syncbuf"
 
-	"github.com/robothub/robothub/internal/receivertest"
+	"github.com/robothub/robothub/internal/testkit/receivertest"
 )
 
 // TestFunction serves the function this package registers in its init through funcframework, as

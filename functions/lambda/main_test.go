@@ -20,7 +20,7 @@ import (
 
 	"github.com/robothub/robothub/internal/syncbuf"
 
-	"github.com/robothub/robothub/internal/receivertest"
+	"github.com/robothub/robothub/internal/testkit/receivertest"
 )
 
 // maxBinaryBytes is the size budget of the bootstrap binary. It was 10 MiB until the fleet: route
