@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/internal/badinput"
+	"github.com/robothub/robothub/internal/testkit/badinput"
 )
 
 // TestBadInputDaemonAttacks tries the attacks of the daemon's threat model (docs/RELIABILITY.md)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/robothub/robothub/internal/badinput"
+	"github.com/robothub/robothub/internal/testkit/badinput"
 )
 
 // TestBadInputDaemonAPI sends the robot daemon (robotd.Run, its real HTTP server) malformed,

@@ -4,7 +4,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/robothub/robothub/internal/badinput"
+	"github.com/robothub/robothub/internal/testkit/badinput"
 	"github.com/robothub/robothub/internal/testkit/receivertest"
 )
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/robothub/robothub/internal/badinput"
+	"github.com/robothub/robothub/internal/testkit/badinput"
 	"github.com/robothub/robothub/internal/testkit/receivertest"
 )
 

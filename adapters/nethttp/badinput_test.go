@@ -10,7 +10,7 @@ import (
 	"github.com/robothub/robothub/internal/syncbuf"
 
 	"github.com/robothub/robothub/core/webhook"
-	"github.com/robothub/robothub/internal/badinput"
+	"github.com/robothub/robothub/internal/testkit/badinput"
 	"github.com/robothub/robothub/internal/testkit/receivertest"
 )
 

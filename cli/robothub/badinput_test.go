@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/robothub/robothub/internal/badinput"
+	"github.com/robothub/robothub/internal/testkit/badinput"
 )
 
 // TestBadInputHubAPI sends the local hub (robothub hub serve, its real HTTP server) malformed,

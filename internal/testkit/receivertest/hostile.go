@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/robothub/robothub/core/webhook"
-	"github.com/robothub/robothub/internal/badinput"
+	"github.com/robothub/robothub/internal/testkit/badinput"
 )
 
 // HostileCases returns malformed, oversized, wrongly typed and hostile requests that every
