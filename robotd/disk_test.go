@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/internal/faultfs"
+	"github.com/robothub/robothub/internal/testkit/faultfs"
 )
 
 // TestDaemonDataDirReadOnlyOrFull runs the daemon on a data dir (a small tmpfs) that becomes

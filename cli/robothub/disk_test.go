@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/internal/faultfs"
+	"github.com/robothub/robothub/internal/testkit/faultfs"
 )
 
 // TestHubServeOnReadOnlyDataDir: the local hub refuses to start on a data directory it cannot

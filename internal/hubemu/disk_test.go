@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/internal/faultfs"
+	"github.com/robothub/robothub/internal/testkit/faultfs"
 	"github.com/robothub/robothub/internal/hubemu"
 	"github.com/robothub/robothub/internal/hubemu/localhub"
 )
