@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/webhook"
-	"github.com/robothub/robothub/internal/loadtest"
+	"github.com/robothub/robothub/internal/testkit/loadtest"
 )
 
 // BenchmarkReceiverLoad is the receiver's load command. On loopback it serves the receiver (secret

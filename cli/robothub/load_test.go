@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/internal/loadtest"
+	"github.com/robothub/robothub/internal/testkit/loadtest"
 )
 
 // BenchmarkLogRouteLoad is the load command of `robothub serve --route bench=log`, as a user runs

@@ -20,7 +20,7 @@ import (
 	"github.com/robothub/robothub/internal/hubemu"
 	"github.com/robothub/robothub/internal/hubemu/delivery"
 	"github.com/robothub/robothub/internal/hubemu/localhub"
-	"github.com/robothub/robothub/internal/loadtest"
+	"github.com/robothub/robothub/internal/testkit/loadtest"
 )
 
 // TestMain lets testscript run the real program: "exec robothub ..." in a script runs main.
