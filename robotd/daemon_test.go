@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/robot"
-	"github.com/robothub/robothub/internal/syncbuf"
+	"github.com/robothub/robothub/internal/testkit/syncbuf"
 	"github.com/robothub/robothub/robotd"
 )
 

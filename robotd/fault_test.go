@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/internal/syncbuf"
+	"github.com/robothub/robothub/internal/testkit/syncbuf"
 )
 
 // copyApp copies the test app name to a new directory, changing its version and adding files

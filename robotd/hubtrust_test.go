@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/internal/syncbuf"
+	"github.com/robothub/robothub/internal/testkit/syncbuf"
 )
 
 // What a hub delivers on a user's behalf never has the daemon's local trust (issue 20, item 1):

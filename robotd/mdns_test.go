@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/internal/syncbuf"
+	"github.com/robothub/robothub/internal/testkit/syncbuf"
 )
 
 // netns runs ip, failing the test on an error.

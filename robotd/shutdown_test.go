@@ -17,7 +17,7 @@ import (
 	"github.com/robothub/robothub/adapters/hardware"
 	"github.com/robothub/robothub/adapters/hardware/busemu"
 	"github.com/robothub/robothub/core/robot"
-	"github.com/robothub/robothub/internal/syncbuf"
+	"github.com/robothub/robothub/internal/testkit/syncbuf"
 )
 
 // daemonBinary builds robot-daemon once for the tests that signal it as a service manager does.

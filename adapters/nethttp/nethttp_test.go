@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/internal/syncbuf"
+	"github.com/robothub/robothub/internal/testkit/syncbuf"
 
 	"github.com/robothub/robothub/core/webhook"
 )

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/internal/hubemu/localhub"
-	"github.com/robothub/robothub/internal/syncbuf"
+	"github.com/robothub/robothub/internal/testkit/syncbuf"
 
 	"github.com/robothub/robothub/internal/hubemu"
 	"github.com/robothub/robothub/robotd"

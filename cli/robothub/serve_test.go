@@ -16,7 +16,7 @@ import (
 
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/internal/hubemu/localhub"
-	"github.com/robothub/robothub/internal/syncbuf"
+	"github.com/robothub/robothub/internal/testkit/syncbuf"
 
 	"github.com/robothub/robothub/internal/hubemu"
 )

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/internal/syncbuf"
+	"github.com/robothub/robothub/internal/testkit/syncbuf"
 )
 
 // startServeProcess runs `robothub serve` as its own process (the program testscript puts on PATH)

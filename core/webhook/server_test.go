@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/fault"
-	"github.com/robothub/robothub/internal/syncbuf"
+	"github.com/robothub/robothub/internal/testkit/syncbuf"
 )
 
 const testSecret = "s3cret-value-for-tests"

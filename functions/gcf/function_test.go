@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/robothub/robothub/internal/syncbuf"
+	"github.com/robothub/robothub/internal/testkit/syncbuf"
 
 	"github.com/robothub/robothub/internal/testkit/receivertest"
 )

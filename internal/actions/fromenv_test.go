@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/robothub/robothub/internal/syncbuf"
+	"github.com/robothub/robothub/internal/testkit/syncbuf"
 
 	"github.com/robothub/robothub/core/webhook"
 )

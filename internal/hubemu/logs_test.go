@@ -7,7 +7,7 @@ import (
 
 	"github.com/robothub/robothub/internal/hubemu"
 	"github.com/robothub/robothub/internal/hubemu/localhub"
-	"github.com/robothub/robothub/internal/syncbuf"
+	"github.com/robothub/robothub/internal/testkit/syncbuf"
 )
 
 // TestLogsHoldNoTokensOrSecrets drives every kind of request and delivery, failures included, with

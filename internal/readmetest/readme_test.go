@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/internal/readmetest"
-	"github.com/robothub/robothub/internal/syncbuf"
+	"github.com/robothub/robothub/internal/testkit/syncbuf"
 )
 
 // Tags of blocks the runner does not run, and why (README.md, "The README is a test").

@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/internal/testkit/pyindex"
-	"github.com/robothub/robothub/internal/syncbuf"
+	"github.com/robothub/robothub/internal/testkit/syncbuf"
 )
 
 var daemonBin string
