@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/internal/readmetest"
+	"github.com/robothub/robothub/internal/testkit/readmetest"
 	"github.com/robothub/robothub/internal/testkit/syncbuf"
 )
 
@@ -46,7 +46,7 @@ func TestREADME(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binaries and runs the whole system, as the README does")
 	}
-	root, err := filepath.Abs("../..")
+	root, err := filepath.Abs("../../..")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/robothub/robothub/internal/readmetest"
+	"github.com/robothub/robothub/internal/testkit/readmetest"
 )
 
 func TestShellBlocks(t *testing.T) {

@@ -7,14 +7,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/robothub/robothub/internal/readmetest"
+	"github.com/robothub/robothub/internal/testkit/readmetest"
 )
 
 // TestLayoutNamesEveryPackage keeps the README's layout true: every package of the module is a
 // directory the layout lists, or is named ("name/") in the description of the nearest directory
 // above it that the layout lists. A newcomer reads there what each room holds.
 func TestLayoutNamesEveryPackage(t *testing.T) {
-	root, err := filepath.Abs("../..")
+	root, err := filepath.Abs("../../..")
 	if err != nil {
 		t.Fatal(err)
 	}
