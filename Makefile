@@ -205,9 +205,9 @@ fuzz:
 	  printf "fuzz %-32s %-28s %s\n" "$$0" "$$1" "$$(echo "$$out" | tail -n 1)"'
 
 # make api-docs: the route tables of docs/robot-api.md from docs/robot-api.openapi.json (a test
-# in ./internal/apidoc fails while they differ).
+# in ./internal/tools/apidoc fails while they differ).
 api-docs:
-	$(GO) run ./internal/apidoc
+	$(GO) run ./internal/tools/apidoc
 
 reliability-docs:
 	ROBOTHUB_WRITE_DOCS=1 $(GO) test -count=1 -run '^TestBadInput' ./adapters/... ./cli/robothub ./robotd

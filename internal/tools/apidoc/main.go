@@ -11,8 +11,8 @@
 // method, the path (x-doc-path when the page shows it with its query), the body (x-doc-body, else
 // the request body's shape) and the answer (the description, else the 200 answer and the summary).
 //
-//	go run ./internal/apidoc            # rewrite docs/robot-api.md
-//	go run ./internal/apidoc -check     # exit 1 when it is stale
+//	go run ./internal/tools/apidoc            # rewrite docs/robot-api.md
+//	go run ./internal/tools/apidoc -check     # exit 1 when it is stale
 package main
 
 import (
