@@ -59,7 +59,7 @@ test-assets:
 # range over the runs. LOCK=file runs each command under flock(1) on a machine shared with others.
 RUNS ?= 3
 bench:
-	$(GO) run ./internal/benchreport -out docs/BENCHMARKS.md -runs $(RUNS) $(if $(ONLY),-only '$(ONLY)') $(if $(LOCK),-lock '$(LOCK)')
+	$(GO) run ./internal/tools/benchreport -out docs/BENCHMARKS.md -runs $(RUNS) $(if $(ONLY),-only '$(ONLY)') $(if $(LOCK),-lock '$(LOCK)')
 
 # The receiver's load commands: a Go handler, and robothub serve's log route, each against a bare
 # net/http handler in the same run, driven by wrk (apt-get install wrk) and vegeta.

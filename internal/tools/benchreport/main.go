@@ -3,7 +3,7 @@
 // machine it ran on. Comparisons (the receiver against a bare net/http handler, `robothub webhooks
 // ls` against curl, the daemon's app list against spawning Python for it) are made within one run.
 //
-//	go run ./internal/benchreport [-out docs/BENCHMARKS.md] [-only REGEXP] [-lock FILE]
+//	go run ./internal/tools/benchreport [-out docs/BENCHMARKS.md] [-only REGEXP] [-lock FILE]
 //
 // With -only, the rows of the checks it does not run are kept from the document as they were, each
 // with the date it was measured on, so one area can be remeasured without rerunning every other.
