@@ -4,7 +4,7 @@
 //
 // A table is the lines between
 //
-//	<!-- routes tagged apps, robot: generated from robot-api.openapi.json by `go run ./internal/apidoc`; do not edit -->
+//	<!-- routes tagged apps, robot: generated from robot-api.openapi.json by `go run ./internal/tools/apidoc`; do not edit -->
 //	<!-- end of generated routes -->
 //
 // and lists the operations whose first tag is one of those, in the document's order. A row is the
@@ -55,7 +55,7 @@ func run(docPath, pagePath string, check bool, out io.Writer) error {
 		return nil
 	}
 	if check {
-		return fmt.Errorf("%s is stale: run `go run ./internal/apidoc` to write its route tables from %s", pagePath, docPath)
+		return fmt.Errorf("%s is stale: run `go run ./internal/tools/apidoc` to write its route tables from %s", pagePath, docPath)
 	}
 	if err := os.WriteFile(pagePath, got, 0o644); err != nil {
 		return err

@@ -67,7 +67,7 @@ func TestCheckRefusesAStalePage(t *testing.T) {
 	if err := os.WriteFile(page, []byte(stale), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := run(doc, page, true, nil); err == nil || !strings.Contains(err.Error(), "is stale: run `go run ./internal/apidoc`") {
+	if err := run(doc, page, true, nil); err == nil || !strings.Contains(err.Error(), "is stale: run `go run ./internal/tools/apidoc`") {
 		t.Fatalf("check of a stale page: %v", err)
 	}
 	if data, _ := os.ReadFile(page); string(data) != stale {
