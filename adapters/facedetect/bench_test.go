@@ -13,7 +13,7 @@ import (
 // tracking runs it 10 times a second (core/robot's trackPeriod); target ≤ 20 ms a frame here, so
 // that a robot's slower CPU stays within its 100 ms period.
 //
-//	go test -run '^$' -bench '^BenchmarkDetect$' -benchtime 200x ./internal/facedetect
+//	go test -run '^$' -bench '^BenchmarkDetect$' -benchtime 200x ./adapters/facedetect
 func BenchmarkDetect(b *testing.B) {
 	d := openDetector(b, facetest.BlazeFace256)
 	photo := facetest.LoadPhoto(b)
