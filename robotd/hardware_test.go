@@ -222,7 +222,7 @@ func TestDaemonSurvivesASilentMotorAndAnUnpluggedPort(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer emu.Close()
-	d := startDaemon(t, daemonOptions{args: []string{"--sim=false", "--serialport", emu.Path()}})
+	d := startDaemon(t, daemonOptions{args: []string{"--sim=false", "--serialport", emu.Path(), "--bus-timeout", emulatorBusTimeout}})
 	d.waitRobot(5*time.Second, "woke up", func(s robotState) bool { return s.Awake })
 	if st := d.hardware(); st.Backend != "hardware" || st.Hardware.Port != emu.Path() {
 		t.Fatalf("status: %+v", st)
@@ -320,3 +320,8 @@ func TestHardwareConfigWithoutEndIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// emulatorBusTimeout is the bus slack of a daemon driving an emulator that runs in the test's own
+// process: under -race on a loaded machine, that process answers later than a motor does, and the
+// default 5 ms made every motor flap between silent and answering (make test beside two busy loops).
+const emulatorBusTimeout = "50ms"

@@ -63,6 +63,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Flags: append([]cli.Flag{
 			&cli.GenericFlag{Name: "sim", Value: new(simMode), Usage: "run the simulated robot; --sim=bus runs the hardware backend on a motor bus emulator"},
 			&cli.StringFlag{Name: "serialport", Usage: "the motor bus's serial port (default: the Lite's USB adapter " + liteAdapterVID + ":" + liteAdapterPID + ", or " + wirelessUART + " with --wireless-version)"},
+			&cli.DurationFlag{Name: "bus-timeout", Usage: "the slack a motor's answer gets on top of its wire time (default 5ms; 15ms with --sim=bus); raise it for a USB-serial adapter with a latency timer (the vendor's SDK waits 34ms)"},
 			&cli.StringFlag{Name: "hardware-config", Usage: "a hardware config YAML file (motor ids, offsets, limits) instead of the built-in one"},
 			&cli.StringFlag{Name: "startup-app", Usage: "app to start after the robot wakes up (installed from the catalog if missing)", Value: ""},
 			&cli.BoolFlag{Name: "wireless-version", Usage: "run as on the Wireless robot: listen on 0.0.0.0, apps venv at " + wirelessAppsVenv},
@@ -117,6 +118,7 @@ func moveLibraries(cfg config, log *slog.Logger) (*HubMoveLibraries, error) {
 type config struct {
 	sim                        simMode
 	serialPort, hardwareConfig string
+	busTimeout                 time.Duration
 	wireless, wakeOnStart      bool
 	startupApp                 string
 	addr                       string
@@ -141,7 +143,8 @@ type config struct {
 func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
 	cfg := config{
 		sim: *c.Generic("sim").(*simMode), serialPort: c.String("serialport"), hardwareConfig: c.String("hardware-config"),
-		wireless: c.Bool("wireless-version"), wakeOnStart: !c.Bool("no-wake-up-on-start"),
+		busTimeout: c.Duration("bus-timeout"),
+		wireless:   c.Bool("wireless-version"), wakeOnStart: !c.Bool("no-wake-up-on-start"),
 		startupApp: strings.TrimSpace(c.String("startup-app")), stopTimeout: c.Duration("stop-timeout"),
 		python: c.String("python"), wheelDirs: c.StringSlice("wheel-dir"), allowedHosts: c.StringSlice("allowed-host"),
 	}
@@ -175,6 +178,9 @@ func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
 	}
 	if err := cfg.logLevel.UnmarshalText([]byte(c.String("log-level"))); err != nil {
 		return cfg, fmt.Errorf("--log-level: %q is not one of debug, info, warn, error", c.String("log-level"))
+	}
+	if cfg.busTimeout < 0 || cfg.busTimeout > time.Second {
+		return cfg, fmt.Errorf("--bus-timeout: want a duration from 0 to 1s, got %s", cfg.busTimeout)
 	}
 	if cfg.stopTimeout <= 0 {
 		return cfg, fmt.Errorf("--stop-timeout: must be positive, got %s", cfg.stopTimeout)
