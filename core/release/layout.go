@@ -78,27 +78,28 @@ const (
 // Record is the record of an update across the restart it makes: written by the daemon that
 // swaps, then by each start of the program (Launch) and by the new release once ready.
 type Record struct {
-	V           int           `json:"v"`
-	ID          string        `json:"id"` // the update job's id
-	From        string        `json:"from"`
-	To          string        `json:"to"`
-	FromProgram string        `json:"fromProgram"`
-	ToProgram   string        `json:"toProgram"`
-	State       string        `json:"state"`
-	Starts      int           `json:"starts"` // starts of the new release while pending
-	MaxStarts   int           `json:"maxStarts"`
-	Probation   time.Duration `json:"probation"`
-	Started     time.Time     `json:"started"`            // the update job started
-	Downloaded  time.Time     `json:"downloaded"`         // the release was downloaded and checked
-	Swapped     time.Time     `json:"swapped"`            // the links were swapped; the old daemon stops
-	Released    time.Time     `json:"released,omitzero"`  // the old daemon's last command to the motors
-	TookOver    time.Time     `json:"tookOver,omitzero"`  // the new daemon's first command to the motors
-	Ready       time.Time     `json:"ready,omitzero"`     // the new release said it was ready
-	Finished    time.Time     `json:"finished,omitzero"`  // done or rolled back
-	Error       string        `json:"error,omitempty"`    // why it was rolled back
-	App         string        `json:"app,omitempty"`      // the app that ran, restarted by the new release
-	Logs        []string      `json:"logs"`               // the update job's log
-	Handover    any           `json:"handover,omitempty"` // what the old daemon hands to the new one
+	V           int             `json:"v"`
+	ID          string          `json:"id"` // the update job's id
+	From        string          `json:"from"`
+	To          string          `json:"to"`
+	FromProgram string          `json:"fromProgram"`
+	ToProgram   string          `json:"toProgram"`
+	State       string          `json:"state"`
+	Starts      int             `json:"starts"` // starts of the new release while pending
+	MaxStarts   int             `json:"maxStarts"`
+	Probation   time.Duration   `json:"probation"`
+	Started     time.Time       `json:"started"`            // the update job started
+	Downloaded  time.Time       `json:"downloaded"`         // the release was downloaded and checked
+	Swapped     time.Time       `json:"swapped"`            // the links were swapped; the old daemon stops
+	Released    time.Time       `json:"released,omitzero"`  // the old daemon's last command to the motors
+	TookOver    time.Time       `json:"tookOver,omitzero"`  // the new daemon's first command to the motors
+	Ready       time.Time       `json:"ready,omitzero"`     // the new release said it was ready
+	Finished    time.Time       `json:"finished,omitzero"`  // done or rolled back
+	Error       string          `json:"error,omitempty"`    // why it was rolled back
+	App         string          `json:"app,omitempty"`      // the app that ran, restarted by the new release
+	Resumed     string          `json:"resumed,omitempty"`  // the version that last resumed the hand-over
+	Logs        []string        `json:"logs"`               // the update job's log
+	Handover    json.RawMessage `json:"handover,omitempty"` // what the old daemon hands to the new one
 }
 
 // Pending reports whether the update is still on trial at now: not ready yet, or ready and within
@@ -195,4 +196,48 @@ func samePath(a, b string) bool {
 	sa, errA := os.Stat(a)
 	sb, errB := os.Stat(b)
 	return errA == nil && errB == nil && os.SameFile(sa, sb)
+}
+
+// staleHandover bounds how old a hand-over may be to be resumed: a daemon started by hand a day
+// after a failed update does not take its pose and app from then.
+const staleHandover = time.Hour
+
+// Resumable returns the record of the hand-over a starting daemon of version running is to resume
+// (the robot's state, the app), or nil: the update to running that is starting, or the one rolled
+// back to running.
+func (l Layout) Resumable(running string, now time.Time) *Record {
+	rec, err := l.ReadRecord()
+	if err != nil || rec == nil || len(rec.Handover) == 0 || rec.Resumed == running || now.Sub(rec.Swapped) > staleHandover {
+		return nil
+	}
+	if (rec.State == StateStarting && rec.To == running) || (rec.State == StateRolledBack && rec.From == running) {
+		return rec
+	}
+	return nil
+}
+
+// Arrived records that a daemon of version running is ready after the hand-over rec: the new
+// release is ready (on probation), or the previous one runs again after a rollback.
+func (l Layout) Arrived(rec *Record, running string, tookOver, now time.Time) error {
+	rec.Resumed = running
+	rec.TookOver = tookOver
+	if rec.State == StateStarting && rec.To == running {
+		rec.State, rec.Ready = StateReady, now
+		rec.Log(now, "robot-daemon %s is ready, %.1f s after the swap; the motors were without a daemon for %d ms",
+			running, now.Sub(rec.Swapped).Seconds(), tookOver.Sub(rec.Released).Milliseconds())
+	} else {
+		rec.Log(now, "robot-daemon %s runs again", running)
+	}
+	return l.WriteRecord(rec)
+}
+
+// Passed records that the release running passed its probation after the update id.
+func (l Layout) Passed(id, running string, now time.Time) error {
+	rec, err := l.ReadRecord()
+	if err != nil || rec == nil || rec.ID != id || rec.State != StateReady || rec.To != running {
+		return err
+	}
+	rec.State, rec.Finished = StateDone, now
+	rec.Log(now, "robot-daemon %s passed its probation (%s)", running, rec.Probation)
+	return l.WriteRecord(rec)
 }
