@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -39,6 +40,7 @@ import (
 	"github.com/robothub/robothub/adapters/python"
 	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/core/hub"
+	"github.com/robothub/robothub/core/release"
 	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/core/version"
 	"github.com/robothub/robothub/robotd/access"
@@ -51,8 +53,13 @@ import (
 const wirelessAppsVenv = "/venvs/apps_venv"
 
 // Run runs the daemon until ctx is done. args are the command line (args[0] is the program name);
-// getenv reads the environment.
+// getenv reads the environment. A daemon run this way (in-process, by tests and robothub dev)
+// cannot update itself: Main can.
 func Run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	return run(ctx, args, getenv, stdout, stderr, false)
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, selfExec bool) error {
 	app := &cli.App{
 		Name:            "robot-daemon",
 		Usage:           "serve the robot and run its apps",
@@ -87,11 +94,17 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			&cli.StringFlag{Name: "installer", Value: "auto", Usage: "auto (uv when on PATH, else pip), pip or uv"},
 			&cli.BoolFlag{Name: "system-site-packages", Usage: "let apps use the system's Python packages (numpy, OpenCV from apt on Raspberry Pi OS)"},
 			&cli.StringSliceFlag{Name: "allowed-host", Usage: "a host name the API answers to, besides IP addresses, localhost and this machine's name"},
-		}, append(append(fleetagent.Flags(), mediaFlags...), faceFlags...)...),
+		}, slices.Concat(releaseFlags(), fleetagent.Flags(), mediaFlags, faceFlags)...),
 		Action: func(c *cli.Context) error {
 			cfg, err := configFrom(c, getenv)
 			if err != nil {
 				return err
+			}
+			cfg.selfExec = selfExec
+			if selfExec {
+				if err := launch(cfg, args, getenv, stderr); err != nil {
+					return err
+				}
 			}
 			return serve(ctx, cfg, getenv, stdout, stderr)
 		},
@@ -134,6 +147,8 @@ type config struct {
 	preloadMoves               []string
 	noMDNS                     bool
 	fleet                      fleetagent.Config
+	release                    releaseConfig
+	selfExec                   bool // Main: the daemon can exec the next release (launch, hand-over)
 	media                      mediaConfig
 	face                       faceConfig
 }
@@ -261,6 +276,9 @@ func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
 		return cfg, err
 	}
 	cfg.fleet = fleetCfg
+	if cfg.release, err = releaseConfigFrom(c, getenv); err != nil {
+		return cfg, err
+	}
 	return cfg, nil
 }
 
@@ -335,7 +353,19 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	defer closeBackend()
 	devices := openMedia(cfg.media, cfg.wireless, backend, log.With("component", "media"))
 	defer devices.media.Close() // after the robot's loop has stopped
-	rb := robot.New(backend, log.With("component", "robot"))
+	layout := release.Layout{Dir: filepath.Join(cfg.dataDir, "releases")}
+	resumed := layout.Resumable(version.String(), time.Now())
+	var rb *robot.Robot
+	var tookOver time.Time
+	if h, ok := handedOver(resumed, log); ok {
+		rb = robot.Adopt(backend, h.Robot, log.With("component", "robot"))
+		tookOver = time.Now()
+		log.Info("took the robot over from the previous daemon", "update", resumed.ID, "awake", h.Robot.Awake, "mode", h.Robot.Mode,
+			"motors_without_daemon", tookOver.Sub(resumed.Released))
+	} else {
+		resumed = nil
+		rb = robot.New(backend, log.With("component", "robot"))
+	}
 	rb.UseMedia(devices)
 	defer rb.Close()
 
@@ -398,7 +428,13 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 		return err
 	}
 	moves.Preload(ctx, cfg.preloadMoves)
-	handler := NewServer(ServerConfig{
+	handovers := make(chan *release.Record, 1)
+	updater, err := newUpdater(cfg, layout, handovers, log.With("component", "update"))
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	handler := NewServer(ServerConfig{Updater: updater,
 		MoveLibraries: moves, Apps: ManagerApps(mgr), Robot: rb, Log: log.With("component", "http"), Token: cfg.token, NoAuth: cfg.noAuth, BodyTimeout: cfg.bodyTimeout,
 		AllowedHosts: cfg.allowedHosts, Version: version.String(), Wireless: cfg.wireless, Done: done,
 		LoopbackOnly: loopbackOnly, DataDir: cfg.dataDir, HubURL: cfg.hubURL, Sim: cfg.sim != "",
@@ -436,15 +472,26 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	if err := sdNotify(getenv, "READY=1"); err != nil {
 		log.Warn("notifying systemd", "err", err)
 	}
+	watchdogCtx, stopWatchdog := context.WithCancel(ctx)
+	defer stopWatchdog()
+	go watchdog(watchdogCtx, getenv, rb, log)
 
 	startupCtx, stopStartup := context.WithCancel(ctx)
 	defer stopStartup()
-	go mgr.RunStartup(startupCtx, cfg.wakeOnStart)
+	if resumed != nil {
+		go resume(startupCtx, layout, resumed, tookOver, mgr, log.With("component", "update"))
+	} else {
+		go mgr.RunStartup(startupCtx, cfg.wakeOnStart)
+	}
 
+	var handover *release.Record
 	select {
 	case <-ctx.Done():
 	case err := <-served:
 		return err
+	case handover = <-handovers:
+		log.Info("handing over to the new release", "version", handover.To)
+		handover.App = runningApp(mgr)
 	}
 	log.Info("shutting down")
 	hurry, stopHurry := nextSignal() // a second Ctrl-C skips the robot's sleep move
@@ -457,6 +504,9 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	defer cancelShutdown()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		log.Warn("closing connections", "err", err)
+	}
+	if handover != nil {
+		return handOver(layout, handover, rb, log)
 	}
 	// Nothing moves the robot now: lay it down before its motors let go, as the public daemon does.
 	if _, err := rb.Shutdown(hurry); err != nil {
