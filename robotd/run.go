@@ -314,6 +314,10 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	if err := os.MkdirAll(cfg.dataDir, 0o755); err != nil {
 		return fmt.Errorf("creating the data dir: %w", err)
 	}
+	ready := make(chan struct{})
+	watchdogCtx, stopWatchdog := context.WithCancel(ctx)
+	defer stopWatchdog()
+	go watchdog(watchdogCtx, getenv, ready, log)
 	// Before anything reads the data dir: a second daemon would take the first one's running app
 	// for an orphan and stop it.
 	lock, err := dirlock.Acquire(filepath.Join(cfg.dataDir, "robot-daemon.lock"), "robot-daemon")
@@ -393,8 +397,13 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 		return fmt.Errorf("preparing the apps venv %s: %w", cfg.venvDir, err)
 	}
 
+	handovers := make(chan *release.Record, 1)
+	updater, err := newUpdater(cfg, layout, handovers, log.With("component", "update"))
+	if err != nil {
+		return err
+	}
 	if cfg.fleet.Enabled() {
-		leave, err := fleetagent.Start(ctx, cfg.fleet, mgr, cfg.hubURL, cfg.hubToken, log)
+		leave, err := fleetagent.Start(ctx, cfg.fleet, mgr, fleetReleases(cfg, updater), cfg.hubURL, cfg.hubToken, log)
 		if err != nil {
 			ln.Close()
 			return err
@@ -428,12 +437,6 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 		return err
 	}
 	moves.Preload(ctx, cfg.preloadMoves)
-	handovers := make(chan *release.Record, 1)
-	updater, err := newUpdater(cfg, layout, handovers, log.With("component", "update"))
-	if err != nil {
-		ln.Close()
-		return err
-	}
 	handler := NewServer(ServerConfig{Updater: updater,
 		MoveLibraries: moves, Apps: ManagerApps(mgr), Robot: rb, Log: log.With("component", "http"), Token: cfg.token, NoAuth: cfg.noAuth, BodyTimeout: cfg.bodyTimeout,
 		AllowedHosts: cfg.allowedHosts, Version: version.String(), Wireless: cfg.wireless, Done: done,
@@ -472,9 +475,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	if err := sdNotify(getenv, "READY=1"); err != nil {
 		log.Warn("notifying systemd", "err", err)
 	}
-	watchdogCtx, stopWatchdog := context.WithCancel(ctx)
-	defer stopWatchdog()
-	go watchdog(watchdogCtx, getenv, rb, log)
+	close(ready)
 
 	startupCtx, stopStartup := context.WithCancel(ctx)
 	defer stopStartup()

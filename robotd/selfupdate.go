@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/core/fault"
+	"github.com/robothub/robothub/core/fleet"
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/release"
 	"github.com/robothub/robothub/core/robot"
@@ -43,7 +45,7 @@ import (
 
 // DefaultReleaseRepo is the hub repository the daemon's releases come from: a model repo
 // (core/release says why).
-const DefaultReleaseRepo = "robothub/robot-daemon"
+const DefaultReleaseRepo = release.DefaultRepo
 
 // launcherEnv carries the path of the program the service manager started to the releases it
 // execs, so that a hand-over starts that program again (and its rollback rules) rather than itself.
@@ -241,9 +243,15 @@ func resume(ctx context.Context, layout release.Layout, rec *release.Record, too
 	}
 }
 
-// watchdog pings systemd's watchdog (WATCHDOG=1) at half its interval while the robot's control
-// loop runs, once the daemon is ready: a release that never gets here is killed by systemd.
-func watchdog(ctx context.Context, getenv func(string) string, rb *robot.Robot, log *slog.Logger) {
+// startupPings bounds how long a starting daemon pings systemd's watchdog before it is ready. After
+// a hand-over the unit's watchdog runs on (the process is the same), and a new release's start
+// may reinstall the SDK into the apps venv (seconds to a minute on the robot): it pings while it
+// works, for at most this long, so that one that hangs is still stopped by the watchdog.
+const startupPings = 2 * time.Minute
+
+// watchdog pings systemd's watchdog (WATCHDOG=1) at half its interval: while the daemon starts
+// (for at most startupPings) and, once ready is closed, for as long as it runs.
+func watchdog(ctx context.Context, getenv func(string) string, ready <-chan struct{}, log *slog.Logger) {
 	usec, err := strconv.ParseInt(getenv("WATCHDOG_USEC"), 10, 64)
 	if err != nil || usec <= 0 {
 		return
@@ -253,6 +261,7 @@ func watchdog(ctx context.Context, getenv func(string) string, rb *robot.Robot, 
 	}
 	t := time.NewTicker(time.Duration(usec) * time.Microsecond / 2)
 	defer t.Stop()
+	giveUp := time.After(startupPings)
 	for {
 		if err := sdNotify(getenv, "WATCHDOG=1"); err != nil {
 			log.Warn("pinging systemd's watchdog", "err", err)
@@ -261,6 +270,66 @@ func watchdog(ctx context.Context, getenv func(string) string, rb *robot.Robot, 
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-giveUp:
+			select {
+			case <-ready:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+// fleetReleases is the fleet agent's view of the daemon's updates (nil when the daemon has no
+// release repository or cannot restart itself: daemon releases are then ignored).
+func fleetReleases(cfg config, up *release.Updater) fleet.Releases {
+	if cfg.release.repo == nil || cfg.hubURL == "" || !cfg.selfExec {
+		return nil
+	}
+	return agentReleases{up: up, repo: cfg.release.repo.String()}
+}
+
+type agentReleases struct {
+	up   *release.Updater
+	repo string
+}
+
+func (a agentReleases) Repo() string { return a.repo }
+
+func (a agentReleases) Last() *fleet.DaemonResult {
+	rec := a.up.Last()
+	if rec == nil {
+		return nil
+	}
+	res := &fleet.DaemonResult{Version: rec.To, Time: rec.Finished}
+	switch rec.State {
+	case release.StateReady, release.StateDone:
+		res.Result, res.Time = fleet.ResultDone, rec.Ready
+	case release.StateRolledBack:
+		res.Result, res.Error = fleet.ResultRolledBack, rec.Error
+	default:
+		return nil
+	}
+	return res
+}
+
+func (a agentReleases) Update(ctx context.Context, version string) error {
+	job, err := a.up.Start(release.StartRequest{Version: version})
+	if err != nil {
+		return err
+	}
+	for {
+		_, status, changed := job.Follow(math.MaxInt)
+		if release.Finished(status) {
+			if info := job.Info(); info.Status == release.JobFailed {
+				return errors.New(info.Error)
+			}
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
 }

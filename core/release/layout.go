@@ -143,8 +143,12 @@ func (l Layout) WriteRecord(r *Record) error {
 }
 
 // Defaults of a Record.
+//
+// One start: a release that fails its first start is rolled back at once rather than tried again
+// (the operator can start the update again), which keeps the robot without its previous daemon
+// for one watchdog interval or one crash, not several.
 const (
-	DefaultMaxStarts = 2
+	DefaultMaxStarts = 1
 	DefaultProbation = time.Minute
 )
 
@@ -165,9 +169,9 @@ func (l Layout) Launch(self string, now time.Time) (exec string, rec *Record, er
 	if rec != nil && rec.Pending(now) && l.Current() == rec.ToProgram {
 		rec.Starts++
 		if rec.Starts > rec.MaxStarts {
-			why := fmt.Sprintf("%s started %d times without becoming ready", rec.To, rec.Starts-1)
+			why := fmt.Sprintf("%s started %s without becoming ready", rec.To, times(rec.Starts-1))
 			if rec.State == StateReady {
-				why = fmt.Sprintf("%s stopped %d times within %s of becoming ready", rec.To, rec.Starts-1, rec.Probation)
+				why = fmt.Sprintf("%s stopped %s within %s of becoming ready", rec.To, times(rec.Starts-1), rec.Probation)
 			}
 			if err := l.Restore(); err != nil {
 				return "", rec, fmt.Errorf("rolling back %s: %w", rec.To, err)
@@ -189,6 +193,16 @@ func (l Layout) Launch(self string, now time.Time) (exec string, rec *Record, er
 		return "", rec, fmt.Errorf("the current release %s: %w", cur, err)
 	}
 	return cur, rec, nil
+}
+
+func times(n int) string {
+	switch n {
+	case 1:
+		return "once"
+	case 2:
+		return "twice"
+	}
+	return fmt.Sprintf("%d times", n)
 }
 
 // samePath reports whether a and b name the same file.

@@ -78,10 +78,10 @@ func TestLaunchRollsBackAReleaseThatNeverBecomesReady(t *testing.T) {
 	if err != nil || exec != "" {
 		t.Fatalf("third start: exec %q err %v, want the installed program back", exec, err)
 	}
-	if rec.State != release.StateRolledBack || rec.Error != "1.2.0 started 2 times without becoming ready" || l.Current() != installed {
+	if rec.State != release.StateRolledBack || rec.Error != "1.2.0 started twice without becoming ready" || l.Current() != installed {
 		t.Fatalf("record %+v, current %q", rec, l.Current())
 	}
-	if last := rec.Logs[len(rec.Logs)-1]; !strings.Contains(last, "rolled back to 1.1.0: 1.2.0 started 2 times without becoming ready") {
+	if last := rec.Logs[len(rec.Logs)-1]; !strings.Contains(last, "rolled back to 1.1.0: 1.2.0 started twice without becoming ready") {
 		t.Errorf("log: %q", last)
 	}
 	// Once ready and past its probation, a release is no longer counted.

@@ -48,6 +48,9 @@ const (
 	PreRelease = "pre-release"
 )
 
+// DefaultRepo is the hub repository of the project's daemon releases: a model repo.
+const DefaultRepo = "robothub/robot-daemon"
+
 // Program is the daemon's program name in a release.
 const Program = "robot-daemon"
 
