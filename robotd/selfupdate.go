@@ -99,12 +99,15 @@ func releaseConfigFrom(c *cli.Context, getenv func(string) string) (releaseConfi
 // itself (launch at start, exec of the next release at a hand-over). It returns only on error or
 // at the end of a normal shutdown.
 func Main(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	// The environment as the service manager gave it: the daemon takes secrets out of its own
+	// (the broker password, which apps would inherit), and the next release needs them again.
+	environ := os.Environ()
 	err := run(ctx, args, getenv, stdout, stderr, true)
 	var h *handoverError
 	if errors.As(err, &h) {
 		// Everything serve held is closed (the port, the motor bus, the data dir's lock): the
 		// launcher starts the new release in this process.
-		return syscall.Exec(h.launcher, args, os.Environ())
+		return syscall.Exec(h.launcher, args, append(environ, launcherEnv+"="+h.launcher))
 	}
 	return err
 }

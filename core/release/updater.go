@@ -345,12 +345,12 @@ func (u *Updater) update(ctx context.Context, j *Job, target Version, req StartR
 	if err := checked.Fetch(ctx, src, Program, u.cfg.GOOS, u.cfg.GOARCH, dst, func(line string) { j.logf("%s", line) }); err != nil {
 		return err
 	}
+	downloaded := time.Now()
 	if err := u.cfg.SmokeTest(ctx, dst, target); err != nil {
 		os.Remove(dst)
 		return err
 	}
 	j.logf("%s --version says %s", dst, target)
-	downloaded := time.Now()
 	prev := u.cfg.Layout.Current()
 	if prev == "" {
 		prev = u.cfg.Self
