@@ -61,11 +61,15 @@ func releaseProgram(t testing.TB, version string) string {
 		out := filepath.Join(dir, "robot-daemon")
 		pkg, ldflags := "./cmd/robot-daemon", "-X github.com/robothub/robothub/core/version.Version="+version+
 			" -X github.com/robothub/robothub/core/release.CompiledKey="+keyLine(key.Public())
+		goarch := "amd64"
 		if strings.HasSuffix(version, "-neverready") {
-			pkg, ldflags = "./testdata/neverready", "-X main.version="+version
+			pkg, ldflags = "./testdata/neverready", "-X main.version="+strings.TrimSuffix(version, "-neverready")
+		}
+		if strings.HasSuffix(version, "-arm64") {
+			pkg, ldflags, goarch = "./testdata/neverready", "-X main.version="+strings.TrimSuffix(version, "-arm64"), "arm64"
 		}
 		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", ldflags, "-o", out, pkg)
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+goarch)
 		if b, err := cmd.CombinedOutput(); err != nil {
 			return "", fmt.Errorf("go build %s: %v\n%s", version, err, b)
 		}
@@ -123,7 +127,7 @@ func (h *releaseHub) publish(t testing.TB, version, program string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := release.ParseVersion(strings.TrimSuffix(version, "-neverready"))
+	v, err := release.ParseVersion(strings.TrimSuffix(strings.TrimSuffix(version, "-neverready"), "-arm64"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,6 +381,22 @@ func TestDaemonUpdatesItselfAndRollsBack(t *testing.T) {
 	var src release.InstallSource
 	if r.call("GET", "/api/update/install-source", nil, &src); src.Source != "release" || src.Version != "1.1.0" || !strings.HasSuffix(src.Program, "/releases/1.1.0/robot-daemon") {
 		t.Errorf("install-source: %+v", src)
+	}
+
+	// A signed release whose program is built for another CPU: refused before the swap, naming it;
+	// the running daemon is untouched (same version, no restart).
+	hub.publish(t, "1.1.5-arm64", releaseProgram(t, "1.1.5-arm64"))
+	id = r.startUpdate("?version=1.1.5")
+	r.waitFor(time.Minute, "the arm64 update refused", func() bool { return release.Finished(r.job(id).Status) })
+	if info := r.job(id); info.Status != "failed" || !strings.Contains(info.Error, "built for arm64 (ELF machine EM_AARCH64), not for this robot's amd64") {
+		t.Fatalf("arm64 release: %+v", info)
+	}
+	if v, evs := r.version(), r.svc.Events(); v != "1.1.0" || fakesystemd.Count(evs, "start") != 1 {
+		t.Fatalf("after a refused release: version %s, supervisor:\n%s", v, fakesystemd.Format(evs))
+	}
+	var d struct{ Detail string }
+	if code := r.call("POST", "/api/update/start?version=1.0.0", nil, &d); code != 400 || !strings.Contains(d.Detail, "a downgrade needs allow_downgrade") {
+		t.Errorf("downgrade without allow_downgrade: %d %q", code, d.Detail)
 	}
 
 	// 1.1.0 -> 1.2.0, which never becomes ready: rolled back to 1.1.0 by itself.

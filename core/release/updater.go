@@ -273,11 +273,12 @@ func (u *Updater) Job(id string) (*Job, error) {
 	u.mu.Lock()
 	j, ok := u.jobs[id]
 	u.mu.Unlock()
+	// Once swapped, the record is the job: it goes on in the next program.
+	if rec, err := u.cfg.Layout.ReadRecord(); err == nil && rec != nil && rec.ID == id && (!ok || rec.State != StateStarting) {
+		return recordJob(rec), nil
+	}
 	if ok {
 		return j, nil
-	}
-	if rec, err := u.cfg.Layout.ReadRecord(); err == nil && rec != nil && rec.ID == id {
-		return recordJob(rec), nil
 	}
 	return nil, fault.NotFoundf("Job ID not found")
 }
