@@ -29,6 +29,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -56,10 +57,12 @@ const wirelessAppsVenv = "/venvs/apps_venv"
 // getenv reads the environment. A daemon run this way (in-process, by tests and robothub dev)
 // cannot update itself: Main can.
 func Run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	return run(ctx, args, getenv, stdout, stderr, false)
+	return run(ctx, args, getenv, stdout, stderr, false, nil)
 }
 
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, selfExec bool) error {
+// run is Run; with selfExec (Main) the daemon can exec the next release, with environ, the
+// environment it was started with.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, selfExec bool, environ []string) error {
 	app := &cli.App{
 		Name:            "robot-daemon",
 		Usage:           "serve the robot and run its apps",
@@ -102,7 +105,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			}
 			cfg.selfExec = selfExec
 			if selfExec {
-				if err := launch(cfg, args, getenv, stderr); err != nil {
+				if err := launch(cfg, args, environ, getenv, stderr); err != nil {
 					return err
 				}
 			}
@@ -361,13 +364,13 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	resumed := layout.Resumable(version.String(), time.Now())
 	var rb *robot.Robot
 	var tookOver time.Time
-	if h, ok := handedOver(resumed, log); ok {
+	h, adopted := handedOver(resumed, log)
+	if adopted {
 		rb = robot.Adopt(backend, h.Robot, log.With("component", "robot"))
 		tookOver = time.Now()
 		log.Info("took the robot over from the previous daemon", "update", resumed.ID, "awake", h.Robot.Awake, "mode", h.Robot.Mode,
 			"motors_without_daemon", tookOver.Sub(resumed.Released))
 	} else {
-		resumed = nil
 		rb = robot.New(backend, log.With("component", "robot"))
 	}
 	rb.UseMedia(devices)
@@ -402,13 +405,15 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	if err != nil {
 		return err
 	}
+	leaveFleet := func() {}
 	if cfg.fleet.Enabled() {
 		leave, err := fleetagent.Start(ctx, cfg.fleet, mgr, fleetReleases(cfg, updater), cfg.hubURL, cfg.hubToken, log)
 		if err != nil {
 			ln.Close()
 			return err
 		}
-		defer leave()
+		leaveFleet = sync.OnceFunc(leave)
+		defer leaveFleet()
 	}
 
 	// Apps on the robot read frames and sound from a unix socket, with no encoding.
@@ -480,8 +485,9 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	startupCtx, stopStartup := context.WithCancel(ctx)
 	defer stopStartup()
 	if resumed != nil {
-		go resume(startupCtx, layout, resumed, tookOver, mgr, log.With("component", "update"))
-	} else {
+		go resume(startupCtx, layout, resumed, adopted, tookOver, mgr, log.With("component", "update"))
+	}
+	if !adopted {
 		go mgr.RunStartup(startupCtx, cfg.wakeOnStart)
 	}
 
@@ -507,6 +513,9 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 		log.Warn("closing connections", "err", err)
 	}
 	if handover != nil {
+		// What takes time goes before the robot stops: the motors are without a daemon from then
+		// until the next one takes them over.
+		leaveFleet()
 		return handOver(layout, handover, rb, log)
 	}
 	// Nothing moves the robot now: lay it down before its motors let go, as the public daemon does.

@@ -102,7 +102,7 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 	// The environment as the service manager gave it: the daemon takes secrets out of its own
 	// (the broker password, which apps would inherit), and the next release needs them again.
 	environ := os.Environ()
-	err := run(ctx, args, getenv, stdout, stderr, true)
+	err := run(ctx, args, getenv, stdout, stderr, true, environ)
 	var h *handoverError
 	if errors.As(err, &h) {
 		// Everything serve held is closed (the port, the motor bus, the data dir's lock): the
@@ -118,7 +118,7 @@ func (h *handoverError) Error() string { return "handing over to " + h.launcher 
 
 // launch runs the launcher's rules (release.Layout.Launch) when this process is the program the
 // service manager started, and execs the release they name.
-func launch(cfg config, args []string, getenv func(string) string, stderr io.Writer) error {
+func launch(cfg config, args, environ []string, getenv func(string) string, stderr io.Writer) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -144,7 +144,9 @@ func launch(cfg config, args []string, getenv func(string) string, stderr io.Wri
 	if next == "" {
 		return nil
 	}
-	return syscall.Exec(next, args, os.Environ())
+	// The environment the daemon started with: configFrom took the broker password out of this
+	// process's own.
+	return syscall.Exec(next, args, append(environ, launcherEnv+"="+launcher))
 }
 
 // newUpdater returns the daemon's updater; handovers receives the record of a swap to hand over.
@@ -185,7 +187,7 @@ type handover struct {
 
 func handedOver(rec *release.Record, log *slog.Logger) (handover, bool) {
 	var h handover
-	if rec == nil {
+	if rec == nil || len(rec.Handover) == 0 {
 		return h, false
 	}
 	if err := rec.HandoverOf(&h); err != nil {
@@ -224,13 +226,16 @@ func handOver(layout release.Layout, rec *release.Record, rb *robot.Robot, log *
 
 // resume finishes a hand-over once the daemon is ready: the record says so, and the app that ran
 // starts again.
-func resume(ctx context.Context, layout release.Layout, rec *release.Record, tookOver time.Time, mgr *apps.Manager, log *slog.Logger) {
+//
+// adopted: the robot was taken over as the old daemon held it; otherwise (it stopped before it
+// could hand over) the daemon started as usual, and only the record is finished.
+func resume(ctx context.Context, layout release.Layout, rec *release.Record, adopted bool, tookOver time.Time, mgr *apps.Manager, log *slog.Logger) {
 	running := version.String()
 	if err := layout.Arrived(rec, running, tookOver, time.Now()); err != nil {
 		log.Warn("recording the update", "err", err)
 	}
-	log.Info("update resumed", "update", rec.ID, "state", rec.State, "from", rec.From, "to", rec.To, "app", rec.App)
-	if rec.App != "" {
+	log.Info("update resumed", "update", rec.ID, "state", rec.State, "from", rec.From, "to", rec.To, "app", rec.App, "handed_over", adopted)
+	if adopted && rec.App != "" {
 		if _, err := mgr.Start(rec.App); err != nil {
 			log.Warn("restarting the app that ran before the update", "app", rec.App, "err", err)
 		}

@@ -216,12 +216,12 @@ func samePath(a, b string) bool {
 // after a failed update does not take its pose and app from then.
 const staleHandover = time.Hour
 
-// Resumable returns the record of the hand-over a starting daemon of version running is to resume
-// (the robot's state, the app), or nil: the update to running that is starting, or the one rolled
-// back to running.
+// Resumable returns the record of the update a starting daemon of version running is to finish,
+// or nil: the update to running that is starting, or the one rolled back to running. Its Handover
+// (the robot's state, the app) is empty when the old daemon stopped before it could hand over.
 func (l Layout) Resumable(running string, now time.Time) *Record {
 	rec, err := l.ReadRecord()
-	if err != nil || rec == nil || len(rec.Handover) == 0 || rec.Resumed == running || now.Sub(rec.Swapped) > staleHandover {
+	if err != nil || rec == nil || rec.Resumed == running || now.Sub(rec.Swapped) > staleHandover {
 		return nil
 	}
 	if (rec.State == StateStarting && rec.To == running) || (rec.State == StateRolledBack && rec.From == running) {
@@ -237,8 +237,11 @@ func (l Layout) Arrived(rec *Record, running string, tookOver, now time.Time) er
 	rec.TookOver = tookOver
 	if rec.State == StateStarting && rec.To == running {
 		rec.State, rec.Ready = StateReady, now
-		rec.Log(now, "robot-daemon %s is ready, %.1f s after the swap; the motors were without a daemon for %d ms",
-			running, now.Sub(rec.Swapped).Seconds(), tookOver.Sub(rec.Released).Milliseconds())
+		gap := "; the old daemon stopped before it handed the robot over"
+		if !tookOver.IsZero() && !rec.Released.IsZero() {
+			gap = fmt.Sprintf("; the motors were without a daemon for %d ms", tookOver.Sub(rec.Released).Milliseconds())
+		}
+		rec.Log(now, "robot-daemon %s is ready, %.1f s after the swap%s", running, now.Sub(rec.Swapped).Seconds(), gap)
 	} else {
 		rec.Log(now, "robot-daemon %s runs again", running)
 	}
