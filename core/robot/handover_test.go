@@ -36,3 +36,17 @@ func TestHoldThenAdoptKeepsThePose(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// An asleep robot stays asleep across a hand-over: no wake-up, the motors as they were.
+func TestHoldThenAdoptKeepsAnAsleepRobotAsleep(t *testing.T) {
+	rb := robot.New(robot.NewSim(), nil)
+	held, _, err := rb.Hold()
+	if err != nil || held.Awake || held.Mode != robot.MotorsDisabled {
+		t.Fatalf("held %+v, err %v", held, err)
+	}
+	next := robot.Adopt(robot.NewSim(), held, nil)
+	defer next.Close()
+	if st := next.State(); st.Awake || st.Move != nil || st.ControlMode != robot.MotorsDisabled {
+		t.Fatalf("adopted: awake %v move %v mode %v, want asleep and limp as before", st.Awake, st.Move, st.ControlMode)
+	}
+}
