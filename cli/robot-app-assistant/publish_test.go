@@ -161,6 +161,38 @@ func TestCreateWithPublish(t *testing.T) {
 	}
 }
 
+// create --publish takes publish's check options as flags (what the README shows for a machine
+// without a package index), and a publish that fails keeps no folder: the same command runs again.
+func TestCreateWithPublishFailsCleanlyAndRunsAgain(t *testing.T) {
+	h := newFakeHub(t)
+	dest := t.TempDir()
+	// The interpreter comes from the flags only, not from the environment the tests set.
+	env := map[string]string{"HF_ENDPOINT": h.URL(), envPython: "", envSystemSite: ""}
+	args := []string{"create", "again_app", dest, "--publish", "--python", "/usr/bin/python3", "--system-site-packages"}
+	r := runCLI(t, env, args...)
+	if r.code != exitError || !strings.Contains(r.stderr, "publishing needs a hub token with write permission") ||
+		!strings.Contains(r.stderr, "nothing was kept: "+filepath.Join(dest, "again_app")+" is removed, so that the same command can run again") {
+		t.Fatalf("create --publish without a token: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Lstat(filepath.Join(dest, "again_app")); !os.IsNotExist(err) {
+		t.Fatalf("the failed create --publish left its folder: %v", err)
+	}
+	env["HF_TOKEN"] = "hf_write_alice"
+	r = runCLI(t, env, args...)
+	if r.code != 0 || !strings.Contains(r.stdout, "All checks passed.") || !strings.Contains(r.stdout, "Published alice/again_app") {
+		t.Fatalf("the same command once the token is there: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, flag := range []string{"--python", "--system-site-packages", "--wheel-dir"} {
+		a := []string{"create", "lone_app", dest, flag}
+		if flag != "--system-site-packages" {
+			a = append(a, "/usr/bin/python3")
+		}
+		if r := runCLI(t, nil, a...); r.code != exitUsage || !strings.Contains(r.stderr, flag+" only applies with --publish") {
+			t.Errorf("create %s without --publish: exit %d, %s", flag, r.code, r.stderr)
+		}
+	}
+}
+
 func TestPublishStopsOnFailedChecks(t *testing.T) {
 	h := newFakeHub(t)
 	dir := mustCreate(t, "unfit")
