@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -109,25 +110,26 @@ func runDev(c *cli.Context, e *env) error {
 	}
 
 	// Listen first, so that a port in use is reported before anything starts.
+	viaMake := e.getenv(devMakeEnv) == "1"
 	hubLn, err := net.Listen("tcp", c.String("hub-addr"))
 	if err != nil {
-		return cli.Exit("dev: "+cliapp.ListenError("the local hub", c.String("hub-addr"), "--hub-addr", err), exitError)
+		return cli.Exit("dev: "+devListenError(viaMake, "the local hub", c.String("hub-addr"), "--hub-addr", err), exitError)
 	}
 	defer hubLn.Close()
 	recvLn, err := net.Listen("tcp", c.String("receiver-addr"))
 	if err != nil {
-		return cli.Exit("dev: "+cliapp.ListenError("the receiver", c.String("receiver-addr"), "--receiver-addr", err), exitError)
+		return cli.Exit("dev: "+devListenError(viaMake, "the receiver", c.String("receiver-addr"), "--receiver-addr", err), exitError)
 	}
 	defer recvLn.Close()
 	brk, err := broker.Start(c.String("broker-addr"), logger.With("component", "broker"))
 	if err != nil {
-		return cli.Exit(fmt.Sprintf("dev: the MQTT broker cannot listen (--broker-addr): %v", err), exitError)
+		return cli.Exit("dev: "+devListenError(viaMake, "the MQTT broker", c.String("broker-addr"), "--broker-addr", err), exitError)
 	}
 	defer brk.Close()
 	port := c.Int("daemon-port")
 	daemonURL := "http://127.0.0.1:" + strconv.Itoa(port)
 	if probe, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port)); err != nil {
-		return cli.Exit("dev: "+strings.Replace(cliapp.ListenError("the robot daemon", "127.0.0.1:"+strconv.Itoa(port), "--daemon-port", err), "127.0.0.1:PORT", "PORT", 1), exitError)
+		return cli.Exit("dev: "+devListenError(viaMake, "the robot daemon", "127.0.0.1:"+strconv.Itoa(port), "--daemon-port", err), exitError)
 	} else {
 		probe.Close()
 	}
@@ -261,6 +263,30 @@ func runDev(c *cli.Context, e *env) error {
 	}
 	fmt.Fprintln(e.stdout, "robothub dev stopped.")
 	return nil
+}
+
+// devMakeEnv is set by make run: a busy port is then named by make's variable (HUB_PORT=...), the
+// way its user gave it, rather than by the flag make passed.
+const devMakeEnv = "ROBOTHUB_DEV_MAKE"
+
+// makeVars are make run's variables for dev's address flags.
+var makeVars = map[string]string{"--hub-addr": "HUB_PORT", "--receiver-addr": "RECEIVER_PORT", "--daemon-port": "DAEMON_PORT", "--broker-addr": "BROKER_PORT"}
+
+// devListenError says why a part of dev cannot listen on addr and which setting picks another
+// port: make run's variable when make started dev, else the flag.
+func devListenError(viaMake bool, what, addr, flag string, err error) string {
+	if viaMake {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Sprintf("%s cannot listen on %s: the port is in use (by another robothub hub serve, robothub dev or make run?); choose a free one with make run %s=PORT",
+				what, addr, makeVars[flag])
+		}
+		return fmt.Sprintf("%s cannot listen on %s (make run %s=PORT): %v", what, addr, makeVars[flag], err)
+	}
+	msg := cliapp.ListenError(what, addr, flag, err)
+	if flag == "--daemon-port" { // a port, not an address
+		msg = strings.Replace(msg, "127.0.0.1:PORT", "PORT", 1)
+	}
+	return msg
 }
 
 // devSecret is the receiver's secret: $WEBHOOK_SECRET, else one made on first start and kept in file.

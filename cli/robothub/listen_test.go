@@ -38,3 +38,39 @@ func TestPortInUseNamesTheFlag(t *testing.T) {
 		}
 	}
 }
+
+// make run passes its ports to robothub dev as flags: a busy one is named by make's variable, the
+// way the user gave it (make run HUB_PORT=...).
+func TestMakeRunPortInUseNamesTheMakeVariable(t *testing.T) {
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	taken := ln.Addr().String()
+	_, port, _ := net.SplitHostPort(taken)
+	dir := t.TempDir()
+	free := []string{"--hub-addr", "127.0.0.1:0", "--receiver-addr", "127.0.0.1:0", "--broker-addr", "127.0.0.1:0", "--daemon-port", "0"}
+	with := func(flag, value string) []string {
+		args := []string{"dev", "--data-dir", filepath.Join(dir, flag)}
+		for i := 0; i < len(free); i += 2 {
+			v := free[i+1]
+			if free[i] == flag {
+				v = value
+			}
+			args = append(args, free[i], v)
+		}
+		return args
+	}
+	for flag, variable := range map[string]string{"--hub-addr": "HUB_PORT", "--receiver-addr": "RECEIVER_PORT", "--broker-addr": "BROKER_PORT", "--daemon-port": "DAEMON_PORT"} {
+		value := taken
+		if flag == "--daemon-port" {
+			value = port
+		}
+		want := "the port is in use (by another robothub hub serve, robothub dev or make run?); choose a free one with make run " + variable + "=PORT"
+		code, _, stderr := runCLI(t, map[string]string{"HOME": dir, "ROBOTHUB_DEV_MAKE": "1"}, "", with(flag, value)...)
+		if code != exitError || !strings.Contains(stderr, "cannot listen on "+taken) || !strings.Contains(stderr, want) || strings.Contains(stderr, flag) {
+			t.Errorf("%s taken: exit %d, stderr %q\nwant exit %d naming %s, not %s", flag, code, stderr, exitError, variable, flag)
+		}
+	}
+}
