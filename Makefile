@@ -189,7 +189,7 @@ SPACE_DIR ?= $(BIN)/space
 
 space:
 	rm -rf $(SPACE_DIR) && mkdir -p $(SPACE_DIR)
-	git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -xf - -C $(SPACE_DIR)
+	git ls-files -z --cached --others --exclude-standard | tar --null --no-recursion -T - -cf - | tar -xf - -C $(SPACE_DIR)
 	cp deploy/space/Dockerfile deploy/space/README.md deploy/space/.dockerignore $(SPACE_DIR)/
 	@echo "$(SPACE_DIR) holds the Space's files: push them to the Space (deploy/space/README.md, step 4)"
 
