@@ -68,6 +68,7 @@ and the hub token) is kept in DIR and survives restarts. Ctrl-C stops everything
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "log level: debug, info, warn, error"},
 			&cli.StringFlag{Name: "python", Value: "python3", Usage: "the interpreter that creates the robot's apps venv"},
 			&cli.BoolFlag{Name: "system-site-packages", Usage: "let apps use the system's Python packages (the SDK's numpy, scipy, FastAPI from apt)"},
+			&cli.IntFlag{Name: "app-web-port", Usage: "the port of the running app's web page, in place of the SDK's default 8042 (default: --daemon-port + 42)"},
 		},
 		OnUsageError: onUsageError,
 		Action:       func(c *cli.Context) error { return runDev(c, e) },
@@ -220,6 +221,9 @@ func runDev(c *cli.Context, e *env) error {
 			"--fleet", brk.URL(), "--fleet-id", devRobotID}
 		if c.Bool("system-site-packages") {
 			args = append(args, "--system-site-packages")
+		}
+		if c.IsSet("app-web-port") {
+			args = append(args, "--app-web-port", strconv.Itoa(c.Int("app-web-port")))
 		}
 		return runRobotDaemon(ctx, args, e.getenv, e.stdout, e.stderr)
 	})
