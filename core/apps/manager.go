@@ -213,7 +213,15 @@ func (m *Manager) Prepare(ctx context.Context) error {
 	defer w.Close()
 	// pip's and venv's own lines are for --log-level debug: on a first start some 25 of them came
 	// before robothub dev's banner. Their errors come back with their output's end.
-	m.log.Info("preparing the apps venv", "dir", m.py.VenvDir())
+	// A first start makes the venv and installs the SDK: tens of seconds that robothub dev's user
+	// watched in silence. Say so, and when it is done.
+	began := time.Now()
+	if _, err := os.Stat(m.py.Python()); err != nil {
+		m.log.Info("making the apps venv and installing the robot SDK into it (first start only: 10-30 s)", "dir", m.py.VenvDir())
+	} else {
+		m.log.Info("preparing the apps venv", "dir", m.py.VenvDir())
+	}
+	defer func() { m.log.Info("the apps venv is ready", "in", time.Since(began).Round(100*time.Millisecond)) }()
 	go func() {
 		scanLines(pr, func(line string) { m.log.Debug(line, "source", "venv") })
 		_, _ = io.Copy(io.Discard, pr)
