@@ -1,12 +1,23 @@
 package main
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 )
+
+// closedURL is an http URL on loopback where nothing listens.
+func closedURL(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return "http://" + ln.Addr().String()
+}
 
 func hubEnv(h *fakeHub, token string) map[string]string {
 	return map[string]string{"HF_ENDPOINT": h.URL(), "HF_TOKEN": token}
@@ -25,7 +36,9 @@ func TestPublishNeedsAWriteToken(t *testing.T) {
 		{"no token", map[string]string{"HF_ENDPOINT": h.URL()}, nil,
 			"publishing needs a hub token with write permission: pass --token, set HF_TOKEN, or save the token in "},
 		{"unknown token", hubEnv(h, "hf_nobody"), nil,
-			"the hub at " + h.URL() + " refused the token from HF_TOKEN (401: Invalid credentials in Authorization header): create a token with write permission at " + h.URL() + "/settings/tokens"},
+			"the hub at " + h.URL() + " refused the token from HF_TOKEN (401: Invalid credentials in Authorization header): the local hub's tokens come from robothub hub token create"},
+		{"hub not running", map[string]string{"HF_ENDPOINT": closedURL(t), "HF_TOKEN": "hf_write_alice"}, nil,
+			"is the local hub running there? (robothub dev, make run, or robothub hub serve)"},
 		{"read token", hubEnv(h, "hf_read_alice"), nil,
 			"the token from HF_TOKEN (user alice) has read permission: publishing needs write permission"},
 		{"read token by flag", map[string]string{"HF_ENDPOINT": h.URL()}, []string{"--token", "hf_read_alice"},
@@ -178,9 +191,14 @@ func TestCreateWithPublishFailsCleanlyAndRunsAgain(t *testing.T) {
 		t.Fatalf("the failed create --publish left its folder: %v", err)
 	}
 	env["HF_TOKEN"] = "hf_write_alice"
+	env["ROBOT_DAEMON_URL"] = "http://127.0.0.1:18000"
 	r = runCLI(t, env, args...)
 	if r.code != 0 || !strings.Contains(r.stdout, "All checks passed.") || !strings.Contains(r.stdout, "Published alice/again_app") {
 		t.Fatalf("the same command once the token is there: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	// The install line names the daemon the user's shell names, never a port it may not be on.
+	if !strings.Contains(r.stdout, "curl -X POST 'http://127.0.0.1:18000/api/apps/install'") || strings.Contains(r.stdout, "localhost:8000") {
+		t.Errorf("the install line does not name $ROBOT_DAEMON_URL:\n%s", r.stdout)
 	}
 	for _, flag := range []string{"--python", "--system-site-packages", "--wheel-dir"} {
 		a := []string{"create", "lone_app", dest, flag}

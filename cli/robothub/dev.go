@@ -234,7 +234,13 @@ func runDev(c *cli.Context, e *env) error {
 	select {
 	case err := <-ready:
 		if err == nil {
-			printDevSummary(e.stdout, dir, hubURL, recvURL, daemonURL, hookURL, brk.URL(), tokenFile, boot)
+			// The same interpreter for robot-app-assistant's checks as for the robot's apps: without a
+			// package index, the system's (the flags dev was given).
+			var pyFlags string
+			if c.Bool("system-site-packages") {
+				pyFlags = " --python " + c.String("python") + " --system-site-packages"
+			}
+			printDevSummary(e.stdout, dir, hubURL, recvURL, daemonURL, hookURL, brk.URL(), tokenFile, pyFlags, boot)
 		}
 	case r := <-results:
 		running--
@@ -335,7 +341,7 @@ func waitHealthy(ctx context.Context, urls ...string) error {
 	return nil
 }
 
-func printDevSummary(out io.Writer, dir, hubURL, recvURL, daemonURL, hookURL, brokerURL, tokenFile string, boot *hubemu.BootstrapResult) {
+func printDevSummary(out io.Writer, dir, hubURL, recvURL, daemonURL, hookURL, brokerURL, tokenFile, pyFlags string, boot *hubemu.BootstrapResult) {
 	fmt.Fprintf(out, `
 robothub dev is running (state in %s):
   local hub      %s
@@ -350,15 +356,15 @@ In another terminal, put the CLIs on PATH and point them at the local hub:
   export HF_TOKEN_PATH=%s
 
 Try it: create and publish an app, install it on the robot, then publish a change:
-  robot-app-assistant create my_app ./apps --publish
+  robot-app-assistant create my_app ./apps --publish%s
   curl -X POST '%s/api/apps/install?wait=true' -H 'Content-Type: application/json' -d '{"url": "%s/spaces/%s/my_app"}'
   curl -X POST %s/api/apps/start-app/my_app
   (edit ./apps/my_app/my_app/main.py)
-  robot-app-assistant publish ./apps/my_app        (or git push to %s/spaces/%s/my_app)
+  robot-app-assistant publish ./apps/my_app%s        (or git push to %s/spaces/%s/my_app)
 Every robot of the fleet with my_app reinstalls and restarts it within seconds. Ctrl-C stops everything.
 `, dir, hubURL, brokerURL, brokerURL, brokerURL, recvURL, webhook.RoutePrefix, devFleetRoute, webhook.RoutePrefix, devUpdateRoute, webhook.RoutePrefix, devLogRoute,
 		daemonURL, daemonURL, boot.Webhook.ID, devUser, hookURL,
-		binDir(), hubURL, tokenFile, daemonURL, hubURL, devUser, daemonURL, hubURL, devUser)
+		binDir(), hubURL, tokenFile, pyFlags, daemonURL, hubURL, devUser, daemonURL, pyFlags, hubURL, devUser)
 }
 
 // binDir is the directory of the running robothub, where make build puts robot-app-assistant too.
