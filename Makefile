@@ -148,6 +148,8 @@ bench-apps:
 
 # ---- Receivers as cloud functions: adapters/lambda, adapters/gcf, functions/, deploy/ ----
 #   make lambda-zip    bin/lambda/bootstrap-arm64.zip (LAMBDA_ARCH=amd64 for x86_64)
+#   make lambda-run    the real bootstrap, on this machine, under the AWS Lambda Runtime Interface
+#                      Emulator: invocations on http://127.0.0.1:$(LAMBDA_PORT)/2015-03-31/functions/function/invocations
 #   make deploy-aws    build, then sam deploy deploy/aws/template.yaml (needs WEBHOOK_SECRET)
 #   make gcf-run       the Cloud Function locally through funcframework on 127.0.0.1:$(GCF_PORT)
 #   make deploy-gcp    gcloud functions deploy --gen2 (deploy/gcp/deploy.sh; DRY_RUN=1 prints it)
@@ -157,8 +159,15 @@ bench-apps:
 LAMBDA_ARCH ?= arm64
 STACK       ?= robothub-webhooks
 GCF_PORT    ?= 8080
+# lambda-run: the emulator takes invocations on LAMBDA_PORT and serves the Runtime API the bootstrap
+# polls on LAMBDA_API_PORT (its default, 9001, would collide between two runs on one machine).
+LAMBDA_PORT     ?= 9000
+LAMBDA_API_PORT ?= 9001
+# The emulator (a Go module: github.com/aws/aws-lambda-runtime-interface-emulator, AWS's own) is
+# pinned: go run builds that exact version.
+RIE_VERSION     ?= v0.0.0-20261030222936-bef5c4ba774d
 
-.PHONY: lambda-zip deploy-aws gcf-run deploy-gcp space bench-cloud
+.PHONY: lambda-zip lambda-run deploy-aws gcf-run deploy-gcp space bench-cloud
 
 lambda-zip:
 	@mkdir -p $(BIN)/lambda/$(LAMBDA_ARCH)
@@ -169,6 +178,18 @@ lambda-zip:
 		if command -v zip >/dev/null; then zip -q -X ../bootstrap-$(LAMBDA_ARCH).zip bootstrap; \
 		else python3 -m zipfile -c ../bootstrap-$(LAMBDA_ARCH).zip bootstrap; fi
 	@echo "built $(BIN)/lambda/bootstrap-$(LAMBDA_ARCH).zip"
+
+# make lambda-run: the bootstrap built as for Lambda (for this machine's CPU), run by the emulator as
+# Lambda runs it (the Runtime API, one invocation at a time), configured by the same environment
+# (ROBOTHUB_ROUTES, default hello=log; WEBHOOK_SECRET). curl a function URL event to it:
+# deploy/aws/local-delivery.json is a hub's push delivered to /webhooks/hello with secret dev-secret.
+lambda-run:
+	@mkdir -p $(BIN)/lambda/local
+	CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/lambda/local/bootstrap ./functions/lambda
+	@echo "lambda-run: building the emulator (first time: a minute), then invocations on http://127.0.0.1:$(LAMBDA_PORT)/2015-03-31/functions/function/invocations"
+	ROBOTHUB_ROUTES="$${ROBOTHUB_ROUTES:-hello=log}" $(GO) run github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$(RIE_VERSION) \
+		--runtime-interface-emulator-address 127.0.0.1:$(LAMBDA_PORT) --runtime-api-address 127.0.0.1:$(LAMBDA_API_PORT) \
+		$(BIN)/lambda/local/bootstrap
 
 deploy-aws:
 	@test -n "$$WEBHOOK_SECRET" || { echo "set WEBHOOK_SECRET to the secret of the hub webhook"; exit 2; }

@@ -35,7 +35,7 @@ var skipped = map[string]string{
 // LAMBDA_PORT=...); 8001 is the second robot's, in the blocks only.
 var readmePorts = []struct{ port, makeVar string }{
 	{"7861", "HUB_PORT"}, {"7860", "RECEIVER_PORT"}, {"8000", "DAEMON_PORT"}, {"1883", "BROKER_PORT"},
-	{"8080", "GCF_PORT"}, {"9000", "LAMBDA_PORT"}, {"8001", ""},
+	{"8080", "GCF_PORT"}, {"9000", "LAMBDA_PORT"}, {"9001", "LAMBDA_API_PORT"}, {"8001", ""},
 }
 
 // TestREADME runs every shell block of README.md as written, in order, as a newcomer pastes them:
