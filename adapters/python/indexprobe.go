@@ -2,6 +2,7 @@ package python
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -56,7 +57,24 @@ func (v *Venv) indexURL(ctx context.Context, env []string) string {
 		}
 	}
 	// pip's own reading of its configuration files: they have sections, environment-specific
-	// files and precedence rules that only pip knows in full.
+	// files and precedence rules that only pip knows in full. A Python's start-up costs 0.3-0.5 s:
+	// asked once per interpreter and configuration place.
+	key := strings.Join([]string{v.Python(), envValue(env, "PIP_CONFIG_FILE"), envValue(env, "HOME"), envValue(env, "XDG_CONFIG_HOME")}, "\x00")
+	if u, ok := configuredIndex.Load(key); ok {
+		return u.(string)
+	}
+	u := pipConfiguredIndex(ctx, v, env)
+	if ctx.Err() == nil {
+		configuredIndex.Store(key, u)
+	}
+	return u
+}
+
+// configuredIndex holds pipConfiguredIndex's answers.
+var configuredIndex sync.Map
+
+// pipConfiguredIndex is the index-url of pip's configuration, else PyPI.
+func pipConfiguredIndex(ctx context.Context, v *Venv, env []string) string {
 	cmd := exec.CommandContext(ctx, v.Python(), v.pip("config", "list")...)
 	cmd.Env = env
 	if out, err := cmd.Output(); err == nil {
@@ -108,19 +126,22 @@ func probeIndex(ctx context.Context, index string, env []string) error {
 	return err
 }
 
+// envValue is name's value in env (the last one, as exec does), or "".
+func envValue(env []string, name string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == name {
+			return v
+		}
+	}
+	return ""
+}
+
 func probe(ctx context.Context, index string, env []string) error {
 	u, err := url.Parse(index)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
 		return nil // pip's to complain about; a file: index needs no network
 	}
-	lookup := func(name string) string {
-		for i := len(env) - 1; i >= 0; i-- {
-			if k, v, ok := strings.Cut(env[i], "="); ok && (k == name || k == strings.ToLower(name)) {
-				return v
-			}
-		}
-		return ""
-	}
+	lookup := func(name string) string { return cmp.Or(envValue(env, name), envValue(env, strings.ToLower(name))) }
 	proxies := httpproxy.Config{HTTPProxy: lookup("HTTP_PROXY"), HTTPSProxy: lookup("HTTPS_PROXY"), NoProxy: lookup("NO_PROXY")}
 	proxyFunc := proxies.ProxyFunc()
 	client := &http.Client{
