@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/google/renameio/v2/maybe"
+
 	"github.com/robothub/robothub/core/fault"
 )
 
@@ -220,25 +222,14 @@ func cachedSnapshot(repoDir, revision string) *Snapshot {
 	return &Snapshot{Dir: dir, Commit: string(sha), Cached: true}
 }
 
-// writeFileAtomic writes a file through a temporary one beside it, so that a reader never sees
-// half of it and an interrupted download leaves nothing.
+// writeFileAtomic writes a file so that a reader never sees half of it and an interrupted
+// download leaves nothing (renameio: a temporary file, synced, renamed over; on Windows, where
+// renameio has no atomic rename, a plain write).
 func writeFileAtomic(dst string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(dst), ".download-*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), dst)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := maybe.WriteFile(dst, data, 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", dst, err)
 	}
 	return nil

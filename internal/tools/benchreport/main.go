@@ -24,6 +24,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/google/renameio/v2"
 )
 
 // A suite is one `go test -bench` invocation; its benchmarks feed several checks.
@@ -461,11 +463,7 @@ func writeGenerated(path, generated string) error {
 	default:
 		text = "# Benchmarks\n\n" + generated + "\n" + text
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(text), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return renameio.WriteFile(path, []byte(text), 0o644)
 }
 
 func machine() string {
