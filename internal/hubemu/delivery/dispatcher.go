@@ -135,7 +135,7 @@ func (p *Policy) fill() {
 	}
 }
 
-// backoff is the pause after the n-th failed attempt: hub.Backoff, between 50 and 100 % of the
+// backoff is the pause after the n-th failed attempt: hub.Backoff, between 50 and 150 % of the
 // exponential pause.
 func (p Policy) backoff(n int) time.Duration { return hub.Backoff(p.BaseDelay, p.MaxDelay, n) }
 
