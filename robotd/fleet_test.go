@@ -144,7 +144,7 @@ func TestFleetPushUpdatesEveryRobot(t *testing.T) {
 	const secret = "fleet-test-secret"
 	recv := webhook.NewServer(webhook.WithSecret(secret), webhook.WithLogger(slog.New(slog.DiscardHandler)))
 	env := map[string]string{actions.FleetUsernameEnv: "receiver", actions.FleetPasswordEnv: passwords["receiver"]}
-	builder := actions.NewBuilder(actions.Config{FleetTLS: broker.TLSConfig(), Getenv: func(k string) string { return env[k] },
+	builder := actions.NewBuilder(actions.Config{FleetDialers: mqtt.FleetDialers(), FleetTLS: broker.TLSConfig(), Getenv: func(k string) string { return env[k] },
 		Logger: slog.New(slog.DiscardHandler)})
 	defer builder.Close(context.Background())
 	if err := builder.Register(recv, []actions.Route{{Name: "fleet", Action: "fleet:" + broker.URL}}); err != nil {

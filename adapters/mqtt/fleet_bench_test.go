@@ -160,7 +160,7 @@ topic read robothub/v1/robots/#
 	// The receiver, with its fleet: route.
 	env := map[string]string{actions.FleetUsernameEnv: "receiver", actions.FleetPasswordEnv: users["receiver"]}
 	srv := webhook.NewServer(webhook.WithSecret("bench-secret"), webhook.WithLogger(s.log))
-	builder := actions.NewBuilder(actions.Config{Logger: s.log, Getenv: func(k string) string { return env[k] }})
+	builder := actions.NewBuilder(actions.Config{FleetDialers: mqtt.FleetDialers(), Logger: s.log, Getenv: func(k string) string { return env[k] }})
 	b.Cleanup(func() { builder.Close(context.Background()) })
 	if err := builder.Register(srv, []actions.Route{{Name: "fleet", Action: "fleet:" + s.broker.URL}}); err != nil {
 		b.Fatal(err)
