@@ -46,7 +46,7 @@ type startupConfig struct {
 type runningApp struct {
 	Name    string `json:"name"`
 	PID     int    `json:"pid"`
-	Started int64  `json:"started_ms"` // the process start time (procgroup.Identity): guards against PID reuse
+	Started int64  `json:"started_ms"` // the process start time (procinfo.Identity): guards against PID reuse
 }
 
 // readJSON decodes path into v; a missing file leaves v untouched and is not an error.

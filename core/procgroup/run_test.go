@@ -15,6 +15,7 @@ import (
 	"github.com/robothub/robothub/internal/testkit/wait"
 
 	"github.com/robothub/robothub/core/procgroup"
+	"github.com/robothub/robothub/core/procgroup/procinfo"
 )
 
 func TestRunKillsTheGroupAtTheEndOfItsContext(t *testing.T) {
@@ -26,13 +27,13 @@ func TestRunKillsTheGroupAtTheEndOfItsContext(t *testing.T) {
 	go func() { done <- procgroup.Run(ctx, cmd, &out) }()
 	wait.For(t, 5*time.Second, "the command's first line", func() bool { return strings.Contains(out.String(), "started") })
 	pid := cmd.Process.Pid
-	wait.For(t, 5*time.Second, "the sleep in the group", func() bool { return len(procgroup.Members(pid)) == 2 })
-	children := slices.DeleteFunc(procgroup.Members(pid), func(p int) bool { return p == pid })
+	wait.For(t, 5*time.Second, "the sleep in the group", func() bool { return len(procinfo.Members(pid)) == 2 })
+	children := slices.DeleteFunc(procinfo.Members(pid), func(p int) bool { return p == pid })
 	cancel(stop)
 	if err := <-done; !errors.Is(err, stop) {
 		t.Fatalf("Run after cancel: %v, want the context's cause", err)
 	}
-	wait.For(t, 5*time.Second, "the sleep killed with the shell", func() bool { return !slices.ContainsFunc(children, procgroup.Alive) })
+	wait.For(t, 5*time.Second, "the sleep killed with the shell", func() bool { return !slices.ContainsFunc(children, procinfo.Alive) })
 }
 
 func TestRunNamesTheCommandInItsError(t *testing.T) {
