@@ -22,6 +22,9 @@ import (
 // onBus starts an emulated bus with the robot asleep on it, and a Robot on the hardware backend.
 func onBus(t *testing.T) (*robot.Robot, *hardware.Hardware, *busemu.Bus) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("drives the emulated motor bus in real time for seconds: not under -short")
+	}
 	emu, err := busemu.Start(busemu.Options{Config: hardware.DefaultConfig(), Asleep: true, Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

@@ -47,6 +47,7 @@ type testDaemon struct {
 // startDaemon runs the daemon on a free port with hubURL as its hub and waits for /healthz. Apps
 // reach it through ROBOT_DAEMON_URL, which they inherit from the test process.
 func startDaemon(t testing.TB, hubURL string, extraArgs ...string) *testDaemon {
+	skipShort(t)
 	t.Helper()
 	port := freePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -38,6 +39,15 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// skipShort skips a test that builds Python venvs or runs a daemon under -short (make check): those
+// run in make test.
+func skipShort(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds Python venvs or runs a daemon: not under -short")
+	}
+}
+
 // result is what one run of the program did.
 type result struct {
 	code           int
@@ -57,6 +67,9 @@ func testEnv(t testing.TB) map[string]string {
 
 func runCLI(t testing.TB, vars map[string]string, args ...string) result {
 	t.Helper()
+	if slices.Contains(args, "check") || slices.Contains(args, "publish") || slices.Contains(args, "--publish") {
+		skipShort(t) // they build the app into a venv
+	}
 	env := testEnv(t)
 	for k, v := range vars {
 		env[k] = v

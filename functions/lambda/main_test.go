@@ -62,6 +62,9 @@ func buildBootstrap(t testing.TB, goarch string) string {
 // once per test run.
 func buildFunction(t testing.TB, goarch, pkg string) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the function: not under -short")
+	}
 	v, _ := builds.LoadOrStore(goarch+" "+pkg, &buildResult{})
 	r := v.(*buildResult)
 	r.once.Do(func() {
