@@ -48,6 +48,15 @@ func skipShort(t testing.TB) {
 	}
 }
 
+// skipVenvCommands skips under -short a run of check or publish (or create --publish): they build
+// the app into a venv.
+func skipVenvCommands(t testing.TB, args []string) {
+	t.Helper()
+	if slices.Contains(args, "check") || slices.Contains(args, "publish") || slices.Contains(args, "--publish") {
+		skipShort(t)
+	}
+}
+
 // result is what one run of the program did.
 type result struct {
 	code           int
@@ -67,9 +76,7 @@ func testEnv(t testing.TB) map[string]string {
 
 func runCLI(t testing.TB, vars map[string]string, args ...string) result {
 	t.Helper()
-	if slices.Contains(args, "check") || slices.Contains(args, "publish") || slices.Contains(args, "--publish") {
-		skipShort(t) // they build the app into a venv
-	}
+	skipVenvCommands(t, args)
 	env := testEnv(t)
 	for k, v := range vars {
 		env[k] = v
@@ -86,6 +93,7 @@ func runCLI(t testing.TB, vars map[string]string, args ...string) result {
 // which the commands it runs (pip) inherit.
 func runCLIProcess(t testing.TB, vars map[string]string, environ []string, args ...string) result {
 	t.Helper()
+	skipVenvCommands(t, args)
 	env := testEnv(t)
 	for k, v := range vars {
 		env[k] = v
