@@ -78,7 +78,11 @@ func BenchmarkWebhooksLsVersusCurl(b *testing.B) {
 // buildForBench builds the command pkg as make build does (stripped, -trimpath) into a temporary
 // directory.
 func buildForBench(b *testing.B, pkg string) string {
-	bin := filepath.Join(b.TempDir(), filepath.Base(filepath.Clean(pkg)))
+	name := filepath.Base(filepath.Clean(pkg))
+	if pkg == "." {
+		name = "robothub"
+	}
+	bin := filepath.Join(b.TempDir(), name)
 	if out, err := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, pkg).CombinedOutput(); err != nil {
 		b.Fatalf("go build %s: %v\n%s", pkg, err, out)
 	}
