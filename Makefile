@@ -1,6 +1,7 @@
 # robothub: one Makefile with the targets a newcomer expects.
 #   make run    the project's main job on its embedded defaults
 #   make test   every test suite (what CI runs)
+#   make check  the loop between edits: gofmt, go vet, staticcheck, the tests that need no servers
 #   make bench  every benchmark; figures go to docs/BENCHMARKS.md
 #   make lint   gofmt, go vet (and make cross-check: the CLIs compile for darwin and windows), staticcheck
 #   make cross  the CLIs built for linux, darwin and windows, amd64 and arm64
@@ -13,7 +14,7 @@ LDFLAGS := -s -w -X github.com/robothub/robothub/core/version.Version=$(VERSION)
 # staticcheck is pinned: `latest` would let a new release fail CI on code that did not change.
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: run test test-assets test-go vet bench load-receiver lint build clean fuzz reliability-docs api-docs soak cross cross-check release
+.PHONY: run test check fmt-check test-assets test-go vet bench load-receiver lint build clean fuzz reliability-docs api-docs soak cross cross-check release
 
 # make build says what it compiles: a fresh clone compiles some 600 packages, minutes on a 2-core
 # machine, and a silent terminal looked stuck. go build -v names each package it compiles (cached
@@ -88,10 +89,20 @@ load-receiver:
 	$(GO) test -run '^$$' -bench ReceiverLoad -benchtime 1x -v ./adapters/nethttp
 	$(GO) test -run '^$$' -bench LogRouteLoad -benchtime 1x -v ./cli/robothub
 
-lint: vet cross-check
+lint: fmt-check vet cross-check
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+
+fmt-check:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+
+# make check: the loop between edits, in about 2 minutes on 2 cores (docs/BENCHMARKS.md): the
+# linters but the cross-OS build, and go test -short, under which the tests that start a daemon
+# with its Python venv, a Mosquitto broker, or a binary they build skip (they run in make test).
+# Without -count=1, go test answers from its cache for the packages an edit did not touch.
+check: fmt-check vet
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+	$(GO) test -short ./...
 
 clean:
 	rm -rf $(BIN)

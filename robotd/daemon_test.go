@@ -149,6 +149,7 @@ var venvLocks sync.Map
 // through ROBOT_DAEMON_URL, which the daemon puts into their environment.
 func startDaemon(t testing.TB, opts daemonOptions) *daemon {
 	t.Helper()
+	skipShort(t)
 	if opts.dataDir == "" {
 		opts.dataDir = t.TempDir()
 	}
@@ -200,6 +201,15 @@ func startDaemon(t testing.TB, opts daemonOptions) *daemon {
 			t.Fatalf("daemon did not serve /healthz\n%s", d.log.String())
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// skipShort skips a test that runs the whole daemon with its Python apps venv under -short (make
+// check): those tests run in make test.
+func skipShort(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs the whole daemon with its Python apps venv: not under -short")
 	}
 }
 

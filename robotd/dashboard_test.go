@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -19,6 +18,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/robothub/robothub/internal/testkit/hubtest"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
@@ -263,32 +264,25 @@ func catalogHub(t testing.TB, spaces []space, listed []map[string]any) *localHub
 		t.Skipf("git is not installed: %v", err)
 	}
 	ctx := context.Background()
-	emu, err := localhub.Open(ctx, localhub.Config{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hub := emu.Handler()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet || r.URL.Path != "/api/spaces" || len(listed) == 0 {
-			hub.ServeHTTP(w, r)
-			return
-		}
-		rec := httptest.NewRecorder()
-		hub.ServeHTTP(rec, r)
-		var records []map[string]any
-		if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &records) != nil {
-			t.Errorf("the hub emulator answered GET %s with %d %s", r.URL, rec.Code, rec.Body)
-			w.WriteHeader(http.StatusInternalServerError)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(append(records, listed...))
+	emu := hubtest.Start(t, localhub.Config{}, hubtest.WithHandler(func(hub http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodGet || r.URL.Path != "/api/spaces" || len(listed) == 0 {
+				hub.ServeHTTP(w, r)
+				return
+			}
+			rec := httptest.NewRecorder()
+			hub.ServeHTTP(rec, r)
+			var records []map[string]any
+			if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &records) != nil {
+				t.Errorf("the hub emulator answered GET %s with %d %s", r.URL, rec.Code, rec.Body)
+				w.WriteHeader(http.StatusInternalServerError)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(append(records, listed...))
+		})
 	}))
-	t.Cleanup(func() {
-		srv.Close()
-		emu.Close()
-	})
-	h := &localHub{URL: srv.URL, emu: emu, owners: map[string]hubemu.Principal{}, tokens: map[string]string{}}
+	h := &localHub{URL: emu.URL, emu: emu.Emulator, owners: map[string]hubemu.Principal{}, tokens: map[string]string{}}
 	owners := h.owners
 	for _, sp := range spaces {
 		p, ok := owners[sp.owner]

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/internal/testkit/hubtest"
+
 	"github.com/robothub/robothub/adapters/mqtt"
 	"github.com/robothub/robothub/core/fleet"
 	hubclient "github.com/robothub/robothub/core/hub"
@@ -103,19 +105,11 @@ func TestFleetPushUpdatesEveryRobot(t *testing.T) {
 	defer cancel()
 
 	// The hub, and a space with the app.
-	emu, err := localhub.Open(ctx, localhub.Config{Logger: slog.New(slog.DiscardHandler),
+	hubSrv := hubtest.Start(t, localhub.Config{
 		AllowDeliveryTo: []string{"127.0.0.0/8"}, // the receiver listens on loopback
 		Delivery:        delivery.Policy{BaseDelay: 100 * time.Millisecond, MaxDelay: time.Second}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer emu.Close()
-	hubSrv := httptest.NewServer(emu.Handler())
-	defer hubSrv.Close()
-	token, user, err := emu.CreateToken(ctx, "alice", hubemu.RoleWrite, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
+	emu := hubSrv
+	token, user := hubSrv.Token(t, "alice", hubemu.RoleWrite)
 	client, err := hubclient.New(hubSrv.URL, hubclient.WithToken(token))
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +144,7 @@ func TestFleetPushUpdatesEveryRobot(t *testing.T) {
 	const secret = "fleet-test-secret"
 	recv := webhook.NewServer(webhook.WithSecret(secret), webhook.WithLogger(slog.New(slog.DiscardHandler)))
 	env := map[string]string{actions.FleetUsernameEnv: "receiver", actions.FleetPasswordEnv: passwords["receiver"]}
-	builder := actions.NewBuilder(actions.Config{FleetTLS: broker.TLSConfig(), Getenv: func(k string) string { return env[k] },
+	builder := actions.NewBuilder(actions.Config{FleetDialers: mqtt.FleetDialers(), FleetTLS: broker.TLSConfig(), Getenv: func(k string) string { return env[k] },
 		Logger: slog.New(slog.DiscardHandler)})
 	defer builder.Close(context.Background())
 	if err := builder.Register(recv, []actions.Route{{Name: "fleet", Action: "fleet:" + broker.URL}}); err != nil {
@@ -163,7 +157,7 @@ func TestFleetPushUpdatesEveryRobot(t *testing.T) {
 	if _, err := emu.CreateWebhook(ctx, user.ID, hubemu.WebhookInput{URL: &hookURL, Watched: &watched, Secret: &sec}); err != nil {
 		t.Fatal(err)
 	}
-	go func() { _ = emu.Run(ctx) }()
+	emu.Run()
 
 	// The operator's view: every robot's status.
 	board := &statusBoard{statuses: map[string]fleet.Status{}, changed: make(chan struct{}, 1)}

@@ -14,6 +14,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/google/renameio/v2"
+
 	"github.com/robothub/robothub/core/hub"
 
 	"github.com/robothub/robothub/robotd/httpapi"
@@ -87,25 +89,10 @@ func (s *Server) handleSetRobotName(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, robotName{Name: &name})
 }
 
-// writeFileAtomic replaces path with data through a temporary file in the same directory.
+// writeFileAtomic replaces path with data (renameio: a temporary file, synced, renamed over), with
+// mode perm even when an older file had another: a secret written 0600 stays 0600.
 func writeFileAtomic(path string, data []byte, perm fs.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return renameio.WriteFile(path, data, perm, renameio.WithStaticPermissions(perm))
 }
 
 // hardwareID names this machine without revealing its machine id: the first 16 hex digits of the

@@ -88,6 +88,7 @@ func binary(t *testing.T, name string) string {
 // startDaemonBinary runs the built robot-daemon --sim on the shared apps venv and waits for /healthz.
 func startDaemonBinary(t *testing.T, args ...string) *daemon {
 	t.Helper()
+	skipShort(t)
 	port := freePort(t)
 	d := &daemon{t: t, url: fmt.Sprintf("http://127.0.0.1:%d", port), dataDir: t.TempDir(), log: &syncbuf.Buffer{}}
 	cmd := exec.Command(binary(t, "robot-daemon"), append(append([]string{"--sim", "--port", strconv.Itoa(port), "--data-dir", d.dataDir,

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/internal/testkit/wait"
+
 	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/robotd"
 )
@@ -79,7 +81,7 @@ func TestMediaRoutesOnTestDevices(t *testing.T) {
 
 	// The test microphone is loud; its level reaches the recorder.
 	d.call("POST", "/api/audio/start_recording", nil, nil)
-	waitUntil(t, "the test microphone to be recorded", func() bool {
+	wait.For(t, 15*time.Second, "the test microphone to be recorded", func() bool {
 		var rec struct{ Samples [][2]float64 }
 		d.call("GET", "/api/audio/sample", nil, &rec)
 		for _, f := range rec.Samples {
@@ -134,7 +136,7 @@ func TestMediaRoutesOnTestDevices(t *testing.T) {
 	if code := d.call("POST", "/api/media/play_sound", map[string]string{"file": "beep.wav"}, nil); code != 200 {
 		t.Fatalf("play_sound: %d", code)
 	}
-	waitUntil(t, "the beep to be played", func() bool {
+	wait.For(t, 15*time.Second, "the beep to be played", func() bool {
 		var dev struct{ Speaker_queued float64 }
 		d.call("GET", "/api/media/devices", nil, &dev)
 		return dev.Speaker_queued == 0
@@ -195,17 +197,6 @@ func wavTone(rate int, v float64) []byte {
 	b = append(b, "data"...)
 	b = bin.LittleEndian.AppendUint32(b, uint32(len(data)))
 	return append(b, data...)
-}
-
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // The hardware config's media section names the devices of a robot built differently; a flag

@@ -1,10 +1,8 @@
 package robotd_test
 
 import (
-	"context"
 	"log/slog"
 	"math"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/internal/testkit/hubtest"
+
 	hubclient "github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/internal/hubemu/localhub"
 	"github.com/robothub/robothub/robotd"
@@ -21,7 +21,7 @@ import (
 
 // movesHub serves a local hub whose one dataset, local/moves, is our own move library
 // (core/robot/testdata/moves), as the public hub serves the dances and emotions libraries.
-func movesHub(t testing.TB) *httptest.Server {
+func movesHub(t testing.TB) *hubtest.Hub {
 	t.Helper()
 	dir := t.TempDir()
 	src, err := filepath.Abs(filepath.Join("..", "core", "robot", "testdata", "moves"))
@@ -34,21 +34,7 @@ func movesHub(t testing.TB) *httptest.Server {
 	if err := os.Symlink(src, filepath.Join(dir, "local", "moves")); err != nil {
 		t.Fatal(err)
 	}
-	return serveLocalHub(t, localhub.Config{DatasetsDir: dir})
-}
-
-// serveLocalHub serves a local hub of cfg (its logs discarded) until the test ends.
-func serveLocalHub(t testing.TB, cfg localhub.Config) *httptest.Server {
-	t.Helper()
-	cfg.Logger = slog.New(slog.DiscardHandler)
-	emu, err := localhub.Open(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { emu.Close() })
-	srv := httptest.NewServer(emu.Handler())
-	t.Cleanup(srv.Close)
-	return srv
+	return hubtest.Start(t, localhub.Config{DatasetsDir: dir})
 }
 
 // A robot plays a move of a library on the hub through the public daemon's routes: the list

@@ -69,6 +69,7 @@ func TestRestartKeepsAppsAndStartupConfig(t *testing.T) {
 // that a test can kill it with SIGKILL.
 func startDaemonProcess(t *testing.T, dataDir string) (*exec.Cmd, string) {
 	t.Helper()
+	skipShort(t)
 	port := freePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	args, _ := json.Marshal([]string{"robot-daemon", "--sim", "--port", strconv.Itoa(port), "--data-dir", dataDir,

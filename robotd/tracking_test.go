@@ -6,12 +6,13 @@ import (
 	"image/draw"
 	"image/jpeg"
 	"math"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/robothub/robothub/internal/testkit/hubtest"
 
 	"github.com/robothub/robothub/internal/hubemu/localhub"
 	"github.com/robothub/robothub/internal/testkit/facetest"
@@ -19,7 +20,7 @@ import (
 
 // facesHub serves a local hub whose one model repo, local/faces, holds the BlazeFace models of
 // the test assets, as the public hub serves YuNet's.
-func facesHub(t testing.TB, assets string) *httptest.Server {
+func facesHub(t testing.TB, assets string) *hubtest.Hub {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "local", "faces")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -34,7 +35,7 @@ func facesHub(t testing.TB, assets string) *httptest.Server {
 			t.Fatal(err)
 		}
 	}
-	return serveLocalHub(t, localhub.Config{ModelsDir: filepath.Dir(filepath.Dir(dir))})
+	return hubtest.Start(t, localhub.Config{ModelsDir: filepath.Dir(filepath.Dir(dir))})
 }
 
 // faceLeftFrame writes a 640×480 JPEG: a grey wall with the photograph's left face pasted left of

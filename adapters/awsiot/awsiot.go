@@ -22,6 +22,7 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
 	"github.com/robothub/robothub/core/fault"
+	"github.com/robothub/robothub/core/fleet"
 )
 
 // SigningName is the data plane's name in SigV4 credential scopes.
@@ -124,4 +125,17 @@ func (l *Link) Subscribe(context.Context, ...string) error {
 // Unsubscribe is not possible over the data plane.
 func (l *Link) Unsubscribe(context.Context, ...string) error {
 	return errors.New("awsiot: the HTTPS data plane only publishes")
+}
+
+// FleetDialer is the fleet link through the data plane, for a receiver to register under the
+// scheme awsiot (internal/actions' Config.FleetDialers): awsiot://ENDPOINT, with the credentials
+// FromEnv reads through getenv. The link only publishes, so a rollout in canary waves, which must
+// hear the robots' statuses, is refused.
+func FleetDialer(getenv func(string) string) fleet.Dialer {
+	return func(_ context.Context, req fleet.LinkRequest) (fleet.Link, error) {
+		if req.Statuses != nil {
+			return nil, fmt.Errorf("canary waves need an MQTT broker the receiver subscribes to; %s:// only publishes", req.Target.Scheme)
+		}
+		return FromEnv(req.Target, getenv)
+	}
 }

@@ -102,7 +102,7 @@ func TestLambdaRouteAnnouncesThroughTheDataPlane(t *testing.T) {
 	link := newLink(t, d)
 	srv := webhook.NewServer(webhook.WithSecret("s"), webhook.WithLogger(slog.New(slog.DiscardHandler)))
 	b := actions.NewBuilder(actions.Config{Ephemeral: true, Logger: slog.New(slog.DiscardHandler), Getenv: func(string) string { return "" },
-		FleetDialers: map[string]actions.FleetLinkDialer{"awsiot": func(context.Context, *url.URL) (fleet.Link, error) { return link, nil }}})
+		FleetDialers: map[string]fleet.Dialer{"awsiot": func(context.Context, fleet.LinkRequest) (fleet.Link, error) { return link, nil }}})
 	defer b.Close(context.Background())
 	if err := b.Register(srv, []actions.Route{{Name: "fleet", Action: "fleet:awsiot://example-ats.iot.eu-west-1.amazonaws.com"}}); err != nil {
 		t.Fatal(err)
@@ -164,8 +164,9 @@ func TestDataPlaneRefusals(t *testing.T) {
 		t.Errorf("a wrong key: %v", err)
 	}
 
-	b := actions.NewBuilder(actions.Config{Logger: slog.New(slog.DiscardHandler), Getenv: func(string) string { return "" },
-		FleetDialers: map[string]actions.FleetLinkDialer{"awsiot": func(context.Context, *url.URL) (fleet.Link, error) { return link, nil }}})
+	noEnv := func(string) string { return "" }
+	b := actions.NewBuilder(actions.Config{Logger: slog.New(slog.DiscardHandler), Getenv: noEnv,
+		FleetDialers: map[string]fleet.Dialer{"awsiot": awsiot.FleetDialer(noEnv)}})
 	defer b.Close(context.Background())
 	srv := webhook.NewServer(webhook.WithSecret("s"))
 	err = b.Register(srv, []actions.Route{{Name: "fleet", Action: "fleet:awsiot://example-ats.iot.eu-west-1.amazonaws.com?canary=10"}})

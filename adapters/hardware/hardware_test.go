@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/internal/testkit/wait"
+
 	"github.com/robothub/robothub/adapters/hardware"
 	"github.com/robothub/robothub/adapters/hardware/busemu"
 	"github.com/robothub/robothub/adapters/hardware/dynamixel"
@@ -20,6 +22,9 @@ import (
 // onBus starts an emulated bus with the robot asleep on it, and a Robot on the hardware backend.
 func onBus(t *testing.T) (*robot.Robot, *hardware.Hardware, *busemu.Bus) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("drives the emulated motor bus in real time for seconds: not under -short")
+	}
 	emu, err := busemu.Start(busemu.Options{Config: hardware.DefaultConfig(), Asleep: true, Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -39,18 +44,6 @@ func onBus(t *testing.T) (*robot.Robot, *hardware.Hardware, *busemu.Bus) {
 func poseNear(a, b robot.HeadPose, tol float64) bool {
 	return math.Abs(a.X-b.X) < tol && math.Abs(a.Y-b.Y) < tol && math.Abs(a.Z-b.Z) < tol &&
 		math.Abs(a.Roll-b.Roll) < tol && math.Abs(a.Pitch-b.Pitch) < tol && math.Abs(a.Yaw-b.Yaw) < tol
-}
-
-// waitFor polls cond every control period until it holds.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(hardware.Period)
-	}
 }
 
 func motor(s robot.HardwareStatus, name string) robot.MotorHealth {
@@ -73,7 +66,7 @@ func TestHardwareWakesAndFollowsAGoto(t *testing.T) {
 		t.Fatal("torque is on before the robot woke up")
 	}
 	<-r.WakeUp().Done()
-	waitFor(t, 5*time.Second, "the head reaches the default pose", func() bool { return poseNear(r.State().HeadPose, robot.HeadPose{}, tol) })
+	wait.For(t, 5*time.Second, "the head reaches the default pose", func() bool { return poseNear(r.State().HeadPose, robot.HeadPose{}, tol) })
 	for id := byte(10); id <= 18; id++ {
 		if !emu.Torque(id) {
 			t.Errorf("motor %d: torque off after wake-up", id)
@@ -88,7 +81,7 @@ func TestHardwareWakesAndFollowsAGoto(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-m.Done()
-	waitFor(t, 5*time.Second, "the motors reach the goto's pose", func() bool {
+	wait.For(t, 5*time.Second, "the motors reach the goto's pose", func() bool {
 		s := r.State()
 		return poseNear(s.HeadPose, head, tol) && math.Abs(s.BodyYaw-yaw) < tol && math.Abs(s.Antennas[0]-0.5) < tol
 	})
@@ -133,7 +126,7 @@ func TestHardwareRefusesUnreachablePoses(t *testing.T) {
 		t.Errorf("a refused target changed the robot: %+v", s)
 	}
 	// The loop went on (instructions flowed) and no goal beyond a limit was ever sent.
-	waitFor(t, 5*time.Second, "the loop keeps running", func() bool { return emu.Instructions() > before+10 })
+	wait.For(t, 5*time.Second, "the loop keeps running", func() bool { return emu.Instructions() > before+10 })
 	if n := emu.GoalsRefused(); n != 0 {
 		t.Errorf("%d goals beyond a motor's limits reached the bus", n)
 	}
@@ -143,7 +136,7 @@ func TestHardwareSurvivesASilentMotorAndAHardwareError(t *testing.T) {
 	r, hw, emu := onBus(t)
 	<-r.WakeUp().Done()
 	emu.SetSilent(13, true) // stewart_3
-	waitFor(t, 5*time.Second, "stewart_3 is reported silent", func() bool { return motor(hw.Status(), "stewart_3").State == "silent" })
+	wait.For(t, 5*time.Second, "stewart_3 is reported silent", func() bool { return motor(hw.Status(), "stewart_3").State == "silent" })
 	if e := motor(hw.Status(), "stewart_3").Error; e == nil || !strings.Contains(*e, "stopped answering") {
 		t.Errorf("silent motor's error: %v", e)
 	}
@@ -154,23 +147,23 @@ func TestHardwareSurvivesASilentMotorAndAHardwareError(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-m.Done()
-	waitFor(t, 5*time.Second, "the antennas move with a leg silent", func() bool { return math.Abs(r.State().Antennas[0]+0.7) < 3e-3 })
+	wait.For(t, 5*time.Second, "the antennas move with a leg silent", func() bool { return math.Abs(r.State().Antennas[0]+0.7) < 3e-3 })
 	if got := motor(hw.Status(), "left_antenna"); got.State != "ok" {
 		t.Errorf("left antenna: %+v", got)
 	}
 
 	// Back: it is set up again and holds.
 	emu.SetSilent(13, false)
-	waitFor(t, 5*time.Second, "stewart_3 answers again", func() bool { return motor(hw.Status(), "stewart_3").State == "ok" })
-	waitFor(t, 5*time.Second, "stewart_3's torque is back on", func() bool { return emu.Torque(13) })
+	wait.For(t, 5*time.Second, "stewart_3 answers again", func() bool { return motor(hw.Status(), "stewart_3").State == "ok" })
+	wait.For(t, 5*time.Second, "stewart_3's torque is back on", func() bool { return emu.Torque(13) })
 
 	emu.RaiseHardwareError(17, 0x20) // overload: in the shutdown mask, so its torque goes off
-	waitFor(t, 5*time.Second, "the overload is reported", func() bool {
+	wait.For(t, 5*time.Second, "the overload is reported", func() bool {
 		mh := motor(hw.Status(), "right_antenna")
 		return mh.State == "hardware_error" && len(mh.HardwareErrors) == 1 && mh.HardwareErrors[0] == "overload error"
 	})
 	// What the motor says, not what was asked: it turned its torque off.
-	waitFor(t, 5*time.Second, "the right antenna reports its torque off", func() bool {
+	wait.For(t, 5*time.Second, "the right antenna reports its torque off", func() bool {
 		mh := motor(hw.Status(), "right_antenna")
 		return mh.TorqueEnabled != nil && !*mh.TorqueEnabled
 	})
@@ -189,7 +182,7 @@ func TestHardwareSurvivesASilentMotorAndAHardwareError(t *testing.T) {
 // temperature, and the hardware errors they raise.
 func TestHardwareReportsWhatTheMotorsSay(t *testing.T) {
 	r, hw, emu := onBus(t)
-	waitFor(t, 5*time.Second, "every motor's telemetry", func() bool {
+	wait.For(t, 5*time.Second, "every motor's telemetry", func() bool {
 		for _, mh := range hw.Status().Motors {
 			if mh.TemperatureC == nil || mh.TorqueEnabled == nil {
 				return false
@@ -203,7 +196,7 @@ func TestHardwareReportsWhatTheMotorsSay(t *testing.T) {
 	}
 	<-r.WakeUp().Done()
 	emu.SetTemperature(14, 72) // beyond its 70 °C limit: overheating, in its shutdown mask
-	waitFor(t, 5*time.Second, "stewart_4 reports overheating at 72 °C, its torque off", func() bool {
+	wait.For(t, 5*time.Second, "stewart_4 reports overheating at 72 °C, its torque off", func() bool {
 		mh := motor(hw.Status(), "stewart_4")
 		return mh.State == "hardware_error" && slices.Equal(mh.HardwareErrors, []string{"overheating error"}) &&
 			mh.TemperatureC != nil && *mh.TemperatureC == 72 && !*mh.TorqueEnabled
@@ -217,7 +210,7 @@ func TestHardwareReopensAnUnpluggedPort(t *testing.T) {
 	r, hw, emu := onBus(t)
 	<-r.WakeUp().Done()
 	emu.Unplug()
-	waitFor(t, 5*time.Second, "the bus is reported disconnected", func() bool {
+	wait.For(t, 5*time.Second, "the bus is reported disconnected", func() bool {
 		s := hw.Status()
 		return !s.Connected && s.Error != nil
 	})
@@ -235,7 +228,7 @@ func TestHardwareReopensAnUnpluggedPort(t *testing.T) {
 	if err := emu.Replug(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "the bus is reopened", func() bool {
+	wait.For(t, 5*time.Second, "the bus is reopened", func() bool {
 		s := hw.Status()
 		return s.Connected && s.Reconnects == 1 && motor(s, "stewart_1").State == "ok"
 	})
@@ -245,7 +238,7 @@ func TestHardwareReopensAnUnpluggedPort(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-m.Done()
-	waitFor(t, 5*time.Second, "the head moves after the port came back", func() bool { return poseNear(r.State().HeadPose, head, 3e-3) })
+	wait.For(t, 5*time.Second, "the head moves after the port came back", func() bool { return poseNear(r.State().HeadPose, head, 3e-3) })
 }
 
 func TestHardwareGravityCompensationYieldsToAHand(t *testing.T) {
@@ -254,13 +247,13 @@ func TestHardwareGravityCompensationYieldsToAHand(t *testing.T) {
 	if err := r.SetMotorMode(robot.MotorsGravityCompensation); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "the antenna is compliant and on", func() bool {
+	wait.For(t, 5*time.Second, "the antenna is compliant and on", func() bool {
 		return emu.OperatingMode(18) == dynamixel.ModeCurrentBasedPosition && emu.Torque(18)
 	})
 	start := emu.Position(18)
 	emu.Push(18, 300) // a hand turns the left antenna by 26°
 	ticks := hw.Status().ControlLoop.Ticks
-	waitFor(t, 5*time.Second, "ten control-loop ticks", func() bool { return hw.Status().ControlLoop.Ticks >= ticks+10 })
+	wait.For(t, 5*time.Second, "ten control-loop ticks", func() bool { return hw.Status().ControlLoop.Ticks >= ticks+10 })
 	// It may give back a little before the loop sees the push, not the whole of it.
 	if got := emu.Position(18); got-start < 200 {
 		t.Errorf("pushed antenna at %d, want it to stay about where the hand left it (%d)", got, start+300)
@@ -271,7 +264,7 @@ func TestHardwareGravityCompensationYieldsToAHand(t *testing.T) {
 	}
 	// Enabled, it holds where it was left, and pulls back when pushed.
 	emu.Push(18, 300)
-	waitFor(t, 5*time.Second, "an enabled antenna goes back to its goal", func() bool { return math.Abs(float64(emu.Position(18)-left)) < 5 })
+	wait.For(t, 5*time.Second, "an enabled antenna goes back to its goal", func() bool { return math.Abs(float64(emu.Position(18)-left)) < 5 })
 }
 
 func TestHardwareSwitchesSingleMotors(t *testing.T) {
@@ -279,7 +272,7 @@ func TestHardwareSwitchesSingleMotors(t *testing.T) {
 	<-r.WakeUp().Done()
 	// Where the awake left antenna is held: the default pose's angle (not the motor's centre).
 	awakeTicks := hw.Status().ControlLoop.Ticks
-	waitFor(t, 5*time.Second, "five control-loop ticks after waking", func() bool { return hw.Status().ControlLoop.Ticks >= awakeTicks+5 })
+	wait.For(t, 5*time.Second, "five control-loop ticks after waking", func() bool { return hw.Status().ControlLoop.Ticks >= awakeTicks+5 })
 	held := emu.Position(18)
 	if err := r.SetMotorTorque([]string{"left_antenna", "stewart_2"}, false); err != nil {
 		t.Fatal(err)
@@ -288,7 +281,7 @@ func TestHardwareSwitchesSingleMotors(t *testing.T) {
 	if on := r.MotorTorque(); on["left_antenna"] || on["stewart_2"] || !on["right_antenna"] {
 		t.Errorf("torque right after switching two motors off: %v", on)
 	}
-	waitFor(t, 5*time.Second, "the left antenna and stewart_2 go limp", func() bool { return !emu.Torque(18) && !emu.Torque(12) })
+	wait.For(t, 5*time.Second, "the left antenna and stewart_2 go limp", func() bool { return !emu.Torque(18) && !emu.Torque(12) })
 	for _, id := range []byte{10, 11, 13, 14, 15, 16, 17} {
 		if !emu.Torque(id) {
 			t.Errorf("motor %d went limp too", id)
@@ -298,7 +291,7 @@ func TestHardwareSwitchesSingleMotors(t *testing.T) {
 	pushed := emu.Position(18) + 200
 	emu.Push(18, 200)
 	ticks := hw.Status().ControlLoop.Ticks
-	waitFor(t, 5*time.Second, "five control-loop ticks", func() bool { return hw.Status().ControlLoop.Ticks >= ticks+5 })
+	wait.For(t, 5*time.Second, "five control-loop ticks", func() bool { return hw.Status().ControlLoop.Ticks >= ticks+5 })
 	if got := emu.Position(18); got != pushed {
 		t.Errorf("limp left antenna at %d, want %d where it was pushed", got, pushed)
 	}
@@ -309,8 +302,8 @@ func TestHardwareSwitchesSingleMotors(t *testing.T) {
 		t.Errorf("torque right after switching the left antenna back on: %v", on)
 	}
 	// Back on, it tracks its target again, as on the simulation.
-	waitFor(t, 5*time.Second, "the left antenna returns to its target", func() bool { return emu.Torque(18) && emu.Position(18) == held })
-	waitFor(t, 5*time.Second, "the motors say what was asked", func() bool {
+	wait.For(t, 5*time.Second, "the left antenna returns to its target", func() bool { return emu.Torque(18) && emu.Position(18) == held })
+	wait.For(t, 5*time.Second, "the motors say what was asked", func() bool {
 		st := hw.Status()
 		leg, antenna := motor(st, "stewart_2").TorqueEnabled, motor(st, "left_antenna").TorqueEnabled
 		return leg != nil && !*leg && antenna != nil && *antenna
@@ -421,7 +414,7 @@ func TestHardwareShutdownLaysTheHeadDown(t *testing.T) {
 		t.Fatalf("shutdown: laid down %v, %v", laid, err)
 	}
 	// The last sync write is on the line; the emulated motors take it as they read it.
-	waitFor(t, 5*time.Second, "every motor's torque is off", func() bool {
+	wait.For(t, 5*time.Second, "every motor's torque is off", func() bool {
 		return !slices.ContainsFunc(slices.Collect(maps.Keys(rest)), emu.Torque)
 	})
 	for id, want := range rest {

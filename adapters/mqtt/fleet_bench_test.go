@@ -25,6 +25,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/internal/testkit/hubtest"
+
 	"github.com/robothub/robothub/adapters/mqtt"
 	"github.com/robothub/robothub/core/fleet"
 	"github.com/robothub/robothub/core/hub"
@@ -143,18 +145,9 @@ topic read robothub/v1/robots/#
 
 	// The hub, with the space.
 	ctx := context.Background()
-	emu, err := localhub.Open(ctx, localhub.Config{Logger: s.log})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { emu.Close() })
-	hubSrv := httptest.NewServer(emu.Handler())
-	b.Cleanup(hubSrv.Close)
-	s.hubURL = hubSrv.URL
-	token, _, err := emu.CreateToken(ctx, "bench", hubemu.RoleWrite, "bench")
-	if err != nil {
-		b.Fatal(err)
-	}
+	emu := hubtest.Start(b, localhub.Config{Logger: s.log})
+	s.hubURL = emu.URL
+	token, _ := emu.Token(b, "bench", hubemu.RoleWrite)
 	s.hubToken = token
 	s.hubHTTP = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
 	c, _ := hub.New(s.hubURL, hub.WithToken(token))
@@ -167,7 +160,7 @@ topic read robothub/v1/robots/#
 	// The receiver, with its fleet: route.
 	env := map[string]string{actions.FleetUsernameEnv: "receiver", actions.FleetPasswordEnv: users["receiver"]}
 	srv := webhook.NewServer(webhook.WithSecret("bench-secret"), webhook.WithLogger(s.log))
-	builder := actions.NewBuilder(actions.Config{Logger: s.log, Getenv: func(k string) string { return env[k] }})
+	builder := actions.NewBuilder(actions.Config{FleetDialers: mqtt.FleetDialers(), Logger: s.log, Getenv: func(k string) string { return env[k] }})
 	b.Cleanup(func() { builder.Close(context.Background()) })
 	if err := builder.Register(srv, []actions.Route{{Name: "fleet", Action: "fleet:" + s.broker.URL}}); err != nil {
 		b.Fatal(err)

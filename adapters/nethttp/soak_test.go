@@ -51,6 +51,9 @@ func (s soakSample) String() string {
 // load stops the goroutines and the live heap must be back where they were after the warm-up: no
 // growth per request or per connection.
 func TestReceiverSoak(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a soak of seconds: not under -short")
+	}
 	duration := defaultSoak
 	if v := os.Getenv(SoakDurationEnv); v != "" {
 		d, err := time.ParseDuration(v)

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/robothub/robothub/core/procgroup"
+	"github.com/robothub/robothub/core/procgroup/procinfo"
 )
 
 // testVenv is a venv of Debian's Python that sees the system's setuptools and wheel, as the
@@ -166,7 +166,7 @@ func TestPrestartStopEndsUnusedPythons(t *testing.T) {
 		default:
 			t.Fatalf("process %d still runs after stop", p.cmd.Process.Pid)
 		}
-		if procgroup.Alive(p.cmd.Process.Pid) {
+		if procinfo.Alive(p.cmd.Process.Pid) {
 			t.Fatalf("process %d alive after stop", p.cmd.Process.Pid)
 		}
 	}

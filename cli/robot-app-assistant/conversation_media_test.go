@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/internal/testkit/wait"
+
 	"github.com/robothub/robothub/core/robot"
 )
 
@@ -103,7 +105,7 @@ func TestConversationTemplateHearsAndSpeaksOnMediaDevices(t *testing.T) {
 	t.Cleanup(func() { d.remove("chatter") })
 	d.startAndWaitRunning("chatter")
 	web := "http://127.0.0.1:" + strconv.Itoa(webPort)
-	waitFor(t, 10*time.Second, "the app listening", func() bool {
+	wait.For(t, 10*time.Second, "the app listening", func() bool {
 		var st map[string]any
 		return callJSON(t, "GET", web+"/api/status", nil, &st) == 200 && st["state"] == "idle"
 	})
@@ -137,7 +139,7 @@ func TestConversationTemplateHearsAndSpeaksOnMediaDevices(t *testing.T) {
 	say <- spoken
 
 	var status map[string]any
-	waitFor(t, 30*time.Second, "the spoken turn to be answered", func() bool {
+	wait.For(t, 30*time.Second, "the spoken turn to be answered", func() bool {
 		callJSON(t, "GET", web+"/api/status", nil, &status)
 		return status["heard"] == "Please play a sound." && status["reply"] == "Here is a chime." && status["state"] == "idle"
 	})
@@ -154,7 +156,7 @@ func TestConversationTemplateHearsAndSpeaksOnMediaDevices(t *testing.T) {
 		t.Errorf("the head did not move with the voice: target pitch spanned %.4f rad", pitchHi-pitchLo)
 	}
 	// The answer's voice (a 180 Hz carrier, 0.6 s) reached the speaker's sink.
-	waitFor(t, 10*time.Second, "the answer in the speaker's sink", func() bool {
+	wait.For(t, 10*time.Second, "the answer in the speaker's sink", func() bool {
 		return voiced(t, sinkFile, 180) >= 0.3
 	})
 }

@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/robothub/robothub/internal/testkit/wait"
 )
 
 // fakeChat is a local OpenAI-compatible server: chat completions that call the robot's tools,
@@ -195,19 +197,6 @@ func (f *fakeChat) snapshot() (chats []chatRequest, auth []string, heard []heard
 		append([]heardWAV(nil), f.transcriptions...), append([]string(nil), f.speeches...)
 }
 
-// waitFor polls cond until it holds or timeout passes.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	for end := time.Now().Add(timeout); ; time.Sleep(25 * time.Millisecond) {
-		if cond() {
-			return
-		}
-		if time.Now().After(end) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
-
 // The conversation template, run by the daemon, against a local fake chat server: settings from
 // its web page, a typed turn with a tool call that moves the antennas and a spoken answer with a
 // head wobble, then a spoken turn heard through the microphone that plays a sound.
@@ -235,7 +224,7 @@ func TestConversationTemplateAgainstAFakeChatServer(t *testing.T) {
 		var st map[string]any
 		return callJSON(t, "GET", web+"/api/status", nil, &st) == 200 && st["state"] == "idle"
 	}
-	waitFor(t, 5*time.Second, "the app's page", appReady)
+	wait.For(t, 5*time.Second, "the app's page", appReady)
 
 	// Settings through the web page: checked, saved to the config file, the key never shown.
 	var problem map[string]string
@@ -292,7 +281,7 @@ func TestConversationTemplateAgainstAFakeChatServer(t *testing.T) {
 	}
 	// The tool's base pose holds once the voice is done: left antenna at +40
 	// degrees, right at -40. The state lists them [right, left], as the SDK does.
-	waitFor(t, 3*time.Second, "the antennas at right -40, left +40 degrees", func() bool {
+	wait.For(t, 3*time.Second, "the antennas at right -40, left +40 degrees", func() bool {
 		var s robotState
 		callJSON(t, "GET", d.url+"/api/state/full", nil, &s)
 		return math.Abs(s.Antennas[0]+0.698) < 0.05 && math.Abs(s.Antennas[1]-0.698) < 0.05
@@ -321,7 +310,7 @@ func TestConversationTemplateAgainstAFakeChatServer(t *testing.T) {
 	}
 	// The robot does not hear itself: its ears stay muted while it speaks and a moment after, which its
 	// status shows, and nothing it said was transcribed.
-	waitFor(t, 10*time.Second, "the app listening again after speaking", func() bool {
+	wait.For(t, 10*time.Second, "the app listening again after speaking", func() bool {
 		var status map[string]any
 		callJSON(t, "GET", web+"/api/status", nil, &status)
 		return status["listening"] == true
@@ -341,7 +330,7 @@ func TestConversationTemplateAgainstAFakeChatServer(t *testing.T) {
 	}
 	var status map[string]any
 	// The reply shows in the status before it is spoken: the turn ends (idle) once it is said.
-	waitFor(t, 15*time.Second, "the spoken turn", func() bool {
+	wait.For(t, 15*time.Second, "the spoken turn", func() bool {
 		callJSON(t, "GET", web+"/api/status", nil, &status)
 		return status["heard"] == "Please play a sound." && status["reply"] == "Here is a chime." && status["state"] == "idle"
 	})
@@ -359,7 +348,7 @@ func TestConversationTemplateAgainstAFakeChatServer(t *testing.T) {
 	// Stop, start again: the settings come back from the config file.
 	d.stopApp(t)
 	d.startAndWaitRunning("talker")
-	waitFor(t, 5*time.Second, "the app's page after a restart", appReady)
+	wait.For(t, 5*time.Second, "the app's page after a restart", appReady)
 	callJSON(t, "GET", web+"/api/config", nil, &cfg)
 	if cfg["base_url"] != llm.srv.URL+"/v1" || cfg["model"] != "test-model" || cfg["has_api_key"] != true {
 		t.Fatalf("settings after a restart: %v", cfg)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"math"
 	"net"
 	"net/http"
@@ -16,6 +15,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/robothub/robothub/internal/testkit/hubtest"
+
+	"github.com/robothub/robothub/internal/testkit/wait"
 
 	"github.com/robothub/robothub/internal/hubemu/localhub"
 	"github.com/robothub/robothub/internal/testkit/syncbuf"
@@ -44,6 +47,7 @@ type testDaemon struct {
 // startDaemon runs the daemon on a free port with hubURL as its hub and waits for /healthz. Apps
 // reach it through ROBOT_DAEMON_URL, which they inherit from the test process.
 func startDaemon(t testing.TB, hubURL string, extraArgs ...string) *testDaemon {
+	skipShort(t)
 	t.Helper()
 	port := freePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
@@ -245,30 +249,10 @@ type localHub struct {
 
 func startLocalHub(t *testing.T) *localHub {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := "http://" + ln.Addr().String()
-	ctx := context.Background()
-	emu, err := localhub.Open(ctx, localhub.Config{PublicURL: url, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		ln.Close()
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: emu.Handler()}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() {
-		_ = srv.Close()
-		_ = emu.Close()
-	})
-	h := &localHub{url: url}
-	if h.writeToken, _, err = emu.CreateToken(ctx, "alice", hubemu.RoleWrite, "publish"); err != nil {
-		t.Fatal(err)
-	}
-	if h.readToken, _, err = emu.CreateToken(ctx, "alice", hubemu.RoleRead, "read-only"); err != nil {
-		t.Fatal(err)
-	}
+	emu := hubtest.Start(t, localhub.Config{}, hubtest.WithPublicURL())
+	h := &localHub{url: emu.URL}
+	h.writeToken, _ = emu.Token(t, "alice", hubemu.RoleWrite)
+	h.readToken, _ = emu.Token(t, "alice", hubemu.RoleRead)
 	return h
 }
 
@@ -340,7 +324,7 @@ func TestEndToEndCreateCheckPublishInstallRun(t *testing.T) {
 
 	// The daemon's wake-up moves the antennas for a moment after its start, which a fast install
 	// no longer outlasts: once they are still, the installed app must not be moving them.
-	waitFor(t, 10*time.Second, "the antennas still before the app runs (the installed app must not run yet)", func() bool {
+	wait.For(t, 10*time.Second, "the antennas still before the app runs (the installed app must not run yet)", func() bool {
 		return d.antennaSpread(300*time.Millisecond) <= 0.01
 	})
 	took := d.startAndWaitRunning("wave_e2e")
@@ -371,7 +355,7 @@ func TestEndToEndCreateCheckPublishInstallRun(t *testing.T) {
 		t.Fatalf("POST /api/settings with a bad amplitude: %d %v", code, problem)
 	}
 	// The antennas settle on the last target, then stay: still over half a second, within 10 s.
-	waitFor(t, 10*time.Second, "the antennas still after waving was turned off on the web page", func() bool {
+	wait.For(t, 10*time.Second, "the antennas still after waving was turned off on the web page", func() bool {
 		return d.antennaSpread(500*time.Millisecond) <= 0.01
 	})
 

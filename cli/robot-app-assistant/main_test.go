@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -38,6 +39,24 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// skipShort skips a test that builds Python venvs or runs a daemon under -short (make check): those
+// run in make test.
+func skipShort(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds Python venvs or runs a daemon: not under -short")
+	}
+}
+
+// skipVenvCommands skips under -short a run of check or publish (or create --publish): they build
+// the app into a venv.
+func skipVenvCommands(t testing.TB, args []string) {
+	t.Helper()
+	if slices.Contains(args, "check") || slices.Contains(args, "publish") || slices.Contains(args, "--publish") {
+		skipShort(t)
+	}
+}
+
 // result is what one run of the program did.
 type result struct {
 	code           int
@@ -57,6 +76,7 @@ func testEnv(t testing.TB) map[string]string {
 
 func runCLI(t testing.TB, vars map[string]string, args ...string) result {
 	t.Helper()
+	skipVenvCommands(t, args)
 	env := testEnv(t)
 	for k, v := range vars {
 		env[k] = v
@@ -73,6 +93,7 @@ func runCLI(t testing.TB, vars map[string]string, args ...string) result {
 // which the commands it runs (pip) inherit.
 func runCLIProcess(t testing.TB, vars map[string]string, environ []string, args ...string) result {
 	t.Helper()
+	skipVenvCommands(t, args)
 	env := testEnv(t)
 	for k, v := range vars {
 		env[k] = v

@@ -3,14 +3,15 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/robothub/robothub/internal/testkit/hubtest"
 
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/internal/hubemu"
@@ -20,7 +21,7 @@ import (
 // BenchmarkWebhooksLsVersusCurl measures `robothub webhooks ls` as a user runs it (a fresh process
 // per call, built like `make build`) against the local hub holding 1,000 webhooks, beside `curl`
 // fetching the same list, alternating the two in the same run.
-// Targets: <= 50 ms per process, and within 3x of curl.
+// Targets: <= 50 ms per process, and within 1.5x of curl (p50s).
 //
 //	go test -run '^$' -bench WebhooksLsVersusCurl -benchtime 100x ./cli/robothub
 func BenchmarkWebhooksLsVersusCurl(b *testing.B) {
@@ -28,22 +29,10 @@ func BenchmarkWebhooksLsVersusCurl(b *testing.B) {
 	if err != nil {
 		b.Skip("curl is not installed")
 	}
-	bin := filepath.Join(b.TempDir(), "robothub")
-	if out, err := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, ".").CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildForBench(b, ".")
 	ctx := context.Background()
-	emu, err := localhub.Open(ctx, localhub.Config{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer emu.Close()
-	srv := httptest.NewServer(emu.Handler())
-	defer srv.Close()
-	token, user, err := emu.CreateToken(ctx, "alice", hubemu.RoleWrite, "bench")
-	if err != nil {
-		b.Fatal(err)
-	}
+	emu := hubtest.Start(b, localhub.Config{})
+	token, user := emu.Token(b, "alice", hubemu.RoleWrite)
 	secret := "s3cret"
 	for i := range 1000 {
 		url := fmt.Sprintf("https://receiver-%d.example.com/webhooks/hook", i)
@@ -52,7 +41,7 @@ func BenchmarkWebhooksLsVersusCurl(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	env := append(os.Environ(), "HF_ENDPOINT="+srv.URL, "HF_TOKEN="+token)
+	env := append(os.Environ(), "HF_ENDPOINT="+emu.URL, "HF_TOKEN="+token)
 	runOnce := func(name string, args ...string) time.Duration {
 		cmd := exec.Command(name, args...)
 		cmd.Env = env
@@ -68,7 +57,7 @@ func BenchmarkWebhooksLsVersusCurl(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		ls = append(ls, runOnce(bin, "webhooks", "ls"))
-		cu = append(cu, runOnce(curl, "-sS", "-f", "-H", "Authorization: Bearer "+token, srv.URL+"/api/settings/webhooks"))
+		cu = append(cu, runOnce(curl, "-sS", "-f", "-H", "Authorization: Bearer "+token, emu.URL+"/api/settings/webhooks"))
 	}
 	b.StopTimer()
 	mean := func(d []time.Duration) float64 {
@@ -78,13 +67,53 @@ func BenchmarkWebhooksLsVersusCurl(b *testing.B) {
 		}
 		return float64(s) / float64(len(d)) / float64(time.Millisecond)
 	}
-	median := func(d []time.Duration) float64 {
-		sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
-		return float64(d[len(d)/2]) / float64(time.Millisecond)
-	}
 	b.ReportMetric(mean(ls), "ls-mean-ms")
-	b.ReportMetric(median(ls), "ls-p50-ms")
+	b.ReportMetric(medianMS(ls), "ls-p50-ms")
 	b.ReportMetric(mean(cu), "curl-mean-ms")
-	b.ReportMetric(median(cu), "curl-p50-ms")
+	b.ReportMetric(medianMS(cu), "curl-p50-ms")
 	b.ReportMetric(mean(ls)/mean(cu), "ls/curl")
+	b.ReportMetric(medianMS(ls)/medianMS(cu), "ls/curl-p50")
+}
+
+// buildForBench builds the command pkg as make build does (stripped, -trimpath) into a temporary
+// directory.
+func buildForBench(b *testing.B, pkg string) string {
+	name := filepath.Base(filepath.Clean(pkg))
+	if pkg == "." {
+		name = "robothub"
+	}
+	bin := filepath.Join(b.TempDir(), name)
+	if out, err := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, pkg).CombinedOutput(); err != nil {
+		b.Fatalf("go build %s: %v\n%s", pkg, err, out)
+	}
+	return bin
+}
+
+// BenchmarkVersionAgainstMinimal holds `robothub --version` to a Go binary that only prints a version
+// (testdata/version), both built as make build builds: from exec to exit, the median of 30 runs of
+// each, alternated. version-ratio is robothub's over the minimal binary's. Target: 1.5x.
+func BenchmarkVersionAgainstMinimal(b *testing.B) {
+	bins := map[string]string{"robothub": buildForBench(b, "."), "minimal": buildForBench(b, "./testdata/version")}
+	took := map[string][]time.Duration{}
+	for range b.N {
+		for range 30 {
+			for _, name := range []string{"robothub", "minimal"} {
+				start := time.Now()
+				out, err := exec.Command(bins[name], "--version").Output()
+				took[name] = append(took[name], time.Since(start))
+				if err != nil || !strings.Contains(string(out), "version") {
+					b.Fatalf("%s --version: %v: %s", name, err, out)
+				}
+			}
+		}
+	}
+	b.ReportMetric(medianMS(took["robothub"]), "robothub-p50-ms")
+	b.ReportMetric(medianMS(took["minimal"]), "minimal-p50-ms")
+	b.ReportMetric(medianMS(took["robothub"])/medianMS(took["minimal"]), "version-ratio")
+}
+
+// medianMS is the median of d in milliseconds.
+func medianMS(d []time.Duration) float64 {
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	return float64(d[len(d)/2]) / float64(time.Millisecond)
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/robothub/robothub/adapters/mqtt"
 	"github.com/robothub/robothub/adapters/mqtt/broker"
 	"github.com/robothub/robothub/adapters/nethttp"
 	"github.com/robothub/robothub/cli/cliapp"
@@ -180,7 +181,7 @@ func runDev(c *cli.Context, e *env) error {
 	}
 
 	recv := webhook.NewServer(webhook.WithSecret(secret), webhook.WithLogger(logger.With("component", "receiver")))
-	builder := actions.NewBuilder(actions.Config{Logger: logger.With("component", "receiver"), Output: e.stdout})
+	builder := actions.NewBuilder(actions.Config{Logger: logger.With("component", "receiver"), Output: e.stdout, FleetDialers: mqtt.FleetDialers()})
 	defer builder.Close(context.Background())
 	if err := builder.Register(recv, []actions.Route{
 		{Name: devFleetRoute, Action: "fleet:" + brk.URL()},

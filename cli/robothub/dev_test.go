@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/internal/testkit/wait"
+
 	"github.com/robothub/robothub/cli/robothub/hubcmd"
 	"github.com/robothub/robothub/core/hub"
 )
@@ -177,7 +179,7 @@ func (d *devLoop) installAndStart() {
 	if code := d.call("POST", "/api/apps/start-app/catalog_app", nil, nil); code != 200 {
 		d.tb.Fatalf("start-app: %d", code)
 	}
-	waitUntil(d.tb, 30*time.Second, "catalog_app running", func() bool { return d.current().State == "running" })
+	wait.For(d.tb, 30*time.Second, "catalog_app running", func() bool { return d.current().State == "running" })
 }
 
 // runsVersion reports whether the robot runs catalog_app at version, installed from commit rev.
@@ -207,7 +209,7 @@ func TestDevPushUpdatesTheRobot(t *testing.T) {
 	second := d.commitVersion("1.1.0")
 	pushed := time.Now()
 	d.git("push", "-q", d.space, "main")
-	waitUntil(t, 2*time.Minute, "the robot running the pushed version", func() bool { return d.runsVersion("1.1.0", second) })
+	wait.For(t, 2*time.Minute, "the robot running the pushed version", func() bool { return d.runsVersion("1.1.0", second) })
 	t.Logf("push to the robot running the new version: %s", time.Since(pushed).Round(time.Millisecond))
 
 	if code := d.p.stop(t); code != 0 {
@@ -224,7 +226,7 @@ func TestDevPushUpdatesTheRobot(t *testing.T) {
 	moved.work, moved.pyproject, moved.orig = d.work, d.pyproject, d.orig
 	third := moved.commitVersion("1.2.0")
 	moved.git("push", "-q", moved.space, "main")
-	waitUntil(t, 2*time.Minute, "the robot updated from the hub on its new port", func() bool {
+	wait.For(t, 2*time.Minute, "the robot updated from the hub on its new port", func() bool {
 		a := moved.installed()
 		return a != nil && a.Extra.Revision == third && a.Extra.Version == "1.2.0"
 	})
@@ -264,7 +266,7 @@ func BenchmarkPushToRunning(b *testing.B) {
 		pushed := time.Now()
 		d.git("push", "-q", d.space, "main")
 		// Polled every 20 ms (waitUntil's 100 ms would add 50 ms on average to each figure).
-		waitEvery(b, 2*time.Minute, 20*time.Millisecond, "the robot running "+version, func() bool { return d.runsVersion(version, rev) })
+		wait.For(b, 2*time.Minute, "the robot running "+version, func() bool { return d.runsVersion(version, rev) })
 		took = append(took, time.Since(pushed))
 	}
 	b.StopTimer()
@@ -272,23 +274,6 @@ func BenchmarkPushToRunning(b *testing.B) {
 	b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "push-to-running-p50-ms")
 	b.ReportMetric(float64(took[len(took)-1].Microseconds())/1000, "push-to-running-max-ms")
 	b.ReportMetric(0, "ns/op")
-}
-
-func waitUntil(t testing.TB, timeout time.Duration, what string, ok func() bool) {
-	t.Helper()
-	waitEvery(t, timeout, 100*time.Millisecond, what, ok)
-}
-
-// waitEvery polls ok every interval until it holds, failing t after timeout.
-func waitEvery(t testing.TB, timeout, interval time.Duration, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(interval)
-	}
 }
 
 func TestSameLocalRoute(t *testing.T) {

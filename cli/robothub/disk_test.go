@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/internal/testkit/wait"
+
 	"github.com/robothub/robothub/internal/testkit/faultfs"
 )
 
@@ -197,7 +199,7 @@ func TestHubFullDiskStopsAndRestartDelivers(t *testing.T) {
 	os.Remove(filler)
 	p2 := start(t, nil, args...)
 	env["HF_ENDPOINT"] = p2.waitFor(t, `(?m)^export HF_ENDPOINT=(http://127\.0\.0\.1:\d+)$`)
-	waitUntil(t, 10*time.Second, "both events at the receiver after the restart", func() bool {
+	wait.For(t, 10*time.Second, "both events at the receiver after the restart", func() bool {
 		return count("local/one") >= 2 && count("local/two") >= 1
 	})
 	type activity struct {
@@ -206,7 +208,7 @@ func TestHubFullDiskStopsAndRestartDelivers(t *testing.T) {
 		} `json:"deliveries"`
 	}
 	var a activity
-	waitUntil(t, 10*time.Second, "both deliveries recorded as delivered", func() bool {
+	wait.For(t, 10*time.Second, "both deliveries recorded as delivered", func() bool {
 		code, out, _ := runCLI(t, env, "", "webhooks", "activity", whID, "--format", "json")
 		a = activity{}
 		if code != 0 || json.Unmarshal([]byte(out), &a) != nil || len(a.Deliveries) != 2 {

@@ -15,10 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/internal/testkit/hubtest"
+
 	"github.com/robothub/robothub/cli/robothub/hubconn"
 
 	"github.com/robothub/robothub/core/webhook"
-	"github.com/robothub/robothub/internal/hubemu"
 	"github.com/robothub/robothub/internal/hubemu/localhub"
 )
 
@@ -201,17 +202,7 @@ func TestAllowedDeliveryTargetsFromTheEnvironment(t *testing.T) {
 // localHub serves an in-memory emulator for in-process CLI runs and returns their environment.
 func localHub(t *testing.T) map[string]string {
 	t.Helper()
-	emu, err := localhub.Open(context.Background(), localhub.Config{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(emu.Handler())
-	t.Cleanup(func() { srv.Close(); emu.Close() })
-	token, _, err := emu.CreateToken(context.Background(), "alice", hubemu.RoleWrite, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return map[string]string{"HF_ENDPOINT": srv.URL, "HF_TOKEN": token}
+	return hubtest.Start(t, localhub.Config{}).Env(t)
 }
 
 func TestExitCodes(t *testing.T) {

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/internal/testkit/hubtest"
+
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/robothub/robothub/core/fault"
@@ -72,34 +74,25 @@ type scriptState struct {
 }
 
 func setupScriptHub(env *testscript.Env) error {
-	ctx, cancel := context.WithCancel(context.Background())
-	emu, err := localhub.Open(ctx, localhub.Config{
-		Logger: slog.New(slog.DiscardHandler), AllowJobs: true,
+	h, err := hubtest.Serve(localhub.Config{
+		AllowJobs:       true,
 		AllowDeliveryTo: []string{"127.0.0.0/8"}, // the scripts' receivers listen on loopback
 		Delivery:        delivery.Policy{Timeout: 2 * time.Second, MaxAttempts: 5, BaseDelay: 20 * time.Millisecond, MaxDelay: 100 * time.Millisecond},
 	})
 	if err != nil {
-		cancel()
 		return err
 	}
-	srv := httptest.NewServer(emu.Handler())
-	done := make(chan error, 1)
-	go func() { done <- emu.Run(ctx) }()
-	env.Defer(func() {
-		cancel()
-		<-done
-		srv.Close()
-		emu.Close()
-	})
+	h.Run()
+	env.Defer(func() { h.Close() })
 	tokens := map[string][3]string{"HF_TOKEN": {"alice", hubemu.RoleWrite}, "READ_TOKEN": {"alice", hubemu.RoleRead}, "BOB_TOKEN": {"bob", hubemu.RoleWrite}}
 	for name, spec := range tokens {
-		tok, _, err := emu.CreateToken(ctx, spec[0], spec[1], "script")
+		tok, _, err := h.CreateToken(context.Background(), spec[0], spec[1], "script")
 		if err != nil {
 			return err
 		}
 		env.Setenv(name, tok)
 	}
-	env.Setenv("HF_ENDPOINT", srv.URL)
+	env.Setenv("HF_ENDPOINT", h.URL)
 	// A race-enabled binary sleeps a second before it exits, by default; each exec would pay it.
 	env.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	env.Setenv("HOME", env.WorkDir)

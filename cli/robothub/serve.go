@@ -17,6 +17,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/robothub/robothub/adapters/mqtt"
 	"github.com/robothub/robothub/adapters/nethttp"
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/webhook"
@@ -119,7 +120,8 @@ func runServe(c *cli.Context, e *env) error {
 	stdout := actions.NewBufferedOutput(e.stdout)
 	defer stdout.Close()
 	b := actions.NewBuilder(actions.Config{
-		Logger: logger, Output: stdout,
+		FleetDialers: mqtt.FleetDialers(),
+		Logger:       logger, Output: stdout,
 		ExecTimeout: c.Duration("exec-timeout"), ExecConcurrency: c.Int("exec-concurrency"),
 		ExecEnv: execEnv, Getenv: e.getenv,
 		InsecureNoSecret: c.Bool("insecure-no-secret") || truthy(e.getenv(actions.InsecureNoSecretEnv)),

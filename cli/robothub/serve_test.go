@@ -4,15 +4,15 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/robothub/robothub/internal/testkit/hubtest"
 
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/internal/hubemu/localhub"
@@ -196,17 +196,8 @@ func TestServeRoutesFromEnvironmentAndTunnelReminder(t *testing.T) {
 // the hub webhook through the management API (here the local hub emulator).
 func TestServeUpdatesTheHubWebhook(t *testing.T) {
 	ctx := context.Background()
-	emu, err := localhub.Open(ctx, localhub.Config{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer emu.Close()
-	hubSrv := httptest.NewServer(emu.Handler())
-	defer hubSrv.Close()
-	token, user, err := emu.CreateToken(ctx, "alice", hubemu.RoleWrite, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
+	emu := hubtest.Start(t, localhub.Config{})
+	token, user := emu.Token(t, "alice", hubemu.RoleWrite)
 	old := "https://old-tunnel.example.dev/webhooks/b"
 	watched := []hub.WatchedItem{{Type: "user", Name: "alice"}}
 	wh, err := emu.CreateWebhook(ctx, user.ID, hubemu.WebhookInput{URL: &old, Watched: &watched})
@@ -215,7 +206,7 @@ func TestServeUpdatesTheHubWebhook(t *testing.T) {
 	}
 
 	fake := `echo "your url is: https://brave-otter.loca.lt"; exec sleep 60`
-	p := start(t, map[string]string{"ROBOTHUB_ROUTES": "a=log;b=log", "HF_ENDPOINT": hubSrv.URL, "HF_TOKEN": token},
+	p := start(t, map[string]string{"ROBOTHUB_ROUTES": "a=log;b=log", "HF_ENDPOINT": emu.URL, "HF_TOKEN": token},
 		"serve", "--addr", "127.0.0.1:0", "--tunnel-command", "sh -c '"+fake+"'", "--update-webhook", wh.ID+"=b")
 	p.waitFor(t, `POST\s+https://brave-otter.loca.lt/webhooks/a`)
 	p.waitFor(t, `Updated hub webhook `+wh.ID+`: it now delivers to https://brave-otter.loca.lt/webhooks/b`)
@@ -228,7 +219,7 @@ func TestServeUpdatesTheHubWebhook(t *testing.T) {
 	}
 
 	// A webhook that does not exist: the user is told, with the command to run by hand.
-	q := start(t, map[string]string{"ROBOTHUB_ROUTES": "a=log", "HF_ENDPOINT": hubSrv.URL, "HF_TOKEN": token},
+	q := start(t, map[string]string{"ROBOTHUB_ROUTES": "a=log", "HF_ENDPOINT": emu.URL, "HF_TOKEN": token},
 		"serve", "--addr", "127.0.0.1:0", "--tunnel-command", "sh -c '"+fake+"'", "--update-webhook", "000000000000000000000000")
 	q.waitFor(t, `Could not update hub webhook 000000000000000000000000: .*\n  Run: robothub webhooks update 000000000000000000000000 --url https://brave-otter.loca.lt/webhooks/a`)
 }

@@ -82,6 +82,9 @@ func TestServeExecGetsNoCredentials(t *testing.T) {
 // the first refusal was the receiver's rule, not a broken setup. On the old receiver the first
 // delivery reached the daemon (and, before the daemon refused relays, put the robot to sleep).
 func TestForwardByNameDoesNotCarryTheDaemonsLocalTrust(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds robothub and runs it in a namespace: not under -short")
+	}
 	unshare, err := exec.LookPath("unshare")
 	if err != nil || os.Getuid() != 0 || runtime.GOOS != "linux" {
 		t.Skip("needs Linux, root and unshare(1) to give robothub its own /etc/hosts")

@@ -14,7 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/robothub/robothub/core/hub"
-	"github.com/robothub/robothub/internal/hubemu/delivery"
+	"github.com/robothub/robothub/internal/egress"
 	hubhttp "github.com/robothub/robothub/internal/hubemu/http"
 )
 
@@ -216,7 +216,7 @@ func warnRefusedTarget(e *env, raw, id string) {
 	if err != nil {
 		return
 	}
-	reason := delivery.RefusedReason(ip)
+	reason := egress.Reason(ip)
 	if reason == "" {
 		return
 	}

@@ -62,6 +62,7 @@ packages = ["dep_app"]
 // indexManager is a manager on a venv of its own whose packages come from the index of pip's
 // configuration, which the test points at idx through PIP_INDEX_URL, as a user would.
 func indexManager(t testing.TB, venv *python.Venv, cfg apps.Config) *apps.Manager {
+	skipShort(t)
 	t.Helper()
 	if venv.Source.WheelDirs == nil {
 		venv.Source.WheelDirs = []string{"/usr/share/python-wheels"}

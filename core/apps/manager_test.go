@@ -34,11 +34,21 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// skipShort skips a test that makes or uses a Python venv under -short (make check): those run in
+// make test.
+func skipShort(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("makes or uses a Python venv: not under -short")
+	}
+}
+
 // testVenv is a venv at dir whose packages come from Debian's wheels and pip's configuration, its
 // changes journaled in the manager's data directory state. It is Debian's interpreter's, with its
 // site packages: the robot SDK's numpy, scipy, pydantic and FastAPI are Debian's builds, as no
 // package index is reachable here.
-func testVenv(dir, state string) *python.Venv {
+func testVenv(t testing.TB, dir, state string) *python.Venv {
+	skipShort(t)
 	return &python.Venv{Dir: dir, StateDir: state, BasePython: "/usr/bin/python3", SystemSitePackages: true,
 		Source: python.Source{WheelDirs: []string{"/usr/share/python-wheels"}}}
 }
@@ -54,11 +64,12 @@ func appDir(name string) string {
 // newManager returns a prepared manager with its own data dir on the shared venv.
 func newManager(t *testing.T, dataDir, version string) *apps.Manager {
 	t.Helper()
+	skipShort(t)
 	if dataDir == "" {
 		dataDir = t.TempDir()
 	}
 	m, err := apps.NewManager(apps.Config{
-		DataDir: dataDir, Toolchain: testVenv(venvDir, dataDir), SDK: pysdk.Files, SDKVersion: python.SDKVersion(version, pysdk.Files),
+		DataDir: dataDir, Toolchain: testVenv(t, venvDir, dataDir), SDK: pysdk.Files, SDKVersion: python.SDKVersion(version, pysdk.Files),
 		StopTimeout: 2 * time.Second,
 	})
 	if err != nil {
@@ -275,7 +286,7 @@ func TestUnknownAppsAndJobs(t *testing.T) {
 func TestRemoteSessionHoldsTheSlot(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		data := t.TempDir()
-		m, err := apps.NewManager(apps.Config{DataDir: data, Toolchain: testVenv(venvDir, data), SDK: pysdk.Files, SessionTTL: 300 * time.Millisecond})
+		m, err := apps.NewManager(apps.Config{DataDir: data, Toolchain: testVenv(t, venvDir, data), SDK: pysdk.Files, SessionTTL: 300 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -354,7 +365,7 @@ func TestVenvWhoseCreationWasCutShortIsCompleted(t *testing.T) {
 		t.Fatalf("python3 -m venv --without-pip: %v\n%s", err, out)
 	}
 	data := t.TempDir()
-	m, err := apps.NewManager(apps.Config{DataDir: data, Toolchain: testVenv(venv, data), SDK: pysdk.Files, SDKVersion: python.SDKVersion("v1.0.0", pysdk.Files)})
+	m, err := apps.NewManager(apps.Config{DataDir: data, Toolchain: testVenv(t, venv, data), SDK: pysdk.Files, SDKVersion: python.SDKVersion("v1.0.0", pysdk.Files)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
+
+	"github.com/google/renameio/v2/maybe"
 )
 
 // Files the manager keeps in its data directory.
@@ -45,7 +46,7 @@ type startupConfig struct {
 type runningApp struct {
 	Name    string `json:"name"`
 	PID     int    `json:"pid"`
-	Started int64  `json:"started_ms"` // the process start time (procgroup.Identity): guards against PID reuse
+	Started int64  `json:"started_ms"` // the process start time (procinfo.Identity): guards against PID reuse
 }
 
 // readJSON decodes path into v; a missing file leaves v untouched and is not an error.
@@ -72,33 +73,11 @@ func writeJSONAtomic(path string, v any) error {
 }
 
 // WriteFileAtomic replaces path with data so that a crash leaves either the old or the new file,
-// never a torn one: write a temporary file, sync it, rename it over, sync the directory. The
-// daemon's state files and the toolchain's journal are written this way.
+// never a torn one (renameio: a temporary file, synced, renamed over; a plain write on Windows,
+// where no daemon runs). The daemon's state files and the toolchain's journal are written this
+// way, readable by the daemon's user only.
 func WriteFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err = tmp.Write(data); err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return maybe.WriteFile(path, data, 0o600)
 }
 
 // loadRecords reads installed-apps.json. One that cannot be read whole (torn by a crash of another

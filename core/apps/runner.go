@@ -14,6 +14,7 @@ import (
 
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/procgroup"
+	"github.com/robothub/robothub/core/procgroup/procinfo"
 )
 
 const (
@@ -108,7 +109,7 @@ func (m *Manager) start(name string, evict bool) (AppStatus, error) {
 		exited: make(chan struct{}), stderr: &lineTail{max: 2 * errorTailLines}, output: &OutputLog{changed: make(chan struct{})},
 	}
 	m.log.Info("app started", "app", info.Name, "pid", r.pid, "module", info.Extra.Module)
-	if err := writeJSONAtomic(m.path(runningAppFile), runningApp{Name: info.Name, PID: r.pid, Started: procgroup.Identity(r.pid)}); err != nil {
+	if err := writeJSONAtomic(m.path(runningAppFile), runningApp{Name: info.Name, PID: r.pid, Started: procinfo.Identity(r.pid)}); err != nil {
 		m.log.Warn("saving the running app", "err", err)
 	}
 	var pumps sync.WaitGroup
@@ -286,27 +287,27 @@ func (m *Manager) recoverOrphan() {
 		return
 	}
 	defer os.Remove(m.path(runningAppFile))
-	started := procgroup.Identity(ra.PID)
+	started := procinfo.Identity(ra.PID)
 	if started == 0 {
 		// The leader is gone; children it left in its group may remain.
-		for _, pid := range procgroup.Members(ra.PID) {
+		for _, pid := range procinfo.Members(ra.PID) {
 			if p, err := os.FindProcess(pid); err == nil {
 				_ = p.Kill()
 			}
 		}
 		return
 	}
-	if started != ra.Started || !procgroup.Alive(ra.PID) {
+	if started != ra.Started || !procinfo.Alive(ra.PID) {
 		return // the PID now belongs to another process, or the app is dead
 	}
 	m.log.Warn("stopping an app left running by a previous daemon", "app", ra.Name, "pid", ra.PID)
 	_ = procgroup.Signal(ra.PID, syscall.SIGINT)
 	deadline := time.Now().Add(m.cfg.StopTimeout)
-	for procgroup.Alive(ra.PID) && time.Now().Before(deadline) {
+	for procinfo.Alive(ra.PID) && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	_ = procgroup.Kill(ra.PID)
-	for i := 0; i < 100 && procgroup.Alive(ra.PID); i++ {
+	for i := 0; i < 100 && procinfo.Alive(ra.PID); i++ {
 		time.Sleep(20 * time.Millisecond)
 	}
 }

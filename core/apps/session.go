@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -24,8 +23,8 @@ const (
 // MaxSessionsPerPeer caps one client's sessions, so that a leaking client cannot grow the table.
 const MaxSessionsPerPeer = 8
 
-// ErrTooManySessions refuses a session beyond MaxSessionsPerPeer (HTTP 429).
-var ErrTooManySessions = errors.New("too many SDK sessions")
+// ErrTooManySessions refuses a session beyond MaxSessionsPerPeer: a fault.RateLimited (HTTP 429).
+var ErrTooManySessions error = &fault.Error{Kind: fault.RateLimited, Msg: "too many SDK sessions"}
 
 type session struct {
 	SessionInfo

@@ -10,8 +10,8 @@ import (
 )
 
 // Kind classifies an Error. Core says what went wrong and nothing about how a transport answers
-// it: each transport maps kinds to its own codes in one function of its own (the receiver's HTTP
-// side in core/webhook's status.go, the local hub's HTTP layer, robotd's statusOf).
+// it: the HTTP servers (the receiver, the local hub, the robot daemon) all answer a kind with the
+// status of the one table, in httpstatus/.
 type Kind int
 
 // The kinds of error.
@@ -26,7 +26,40 @@ const (
 	TooLarge                        // the request is over a size cap
 	Upstream                        // a service this one called failed or refused
 	Timeout                         // the work did not finish in its time
+	Storage                         // this machine's disk refused a write: full, over quota or read-only
 )
+
+var kindNames = map[Kind]string{Invalid: "invalid", NotFound: "not found", Refused: "refused",
+	Unavailable: "unavailable", Unauthenticated: "unauthenticated", Forbidden: "forbidden",
+	RateLimited: "rate limited", TooLarge: "too large", Upstream: "upstream", Timeout: "timeout",
+	Storage: "storage"}
+
+func (k Kind) String() string {
+	if name, ok := kindNames[k]; ok {
+		return name
+	}
+	return fmt.Sprintf("kind %d", int(k))
+}
+
+// Kinds lists every kind, so that a table of them (httpstatus) can be checked for gaps.
+func Kinds() []Kind {
+	kinds := make([]Kind, len(sentinels))
+	for i, s := range sentinels {
+		kinds[i] = s.Kind
+	}
+	return kinds
+}
+
+// Sentinel is kind k's sentinel (ErrInvalid for Invalid, ...): the value errors.Is needs, since
+// error types outside this package (hub.Error) match the sentinels themselves.
+func Sentinel(k Kind) error {
+	for _, s := range sentinels {
+		if s.Kind == k {
+			return s
+		}
+	}
+	return &Error{Kind: k}
+}
 
 // Error is an error of a Kind with a message meant for the caller.
 type Error struct {
@@ -56,6 +89,10 @@ var (
 	ErrTooLarge        = &Error{Kind: TooLarge}
 	ErrUpstream        = &Error{Kind: Upstream}
 	ErrTimeout         = &Error{Kind: Timeout}
+	ErrStorage         = &Error{Kind: Storage}
+
+	sentinels = []*Error{ErrInvalid, ErrNotFound, ErrRefused, ErrUnavailable, ErrUnauthenticated, ErrForbidden,
+		ErrRateLimited, ErrTooLarge, ErrUpstream, ErrTimeout, ErrStorage}
 )
 
 // Invalidf, NotFoundf, Refusedf and Unavailablef build errors of their kind.

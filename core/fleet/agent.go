@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/fault"
+	"github.com/robothub/robothub/core/hub"
 )
 
 // InstalledApp is an app a robot has, as its daemon records it.
@@ -82,7 +83,7 @@ type AgentConfig struct {
 
 	Resync      time.Duration // how often installed apps are compared with subscriptions; default 2s
 	StatusEvery time.Duration // a status is published at least this often while connected; default 10m
-	RetryAfter  time.Duration // first pause before a failed update is tried again; doubled up to 30m; default 1m
+	RetryAfter  time.Duration // first pause before a failed update is tried again (±50 %); doubled up to 30m; default 1m
 	Now         func() time.Time
 }
 
@@ -371,12 +372,10 @@ func (a *Agent) next() (string, Update, bool) {
 	return "", Update{}, false
 }
 
+// retryDelay is the pause before a failed update is tried again: the project's backoff, so that the
+// robots of a fleet that failed together do not come back to the hub together.
 func (a *Agent) retryDelay(tries int) time.Duration {
-	d := a.cfg.RetryAfter
-	for i := 1; i < tries && d < 30*time.Minute; i++ {
-		d *= 2
-	}
-	return min(d, 30*time.Minute)
+	return hub.Backoff(a.cfg.RetryAfter, 30*time.Minute, tries)
 }
 
 // update checks u's revision against the hub and runs the update job of each source of space.

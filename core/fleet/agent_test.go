@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/robothub/robothub/internal/testkit/wait"
+
 	"log/slog"
 	"slices"
 	"sync"
@@ -139,17 +141,6 @@ func startAgent(t *testing.T, robot string, apps *fakeApps, h *fakeHub) (*Agent,
 	return a, link
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 func update(space, rev string, from, to int) []byte {
 	wave := 0
 	if from > 0 {
@@ -165,14 +156,14 @@ func TestAgentSubscribesToItsAppsSpacesOnly(t *testing.T) {
 		{Name: "local_app", Source: "/home/me/local_app"}, // not from a hub: nothing to hear
 	}}
 	_, link := startAgent(t, "robot-1", apps, &fakeHub{})
-	waitFor(t, "the subscription", func() bool { return len(link.subscriptions()) == 1 })
+	wait.For(t, 5*time.Second, "the subscription", func() bool { return len(link.subscriptions()) == 1 })
 	if got := link.subscriptions(); got[0] != "robothub/v1/spaces/local/my_app/wave/+" {
 		t.Fatalf("subscriptions = %v", got)
 	}
-	waitFor(t, "the status", func() bool { return len(link.status(t, "robot-1").Apps) == 2 })
+	wait.For(t, 5*time.Second, "the status", func() bool { return len(link.status(t, "robot-1").Apps) == 2 })
 
 	apps.set(InstalledApp{Name: "other", Source: "https://hub.example.com/spaces/bob/other", Revision: revA})
-	waitFor(t, "the new subscription", func() bool {
+	wait.For(t, 5*time.Second, "the new subscription", func() bool {
 		s := link.subscriptions()
 		return len(s) == 1 && s[0] == "robothub/v1/spaces/bob/other/wave/+"
 	})
@@ -182,10 +173,10 @@ func TestAgentUpdatesToTheAnnouncedRevision(t *testing.T) {
 	apps := &fakeApps{apps: []InstalledApp{{Name: "my_app", Source: src, Revision: revA}}}
 	h := &fakeHub{head: map[string]string{"local/my_app": revB}, known: map[string]bool{revA: true, revB: true}}
 	a, link := startAgent(t, "robot-1", apps, h)
-	waitFor(t, "the subscription", func() bool { return len(link.subscriptions()) == 1 })
+	wait.For(t, 5*time.Second, "the subscription", func() bool { return len(link.subscriptions()) == 1 })
 
 	a.Handle(Topics{}.Wave("local/my_app", 0), update("local/my_app", revB, 0, Buckets))
-	waitFor(t, "the status after the update", func() bool {
+	wait.For(t, 5*time.Second, "the status after the update", func() bool {
 		s := link.status(t, "robot-1")
 		return s.LastUpdate != nil && s.LastUpdate.Result == ResultDone && s.Apps[0].Revision == revB
 	})
@@ -196,7 +187,7 @@ func TestAgentUpdatesToTheAnnouncedRevision(t *testing.T) {
 	calls := h.calls
 	a.Handle(Topics{}.Wave("local/my_app", 0), update("local/my_app", revB, 0, Buckets))
 	a.Connected(link, time.Now())
-	waitFor(t, "a resync", func() bool { return link.status(t, "robot-1").Robot == "robot-1" })
+	wait.For(t, 5*time.Second, "a resync", func() bool { return link.status(t, "robot-1").Robot == "robot-1" })
 	if got := apps.calls(); len(got) != 1 || h.calls != calls {
 		t.Fatalf("a repeated announcement: updates %v, hub calls %d -> %d", got, calls, h.calls)
 	}
@@ -206,11 +197,11 @@ func TestAgentInstallsNothingTheHubDoesNotHave(t *testing.T) {
 	apps := &fakeApps{apps: []InstalledApp{{Name: "my_app", Source: src, Revision: revA}}}
 	h := &fakeHub{head: map[string]string{"local/my_app": revA}, known: map[string]bool{revA: true}}
 	a, link := startAgent(t, "robot-1", apps, h)
-	waitFor(t, "the subscription", func() bool { return len(link.subscriptions()) == 1 })
+	wait.For(t, 5*time.Second, "the subscription", func() bool { return len(link.subscriptions()) == 1 })
 
 	forged := "deadbeefdeadbeefdeadbeefdeadbeefdeadbeef"
 	a.Handle(Topics{}.Wave("local/my_app", 0), update("local/my_app", forged, 0, Buckets))
-	waitFor(t, "the refusal in the status", func() bool {
+	wait.For(t, 5*time.Second, "the refusal in the status", func() bool {
 		s := link.status(t, "robot-1")
 		return s.LastUpdate != nil && s.LastUpdate.Result == ResultRefused
 	})
@@ -235,16 +226,16 @@ func TestAgentWaitsForItsWave(t *testing.T) {
 	apps := &fakeApps{apps: []InstalledApp{{Name: "my_app", Source: src, Revision: revA}}}
 	h := &fakeHub{head: map[string]string{"local/my_app": revB}, known: map[string]bool{revA: true, revB: true}}
 	a, link := startAgent(t, robot, apps, h)
-	waitFor(t, "the subscription", func() bool { return len(link.subscriptions()) == 1 })
+	wait.For(t, 5*time.Second, "the subscription", func() bool { return len(link.subscriptions()) == 1 })
 
 	a.Handle(Topics{}.Wave("local/my_app", 0), update("local/my_app", revB, 0, 1000))
 	a.Handle(Topics{}.Wave("local/my_app", 1), update("local/my_app", revA, 1000, Buckets))
-	waitFor(t, "the status", func() bool { return link.status(t, robot).Robot == robot })
+	wait.For(t, 5*time.Second, "the status", func() bool { return link.status(t, robot).Robot == robot })
 	if got := apps.calls(); len(got) != 0 {
 		t.Fatalf("a robot outside the canary updated: %v", got)
 	}
 	a.Handle(Topics{}.Wave("local/my_app", 1), update("local/my_app", revB, 1000, Buckets))
-	waitFor(t, "the update of the rest", func() bool { return len(apps.calls()) == 1 })
+	wait.For(t, 5*time.Second, "the update of the rest", func() bool { return len(apps.calls()) == 1 })
 }
 
 type testWriter struct{ t *testing.T }

@@ -13,7 +13,7 @@ import (
 // the request, the transfer and decoding the records.
 func BenchmarkClientList(b *testing.B) {
 	lh := newLocalHub(b)
-	c := lh.client(b, "alice", hubemu.RoleWrite)
+	c := lh.Client(b, "alice", hubemu.RoleWrite)
 	ctx := context.Background()
 	for i := range 1000 {
 		_, err := c.Create(ctx, hub.CreateRequest{URL: fmt.Sprintf("https://example.com/h/%d", i),

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -45,7 +46,7 @@ func SplitCard(readme []byte) (string, int, error) {
 }
 
 // yamlErrorLine is how yaml.v3 places a syntax error; without it the error is on the first line.
-var yamlErrorLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var yamlErrorLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line (\d+): (.*)$`) })
 
 // yamlHints explain yaml.v3's terse messages for the mistakes card authors make.
 var yamlHints = map[string]string{
@@ -66,7 +67,7 @@ func ParseCard(text string, firstLine int) (*yaml.Node, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte(text), &doc); err != nil {
 		line, msg := 1, strings.TrimPrefix(err.Error(), "yaml: ")
-		if m := yamlErrorLine.FindStringSubmatch(err.Error()); m != nil {
+		if m := yamlErrorLine().FindStringSubmatch(err.Error()); m != nil {
 			line, _ = strconv.Atoi(m[1])
 			msg = m[2]
 		}

@@ -12,7 +12,7 @@ import (
 // Commit makes a commit through the commit API of the local hub; the space then lists the files.
 func TestCommitThroughTheLocalHub(t *testing.T) {
 	lh := newLocalHub(t)
-	c := lh.client(t, "alice", "write")
+	c := lh.Client(t, "alice", "write")
 	ctx := t.Context()
 	if _, err := c.CreateRepo(ctx, hub.CreateRepoRequest{Type: "space", ID: "wave", SDK: "static"}); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
+
+	"github.com/google/renameio/v2/maybe"
 
 	"github.com/robothub/robothub/core/fault"
 )
@@ -46,11 +49,11 @@ type rawBody []byte
 
 // commitSHA is what a commit ID looks like; anything else from a hub is refused before it names a
 // folder of the cache.
-var commitSHA = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
+var commitSHA = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{7,64}$`) })
 
 // refName is a revision that names a file of refs/ as it is (main, v1.0); others are not cached by
 // name.
-var refName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+var refName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`) })
 
 func repoPrefixes(repoType string) (api, files string, err error) {
 	switch repoType {
@@ -89,7 +92,7 @@ func (c *Client) Revision(ctx context.Context, repoType, id, revision string) (*
 	if err != nil {
 		return nil, err
 	}
-	if !commitSHA.MatchString(out.SHA) {
+	if !commitSHA().MatchString(out.SHA) {
 		return nil, fmt.Errorf("the hub answered %s %s at %s with the commit %q, which is not a commit ID", repoType, id, revision, out.SHA)
 	}
 	return out, nil
@@ -184,7 +187,7 @@ func (c *Client) SnapshotDownload(ctx context.Context, repoType, id, revision, c
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	if refName.MatchString(revision) {
+	if refName().MatchString(revision) {
 		if err := writeFileAtomic(filepath.Join(repoDir, "refs", revision), []byte(rev.SHA)); err != nil {
 			return nil, err
 		}
@@ -206,11 +209,11 @@ func CachedSnapshot(cacheDir, repoType, id, revision string) (*Snapshot, error) 
 
 // cachedSnapshot is the snapshot of revision an earlier download left, or nil.
 func cachedSnapshot(repoDir, revision string) *Snapshot {
-	if !refName.MatchString(revision) {
+	if !refName().MatchString(revision) {
 		return nil
 	}
 	sha, err := os.ReadFile(filepath.Join(repoDir, "refs", revision))
-	if err != nil || !commitSHA.Match(sha) {
+	if err != nil || !commitSHA().Match(sha) {
 		return nil
 	}
 	dir := filepath.Join(repoDir, "snapshots", string(sha))
@@ -220,25 +223,14 @@ func cachedSnapshot(repoDir, revision string) *Snapshot {
 	return &Snapshot{Dir: dir, Commit: string(sha), Cached: true}
 }
 
-// writeFileAtomic writes a file through a temporary one beside it, so that a reader never sees
-// half of it and an interrupted download leaves nothing.
+// writeFileAtomic writes a file so that a reader never sees half of it and an interrupted
+// download leaves nothing (renameio: a temporary file, synced, renamed over; on Windows, where
+// renameio has no atomic rename, a plain write).
 func writeFileAtomic(dst string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(dst), ".download-*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), dst)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := maybe.WriteFile(dst, data, 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", dst, err)
 	}
 	return nil

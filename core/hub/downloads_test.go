@@ -3,7 +3,6 @@ package hub_test
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,13 +10,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/robothub/robothub/internal/testkit/hubtest"
+
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/internal/hubemu/localhub"
 )
 
 // datasetHub serves a local hub with one dataset, local/moves, whose files are given.
-func datasetHub(t *testing.T, files map[string]string) *httptest.Server {
+func datasetHub(t *testing.T, files map[string]string) *hubtest.Hub {
 	t.Helper()
 	dir := t.TempDir()
 	for name, content := range files {
@@ -29,14 +30,7 @@ func datasetHub(t *testing.T, files map[string]string) *httptest.Server {
 			t.Fatal(err)
 		}
 	}
-	emu, err := localhub.Open(context.Background(), localhub.Config{Logger: slog.New(slog.DiscardHandler), DatasetsDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { emu.Close() })
-	srv := httptest.NewServer(emu.Handler())
-	t.Cleanup(srv.Close)
-	return srv
+	return hubtest.Start(t, localhub.Config{DatasetsDir: dir})
 }
 
 func TestSnapshotDownloadCachesADatasetAndReadsItOffline(t *testing.T) {

@@ -6,12 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/robothub/robothub/internal/testkit/hubtest"
 
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/hub"
@@ -22,8 +22,7 @@ import (
 
 // localHub serves an in-memory emulator and records the bodies of the requests it gets.
 type localHub struct {
-	emu    *localhub.Emulator
-	url    string
+	*hubtest.Hub
 	mu     sync.Mutex
 	bodies []string
 }
@@ -31,36 +30,18 @@ type localHub struct {
 func newLocalHub(t testing.TB) *localHub {
 	t.Helper()
 	// Jobs on: the client's job webhook calls are tested against this hub.
-	emu, err := localhub.Open(context.Background(), localhub.Config{Logger: slog.New(slog.DiscardHandler), AllowJobs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lh := &localHub{emu: emu}
-	api := emu.Handler()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		lh.mu.Lock()
-		lh.bodies = append(lh.bodies, r.Method+" "+r.URL.Path+" "+string(body))
-		lh.mu.Unlock()
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		api.ServeHTTP(w, r)
+	lh := &localHub{}
+	lh.Hub = hubtest.Start(t, localhub.Config{AllowJobs: true}, hubtest.WithHandler(func(api http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			lh.mu.Lock()
+			lh.bodies = append(lh.bodies, r.Method+" "+r.URL.Path+" "+string(body))
+			lh.mu.Unlock()
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			api.ServeHTTP(w, r)
+		})
 	}))
-	t.Cleanup(func() { srv.Close(); emu.Close() })
-	lh.url = srv.URL
 	return lh
-}
-
-func (lh *localHub) client(t testing.TB, user, role string) *hub.Client {
-	t.Helper()
-	token, _, err := lh.emu.CreateToken(context.Background(), user, role, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := hub.New(lh.url, hub.WithToken(token))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
 }
 
 func (lh *localHub) lastBody() string {
@@ -72,7 +53,7 @@ func (lh *localHub) lastBody() string {
 func TestClientAgainstTheEmulator(t *testing.T) {
 	ctx := context.Background()
 	lh := newLocalHub(t)
-	c := lh.client(t, "alice", hubemu.RoleWrite)
+	c := lh.Client(t, "alice", hubemu.RoleWrite)
 
 	wh, err := c.Create(ctx, hub.CreateRequest{
 		URL: "https://example.com/hook", Watched: []hub.WatchedItem{{"model", "alice/bert"}, {"org", "acme"}},
@@ -135,9 +116,9 @@ func TestClientAgainstTheEmulator(t *testing.T) {
 func TestClientErrorsFromTheEmulator(t *testing.T) {
 	ctx := context.Background()
 	lh := newLocalHub(t)
-	alice := lh.client(t, "alice", hubemu.RoleWrite)
-	bob := lh.client(t, "bob", hubemu.RoleWrite)
-	reader := lh.client(t, "alice", hubemu.RoleRead)
+	alice := lh.Client(t, "alice", hubemu.RoleWrite)
+	bob := lh.Client(t, "bob", hubemu.RoleWrite)
+	reader := lh.Client(t, "alice", hubemu.RoleRead)
 	wh, err := alice.Create(ctx, hub.CreateRequest{URL: "https://e.com", Watched: []hub.WatchedItem{{"user", "alice"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -151,7 +132,7 @@ func TestClientErrorsFromTheEmulator(t *testing.T) {
 	if _, err := reader.Disable(ctx, wh.ID); !errors.Is(err, fault.ErrForbidden) || !strings.Contains(err.Error(), "write role") {
 		t.Fatalf("read token: %v", err)
 	}
-	wrong, _ := hub.New(lh.url, hub.WithToken("hf_wrong"))
+	wrong, _ := hub.New(lh.URL, hub.WithToken("hf_wrong"))
 	if _, err := wrong.List(ctx); !errors.Is(err, fault.ErrUnauthenticated) || !strings.Contains(err.Error(), "Invalid credentials") || strings.Contains(err.Error(), "hf_wrong") {
 		t.Fatalf("wrong token: %v", err)
 	}
@@ -163,7 +144,7 @@ func TestClientErrorsFromTheEmulator(t *testing.T) {
 func TestClientJobWebhookSecrets(t *testing.T) {
 	ctx := context.Background()
 	lh := newLocalHub(t)
-	c := lh.client(t, "alice", hubemu.RoleWrite)
+	c := lh.Client(t, "alice", hubemu.RoleWrite)
 	job, err := hubhttp.Client{Client: c}.CreateSourceJob(ctx, hubemu.JobInput{Command: []string{"true"}, Secrets: map[string]string{"OWN": "x"}})
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -106,7 +107,7 @@ type createRepoBody struct {
 	SDK     string `json:"sdk,omitempty"`
 }
 
-var repoIDChars = regexp.MustCompile(`^[A-Za-z0-9._-]*$`)
+var repoIDChars = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._-]*$`) })
 
 // splitRepoID checks "name" or "owner/name" and returns its parts (owner "" when not given). With
 // needOwner, a name without its owner is refused.
@@ -118,7 +119,7 @@ func splitRepoID(id string, needOwner bool) (owner, name string, err error) {
 	switch {
 	case name == "" || (hasOwner && owner == "") || strings.Contains(name, "/"):
 		return "", "", invalid("repo_id", "%q is not name or owner/name", id)
-	case !repoIDChars.MatchString(owner) || !repoIDChars.MatchString(name):
+	case !repoIDChars().MatchString(owner) || !repoIDChars().MatchString(name):
 		return "", "", invalid("repo_id", "%q: use letters, digits, '-', '_' and '.' only", id)
 	case needOwner && owner == "":
 		return "", "", invalid("repo_id", "%q: give owner/name", id)

@@ -16,7 +16,7 @@ func TestWhoAmIGivesTheRole(t *testing.T) {
 	lh := newLocalHub(t)
 	ctx := context.Background()
 	for role, canWrite := range map[string]bool{hubemu.RoleWrite: true, hubemu.RoleRead: false} {
-		me, err := lh.client(t, "alice", role).WhoAmI(ctx)
+		me, err := lh.Client(t, "alice", role).WhoAmI(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -24,7 +24,7 @@ func TestWhoAmIGivesTheRole(t *testing.T) {
 			t.Errorf("whoami with a %s token: %+v", role, me)
 		}
 	}
-	anon, _ := hub.New(lh.url)
+	anon, _ := hub.New(lh.URL)
 	if _, err := anon.WhoAmI(ctx); !errors.Is(err, fault.ErrUnauthenticated) {
 		t.Fatalf("whoami without a token: %v", err)
 	}
@@ -33,8 +33,8 @@ func TestWhoAmIGivesTheRole(t *testing.T) {
 func TestSpacesThroughTheClient(t *testing.T) {
 	lh := newLocalHub(t)
 	ctx := context.Background()
-	alice := lh.client(t, "alice", hubemu.RoleWrite)
-	reader := lh.client(t, "alice", hubemu.RoleRead)
+	alice := lh.Client(t, "alice", hubemu.RoleWrite)
+	reader := lh.Client(t, "alice", hubemu.RoleRead)
 
 	created, err := alice.CreateRepo(ctx, hub.CreateRepoRequest{Type: "space", ID: "wave", SDK: "static"})
 	if err != nil {
@@ -69,7 +69,7 @@ func TestSpacesThroughTheClient(t *testing.T) {
 		t.Fatalf("invalid requests were sent: %v", lh.bodies[sent:])
 	}
 
-	anon, _ := hub.New(lh.url)
+	anon, _ := hub.New(lh.URL)
 	list, err := anon.ListSpaces(ctx, hub.SpaceQuery{Filter: []string{"static"}, Author: "alice"})
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +87,7 @@ func TestSpacesThroughTheClient(t *testing.T) {
 	if err != nil || !info.Private || info.SHA != "" {
 		t.Fatalf("info %+v %v", info, err)
 	}
-	if got := alice.SpaceGitURL("alice/wave"); got != lh.url+"/spaces/alice/wave" {
+	if got := alice.SpaceGitURL("alice/wave"); got != lh.URL+"/spaces/alice/wave" {
 		t.Fatalf("git URL %s", got)
 	}
 

@@ -3,13 +3,12 @@ package hub
 import (
 	"context"
 	"io"
-	"math"
-	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/hashicorp/go-retryablehttp"
 )
 
@@ -29,24 +28,30 @@ type RetryPolicy struct {
 var DefaultRetryPolicy = RetryPolicy{MaxAttempts: 4, BaseDelay: 500 * time.Millisecond, MaxDelay: 10 * time.Second, MaxRetryAfter: time.Minute}
 
 // Backoff is the one retry pause of the project (the hub client, the local hub's deliveries, the
-// receiver's forward action): the pause after the given failed attempt (1-based) is base doubled
-// for each attempt after the first, capped at maxDelay (0: no cap), with "equal jitter": a random pause
-// between half and all of that, so that clients that failed together do not come back together,
-// yet each waits at least half the nominal pause. (No maintained backoff module is on the module
-// proxy this project uses, and this is one function.)
+// receiver's forward action, a fleet's failed updates): the pause after the given failed attempt
+// (1-based) of NewBackOff's exponential backoff.
 func Backoff(base, maxDelay time.Duration, attempt int) time.Duration {
-	d := base
-	for i := 1; i < attempt && (maxDelay <= 0 || d < maxDelay) && d < math.MaxInt64/2; i++ {
-		d *= 2
+	b := NewBackOff(base, maxDelay)
+	d := b.NextBackOff()
+	for i := 1; i < attempt; i++ {
+		d = b.NextBackOff()
 	}
-	if maxDelay > 0 && d > maxDelay {
-		d = maxDelay
+	return d
+}
+
+// noCap is the longest pause of a backoff without a cap: an hour, so that the pause stays a
+// number time.Duration can hold however many attempts failed.
+const noCap = time.Hour
+
+// NewBackOff is the project's exponential backoff (github.com/cenkalti/backoff/v5, for loops that
+// keep its state): base doubled after each failed attempt, capped at maxDelay (0: an hour), each
+// pause randomized by ±50 % so that clients that failed together do not come back together.
+// go-retryablehttp, which runs the HTTP retries (Do), has no jittered exponential pause of its own.
+func NewBackOff(base, maxDelay time.Duration) *backoff.ExponentialBackOff {
+	if maxDelay <= 0 {
+		maxDelay = noCap
 	}
-	if d <= 0 {
-		return 0
-	}
-	half := d / 2
-	return half + rand.N(half+1)
+	return &backoff.ExponentialBackOff{InitialInterval: base, RandomizationFactor: 0.5, Multiplier: 2, MaxInterval: maxDelay}
 }
 
 func retryableStatus(status int) bool {
@@ -72,7 +77,8 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 // Do sends req through hc as p says, and is the project's one HTTP retry loop:
 // github.com/hashicorp/go-retryablehttp's, which rewinds the body for each attempt, drains a failed
 // answer so that its connection is reused, and stops waiting when req's context ends. An attempt
-// fails when retryable says so of its answer or transport error; it is tried again after Backoff,
+// fails when retryable says so of its answer or transport error; it is tried again after a pause of
+// NewBackOff,
 // or after the Retry-After the answer asks for (up to MaxRetryAfter: a longer one ends the retries
 // at once), until MaxAttempts attempts were made. onRetry, if not nil, is told of each retry before
 // its pause: which attempt failed, how long the pause is, and the answer or error.
@@ -84,6 +90,7 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 func (p RetryPolicy) Do(hc *http.Client, req *retryablehttp.Request, retryable func(*http.Response, error) bool,
 	read func(*http.Response) error, onRetry func(attempt int, delay time.Duration, resp *http.Response, err error)) (*http.Response, error) {
 	attempts := max(p.MaxAttempts, 1)
+	pauses := NewBackOff(p.BaseDelay, p.MaxDelay)
 	var attempt int
 	var delay time.Duration
 	rc := &retryablehttp.Client{
@@ -97,7 +104,7 @@ func (p RetryPolicy) Do(hc *http.Client, req *retryablehttp.Request, retryable f
 			if ctx.Err() != nil || !retryable(resp, err) {
 				return false, nil
 			}
-			delay = Backoff(p.BaseDelay, p.MaxDelay, attempt)
+			delay = pauses.NextBackOff()
 			if resp != nil {
 				if wait := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); wait > 0 {
 					if p.MaxRetryAfter > 0 && wait > p.MaxRetryAfter {

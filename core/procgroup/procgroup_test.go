@@ -10,18 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/core/procgroup"
-)
+	"github.com/robothub/robothub/internal/testkit/wait"
 
-// waitFor polls cond until it holds or the deadline passes: the kernel reaps asynchronously.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("after 5s: %s", what)
-		}
-	}
-}
+	"github.com/robothub/robothub/core/procgroup"
+	"github.com/robothub/robothub/core/procgroup/procinfo"
+)
 
 func TestKillReachesTheChildrenOfAShell(t *testing.T) {
 	cmd := exec.Command("sh", "-c", "sleep 60 & sleep 60 & wait")
@@ -33,9 +26,9 @@ func TestKillReachesTheChildrenOfAShell(t *testing.T) {
 	if got := procgroup.Of(pid); got != pid {
 		t.Fatalf("Of(%d) = %d, want the command to lead its own group", pid, got)
 	}
-	waitFor(t, "the shell and its two sleeps in the group", func() bool { return len(procgroup.Members(pid)) == 3 })
-	children := slices.DeleteFunc(procgroup.Members(pid), func(p int) bool { return p == pid })
-	if id := procgroup.Identity(pid); id == 0 || id != procgroup.Identity(pid) {
+	wait.For(t, 5*time.Second, "the shell and its two sleeps in the group", func() bool { return len(procinfo.Members(pid)) == 3 })
+	children := slices.DeleteFunc(procinfo.Members(pid), func(p int) bool { return p == pid })
+	if id := procinfo.Identity(pid); id == 0 || id != procinfo.Identity(pid) {
 		t.Fatalf("Identity(%d) = %d, want a stable non-zero start time", pid, id)
 	}
 
@@ -43,10 +36,10 @@ func TestKillReachesTheChildrenOfAShell(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
-	waitFor(t, "every child of the shell gone after SIGTERM to the group", func() bool {
-		return !slices.ContainsFunc(children, procgroup.Alive)
+	wait.For(t, 5*time.Second, "every child of the shell gone after SIGTERM to the group", func() bool {
+		return !slices.ContainsFunc(children, procinfo.Alive)
 	})
-	if procgroup.Alive(pid) || procgroup.Identity(pid) != 0 {
+	if procinfo.Alive(pid) || procinfo.Identity(pid) != 0 {
 		t.Fatalf("the reaped shell %d still looks alive", pid)
 	}
 }
@@ -60,10 +53,10 @@ func TestKillOnCancelKillsTheGroupOnTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid := cmd.Process.Pid
-	waitFor(t, "the sleep in the group", func() bool { return len(procgroup.Members(pid)) == 2 })
-	children := slices.DeleteFunc(procgroup.Members(pid), func(p int) bool { return p == pid })
+	wait.For(t, 5*time.Second, "the sleep in the group", func() bool { return len(procinfo.Members(pid)) == 2 })
+	children := slices.DeleteFunc(procinfo.Members(pid), func(p int) bool { return p == pid })
 	if err := cmd.Wait(); err == nil {
 		t.Fatal("a command killed at its deadline exited cleanly")
 	}
-	waitFor(t, "the sleep killed with the shell", func() bool { return !slices.ContainsFunc(children, procgroup.Alive) })
+	wait.For(t, 5*time.Second, "the sleep killed with the shell", func() bool { return !slices.ContainsFunc(children, procinfo.Alive) })
 }

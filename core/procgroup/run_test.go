@@ -10,8 +10,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/robothub/robothub/internal/testkit/wait"
 
 	"github.com/robothub/robothub/core/procgroup"
+	"github.com/robothub/robothub/core/procgroup/procinfo"
 )
 
 func TestRunKillsTheGroupAtTheEndOfItsContext(t *testing.T) {
@@ -21,15 +25,15 @@ func TestRunKillsTheGroupAtTheEndOfItsContext(t *testing.T) {
 	cmd := exec.Command("sh", "-c", "echo started; sleep 60 & wait")
 	done := make(chan error, 1)
 	go func() { done <- procgroup.Run(ctx, cmd, &out) }()
-	waitFor(t, "the command's first line", func() bool { return strings.Contains(out.String(), "started") })
+	wait.For(t, 5*time.Second, "the command's first line", func() bool { return strings.Contains(out.String(), "started") })
 	pid := cmd.Process.Pid
-	waitFor(t, "the sleep in the group", func() bool { return len(procgroup.Members(pid)) == 2 })
-	children := slices.DeleteFunc(procgroup.Members(pid), func(p int) bool { return p == pid })
+	wait.For(t, 5*time.Second, "the sleep in the group", func() bool { return len(procinfo.Members(pid)) == 2 })
+	children := slices.DeleteFunc(procinfo.Members(pid), func(p int) bool { return p == pid })
 	cancel(stop)
 	if err := <-done; !errors.Is(err, stop) {
 		t.Fatalf("Run after cancel: %v, want the context's cause", err)
 	}
-	waitFor(t, "the sleep killed with the shell", func() bool { return !slices.ContainsFunc(children, procgroup.Alive) })
+	wait.For(t, 5*time.Second, "the sleep killed with the shell", func() bool { return !slices.ContainsFunc(children, procinfo.Alive) })
 }
 
 func TestRunNamesTheCommandInItsError(t *testing.T) {

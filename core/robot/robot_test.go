@@ -10,6 +10,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/robothub/robothub/internal/testkit/wait"
+
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/robot"
 )
@@ -35,18 +37,6 @@ func waitMove(t *testing.T, m *robot.Move) {
 	}
 	if !m.Completed() {
 		t.Fatalf("move %s ended without completing", m.Kind)
-	}
-}
-
-// eventually polls cond until it holds or the timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -96,7 +86,7 @@ func TestStartsAsleepThenWakesAndSleeps(t *testing.T) {
 		case <-time.After(time.Second):
 			t.Fatal("OnWake callback did not run")
 		}
-		eventually(t, time.Second, "the init pose", func() bool {
+		wait.For(t, time.Second, "the init pose", func() bool {
 			s := r.State()
 			return near(s.Antennas[0], -0.1745) && near(s.Antennas[1], 0.1745) && near(s.HeadPose.Pitch, 0) && near(s.HeadPose.Z, 0) && near(s.HeadPose.Roll, 0)
 		})
@@ -146,7 +136,7 @@ func TestGotoSleepKeepingTheMotorsOnThenMove(t *testing.T) {
 		if _, err := r.Goto(robot.Target{Antennas: &[2]float64{0.5, -0.5}}, 200*time.Millisecond, robot.Linear); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, time.Second, "the antennas move after sleeping", func() bool {
+		wait.For(t, time.Second, "the antennas move after sleeping", func() bool {
 			a := r.State().Antennas
 			return near(a[0], 0.5) && near(a[1], -0.5)
 		})
@@ -173,7 +163,7 @@ func TestSetTargetClampsAndRejectsNonFinite(t *testing.T) {
 		if !near(s.TargetHeadPose.Pitch, 0.7) || !near(s.TargetHeadPose.Yaw, 0.3) || !near(s.TargetBodyYaw, 0.5) {
 			t.Fatalf("target %+v body %v: pitch should clamp to 0.7, yaw 0.3, body 0.5", s.TargetHeadPose, s.TargetBodyYaw)
 		}
-		eventually(t, time.Second, "present to reach target", func() bool {
+		wait.For(t, time.Second, "present to reach target", func() bool {
 			s := r.State()
 			return near(s.Antennas[0], 0.4) && near(s.HeadPose.Pitch, 0.7) && near(s.BodyYaw, 0.5)
 		})

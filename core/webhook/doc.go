@@ -6,9 +6,9 @@
 // delivers a POST and reads the status and JSON answer (the 401 and 403 texts are the public hub's
 // own). Every transport hands Server an *http.Request: adapters/nethttp serves it directly, and the
 // Lambda (adapters/lambda) and Cloud Functions (adapters/gcf) adapters turn their events into
-// requests. So Server is the receiver's HTTP transport, and the statuses live here, once, in
-// status.go (statusOf), rather than in each adapter, where three copies would drift apart. The rest
-// of core keeps kinds only (core/fault).
+// requests. So Server is the receiver's HTTP transport: its statuses are decided here, in
+// status.go (statusOf), from the one table of every server (core/fault/httpstatus), rather than
+// in each adapter, where three copies would drift apart. The rest of core keeps kinds only.
 //
 // Status codes of a webhook route:
 //

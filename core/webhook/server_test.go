@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/core/fault"
+	"github.com/robothub/robothub/core/fault/httpstatus"
 	"github.com/robothub/robothub/internal/testkit/syncbuf"
 )
 
@@ -492,22 +493,30 @@ func TestClientLeavingCancelsHandler(t *testing.T) {
 	}
 }
 
-// TestStatusOfFaultKinds: the one mapping from an error to a receiver's status.
+// TestStatusOfFaultKinds: the receiver's own errors, and a handler's error of each core/fault kind
+// answered through a real server with the one table's status for the receiver.
 func TestStatusOfFaultKinds(t *testing.T) {
 	for _, c := range []struct {
 		err    error
 		status int
 	}{
-		{fault.Invalidf("x"), 400}, {fault.New(fault.Unauthenticated, "x"), 401}, {fault.New(fault.Forbidden, "x"), 403},
-		{fault.NotFoundf("x"), 404}, {fault.Refusedf("x"), 409}, {fault.New(fault.TooLarge, "x"), 413},
-		{fault.New(fault.RateLimited, "x"), 429}, {fault.New(fault.Upstream, "x"), 502}, {fault.Unavailablef("x"), 503},
-		{fault.New(fault.Timeout, "x"), 504}, {fmt.Errorf("wrapped: %w", fault.Refusedf("x")), 409},
-		{&FieldError{Field: "repo", Problem: "is missing"}, 422}, {ErrNotJSON, 400}, {ErrSecretMissing, 401},
-		{ErrSecretInvalid, 403}, {errors.New("plain"), 500}, {&fault.Error{Msg: "no kind"}, 500},
-		{rateLimitedAndUnavailable{}, 429},
+		{fmt.Errorf("wrapped: %w", fault.Refusedf("x")), 409}, {&FieldError{Field: "repo", Problem: "is missing"}, 422},
+		{ErrNotJSON, 400}, {ErrSecretMissing, 401}, {ErrSecretInvalid, 403}, {errors.New("plain"), 500},
+		{&fault.Error{Msg: "no kind"}, 500}, {rateLimitedAndUnavailable{}, 429},
 	} {
 		if got := statusOf(c.err); got != c.status {
 			t.Errorf("statusOf(%v) = %d, want %d", c.err, got, c.status)
+		}
+	}
+	s, ts, _ := newTestServer(t)
+	for _, kind := range fault.Kinds() {
+		name := strings.ReplaceAll(kind.String(), " ", "-")
+		must(t, s.Add(name, func(context.Context, *Payload, http.Header) (any, error) {
+			return nil, fmt.Errorf("handling: %w", fault.New(kind, "it went wrong"))
+		}))
+		r := send(t, "POST", ts.URL+"/webhooks/"+name, nil, minimalPayload)
+		if want := httpstatus.Status(kind, httpstatus.Receiver); r.status != want || r.body["error"] != "handling: it went wrong" {
+			t.Errorf("a handler's %v error: %d %s, want %d", kind, r.status, r.raw, want)
 		}
 	}
 }

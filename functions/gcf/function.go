@@ -22,6 +22,7 @@ import (
 	"sync"
 
 	gcfadapter "github.com/robothub/robothub/adapters/gcf"
+	"github.com/robothub/robothub/adapters/mqtt"
 	"github.com/robothub/robothub/internal/actions"
 )
 
@@ -50,7 +51,7 @@ func init() {
 func NewHandler(getenv func(string) string, stdout, stderr io.Writer) http.Handler {
 	logger := gcfadapter.NewLogger(stderr, logLevel(getenv(LogLevelEnv)))
 	// An instance may be throttled between requests: no canary waves (they need a process that stays up).
-	srv, err := actions.NewServerFromEnv(getenv, actions.Config{Logger: logger, Output: stdout, Ephemeral: true})
+	srv, err := actions.NewServerFromEnv(getenv, actions.Config{Logger: logger, Output: stdout, Ephemeral: true, FleetDialers: mqtt.FleetDialers()})
 	if err != nil {
 		msg := "the webhook receiver is not configured: " + err.Error()
 		logger.Error(msg)

@@ -16,10 +16,8 @@
 package main
 
 import (
-	"context"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
 	"runtime"
 	"strconv"
@@ -68,10 +66,9 @@ func configure(getenv func(string) string, stdout, stderr io.Writer) (*webhook.S
 	// An execution environment is frozen between invocations: no canary waves (they need a
 	// process that stays up), and fleet:awsiot://ENDPOINT publishes through AWS IoT Core's data
 	// plane with the execution role's credentials.
+	// Only that link is registered: the bootstrap links no MQTT client.
 	srv, err := actions.NewServerFromEnv(getenv, actions.Config{Logger: logger, Output: stdout, Ephemeral: true,
-		FleetDialers: map[string]actions.FleetLinkDialer{"awsiot": func(_ context.Context, u *url.URL) (fleet.Link, error) {
-			return awsiot.FromEnv(u, getenv)
-		}}})
+		FleetDialers: map[string]fleet.Dialer{"awsiot": awsiot.FleetDialer(getenv)}})
 	if err != nil {
 		logger.Error("the webhook receiver is not configured: "+err.Error(), "err", err.Error())
 		return nil, nil, err

@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-var builds sync.Map // GOARCH -> *buildResult
+var builds sync.Map // GOARCH and package -> *buildResult
 
 type buildResult struct {
 	once sync.Once
@@ -55,7 +55,17 @@ type buildResult struct {
 // once per test run.
 func buildBootstrap(t testing.TB, goarch string) string {
 	t.Helper()
-	v, _ := builds.LoadOrStore(goarch, &buildResult{})
+	return buildFunction(t, goarch, ".")
+}
+
+// buildFunction builds the function pkg (a directory) for linux/goarch with lambda-zip's flags,
+// once per test run.
+func buildFunction(t testing.TB, goarch, pkg string) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the function: not under -short")
+	}
+	v, _ := builds.LoadOrStore(goarch+" "+pkg, &buildResult{})
 	r := v.(*buildResult)
 	r.once.Do(func() {
 		// deploy/aws's TestLambdaZip builds the same packages for linux/arm64 and may run at the
@@ -69,8 +79,8 @@ func buildBootstrap(t testing.TB, goarch string) string {
 			r.err = fmt.Errorf("locking the Lambda build: %v", err)
 			return
 		}
-		r.path = filepath.Join(binDir, goarch, "bootstrap")
-		cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-o", r.path, ".")
+		r.path = filepath.Join(binDir, goarch, filepath.Base(filepath.Clean(pkg)), "bootstrap")
+		cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-o", r.path, pkg)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+goarch)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			r.err = fmt.Errorf("go build for linux/%s: %v\n%s", goarch, err, out)
@@ -349,4 +359,60 @@ func BenchmarkBootstrapReady(b *testing.B) {
 	if st, err := os.Stat(bin); err == nil {
 		b.ReportMetric(float64(st.Size())/1e6, "binary-MB")
 	}
+}
+
+// BenchmarkBootstrapAgainstMinimal holds the bootstrap to the smallest aws-lambda-go function
+// (testdata/minimal), both built as lambda-zip builds: the size of each, and the cold start of each
+// (from exec to its first GET /2018-06-01/runtime/invocation/next), the median of 30 runs of each,
+// alternated so that the machine's load falls on both alike. size-ratio and start-ratio are the
+// bootstrap's over the minimal function's.
+func BenchmarkBootstrapAgainstMinimal(b *testing.B) {
+	const runs = 30
+	bins := map[string]string{"bootstrap": buildBootstrap(b, runtime.GOARCH), "minimal": buildFunction(b, runtime.GOARCH, "./testdata/minimal")}
+	api := newRuntimeAPI(b)
+	env := functionEnv(api, receivertest.Env())
+	took := map[string][]time.Duration{}
+	for range b.N {
+		for range runs {
+			for _, name := range []string{"bootstrap", "minimal"} {
+				took[name] = append(took[name], coldStart(b, api, bins[name], env))
+			}
+		}
+	}
+	median := func(name string) float64 {
+		d := took[name]
+		sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+		return float64(d[len(d)/2]) / 1e6
+	}
+	size := func(name string) float64 {
+		st, err := os.Stat(bins[name])
+		if err != nil {
+			b.Fatal(err)
+		}
+		return float64(st.Size()) / 1e6
+	}
+	b.ReportMetric(median("bootstrap"), "bootstrap-p50-ms")
+	b.ReportMetric(median("minimal"), "minimal-p50-ms")
+	b.ReportMetric(median("bootstrap")/median("minimal"), "start-ratio")
+	b.ReportMetric(size("bootstrap"), "bootstrap-MB")
+	b.ReportMetric(size("minimal"), "minimal-MB")
+	b.ReportMetric(size("bootstrap")/size("minimal"), "size-ratio")
+}
+
+// coldStart runs bin until it first asks api for an invocation, and returns how long that took.
+func coldStart(b *testing.B, api *runtimeAPI, bin string, env []string) time.Duration {
+	cmd := exec.Command(bin)
+	cmd.Env = env
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	select {
+	case ready := <-api.polled:
+		return ready.Sub(start)
+	case <-time.After(10 * time.Second):
+		b.Fatalf("%s never asked for an invocation", bin)
+	}
+	return 0
 }

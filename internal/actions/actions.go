@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/robothub/robothub/core/fleet"
 	"github.com/robothub/robothub/core/webhook"
 )
 
@@ -82,8 +83,9 @@ type Config struct {
 
 	// FleetTLS, when set, is the TLS of fleet routes instead of the ROBOTHUB_FLEET_CA/CERT/KEY files.
 	FleetTLS *tls.Config
-	// FleetDialers open fleet links of other schemes than mqtt(s):// and ws(s):// (awsiot://).
-	FleetDialers map[string]FleetLinkDialer
+	// FleetDialers open the links of fleet routes, by their URL's scheme: adapters/mqtt's
+	// FleetDialers for a broker, the Lambda's awsiot. A receiver links only what it registers.
+	FleetDialers map[string]fleet.Dialer
 	// Ephemeral says the receiver stops after each answer (Lambda, Cloud Functions): no work can
 	// go on in the background, so fleet routes with canary waves are refused.
 	Ephemeral bool

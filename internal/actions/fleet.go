@@ -2,19 +2,16 @@ package actions
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
 	"slices"
 	"strings"
-	"time"
 
-	"github.com/robothub/robothub/adapters/mqtt"
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/fleet"
 	"github.com/robothub/robothub/core/hub"
@@ -31,10 +28,6 @@ const (
 	FleetCertEnv     = "ROBOTHUB_FLEET_CERT" // PEM file of a client certificate (AWS IoT Core's way)
 	FleetKeyEnv      = "ROBOTHUB_FLEET_KEY"  // its key
 )
-
-// FleetLinkDialer opens another kind of fleet link than an MQTT broker: the Lambda registers one
-// for AWS IoT Core's HTTPS data plane (scheme awsiot). It may only publish.
-type FleetLinkDialer func(ctx context.Context, target *url.URL) (fleet.Link, error)
 
 // FleetResult is the reply of a fleet action that announced a push.
 type FleetResult struct {
@@ -94,22 +87,27 @@ func (b *Builder) fleetAction(route, spec string) (webhook.HandlerFunc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("route %s: fleet: the broker URL: %v", route, redactParseError(err))
 	}
-	log := b.cfg.Logger.With("route", route, "broker", mqtt.Redact(u))
+	log := b.cfg.Logger.With("route", route, "broker", u.Redacted())
 	pub := &fleet.Publisher{Plan: plan, Log: log}
-	if dial, ok := b.cfg.FleetDialers[u.Scheme]; ok {
-		if plan.Canary > 0 {
-			return nil, fmt.Errorf("route %s: fleet: canary waves need an MQTT broker the receiver subscribes to; %s:// only publishes", route, u.Scheme)
-		}
-		if pub.Link, err = dial(b.ctx, u); err != nil {
-			return nil, fmt.Errorf("route %s: fleet: %w", route, err)
-		}
-	} else {
-		client, err := b.fleetClient(route, target, pub, plan.Canary > 0)
-		if err != nil {
-			return nil, err
-		}
-		pub.Link = client
-		log = log.With("broker", client.Broker())
+	dial, ok := b.cfg.FleetDialers[u.Scheme]
+	if !ok {
+		return nil, fmt.Errorf("route %s: fleet: %s:// is no fleet link of this receiver: want %s", route, u.Scheme, schemes(b.cfg.FleetDialers))
+	}
+	env := b.cfg.Getenv
+	host, _ := os.Hostname()
+	req := fleet.LinkRequest{Target: u, Username: env(FleetUsernameEnv), Password: env(FleetPasswordEnv), TLS: b.cfg.FleetTLS,
+		CAFile: env(FleetCAEnv), CertFile: env(FleetCertEnv), KeyFile: env(FleetKeyEnv), Logger: b.cfg.Logger.With("route", route, "host", host)}
+	if plan.Canary > 0 {
+		req.Statuses = pub
+	}
+	if pub.Link, err = dial(b.ctx, req); err != nil {
+		return nil, fmt.Errorf("route %s: fleet: %w", route, err)
+	}
+	if c, ok := pub.Link.(interface{ Close(context.Context) error }); ok {
+		b.closers = append(b.closers, func(ctx context.Context) { _ = c.Close(ctx) })
+	}
+	if shown, ok := pub.Link.(interface{ Broker() string }); ok {
+		log = log.With("broker", shown.Broker())
 	}
 	if plan.Canary > 0 {
 		go func() { _ = pub.Run(b.ctx) }()
@@ -148,48 +146,19 @@ func (b *Builder) fleetAction(route, spec string) (webhook.HandlerFunc, error) {
 	}, nil
 }
 
-// fleetClient connects to the route's broker with the receiver's credentials. With waves it also
-// subscribes to the robots' statuses and the rollout records, at every (re)connection.
-func (b *Builder) fleetClient(route, target string, pub *fleet.Publisher, waves bool) (*mqtt.Client, error) {
-	env := b.cfg.Getenv
-	var tlsCfg = b.cfg.FleetTLS
-	if tlsCfg == nil && (env(FleetCAEnv) != "" || env(FleetCertEnv) != "") {
-		t, err := mqtt.TLSFiles(env(FleetCAEnv), env(FleetCertEnv), env(FleetKeyEnv))
-		if err != nil {
-			return nil, fmt.Errorf("route %s: fleet: %w", route, err)
-		}
-		tlsCfg = t
+// schemes lists the fleet links a receiver has, as "mqtt://, mqtts://, ws:// or wss://".
+func schemes(dialers map[string]fleet.Dialer) string {
+	names := slices.Sorted(maps.Keys(dialers))
+	for i := range names {
+		names[i] += "://"
 	}
-	id := make([]byte, 6)
-	_, _ = rand.Read(id)
-	host, _ := os.Hostname()
-	clientID := "robothub-receiver-" + hex.EncodeToString(id)
-	if u := env(FleetUsernameEnv); u != "" {
-		clientID = u // brokers that tie a client id to its user name (use_username_as_clientid, AWS IoT policies)
+	switch len(names) {
+	case 0:
+		return "a receiver with fleet links (it has none)"
+	case 1:
+		return names[0]
 	}
-	cfg := mqtt.Config{
-		URL: target, ClientID: clientID, Username: env(FleetUsernameEnv), Password: env(FleetPasswordEnv), TLS: tlsCfg,
-		Logger: b.cfg.Logger.With("route", route, "host", host),
-	}
-	if waves {
-		cfg.ReceiveMaximum = mqtt.ManyMessages // every robot's status
-		cfg.OnMessage = pub.Handle
-		cfg.OnUp = func(client *mqtt.Client, _ time.Time) {
-			go func() {
-				if err := client.Subscribe(b.ctx, pub.Filters()...); err != nil {
-					b.cfg.Logger.Warn("fleet: subscribing to the robots' statuses", "route", route, "err", err)
-					return
-				}
-				pub.Subscribed()
-			}()
-		}
-	}
-	c, err := mqtt.Connect(b.ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("route %s: fleet: %w", route, err)
-	}
-	b.closers = append(b.closers, func(ctx context.Context) { _ = c.Close(ctx) })
-	return c, nil
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 func redactParseError(err error) error {

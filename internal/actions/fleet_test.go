@@ -23,13 +23,13 @@ func TestFleetRouteSettings(t *testing.T) {
 		"fleet:mqtt://127.0.0.1:1?wait=0s":              "wait=0s: want a positive duration",
 		"fleet:http://127.0.0.1:1":                      "want mqtt://, mqtts://, ws:// or wss://",
 	} {
-		b := NewBuilder(Config{Logger: slog.New(slog.DiscardHandler)})
+		b := NewBuilder(Config{FleetDialers: mqtt.FleetDialers(), Logger: slog.New(slog.DiscardHandler)})
 		if _, err := b.Handler("f", strings.TrimPrefix(spec, "")); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err = %v, want %q", spec, err, want)
 		}
 		b.Close(context.Background())
 	}
-	b := NewBuilder(Config{Ephemeral: true, Logger: slog.New(slog.DiscardHandler)})
+	b := NewBuilder(Config{FleetDialers: mqtt.FleetDialers(), Ephemeral: true, Logger: slog.New(slog.DiscardHandler)})
 	defer b.Close(context.Background())
 	if _, err := b.Handler("f", "fleet:mqtt://127.0.0.1:1?canary=10"); err == nil || !strings.Contains(err.Error(), "stays up") {
 		t.Errorf("a canary on a Lambda: err = %v", err)
@@ -167,7 +167,7 @@ func TestFleetCanaryWaves(t *testing.T) {
 	}
 	waitUntil("every robot's status", at(revA, append(slices.Clone(canary), rest...)...))
 
-	url := receiver(t, NewBuilder(Config{Logger: quiet}), "fleet=fleet:"+broker.URL+"?canary=50&halt=0&wait=1m")
+	url := receiver(t, NewBuilder(Config{FleetDialers: mqtt.FleetDialers(), Logger: quiet}), "fleet=fleet:"+broker.URL+"?canary=50&halt=0&wait=1m")
 	push := func(rev string) map[string]any {
 		status, body := deliver(t, url+"/webhooks/fleet", `{"event":{"action":"update","scope":"repo.content"},"repo":{"type":"space","name":"local/app","headSha":"`+rev+`"}}`)
 		if status != 202 || body["state"] != fleet.RolloutCanary {

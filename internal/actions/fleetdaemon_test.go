@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -43,8 +42,8 @@ func TestFleetRouteAnnouncesADaemonRelease(t *testing.T) {
 	}))
 	defer hubSrv.Close()
 	link := &recordingLink{sent: map[string][]byte{}}
-	b := NewBuilder(Config{Logger: slog.New(slog.DiscardHandler), FleetDialers: map[string]FleetLinkDialer{
-		"fake": func(context.Context, *url.URL) (fleet.Link, error) { return link, nil }}})
+	b := NewBuilder(Config{Logger: slog.New(slog.DiscardHandler), FleetDialers: map[string]fleet.Dialer{
+		"fake": func(context.Context, fleet.LinkRequest) (fleet.Link, error) { return link, nil }}})
 	defer b.Close(context.Background())
 	if _, err := b.Handler("bad", "fleet:fake://x?channel=stable"); err == nil || !strings.Contains(err.Error(), "channel= goes with daemon=REPO") {
 		t.Errorf("channel without daemon: %v", err)

@@ -7,8 +7,9 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/robothub/robothub/internal/egress"
 )
 
 // A forward route sends what a hub user's event carries to the route's target. The receiver often
@@ -18,11 +19,10 @@ import (
 //
 //   - A target URL that names an IP address (http://127.0.0.1:9000/hook) or localhost is the
 //     operator's choice of that address, and is dialed whatever its range.
-//   - A target URL that names a host is checked on every connection, on the address the name
-//     resolved to at that moment (a net.Dialer Control hook, so a name that resolves elsewhere
-//     later, as in DNS rebinding, gains nothing): loopback, link-local (169.254.0.0/16 with cloud
-//     metadata, fe80::/10), unspecified and multicast addresses are refused. Private networks
-//     (10/8, 192.168/16, fc00::/7) are other machines and are allowed.
+//   - A target URL that names a host is checked on every connection by internal/egress's guard,
+//     the local hub's deliveries' too: on the address the name resolved to at that moment,
+//     loopback, link-local (cloud metadata), "this host" and multicast addresses are refused;
+//     private networks (10/8, 192.168/16, fc00::/7) are other machines and are allowed.
 //   - Redirects are never followed (Config.defaults), so the target cannot pick another address.
 //
 // A connection through a proxy (HTTPS_PROXY) is to the operator's proxy, which resolves the name
@@ -31,29 +31,13 @@ import (
 // LocalTargetError is a forward refused because its target's name resolved to an address of this
 // machine or its link.
 type LocalTargetError struct {
-	Host string     // the name in the route's URL
-	Addr netip.Addr // what it resolved to
-	Kind string     // "loopback", "link-local", ...
+	Host   string     // the name in the route's URL
+	Addr   netip.Addr // what it resolved to
+	Reason string     // "a loopback address", ... (egress.Reason)
 }
 
 func (e *LocalTargetError) Error() string {
-	return fmt.Sprintf("%s resolved to %s, a %s address: a forward route whose URL names a host reaches other machines only, so that a name cannot lead deliveries to this machine's own services; to forward to a local service, write its address in the URL (such as http://127.0.0.1:PORT/...)", e.Host, e.Addr, e.Kind)
-}
-
-// localKind names the range of a that a named forward target may not reach, or "".
-func localKind(a netip.Addr) string {
-	a = a.Unmap()
-	switch {
-	case a.IsLoopback():
-		return "loopback"
-	case a.IsLinkLocalUnicast():
-		return "link-local"
-	case a.IsUnspecified(), a.Is4() && a.As4()[0] == 0:
-		return "unspecified"
-	case a.IsMulticast():
-		return "multicast"
-	}
-	return ""
+	return fmt.Sprintf("%s resolved to %s, %s: a forward route whose URL names a host reaches other machines only, so that a name cannot lead deliveries to this machine's own services; to forward to a local service, write its address in the URL (such as http://127.0.0.1:PORT/...)", e.Host, e.Addr, e.Reason)
 }
 
 // operatorNamedAddress reports whether host, from a route's URL, is an address the operator wrote
@@ -84,16 +68,9 @@ func guardedClient(base *http.Client, host string) (*http.Client, error) {
 	if dial == nil {
 		dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	}
-	guard := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: func(_, address string, _ syscall.RawConn) error {
-		ap, err := netip.ParseAddrPort(address)
-		if err != nil {
-			return fmt.Errorf("forward guard: unexpected address %q", address)
-		}
-		if kind := localKind(ap.Addr()); kind != "" {
-			return &LocalTargetError{Host: host, Addr: ap.Addr().Unmap(), Kind: kind}
-		}
-		return nil
-	}}
+	guard := egress.Guard{Refuse: func(addr netip.AddrPort, reason string) error {
+		return &LocalTargetError{Host: host, Addr: addr.Addr(), Reason: reason}
+	}}.Dialer()
 	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		if h, _, err := net.SplitHostPort(addr); err == nil && strings.EqualFold(h, host) {
 			return guard.DialContext(ctx, network, addr)

@@ -2,22 +2,12 @@ package actions
 
 import (
 	"net/http"
-	"net/netip"
 	"testing"
 )
 
 // TestForwardGuardRule: which addresses a forward route may reach, by how its URL names the host.
 func TestForwardGuardRule(t *testing.T) {
-	for addr, kind := range map[string]string{
-		"127.0.0.1": "loopback", "127.3.4.5": "loopback", "::1": "loopback", "::ffff:127.0.0.1": "loopback",
-		"169.254.169.254": "link-local", "fe80::1": "link-local", "0.0.0.0": "unspecified", "0.1.2.3": "unspecified",
-		"::": "unspecified", "224.0.0.1": "multicast", "ff02::1": "multicast",
-		"10.1.2.3": "", "192.168.1.20": "", "172.16.0.1": "", "fd00::1": "", "93.184.216.34": "", "2606:4700::1111": "",
-	} {
-		if got := localKind(netip.MustParseAddr(addr)); got != kind {
-			t.Errorf("localKind(%s) = %q, want %q", addr, got, kind)
-		}
-	}
+	// (Which addresses the guard refuses is internal/egress's rule, tested there.)
 	for host, named := range map[string]bool{"127.0.0.1": true, "::1": true, "169.254.169.254": true, "localhost": true,
 		"LOCALHOST.": true, "robot.localhost": true, "ci.example.com": false, "vm": false, "localhost.example.com": false} {
 		if got := operatorNamedAddress(host); got != named {

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/internal/testkit/wait"
+
 	"github.com/robothub/robothub/internal/hubemu"
 	"github.com/robothub/robothub/internal/hubemu/delivery"
 	"github.com/robothub/robothub/internal/hubemu/localhub"
@@ -38,7 +40,7 @@ func TestBootstrapRepointsAnEarlierRunsWebhook(t *testing.T) {
 		t.Fatalf("first run: %+v, want the webhook made", first)
 	}
 	h.emit(h.token, hubemu.EmitInput{Repo: "model:alice/bert", Scope: "repo.content", Action: "update"})
-	waitFor(t, "a refused attempt at the old port", func() bool {
+	wait.For(t, 10*time.Second, "a refused attempt at the old port", func() bool {
 		a := h.activity(h.token, first.Webhook.ID)
 		return len(a.Deliveries) == 1 && len(a.Deliveries[0].Attempts) > 0
 	})
@@ -48,7 +50,7 @@ func TestBootstrapRepointsAnEarlierRunsWebhook(t *testing.T) {
 	if second.CreatedWH || second.Webhook.ID != first.Webhook.ID || second.MovedFrom != old || second.Webhook.URL != rc.url() {
 		t.Fatalf("second run: %+v (moved from %q), want webhook %s pointed from %s to %s", second.Webhook, second.MovedFrom, first.Webhook.ID, old, rc.url())
 	}
-	waitFor(t, "the pending delivery at the new receiver", func() bool { return len(rc.received()) == 1 })
+	wait.For(t, 10*time.Second, "the pending delivery at the new receiver", func() bool { return len(rc.received()) == 1 })
 	list, err := h.emu.Webhooks(t.Context(), first.User.ID)
 	if err != nil || len(list) != 1 {
 		t.Fatalf("webhooks %v %v, want one", list, err)

@@ -48,7 +48,7 @@ func deleteFolder(path string) map[string]any {
 // commit posts an NDJSON commit and returns the status and the body.
 func (h *testHub) commit(token, space, rev, body string) (int, []byte) {
 	h.t.Helper()
-	req, _ := http.NewRequest("POST", h.srv.URL+"/api/spaces/"+space+"/commit/"+rev, strings.NewReader(body))
+	req, _ := http.NewRequest("POST", h.URL+"/api/spaces/"+space+"/commit/"+rev, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/x-ndjson")
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
@@ -109,7 +109,7 @@ func TestCommitIsAGitCommitWithThePushEffects(t *testing.T) {
 		t.Fatalf("catalog %v", got)
 	}
 
-	dir := g.clone(h.srv.URL + "/spaces/alice/wave")
+	dir := g.clone(h.URL + "/spaces/alice/wave")
 	for name, want := range map[string]string{"wave/main.py": "print('hi')\n", "a file with spaces \"and\" quotes.txt": "odd name\n", "dir/ünïcode.txt": "utf-8 name\n"} {
 		if got, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(got) != want {
 			t.Fatalf("%s in the clone: %q %v", name, got, err)
@@ -222,7 +222,7 @@ func TestCommitParentAndBranch(t *testing.T) {
 	}
 
 	// A branch pushed with git takes commits too; main stays where it is.
-	dir := g.clone(h.srv.URL + "/spaces/alice/wave")
+	dir := g.clone(h.URL + "/spaces/alice/wave")
 	g.must(dir, withToken(h.token, "push", "--quiet", "origin", "HEAD:refs/heads/dev")...)
 	onDev := h.mustCommit("alice/wave", "dev", ndjson("on dev", addFile("y", "y")))
 	g.must(dir, "fetch", "--quiet", "origin")

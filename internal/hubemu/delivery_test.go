@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/internal/testkit/wait"
+
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/hubemu"
@@ -47,7 +49,7 @@ func TestEmitDeliversToWatchingWebhooks(t *testing.T) {
 		t.Fatalf("deliveries to %v; want exactly %s (repo) and %s (owner); not %s (other repo), %s (discussion only), %s (disabled)",
 			targets, byRepo.ID, byOwner.ID, other.ID, discOnly.ID, disabled.ID)
 	}
-	waitFor(t, "two deliveries", func() bool { return len(rc.received()) == 2 })
+	wait.For(t, 10*time.Second, "two deliveries", func() bool { return len(rc.received()) == 2 })
 	got := map[string]bool{}
 	for _, p := range rc.received() {
 		got[p.Webhook.ID] = true
@@ -67,7 +69,7 @@ func TestEmitDeliversToWatchingWebhooks(t *testing.T) {
 	// Nothing more may arrive: the hub sends only the deliveries the emit recorded (two), and once
 	// both are recorded as delivered, neither is sent again.
 	for _, id := range []string{byRepo.ID, byOwner.ID} {
-		waitFor(t, "delivery to "+id+" recorded", func() bool {
+		wait.For(t, 10*time.Second, "delivery to "+id+" recorded", func() bool {
 			a := h.activity(h.token, id)
 			return len(a.Deliveries) == 1 && a.Deliveries[0].State == "delivered"
 		})
@@ -171,9 +173,9 @@ func TestReceiverThatFailsFirstGetsTheEventOnceItRecovers(t *testing.T) {
 	rc.failures = 3
 	wh := h.createWebhook(h.token, map[string]any{"url": rc.url(), "watched": watch("user:alice")})
 	h.emit(h.token, hubemu.EmitInput{Repo: "model:alice/bert", Scope: "repo.content", Action: "update"})
-	waitFor(t, "the delivery after three failures", func() bool { return len(rc.received()) == 1 })
+	wait.For(t, 10*time.Second, "the delivery after three failures", func() bool { return len(rc.received()) == 1 })
 	var a hubemu.Activity
-	waitFor(t, "the activity to record the success", func() bool {
+	wait.For(t, 10*time.Second, "the activity to record the success", func() bool {
 		a = h.activity(h.token, wh.ID)
 		return len(a.Deliveries) == 1 && a.Deliveries[0].State == hubemu.StateDelivered
 	})
@@ -204,7 +206,7 @@ func TestDeliveryGivesUpAfterMaxAttempts(t *testing.T) {
 	defer dead.Close()
 	wh := h.createWebhook(h.token, map[string]any{"url": dead.URL, "watched": watch("user:alice")})
 	h.emit(h.token, hubemu.EmitInput{Repo: "model:alice/bert", Scope: "repo.content", Action: "update"})
-	waitFor(t, "the delivery to fail", func() bool {
+	wait.For(t, 10*time.Second, "the delivery to fail", func() bool {
 		a := h.activity(h.token, wh.ID)
 		return len(a.Deliveries) == 1 && a.Deliveries[0].State == hubemu.StateFailed
 	})
@@ -222,7 +224,7 @@ func TestSlowReceiverTimesOutAndIsRetried(t *testing.T) {
 	wh := h.createWebhook(h.token, map[string]any{"url": rc.url(), "watched": watch("user:alice")})
 	h.emit(h.token, hubemu.EmitInput{Repo: "model:alice/bert", Scope: "repo.content", Action: "update"})
 	var a hubemu.Activity
-	waitFor(t, "delivery after a timeout", func() bool {
+	wait.For(t, 10*time.Second, "delivery after a timeout", func() bool {
 		a = h.activity(h.token, wh.ID)
 		return len(a.Deliveries) == 1 && a.Deliveries[0].State == hubemu.StateDelivered
 	})
@@ -239,7 +241,7 @@ func TestDisablingSkipsPendingDeliveries(t *testing.T) {
 	h.emit(h.token, hubemu.EmitInput{Repo: "model:alice/bert", Scope: "repo.content", Action: "update"})
 	h.mustCall("POST", "/api/settings/webhooks/"+wh.ID+"/disable", h.token, nil, 200, nil)
 	h.start()
-	waitFor(t, "the delivery to be skipped", func() bool {
+	wait.For(t, 10*time.Second, "the delivery to be skipped", func() bool {
 		a := h.activity(h.token, wh.ID)
 		return a.Deliveries[0].State == hubemu.StateSkipped
 	})
@@ -293,7 +295,7 @@ func TestRestartLosesNoPendingDelivery(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, "failed attempts", func() bool {
+	wait.For(t, 10*time.Second, "failed attempts", func() bool {
 		a, _ := emu.Activity(ctx, user.ID, wh.ID, 0)
 		return a.Deliveries[0].AttemptCount >= 2
 	})
@@ -314,7 +316,7 @@ func TestRestartLosesNoPendingDelivery(t *testing.T) {
 	done2 := make(chan error)
 	go func() { done2 <- emu2.Run(runCtx2) }()
 	defer func() { stop2(); <-done2 }()
-	waitFor(t, "all five events after the restart", func() bool { return len(rc.received()) >= 5 })
+	wait.For(t, 10*time.Second, "all five events after the restart", func() bool { return len(rc.received()) >= 5 })
 	heads := map[string]bool{}
 	for _, p := range rc.received() {
 		heads[p.Repo.HeadSha] = true
@@ -339,7 +341,7 @@ func TestTriggerLimit(t *testing.T) {
 	if got := strings.Join(states, ","); got != "pending,pending,pending,rate_limited,rate_limited" {
 		t.Fatalf("states %s", got)
 	}
-	waitFor(t, "three deliveries", func() bool { return len(rc.received()) == 3 })
+	wait.For(t, 10*time.Second, "three deliveries", func() bool { return len(rc.received()) == 3 })
 	a := h.activity(h.token, wh.ID)
 	if a.Triggers24h != 3 || a.TriggerLimit != 3 || !strings.Contains(a.Deliveries[0].LastError, "rate limit") {
 		t.Fatalf("activity %+v", a)
@@ -354,7 +356,7 @@ func TestTriggerLimit(t *testing.T) {
 	}
 	// The refused replay recorded no delivery, so nothing more can be sent: the activity still holds
 	// the five deliveries of the emits, three of them delivered.
-	waitFor(t, "three deliveries recorded as delivered", func() bool {
+	wait.For(t, 10*time.Second, "three deliveries recorded as delivered", func() bool {
 		a := h.activity(h.token, wh.ID)
 		delivered := 0
 		for _, d := range a.Deliveries {
@@ -374,14 +376,14 @@ func TestReplayGoesToTheCurrentURLAndSecret(t *testing.T) {
 	first := newReceiver(t, "old")
 	wh := h.createWebhook(h.token, map[string]any{"url": first.url(), "watched": watch("user:alice"), "secret": "old"})
 	h.emit(h.token, hubemu.EmitInput{Repo: "dataset:alice/data", Scope: "repo.content", Action: "update"})
-	waitFor(t, "the first delivery", func() bool { return len(first.received()) == 1 })
+	wait.For(t, 10*time.Second, "the first delivery", func() bool { return len(first.received()) == 1 })
 
 	second := newReceiver(t, "new")
 	h.mustCall("POST", "/api/settings/webhooks/"+wh.ID, h.token, map[string]any{"url": second.url(), "secret": "new"}, 200, nil)
 	a := h.activity(h.token, wh.ID)
 	var ref hubemu.DeliveryRef
 	h.mustCall("POST", "/api/emulator/webhooks/"+wh.ID+"/deliveries/"+a.Deliveries[0].ID+"/replay", h.token, nil, 200, &ref)
-	waitFor(t, "the replay", func() bool { return len(second.received()) == 1 })
+	wait.For(t, 10*time.Second, "the replay", func() bool { return len(second.received()) == 1 })
 	if got, want := second.received()[0].Repo.HeadSha, first.received()[0].Repo.HeadSha; got != want {
 		t.Fatalf("replayed a different event: %s, want %s", got, want)
 	}
@@ -408,7 +410,7 @@ func TestSecretInTargetURLIsNotInTheActivity(t *testing.T) {
 	rc := newReceiver(t, "q-secret")
 	wh := h.createWebhook(h.token, map[string]any{"url": rc.url() + "?secret=q-secret", "watched": watch("user:alice")})
 	h.emit(h.token, hubemu.EmitInput{Repo: "model:alice/bert", Scope: "repo.content", Action: "update"})
-	waitFor(t, "the delivery", func() bool { return len(rc.received()) == 1 })
+	wait.For(t, 10*time.Second, "the delivery", func() bool { return len(rc.received()) == 1 })
 	_, body, _ := h.call("GET", "/api/emulator/webhooks/"+wh.ID+"/activity", h.token, nil)
 	if strings.Contains(string(body), "q-secret") {
 		t.Fatalf("the secret is in the activity: %s", body)

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"log/slog"
 	"net"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,13 +20,15 @@ import (
 	"github.com/robothub/robothub/internal/hubemu"
 	"github.com/robothub/robothub/internal/hubemu/localhub"
 	"github.com/robothub/robothub/internal/testkit/faultfs"
+	"github.com/robothub/robothub/internal/testkit/hubtest"
+	"github.com/robothub/robothub/internal/testkit/wait"
 )
 
 // runningHub is one start of an emulator on a database file, as hub serve is: a restart is a new
 // runningHub on the same file.
 type runningHub struct {
 	*testHub
-	runDone chan error // Run's result
+	runDone chan error // Run's result: this test waits for Run to stop by itself
 	cancel  context.CancelFunc
 	once    sync.Once
 	err     error
@@ -38,13 +39,13 @@ func startHubOn(t *testing.T, cfg localhub.Config) *runningHub {
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	cfg.Delivery = fastDelivery
 	cfg.AllowDeliveryTo = loopback
-	emu, err := localhub.Open(context.Background(), cfg)
+	served, err := hubtest.Serve(cfg) // closed by close, which expects the emulator's Close to fail
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &runningHub{testHub: &testHub{t: t, emu: emu, srv: httptest.NewServer(emu.Handler())}, runDone: make(chan error, 1), cancel: cancel}
-	go func() { h.runDone <- emu.Run(ctx) }()
+	h := &runningHub{testHub: &testHub{Hub: served, t: t, emu: served.Emulator}, runDone: make(chan error, 1), cancel: cancel}
+	go func() { h.runDone <- served.Emulator.Run(ctx) }()
 	t.Cleanup(func() { h.close() })
 	return h
 }
@@ -54,8 +55,7 @@ func (h *runningHub) close() error {
 	h.once.Do(func() {
 		h.cancel()
 		h.err = <-h.runDone
-		h.srv.Close()
-		_ = h.emu.Close() // on a full disk, the last checkpoint may fail: the WAL keeps its pages
+		_ = h.Hub.Close() // on a full disk, the last checkpoint may fail: the WAL keeps its pages
 	})
 	return h.err
 }
@@ -135,7 +135,7 @@ func TestJobRunEndingOnAFullDisk(t *testing.T) {
 	os.Remove(filler)
 	h = startHubOn(t, cfg)
 	var list []hubemu.JobRun
-	waitFor(t, "the delivery to run again after the restart", func() bool {
+	wait.For(t, 10*time.Second, "the delivery to run again after the restart", func() bool {
 		h.mustCall("GET", "/api/emulator/webhooks/"+wh.ID+"/runs", token, nil, 200, &list)
 		return len(list) == 2 && list[0].State != hubemu.RunRunning && list[1].State != hubemu.RunRunning
 	})

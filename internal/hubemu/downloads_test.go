@@ -15,7 +15,7 @@ import (
 // get sends a GET (or HEAD) with optional token and headers and returns the response with its body.
 func (h *testHub) get(method, path, token string, hdr map[string]string) (*http.Response, string) {
 	h.t.Helper()
-	req, _ := http.NewRequest(method, h.srv.URL+path, nil)
+	req, _ := http.NewRequest(method, h.URL+path, nil)
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}

@@ -5,6 +5,9 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/robothub/robothub/internal/testkit/wait"
 
 	"github.com/robothub/robothub/internal/hubemu"
 	"github.com/robothub/robothub/internal/hubemu/localhub"
@@ -27,9 +30,9 @@ func TestDeliveriesNeverReachThisMachineUnlessAllowed(t *testing.T) {
 	toRedirect := h.createWebhook(h.token, map[string]any{"url": redirect.URL + "/webhooks/hook", "watched": watch("user:alice")})
 	h.emit(h.token, hubemu.EmitInput{Repo: "model:alice/bert", Scope: "repo.content", Action: "update"})
 
-	waitFor(t, "the allowed receiver's delivery", func() bool { return len(allowed.received()) == 1 })
+	wait.For(t, 10*time.Second, "the allowed receiver's delivery", func() bool { return len(allowed.received()) == 1 })
 	var a hubemu.Activity
-	waitFor(t, "the refused delivery to fail", func() bool {
+	wait.For(t, 10*time.Second, "the refused delivery to fail", func() bool {
 		a = h.activity(h.token, toDaemon.ID)
 		return len(a.Deliveries) == 1 && a.Deliveries[0].State == hubemu.StateFailed
 	})
@@ -38,7 +41,7 @@ func TestDeliveriesNeverReachThisMachineUnlessAllowed(t *testing.T) {
 		!strings.Contains(d.LastError, "--allow-delivery-to") {
 		t.Errorf("refused delivery: %d attempts, error %q; want one attempt that says why and how to allow it", len(d.Attempts), d.LastError)
 	}
-	waitFor(t, "the redirect to be answered", func() bool {
+	wait.For(t, 10*time.Second, "the redirect to be answered", func() bool {
 		a := h.activity(h.token, toRedirect.ID)
 		return len(a.Deliveries) == 1 && len(a.Deliveries[0].Attempts) > 0
 	})

@@ -19,6 +19,7 @@ import (
 	"github.com/robothub/robothub/internal/hubemu"
 	"github.com/robothub/robothub/internal/hubemu/delivery"
 	"github.com/robothub/robothub/internal/hubemu/localhub"
+	"github.com/robothub/robothub/internal/testkit/hubtest"
 )
 
 // loopback lets deliveries reach the tests' receivers, which listen on loopback: a hub refuses
@@ -29,56 +30,43 @@ var loopback = []string{"127.0.0.0/8", "::1/128"}
 var fastDelivery = delivery.Policy{Timeout: 2 * time.Second, MaxAttempts: 5, BaseDelay: 20 * time.Millisecond, MaxDelay: 100 * time.Millisecond, Workers: 4, JobWorkers: 2}
 
 type testHub struct {
+	*hubtest.Hub
 	t     *testing.T
-	emu   *localhub.Emulator
-	srv   *httptest.Server
-	token string // a write token of user alice
-	stop  func() // stops Run and waits for it
+	emu   *localhub.Emulator // the Hub's
+	token string             // a write token of user alice
 }
 
-// newTestHub opens an emulator on cfg (in memory unless cfg.DSN is set), serves it, starts Run,
-// and makes user alice with a write token.
+// newTestHub serves a local hub on cfg (in memory unless cfg.DSN is set) with the tests' delivery
+// settings, starts Run, and makes user alice with a write token.
 func newTestHub(t *testing.T, cfg localhub.Config) *testHub {
 	t.Helper()
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	h := serveTestHub(t, cfg)
+	h.token, _ = h.Token(t, "alice", hubemu.RoleWrite)
+	return h
+}
+
+// serveTestHub is newTestHub without the token: for a hub opened again on the database of another.
+func serveTestHub(t *testing.T, cfg localhub.Config) *testHub {
+	t.Helper()
 	if cfg.AllowDeliveryTo == nil {
 		cfg.AllowDeliveryTo = loopback
 	}
 	if cfg.Delivery == (delivery.Policy{}) {
 		cfg.Delivery = fastDelivery
 	}
-	emu, err := localhub.Open(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &testHub{t: t, emu: emu, srv: httptest.NewServer(emu.Handler())}
+	h := &testHub{Hub: hubtest.Start(t, cfg), t: t}
+	h.emu = h.Emulator
 	h.start()
-	h.token, _, err = emu.CreateToken(context.Background(), "alice", hubemu.RoleWrite, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		h.stop()
-		h.srv.Close()
-		emu.Close()
-	})
 	return h
 }
 
-func (h *testHub) start() {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- h.emu.Run(ctx) }()
-	var once sync.Once
-	h.stop = func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				h.t.Errorf("Run: %v", err)
-			}
-		})
+// start starts Run (again, after stop).
+func (h *testHub) start() { h.Run() }
+
+// stop stops Run and waits for it.
+func (h *testHub) stop() {
+	if err := h.Stop(); err != nil {
+		h.t.Errorf("Run: %v", err)
 	}
 }
 
@@ -94,7 +82,7 @@ func (h *testHub) call(method, path, token string, body any) (int, []byte, http.
 		buf, _ := json.Marshal(b)
 		r = bytes.NewReader(buf)
 	}
-	req, _ := http.NewRequest(method, h.srv.URL+path, r)
+	req, _ := http.NewRequest(method, h.URL+path, r)
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
@@ -155,18 +143,6 @@ func (h *testHub) activity(token, id string) hubemu.Activity {
 	var a hubemu.Activity
 	h.mustCall("GET", "/api/emulator/webhooks/"+id+"/activity", token, nil, 200, &a)
 	return a
-}
-
-// waitFor polls cond until it holds or 10 seconds pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // receiver is a real webhook receiver (core/webhook) that records what its handler got.

@@ -6,7 +6,7 @@ import (
 	"github.com/robothub/robothub/core/fault"
 )
 
-// The emulator's errors are core/fault's; statusOf maps their kinds to status codes in one place.
+// The emulator's errors are core/fault's; the one table (core/fault/httpstatus) gives their statuses.
 
 func errorf(kind fault.Kind, format string, args ...any) error {
 	return &fault.Error{Kind: kind, Msg: fmt.Sprintf(format, args...)}

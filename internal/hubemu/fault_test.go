@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/internal/testkit/wait"
+
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/hubemu"
 	"github.com/robothub/robothub/internal/hubemu/localhub"
@@ -39,7 +41,7 @@ func TestReceiverDownWhileEventsAreEmitted(t *testing.T) {
 	for i := range events {
 		h.emit(h.token, hubemu.EmitInput{Repo: "model:alice/bert", Scope: "repo.content", Action: "update", HeadSha: fmt.Sprintf("%040x", i+1)})
 	}
-	waitFor(t, "two refused attempts of every delivery", func() bool {
+	wait.For(t, 10*time.Second, "two refused attempts of every delivery", func() bool {
 		a := h.activity(h.token, wh.ID)
 		if len(a.Deliveries) != events {
 			return false
@@ -72,7 +74,7 @@ func TestReceiverDownWhileEventsAreEmitted(t *testing.T) {
 	t.Cleanup(func() { hs.Close() })
 
 	var a hubemu.Activity
-	waitFor(t, "every delivery to be delivered", func() bool {
+	wait.For(t, 10*time.Second, "every delivery to be delivered", func() bool {
 		a = h.activity(h.token, wh.ID)
 		for _, d := range a.Deliveries {
 			if d.State != hubemu.StateDelivered {

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/internal/testkit/wait"
+
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/hubemu"
 	"github.com/robothub/robothub/internal/hubemu/localhub"
@@ -29,7 +31,7 @@ func TestJobWebhookRunsTheJobWithPayloadAndWebhookSecrets(t *testing.T) {
 
 	h.emit(h.token, hubemu.EmitInput{Repo: "dataset:alice/data", Scope: "repo.content", Action: "update"})
 	var runs []hubemu.JobRun
-	waitFor(t, "the job run to finish", func() bool {
+	wait.For(t, 10*time.Second, "the job run to finish", func() bool {
 		h.mustCall("GET", "/api/emulator/webhooks/"+wh.ID+"/runs", h.token, nil, 200, &runs)
 		return len(runs) == 1 && runs[0].State != hubemu.RunRunning
 	})
@@ -74,7 +76,7 @@ func TestFailingAndSlowJobs(t *testing.T) {
 	}
 	for _, c := range cases {
 		var runs []hubemu.JobRun
-		waitFor(t, "the run of "+c.id, func() bool {
+		wait.For(t, 10*time.Second, "the run of "+c.id, func() bool {
 			h.mustCall("GET", "/api/emulator/webhooks/"+c.id+"/runs", h.token, nil, 200, &runs)
 			return len(runs) == 1 && runs[0].State != hubemu.RunRunning
 		})
@@ -99,7 +101,7 @@ func TestPendingDeliveriesFollowAWebhookTurnedIntoAJob(t *testing.T) {
 	h.mustCall("POST", "/api/settings/webhooks/"+wh.ID, h.token, map[string]any{"jobSourceId": job.ID}, 200, nil)
 	h.start()
 	var runs []hubemu.JobRun
-	waitFor(t, "the job run", func() bool {
+	wait.For(t, 10*time.Second, "the job run", func() bool {
 		h.mustCall("GET", "/api/emulator/webhooks/"+wh.ID+"/runs", h.token, nil, 200, &runs)
 		return len(runs) == 1 && runs[0].State == hubemu.RunCompleted
 	})

@@ -1,13 +1,13 @@
 package hubemu_test
 
 import (
-	"context"
-	"log/slog"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/robothub/robothub/internal/testkit/wait"
 
 	"github.com/robothub/robothub/internal/hubemu"
 	"github.com/robothub/robothub/internal/hubemu/localhub"
@@ -24,17 +24,11 @@ func TestJobsAreOffByDefault(t *testing.T) {
 	var job struct{ ID string }
 	on.mustCall("POST", "/api/emulator/jobs", on.token, map[string]any{"command": []string{"touch", marker}}, 200, &job)
 	stored := on.createWebhook(on.token, map[string]any{"jobSourceId": job.ID, "watched": watch("user:alice")})
-	on.stop()
-	on.srv.Close()
-	on.emu.Close()
-
-	emu, err := localhub.Open(context.Background(), localhub.Config{DSN: dsn, Logger: slog.New(slog.DiscardHandler), Delivery: fastDelivery, AllowDeliveryTo: loopback})
-	if err != nil {
+	if err := on.Close(); err != nil {
 		t.Fatal(err)
 	}
-	h := &testHub{t: t, emu: emu, srv: httptest.NewServer(emu.Handler())}
-	h.start()
-	t.Cleanup(func() { h.stop(); h.srv.Close(); emu.Close() })
+
+	h := serveTestHub(t, localhub.Config{DSN: dsn})
 	h.token = on.token
 
 	for _, c := range []struct {
@@ -51,7 +45,7 @@ func TestJobsAreOffByDefault(t *testing.T) {
 		}
 	}
 	h.emit(h.token, hubemu.EmitInput{Repo: "model:alice/bert", Scope: "repo.content", Action: "update"})
-	waitFor(t, "the stored job webhook's delivery to fail", func() bool {
+	wait.For(t, 10*time.Second, "the stored job webhook's delivery to fail", func() bool {
 		a := h.activity(h.token, stored.ID)
 		return len(a.Deliveries) == 1 && a.Deliveries[0].State == hubemu.StateFailed
 	})

@@ -4,6 +4,9 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/robothub/robothub/internal/testkit/wait"
 
 	"github.com/robothub/robothub/internal/hubemu"
 	"github.com/robothub/robothub/internal/hubemu/localhub"
@@ -24,8 +27,8 @@ func TestLogsHoldNoTokensOrSecrets(t *testing.T) {
 	h.mustCall("POST", "/api/emulator/jobs", h.token, map[string]any{"command": []string{"false"}, "secrets": map[string]string{"J": "job-secret-value"}}, 200, &job)
 	h.createWebhook(h.token, map[string]any{"jobSourceId": job.ID, "watched": watch("user:alice"), "secrets": map[string]string{"W": "webhook-secret-value"}})
 	h.emit(h.token, hubemu.EmitInput{Repo: "model:alice/bert", Scope: "repo.content", Action: "update"})
-	waitFor(t, "the delivery", func() bool { return len(rc.received()) == 1 })
-	waitFor(t, "the failing deliveries", func() bool {
+	wait.For(t, 10*time.Second, "the delivery", func() bool { return len(rc.received()) == 1 })
+	wait.For(t, 10*time.Second, "the failing deliveries", func() bool {
 		a := h.activity(h.token, bad.ID)
 		return len(a.Deliveries) == 1 && a.Deliveries[0].AttemptCount >= 2
 	})

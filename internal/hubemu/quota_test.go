@@ -3,6 +3,9 @@ package hubemu_test
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/robothub/robothub/internal/testkit/wait"
 
 	"github.com/robothub/robothub/internal/hubemu"
 	"github.com/robothub/robothub/internal/hubemu/localhub"
@@ -36,7 +39,7 @@ func TestOthersCannotBurnAWebhooksQuota(t *testing.T) {
 	if got := res.Deliveries[0].State; got != hubemu.StatePending {
 		t.Fatalf("alice's own push: delivery %s, want pending (mallory's events must not spend alice's quota)", got)
 	}
-	waitFor(t, "alice's push to be delivered", func() bool {
+	wait.For(t, 10*time.Second, "alice's push to be delivered", func() bool {
 		for _, p := range rc.received() {
 			if p.Event.Scope == "repo.content" {
 				return true

@@ -3,10 +3,8 @@ package hubemu_test
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/robothub/robothub/internal/testkit/wait"
 
 	"github.com/robothub/robothub/core/apps/catalog"
 	"github.com/robothub/robothub/core/webhook"
@@ -150,7 +150,7 @@ tags:
 func (rc *receiver) event(t *testing.T, n int) *webhook.Payload {
 	t.Helper()
 	var events []*webhook.Payload
-	waitFor(t, "event "+strconv.Itoa(n+1), func() bool {
+	wait.For(t, 10*time.Second, "event "+strconv.Itoa(n+1), func() bool {
 		events = events[:0]
 		seen := map[string]bool{}
 		for _, p := range rc.received() {
@@ -194,7 +194,7 @@ func TestSpacePushesEmitContentUpdates(t *testing.T) {
 	}
 
 	// A public space clones without a token, empty at first.
-	work := g.clone(h.srv.URL + "/spaces/alice/wave")
+	work := g.clone(h.URL + "/spaces/alice/wave")
 	if out := g.must(work, "status", "--short", "--branch"); !strings.Contains(out, "No commits yet on main") {
 		t.Fatalf("a new space is not an empty repository on main: %q", out)
 	}
@@ -279,7 +279,7 @@ func TestRefusedPushesChangeNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.createSpace(h.token, "wave", false)
-	work := g.clone(h.srv.URL + "/spaces/alice/wave")
+	work := g.clone(h.URL + "/spaces/alice/wave")
 	head := g.commitFile(work, "README.md", appReadme, "first")
 	g.must(work, withToken(h.token, "push", "--quiet", "origin", "main")...)
 	rc.event(t, 1) // create and push
@@ -301,12 +301,12 @@ func TestRefusedPushesChangeNothing(t *testing.T) {
 		}
 	}
 	// A push to a space that does not exist, with a good token: not found.
-	g.must(work, "remote", "add", "nowhere", h.srv.URL+"/spaces/alice/nowhere")
+	g.must(work, "remote", "add", "nowhere", h.URL+"/spaces/alice/nowhere")
 	if out, err := g.run(work, withToken(h.token, "push", "nowhere", "main")...); err == nil || !strings.Contains(out, "Repository not found") {
 		t.Errorf("push to a missing space: err %v, output %q", err, out)
 	}
 
-	check := g.clone(h.srv.URL + "/spaces/alice/wave")
+	check := g.clone(h.URL + "/spaces/alice/wave")
 	if got := g.must(check, "rev-parse", "HEAD"); got != head {
 		t.Fatalf("after refused pushes main is %s, want %s", got, head)
 	}
@@ -336,7 +336,7 @@ func TestPrivateSpaceNeedsTheOwnersToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.createSpace(h.token, "secret-app", true)
-	url := h.srv.URL + "/spaces/alice/secret-app"
+	url := h.URL + "/spaces/alice/secret-app"
 
 	// Seed it through the .git form of the URL, with HTTP Basic from a credential helper: git gets
 	// a 401 with a Basic challenge, asks the helper, and sends the token as the password.
@@ -375,7 +375,7 @@ func TestSpaceListingIsTheAppCatalog(t *testing.T) {
 	}
 	publish := func(token, owner, name string, private bool, readme string) {
 		h.createSpace(token, name, private)
-		work := g.clone(h.srv.URL+"/spaces/"+owner+"/"+name, bearer(token)...)
+		work := g.clone(h.URL+"/spaces/"+owner+"/"+name, bearer(token)...)
 		g.commitFile(work, "README.md", readme, "publish")
 		g.commitFile(work, name+"/main.py", "print('hi')\n", "code")
 		g.must(work, withToken(token, "push", "--quiet", "origin", "main")...)
@@ -408,7 +408,7 @@ func TestSpaceListingIsTheAppCatalog(t *testing.T) {
 	h.mustCall("GET", "/api/spaces?limit=x", "", nil, 400, nil)
 
 	// The robot daemon's catalog reads this listing, and installs by cloning the URL it makes.
-	cat := &catalog.Catalog{HubURL: h.srv.URL, TTL: time.Minute}
+	cat := &catalog.Catalog{HubURL: h.URL, TTL: time.Minute}
 	list, err := cat.List(context.Background(), true)
 	if err != nil {
 		t.Fatal(err)
@@ -418,7 +418,7 @@ func TestSpaceListingIsTheAppCatalog(t *testing.T) {
 		byName[a.Name] = a
 	}
 	if len(list) != 2 || byName["wave"].Description != "Waves the antennas" || byName["dance"].Description != "Dances: a lot" ||
-		byName["wave"].GitURL != h.srv.URL+"/spaces/alice/wave" {
+		byName["wave"].GitURL != h.URL+"/spaces/alice/wave" {
 		t.Fatalf("catalog %+v", list)
 	}
 	dir := filepath.Join(t.TempDir(), "install")
@@ -434,47 +434,27 @@ func TestSpacesSurviveARestart(t *testing.T) {
 	h := newTestHub(t, localhub.Config{DSN: dsn})
 	g := newGitClient(t)
 	h.createSpace(h.token, "wave", true)
-	work := g.clone(h.srv.URL+"/spaces/alice/wave", bearer(h.token)...)
+	work := g.clone(h.URL+"/spaces/alice/wave", bearer(h.token)...)
 	head := g.commitFile(work, "README.md", appReadme, "first")
 	g.must(work, withToken(h.token, "push", "--quiet", "origin", "main")...)
 	if _, err := os.Stat(filepath.Join(dir, "repos", "spaces", "alice", "wave.git", "HEAD")); err != nil {
 		t.Fatalf("the repository is not beside the database: %v", err)
 	}
-	h.stop()
-	h.srv.Close()
-	if err := h.emu.Close(); err != nil {
+	if err := h.Close(); err != nil {
 		t.Fatal(err)
 	}
 
-	h2 := reopenTestHub(t, localhub.Config{DSN: dsn})
+	h2 := serveTestHub(t, localhub.Config{DSN: dsn})
 	var info spaceInfo
 	h2.mustCall("GET", "/api/spaces/alice/wave", h.token, nil, 200, &info)
 	if info.SHA != head || !info.Private || !slices.Contains(info.Tags, "robot_python_app") {
 		t.Fatalf("after a restart: %+v", info)
 	}
-	again := g.clone(h2.srv.URL+"/spaces/alice/wave", bearer(h.token)...)
+	again := g.clone(h2.URL+"/spaces/alice/wave", bearer(h.token)...)
 	if got := g.must(again, "rev-parse", "HEAD"); got != head {
 		t.Fatalf("after a restart main is %s, want %s", got, head)
 	}
 	h2.mustCall("POST", "/api/repos/create", h.token, map[string]any{"name": "wave", "type": "space"}, 409, nil)
-}
-
-// reopenTestHub serves an existing emulator database without making users.
-func reopenTestHub(t *testing.T, cfg localhub.Config) *testHub {
-	t.Helper()
-	cfg.Logger, cfg.Delivery, cfg.AllowDeliveryTo = slog.New(slog.DiscardHandler), fastDelivery, loopback
-	emu, err := localhub.Open(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &testHub{t: t, emu: emu, srv: httptest.NewServer(emu.Handler())}
-	h.start()
-	t.Cleanup(func() {
-		h.stop()
-		h.srv.Close()
-		emu.Close()
-	})
-	return h
 }
 
 func TestCreateAndDeleteRepo(t *testing.T) {
@@ -531,7 +511,7 @@ func TestCreateAndDeleteRepo(t *testing.T) {
 	h.mustCall("DELETE", "/api/repos/delete", h.token, `{"name": "nope", "type": "space"}`, 404, nil)
 	h.mustCall("DELETE", "/api/repos/delete", h.token, `{"name": "app", "organization": "alice", "type": "space"}`, 200, nil)
 	h.mustCall("GET", "/api/spaces/alice/app", h.token, nil, 404, nil)
-	if out, err := g.run("", "clone", h.srv.URL+"/spaces/alice/app", filepath.Join(t.TempDir(), "x")); err == nil {
+	if out, err := g.run("", "clone", h.URL+"/spaces/alice/app", filepath.Join(t.TempDir(), "x")); err == nil {
 		t.Fatalf("a deleted space still clones: %s", out)
 	}
 	if p := rc.event(t, 1); p.Event.Scope != "repo" || p.Event.Action != "delete" || p.Repo.Name != "alice/app" {
@@ -539,7 +519,7 @@ func TestCreateAndDeleteRepo(t *testing.T) {
 	}
 	// The name is free again, and the new space starts empty.
 	h.createSpace(h.token, "app", false)
-	work := g.clone(h.srv.URL + "/spaces/alice/app")
+	work := g.clone(h.URL + "/spaces/alice/app")
 	if out := g.must(work, "branch", "--all"); out != "" {
 		t.Fatalf("a re-created space has branches: %q", out)
 	}
@@ -571,7 +551,7 @@ func TestLargePushIsSpooled(t *testing.T) {
 	h := newTestHub(t, localhub.Config{})
 	g := newGitClient(t)
 	h.createSpace(h.token, "big", false)
-	work := g.clone(h.srv.URL + "/spaces/alice/big")
+	work := g.clone(h.URL + "/spaces/alice/big")
 	// Random bytes do not compress: the pack is larger than git's 1 MiB post buffer, so git sends
 	// it in chunks, which CGI cannot take as they come.
 	data := make([]byte, 3<<20)

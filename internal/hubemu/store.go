@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/robothub/robothub/core/fault"
 )
 
 // MemoryDSN is an in-memory database: everything is lost when the store closes. For tests.
@@ -139,8 +141,8 @@ var (
 )
 
 // DiskError is a change the database could not write because of its disk: full, read-only or
-// failing. That is the operator's to fix, not a bug: the API answers 507 naming the database, and
-// the change was rolled back.
+// failing. That is the operator's to fix, not a bug: it is of kind fault.Storage (the API answers
+// 507 naming the database), and the change was rolled back.
 type DiskError struct {
 	Database string
 	Err      error
@@ -151,6 +153,9 @@ func (e *DiskError) Error() string {
 }
 
 func (e *DiskError) Unwrap() error { return e.Err }
+
+// Is makes a DiskError of kind fault.Storage for errors.Is, whatever error of sqlite's it wraps.
+func (e *DiskError) Is(target error) bool { return target == fault.ErrStorage }
 
 // StoreError is the failure that stops Run: the database refused a read or a write. Nothing is lost
 // by the stop (see Run), so the fix is the operator's: make room or make the disk writable, and

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/google/renameio/v2"
 )
 
 // TokenFileName is the token the daemon made for itself, in its data dir.
@@ -40,22 +42,7 @@ func LoadOrCreateToken(dataDir string) (token, path string, created bool, err er
 		return "", path, false, fmt.Errorf("reading the token file: %w", err)
 	}
 	token = rand.Text()
-	tmp, err := os.CreateTemp(dataDir, ".api-token-*")
-	if err != nil {
-		return "", path, false, fmt.Errorf("writing the token file: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	_, werr := tmp.WriteString(token + "\n")
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Chmod(tmp.Name(), 0o600) // CreateTemp makes 0600 already; said again for clarity
-	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), path)
-	}
-	if werr != nil {
+	if werr := renameio.WriteFile(path, []byte(token+"\n"), 0o600, renameio.WithStaticPermissions(0o600)); werr != nil {
 		return "", path, false, fmt.Errorf("writing the token file %s: %w", path, werr)
 	}
 	return token, path, true, nil

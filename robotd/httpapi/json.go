@@ -9,10 +9,9 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"syscall"
 
-	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/core/fault"
+	"github.com/robothub/robothub/core/fault/httpstatus"
 )
 
 // Body size limits.
@@ -21,10 +20,12 @@ const (
 	MaxAudioBodyBytes = 8 << 20 // 10 s of samples as JSON numbers
 )
 
-// bodyError is a malformed request body or query: answered with 422.
+// bodyError is a malformed request body or query: a fault.Invalid, answered with 422.
 type bodyError struct{ msg string }
 
 func (e *bodyError) Error() string { return e.msg }
+
+func (e *bodyError) Is(target error) bool { return target == fault.ErrInvalid }
 
 // BodyError is a malformed request (body, field or query parameter) that msg names: 422.
 func BodyError(msg string) error { return &bodyError{msg} }
@@ -39,27 +40,16 @@ func (e *valueError) Error() string { return e.msg }
 // value; DecodeBody answers "body: " + msg with 422.
 func ValueError(msg string) error { return &valueError{msg} }
 
-// StatusOf maps an error to its HTTP status: the one place where core errors meet HTTP.
+// StatusOf maps an error to its HTTP status: its core/fault kind's, from the one table of every
+// server (core/fault/httpstatus), where the daemon answers as the public robot daemon does (400
+// for a refused action, 422 for an invalid one). A body that did not come in time is the exchange's
+// own failure, which no kind of core names: 408.
 func StatusOf(err error) int {
-	var body *bodyError
 	var slow *BodyTimeoutError
-	switch {
-	case errors.As(err, &slow):
+	if errors.As(err, &slow) {
 		return http.StatusRequestTimeout
-	case errors.Is(err, apps.ErrTooManySessions):
-		return http.StatusTooManyRequests
-	case errors.As(err, &body), errors.Is(err, fault.ErrInvalid):
-		return http.StatusUnprocessableEntity
-	case errors.Is(err, fault.ErrNotFound):
-		return http.StatusNotFound
-	case errors.Is(err, fault.ErrRefused):
-		return http.StatusBadRequest
-	case errors.Is(err, fault.ErrUnavailable):
-		return http.StatusServiceUnavailable
-	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT), errors.Is(err, syscall.EROFS):
-		return http.StatusInsufficientStorage // the data dir cannot be written: not a bug, an operator's problem
 	}
-	return http.StatusInternalServerError
+	return httpstatus.Of(err, httpstatus.Daemon)
 }
 
 // Detail is the error body every route answers with.

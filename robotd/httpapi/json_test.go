@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/core/fault"
+	"github.com/robothub/robothub/core/fault/httpstatus"
 	"github.com/robothub/robothub/robotd/httpapi"
 )
 
@@ -35,6 +37,14 @@ func TestStatusOfMapsEachKindOnce(t *testing.T) {
 	} {
 		if got := httpapi.StatusOf(c.err); got != c.want {
 			t.Errorf("StatusOf(%v) = %d, want %d", c.err, got, c.want)
+		}
+	}
+	log := slog.New(slog.DiscardHandler)
+	for _, kind := range fault.Kinds() {
+		rec := httptest.NewRecorder()
+		httpapi.WriteError(rec, httptest.NewRequest("POST", "/api/x", nil), log, fmt.Errorf("doing it: %w", fault.New(kind, "it went wrong")))
+		if want := httpstatus.Status(kind, httpstatus.Daemon); rec.Code != want || !strings.Contains(rec.Body.String(), `{"detail":"doing it: it went wrong"}`) {
+			t.Errorf("a %v error: %d %s, want %d", kind, rec.Code, rec.Body, want)
 		}
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/renameio/v2"
+
 	"github.com/pion/webrtc/v4"
 
 	"github.com/robothub/robothub/adapters/hardware/media"
@@ -205,21 +207,8 @@ func (s *Handlers) UploadSound(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	tmp, err := os.CreateTemp(s.soundsDir, ".upload-*")
-	if err != nil {
-		httpapi.WriteError(w, r, s.log, err)
-		return
-	}
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
 	dest := filepath.Join(s.soundsDir, name)
-	if err == nil {
-		err = os.Rename(tmp.Name(), dest) // whole or not at all
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := renameio.WriteFile(dest, data, 0o600); err != nil { // whole or not at all
 		httpapi.WriteError(w, r, s.log, err)
 		return
 	}

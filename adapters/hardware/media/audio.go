@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 	"unsafe"
+
+	"github.com/robothub/robothub/core/hub"
 )
 
 // The audio format of every path: the public SDK's, 16 kHz stereo float32 in [-1, 1].
@@ -308,9 +310,10 @@ func (s *speaker) runLoopback(ctx context.Context) {
 	}
 }
 
-// retry runs f until ctx ends, pausing longer after each failure (up to 5 s) and reporting it.
+// retry runs f until ctx ends, pausing longer after each failure (the project's backoff, from
+// 200 ms up to 5 s) and reporting it.
 func retry(ctx context.Context, log *slog.Logger, what string, report func(error), f func(context.Context) error) {
-	pause := 200 * time.Millisecond
+	pauses := hub.NewBackOff(200*time.Millisecond, 5*time.Second)
 	for ctx.Err() == nil {
 		started := time.Now()
 		err := f(ctx)
@@ -319,14 +322,14 @@ func retry(ctx context.Context, log *slog.Logger, what string, report func(error
 		}
 		report(err)
 		if time.Since(started) > 10*time.Second {
-			pause = 200 * time.Millisecond
+			pauses.Reset() // it ran a while: a new failure, not the same one again
 		}
+		pause := pauses.NextBackOff()
 		log.Warn(what+" stopped; restarting", "err", err, "in", pause)
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(pause):
 		}
-		pause = min(2*pause, 5*time.Second)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/internal/testkit/wait"
+
 	"github.com/robothub/robothub/adapters/hardware/usbdev"
 	"github.com/robothub/robothub/core/robot"
 )
@@ -76,7 +78,7 @@ func TestCameraStopsWhenIdleAndRestartsOnUse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the idle camera to stop", func() bool {
+	wait.For(t, 10*time.Second, "the idle camera to stop", func() bool {
 		m.cam.mu.Lock()
 		defer m.cam.mu.Unlock()
 		return m.cam.cancel == nil
@@ -189,7 +191,7 @@ func TestSpeakerWritesWhatIsPlayedToAWAVFileInRealTime(t *testing.T) {
 	if err := m.Play(tone); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the tone to be played", func() bool { return m.Queued() == 0 })
+	wait.For(t, 10*time.Second, "the tone to be played", func() bool { return m.Queued() == 0 })
 	started := time.Now()
 	m.Close() // EOS: wavenc writes its header's sizes
 	if time.Since(started) > 3*time.Second {
@@ -283,17 +285,6 @@ func TestMissingDevicesAreNamedAndTheRestWorks(t *testing.T) {
 	st := m.Status()
 	if st.Camera.Error == "" || st.Microphone.Error != "" || !st.Available {
 		t.Fatalf("status %+v", st)
-	}
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/internal/testkit/wait"
+
 	"github.com/pion/rtp/codecs"
 	"github.com/pion/webrtc/v4"
 )
@@ -136,7 +138,7 @@ func TestWebRTCPeerGetsCameraMicrophonesAndLevels(t *testing.T) {
 					t.Fatalf("%d peers connected, want 1", n)
 				}
 				p.pc.Close()
-				waitFor(t, "the peer to be gone", func() bool { return w.Peers() == 0 })
+				wait.For(t, 10*time.Second, "the peer to be gone", func() bool { return w.Peers() == 0 })
 				return
 			}
 		case <-deadline:

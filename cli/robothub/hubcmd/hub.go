@@ -17,6 +17,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/robothub/robothub/internal/egress"
+
 	"github.com/robothub/robothub/cli/cliapp"
 	"github.com/robothub/robothub/cli/robothub/hubconn"
 
@@ -305,7 +307,7 @@ func deliveryTargets(c *cli.Context, e *env) ([]string, error) {
 			}
 		}
 	}
-	if _, err := delivery.ParseAllowlist(targets); err != nil {
+	if _, err := egress.ParseAllowlist(targets); err != nil {
 		return nil, cliapp.Usagef("--allow-delivery-to %v", err)
 	}
 	if u, err := url.Parse(c.String("bootstrap-webhook")); err == nil && u.Host != "" {
@@ -314,7 +316,7 @@ func deliveryTargets(c *cli.Context, e *env) ([]string, error) {
 			port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
 		}
 		own := net.JoinHostPort(u.Hostname(), port)
-		if _, err := delivery.ParseAllowlist([]string{own}); err == nil {
+		if _, err := egress.ParseAllowlist([]string{own}); err == nil {
 			targets = append(targets, own)
 		}
 	}

@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/robothub/robothub/internal/egress"
+
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/hubemu"
@@ -44,7 +46,7 @@ type Config struct {
 	Private []string
 	// Allow lists the targets of deliveries that are refused by default: loopback, link-local,
 	// "this host" and multicast addresses (egress.go says why). nil allows none of them.
-	Allow *Allowlist
+	Allow *egress.Allowlist
 	// HTTPClient sends deliveries. Default: a client that follows no redirects, uses no proxy, and
 	// connects only where Allow permits. A client given here is used as it is.
 	HTTPClient *http.Client
@@ -135,7 +137,7 @@ func (p *Policy) fill() {
 	}
 }
 
-// backoff is the pause after the n-th failed attempt: hub.Backoff, between 50 and 100 % of the
+// backoff is the pause after the n-th failed attempt: hub.Backoff, between 50 and 150 % of the
 // exponential pause.
 func (p Policy) backoff(n int) time.Duration { return hub.Backoff(p.BaseDelay, p.MaxDelay, n) }
 

@@ -1,14 +1,14 @@
 package http_test
 
 import (
-	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/robothub/robothub/internal/testkit/hubtest"
 
 	"github.com/robothub/robothub/internal/hubemu"
 	"github.com/robothub/robothub/internal/hubemu/localhub"
@@ -29,15 +29,8 @@ func FuzzRequestBodies(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	emu, err := localhub.Open(context.Background(), localhub.Config{AllowJobs: true, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(func() { emu.Close() })
-	token, _, err := emu.CreateToken(context.Background(), "alice", hubemu.RoleWrite, "")
-	if err != nil {
-		f.Fatal(err)
-	}
+	emu := hubtest.Start(f, localhub.Config{AllowJobs: true})
+	token, _ := emu.Token(f, "alice", hubemu.RoleWrite)
 	api := emu.Handler()
 	f.Fuzz(func(t *testing.T, body string) {
 		for _, path := range []string{"/api/settings/webhooks", "/api/emulator/events", "/api/emulator/jobs", "/api/repos/create"} {

@@ -16,18 +16,6 @@ import (
 // fastDelivery keeps retries quick in tests.
 var fastDelivery = delivery.Policy{Timeout: 2 * time.Second, MaxAttempts: 5, BaseDelay: 20 * time.Millisecond, MaxDelay: 100 * time.Millisecond, Workers: 4, JobWorkers: 2}
 
-// waitFor polls cond until it holds or 10 seconds pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // receiver is a real webhook receiver (core/webhook) that keeps what it got.
 type receiver struct {
 	srv      *httptest.Server

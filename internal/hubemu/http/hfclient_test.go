@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/internal/testkit/wait"
+
 	"github.com/robothub/robothub/core/webhook"
 )
 
@@ -98,7 +100,7 @@ func TestOfficialClient(t *testing.T) {
 		t.Fatalf("the flows printed %d heads", len(heads))
 	}
 	for _, h := range heads {
-		waitFor(t, "repo.content at "+h[1], func() bool {
+		wait.For(t, 10*time.Second, "repo.content at "+h[1], func() bool {
 			for _, p := range rc.received() {
 				if p.Event.Scope == webhook.ScopeRepoContent && p.Repo.HeadSha == h[1] && len(p.UpdatedRefs) == 1 &&
 					p.UpdatedRefs[0].Ref == "refs/heads/main" && *p.UpdatedRefs[0].NewSha == h[1] {

@@ -3,13 +3,10 @@ package http_test
 import (
 	"bytes"
 	"compress/gzip"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -20,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/robothub/robothub/internal/testkit/hubtest"
 
 	"github.com/robothub/robothub/internal/hubemu"
 	"github.com/robothub/robothub/internal/hubemu/localhub"
@@ -380,26 +379,10 @@ func mapsKeys(m map[string]bool) func(func(string) bool) {
 // whose name is in the recorded paths) and returns its address and a write token.
 func serveForReplay(t *testing.T) (string, string) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + ln.Addr().String()
-	ctx, cancel := context.WithCancel(context.Background())
-	emu, err := localhub.Open(ctx, localhub.Config{PublicURL: base, Logger: slog.New(slog.DiscardHandler), Delivery: fastDelivery, AllowDeliveryTo: []string{"127.0.0.0/8"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: emu.Handler()}
-	go srv.Serve(ln)
-	done := make(chan struct{})
-	go func() { emu.Run(ctx); close(done) }()
-	t.Cleanup(func() { srv.Close(); cancel(); <-done; emu.Close() })
-	token, _, err := emu.CreateToken(ctx, "local", hubemu.RoleWrite, "replay")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return base, token
+	emu := hubtest.Start(t, localhub.Config{Delivery: fastDelivery, AllowDeliveryTo: []string{"127.0.0.0/8"}}, hubtest.WithPublicURL())
+	emu.Run()
+	token, _ := emu.Token(t, "local", hubemu.RoleWrite)
+	return emu.URL, token
 }
 
 // newRecorder starts the recording proxy; its address is the endpoint the client uses.

@@ -6,47 +6,33 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/robothub/robothub/core/fault"
+	"github.com/robothub/robothub/core/fault/httpstatus"
 	"github.com/robothub/robothub/internal/hubemu"
 )
 
-// statusOf maps an error to its status code and the message the caller sees. It is the only place
-// where errors become statuses: core/fault's kinds in the order of kindStatuses (so that an error of
-// two kinds gets the first), a change the disk refused 507 with the database named. Errors of no
-// known kind are 500s whose details go to the log only.
+// statusOf maps an error to its status code and the message the caller sees. The status is the
+// one table's (core/fault/httpstatus), the public hub's statuses; the message is a core/fault
+// error's own, a full disk's naming the database (a *hubemu.DiskError, of kind fault.Storage) or
+// the system's error, and nothing for a server error, whose details go to the log only.
 func statusOf(err error) (int, string) {
-	var disk *hubemu.DiskError
-	if errors.As(err, &disk) {
-		return http.StatusInsufficientStorage, disk.Error()
-	}
+	status := httpstatus.Of(err, httpstatus.Hub)
 	var fe *fault.Error
-	if !errors.As(err, &fe) {
-		return http.StatusInternalServerError, "internal error"
-	}
-	for _, ks := range kindStatuses {
-		if errors.Is(err, ks.kind) {
-			return ks.status, fe.Msg
-		}
+	var disk *hubemu.DiskError
+	var errno syscall.Errno
+	switch {
+	case status == http.StatusInternalServerError:
+	case errors.As(err, &fe):
+		return status, fe.Msg
+	case errors.As(err, &disk):
+		return status, disk.Error()
+	case errors.As(err, &errno): // a file write the disk refused (fault.Storage): no path, no detail
+		return status, "the hub cannot write to its disk: " + errno.Error()
 	}
 	return http.StatusInternalServerError, "internal error"
-}
-
-var kindStatuses = []struct {
-	kind   *fault.Error
-	status int
-}{
-	{fault.ErrInvalid, http.StatusBadRequest},
-	{fault.ErrUnauthenticated, http.StatusUnauthorized},
-	{fault.ErrForbidden, http.StatusForbidden},
-	{fault.ErrNotFound, http.StatusNotFound},
-	{fault.ErrRefused, http.StatusConflict},
-	{fault.ErrTooLarge, http.StatusRequestEntityTooLarge},
-	{fault.ErrRateLimited, http.StatusTooManyRequests},
-	{fault.ErrUpstream, http.StatusBadGateway},
-	{fault.ErrUnavailable, http.StatusServiceUnavailable},
-	{fault.ErrTimeout, http.StatusGatewayTimeout},
 }
 
 func errorf(kind fault.Kind, format string, args ...any) error {

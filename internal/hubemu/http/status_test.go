@@ -6,17 +6,20 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/robothub/robothub/core/fault"
+	"github.com/robothub/robothub/core/fault/httpstatus"
 	"github.com/robothub/robothub/internal/hubemu"
 )
 
-// TestStatusOfEveryKind checks the one mapping of the hub's errors to statuses, with the message a
-// caller reads: each kind's status, a wrapped kind, 507 naming the
-// database for a full disk, and 500 with no detail for an error of no kind.
+// TestStatusOfEveryKind checks the hub's errors' statuses, with the message a caller reads: each
+// kind's status, a wrapped kind, 507 naming the database for a full disk, and 500 with no detail for
+// an error of no kind; then that an answer of each kind has the one table's status for the hub.
 func TestStatusOfEveryKind(t *testing.T) {
 	for _, c := range []struct {
 		err    error
@@ -36,11 +39,21 @@ func TestStatusOfEveryKind(t *testing.T) {
 		{fmt.Errorf("creating: %w", fault.Refusedf("exists")), 409, "exists"},
 		{&hubemu.DiskError{Database: "/data/hub.db", Err: errors.New("database or disk is full")}, 507,
 			"the hub cannot write its database /data/hub.db: database or disk is full"},
+		{&os.PathError{Op: "write", Path: "/data/spaces/a/b/objects/x", Err: syscall.ENOSPC}, 507,
+			"the hub cannot write to its disk: no space left on device"},
 		{errors.New("sql: connection is already closed"), 500, "internal error"},
 	} {
 		status, msg := statusOf(c.err)
 		if status != c.status || msg != c.msg {
 			t.Errorf("statusOf(%v) = %d %q, want %d %q", c.err, status, msg, c.status, c.msg)
+		}
+	}
+	s := &Server{log: slog.New(slog.DiscardHandler)}
+	for _, kind := range fault.Kinds() {
+		rec := httptest.NewRecorder()
+		s.writeError(rec, httptest.NewRequest("POST", "/api/x", nil), fmt.Errorf("doing it: %w", fault.New(kind, "it went wrong")))
+		if want := httpstatus.Status(kind, httpstatus.Hub); rec.Code != want || !strings.Contains(rec.Body.String(), `{"error":"it went wrong"}`) {
+			t.Errorf("a %v error: %d %s, want %d", kind, rec.Code, rec.Body, want)
 		}
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/robothub/robothub/internal/egress"
+
 	"github.com/robothub/robothub/internal/hubemu"
 	"github.com/robothub/robothub/internal/hubemu/delivery"
 	"github.com/robothub/robothub/internal/hubemu/git"
@@ -40,7 +42,7 @@ type Config struct {
 	ModelsDir string
 
 	// AllowDeliveryTo lists the targets deliveries may reach although they are this machine's own
-	// or link-local (delivery.ParseAllowlist reads them: host:port or CIDR). Default none.
+	// or link-local (egress.ParseAllowlist reads them: host:port or CIDR). Default none.
 	AllowDeliveryTo []string
 	// Private lists files that jobs must not read besides the database and the repositories,
 	// which they never read (hub serve's token file).
@@ -79,7 +81,7 @@ func Open(ctx context.Context, cfg Config) (*Emulator, error) {
 	if err != nil {
 		return nil, err
 	}
-	allow, err := delivery.ParseAllowlist(cfg.AllowDeliveryTo)
+	allow, err := egress.ParseAllowlist(cfg.AllowDeliveryTo)
 	if err != nil {
 		return nil, fmt.Errorf("allowed delivery targets: %w", err)
 	}

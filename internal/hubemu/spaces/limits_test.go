@@ -5,9 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/robothub/robothub/internal/testkit/hubtest"
 
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/internal/hubemu"
@@ -18,15 +19,9 @@ import (
 func openHub(t *testing.T) (*localhub.Emulator, hubemu.Principal, *hubemu.Space) {
 	t.Helper()
 	ctx := context.Background()
-	emu, err := localhub.Open(ctx, localhub.Config{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { emu.Close() })
-	token, _, err := emu.CreateToken(ctx, "alice", hubemu.RoleWrite, "t")
-	if err != nil {
-		t.Fatal(err)
-	}
+	hub := hubtest.Start(t, localhub.Config{})
+	emu := hub.Emulator
+	token, _ := hub.Token(t, "alice", hubemu.RoleWrite)
 	alice, _ := emu.Authenticate(ctx, token)
 	sp, err := emu.CreateSpace(ctx, alice, spaces.CreateRepoInput{Name: "wave", Type: "space"})
 	if err != nil {

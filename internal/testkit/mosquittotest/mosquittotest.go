@@ -59,6 +59,9 @@ type Broker struct {
 // Start starts mosquitto with opts; the test's cleanup stops it.
 func Start(t testing.TB, opts Options) *Broker {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("starts mosquitto: not under -short")
+	}
 	bin, err := exec.LookPath("mosquitto")
 	if err != nil {
 		t.Skip("mosquitto is not installed (apt-get install mosquitto)")

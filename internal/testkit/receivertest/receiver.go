@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/robothub/robothub/adapters/mqtt"
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/actions"
 )
@@ -24,7 +25,7 @@ func NewReceiver(t testing.TB, withGoRoutes bool, logs io.Writer) *webhook.Serve
 	env := Env()
 	logger := slog.New(slog.NewJSONHandler(logs, nil))
 	srv, err := actions.NewServerFromEnv(func(k string) string { return env[k] },
-		actions.Config{Logger: logger, Output: io.Discard}, webhook.WithHandlerTimeout(HandlerTimeout))
+		actions.Config{Logger: logger, Output: io.Discard, FleetDialers: mqtt.FleetDialers()}, webhook.WithHandlerTimeout(HandlerTimeout))
 	if err != nil {
 		t.Fatal(err)
 	}

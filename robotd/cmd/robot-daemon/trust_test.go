@@ -8,6 +8,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -30,6 +31,10 @@ import (
 var daemonBin string
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() { // every daemon test skips (startDaemon): no binary to build
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "robot-daemon-bin-")
 	if err != nil {
 		panic(err)
@@ -53,6 +58,9 @@ type daemon struct {
 // startDaemon runs the built robot-daemon --sim on a free loopback port and waits until it serves.
 func startDaemon(t *testing.T, dataDir, venv string, args ...string) *daemon {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("runs the built daemon with a Python venv: not under -short")
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
