@@ -234,6 +234,25 @@ func TestCrashedAppFreesTheSlot(t *testing.T) {
 	d.call("POST", "/api/apps/stop-current-app", nil, nil)
 }
 
+// Stopping a crashed app acknowledges the crash, as the anchor's stop does (it accepts an app in
+// error): 200 null, the error is logged and cleared, and current-app-status answers null.
+func TestStoppingACrashedAppClearsItsError(t *testing.T) {
+	d := startDaemon(t, daemonOptions{})
+	d.install("crash_app")
+	if code := d.call("POST", "/api/apps/start-app/crash_app", nil, nil); code != 200 {
+		t.Fatalf("start crash_app: %d", code)
+	}
+	d.waitState(10*time.Second, "error")
+	state, errText := d.stopApp()
+	if state != "error" || !strings.Contains(errText, "calibration file missing") {
+		t.Fatalf("stop of a crashed app logged %s %q, want error with its cause", state, errText)
+	}
+	if st := d.status(); st != nil {
+		t.Fatalf("current-app-status after stopping a crashed app: %+v, want null", st)
+	}
+	d.expectError("POST", "/api/apps/stop-current-app", nil, 400, "No app is currently running")
+}
+
 // An app that ignores SIGINT, and the child it spawned, are killed after the stop timeout.
 func TestStubbornAppAndChildKilledAfterStopTimeout(t *testing.T) {
 	d := startDaemon(t, daemonOptions{})

@@ -370,6 +370,11 @@ func (m *memApps) Stop() (apps.AppStatus, error) {
 	m.mu.Lock()
 	r := m.activeLocked()
 	if r == nil {
+		if c := m.current; c != nil && c.state == apps.StateError {
+			m.current = nil // as core/apps: a crashed app's stop clears its error
+			m.mu.Unlock()
+			return c.status(), nil
+		}
 		m.mu.Unlock()
 		return apps.AppStatus{}, fault.Refusedf("No app is currently running")
 	}

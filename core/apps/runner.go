@@ -201,8 +201,28 @@ func (m *Manager) endStateLocked(r *run, waitErr error) {
 	}
 }
 
-// Stop sends SIGINT to the app's group, SIGKILL after the stop timeout, then resets the pose.
+// Stop sends SIGINT to the app's group, SIGKILL after the stop timeout, then resets the pose. A
+// crashed app has exited already: stopping it acknowledges the crash, as the anchor's stop does (it
+// accepts an app in error): the error is cleared and the robot goes back to its default pose. An
+// app that ended well is no app to stop.
 func (m *Manager) Stop() (AppStatus, error) {
+	m.mu.Lock()
+	if c := m.current; c != nil && c.state == StateError {
+		m.current = nil
+		st := c.statusLocked()
+		m.mu.Unlock()
+		m.log.Info("cleared the error of the crashed app", "app", c.info.Name)
+		if m.cfg.Robot != nil && m.cfg.Robot.ReturnToDefault() {
+			m.log.Info("returning the robot to its default pose")
+		}
+		return st, nil
+	}
+	m.mu.Unlock()
+	return m.stopActive()
+}
+
+// stopActive stops the app that holds the slot.
+func (m *Manager) stopActive() (AppStatus, error) {
 	m.mu.Lock()
 	r := m.activeLocked()
 	if r == nil {
@@ -253,7 +273,7 @@ func (m *Manager) Stop() (AppStatus, error) {
 
 // Restart stops the running app and starts it again.
 func (m *Manager) Restart() (AppStatus, error) {
-	st, err := m.Stop()
+	st, err := m.stopActive()
 	if err != nil {
 		return AppStatus{}, err
 	}
@@ -271,7 +291,7 @@ func (m *Manager) Close() {
 	m.mu.Lock()
 	m.closed = true
 	m.mu.Unlock()
-	if _, err := m.Stop(); err == nil {
+	if _, err := m.stopActive(); err == nil {
 		m.log.Info("stopped the running app on shutdown")
 	}
 }
