@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"image/jpeg"
 	"io"
 	"math"
@@ -443,5 +444,28 @@ func TestMotionRoutes(t *testing.T) {
 	var running []struct{ UUID string }
 	if code := d.call("GET", "/api/move/running", nil, &running); code != 200 {
 		t.Fatalf("running moves: %d", code)
+	}
+}
+
+// The app store's listing of the hub's spaces answers for the hub when the hub fails, as the other
+// routes that call it do: 503 naming a hub that cannot be reached, 502 one that answers an error;
+// never the daemon's own 500.
+func TestListAvailableFromAHubThatFailsNamesTheHub(t *testing.T) {
+	down := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"error": "internal error"}`, http.StatusInternalServerError)
+	}))
+	t.Cleanup(failing.Close)
+	for _, c := range []struct {
+		hub  string
+		code int
+		want string
+	}{
+		{down, 503, "the app catalog: the hub " + down + " cannot be reached"},
+		{failing.URL, 502, "the app catalog: the hub " + failing.URL + " failed the listing"},
+	} {
+		d := startDaemon(t, daemonOptions{args: []string{"--hub-url", c.hub, "--preload-moves", "none"}})
+		d.expectError("GET", "/api/apps/list-available/hf_space", nil, c.code, c.want)
+		d.expectError("GET", "/api/apps/list-available/hf_space?refresh=true", nil, c.code, c.want)
 	}
 }

@@ -56,6 +56,8 @@ func StatusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, fault.ErrUnavailable):
 		return http.StatusServiceUnavailable
+	case errors.Is(err, fault.ErrUpstream):
+		return http.StatusBadGateway // a service the daemon called (the hub) failed
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT), errors.Is(err, syscall.EROFS):
 		return http.StatusInsufficientStorage // the data dir cannot be written: not a bug, an operator's problem
 	}
