@@ -33,7 +33,7 @@ import (
 // DefaultStopTimeout is how long Stop waits after SIGINT before it kills the app's process group.
 const DefaultStopTimeout = 20 * time.Second
 
-// DefaultSessionTTL is how long a remote SDK session holds the slot without a heartbeat.
+// DefaultSessionTTL is how long an SDK session lasts without a heartbeat.
 const DefaultSessionTTL = 10 * time.Second
 
 // Robot is what the manager needs from the robot: wake it for the startup app, return it to its

@@ -53,13 +53,15 @@ func (m *Manager) activeLocked() *run {
 }
 
 // Start launches app name as `<venv python> -u -m <module>` in its own process group, with the
-// daemon's environment and SetAppEnv's. Refused while an app runs; a remote SDK session is evicted.
-func (m *Manager) Start(name string) (AppStatus, error) { return m.start(name, true) }
+// daemon's environment and SetAppEnv's. Refused while an app runs. SDK clients outside the app
+// hold no slot (OpenSession): they keep their sessions.
+func (m *Manager) Start(name string) (AppStatus, error) { return m.start(name) }
 
-// StartNoEvict is Start, refused while a remote SDK session holds the robot (start-app/no-evict).
-func (m *Manager) StartNoEvict(name string) (AppStatus, error) { return m.start(name, false) }
+// StartNoEvict is the anchor's start-app/no-evict, which refuses where start-app would evict the
+// anchor's relay session. This daemon has no such session to evict, so it is Start.
+func (m *Manager) StartNoEvict(name string) (AppStatus, error) { return m.start(name) }
 
-func (m *Manager) start(name string, evict bool) (AppStatus, error) {
+func (m *Manager) start(name string) (AppStatus, error) {
 	info, err := m.App(name)
 	if err != nil {
 		if job := m.pendingInstall(name); job != nil {
@@ -70,14 +72,7 @@ func (m *Manager) start(name string, evict bool) (AppStatus, error) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	now := time.Now()
-	if evict && !m.closed && m.activeLocked() == nil {
-		for s := m.remoteSessionLocked(now); s != nil; s = m.remoteSessionLocked(now) {
-			m.log.Info("evicting the remote SDK session for an app", "session", s.ID, "client", s.Client, "app", name)
-			delete(m.sessions, s.ID)
-		}
-	}
-	if err := m.slotBusyLocked(now); err != nil {
+	if err := m.slotBusyLocked(); err != nil {
 		return AppStatus{}, err
 	}
 	outR, outW, err := os.Pipe()
