@@ -30,10 +30,15 @@ RECEIVER_PORT ?= 7860
 DAEMON_PORT   ?= 8000
 BROKER_PORT   ?= 1883
 DATA_DIR      ?= .robothub/dev
+# The robot's apps venv is made from Debian's python3 with its site packages, for the SDK's numpy,
+# scipy and FastAPI (an app that requires robot-sdk does not install without them); with a Python
+# index: make run PYTHON=python3 SYSTEM_SITE_PACKAGES=
+PYTHON               ?= /usr/bin/python3
+SYSTEM_SITE_PACKAGES ?= --system-site-packages
 run: build
 	$(BIN)/robothub dev --data-dir $(DATA_DIR) --hub-addr 127.0.0.1:$(HUB_PORT) \
 		--receiver-addr 127.0.0.1:$(RECEIVER_PORT) --daemon-port $(DAEMON_PORT) \
-		--broker-addr 127.0.0.1:$(BROKER_PORT)
+		--broker-addr 127.0.0.1:$(BROKER_PORT) --python $(PYTHON) $(SYSTEM_SITE_PACKAGES)
 
 vet:
 	$(GO) vet ./...

@@ -221,8 +221,12 @@ func (m *Manager) Prepare(ctx context.Context) error {
 	}
 	if err := m.ensureSDKDependencies(ctx, w); err != nil {
 		// Apps that use no pose or settings page still run: the daemon serves, and says what is
-		// missing and how to bring it.
-		m.log.Warn("the robot SDK's dependencies are not all in the apps venv: apps that use them fail to import them", "err", err)
+		// missing and how to bring it, in its log and its status.
+		msg := "the robot SDK's dependencies are not all in the apps venv: apps that use them fail to import them, and installing an app that requires robot-sdk fails: " + err.Error()
+		m.log.Warn(msg)
+		m.mu.Lock()
+		m.warnings = append(m.warnings, msg)
+		m.mu.Unlock()
 	}
 	m.listMu.Lock()
 	defer m.listMu.Unlock()
