@@ -102,6 +102,10 @@ func Start(ctx context.Context, f Config, mgr *apps.Manager, hubURL, hubToken st
 		Robot: f.id, Name: f.name, Daemon: version.String(), Apps: fleetApps{mgr},
 		Hub: fleet.HubCheck{TokenHub: hubURL, Token: hubToken, Client: &http.Client{Timeout: 30 * time.Second}},
 		Log: log,
+		OnCatalog: func(c fleet.CatalogChange) {
+			mgr.RefreshCatalog()
+			log.Info("fleet: an app of the store was pushed: the catalog is fetched afresh", "space", c.Space, "revision", c.Revision)
+		},
 	})
 	if err != nil {
 		return nil, err
