@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/adapters/mqtt"
+	"github.com/robothub/robothub/adapters/mqtt/broker"
 	"github.com/robothub/robothub/core/fleet"
 	hubclient "github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/webhook"
@@ -268,4 +269,35 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// Two robots with one fleet id (flashed from one image, or an id copied by hand): the second takes
+// the broker session; the first says so in its log and its status and leaves the fleet, rather
+// than take the session back and be thrown out again, forever.
+func TestTwoRobotsWithOneFleetIDAreReportedNotFought(t *testing.T) {
+	b, err := broker.Start("127.0.0.1:0", slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	args := []string{"--fleet", b.URL(), "--fleet-id", "robot-twin"}
+	first := startDaemon(t, daemonOptions{args: args})
+	first.waitLog(10*time.Second, `msg="mqtt: connected"`)
+	second := startDaemon(t, daemonOptions{args: args})
+	second.waitLog(10*time.Second, `msg="mqtt: connected"`)
+
+	const conflict = "fleet: another robot joined the fleet with this robot's id robot-twin and took its session"
+	first.waitFor(10*time.Second, "the conflict in the first robot's status", func() bool {
+		var st struct {
+			Warnings []string `json:"warnings"`
+		}
+		first.call("GET", "/api/daemon/status", nil, &st)
+		return len(st.Warnings) == 1 && strings.HasPrefix(st.Warnings[0], conflict)
+	})
+	if log := first.log.String(); !strings.Contains(log, "not reconnecting") || !strings.Contains(log, conflict) {
+		t.Fatalf("the first robot's log does not say it left the session to the other:\n%s", log)
+	}
+	if strings.Contains(second.log.String(), "took the session over") {
+		t.Fatalf("the second robot was thrown out in return:\n%s", second.log.String())
+	}
 }

@@ -184,6 +184,15 @@ func (m *Manager) Warnings() []string {
 	return slices.Clone(m.warnings)
 }
 
+// Warn logs msg as an error and adds it to Warnings, for the daemon's status: what the operator
+// must act on (another robot took this one's fleet session).
+func (m *Manager) Warn(msg string) {
+	m.log.Error(msg)
+	m.mu.Lock()
+	m.warnings = append(m.warnings, msg)
+	m.mu.Unlock()
+}
+
 // StopTimeout is how long Stop waits after SIGINT.
 func (m *Manager) StopTimeout() time.Duration { return m.cfg.StopTimeout }
 
