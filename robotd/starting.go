@@ -21,7 +21,7 @@ type Starting struct {
 	info   StartingInfo
 	step   atomic.Pointer[string]
 	server atomic.Pointer[Server]
-	mux    *http.ServeMux
+	early  http.Handler // the guard over the starting routes
 }
 
 // StartingInfo is what the status says of a daemon that is starting.
@@ -34,10 +34,12 @@ type StartingInfo struct {
 // NewStarting returns the handler of a starting daemon; guard checks its requests as the
 // Server's will (pass it to NewServer as ServerConfig.Access).
 func NewStarting(guard *access.Guard, info StartingInfo) *Starting {
-	b := &Starting{guard: guard, info: info, mux: http.NewServeMux()}
+	b := &Starting{guard: guard, info: info}
 	b.Step("starting")
-	b.mux.HandleFunc("GET /api/daemon/status", b.status)
-	b.mux.HandleFunc("/", b.unavailable)
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/daemon/status", b.status)
+	mux.HandleFunc("/", b.unavailable)
+	b.early = guard.Handler(mux)
 	return b
 }
 
@@ -53,7 +55,7 @@ func (b *Starting) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.ServeHTTP(w, r)
 		return
 	}
-	b.guard.Handler(b.mux).ServeHTTP(w, r)
+	b.early.ServeHTTP(w, r)
 }
 
 // ConnContext and Listener are the guard's, the Server's too: set them on the http.Server.
