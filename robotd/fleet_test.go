@@ -26,10 +26,12 @@ import (
 )
 
 // fleetACL gives the receiver the spaces' topics and the robots' statuses, and each robot the
-// wave topics of its app's space and its own status and presence, as deploy/mosquitto/robothub.acl
-// does; the operator here may also write the spaces' topics, to play a forger who has them.
+// wave topics of its app's space, the app store's change notices and its own status and presence,
+// as deploy/mosquitto/robothub.acl does; the operator here may also write the spaces' topics, to
+// play a forger who has them.
 const fleetACL = `pattern write robothub/v1/robots/%u/status
 pattern write robothub/v1/robots/%u/online
+pattern read robothub/v1/spaces/catalog
 
 user receiver
 topic readwrite robothub/v1/spaces/#
@@ -279,7 +281,8 @@ func TestTwoRobotsWithOneFleetIDAreReportedNotFought(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer b.Close()
+	// After the daemons (cleanups run last first): the broker's Close waits for its clients.
+	t.Cleanup(func() { b.Close() })
 	args := []string{"--fleet", b.URL(), "--fleet-id", "robot-twin"}
 	first := startDaemon(t, daemonOptions{args: args})
 	first.waitLog(10*time.Second, `msg="mqtt: connected"`)
