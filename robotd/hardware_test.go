@@ -326,9 +326,9 @@ func TestHardwareConfigWithoutEndIsRefused(t *testing.T) {
 }
 
 // A daemon setting up its motor bus answers its status at once, saying so (the anchor's state
-// "starting"), instead of leaving the client in the listen queue until the bus is up; every other
-// route answers 503 naming what is being set up. Here the bus's motors are silent: the setup lasts
-// until the daemon gives up on them.
+// "starting"), instead of leaving the client in the listen queue until the bus is up; /healthz
+// answers 503 naming what is being set up (other requests wait for the daemon to run). Here the
+// bus's motors are silent: the setup lasts until the daemon gives up on them.
 func TestStatusAnswersWhileTheMotorBusIsSetUp(t *testing.T) {
 	emu, err := busemu.Start(busemu.Options{Config: hardware.DefaultConfig(), Asleep: true, Dir: t.TempDir()})
 	if err != nil {
@@ -366,9 +366,9 @@ func TestStatusAnswersWhileTheMotorBusIsSetUp(t *testing.T) {
 			}
 			statuses++
 		}
-		if code, body := get(t, url+"/api/state/full"); code == 503 {
+		if code, body := get(t, url+"/healthz"); code == 503 {
 			if !strings.Contains(string(body), "robot-daemon is starting ("+step+")") {
-				t.Fatalf("state while the bus is set up: %s", body)
+				t.Fatalf("/healthz while the bus is set up: %s", body)
 			}
 			refusals++
 		}

@@ -14,14 +14,17 @@ import (
 // Starting serves the daemon's listener while the daemon starts (the motor bus is set up, the apps
 // venv prepared: seconds on a robot), so that a client is told what is happening instead of
 // waiting in the listen queue: GET /api/daemon/status answers at once with state "starting" and
-// the step under way, every other route 503 with Retry-After, /healthz included. Once Ready
-// hands it the daemon's Server, it serves through that Server alone.
+// the step under way, and /healthz 503 with Retry-After. Every other request waits until the
+// daemon runs, as it waited in the listen queue before, so that a client that connects early (an
+// SDK script, a README's curl after the port opens) is served, not refused. Once Ready hands it
+// the daemon's Server, it serves through that Server alone.
 type Starting struct {
 	guard  *access.Guard
 	info   StartingInfo
 	step   atomic.Pointer[string]
 	server atomic.Pointer[Server]
-	early  http.Handler // the guard over the starting routes
+	ready  chan struct{} // closed by Ready
+	early  http.Handler  // the guard over the starting routes
 }
 
 // StartingInfo is what the status says of a daemon that is starting.
@@ -34,11 +37,11 @@ type StartingInfo struct {
 // NewStarting returns the handler of a starting daemon; guard checks its requests as the
 // Server's will (pass it to NewServer as ServerConfig.Access).
 func NewStarting(guard *access.Guard, info StartingInfo) *Starting {
-	b := &Starting{guard: guard, info: info}
+	b := &Starting{guard: guard, info: info, ready: make(chan struct{})}
 	b.Step("starting")
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/daemon/status", b.status)
-	mux.HandleFunc("/", b.unavailable)
+	mux.HandleFunc("/healthz", b.unavailable)
 	b.early = guard.Handler(mux)
 	return b
 }
@@ -46,8 +49,11 @@ func NewStarting(guard *access.Guard, info StartingInfo) *Starting {
 // Step says what the daemon is setting up now ("setting up the motor bus").
 func (b *Starting) Step(what string) { b.step.Store(&what) }
 
-// Ready hands every later request to s.
-func (b *Starting) Ready(s *Server) { b.server.Store(s) }
+// Ready hands every later request, and those waiting, to s.
+func (b *Starting) Ready(s *Server) {
+	b.server.Store(s)
+	close(b.ready)
+}
 
 // ServeHTTP implements http.Handler.
 func (b *Starting) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -55,7 +61,15 @@ func (b *Starting) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.ServeHTTP(w, r)
 		return
 	}
-	b.early.ServeHTTP(w, r)
+	if r.URL.Path == "/api/daemon/status" || r.URL.Path == "/healthz" {
+		b.early.ServeHTTP(w, r)
+		return
+	}
+	select {
+	case <-b.ready:
+		b.server.Load().ServeHTTP(w, r)
+	case <-r.Context().Done(): // the client left, or the start failed and the server closed
+	}
 }
 
 // ConnContext and Listener are the guard's, the Server's too: set them on the http.Server.
@@ -79,7 +93,7 @@ func (b *Starting) status(w http.ResponseWriter, r *http.Request) {
 func (b *Starting) unavailable(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Retry-After", "1")
 	httpapi.WriteJSON(w, http.StatusServiceUnavailable, httpapi.Detail{
-		Detail: "robot-daemon is starting (" + *b.step.Load() + "): try again in a moment; GET /api/daemon/status says when it runs"})
+		Detail: "robot-daemon is starting (" + *b.step.Load() + "): other requests wait until it runs; GET /api/daemon/status says when it does"})
 }
 
 // startingStatus is daemonStatus while the daemon starts: no robot, no apps yet.

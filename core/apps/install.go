@@ -144,17 +144,22 @@ func (m *Manager) install(ctx context.Context, job *Job, src source, upgrade boo
 	job.Logf("Package %s %s provides %s", wheel.Name, wheel.Version, strings.Join(names, ", "))
 	job.Expect(names)
 
-	var reqs, sdkReqs, sdkMissing []string
+	var reqs, sdkMissing []string
 	for _, r := range wheel.Requires {
 		if normalizeDist(requirementName(r)) == normalizeDist(SDKDistribution) {
 			// The daemon provides the SDK, but not always what the SDK needs: an app that requires
-			// it gets the SDK's requirements resolved with its own, as pip would bring them, so
-			// that an install the app cannot import after fails here, naming them.
-			sdkReqs = SDKDependencies(m.cfg.SDK)
-			job.Logf("Requirement %s: the daemon provides robot_sdk %s; its requirements are resolved with the app's: %s", r, m.SDKVersion(), strings.Join(sdkReqs, ", "))
-			reqs = append(reqs, sdkReqs...)
+			// it gets the SDK's requirements that the venv lacks resolved with its own, as pip
+			// would bring them, so that an install the app cannot import after fails here, naming
+			// them. Those the venv has are taken as they are: pip would re-resolve Debian's builds
+			// against their upstream pins (fastapi 0.92 wants a starlette Debian does not ship).
 			if sdkMissing, err = MissingSDKDependencies(ctx, m.py, m.cfg.SDK); err != nil {
 				return nil, err
+			}
+			if len(sdkMissing) == 0 {
+				job.Logf("Requirement %s: the daemon provides robot_sdk %s, and the apps venv has its requirements", r, m.SDKVersion())
+			} else {
+				job.Logf("Requirement %s: the daemon provides robot_sdk %s; its requirements the apps venv lacks are resolved with the app's: %s", r, m.SDKVersion(), strings.Join(sdkMissing, ", "))
+				reqs = append(reqs, sdkMissing...)
 			}
 			continue
 		}
@@ -165,7 +170,7 @@ func (m *Manager) install(ctx context.Context, job *Job, src source, upgrade boo
 	}
 	var deps []Wheel
 	err = step(ctx, job, resolveDeadline, "the dependencies of "+wheel.Name, func(ctx context.Context) (err error) {
-		deps, err = m.py.Resolve(ctx, job, Resolution{Requirements: reqs, Upgrade: upgrade, Held: sdkReqs, Dir: filepath.Join(tmp, "deps")})
+		deps, err = m.py.Resolve(ctx, job, Resolution{Requirements: reqs, Upgrade: upgrade, Held: sdkMissing, Dir: filepath.Join(tmp, "deps")})
 		return err
 	})
 	if err != nil && len(sdkMissing) > 0 {

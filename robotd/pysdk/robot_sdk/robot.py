@@ -50,10 +50,6 @@ def _reconnect_grace() -> float:
         return DEFAULT_RECONNECT_GRACE
 
 
-class _Starting(Exception):
-    """The daemon answered that it is still starting (503 with Retry-After)."""
-
-
 class _Transport:
     """JSON over HTTP/1.1 with one persistent connection per thread. A request the daemon does not
     answer (refused, reset, timed out) is sent again, with growing pauses, for up to ``grace``
@@ -118,20 +114,14 @@ class _Transport:
                 conn.request(method, url, body=data, headers=headers)
                 resp = conn.getresponse()
                 raw = resp.read()
-                retry_after = resp.getheader("Retry-After")
-                if resp.status == 503 and retry_after and raw.startswith(b'{"detail":"robot-daemon is starting'):
-                    # The daemon listens before its robot is up (the motor bus takes seconds to
-                    # set up): wait for it as for a daemon that does not answer yet.
-                    raise _Starting(raw.decode("utf-8", "replace"))
                 break
             except KeyboardInterrupt:
                 # Ctrl-C inside a request leaves the connection half used: the next request
                 # (in the app's except KeyboardInterrupt block) needs a fresh one.
                 self._drop()
                 raise
-            except (ConnectionError, http.client.HTTPException, OSError, _Starting) as e:
-                if not isinstance(e, _Starting):
-                    self._drop()
+            except (ConnectionError, http.client.HTTPException, OSError) as e:
+                self._drop()
                 # A kept-alive connection the server closed fails on first use: again at once.
                 if attempt == 1 and isinstance(e, (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError)):
                     continue
