@@ -13,7 +13,7 @@ LDFLAGS := -s -w -X github.com/robothub/robothub/core/version.Version=$(VERSION)
 # staticcheck is pinned: `latest` would let a new release fail CI on code that did not change.
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: run test test-assets test-go vet bench load-receiver lint build clean fuzz reliability-docs api-docs soak cross cross-check
+.PHONY: run test test-assets test-go vet bench load-receiver lint build clean fuzz reliability-docs api-docs soak cross cross-check release
 
 build:
 	@mkdir -p $(BIN)
@@ -219,3 +219,28 @@ reliability-docs:
 
 soak:
 	ROBOTHUB_SOAK_DURATION=$(SOAK_DURATION) $(GO) test -count=1 -timeout 0 -v -run '^TestReceiverSoak$$' ./adapters/nethttp
+
+# ---- robot-daemon's own releases (core/release; docs/robot-api.md, "Updating the daemon") ----
+#   make release VERSION=1.2.0 RELEASE_KEY=keys/release.key   robot-daemon for linux/arm64 and amd64 and
+#                 the CLIs, gzipped in parts, with SHA256SUMS signed by the minisign key, into
+#                 $(RELEASE_DIR)/<version>/releases/<version>/ (make a key: bin/robothub release keygen --out keys).
+#                 The daemons built embed RELEASE_PUB (default: release.pub beside the key) as their release key.
+#   then: bin/robothub release publish --repo OWNER/NAME --version 1.2.0 --dir $(RELEASE_DIR)/1.2.0
+RELEASE_DIR       ?= $(BIN)/release
+RELEASE_PLATFORMS ?= linux/amd64 linux/arm64
+RELEASE_KEY       ?=
+RELEASE_PUB       ?= $(dir $(RELEASE_KEY))release.pub
+RELEASE_LDFLAGS    = $(LDFLAGS) $(if $(wildcard $(RELEASE_PUB)),-X github.com/robothub/robothub/core/release.CompiledKey=$(shell tail -n 1 $(RELEASE_PUB)))
+release:
+	@test -n "$(RELEASE_KEY)" || { echo "make release: set RELEASE_KEY to a minisign secret key (bin/robothub release keygen --out DIR makes one)"; exit 2; }
+	@echo "$(VERSION)" | grep -Eq '^v?[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$$' || { echo "make release: VERSION=$(VERSION) is not MAJOR.MINOR.PATCH[-PRERELEASE]"; exit 2; }
+	@mkdir -p $(BIN)
+	$(GO) build -trimpath -o $(BIN)/robothub ./cli/robothub
+	rm -rf $(RELEASE_DIR)/$(VERSION)
+	@set -e; for p in $(RELEASE_PLATFORMS); do os=$${p%/*}; arch=$${p#*/}; \
+	  for prog in robot-daemon:./robotd/cmd/robot-daemon robothub:./cli/robothub robot-app-assistant:./cli/robot-app-assistant; do \
+	    name=$${prog%%:*}; pkg=$${prog#*:}; echo "GOOS=$$os GOARCH=$$arch go build $$pkg"; \
+	    CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '$(RELEASE_LDFLAGS)' \
+	      -o $(RELEASE_DIR)/$(VERSION)/bin/$${name}_$${os}_$${arch} $$pkg; \
+	  done; done
+	$(BIN)/robothub release assemble --version $(VERSION) --key $(RELEASE_KEY) --out $(RELEASE_DIR)/$(VERSION) $(RELEASE_DIR)/$(VERSION)/bin/*

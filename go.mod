@@ -3,6 +3,7 @@ module github.com/robothub/robothub
 go 1.26.8
 
 require (
+	aead.dev/minisign v0.3.0
 	github.com/BurntSushi/toml v1.5.0
 	github.com/GoogleCloudPlatform/functions-framework-go v1.9.2
 	github.com/akrylysov/algnhsa v1.1.0
@@ -16,6 +17,7 @@ require (
 	github.com/getkin/kin-openapi v0.153.0
 	github.com/go-git/go-git/v5 v5.19.3
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875
+	github.com/google/renameio/v2 v2.0.2
 	github.com/hashicorp/go-retryablehttp v0.7.8
 	github.com/hashicorp/go-version v1.9.0
 	github.com/hashicorp/mdns v1.0.7

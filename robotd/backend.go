@@ -63,8 +63,8 @@ func openBackend(cfg config, log *slog.Logger) (robot.Backend, func(), error) {
 			return nil, nil, err
 		}
 	}
-	opts := hardware.Options{Port: path, Config: hwCfg, Log: log.With("component", "hardware")}
-	if emu != nil {
+	opts := hardware.Options{Port: path, Config: hwCfg, Log: log.With("component", "hardware"), Timeout: cfg.busTimeout}
+	if emu != nil && opts.Timeout == 0 {
 		opts.Timeout = 15 * time.Millisecond // the emulator shares the daemon's CPU
 	}
 	hw, err := hardware.New(opts)

@@ -25,6 +25,7 @@ import (
 	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/internal/testkit/syncbuf"
 	"github.com/robothub/robothub/robotd"
+	"github.com/robothub/robothub/robotd/updateapi"
 )
 
 // webUIAppURL is where the webui_app test app serves its page; webUIAppDir is that copy of it.
@@ -209,6 +210,7 @@ type serverOptions struct {
 	bodyTimeout time.Duration // --body-timeout
 	asleep      bool          // --no-wake-up-on-start
 	moves       robotd.MoveLibraries
+	updater     updateapi.Updater // the daemon's own updates (nil: none)
 }
 
 // startServer serves the daemon's HTTP API (robotd.NewServer, on a real loopback listener, with the
@@ -222,7 +224,8 @@ func startServer(t testing.TB, opts serverOptions) *daemon {
 	mem := newMemApps(rb)
 	done := make(chan struct{})
 	handler := robotd.NewServer(robotd.ServerConfig{Apps: mem, Robot: rb, Log: log.With("component", "http"), Token: opts.token,
-		NoAuth: opts.noAuth, BodyTimeout: opts.bodyTimeout, Version: "test", LoopbackOnly: true, Done: done, MoveLibraries: opts.moves})
+		NoAuth: opts.noAuth, BodyTimeout: opts.bodyTimeout, Version: "test", LoopbackOnly: true, Done: done, MoveLibraries: opts.moves,
+		Updater: opts.updater})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -35,15 +35,19 @@ func TestDashboardShowsTheCameraAndTheMicrophones(t *testing.T) {
 	if err != nil {
 		fail(err)
 	}
-	// The test source's ball moves: half a second of video later the picture is another.
-	err = chromedp.Do(step, chromedp.Evaluate[chromedp.Void](`window.shotAt = document.querySelector("#camera").currentTime`),
-		waitJS("half a second more of video", `document.querySelector("#camera").currentTime > window.shotAt + 0.5`))
-	if err != nil {
-		fail(err)
-	}
-	second, err := chromedp.Run(step, chromedp.Screenshot("#camera"))
-	if err != nil {
-		fail(err)
+	// The test source's ball moves: within a few seconds of video the picture is another. A loaded
+	// machine may drop frames while the video's clock runs on, so the test looks again, half a
+	// second of video at a time, rather than judging liveness from one pair of pictures.
+	var second []byte
+	for try := 0; try < 20 && (second == nil || bytes.Equal(first, second)); try++ {
+		err = chromedp.Do(step, chromedp.Evaluate[chromedp.Void](`window.shotAt = document.querySelector("#camera").currentTime`),
+			waitJS("half a second more of video", `document.querySelector("#camera").currentTime > window.shotAt + 0.5`))
+		if err != nil {
+			fail(err)
+		}
+		if second, err = chromedp.Run(step, chromedp.Screenshot("#camera")); err != nil {
+			fail(err)
+		}
 	}
 	if err := chromedp.Do(step, waitJS("a live microphone level", `document.querySelector("#mic-level").value > 0.01`)); err != nil {
 		fail(err)
@@ -53,7 +57,7 @@ func TestDashboardShowsTheCameraAndTheMicrophones(t *testing.T) {
 		fail(err)
 	}
 	if bytes.Equal(first, second) {
-		t.Fatal("two screenshots of the camera half a second apart are the same: the picture is not live")
+		t.Fatal("ten seconds of the camera's video show the same picture: the picture is not live")
 	}
 	if err := os.MkdirAll(screenshotDir, 0o755); err == nil {
 		_ = os.WriteFile(filepath.Join(screenshotDir, "camera-1.png"), first, 0o644)

@@ -226,7 +226,7 @@ func TestDaemonSurvivesASilentMotorAndAnUnpluggedPort(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer emu.Close()
-	d := startDaemon(t, daemonOptions{args: []string{"--sim=false", "--serialport", emu.Path()}})
+	d := startDaemon(t, daemonOptions{args: []string{"--sim=false", "--serialport", emu.Path(), "--bus-timeout", emulatorBusTimeout}})
 	d.waitRobot(5*time.Second, "woke up", func(s robotState) bool { return s.Awake })
 	if st := d.hardware(); st.Backend != "hardware" || st.Hardware.Port != emu.Path() {
 		t.Fatalf("status: %+v", st)
@@ -324,6 +324,11 @@ func TestHardwareConfigWithoutEndIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// emulatorBusTimeout is the bus slack of a daemon driving an emulator that runs in the test's own
+// process: under -race on a loaded machine, that process answers later than a motor does, and the
+// default 5 ms made every motor flap between silent and answering (make test beside two busy loops).
+const emulatorBusTimeout = "50ms"
 
 // A daemon setting up its motor bus answers its status at once, saying so (the anchor's state
 // "starting"), instead of leaving the client in the listen queue until the bus is up; /healthz

@@ -212,7 +212,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 // given wins over it; the motors read the same file.
 func TestHardwareConfigNamesTheMediaDevices(t *testing.T) {
 	needGst(t)
-	motors, err := os.ReadFile(filepath.Join("..", "internal", "hardware", "hardware.yaml"))
+	motors, err := os.ReadFile(filepath.Join("..", "adapters", "hardware", "hardware.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -113,6 +113,13 @@ func (s *Server) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api/daemon/hardware-id", s.handleHardwareID)
 	mux.HandleFunc("GET /api/daemon/robot-app-lock-status", s.handleLockStatus)
 
+	// The daemon's own updates: signed releases from the release repository (robotd/updateapi).
+	mux.HandleFunc("GET /api/update/available", s.updateAPI.Available)
+	mux.HandleFunc("POST /api/update/start", s.updateAPI.Start)
+	mux.HandleFunc("GET /api/update/info", s.updateAPI.Info)
+	mux.HandleFunc("GET /api/update/ws/logs", s.updateAPI.Logs)
+	mux.HandleFunc("GET /api/update/install-source", s.updateAPI.InstallSource)
+
 	// The robot's hub login (handlers_control.go).
 	mux.HandleFunc("POST /api/hf-auth/save-token", s.handleSaveToken)
 	mux.HandleFunc("GET /api/hf-auth/status", s.handleAuthStatus)

@@ -26,8 +26,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -39,6 +41,7 @@ import (
 	"github.com/robothub/robothub/adapters/python"
 	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/core/hub"
+	"github.com/robothub/robothub/core/release"
 	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/core/version"
 	"github.com/robothub/robothub/robotd/access"
@@ -51,8 +54,15 @@ import (
 const wirelessAppsVenv = "/venvs/apps_venv"
 
 // Run runs the daemon until ctx is done. args are the command line (args[0] is the program name);
-// getenv reads the environment.
+// getenv reads the environment. A daemon run this way (in-process, by tests and robothub dev)
+// cannot update itself: Main can.
 func Run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	return run(ctx, args, getenv, stdout, stderr, false, nil)
+}
+
+// run is Run; with selfExec (Main) the daemon can exec the next release, with environ, the
+// environment it was started with.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, selfExec bool, environ []string) error {
 	app := &cli.App{
 		Name:            "robot-daemon",
 		Usage:           "serve the robot and run its apps",
@@ -63,6 +73,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Flags: append([]cli.Flag{
 			&cli.GenericFlag{Name: "sim", Value: new(simMode), Usage: "run the simulated robot; --sim=bus runs the hardware backend on a motor bus emulator"},
 			&cli.StringFlag{Name: "serialport", Usage: "the motor bus's serial port (default: the Lite's USB adapter " + liteAdapterVID + ":" + liteAdapterPID + ", or " + wirelessUART + " with --wireless-version)"},
+			&cli.DurationFlag{Name: "bus-timeout", Usage: "the slack a motor's answer gets on top of its wire time (default 5ms; 15ms with --sim=bus); raise it for a USB-serial adapter with a latency timer (the vendor's SDK waits 34ms)"},
 			&cli.StringFlag{Name: "hardware-config", Usage: "a hardware config YAML file (motor ids, offsets, limits) instead of the built-in one"},
 			&cli.StringFlag{Name: "startup-app", Usage: "app to start after the robot wakes up (installed from the catalog if missing)", Value: ""},
 			&cli.BoolFlag{Name: "wireless-version", Usage: "run as on the Wireless robot: listen on 0.0.0.0, apps venv at " + wirelessAppsVenv},
@@ -87,11 +98,17 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			&cli.StringFlag{Name: "installer", Value: "auto", Usage: "auto (uv when on PATH, else pip), pip or uv"},
 			&cli.BoolFlag{Name: "system-site-packages", Usage: "let apps use the system's Python packages (numpy, OpenCV from apt on Raspberry Pi OS)"},
 			&cli.StringSliceFlag{Name: "allowed-host", Usage: "a host name the API answers to, besides IP addresses, localhost and this machine's name"},
-		}, append(append(fleetagent.Flags(), mediaFlags...), faceFlags...)...),
+		}, slices.Concat(releaseFlags(), fleetagent.Flags(), mediaFlags, faceFlags)...),
 		Action: func(c *cli.Context) error {
 			cfg, err := configFrom(c, getenv)
 			if err != nil {
 				return err
+			}
+			cfg.selfExec = selfExec
+			if selfExec {
+				if err := launch(cfg, args, environ, getenv, stderr); err != nil {
+					return err
+				}
 			}
 			return serve(ctx, cfg, getenv, stdout, stderr)
 		},
@@ -117,6 +134,7 @@ func moveLibraries(cfg config, log *slog.Logger) (*HubMoveLibraries, error) {
 type config struct {
 	sim                        simMode
 	serialPort, hardwareConfig string
+	busTimeout                 time.Duration
 	wireless, wakeOnStart      bool
 	startupApp                 string
 	addr                       string
@@ -134,6 +152,8 @@ type config struct {
 	preloadMoves               []string
 	noMDNS                     bool
 	fleet                      fleetagent.Config
+	release                    releaseConfig
+	selfExec                   bool // Main: the daemon can exec the next release (launch, hand-over)
 	media                      mediaConfig
 	face                       faceConfig
 }
@@ -141,7 +161,8 @@ type config struct {
 func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
 	cfg := config{
 		sim: *c.Generic("sim").(*simMode), serialPort: c.String("serialport"), hardwareConfig: c.String("hardware-config"),
-		wireless: c.Bool("wireless-version"), wakeOnStart: !c.Bool("no-wake-up-on-start"),
+		busTimeout: c.Duration("bus-timeout"),
+		wireless:   c.Bool("wireless-version"), wakeOnStart: !c.Bool("no-wake-up-on-start"),
 		startupApp: strings.TrimSpace(c.String("startup-app")), stopTimeout: c.Duration("stop-timeout"),
 		python: c.String("python"), wheelDirs: c.StringSlice("wheel-dir"), allowedHosts: c.StringSlice("allowed-host"),
 	}
@@ -175,6 +196,9 @@ func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
 	}
 	if err := cfg.logLevel.UnmarshalText([]byte(c.String("log-level"))); err != nil {
 		return cfg, fmt.Errorf("--log-level: %q is not one of debug, info, warn, error", c.String("log-level"))
+	}
+	if cfg.busTimeout < 0 || cfg.busTimeout > time.Second {
+		return cfg, fmt.Errorf("--bus-timeout: want a duration from 0 to 1s, got %s", cfg.busTimeout)
 	}
 	if cfg.stopTimeout <= 0 {
 		return cfg, fmt.Errorf("--stop-timeout: must be positive, got %s", cfg.stopTimeout)
@@ -261,6 +285,9 @@ func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
 		return cfg, err
 	}
 	cfg.fleet = fleetCfg
+	if cfg.release, err = releaseConfigFrom(c, getenv); err != nil {
+		return cfg, err
+	}
 	return cfg, nil
 }
 
@@ -296,6 +323,10 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	if err := os.MkdirAll(cfg.dataDir, 0o755); err != nil {
 		return fmt.Errorf("creating the data dir: %w", err)
 	}
+	ready := make(chan struct{})
+	watchdogCtx, stopWatchdog := context.WithCancel(ctx)
+	defer stopWatchdog()
+	go watchdog(watchdogCtx, getenv, ready, log)
 	// Before anything reads the data dir: a second daemon would take the first one's running app
 	// for an orphan and stop it.
 	lock, err := dirlock.Acquire(filepath.Join(cfg.dataDir, "robot-daemon.lock"), "robot-daemon")
@@ -354,7 +385,19 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	defer closeBackend()
 	devices := openMedia(cfg.media, cfg.wireless, backend, log.With("component", "media"))
 	defer devices.media.Close() // after the robot's loop has stopped
-	rb := robot.New(backend, log.With("component", "robot"))
+	layout := release.Layout{Dir: filepath.Join(cfg.dataDir, "releases")}
+	resumed := layout.Resumable(version.String(), time.Now())
+	var rb *robot.Robot
+	var tookOver time.Time
+	h, adopted := handedOver(resumed, log)
+	if adopted {
+		rb = robot.Adopt(backend, h.Robot, log.With("component", "robot"))
+		tookOver = time.Now()
+		log.Info("took the robot over from the previous daemon", "update", resumed.ID, "awake", h.Robot.Awake, "mode", h.Robot.Mode,
+			"motors_without_daemon", tookOver.Sub(resumed.Released))
+	} else {
+		rb = robot.New(backend, log.With("component", "robot"))
+	}
 	rb.UseMedia(devices)
 	defer rb.Close()
 
@@ -384,13 +427,20 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	}
 
 	boot.Step("starting the API")
+	handovers := make(chan *release.Record, 1)
+	updater, err := newUpdater(cfg, layout, handovers, log.With("component", "update"))
+	if err != nil {
+		return err
+	}
+	leaveFleet := func() {}
 	if cfg.fleet.Enabled() {
-		leave, err := fleetagent.Start(ctx, cfg.fleet, mgr, cfg.hubURL, cfg.hubToken, log)
+		leave, err := fleetagent.Start(ctx, cfg.fleet, mgr, fleetReleases(cfg, updater), cfg.hubURL, cfg.hubToken, log)
 		if err != nil {
 			ln.Close()
 			return err
 		}
-		defer leave()
+		leaveFleet = sync.OnceFunc(leave)
+		defer leaveFleet()
 	}
 
 	// Apps on the robot read frames and sound from a unix socket, with no encoding.
@@ -419,7 +469,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 		return err
 	}
 	moves.Preload(ctx, cfg.preloadMoves)
-	handler := NewServer(ServerConfig{
+	handler := NewServer(ServerConfig{Updater: updater,
 		MoveLibraries: moves, Apps: ManagerApps(mgr), Robot: rb, Log: log.With("component", "http"), Token: cfg.token, NoAuth: cfg.noAuth, BodyTimeout: cfg.bodyTimeout,
 		AllowedHosts: cfg.allowedHosts, Version: version.String(), Wireless: cfg.wireless, Done: done,
 		LoopbackOnly: loopbackOnly, DataDir: cfg.dataDir, HubURL: cfg.hubURL, Sim: cfg.sim != "",
@@ -450,15 +500,25 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	if err := sdNotify(getenv, "READY=1"); err != nil {
 		log.Warn("notifying systemd", "err", err)
 	}
+	close(ready)
 
 	startupCtx, stopStartup := context.WithCancel(ctx)
 	defer stopStartup()
-	go mgr.RunStartup(startupCtx, cfg.wakeOnStart)
+	if resumed != nil {
+		go resume(startupCtx, layout, resumed, adopted, tookOver, mgr, log.With("component", "update"))
+	}
+	if !adopted {
+		go mgr.RunStartup(startupCtx, cfg.wakeOnStart)
+	}
 
+	var handover *release.Record
 	select {
 	case <-ctx.Done():
 	case err := <-served:
 		return err
+	case handover = <-handovers:
+		log.Info("handing over to the new release", "version", handover.To)
+		handover.App = runningApp(mgr)
 	}
 	log.Info("shutting down")
 	hurry, stopHurry := nextSignal() // a second Ctrl-C skips the robot's sleep move
@@ -471,6 +531,12 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	defer cancelShutdown()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		log.Warn("closing connections", "err", err)
+	}
+	if handover != nil {
+		// What takes time goes before the robot stops: the motors are without a daemon from then
+		// until the next one takes them over.
+		leaveFleet()
+		return handOver(layout, handover, rb, log)
 	}
 	// Nothing moves the robot now: lay it down before its motors let go, as the public daemon does.
 	if _, err := rb.Shutdown(hurry); err != nil {

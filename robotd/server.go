@@ -13,6 +13,7 @@ import (
 	"github.com/robothub/robothub/robotd/appsapi"
 	"github.com/robothub/robothub/robotd/mediaapi"
 	"github.com/robothub/robothub/robotd/robotapi"
+	"github.com/robothub/robothub/robotd/updateapi"
 )
 
 // Server is the daemon's HTTP API and dashboard.
@@ -24,6 +25,7 @@ type Server struct {
 	robotAPI     *robotapi.Handlers
 	mediaAPI     *mediaapi.Handlers
 	appsAPI      *appsapi.Handlers
+	updateAPI    *updateapi.Handlers
 	version      string
 	wireless     bool
 	loopbackOnly bool
@@ -65,6 +67,9 @@ type ServerConfig struct {
 	Sim bool
 	// MoveLibraries finds the recorded moves' libraries (nil: none, every library is not found).
 	MoveLibraries MoveLibraries
+	// Updater runs the daemon's own updates (nil: none, the update routes say the daemon cannot
+	// update itself).
+	Updater updateapi.Updater
 	// Access checks every request; nil: NewGuard(cfg). The daemon passes the guard that checked
 	// requests while it started (Starting).
 	Access *access.Guard
@@ -99,6 +104,11 @@ func NewServer(cfg ServerConfig) *Server {
 		MediaSocket: cfg.MediaSocket, WebRTC: cfg.WebRTC, Log: s.log})
 	s.appsAPI = appsapi.New(appsapi.Config{Apps: s.apps, Clients: s.access, Log: s.log, Done: s.done,
 		HubURL: cfg.HubURL, HubToken: s.savedHubToken})
+	up := cfg.Updater
+	if up == nil {
+		up = noUpdater{version: cfg.Version}
+	}
+	s.updateAPI = updateapi.New(up, s.log, s.done)
 	s.mux = http.NewServeMux()
 	s.routes(s.mux)
 	s.handler = s.access.Handler(s.mux)

@@ -66,7 +66,7 @@ func startRobotProcess(t *testing.T) *robotProcess {
 	port := freePort(t)
 	p := &robotProcess{daemon: &daemon{t: t, url: fmt.Sprintf("http://127.0.0.1:%d", port), dataDir: t.TempDir(), log: &syncbuf.Buffer{}},
 		emu: emu, rest: rest, exited: make(chan error, 1)}
-	p.cmd = exec.Command(bin, "--serialport", emu.Path(), "--port", strconv.Itoa(port), "--data-dir", p.dataDir,
+	p.cmd = exec.Command(bin, "--serialport", emu.Path(), "--bus-timeout", emulatorBusTimeout, "--port", strconv.Itoa(port), "--data-dir", p.dataDir,
 		"--hub-url", "none", "--log-level", "info")
 	p.cmd.Args = append(p.cmd.Args, venvArgs(sharedVenv)...)
 	p.cmd.Stderr = p.log

@@ -166,6 +166,19 @@ func (h *Hardware) Close() error {
 	return nil
 }
 
+// Leave implements robot.Leaver: it stops the loop and closes the port with the torque on, so the
+// motors hold the head where it is while the next daemon starts (a daemon update).
+func (h *Hardware) Leave() error {
+	h.closeOnce.Do(func() {
+		close(h.quit)
+		<-h.done
+		if h.bus != nil {
+			h.disconnect(nil)
+		}
+	})
+	return nil
+}
+
 // Validate implements robot.Validator: the motor bus must be connected (a target accepted while the
 // port is gone would be a move the robot never makes: a fault.Unavailable naming the port), and j's
 // head pose inside the platform's workspace with every leg within its limits.

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/robothub/robothub/adapters/mqtt"
 	"github.com/robothub/robothub/core/fleet"
+	"github.com/robothub/robothub/core/release"
 	"github.com/robothub/robothub/internal/actions"
 )
 
@@ -55,9 +57,147 @@ it, its rollout halted, or the timeout passed (naming the robots that failed or 
 				},
 				Action: func(c *cli.Context) error { return fleetWait(c, e) },
 			},
+			{
+				Name:  "update-daemon",
+				Usage: "announce a robot-daemon release to the fleet, in canary waves like an app's rollout",
+				UsageText: `robothub fleet update-daemon --version V [--repo REPO] [--canary PERCENT --halt PERCENT --wait 15m] [--broker URL]
+
+Every robot whose bucket the wave covers updates itself to the release (robot-daemon checks its
+signature with the key it was built with, and takes releases only from its own --release-repo).
+With --canary, the first PERCENT of the fleet gets it first; the rest gets it once each canary robot
+runs it, and the rollout halts when more than --halt percent of them failed or rolled back. Exits 0
+once every wave is out, 1 when the rollout halted or --timeout passed.`,
+				Flags: []cli.Flag{broker,
+					&cli.StringFlag{Name: "version", Required: true, Usage: "the release `VERSION` (robothub release publish put it in the repo)"},
+					&cli.StringFlag{Name: "repo", Value: release.DefaultRepo, Usage: "the release repository: owner/name (a model) or models/, datasets/, spaces/owner/name"},
+					&cli.IntFlag{Name: "canary", Usage: "percent of the fleet in the first wave (0: everyone at once)"},
+					&cli.IntFlag{Name: "halt", Usage: "percent of the canary robots that may fail before the rollout halts"},
+					&cli.DurationFlag{Name: "wait", Value: fleet.DefaultCanaryWait, Usage: "how long the canary robots have to report"},
+					&cli.DurationFlag{Name: "timeout", Value: 30 * time.Minute, Usage: "give up waiting on the canary after `DURATION`"},
+				},
+				Action: func(c *cli.Context) error { return fleetUpdateDaemon(c, e) },
+			},
 		},
 		OnUsageError: onUsageError,
 	}
+}
+
+// fleetUpdateDaemon announces a daemon release through core/fleet's Publisher, the one the
+// receiver's fleet: route runs for app pushes, and drives its canary wave to the end.
+func fleetUpdateDaemon(c *cli.Context, e *env) error {
+	v, err := release.ParseVersion(c.String("version"))
+	if err != nil {
+		return usagef("--version: %v", err)
+	}
+	repo, err := release.ParseRepo(c.String("repo"))
+	if err != nil {
+		return usagef("--repo: %v", err)
+	}
+	plan, err := fleet.ParsePlan(func(k string) string {
+		switch k {
+		case "canary", "halt":
+			return strconv.Itoa(c.Int(k))
+		case "wait":
+			return c.Duration("wait").String()
+		}
+		return ""
+	})
+	if err != nil {
+		return usagef("%v", err)
+	}
+	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
+	defer cancel()
+	pub := &fleet.Publisher{Plan: plan, Log: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	subscribed := make(chan struct{})
+	client, err := dialFleet(ctx, c, e, pub.Handle, func(client *mqtt.Client) {
+		if plan.Canary == 0 {
+			return
+		}
+		go func() {
+			if err := client.Subscribe(ctx, pub.Filters()...); err == nil {
+				pub.Subscribed()
+				select {
+				case subscribed <- struct{}{}:
+				default:
+				}
+			}
+		}()
+	})
+	if err != nil {
+		return fleetError(err)
+	}
+	defer client.Close(context.Background())
+	pub.Link = client
+	if plan.Canary > 0 {
+		select {
+		case <-subscribed:
+		case <-ctx.Done():
+			return fleetError(fmt.Errorf("subscribing to the robots' statuses: %w", ctx.Err()))
+		}
+		go func() { _ = pub.Run(ctx) }()
+	}
+	r, err := pub.AnnounceDaemon(ctx, v.String(), repo.String())
+	if err != nil {
+		return fleetError(fmt.Errorf("announcing robot-daemon %s: %w", v, err))
+	}
+	if r.State != fleet.RolloutCanary {
+		fmt.Fprintf(e.stdout, "announced robot-daemon %s (%s) to every robot of the fleet: rollout %s\n", v, repo, r.ID)
+		return nil
+	}
+	fmt.Fprintf(e.stdout, "announced robot-daemon %s (%s) to the canary, %d %% of the fleet: rollout %s\n", v, repo, plan.Canary, r.ID)
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		cur, ok := pub.DaemonRollout()
+		switch {
+		case ok && cur.ID == r.ID && cur.State == fleet.RolloutComplete:
+			fmt.Fprintf(e.stdout, "the canary passed (%s): robot-daemon %s goes to every robot\n", cur.Reason, v)
+			return nil
+		case ok && cur.ID == r.ID && cur.State == fleet.RolloutHalted:
+			return cli.Exit(fmt.Sprintf("the rollout of robot-daemon %s halted: %s", v, cur.Reason), exitError)
+		case ok && cur.ID != r.ID:
+			return cli.Exit(fmt.Sprintf("another daemon rollout (%s) replaced this one", cur.ID), exitError)
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return cli.Exit(fmt.Sprintf("after %s the canary of robot-daemon %s has not finished: its rollout stays in the canary wave", c.Duration("timeout"), v), exitError)
+		}
+	}
+}
+
+// dialFleet connects to the fleet's broker with the operator's credentials; up runs at each
+// (re)connection.
+func dialFleet(ctx context.Context, c *cli.Context, e *env, onMessage func(string, []byte), up func(*mqtt.Client)) (*mqtt.Client, error) {
+	url := cmp.Or(c.String("broker"), e.getenv(FleetURLEnv))
+	if url == "" {
+		return nil, usagef("no broker: pass --broker URL or set %s", FleetURLEnv)
+	}
+	var tlsCfg *tls.Config
+	if ca, cert := e.getenv(actions.FleetCAEnv), e.getenv(actions.FleetCertEnv); ca != "" || cert != "" {
+		t, err := mqtt.TLSFiles(ca, cert, e.getenv(actions.FleetKeyEnv))
+		if err != nil {
+			return nil, usagef("%v", err)
+		}
+		tlsCfg = t
+	}
+	id := make([]byte, 6)
+	_, _ = rand.Read(id)
+	user := e.getenv(actions.FleetUsernameEnv)
+	client, err := mqtt.Connect(ctx, mqtt.Config{URL: url, ClientID: cmp.Or(user, "robothub-cli-"+hex.EncodeToString(id)), Username: user,
+		Password: e.getenv(actions.FleetPasswordEnv), TLS: tlsCfg, OnMessage: onMessage, ReceiveMaximum: mqtt.ManyMessages,
+		Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelError})),
+		OnUp:   func(client *mqtt.Client, _ time.Time) { up(client) }})
+	if err != nil {
+		return nil, usagef("--broker: %v", err)
+	}
+	connectCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if err := client.AwaitConnection(connectCtx); err != nil {
+		client.Close(context.Background())
+		return nil, err
+	}
+	return client, nil
 }
 
 // fleetView is what an operator sees of a fleet: the retained statuses, presences and rollouts,
@@ -223,7 +363,7 @@ func fleetLs(c *cli.Context, e *env) error {
 			return err
 		}
 		w := hubconn.NewTable(e.stdout)
-		fmt.Fprintln(w, "ROBOT\tONLINE\tAPPS\tRUNNING\tLAST UPDATE\tLAST SEEN")
+		fmt.Fprintln(w, "ROBOT\tONLINE\tDAEMON\tAPPS\tRUNNING\tLAST UPDATE\tLAST SEEN")
 		now := time.Now()
 		for _, r := range robots {
 			var apps []string
@@ -247,7 +387,13 @@ func fleetLs(c *cli.Context, e *env) error {
 			if r.Name != "" && r.Name != r.Robot {
 				name += " (" + r.Name + ")"
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", name, online, cmp.Or(strings.Join(apps, ", "), "-"), cmp.Or(r.Running, "-"), last, seen)
+			if u := r.LastDaemonUpdate; u != nil && (r.LastUpdate == nil || u.Time.After(r.LastUpdate.Time)) {
+				last = fmt.Sprintf("daemon %s %s %s", u.Version, u.Result, ago(now, u.Time))
+				if u.Error != "" {
+					last += ": " + clip(u.Error, 60)
+				}
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, online, cmp.Or(r.Daemon, "-"), cmp.Or(strings.Join(apps, ", "), "-"), cmp.Or(r.Running, "-"), last, seen)
 		}
 		return w.Flush()
 	})

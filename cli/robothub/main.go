@@ -73,6 +73,7 @@ func newApp(e *env) *cli.App {
 			hubcmd.Command(e.getenv, e.stdin, e.stdout, e.stderr),
 			devCommand(e),
 			fleetCommand(e),
+			releaseCommand(e),
 			completionCommand(e),
 		},
 	}

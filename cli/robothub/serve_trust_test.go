@@ -136,7 +136,10 @@ func TestForwardByNameDoesNotCarryTheDaemonsLocalTrust(t *testing.T) {
 			}
 		}
 	}
-	for deadline := time.Now().Add(30 * time.Second); !awake(); time.Sleep(50 * time.Millisecond) {
+	// The wake-up is timed from the daemon's first answer: before it, the daemon may spend tens of
+	// seconds preparing its apps venv on a loaded machine (awake waits for that itself).
+	first := awake()
+	for deadline := time.Now().Add(30 * time.Second); !first && !awake(); time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the simulated robot did not wake up at start")
 		}

@@ -46,6 +46,20 @@ var (
 	ErrSuperseded = errors.New("the space's head on the hub has moved past this revision")
 )
 
+// Releases is the robot's own program, as the agent updates it when a daemon release is announced.
+type Releases interface {
+	// Repo is the release repository the robot takes releases from (its --release-repo,
+	// <type>s/owner/name); an announcement naming another is refused.
+	Repo() string
+	// Last is the last daemon update that swapped releases, as its record says (nil: none, or it
+	// is still under way).
+	Last() *DaemonResult
+	// Update runs the daemon's update job to version: it returns the job's error, or never
+	// returns when it succeeds (the daemon hands over to the new release and this process ends),
+	// or an error once ctx is done.
+	Update(ctx context.Context, version string) error
+}
+
 // Link is the connection to the broker, as the agent uses it.
 type Link interface {
 	Subscribe(ctx context.Context, filters ...string) error
@@ -58,10 +72,13 @@ type AgentConfig struct {
 	Robot  string // the robot's id (CheckRobotID)
 	Name   string // a human name; default Robot
 	Daemon string // the daemon's version
-	Topics Topics
-	Apps   Apps
-	Hub    Hub
-	Log    *slog.Logger
+	// Releases updates the daemon itself when a daemon release is announced (nil: they are
+	// ignored).
+	Releases Releases
+	Topics   Topics
+	Apps     Apps
+	Hub      Hub
+	Log      *slog.Logger
 	// OnCatalog, when set, is called (and must not block) when a push changed an app of the store
 	// (CatalogChange): the daemon refreshes its catalog. The agent then reads the catalog topic.
 	OnCatalog func(CatalogChange)
@@ -85,7 +102,10 @@ type Agent struct {
 	subscribed  map[string]bool
 	attempts    map[string]attempt // space -> the last update tried
 	last        *UpdateResult
-	published   *Status // the last status the broker acknowledged (Time zeroed)
+	daemonWaves map[int]Update // the retained daemon release waves
+	daemonTry   attempt        // the last daemon release tried by this process
+	lastDaemon  *DaemonResult  // its result, when it failed before a swap
+	published   *Status        // the last status the broker acknowledged (Time zeroed)
 	publishedAt time.Time
 	connected   time.Time
 
@@ -128,7 +148,7 @@ func NewAgent(cfg AgentConfig) (*Agent, error) {
 	}
 	return &Agent{
 		cfg: cfg, bucket: Bucket(cfg.Robot),
-		waves: map[string]map[int]Update{}, subscribed: map[string]bool{}, attempts: map[string]attempt{},
+		waves: map[string]map[int]Update{}, subscribed: map[string]bool{}, attempts: map[string]attempt{}, daemonWaves: map[int]Update{},
 		wake: make(chan struct{}, 1), up: make(chan struct{}, 1),
 	}, nil
 }
@@ -175,6 +195,10 @@ func (a *Agent) Handle(topic string, payload []byte) {
 		a.cfg.OnCatalog(c)
 		return
 	}
+	if k, ok := a.cfg.Topics.ParseDaemonWave(topic); ok {
+		a.handleDaemon(k, payload)
+		return
+	}
 	space, k, ok := a.cfg.Topics.ParseWave(topic)
 	if !ok {
 		a.cfg.Log.Warn("fleet: ignoring a message on an unexpected topic", "topic", clip(topic))
@@ -201,6 +225,25 @@ func (a *Agent) Handle(topic string, payload []byte) {
 		a.waves[space] = map[int]Update{}
 	}
 	a.waves[space][k] = u
+	signal(a.wake)
+}
+
+func (a *Agent) handleDaemon(k int, payload []byte) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(payload) == 0 {
+		delete(a.daemonWaves, k)
+		return
+	}
+	u, err := ParseUpdate(payload)
+	if err == nil && (u.Daemon == "" || u.Wave != k) {
+		err = fmt.Errorf("message on the daemon's wave %d topic is not wave %d of a daemon release", k, k)
+	}
+	if err != nil {
+		a.cfg.Log.Warn("fleet: refusing a daemon release message", "wave", k, "err", err)
+		return
+	}
+	a.daemonWaves[k] = u
 	signal(a.wake)
 }
 
@@ -245,6 +288,11 @@ func (a *Agent) sync(ctx context.Context, fresh bool) {
 		if a.cfg.OnCatalog != nil {
 			if err := link.Subscribe(ctx, a.cfg.Topics.Catalog()); err != nil {
 				a.cfg.Log.Warn("fleet: subscribing to the app store's changes: a new app is listed when the catalog's cache expires", "err", err)
+			}
+		}
+		if a.cfg.Releases != nil {
+			if err := link.Subscribe(ctx, a.cfg.Topics.DaemonWaves()); err != nil {
+				a.cfg.Log.Warn("fleet: subscribing to the daemon's releases", "err", err)
 			}
 		}
 	}
@@ -296,8 +344,10 @@ func (a *Agent) sync(ctx context.Context, fresh bool) {
 	a.publishStatus(ctx, link)
 }
 
-// work brings every subscribed space to the revision its covering wave names.
+// work brings every subscribed space to the revision its covering wave names, then the daemon to
+// the release its covering wave names.
 func (a *Agent) work(ctx context.Context) {
+	defer a.workDaemon(ctx)
 	for {
 		space, u, ok := a.next()
 		if !ok {
@@ -409,6 +459,59 @@ func (a *Agent) update(ctx context.Context, space string, u Update) {
 	}
 }
 
+// workDaemon updates the daemon to the release the wave that covers the robot names, once per
+// release (again after RetryAfter when it failed before a swap; never after a rollback).
+func (a *Agent) workDaemon(ctx context.Context) {
+	if a.cfg.Releases == nil || ctx.Err() != nil {
+		return
+	}
+	a.mu.Lock()
+	u, ok := Target(a.bucket, slices.Collect(maps.Values(a.daemonWaves)))
+	tried := a.daemonTry
+	a.mu.Unlock()
+	if !ok || u.Daemon == a.cfg.Daemon {
+		return
+	}
+	if last := a.cfg.Releases.Last(); last != nil && last.Version == u.Daemon {
+		return // rolled back (or done, and this is the rolled-back-to program): not again
+	}
+	if tried.revision == u.Daemon && (tried.result != ResultFailed || a.cfg.Now().Sub(tried.at) < a.retryDelay(tried.tries)) {
+		return
+	}
+	log := a.cfg.Log.With("daemon", u.Daemon, "rollout", u.Rollout, "wave", u.Wave)
+	res := DaemonResult{Version: u.Daemon, Result: ResultFailed}
+	if repo := a.cfg.Releases.Repo(); repo != u.Repo {
+		res.Result, res.Error = ResultRefused, fmt.Sprintf("the fleet names release repository %s; this robot takes its releases from %s", u.Repo, repo)
+	} else {
+		log.Info("fleet: updating the daemon", "from", a.cfg.Daemon)
+		err := a.cfg.Releases.Update(ctx, u.Daemon)
+		if ctx.Err() != nil {
+			return // stopping, or handing over to the new release
+		}
+		res.Error = fmt.Sprint(err)
+		if errors.Is(err, fault.ErrRefused) || errors.Is(err, fault.ErrInvalid) {
+			res.Result = ResultRefused
+		}
+	}
+	res.Time = a.cfg.Now().UTC()
+	log.Warn("fleet: daemon update "+res.Result, "err", res.Error)
+	a.mu.Lock()
+	tries := 1
+	if tried.revision == u.Daemon {
+		tries = tried.tries + 1
+	}
+	a.daemonTry = attempt{revision: u.Daemon, result: res.Result, at: a.cfg.Now(), tries: tries}
+	a.lastDaemon = &res
+	link := a.link
+	a.mu.Unlock()
+	if link != nil {
+		a.publishStatus(ctx, link)
+	}
+	if res.Result == ResultFailed {
+		time.AfterFunc(a.retryDelay(tries), func() { signal(a.wake) })
+	}
+}
+
 // Status is the robot's status now.
 func (a *Agent) Status() Status {
 	st := Status{V: Version, Robot: a.cfg.Robot, Name: a.cfg.Name, Daemon: a.cfg.Daemon, Running: a.cfg.Apps.Running(), Apps: []AppStatus{}}
@@ -422,7 +525,14 @@ func (a *Agent) Status() Status {
 		last := *a.last
 		st.LastUpdate = &last
 	}
+	if a.lastDaemon != nil {
+		last := *a.lastDaemon
+		st.LastDaemonUpdate = &last
+	}
 	a.mu.Unlock()
+	if a.cfg.Releases != nil && st.LastDaemonUpdate == nil {
+		st.LastDaemonUpdate = a.cfg.Releases.Last()
+	}
 	return st
 }
 

@@ -20,6 +20,8 @@ const DefaultPrefix = "robothub/v1"
 //	<prefix>/spaces/<owner>/<name>/wave/<k>   retained Update of wave k of the space's rollout
 //	<prefix>/spaces/<owner>/<name>/rollout    retained Rollout record, written by the publisher
 //	<prefix>/spaces/catalog                   retained CatalogChange: an app of the store was pushed
+//	<prefix>/daemon/wave/<k>                  retained Update of wave k of a daemon release's rollout
+//	<prefix>/daemon/rollout                   retained Rollout record of the daemon's rollout
 //	<prefix>/robots/<id>/status               retained Status of one robot, written by that robot
 //	<prefix>/robots/<id>/online               retained Presence; the robot's will sets it offline
 //
@@ -51,6 +53,41 @@ func (t Topics) Rollout(space string) string { return t.prefix() + "/spaces/" + 
 
 // AllRollouts is the filter of every space's rollout record.
 func (t Topics) AllRollouts() string { return t.prefix() + "/spaces/+/+/rollout" }
+
+// DaemonWave is the topic of wave k of a daemon release's rollout.
+func (t Topics) DaemonWave(k int) string { return t.prefix() + "/daemon/wave/" + strconv.Itoa(k) }
+
+// DaemonWaves is the filter of every wave of a daemon release: what every robot subscribes to.
+func (t Topics) DaemonWaves() string { return t.prefix() + "/daemon/wave/+" }
+
+// DaemonRollout is the topic of the daemon's rollout record.
+func (t Topics) DaemonRollout() string { return t.prefix() + "/daemon/rollout" }
+
+// ParseDaemonWave reads a daemon wave topic: its wave number.
+func (t Topics) ParseDaemonWave(topic string) (k int, ok bool) {
+	rest, found := strings.CutPrefix(topic, t.prefix()+"/daemon/wave/")
+	if !found {
+		return 0, false
+	}
+	k, err := strconv.Atoi(rest)
+	return k, err == nil && k >= 0 && k < MaxWaves
+}
+
+// waveOf is the topic of wave k of rollout r.
+func (t Topics) waveOf(r Rollout, k int) string {
+	if r.Daemon != "" {
+		return t.DaemonWave(k)
+	}
+	return t.Wave(r.Space, k)
+}
+
+// rolloutOf is the topic of r's record.
+func (t Topics) rolloutOf(r Rollout) string {
+	if r.Daemon != "" {
+		return t.DaemonRollout()
+	}
+	return t.Rollout(r.Space)
+}
 
 // Status is the topic of robot's status.
 func (t Topics) Status(robot string) string { return t.prefix() + "/robots/" + robot + "/status" }

@@ -3,6 +3,8 @@ package fleet
 import (
 	"errors"
 	"fmt"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -20,14 +22,19 @@ const MaxMessageBytes = 64 << 10
 // a share is exact to 0.01 %.
 const Buckets = 10000
 
-// Update announces that a space's robots in buckets [From, To) should run Revision: one wave of a
-// rollout. The publisher keeps it retained on the wave's topic, so a robot that connects later gets it.
+// Update announces that a space's robots in buckets [From, To) should run Revision, or, for a
+// daemon release, that the robots in those buckets should run robot-daemon Daemon from the release
+// repository Repo: one wave of a rollout. The publisher keeps it retained on the wave's topic, so a
+// robot that connects later gets it. A robot checks what it names against the hub it trusts (an
+// app's revision) or the release key it was built with (a daemon release).
 type Update struct {
 	V        int       `json:"v"`
-	Space    string    `json:"space"`    // owner/name
-	Revision string    `json:"revision"` // the full commit the push made
-	Time     time.Time `json:"time"`     // when this wave was published; the newest covering a robot wins
-	Rollout  string    `json:"rollout"`  // the rollout's id, the same in all its waves
+	Space    string    `json:"space,omitempty"`    // owner/name
+	Revision string    `json:"revision,omitempty"` // the full commit the push made
+	Daemon   string    `json:"daemon,omitempty"`   // a daemon release's version (Space and Revision empty)
+	Repo     string    `json:"repo,omitempty"`     // its release repository, <type>s/owner/name
+	Time     time.Time `json:"time"`               // when this wave was published; the newest covering a robot wins
+	Rollout  string    `json:"rollout"`            // the rollout's id, the same in all its waves
 	Wave     int       `json:"wave"`
 	From     int       `json:"from"` // first bucket of the wave
 	To       int       `json:"to"`   // one past its last bucket
@@ -50,6 +57,12 @@ func (u Update) Check() error {
 	case u.From < 0 || u.To > Buckets || u.From >= u.To:
 		return fmt.Errorf("update message: buckets [%d, %d) are not a range within [0, %d)", u.From, u.To, Buckets)
 	}
+	if u.Daemon != "" || u.Repo != "" {
+		if u.Space != "" || u.Revision != "" {
+			return errors.New("update message: names both a daemon release and a space")
+		}
+		return CheckDaemonRelease(u.Daemon, u.Repo)
+	}
 	if err := CheckSpace(u.Space); err != nil {
 		return fmt.Errorf("update message: %w", err)
 	}
@@ -57,6 +70,60 @@ func (u Update) Check() error {
 		return fmt.Errorf("update message: %w", err)
 	}
 	return nil
+}
+
+// key is what the rollout is of: the space, or "daemon".
+func (u Update) key() string {
+	if u.Daemon != "" {
+		return daemonKey
+	}
+	return u.Space
+}
+
+// standing reports whether a robot's status concerns the update (it has an app of the space; every
+// robot has a daemon), runs it, or failed it.
+func (u Update) standing(s Status) (concerns, done, failed bool) {
+	if u.Daemon != "" {
+		lu := s.LastDaemonUpdate
+		failed = lu != nil && lu.Version == u.Daemon && lu.Result != ResultDone && lu.Result != ResultSuperseded
+		return true, s.Daemon == u.Daemon, failed
+	}
+	app, has := s.App(u.Space)
+	lu := s.LastUpdate
+	failed = lu != nil && lu.Space == u.Space && lu.Revision == u.Revision && (lu.Result == ResultFailed || lu.Result == ResultRefused)
+	return has, has && app.Revision == u.Revision, failed
+}
+
+// daemonKey keys daemon rollouts among the spaces' (no space id has no slash).
+const daemonKey = "daemon"
+
+var daemonVersion = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]{1,64})?$`)
+
+// CheckDaemonRelease reports whether version and repo name a daemon release: a release version
+// (1.2.0, 1.3.0-rc.1) and a repository, <type>s/owner/name or owner/name.
+func CheckDaemonRelease(version, repo string) error {
+	if !daemonVersion.MatchString(version) {
+		return fmt.Errorf("daemon release %q is not a release version (MAJOR.MINOR.PATCH[-PRERELEASE])", clip(version))
+	}
+	id := repo
+	for _, t := range []string{"models/", "datasets/", "spaces/"} {
+		id = strings.TrimPrefix(id, t)
+	}
+	if err := CheckSpace(id); err != nil {
+		return fmt.Errorf("daemon release repository: %w", err)
+	}
+	return nil
+}
+
+// The results of a daemon update a robot reports, besides ResultDone, ResultFailed, ResultRefused.
+const ResultRolledBack = "rolled-back" // the release swapped in did not become ready: the previous runs again
+
+// DaemonResult is the outcome of the last daemon update a robot tried.
+type DaemonResult struct {
+	Version string    `json:"version"`
+	Result  string    `json:"result"`
+	Error   string    `json:"error,omitempty"`
+	Time    time.Time `json:"time"`
 }
 
 // AppStatus is one installed app in a robot's status.
@@ -93,6 +160,8 @@ type Status struct {
 	Apps       []AppStatus   `json:"apps"`
 	Running    string        `json:"running,omitempty"`
 	LastUpdate *UpdateResult `json:"lastUpdate,omitempty"`
+	// LastDaemonUpdate is the last daemon update the robot tried (by the fleet or by hand).
+	LastDaemonUpdate *DaemonResult `json:"lastDaemonUpdate,omitempty"`
 }
 
 // App returns the robot's app of space and whether it has one.
@@ -126,8 +195,10 @@ const (
 type Rollout struct {
 	V          int       `json:"v"`
 	ID         string    `json:"id"`
-	Space      string    `json:"space"`
-	Revision   string    `json:"revision"`
+	Space      string    `json:"space,omitempty"`
+	Revision   string    `json:"revision,omitempty"`
+	Daemon     string    `json:"daemon,omitempty"` // a daemon release's rollout: its version
+	Repo       string    `json:"repo,omitempty"`
 	State      string    `json:"state"`
 	Plan       Plan      `json:"plan"`
 	Started    time.Time `json:"started"`
@@ -165,6 +236,14 @@ func ParseCatalogChange(data []byte) (CatalogChange, error) {
 		return CatalogChange{}, fmt.Errorf("catalog message: %w", err)
 	}
 	return c, nil
+}
+
+// key is what the rollout is of: the space, or "daemon".
+func (r Rollout) key() string { return r.update(0, 0, 0).key() }
+
+// update is the rollout's wave message for buckets [from, to).
+func (r Rollout) update(k, from, to int) Update {
+	return Update{V: Version, Space: r.Space, Revision: r.Revision, Daemon: r.Daemon, Repo: r.Repo, Rollout: r.ID, Wave: k, From: from, To: to}
 }
 
 // Marshal encodes a message.
@@ -217,6 +296,12 @@ func ParseRollout(data []byte) (Rollout, error) {
 	}
 	if r.V != Version {
 		return Rollout{}, fmt.Errorf("rollout record: version %d, want %d", r.V, Version)
+	}
+	if r.Daemon != "" {
+		if err := CheckDaemonRelease(r.Daemon, r.Repo); err != nil {
+			return Rollout{}, fmt.Errorf("rollout record: %w", err)
+		}
+		return r, nil
 	}
 	if err := CheckSpace(r.Space); err != nil {
 		return Rollout{}, fmt.Errorf("rollout record: %w", err)

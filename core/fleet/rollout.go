@@ -90,7 +90,7 @@ func (p *Publisher) settledAt() time.Time {
 func (p *Publisher) current(r Rollout) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.rollouts[r.Space].ID == r.ID
+	return p.rollouts[r.key()].ID == r.ID
 }
 
 // wakeAfterSettle makes Run look again once the view may have settled.
@@ -109,8 +109,32 @@ func (p *Publisher) Announce(ctx context.Context, space, revision string) (Rollo
 		return Rollout{}, err
 	}
 	now := p.Now().UTC()
-	r := Rollout{V: Version, ID: fmt.Sprintf("%s-%d", revision[:12], now.UnixMilli()), Space: space, Revision: revision,
-		State: RolloutComplete, Plan: p.Plan, Started: now, Updated: now}
+	return p.announce(ctx, Rollout{V: Version, ID: fmt.Sprintf("%s-%d", revision[:12], now.UnixMilli()), Space: space, Revision: revision,
+		State: RolloutComplete, Plan: p.Plan, Started: now, Updated: now})
+}
+
+// AnnounceDaemon publishes robot-daemon release version of the release repository repo to the
+// first wave (everyone without a canary) and the rollout's record, as Announce does for a space.
+// Each robot checks the release against the key it was built with before it installs it.
+func (p *Publisher) AnnounceDaemon(ctx context.Context, version, repo string) (Rollout, error) {
+	p.init()
+	if err := CheckDaemonRelease(version, repo); err != nil {
+		return Rollout{}, err
+	}
+	now := p.Now().UTC()
+	return p.announce(ctx, Rollout{V: Version, ID: fmt.Sprintf("daemon-%s-%d", clip32(version), now.UnixMilli()), Daemon: version, Repo: repo,
+		State: RolloutComplete, Plan: p.Plan, Started: now, Updated: now})
+}
+
+func clip32(s string) string {
+	if len(s) > 32 {
+		return s[:32]
+	}
+	return s
+}
+
+func (p *Publisher) announce(ctx context.Context, r Rollout) (Rollout, error) {
+	now := r.Started
 	waves := p.Plan.Waves()
 	if len(waves) > 1 {
 		r.State = RolloutCanary
@@ -144,11 +168,13 @@ func (p *Publisher) AnnounceCatalog(ctx context.Context, space, revision string)
 
 func (p *Publisher) publishWave(ctx context.Context, r Rollout, k int, at time.Time) error {
 	w := r.Plan.Waves()[k]
-	msg, err := Marshal(Update{V: Version, Space: r.Space, Revision: r.Revision, Time: at, Rollout: r.ID, Wave: k, From: w[0], To: w[1]})
+	u := r.update(k, w[0], w[1])
+	u.Time = at
+	msg, err := Marshal(u)
 	if err != nil {
 		return err
 	}
-	return p.Link.Publish(ctx, p.Topics.Wave(r.Space, k), msg, true)
+	return p.Link.Publish(ctx, p.Topics.waveOf(r, k), msg, true)
 }
 
 func (p *Publisher) record(ctx context.Context, r Rollout) error {
@@ -156,18 +182,20 @@ func (p *Publisher) record(ctx context.Context, r Rollout) error {
 	if err != nil {
 		return err
 	}
-	if err := p.Link.Publish(ctx, p.Topics.Rollout(r.Space), msg, true); err != nil {
+	if err := p.Link.Publish(ctx, p.Topics.rolloutOf(r), msg, true); err != nil {
 		return err
 	}
 	p.mu.Lock()
-	p.rollouts[r.Space] = r
+	p.rollouts[r.key()] = r
 	p.mu.Unlock()
 	signal(p.changed)
 	return nil
 }
 
 // Filters are what Run needs to be subscribed to: every robot's status, and the rollout records.
-func (p *Publisher) Filters() []string { return []string{p.Topics.AllRobots(), p.Topics.AllRollouts()} }
+func (p *Publisher) Filters() []string {
+	return []string{p.Topics.AllRobots(), p.Topics.AllRollouts(), p.Topics.DaemonRollout()}
+}
 
 // Handle takes a status or rollout record from the link. It does not block.
 func (p *Publisher) Handle(topic string, payload []byte) {
@@ -195,12 +223,12 @@ func (p *Publisher) Handle(topic string, payload []byte) {
 		return
 	}
 	r, err := ParseRollout(payload)
-	if err != nil || topic != p.Topics.Rollout(r.Space) {
+	if err != nil || topic != p.Topics.rolloutOf(r) {
 		return
 	}
 	p.mu.Lock()
-	if cur, ok := p.rollouts[r.Space]; !ok || !cur.Updated.After(r.Updated) {
-		p.rollouts[r.Space] = r
+	if cur, ok := p.rollouts[r.key()]; !ok || !cur.Updated.After(r.Updated) {
+		p.rollouts[r.key()] = r
 	}
 	p.mu.Unlock()
 	signal(p.changed)
@@ -238,7 +266,7 @@ func (p *Publisher) step(ctx context.Context) {
 	slices.SortFunc(canaries, func(a, b Rollout) int { return a.Started.Compare(b.Started) })
 	for _, r := range canaries {
 		w := r.Plan.Waves()[0]
-		u := Update{Space: r.Space, Revision: r.Revision, From: w[0], To: w[1]}
+		u := r.update(0, w[0], w[1])
 		var d Decision
 		switch {
 		case !settled && now.Sub(r.Started) >= r.Plan.Wait:
@@ -262,7 +290,7 @@ func (p *Publisher) step(ctx context.Context) {
 		if !p.current(r) { // a newer push to the space started its own rollout meanwhile
 			continue
 		}
-		log := p.Log.With("space", r.Space, "revision", r.Revision, "rollout", r.ID)
+		log := p.Log.With("space", r.Space, "revision", r.Revision, "daemon", r.Daemon, "rollout", r.ID)
 		r.Done, r.Failed, r.Reason, r.Updated = d.Done, d.Failed, d.Reason, now.UTC()
 		r.Heard = len(d.Done) + len(d.Failed)
 		if d.Halt {
@@ -280,4 +308,13 @@ func (p *Publisher) step(ctx context.Context) {
 			log.Warn("fleet: recording the rollout", "err", err)
 		}
 	}
+}
+
+// DaemonRollout is the latest daemon release rollout the publisher knows of.
+func (p *Publisher) DaemonRollout() (Rollout, bool) {
+	p.init()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r, ok := p.rollouts[daemonKey]
+	return r, ok
 }

@@ -105,7 +105,7 @@ type Decision struct {
 func CanaryRobots(u Update, statuses map[string]Status) []string {
 	var ids []string
 	for id, s := range statuses {
-		if _, has := s.App(u.Space); has && u.Covers(Bucket(id)) {
+		if has, _, _ := u.standing(s); has && u.Covers(Bucket(id)) {
 			ids = append(ids, id)
 		}
 	}
@@ -126,15 +126,14 @@ func (p Plan) Evaluate(u Update, started time.Time, planned []string, statuses m
 		}
 	}
 	for id, s := range statuses {
-		app, has := s.App(u.Space)
+		has, done, failed := u.standing(s)
 		if !slices.Contains(planned, id) && (!has || !u.Covers(Bucket(id))) {
 			continue
 		}
-		lu := s.LastUpdate
 		switch {
-		case has && app.Revision == u.Revision:
+		case done:
 			d.Done = append(d.Done, id)
-		case lu != nil && lu.Space == u.Space && lu.Revision == u.Revision && (lu.Result == ResultFailed || lu.Result == ResultRefused):
+		case failed:
 			d.Failed = append(d.Failed, id)
 		default:
 			d.Pending = append(d.Pending, id)

@@ -129,6 +129,7 @@ type Robot struct {
 	onTouch         []func()
 	onWake          []func()
 	close           func() error // Close, once
+	leaving         bool         // Hold: the backend is left with its motors holding
 	quit, ended     chan struct{}
 }
 
@@ -148,13 +149,21 @@ func New(backend Backend, log *slog.Logger) *Robot {
 	r.target = r.present
 	backend.SetMotorMode(MotorsDisabled)
 	backend.Command(r.target)
+	r.start()
+	return r
+}
+
+// start starts the control loop, which Close stops.
+func (r *Robot) start() {
 	r.close = sync.OnceValue(func() error {
 		close(r.quit)
 		<-r.ended
+		if l, ok := r.backend.(Leaver); ok && r.leaving {
+			return l.Leave()
+		}
 		return r.backend.Close()
 	})
 	go r.loop()
-	return r
 }
 
 // UseMedia makes the robot speak, listen and look through m instead of its backend. Call it

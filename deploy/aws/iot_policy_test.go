@@ -95,12 +95,28 @@ func TestIoTPoliciesNameTheFleetsTopics(t *testing.T) {
 		t.Errorf("space policy lets robots publish on %v", space["iot:Publish"])
 	}
 
-	receiver := policyResources(t, "iot-receiver-policy.json", "receiver", "")
-	wantFilters := []string{"topicfilter/" + topics.AllRobots(), "topicfilter/" + topics.AllRollouts()}
-	if got := receiver["iot:Subscribe"]; !slices.Equal(got, wantFilters) {
-		t.Errorf("receiver policy: subscribe %v, want %v", got, wantFilters)
+	// Every robot hears the daemon's releases (a thing group of the whole fleet has this policy);
+	// each checks a release's signature before it installs it.
+	daemon := policyResources(t, "iot-daemon-policy.json", "", "")
+	if got, want := daemon["iot:Subscribe"], []string{"topicfilter/" + topics.DaemonWaves()}; !slices.Equal(got, want) {
+		t.Errorf("daemon policy: subscribe %v, want %v", got, want)
 	}
-	if got := receiver["iot:RetainPublish"]; !slices.Equal(got, []string{"topic/" + fleet.DefaultPrefix + "/spaces/*"}) {
+	if got, want := daemon["iot:Receive"], []string{"topic/" + strings.TrimSuffix(topics.DaemonWave(0), "0") + "*"}; !slices.Equal(got, want) {
+		t.Errorf("daemon policy: receive %v, want %v", got, want)
+	}
+	if len(daemon["iot:Publish"]) != 0 {
+		t.Errorf("daemon policy lets robots publish on %v", daemon["iot:Publish"])
+	}
+
+	receiver := policyResources(t, "iot-receiver-policy.json", "receiver", "")
+	var wantFilters []string
+	for _, f := range (&fleet.Publisher{}).Filters() {
+		wantFilters = append(wantFilters, "topicfilter/"+f)
+	}
+	if got := receiver["iot:Subscribe"]; !slices.Equal(got, wantFilters) {
+		t.Errorf("receiver policy: subscribe %v, want the publisher's filters %v", got, wantFilters)
+	}
+	if got := receiver["iot:RetainPublish"]; !slices.Equal(got, []string{"topic/" + fleet.DefaultPrefix + "/spaces/*", "topic/" + fleet.DefaultPrefix + "/daemon/*"}) {
 		t.Errorf("receiver policy: retained publish on %v", got)
 	}
 }

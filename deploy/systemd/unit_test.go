@@ -123,6 +123,9 @@ func TestUnitRunsTheRealRobotWithItsToken(t *testing.T) {
 		"NoNewPrivileges": "yes", "ProtectSystem": "strict", "ProtectHome": "yes", "PrivateTmp": "yes",
 		"SupplementaryGroups": "dialout audio video", "EnvironmentFile": "-/etc/robot-daemon/env",
 		"After": "dev-ttyAMA3.device",
+		// The daemon updates itself: READY=1 and the watchdog are how a release that does not come
+		// up is noticed and rolled back (robotd/selfupdate.go).
+		"Type": "notify", "WatchdogSec": "60", "Restart": "on-failure",
 	}
 	for k, v := range want {
 		found := false

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -17,6 +18,8 @@ import (
 	"github.com/robothub/robothub/core/apps/catalog"
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/fleet"
+	"github.com/robothub/robothub/core/hub"
+	"github.com/robothub/robothub/core/release"
 	"github.com/robothub/robothub/core/webhook"
 )
 
@@ -37,14 +40,16 @@ type FleetLinkDialer func(ctx context.Context, target *url.URL) (fleet.Link, err
 // FleetResult is the reply of a fleet action that announced a push.
 type FleetResult struct {
 	Message  string `json:"message"`
-	Space    string `json:"space"`
-	Revision string `json:"revision"`
+	Space    string `json:"space,omitempty"`
+	Revision string `json:"revision,omitempty"`
+	Daemon   string `json:"daemon,omitempty"` // a daemon release announced (daemon= setting)
+	Repo     string `json:"repo,omitempty"`
 	Rollout  string `json:"rollout"`
 	State    string `json:"state"` // complete: every robot was told; canary: the canary share was
 	Topic    string `json:"topic"`
 }
 
-var fleetSettings = []string{"canary", "halt", "wait"}
+var fleetSettings = []string{"canary", "halt", "wait", "daemon", "channel"}
 
 // fleetAction announces a push to a space to the robots of a fleet: one retained QoS 1 message on
 // the space's wave topic, answered 202 once the broker has acknowledged it. With canary=N the first
@@ -57,12 +62,31 @@ func (b *Builder) fleetAction(route, spec string) (webhook.HandlerFunc, error) {
 	}
 	for k := range q {
 		if !slices.Contains(fleetSettings, k) {
-			return nil, fmt.Errorf("route %s: fleet: unknown setting %q: use canary=PERCENT, halt=PERCENT, wait=DURATION", route, k)
+			return nil, fmt.Errorf("route %s: fleet: unknown setting %q: use canary=PERCENT, halt=PERCENT, wait=DURATION, daemon=REPO, channel=stable|pre-release", route, k)
 		}
 	}
 	plan, err := fleet.ParsePlan(q.Get)
 	if err != nil {
 		return nil, fmt.Errorf("route %s: fleet: %w", route, err)
+	}
+	// daemon=REPO: a push to that release repository announces the robot-daemon release its
+	// channels.json names on channel= (stable by default), as robothub fleet update-daemon does.
+	var daemonRepo *release.Repo
+	channel := q.Get("channel")
+	if d := q.Get("daemon"); d != "" {
+		r, err := release.ParseRepo(d)
+		if err != nil {
+			return nil, fmt.Errorf("route %s: fleet: daemon=%s: %w", route, d, err)
+		}
+		daemonRepo = &r
+		if channel == "" {
+			channel = release.Stable
+		}
+		if err := release.CheckChannel(channel); err != nil {
+			return nil, fmt.Errorf("route %s: fleet: %w", route, err)
+		}
+	} else if channel != "" {
+		return nil, fmt.Errorf("route %s: fleet: channel= goes with daemon=REPO", route)
 	}
 	if plan.Canary > 0 && b.cfg.Ephemeral {
 		return nil, fmt.Errorf("route %s: fleet: canary waves need a receiver that stays up to advance them (robothub serve, a Space); this one stops after each delivery", route)
@@ -93,6 +117,9 @@ func (b *Builder) fleetAction(route, spec string) (webhook.HandlerFunc, error) {
 	}
 
 	return func(ctx context.Context, p *webhook.Payload, _ http.Header) (any, error) {
+		if daemonRepo != nil && p.Event.Is(webhook.ScopeRepoContent, webhook.ActionUpdate) && p.Repo.Type == daemonRepo.Type && p.Repo.Name == daemonRepo.ID {
+			return announceDaemon(ctx, pub, p, *daemonRepo, channel, log)
+		}
 		if !p.Event.Is(webhook.ScopeRepoContent, webhook.ActionUpdate) || p.Repo.Type != "space" {
 			return fmt.Sprintf("ignored: %s %s on %s %s is not a push to a space", p.Event.Scope, p.Event.Action, p.Repo.Type, p.Repo.Name), nil
 		}
@@ -181,4 +208,45 @@ func redactParseError(err error) error {
 		return ue.Err
 	}
 	return err
+}
+
+// announceDaemon announces the daemon release that a push to the release repository made the
+// newest of its channel: channels.json at the pushed commit, read from the hub the payload names.
+// Each robot checks the release's signature before it installs it.
+func announceDaemon(ctx context.Context, pub *fleet.Publisher, p *webhook.Payload, repo release.Repo, channel string, log *slog.Logger) (any, error) {
+	if err := fleet.CheckRevision(strings.ToLower(p.Repo.HeadSha)); err != nil {
+		return nil, fault.Invalidf("payload field repo.headSha: %v", err)
+	}
+	base, _, ok := strings.Cut(p.Repo.URL.API, "/api/")
+	if !ok {
+		return nil, fault.Invalidf("payload field repo.url.api %q does not name the hub's API", p.Repo.URL.API)
+	}
+	c, err := hub.New(base, hub.WithRetry(hub.RetryPolicy{MaxAttempts: 3}))
+	if err != nil {
+		return nil, fault.Invalidf("payload field repo.url.api: %v", err)
+	}
+	data, err := c.Download(ctx, repo.Type, repo.ID, strings.ToLower(p.Repo.HeadSha), "channels.json")
+	if err != nil {
+		return nil, fault.New(fault.Upstream, "reading channels.json of %s at %s: %v", repo, p.Repo.HeadSha, err)
+	}
+	ix, err := release.ParseIndex(data)
+	if err != nil {
+		return nil, fault.New(fault.Upstream, "%s: %v", repo, err)
+	}
+	v, ok := ix.Newest(channel)
+	if !ok {
+		return fmt.Sprintf("ignored: %s has no release on the %s channel", repo, channel), nil
+	}
+	r, err := pub.AnnounceDaemon(ctx, v.String(), repo.String())
+	if err != nil {
+		if errors.Is(err, fault.ErrUnavailable) || ctx.Err() != nil {
+			return nil, fault.New(fault.Unavailable, "the fleet's broker did not take the announcement: %v", err)
+		}
+		return nil, fault.New(fault.Upstream, "the fleet's broker refused the announcement: %v", err)
+	}
+	log.Info("fleet announcement", "daemon", v.String(), "repo", repo.String(), "rollout", r.ID, "state", r.State)
+	return webhook.Response{Status: http.StatusAccepted, Body: FleetResult{
+		Message: fmt.Sprintf("announced robot-daemon %s (%s) to the fleet", v, repo), Daemon: v.String(), Repo: repo.String(),
+		Rollout: r.ID, State: r.State, Topic: fleet.Topics{}.DaemonWave(0),
+	}}, nil
 }

@@ -18,9 +18,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/internal/testkit/faultfs"
 	"github.com/robothub/robothub/internal/hubemu"
 	"github.com/robothub/robothub/internal/hubemu/localhub"
+	"github.com/robothub/robothub/internal/testkit/faultfs"
 )
 
 // runningHub is one start of an emulator on a database file, as hub serve is: a restart is a new

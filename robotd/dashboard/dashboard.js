@@ -605,11 +605,78 @@ async function refreshDaemon() {
   $("daemon-info").textContent = "version " + d.version + " · " + d.backend;
 }
 
+// The daemon's own update (/api/update): "an update is available", then the job's progress and
+// its result. The job's id outlives a reload (the daemon restarts during the update), and its info
+// is served by the new daemon from the update's record.
+let daemonUpdateJob = sessionStorage.getItem("daemonUpdateJob");
+let followingDaemonUpdate = false;
+
+async function refreshDaemonUpdate() {
+  if (daemonUpdateJob) return followDaemonUpdate();
+  const a = (await api("GET", "/api/update/available")).update.robot_daemon;
+  $("daemon-update").hidden = !a.is_available;
+  $("daemon-update-start").hidden = !a.is_available;
+  if (!a.is_available) return;
+  $("daemon-update").className = "banner";
+  $("daemon-update-text").textContent = "robot-daemon " + a.available_version + " is available (this robot runs " + a.current_version + ").";
+  $("daemon-update-start").dataset.version = a.available_version;
+}
+
+async function startDaemonUpdate() {
+  const version = $("daemon-update-start").dataset.version;
+  const job = await api("POST", "/api/update/start?version=" + encodeURIComponent(version));
+  daemonUpdateJob = job.job_id;
+  sessionStorage.setItem("daemonUpdateJob", daemonUpdateJob);
+  $("daemon-update-start").hidden = true;
+  await followDaemonUpdate();
+}
+
+async function followDaemonUpdate() {
+  if (followingDaemonUpdate) return;
+  followingDaemonUpdate = true;
+  const box = $("daemon-update"), text = $("daemon-update-text");
+  box.hidden = false;
+  box.className = "banner";
+  try {
+    for (;;) {
+      let info;
+      try {
+        info = await api("GET", "/api/update/info?job_id=" + encodeURIComponent(daemonUpdateJob));
+      } catch (err) {
+        if (!(err instanceof Unreachable)) throw err;
+        text.textContent = "Updating: the daemon restarts into the new release…";
+        await new Promise((r) => setTimeout(r, 1000));
+        continue;
+      }
+      const last = info.logs.length ? info.logs[info.logs.length - 1].replace(/^\S+ /, "") : "";
+      if (info.status === "done" || info.status === "failed") {
+        sessionStorage.removeItem("daemonUpdateJob");
+        daemonUpdateJob = null;
+        if (info.status === "done") {
+          text.textContent = "Updated to robot-daemon " + info.to + ".";
+        } else {
+          box.className = "banner error";
+          text.textContent = info.result === "rolled-back"
+            ? "The update to robot-daemon " + info.to + " was rolled back: " + info.error + ". " + info.from + " runs again."
+            : "The update failed: " + info.error;
+        }
+        refreshDaemon().catch(showError);
+        return;
+      }
+      text.textContent = "Updating to robot-daemon " + (info.to || "…") + ": " + last;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  } finally {
+    followingDaemonUpdate = false;
+  }
+}
+
 // reloadAll (re)loads every panel and (re)opens every stream: at load, and when the daemon is
 // back after being unreachable.
 function reloadAll() {
   $("action-error").hidden = true;
   refreshDaemon().catch(showError);
+  refreshDaemonUpdate().catch(showError);
   refreshMotors().catch(showError);
   refreshStartup().catch(showError);
   logRun = null;
@@ -620,6 +687,7 @@ function reloadAll() {
 }
 
 document.addEventListener("DOMContentLoaded", () => {
+  $("daemon-update-start").addEventListener("click", () => act(startDaemonUpdate));
   $("install-form").addEventListener("submit", (e) => {
     e.preventDefault();
     act(async () => {

@@ -98,7 +98,9 @@ func ConfigFrom(c *cli.Context, getenv func(string) string) (Config, error) {
 
 // Start joins the fleet: the agent of core/fleet over a persistent MQTT session. It returns
 // a function that leaves it (the presence goes offline, the session stays for the next start).
-func Start(ctx context.Context, f Config, mgr *apps.Manager, hubURL, hubToken string, log *slog.Logger) (func(), error) {
+//
+// releases updates the daemon itself when a daemon release is announced (nil: ignored).
+func Start(ctx context.Context, f Config, mgr *apps.Manager, releases fleet.Releases, hubURL, hubToken string, log *slog.Logger) (func(), error) {
 	log = log.With("component", "fleet")
 	if f.idWarning != "" {
 		log.Warn(f.idWarning)
@@ -112,7 +114,7 @@ func Start(ctx context.Context, f Config, mgr *apps.Manager, hubURL, hubToken st
 		tlsCfg = t
 	}
 	agent, err := fleet.NewAgent(fleet.AgentConfig{
-		Robot: f.id, Name: f.name, Daemon: version.String(), Apps: fleetApps{mgr},
+		Robot: f.id, Name: f.name, Daemon: version.String(), Apps: fleetApps{mgr}, Releases: releases,
 		Hub: fleet.HubCheck{TokenHub: hubURL, Token: hubToken, Client: &http.Client{Timeout: 30 * time.Second}},
 		Log: log,
 		OnCatalog: func(c fleet.CatalogChange) {

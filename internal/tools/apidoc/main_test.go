@@ -10,7 +10,7 @@ import (
 // docs/robot-api.md's route tables are what docs/robot-api.openapi.json gives: a route added to,
 // or changed in, the document and not written to the page fails here.
 func TestRobotAPIPageIsCurrent(t *testing.T) {
-	docs := filepath.Join("..", "..", "docs")
+	docs := filepath.Join("..", "..", "..", "docs")
 	err := run(filepath.Join(docs, "robot-api.openapi.json"), filepath.Join(docs, "robot-api.md"), true, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -108,6 +108,7 @@ var (
 	daemonList    = suite{pkg: "./robotd", bench: "^BenchmarkListApps(BySpawningPython)?$", benchtime: "200x"}
 	daemonApps    = suite{pkg: "./robotd", bench: "^Benchmark(StartApp|StopCooperativeApp|StateStream50Hz)$", benchtime: "20x"}
 	daemonRSS     = suite{pkg: "./robotd", bench: "^BenchmarkIdleRSS$", benchtime: "3x"}
+	daemonUpdate  = suite{pkg: "./robotd", bench: "^BenchmarkDaemonUpdate$", benchtime: "4x", timeout: "20m"}
 	sdkRoundTrip  = suite{pkg: "./robotd", bench: "^BenchmarkSDKPoseRoundTrip$", benchtime: "2000x"}
 	movePlayback  = suite{pkg: "./robotd", bench: "^BenchmarkRecordedMovePlayback$", benchtime: "3x"}
 	appRunning    = suite{pkg: "./cli/robot-app-assistant", bench: "^BenchmarkDefaultAppRunning$", benchtime: "20x"}
@@ -207,6 +208,11 @@ var checks = []check{
 			return "p50 " + r.show("BenchmarkRecordedMovePlayback", "timing-error-p50-ms", ms) + ", max " + r.show("BenchmarkRecordedMovePlayback", "timing-error-max-ms", ms)
 		}},
 	{area: "Robot daemon", what: "Idle daemon RSS", suite: daemonRSS, bench: "BenchmarkIdleRSS", unit: "RSS-MB", limit: 40, show: mb, target: "≤ 40 MB"},
+	{area: "Robot daemon", what: "A daemon update (download excluded), from the release checked to the new daemon READY, an app running (max of 4)", suite: daemonUpdate, bench: "BenchmarkDaemonUpdate", unit: "update-ready-max-ms", limit: 5000, show: ms, target: "≤ 5 s",
+		note: func(r results) string {
+			return "p50 " + r.show("BenchmarkDaemonUpdate", "update-ready-p50-ms", ms)
+		}},
+	{area: "Robot daemon", what: "The motors without a daemon during an update: the old daemon's last command to the new one's first (max of 4)", suite: daemonUpdate, bench: "BenchmarkDaemonUpdate", unit: "motor-gap-max-ms", limit: 1000, show: ms, target: "≤ 1 s"},
 	{area: "Robot apps", what: "A generated default app running (SDK connected) after start-app (p99)", suite: appRunning, bench: "BenchmarkDefaultAppRunning", unit: "running-p99-ms", limit: 1000, show: ms, target: "≤ 1 s"},
 	{area: "Robot apps", what: "`robot-app-assistant check` of a generated app (slowest run)", suite: appCheck, bench: "BenchmarkCheck", unit: "check-max-ms", limit: 10000, show: ms, target: "≤ 10 s",
 		note: func(r results) string { return "median " + r.show("BenchmarkCheck", "check-p50-ms", ms) }},

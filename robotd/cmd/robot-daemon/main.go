@@ -14,7 +14,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := robotd.Run(ctx, os.Args, os.Getenv, os.Stdout, os.Stderr); err != nil {
+	if err := robotd.Main(ctx, os.Args, os.Getenv, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "robot-daemon:", err)
 		os.Exit(1)
 	}
