@@ -15,9 +15,23 @@ STATICCHECK_VERSION ?= v0.8.2
 
 .PHONY: run test test-assets test-go vet bench load-receiver lint build clean fuzz reliability-docs api-docs soak cross cross-check release
 
+# make build says what it compiles: a fresh clone compiles some 600 packages, minutes on a 2-core
+# machine, and a silent terminal looked stuck. go build -v names each package it compiles (cached
+# ones it skips): the count against go list -deps is the progress, updated in place on a terminal,
+# a line when it starts and one when it ends elsewhere; everything else go prints (errors) passes.
+BUILD_PKGS := ./cli/... ./robotd/cmd/...
 build:
 	@mkdir -p $(BIN)
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cli/... ./robotd/cmd/...
+	@tty=0; [ -t 1 ] && tty=1; total=$$($(GO) list -deps $(BUILD_PKGS) 2>/dev/null | wc -l | tr -d ' '); start=$$(date +%s); \
+	{ $(GO) build -v -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ $(BUILD_PKGS) 2>&1; echo "build-exit $$?"; } | \
+	awk -v total="$$total" -v tty="$$tty" -v start="$$start" -v bin="$(BIN)" '\
+	  /^build-exit [0-9]+$$/ { code = $$2; next } \
+	  /^[A-Za-z0-9._~\/+-]+$$/ { n++; \
+	    if (n == 1) printf "build: compiling the binaries into %s/ (at most %d packages; a fresh clone takes minutes)\n", bin, total; \
+	    if (tty) printf "\rbuild: %d of at most %d packages compiled", n, total; next } \
+	  { if (tty && n) printf "\n"; print } \
+	  END { if (tty && n) printf "\n"; "date +%s" | getline now; \
+	    if (n && !code) printf "build: done, %d packages compiled in %ds\n", n, now - start; exit code }'
 
 # make run: the whole system on this machine (robothub dev): the local hub on 127.0.0.1:$(HUB_PORT), a
 # receiver on 127.0.0.1:$(RECEIVER_PORT) and the simulated robot on 127.0.0.1:$(DAEMON_PORT), wired by
@@ -30,15 +44,17 @@ RECEIVER_PORT ?= 7860
 DAEMON_PORT   ?= 8000
 BROKER_PORT   ?= 1883
 DATA_DIR      ?= .robothub/dev
-# The robot's apps venv is made from Debian's python3 with its site packages, for the SDK's numpy,
-# scipy and FastAPI (an app that requires robot-sdk does not install without them); with a Python
-# index: make run PYTHON=python3 SYSTEM_SITE_PACKAGES=
-PYTHON               ?= /usr/bin/python3
-SYSTEM_SITE_PACKAGES ?= --system-site-packages
+# PYTHON and SYSTEM_SITE_PACKAGES=1: the robot's apps venv made from that interpreter, seeing its
+# packages (robothub dev's --python and --system-site-packages). A machine with no Python package
+# index gets the robot SDK's numpy, scipy, pydantic, FastAPI and uvicorn from its system this way:
+# make run PYTHON=/usr/bin/python3 SYSTEM_SITE_PACKAGES=1 (Debian's python3-numpy and the others).
+PYTHON               ?=
+SYSTEM_SITE_PACKAGES ?=
+PYTHON_FLAGS = $(if $(PYTHON),--python '$(PYTHON)') $(if $(filter 1 true yes,$(SYSTEM_SITE_PACKAGES)),--system-site-packages)
 run: build
-	$(BIN)/robothub dev --data-dir $(DATA_DIR) --hub-addr 127.0.0.1:$(HUB_PORT) \
+	ROBOTHUB_DEV_MAKE=1 $(BIN)/robothub dev --data-dir $(DATA_DIR) --hub-addr 127.0.0.1:$(HUB_PORT) \
 		--receiver-addr 127.0.0.1:$(RECEIVER_PORT) --daemon-port $(DAEMON_PORT) \
-		--broker-addr 127.0.0.1:$(BROKER_PORT) --python $(PYTHON) $(SYSTEM_SITE_PACKAGES)
+		--broker-addr 127.0.0.1:$(BROKER_PORT) $(PYTHON_FLAGS)
 
 vet:
 	$(GO) vet ./...
@@ -107,7 +123,7 @@ cross-check:
 run-daemon:
 	@mkdir -p $(BIN)
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/robot-daemon ./robotd/cmd/robot-daemon
-	$(BIN)/robot-daemon --sim --port $(DAEMON_PORT) --data-dir .robothub/robot-daemon --log-level info
+	$(BIN)/robot-daemon --sim --port $(DAEMON_PORT) --data-dir .robothub/robot-daemon --log-level info $(PYTHON_FLAGS)
 
 bench-daemon:
 	$(GO) test -run '^$$' -bench 'ListApps' -benchtime 3000x ./robotd/
@@ -132,6 +148,8 @@ bench-apps:
 
 # ---- Receivers as cloud functions: adapters/lambda, adapters/gcf, functions/, deploy/ ----
 #   make lambda-zip    bin/lambda/bootstrap-arm64.zip (LAMBDA_ARCH=amd64 for x86_64)
+#   make lambda-run    the real bootstrap, on this machine, under the AWS Lambda Runtime Interface
+#                      Emulator: invocations on http://127.0.0.1:$(LAMBDA_PORT)/2015-03-31/functions/function/invocations
 #   make deploy-aws    build, then sam deploy deploy/aws/template.yaml (needs WEBHOOK_SECRET)
 #   make gcf-run       the Cloud Function locally through funcframework on 127.0.0.1:$(GCF_PORT)
 #   make deploy-gcp    gcloud functions deploy --gen2 (deploy/gcp/deploy.sh; DRY_RUN=1 prints it)
@@ -141,8 +159,15 @@ bench-apps:
 LAMBDA_ARCH ?= arm64
 STACK       ?= robothub-webhooks
 GCF_PORT    ?= 8080
+# lambda-run: the emulator takes invocations on LAMBDA_PORT and serves the Runtime API the bootstrap
+# polls on LAMBDA_API_PORT (its default, 9001, would collide between two runs on one machine).
+LAMBDA_PORT     ?= 9000
+LAMBDA_API_PORT ?= 9001
+# The emulator (a Go module: github.com/aws/aws-lambda-runtime-interface-emulator, AWS's own) is
+# pinned: go run builds that exact version.
+RIE_VERSION     ?= v0.0.0-20261030222936-bef5c4ba774d
 
-.PHONY: lambda-zip deploy-aws gcf-run deploy-gcp space bench-cloud
+.PHONY: lambda-zip lambda-run deploy-aws gcf-run deploy-gcp space bench-cloud
 
 lambda-zip:
 	@mkdir -p $(BIN)/lambda/$(LAMBDA_ARCH)
@@ -153,6 +178,18 @@ lambda-zip:
 		if command -v zip >/dev/null; then zip -q -X ../bootstrap-$(LAMBDA_ARCH).zip bootstrap; \
 		else python3 -m zipfile -c ../bootstrap-$(LAMBDA_ARCH).zip bootstrap; fi
 	@echo "built $(BIN)/lambda/bootstrap-$(LAMBDA_ARCH).zip"
+
+# make lambda-run: the bootstrap built as for Lambda (for this machine's CPU), run by the emulator as
+# Lambda runs it (the Runtime API, one invocation at a time), configured by the same environment
+# (ROBOTHUB_ROUTES, default hello=log; WEBHOOK_SECRET). curl a function URL event to it:
+# deploy/aws/local-delivery.json is a hub's push delivered to /webhooks/hello with secret dev-secret.
+lambda-run:
+	@mkdir -p $(BIN)/lambda/local
+	CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/lambda/local/bootstrap ./functions/lambda
+	@echo "lambda-run: building the emulator (first time: a minute), then invocations on http://127.0.0.1:$(LAMBDA_PORT)/2015-03-31/functions/function/invocations"
+	ROBOTHUB_ROUTES="$${ROBOTHUB_ROUTES:-hello=log}" $(GO) run github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$(RIE_VERSION) \
+		--runtime-interface-emulator-address 127.0.0.1:$(LAMBDA_PORT) --runtime-api-address 127.0.0.1:$(LAMBDA_API_PORT) \
+		$(BIN)/lambda/local/bootstrap
 
 deploy-aws:
 	@test -n "$$WEBHOOK_SECRET" || { echo "set WEBHOOK_SECRET to the secret of the hub webhook"; exit 2; }
@@ -173,7 +210,7 @@ SPACE_DIR ?= $(BIN)/space
 
 space:
 	rm -rf $(SPACE_DIR) && mkdir -p $(SPACE_DIR)
-	git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -xf - -C $(SPACE_DIR)
+	git ls-files -z --cached --others --exclude-standard | tar --null --no-recursion -T - -cf - | tar -xf - -C $(SPACE_DIR)
 	cp deploy/space/Dockerfile deploy/space/README.md deploy/space/.dockerignore $(SPACE_DIR)/
 	@echo "$(SPACE_DIR) holds the Space's files: push them to the Space (deploy/space/README.md, step 4)"
 

@@ -80,6 +80,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			&cli.BoolFlag{Name: "no-wake-up-on-start", Usage: "keep the robot asleep at start"},
 			&cli.StringFlag{Name: "host", Usage: "address to listen on (default 127.0.0.1; 0.0.0.0 with --wireless-version)"},
 			&cli.IntFlag{Name: "port", Value: 8000, Usage: "port to listen on"},
+			&cli.IntFlag{Name: "app-web-port", Usage: "the port of the running app's web page when its custom_app_url names the SDK's default " +
+				strconv.Itoa(apps.DefaultAppWebPort) + " (default: --port + 42, so " + strconv.Itoa(apps.DefaultAppWebPort) +
+				" beside 8000 and two daemons on one machine do not collide)"},
 			&cli.StringFlag{Name: "data-dir", Usage: "where installed-app records and the startup config live (default $XDG_STATE_HOME/robot-daemon or ~/.local/state/robot-daemon; /var/lib/robot-daemon with --wireless-version)"},
 			&cli.StringFlag{Name: "apps-venv", Usage: "the apps venv (default <data-dir>/apps_venv; " + wirelessAppsVenv + " with --wireless-version)"},
 			&cli.DurationFlag{Name: "stop-timeout", Value: apps.DefaultStopTimeout, Usage: "how long a stopping app gets after SIGINT before SIGKILL"},
@@ -154,6 +157,7 @@ type config struct {
 	fleet                      fleetagent.Config
 	release                    releaseConfig
 	selfExec                   bool // Main: the daemon can exec the next release (launch, hand-over)
+	appWebPort                 int  // 0: derived from the port the daemon listens on
 	media                      mediaConfig
 	face                       faceConfig
 }
@@ -218,6 +222,9 @@ func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
 		return cfg, fmt.Errorf("--port: %d is not a port number", port)
 	}
 	cfg.addr = net.JoinHostPort(host, strconv.Itoa(port))
+	if cfg.appWebPort = c.Int("app-web-port"); cfg.appWebPort < 0 || cfg.appWebPort > 65535 {
+		return cfg, fmt.Errorf("--app-web-port: %d is not a port number", cfg.appWebPort)
+	}
 	if cfg.bodyTimeout = c.Duration("body-timeout"); cfg.bodyTimeout <= 0 {
 		return cfg, fmt.Errorf("--body-timeout: must be positive, got %s", cfg.bodyTimeout)
 	}
@@ -291,10 +298,25 @@ func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
 	return cfg, nil
 }
 
+// appWebPort is the port of the running app's page: the flag's, else the daemon's port + 42 (the
+// SDK's default 8042 beside the default 8000; 8043 beside a second daemon on 8001), or - 42 where
+// + 42 is no port. One app runs at a time, so one port per daemon is enough.
+func appWebPort(flag int, addr net.Addr) int {
+	if flag != 0 {
+		return flag
+	}
+	port := addr.(*net.TCPAddr).Port
+	if port+42 <= 65535 {
+		return port + 42
+	}
+	return port - 42
+}
+
 // appEnv is what the daemon puts into its apps' environment: its own URL when ROBOT_DAEMON_URL is
-// unset (so an app finds a daemon on any port), and its token when apps would not inherit it.
-func appEnv(getenv func(string) string, addr net.Addr, token string) []string {
-	var env []string
+// unset (so an app finds a daemon on any port), its token when apps would not inherit it, and the
+// port of its app's page (apps.AppWebPortEnv).
+func appEnv(getenv func(string) string, addr net.Addr, token string, webPort int) []string {
+	env := []string{apps.AppWebPortEnv + "=" + strconv.Itoa(webPort)}
 	if getenv("ROBOT_DAEMON_URL") == "" {
 		host, port, _ := net.SplitHostPort(addr.String())
 		if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
@@ -418,6 +440,9 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	if err != nil {
 		return err
 	}
+	// Before the apps are listed (their pages' port) and before serving: an app started by the
+	// first request must already get the daemon's URL.
+	mgr.SetAppEnv(appEnv(getenv, ln.Addr(), cfg.token, appWebPort(cfg.appWebPort, ln.Addr()))...)
 	boot.Step("preparing the apps venv " + cfg.venvDir)
 	prepCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	err = mgr.Prepare(prepCtx)
@@ -476,8 +501,6 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 		Media: devices.media, SoundsDir: filepath.Join(cfg.dataDir, "sounds"), MediaSocket: mediaSocket, WebRTC: rtc,
 		Access: guard,
 	})
-	// Before serving: an app started by the first request must already get the daemon's URL.
-	mgr.SetAppEnv(appEnv(getenv, ln.Addr(), cfg.token)...)
 	boot.Ready(handler)
 	listenURL := "http://" + ln.Addr().String()
 	log.Info("robot daemon listening", "url", listenURL, "version", version.String(), "sdk", mgr.SDKVersion(),

@@ -134,7 +134,11 @@ func (v *Venv) Resolve(ctx context.Context, log io.Writer, req apps.Resolution) 
 	fmt.Fprintf(log, "Downloading %s to check before installing\n", strings.Join(shown, ", "))
 	wheelDir := filepath.Join(req.Dir, "wheels")
 	args := append(v.pip("wheel", "--no-deps", "--timeout", netTimeout, "--wheel-dir", wheelDir), v.Source.indexArgs()...)
-	if err := v.runInstaller(ctx, log, v.resolveEnv(), v.Python(), append(args, targets...)...); err != nil {
+	probeArgs, unreachable := v.indexArgsFor(ctx, log, v.environ(v.resolveEnv()))
+	if err := v.runInstaller(ctx, log, v.resolveEnv(), v.Python(), append(append(args, probeArgs...), targets...)...); err != nil {
+		if unreachable != nil {
+			err = fmt.Errorf("%w (%v)", err, unreachable)
+		}
 		return nil, errorf("downloading the dependencies", err)
 	}
 	return readPinned(wheelDir, pins)
@@ -156,8 +160,12 @@ func (v *Venv) dryRun(ctx context.Context, log io.Writer, dir, what string, requ
 	if upgrade {
 		args = append(args, "--upgrade", "--upgrade-strategy", "only-if-needed")
 	}
-	args = append(append(args, v.Source.indexArgs()...), requirements...)
+	probeArgs, unreachable := v.indexArgsFor(ctx, log, v.environ(v.resolveEnv()))
+	args = append(append(append(args, v.Source.indexArgs()...), probeArgs...), requirements...)
 	if err := v.runInstaller(ctx, log, v.resolveEnv(), v.Python(), args...); err != nil {
+		if unreachable != nil {
+			err = fmt.Errorf("%w (%v)", err, unreachable)
+		}
 		return nil, errorf("resolving the dependencies", v.offlineURLError(err))
 	}
 	data, err := os.ReadFile(reportPath)

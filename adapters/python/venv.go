@@ -142,7 +142,8 @@ func (v *Venv) Ensure(ctx context.Context, log io.Writer) error {
 	err = v.runInstaller(ctx, log, nil, v.Python(), args...)
 	if err != nil && !v.Source.Offline {
 		fmt.Fprintf(log, "Not in the wheel directories; trying %s\n", v.Source.Describe())
-		args = append(append(v.pip("install"), v.Source.indexArgs()...), missing...)
+		probeArgs, _ := v.indexArgsFor(ctx, log, v.environ(v.ResolveEnv))
+		args = append(append(append(v.pip("install"), v.Source.indexArgs()...), probeArgs...), missing...)
 		err = v.runInstaller(ctx, log, v.ResolveEnv, v.Python(), args...)
 	}
 	if err != nil {

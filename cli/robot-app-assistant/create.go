@@ -53,6 +53,11 @@ Templates:
 			&cli.BoolFlag{Name: "publish", Usage: "publish the app to a hub space right after creating it"},
 			&cli.BoolFlag{Name: "private", Usage: "with --publish: create the space private"},
 			&cli.StringFlag{Name: "token", Usage: "with --publish: hub token with write permission (default $HF_TOKEN, then the token file)"},
+			// publish's check options, so that the command the README shows for a machine without a
+			// package index (--python /usr/bin/python3 --system-site-packages) works here too.
+			&cli.StringFlag{Name: "python", Usage: "with --publish: the Python interpreter check uses (default $" + envPython + ", then python3)"},
+			&cli.BoolFlag{Name: "system-site-packages", Usage: "with --publish: check's venvs see the interpreter's own packages (default $" + envSystemSite + ")"},
+			&cli.StringSliceFlag{Name: "wheel-dir", Usage: "with --publish: offline wheels for check's install (default " + defaultWheelDir + ")"},
 		},
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
@@ -71,8 +76,12 @@ Templates:
 			if port < 1 || port > 65535 {
 				return usagef("--web-port: %d is not a port number (1-65535)", port)
 			}
-			if !c.Bool("publish") && (c.Bool("private") || c.String("token") != "") {
-				return usagef("--private and --token only apply with --publish")
+			if !c.Bool("publish") {
+				for _, f := range []string{"private", "token", "python", "system-site-packages", "wheel-dir"} {
+					if c.IsSet(f) {
+						return usagef("--%s only applies with --publish", f)
+					}
+				}
 			}
 			dir, err := createApp(dest, tmpl, namesFor(name, port))
 			if err != nil {
@@ -83,9 +92,19 @@ Templates:
 				return nil
 			}
 			fmt.Fprintln(e.stdout)
-			return publishApp(c.Context, e, publishOptions{
+			err = publishApp(c.Context, e, publishOptions{
 				dir: dir, token: c.String("token"), private: c.Bool("private"), message: "Create " + name,
+				check: checkOptionsFrom(c, e, dir),
 			})
+			if err != nil {
+				// The folder is this run's own, untouched since: kept, it would make the same
+				// command refuse to run again ("already exists") once the problem is fixed.
+				if rmErr := os.RemoveAll(dir); rmErr != nil {
+					return fmt.Errorf("%w\n(%s stays: removing it failed: %v; remove it, or publish it with robot-app-assistant publish %s)", err, dir, rmErr, dir)
+				}
+				return fmt.Errorf("%w\n(nothing was kept: %s is removed, so that the same command can run again once this is fixed)", err, dir)
+			}
+			return nil
 		},
 	}
 }

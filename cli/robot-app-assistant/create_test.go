@@ -134,7 +134,7 @@ func TestCreateRefusesBadInput(t *testing.T) {
 		{[]string{"create", "wheel", dest}, exitUsage, `app name "wheel" is a module of the apps' runtime`},
 		{[]string{"create", "ok_name", dest, "--template", "chatty"}, exitUsage, `--template: "chatty" is not one of default, conversation`},
 		{[]string{"create", "ok_name", dest, "--web-port", "70000"}, exitUsage, `--web-port: 70000 is not a port number`},
-		{[]string{"create", "ok_name", dest, "--private"}, exitUsage, `only apply with --publish`},
+		{[]string{"create", "ok_name", dest, "--private"}, exitUsage, `--private only applies with --publish`},
 	}
 	for _, tt := range tests {
 		r := runCLI(t, nil, tt.args...)

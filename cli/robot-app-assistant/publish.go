@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -102,7 +104,7 @@ func publishApp(ctx context.Context, e *env, opts publishOptions) error {
 		if p := hub.TokenPath(e.getenv); p != "" {
 			where = p
 		}
-		return fmt.Errorf("publishing needs a hub token with write permission: pass --token, set HF_TOKEN, or save the token in %s (create one at %s/settings/tokens)", where, cfg.Endpoint)
+		return fmt.Errorf("publishing needs a hub token with write permission: pass --token, set HF_TOKEN, or save the token in %s (%s)", where, createTokenHint(cfg.Endpoint))
 	}
 	client, err := hub.New(cfg.Endpoint, hub.WithToken(cfg.Token), hub.WithUserAgent("robot-app-assistant/"+version.String()))
 	if err != nil {
@@ -112,10 +114,10 @@ func publishApp(ctx context.Context, e *env, opts publishOptions) error {
 	var he *hub.Error
 	switch {
 	case errors.As(err, &he) && (he.Status == http.StatusUnauthorized || he.Status == http.StatusForbidden):
-		return fmt.Errorf("the hub at %s refused the token from %s (%d: %s): create a token with write permission at %s/settings/tokens",
-			cfg.Endpoint, cfg.TokenSource, he.Status, he.Message, cfg.Endpoint)
+		return fmt.Errorf("the hub at %s refused the token from %s (%d: %s): %s",
+			cfg.Endpoint, cfg.TokenSource, he.Status, he.Message, createTokenHint(cfg.Endpoint))
 	case err != nil:
-		return fmt.Errorf("asking the hub at %s who the token belongs to: %w", cfg.Endpoint, err)
+		return fmt.Errorf("asking the hub at %s who the token belongs to: %w%s", cfg.Endpoint, err, unreachableHubHint(e.getenv, cfg.Endpoint, err))
 	case who.Name == "":
 		return fmt.Errorf("asking the hub at %s who the token belongs to: the answer names no user", cfg.Endpoint)
 	case !who.CanWrite(who.Name):
@@ -123,8 +125,8 @@ func publishApp(ctx context.Context, e *env, opts publishOptions) error {
 		if role == "" {
 			role = "unknown"
 		}
-		return fmt.Errorf("the token from %s (user %s) has %s permission: publishing needs write permission; create a write token at %s/settings/tokens",
-			cfg.TokenSource, who.Name, role, cfg.Endpoint)
+		return fmt.Errorf("the token from %s (user %s) has %s permission: publishing needs write permission; %s",
+			cfg.TokenSource, who.Name, role, createTokenHint(cfg.Endpoint))
 	}
 	fmt.Fprintf(e.stdout, "Publishing as %s to %s\n", who.Name, cfg.Endpoint)
 
@@ -186,10 +188,50 @@ func publishApp(ctx context.Context, e *env, opts publishOptions) error {
 		}
 	}
 	fmt.Fprintf(e.stdout, "Published %s/%s: %s\n", who.Name, app, spaceURL)
-	fmt.Fprintln(e.stdout, "Install it on a robot from the dashboard's app store, or with:")
-	fmt.Fprintf(e.stdout, "  curl -X POST http://localhost:8000/api/apps/install -H 'Content-Type: application/json' -d '{\"url\": \"%s\"}'\n", spaceURL)
+	// The robot's address is not the hub's to tell: ROBOT_DAEMON_URL when the user set it, else
+	// a placeholder, never a port that may not be the daemon's (robothub dev's may be any).
+	daemon := e.getenv("ROBOT_DAEMON_URL")
+	if daemon == "" {
+		daemon = "http://<robot>:8000"
+	}
+	fmt.Fprintln(e.stdout, "Robots that have it update themselves when a fleet announces the push (robothub dev's do). Install it on")
+	fmt.Fprintln(e.stdout, "another robot from its dashboard's app store, or with (the daemon's address; robothub dev prints its own):")
+	fmt.Fprintf(e.stdout, "  curl -X POST '%s/api/apps/install' -H 'Content-Type: application/json' -d '{\"url\": \"%s\"}'\n", strings.TrimRight(daemon, "/"), spaceURL)
 	fmt.Fprintf(e.stdout, "After changes, run robot-app-assistant publish %s again.\n", dir)
 	return nil
+}
+
+// createTokenHint says where a write token comes from: the local hub has no settings page, its
+// tokens come from robothub hub token create (robothub dev writes one to <data-dir>/hub/token).
+func createTokenHint(endpoint string) string {
+	if isLoopbackURL(endpoint) {
+		return "the local hub's tokens come from robothub hub token create --data-dir DIR, and robothub dev writes one to <its data dir>/hub/token: export HF_TOKEN_PATH=<that file>"
+	}
+	return "create a token with write permission at " + endpoint + "/settings/tokens"
+}
+
+// unreachableHubHint says what to start or set when the hub could not be reached at all.
+func unreachableHubHint(getenv func(string) string, endpoint string, err error) string {
+	var te *hub.TransportError
+	if !errors.As(err, &te) {
+		return ""
+	}
+	switch {
+	case isLoopbackURL(endpoint):
+		return "\n  is the local hub running there? (robothub dev, make run, or robothub hub serve)"
+	case getenv("HF_ENDPOINT") == "":
+		return "\n  HF_ENDPOINT is not set, so this is the public hub; for the local one: export HF_ENDPOINT=http://127.0.0.1:7861 (robothub dev prints its own)"
+	}
+	return "\n  check HF_ENDPOINT and the network"
+}
+
+func isLoopbackURL(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(u.Hostname())
+	return u.Hostname() == "localhost" || ip != nil && ip.IsLoopback()
 }
 
 // appNameOf is the app's name without the full check: its robot_apps entry point, else the folder's name.

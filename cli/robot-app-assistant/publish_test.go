@@ -1,12 +1,23 @@
 package main
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 )
+
+// closedURL is an http URL on loopback where nothing listens.
+func closedURL(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return "http://" + ln.Addr().String()
+}
 
 func hubEnv(h *fakeHub, token string) map[string]string {
 	return map[string]string{"HF_ENDPOINT": h.URL(), "HF_TOKEN": token}
@@ -25,7 +36,9 @@ func TestPublishNeedsAWriteToken(t *testing.T) {
 		{"no token", map[string]string{"HF_ENDPOINT": h.URL()}, nil,
 			"publishing needs a hub token with write permission: pass --token, set HF_TOKEN, or save the token in "},
 		{"unknown token", hubEnv(h, "hf_nobody"), nil,
-			"the hub at " + h.URL() + " refused the token from HF_TOKEN (401: Invalid credentials in Authorization header): create a token with write permission at " + h.URL() + "/settings/tokens"},
+			"the hub at " + h.URL() + " refused the token from HF_TOKEN (401: Invalid credentials in Authorization header): the local hub's tokens come from robothub hub token create"},
+		{"hub not running", map[string]string{"HF_ENDPOINT": closedURL(t), "HF_TOKEN": "hf_write_alice"}, nil,
+			"is the local hub running there? (robothub dev, make run, or robothub hub serve)"},
 		{"read token", hubEnv(h, "hf_read_alice"), nil,
 			"the token from HF_TOKEN (user alice) has read permission: publishing needs write permission"},
 		{"read token by flag", map[string]string{"HF_ENDPOINT": h.URL()}, []string{"--token", "hf_read_alice"},
@@ -158,6 +171,43 @@ func TestCreateWithPublish(t *testing.T) {
 	}
 	if log := h.spaceLog("alice", "one_step"); log[0] != "Create one_step" {
 		t.Fatalf("space history %v", log)
+	}
+}
+
+// create --publish takes publish's check options as flags (what the README shows for a machine
+// without a package index), and a publish that fails keeps no folder: the same command runs again.
+func TestCreateWithPublishFailsCleanlyAndRunsAgain(t *testing.T) {
+	h := newFakeHub(t)
+	dest := t.TempDir()
+	// The interpreter comes from the flags only, not from the environment the tests set.
+	env := map[string]string{"HF_ENDPOINT": h.URL(), envPython: "", envSystemSite: ""}
+	args := []string{"create", "again_app", dest, "--publish", "--python", "/usr/bin/python3", "--system-site-packages"}
+	r := runCLI(t, env, args...)
+	if r.code != exitError || !strings.Contains(r.stderr, "publishing needs a hub token with write permission") ||
+		!strings.Contains(r.stderr, "nothing was kept: "+filepath.Join(dest, "again_app")+" is removed, so that the same command can run again") {
+		t.Fatalf("create --publish without a token: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Lstat(filepath.Join(dest, "again_app")); !os.IsNotExist(err) {
+		t.Fatalf("the failed create --publish left its folder: %v", err)
+	}
+	env["HF_TOKEN"] = "hf_write_alice"
+	env["ROBOT_DAEMON_URL"] = "http://127.0.0.1:18000"
+	r = runCLI(t, env, args...)
+	if r.code != 0 || !strings.Contains(r.stdout, "All checks passed.") || !strings.Contains(r.stdout, "Published alice/again_app") {
+		t.Fatalf("the same command once the token is there: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	// The install line names the daemon the user's shell names, never a port it may not be on.
+	if !strings.Contains(r.stdout, "curl -X POST 'http://127.0.0.1:18000/api/apps/install'") || strings.Contains(r.stdout, "localhost:8000") {
+		t.Errorf("the install line does not name $ROBOT_DAEMON_URL:\n%s", r.stdout)
+	}
+	for _, flag := range []string{"--python", "--system-site-packages", "--wheel-dir"} {
+		a := []string{"create", "lone_app", dest, flag}
+		if flag != "--system-site-packages" {
+			a = append(a, "/usr/bin/python3")
+		}
+		if r := runCLI(t, nil, a...); r.code != exitUsage || !strings.Contains(r.stderr, flag+" only applies with --publish") {
+			t.Errorf("create %s without --publish: exit %d, %s", flag, r.code, r.stderr)
+		}
 	}
 }
 

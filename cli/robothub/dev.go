@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -67,6 +68,7 @@ and the hub token) is kept in DIR and survives restarts. Ctrl-C stops everything
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "log level: debug, info, warn, error"},
 			&cli.StringFlag{Name: "python", Value: "python3", Usage: "the interpreter that creates the robot's apps venv"},
 			&cli.BoolFlag{Name: "system-site-packages", Usage: "let apps use the system's Python packages (the SDK's numpy, scipy, FastAPI from apt)"},
+			&cli.IntFlag{Name: "app-web-port", Usage: "the port of the running app's web page, in place of the SDK's default 8042 (default: --daemon-port + 42)"},
 		},
 		OnUsageError: onUsageError,
 		Action:       func(c *cli.Context) error { return runDev(c, e) },
@@ -109,25 +111,26 @@ func runDev(c *cli.Context, e *env) error {
 	}
 
 	// Listen first, so that a port in use is reported before anything starts.
+	viaMake := e.getenv(devMakeEnv) == "1"
 	hubLn, err := net.Listen("tcp", c.String("hub-addr"))
 	if err != nil {
-		return cli.Exit("dev: "+cliapp.ListenError("the local hub", c.String("hub-addr"), "--hub-addr", err), exitError)
+		return cli.Exit("dev: "+devListenError(viaMake, "the local hub", c.String("hub-addr"), "--hub-addr", err), exitError)
 	}
 	defer hubLn.Close()
 	recvLn, err := net.Listen("tcp", c.String("receiver-addr"))
 	if err != nil {
-		return cli.Exit("dev: "+cliapp.ListenError("the receiver", c.String("receiver-addr"), "--receiver-addr", err), exitError)
+		return cli.Exit("dev: "+devListenError(viaMake, "the receiver", c.String("receiver-addr"), "--receiver-addr", err), exitError)
 	}
 	defer recvLn.Close()
 	brk, err := broker.Start(c.String("broker-addr"), logger.With("component", "broker"))
 	if err != nil {
-		return cli.Exit(fmt.Sprintf("dev: the MQTT broker cannot listen (--broker-addr): %v", err), exitError)
+		return cli.Exit("dev: "+devListenError(viaMake, "the MQTT broker", c.String("broker-addr"), "--broker-addr", err), exitError)
 	}
 	defer brk.Close()
 	port := c.Int("daemon-port")
 	daemonURL := "http://127.0.0.1:" + strconv.Itoa(port)
 	if probe, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port)); err != nil {
-		return cli.Exit("dev: "+strings.Replace(cliapp.ListenError("the robot daemon", "127.0.0.1:"+strconv.Itoa(port), "--daemon-port", err), "127.0.0.1:PORT", "PORT", 1), exitError)
+		return cli.Exit("dev: "+devListenError(viaMake, "the robot daemon", "127.0.0.1:"+strconv.Itoa(port), "--daemon-port", err), exitError)
 	} else {
 		probe.Close()
 	}
@@ -219,6 +222,9 @@ func runDev(c *cli.Context, e *env) error {
 		if c.Bool("system-site-packages") {
 			args = append(args, "--system-site-packages")
 		}
+		if c.IsSet("app-web-port") {
+			args = append(args, "--app-web-port", strconv.Itoa(c.Int("app-web-port")))
+		}
 		return runRobotDaemon(ctx, args, e.getenv, e.stdout, e.stderr)
 	})
 
@@ -228,7 +234,13 @@ func runDev(c *cli.Context, e *env) error {
 	select {
 	case err := <-ready:
 		if err == nil {
-			printDevSummary(e.stdout, dir, hubURL, recvURL, daemonURL, hookURL, brk.URL(), tokenFile, boot)
+			// The same interpreter for robot-app-assistant's checks as for the robot's apps: without a
+			// package index, the system's (the flags dev was given).
+			var pyFlags string
+			if c.Bool("system-site-packages") {
+				pyFlags = " --python " + c.String("python") + " --system-site-packages"
+			}
+			printDevSummary(e.stdout, dir, hubURL, recvURL, daemonURL, hookURL, brk.URL(), tokenFile, pyFlags, boot)
 		}
 	case r := <-results:
 		running--
@@ -261,6 +273,30 @@ func runDev(c *cli.Context, e *env) error {
 	}
 	fmt.Fprintln(e.stdout, "robothub dev stopped.")
 	return nil
+}
+
+// devMakeEnv is set by make run: a busy port is then named by make's variable (HUB_PORT=...), the
+// way its user gave it, rather than by the flag make passed.
+const devMakeEnv = "ROBOTHUB_DEV_MAKE"
+
+// makeVars are make run's variables for dev's address flags.
+var makeVars = map[string]string{"--hub-addr": "HUB_PORT", "--receiver-addr": "RECEIVER_PORT", "--daemon-port": "DAEMON_PORT", "--broker-addr": "BROKER_PORT"}
+
+// devListenError says why a part of dev cannot listen on addr and which setting picks another
+// port: make run's variable when make started dev, else the flag.
+func devListenError(viaMake bool, what, addr, flag string, err error) string {
+	if viaMake {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Sprintf("%s cannot listen on %s: the port is in use (by another robothub hub serve, robothub dev or make run?); choose a free one with make run %s=PORT",
+				what, addr, makeVars[flag])
+		}
+		return fmt.Sprintf("%s cannot listen on %s (make run %s=PORT): %v", what, addr, makeVars[flag], err)
+	}
+	msg := cliapp.ListenError(what, addr, flag, err)
+	if flag == "--daemon-port" { // a port, not an address
+		msg = strings.Replace(msg, "127.0.0.1:PORT", "PORT", 1)
+	}
+	return msg
 }
 
 // devSecret is the receiver's secret: $WEBHOOK_SECRET, else one made on first start and kept in file.
@@ -305,7 +341,7 @@ func waitHealthy(ctx context.Context, urls ...string) error {
 	return nil
 }
 
-func printDevSummary(out io.Writer, dir, hubURL, recvURL, daemonURL, hookURL, brokerURL, tokenFile string, boot *hubemu.BootstrapResult) {
+func printDevSummary(out io.Writer, dir, hubURL, recvURL, daemonURL, hookURL, brokerURL, tokenFile, pyFlags string, boot *hubemu.BootstrapResult) {
 	fmt.Fprintf(out, `
 robothub dev is running (state in %s):
   local hub      %s
@@ -320,15 +356,15 @@ In another terminal, put the CLIs on PATH and point them at the local hub:
   export HF_TOKEN_PATH=%s
 
 Try it: create and publish an app, install it on the robot, then publish a change:
-  robot-app-assistant create my_app ./apps --publish
+  robot-app-assistant create my_app ./apps --publish%s
   curl -X POST '%s/api/apps/install?wait=true' -H 'Content-Type: application/json' -d '{"url": "%s/spaces/%s/my_app"}'
   curl -X POST %s/api/apps/start-app/my_app
   (edit ./apps/my_app/my_app/main.py)
-  robot-app-assistant publish ./apps/my_app        (or git push to %s/spaces/%s/my_app)
+  robot-app-assistant publish ./apps/my_app%s        (or git push to %s/spaces/%s/my_app)
 Every robot of the fleet with my_app reinstalls and restarts it within seconds. Ctrl-C stops everything.
 `, dir, hubURL, brokerURL, brokerURL, brokerURL, recvURL, webhook.RoutePrefix, devFleetRoute, webhook.RoutePrefix, devUpdateRoute, webhook.RoutePrefix, devLogRoute,
 		daemonURL, daemonURL, boot.Webhook.ID, devUser, hookURL,
-		binDir(), hubURL, tokenFile, daemonURL, hubURL, devUser, daemonURL, hubURL, devUser)
+		binDir(), hubURL, tokenFile, pyFlags, daemonURL, hubURL, devUser, daemonURL, pyFlags, hubURL, devUser)
 }
 
 // binDir is the directory of the running robothub, where make build puts robot-app-assistant too.

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net"
+	neturl "net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -275,9 +277,15 @@ func openFleetView(ctx context.Context, c *cli.Context, e *env) (*fleetView, *mq
 	}
 	connectCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
+	// A broker that is not there: said at once, with what to start. The client library retries a
+	// refused connection until its deadline, and the user waited 15 s for "context deadline exceeded".
+	if err := dialBroker(connectCtx, url); err != nil {
+		client.Close(context.Background())
+		return nil, nil, brokerUnreachable(url, err)
+	}
 	if err := client.AwaitConnection(connectCtx); err != nil {
 		client.Close(context.Background())
-		return nil, nil, err
+		return nil, nil, brokerUnreachable(url, err)
 	}
 	topics := fleet.Topics{}
 	if err := client.Subscribe(connectCtx, topics.AllRobots(), topics.AllRollouts(), v.sync); err != nil {
@@ -309,6 +317,38 @@ func openFleetView(ctx context.Context, c *cli.Context, e *env) (*fleetView, *mq
 			return nil, nil, ctx.Err()
 		}
 	}
+}
+
+// dialBroker opens and closes one TCP connection to the broker of raw (mqtt://, mqtts://, ws://,
+// wss://), or says why it cannot.
+func dialBroker(ctx context.Context, raw string) error {
+	u, err := neturl.Parse(raw)
+	if err != nil || u.Hostname() == "" {
+		return nil // the client said what is wrong with it already
+	}
+	port := cmp.Or(u.Port(), map[string]string{"mqtt": "1883", "tcp": "1883", "mqtts": "8883", "ssl": "8883", "tls": "8883", "ws": "80", "wss": "443"}[u.Scheme])
+	if port == "" {
+		return nil
+	}
+	dialCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	conn, err := (&net.Dialer{}).DialContext(dialCtx, "tcp", net.JoinHostPort(u.Hostname(), port))
+	if err != nil {
+		return err
+	}
+	return conn.Close()
+}
+
+// brokerUnreachable says that the broker of raw could not be reached, and what to check: on
+// loopback, robothub dev, which runs the fleet's broker there.
+func brokerUnreachable(raw string, err error) error {
+	hint := "check --broker or " + FleetURLEnv
+	if u, perr := neturl.Parse(raw); perr == nil {
+		if ip := net.ParseIP(u.Hostname()); u.Hostname() == "localhost" || ip != nil && ip.IsLoopback() {
+			hint = "is robothub dev (or make run) running? It runs the fleet's broker on " + DefaultBrokerAddr + "; or " + hint
+		}
+	}
+	return fmt.Errorf("cannot reach the broker at %s (%v): %s", raw, err, hint)
 }
 
 // fleetRobot is one robot of fleet ls --format json.

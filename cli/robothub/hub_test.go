@@ -260,3 +260,29 @@ func TestDeleteAsksOnATerminal(t *testing.T) {
 		t.Fatal("the webhook is still there")
 	}
 }
+
+// A webhook to this machine's loopback or a link-local address is made, with a warning that the
+// hub refuses such deliveries unless it allows them: a newcomer saw only refused deliveries.
+func TestWebhookToLoopbackWarns(t *testing.T) {
+	env := localHub(t)
+	for _, c := range []struct{ url, want string }{
+		{"http://127.0.0.1:7860/webhooks/hello", "warning: 127.0.0.1:7860 is a loopback address: a hub delivers there only when it allows it (the local hub: robothub hub serve --allow-delivery-to 127.0.0.1:7860); the public hub never does"},
+		{"http://localhost/hook", "warning: localhost is a loopback address: a hub delivers there only when it allows it (the local hub: robothub hub serve --allow-delivery-to localhost:80)"},
+		{"http://169.254.169.254/latest", "warning: 169.254.169.254 is a link-local address (such as a cloud metadata service)"},
+		{"https://example.com/hook", ""},
+	} {
+		code, id, stderr := runCLI(t, env, "", "webhooks", "create", "--url", c.url, "--watch", "user:alice", "--format", "quiet")
+		id = strings.TrimSpace(id)
+		if code != exitOK || (c.want == "" && stderr != "") || !strings.Contains(stderr, c.want) {
+			t.Errorf("create --url %s: exit %d, stderr %q, want %q", c.url, code, stderr, c.want)
+			continue
+		}
+		if c.want != "" && !strings.Contains(stderr, "robothub webhooks activity "+id+" says why a delivery was refused") {
+			t.Errorf("create --url %s: the warning does not name the webhook's activity: %q", c.url, stderr)
+		}
+		_, _, stderr = runCLI(t, env, "", "webhooks", "update", id, "--url", c.url)
+		if (c.want == "" && stderr != "") || !strings.Contains(stderr, c.want) {
+			t.Errorf("update --url %s: stderr %q, want %q", c.url, stderr, c.want)
+		}
+	}
+}

@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
 	"strings"
 
 	"github.com/robothub/robothub/cli/cliapp"
@@ -11,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/robothub/robothub/core/hub"
+	"github.com/robothub/robothub/internal/hubemu/delivery"
 	hubhttp "github.com/robothub/robothub/internal/hubemu/http"
 )
 
@@ -189,9 +193,39 @@ Examples:
 			if err != nil {
 				return err
 			}
+			warnRefusedTarget(e, req.URL, w.ID)
 			return printWebhook(e.stdout, format, "Created webhook "+w.ID+".", w, false)
 		}),
 	}
+}
+
+// warnRefusedTarget warns, on stderr, when the webhook's URL names this machine's loopback or a
+// link-local address: the hub accepts the webhook but refuses each delivery to it, as it acts
+// for a hub user (the public hub always; the local hub unless allowed), and a newcomer saw only
+// failed deliveries. The CLI cannot know a local hub's --allow-delivery-to: the warning says when
+// it applies. Names other than localhost resolve at delivery time and are not guessed at here.
+func warnRefusedTarget(e *env, raw, id string) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Hostname() == "" {
+		return
+	}
+	ip, err := netip.ParseAddr(u.Hostname())
+	if strings.EqualFold(u.Hostname(), "localhost") {
+		ip, err = netip.MustParseAddr("127.0.0.1"), nil
+	}
+	if err != nil {
+		return
+	}
+	reason := delivery.RefusedReason(ip)
+	if reason == "" {
+		return
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	fmt.Fprintf(e.stderr, "warning: %s is %s: a hub delivers there only when it allows it (the local hub: robothub hub serve --allow-delivery-to %s); the public hub never does. robothub webhooks activity %s says why a delivery was refused.\n",
+		u.Host, reason, net.JoinHostPort(u.Hostname(), port), id)
 }
 
 // cliWording names flags rather than API fields in a validation error.
@@ -237,6 +271,9 @@ Examples:
 			w, err := cl.Update(c.Context, id, req)
 			if err != nil {
 				return err
+			}
+			if req.URL != nil {
+				warnRefusedTarget(e, *req.URL, w.ID)
 			}
 			return printWebhook(e.stdout, format, "Updated webhook "+w.ID+".", w, false)
 		}),

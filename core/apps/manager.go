@@ -12,12 +12,14 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -78,6 +80,7 @@ type Manager struct {
 
 	updates      updateCache
 	installCount atomic.Uint64 // changes of the venv's apps since start: update checks go stale
+	webPort      atomic.Int32  // the port of the running app's page (AppWebPortEnv); 0: the app's own
 
 	mu           sync.Mutex
 	appEnv       []string // what the daemon adds to its apps' environment (SetAppEnv)
@@ -171,6 +174,13 @@ func (m *Manager) path(name string) string { return filepath.Join(m.cfg.DataDir,
 
 // SetAppEnv sets variables ("NAME=value", such as the daemon's address and token) apps get.
 func (m *Manager) SetAppEnv(vars ...string) {
+	for _, kv := range vars {
+		if v, ok := strings.CutPrefix(kv, AppWebPortEnv+"="); ok {
+			if port, err := strconv.Atoi(v); err == nil && port > 0 && port <= 65535 {
+				m.webPort.Store(int32(port))
+			}
+		}
+	}
 	m.mu.Lock()
 	m.appEnv = append([]string(nil), vars...)
 	m.mu.Unlock()
@@ -212,7 +222,15 @@ func (m *Manager) Prepare(ctx context.Context) error {
 	defer w.Close()
 	// pip's and venv's own lines are for --log-level debug: on a first start some 25 of them came
 	// before robothub dev's banner. Their errors come back with their output's end.
-	m.log.Info("preparing the apps venv", "dir", m.py.VenvDir())
+	// A first start makes the venv and installs the SDK: tens of seconds that robothub dev's user
+	// watched in silence. Say so, and when it is done.
+	began := time.Now()
+	if _, err := os.Stat(m.py.Python()); err != nil {
+		m.log.Info("making the apps venv and installing the robot SDK into it (first start only: 10-30 s)", "dir", m.py.VenvDir())
+	} else {
+		m.log.Info("preparing the apps venv", "dir", m.py.VenvDir())
+	}
+	defer func() { m.log.Info("the apps venv is ready", "in", time.Since(began).Round(100*time.Millisecond)) }()
 	go func() {
 		scanLines(pr, func(line string) { m.log.Debug(line, "source", "venv") })
 		_, _ = io.Copy(io.Discard, pr)
@@ -365,7 +383,18 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// webURL keeps only http(s) custom_app_urls: javascript: would run in the dashboard's origin.
+// The port of the running app's page. Apps name the SDK's default, DefaultAppWebPort, in their
+// custom_app_url (the public SDK's and our template's); two daemons on one machine running such
+// apps collided on it. The daemon gives its apps a port of its own in AppWebPortEnv, which the SDK
+// serves the page on in place of the default, and lists custom_app_url with it. A port other than
+// the default is the app author's choice and stays.
+const (
+	AppWebPortEnv     = "ROBOT_APP_WEB_PORT"
+	DefaultAppWebPort = 8042
+)
+
+// webURL keeps only http(s) custom_app_urls (javascript: would run in the dashboard's origin), with
+// the daemon's page port in place of the default one.
 func (m *Manager) webURL(app string, raw *string) *string {
 	if raw == nil {
 		return nil
@@ -374,6 +403,10 @@ func (m *Manager) webURL(app string, raw *string) *string {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		m.log.Warn("ignoring the app's custom_app_url: not an http(s) URL", "app", app, "custom_app_url", truncate(RedactText(*raw), 200))
 		return nil
+	}
+	if port := m.webPort.Load(); port != 0 && u.Port() == strconv.Itoa(DefaultAppWebPort) {
+		u.Host = net.JoinHostPort(u.Hostname(), strconv.Itoa(int(port)))
+		return new(u.String())
 	}
 	return raw
 }

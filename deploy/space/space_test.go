@@ -240,3 +240,48 @@ func TestSpaceCommand(t *testing.T) {
 		t.Error("the secret leaked into the output")
 	}
 }
+
+// make space ships the repository's files, never a git repository someone cloned inside it (the
+// README's local hub section clones a space): `git ls-files --others` names such a folder, and tar
+// would copy it whole, its .git included.
+func TestSpaceLeavesNestedRepositoriesOut(t *testing.T) {
+	makefile, err := filepath.Abs("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := t.TempDir()
+	git := func(dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	for name, content := range map[string]string{"main.go": "package main\n", "deploy/space/Dockerfile": "FROM scratch\n",
+		"deploy/space/README.md": "---\nsdk: docker\n---\n", "deploy/space/.dockerignore": "*.test\n", "wave/README.md": "# wave\n"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(repo, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(repo, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git(filepath.Join(repo, "wave"), "init", "-q")
+	git(filepath.Join(repo, "wave"), "add", "README.md")
+	git(filepath.Join(repo, "wave"), "commit", "-q", "-m", "first commit")
+	git(repo, "init", "-q")
+	git(repo, "add", "main.go", "deploy")
+	dir := filepath.Join(t.TempDir(), "space")
+	if out, err := exec.Command("make", "-C", repo, "-f", makefile, "space", "SPACE_DIR="+dir).CombinedOutput(); err != nil {
+		t.Fatalf("make space: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "main.go")); err != nil {
+		t.Errorf("the repository's own file is missing: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "wave", ".git")); err == nil {
+		t.Error("make space shipped wave/.git, a repository cloned inside the working tree")
+	}
+}

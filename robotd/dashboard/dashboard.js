@@ -6,7 +6,10 @@
 
 const $ = (id) => document.getElementById(id);
 localStorage.removeItem("robotDaemonToken"); // where pages of earlier daemons kept it
+// Until the daemon has answered, the page says "loading…": "No app installed yet" or "none" beside
+// a running app (its status came first) were falsehoods of the first paint.
 let installed = [];
+let appsLoaded = false; // /api/apps/list has answered once
 let current = null;
 let updates = {}; // app name -> the check-updates entry of an app whose source moved on
 let updatesChecked = false; // a check has run: apps not in updates are up to date
@@ -98,12 +101,14 @@ function appURL(url) {
 
 async function refreshApps() {
   installed = await api("GET", "/api/apps/list");
+  appsLoaded = true;
   renderApps();
 }
 
 let renderedApps = "";
 
 function renderApps() {
+  if (!appsLoaded) return; // index.html's "loading…" stays
   // Re-render only on change, so that buttons do not move under the pointer.
   const running = isActive(current) ? current.info.name : null;
   const busy = !!activeJob;
@@ -162,8 +167,11 @@ function lastUpdate(app, busy) {
       const job = await api("POST", "/api/apps/update/" + encodeURIComponent(app.name));
       followJob(job.job_id, "Updating " + app.name);
     }));
+    // Plain words, as for a failed install; pip's own output is one click away.
+    const why = u.error ? plainError(u.error, [], "The installed version stays.") : "no reason given.";
+    const raw = u.error ? el("details", { className: "raw-error" }, el("summary", { text: "Details" }), el("pre", { className: "log", text: u.error })) : null;
     return el("div", { className: "last-update failed" },
-      el("span", { className: "error", text: "Update" + rev + " failed (" + when + "): " + (u.error || "no reason given") }), " ", retry);
+      el("span", { className: "error", text: "Update" + rev + " failed (" + when + "): " + why }), " ", retry, raw);
   }
   const text = u.status === "done" ? "Updated" + rev + " " + when : "Updating" + rev + " since " + when;
   return el("div", { className: "last-update muted", text });
@@ -361,17 +369,22 @@ function finishJob(job, info) {
   endJob(job);
 }
 
-// plainError says in plain words why a job failed, from its error and pip's messages; the full
-// log stays one click away.
-function plainError(error, lines) {
+// plainError says in plain words why a job failed, from its error and pip's messages, followed by
+// what became of the robot (after); the full log stays one click away.
+function plainError(error, lines, after) {
+  after = after || "Nothing was changed on the robot.";
   const text = error + "\n" + lines.join("\n");
+  const unreachable = /package index (\S+) cannot be reached/.exec(text);
   let m = text.match(/No matching distribution found for ([^\s);,]+)/);
-  if (m) return "This app needs the Python package " + m[1] + ", which the package index does not have (or not in a version that fits). Nothing was changed on the robot.";
-  m = text.match(/(?:Could not|Cannot) (?:find|install)[^\n]*/);
-  if (m) return "pip could not install the app: " + m[0].trim() + ". Nothing was changed on the robot.";
-  m = text.match(/^ERROR: (.+)$/m);
-  if (m) return "pip failed: " + m[1] + ". Nothing was changed on the robot.";
-  return (error.split("\n")[0] || "The job failed.") + " See the full log.";
+  if (m && unreachable) return "The robot cannot reach the package index (" + unreachable[1] + ") to get the Python package " + m[1] + " this app needs. " + after;
+  if (m) return "This app needs the Python package " + m[1] + ", which the package index does not have (or not in a version that fits). " + after;
+  if (unreachable) return "The robot cannot reach the package index (" + unreachable[1] + ") to get what this app needs. " + after;
+  m = text.match(/No module named '([^']+)'/);
+  if (m) return "The app needs the Python module " + m[1] + ", which is not installed on the robot. " + after;
+  m = text.match(/(?:Could not|Cannot) (?:find|install) ([^\n;(]*)/);
+  if (m) return "The app's Python packages could not be installed (" + m[1].trim() + "). " + after;
+  if (/^ERROR: |exited with code/m.test(text)) return "Installing the app's Python packages failed. " + after + " The details say why.";
+  return (error.split("\n")[0] || "The job failed.") + " " + after;
 }
 
 async function resumeJob() {
@@ -418,6 +431,7 @@ async function refreshCurrent() {
   // A new run (a start, a restart, a startup app) gets a fresh output view.
   const newRun = current && (!prev || prev.info.name !== current.info.name || (isActive(current) && !isActive(prev)) || !logRun);
   if (newRun) followAppLog();
+  else if (!current && !logRun) $("app-log").replaceChildren(el("span", { className: "muted", text: "No app is running: start one to see its output here." }));
   renderCrash();
   renderApps();
 }
@@ -570,6 +584,8 @@ function drawRobot() {
   $("svg-head").setAttribute("transform", `translate(${hx.toFixed(2)} ${hy.toFixed(2)}) rotate(${(-deg(h.roll)).toFixed(2)})`);
   $("svg-eyes").setAttribute("transform", `translate(${(12 * Math.sin(h.yaw)).toFixed(2)} ${(18 * Math.sin(h.pitch)).toFixed(2)})`);
   const [right, left] = s.antennas_position;
+  // Each antenna turns about its own base on the head (its x1, y1), so that it stays on the head
+  // at any angle.
   $("svg-antenna-right").setAttribute("transform", `rotate(${deg(right).toFixed(2)} -22 -28)`);
   $("svg-antenna-left").setAttribute("transform", `rotate(${(-deg(left)).toFixed(2)} 22 -28)`);
   const bx = 60 * Math.sin(Math.max(-Math.PI / 2, Math.min(Math.PI / 2, s.body_yaw)));

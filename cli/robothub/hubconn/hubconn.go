@@ -118,7 +118,11 @@ func UserError(cl *hub.Client, err error) error {
 	case errors.As(err, &te) && !errors.Is(err, context.Canceled):
 		hint = "cannot reach the hub at " + cl.Endpoint()
 		if isLoopback(cl.Endpoint()) {
-			hint += ": is robothub hub serve running there?"
+			hint += ": is robothub hub serve (or robothub dev, make run) running there?"
+		} else if strings.TrimRight(cl.Endpoint(), "/") == strings.TrimRight(hub.DefaultEndpoint, "/") {
+			// HF_ENDPOINT unset means the public hub: a newcomer who meant the local one saw only
+			// retries against it.
+			hint += " (the public hub: HF_ENDPOINT and --endpoint are not set; for the local hub, export HF_ENDPOINT=http://127.0.0.1:7861 as robothub dev prints)"
 		}
 	}
 	if hint != "" {

@@ -105,6 +105,10 @@ func (e *RefusedTargetError) Error() string {
 		e.Addr, e.Reason, e.Addr)
 }
 
+// RefusedReason says why ip is not a target of deliveries unless allowed ("a loopback address"),
+// or "" when it is one: the CLI warns about a webhook URL the hub will refuse.
+func RefusedReason(ip netip.Addr) string { return refusedReason(ip) }
+
 // refusedReason says why ip is not a target of deliveries by default, or "".
 func refusedReason(ip netip.Addr) string {
 	ip = ip.Unmap()

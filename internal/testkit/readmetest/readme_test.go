@@ -31,11 +31,11 @@ var skipped = map[string]string{
 }
 
 // The README's fixed ports: each run gets free ones instead, in the blocks' text and in make's
-// variables (make run HUB_PORT=... RECEIVER_PORT=... DAEMON_PORT=... BROKER_PORT=...); 8001 is the
-// second robot's, in the blocks only.
+// variables (make run HUB_PORT=... RECEIVER_PORT=... DAEMON_PORT=... BROKER_PORT=..., make lambda-run
+// LAMBDA_PORT=...); 8001 is the second robot's, in the blocks only.
 var readmePorts = []struct{ port, makeVar string }{
 	{"7861", "HUB_PORT"}, {"7860", "RECEIVER_PORT"}, {"8000", "DAEMON_PORT"}, {"1883", "BROKER_PORT"},
-	{"8080", "GCF_PORT"}, {"8001", ""},
+	{"8080", "GCF_PORT"}, {"9000", "LAMBDA_PORT"}, {"9001", "LAMBDA_API_PORT"}, {"8001", ""},
 }
 
 // TestREADME runs every shell block of README.md as written, in order, as a newcomer pastes them:
@@ -124,9 +124,11 @@ func (p portMap) rewrite(s string) string {
 	return p.re.ReplaceAllStringFunc(s, func(m string) string { return p.to[m] })
 }
 
-// runnerEnv is the blocks' environment: the test's own, without the user's hub, token and daemon
-// settings, with a fresh HOME, the Go caches kept (builds stay quick), free ports in make's
-// variables, and python3 as Debian's with its site packages (python3Shim).
+// runnerEnv is the blocks' environment, a newcomer's: the test's own, without the user's hub, token,
+// daemon and pip settings, with a fresh HOME (so no git identity either), the machine's PATH and
+// python3 with bin/ in front, the Go caches kept (builds stay quick), and free ports in make's
+// variables. Nothing else helps: what this machine lacks (a Python index) the README must say how
+// to do without, as the newcomer would read it.
 func runnerEnv(t *testing.T, work string) ([]string, portMap) {
 	home := t.TempDir()
 	var fixed []string
@@ -139,7 +141,8 @@ func runnerEnv(t *testing.T, work string) ([]string, portMap) {
 		k, _, _ := strings.Cut(kv, "=")
 		switch {
 		case strings.HasPrefix(k, "HF_"), strings.HasPrefix(k, "ROBOT_DAEMON_"), strings.HasPrefix(k, "XDG_"),
-			strings.HasPrefix(k, "ROBOTHUB_"), k == "WEBHOOK_SECRET", k == "HOME", k == "PATH", k == "MAKEFLAGS", k == "MFLAGS":
+			strings.HasPrefix(k, "ROBOTHUB_"), strings.HasPrefix(k, "PIP_"), strings.HasPrefix(k, "GIT_"),
+			k == "WEBHOOK_SECRET", k == "HOME", k == "PATH", k == "MAKEFLAGS", k == "MFLAGS":
 			continue
 		}
 		env = append(env, kv)
@@ -158,24 +161,11 @@ func runnerEnv(t *testing.T, work string) ([]string, portMap) {
 			env = append(env, p.makeVar+"="+free)
 		}
 	}
-	shim := t.TempDir()
-	if err := os.WriteFile(filepath.Join(shim, "python3"), []byte(python3Shim), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	// bin/ on PATH, as make run's banner says to do.
-	env = append(env, "HOME="+home, "PATH="+shim+":"+filepath.Join(work, "bin")+":"+os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1",
-		"GIT_AUTHOR_NAME=newcomer", "GIT_AUTHOR_EMAIL=newcomer@example.com",
-		"GIT_COMMITTER_NAME=newcomer", "GIT_COMMITTER_EMAIL=newcomer@example.com")
+	// bin/ on PATH, as make run's banner says to do; the system's git configuration stays out
+	// (a machine's may name a user), so that git knows nobody, as in a fresh account.
+	env = append(env, "HOME="+home, "PATH="+filepath.Join(work, "bin")+":"+os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1")
 	return env, pm
 }
-
-// python3Shim is the blocks' python3. No Python index is reachable from this machine, so the
-// SDK's dependencies (numpy, scipy, pydantic, fastapi, uvicorn) come from Debian's packages: venvs
-// are made from /usr/bin/python3 with its site packages, as --system-site-packages would.
-const python3Shim = `#!/bin/sh
-if [ "$1" = "-m" ] && [ "$2" = "venv" ]; then shift 2; exec /usr/bin/python3 -m venv --system-site-packages "$@"; fi
-exec /usr/bin/python3 "$@"
-`
 
 // copyRepo copies the repository's files (tracked, and new ones not ignored: what a clone of this
 // change has) into a fresh directory, as a newcomer's clone.

@@ -93,7 +93,7 @@ class RobotApp(ABC):
                 kwargs.setdefault("media_backend", self.media_backend)
                 robot = Robot(*args, open_session=False, **kwargs)
             if self.custom_app_url and not self.dont_start_webserver:
-                from .webui import WebUI
+                from .webui import DEFAULT_WEB_PORT, WebUI, served_port
 
                 status = getattr(robot, "daemon_status", None) or {}
                 self.web_ui = WebUI(self.custom_app_url, self.settings_app,
@@ -102,9 +102,13 @@ class RobotApp(ABC):
                     self.web_ui.start()
                 except OSError as e:
                     self.web_ui = None
+                    port = WebUI.port_of(self.custom_app_url)
+                    hint = ("change custom_app_url" if port != DEFAULT_WEB_PORT else
+                            f"another daemon's app on this machine? the daemon serves it on port {served_port(port)}: "
+                            "pick another with robot-daemon --app-web-port")
                     raise RuntimeError(
                         f"cannot serve the web UI on custom_app_url {self.custom_app_url}: {e} "
-                        "(is another program using the port? change custom_app_url)"
+                        f"(is another program using the port? {hint})"
                     ) from e
             if owned:
                 robot._open_session()

@@ -142,8 +142,24 @@ class _Guard:
         await send({"type": "http.response.body", "body": body})
 
 
+# The page port apps name by default (the public SDK's custom_app_url). A daemon gives its app a
+# port of its own in ROBOT_APP_WEB_PORT (its --app-web-port: its port + 42 unless set), served in
+# place of this one, so that two daemons on one machine running such apps do not collide.
+DEFAULT_WEB_PORT = 8042
+WEB_PORT_ENV = "ROBOT_APP_WEB_PORT"
+
+
+def served_port(port: int) -> int:
+    """The port a page asked on ``port`` is served on: the daemon's in place of the default."""
+    given = os.environ.get(WEB_PORT_ENV, "")
+    if port == DEFAULT_WEB_PORT and given.isdigit() and 0 < int(given) < 65536:
+        return int(given)
+    return port
+
+
 class WebUI:
-    """Serves a FastAPI app on the host and port of ``url`` with uvicorn in a background thread."""
+    """Serves a FastAPI app on the host and port of ``url`` with uvicorn in a background thread
+    (the default port 8042 becomes the daemon's, see ``served_port``)."""
 
     def __init__(self, url: str, app: Any, loopback_only: bool = False) -> None:
         parsed = urllib.parse.urlsplit(url)
@@ -156,10 +172,18 @@ class WebUI:
         # machine is on: serve it on loopback like the daemon.
         if loopback_only and self.host in ("0.0.0.0", "::"):
             self.host = "127.0.0.1" if self.host == "0.0.0.0" else "::1"
-        self.port = parsed.port
+        self.port = served_port(parsed.port)
         self.app = app
         self._server: Any = None
         self._thread: Optional[threading.Thread] = None
+
+    @staticmethod
+    def port_of(url: str) -> Optional[int]:
+        """The port ``url`` names, or None."""
+        try:
+            return urllib.parse.urlsplit(url).port
+        except ValueError:
+            return None
 
     def start(self, timeout: float = 10.0) -> None:
         """Start serving; raises OSError when the port is taken. Returns once uvicorn serves."""

@@ -249,6 +249,19 @@ class RobotAppTest(unittest.TestCase):
         self.assertEqual(WebUI("http://[::]:8042", None, loopback_only=True).host, "::1")
         self.assertEqual(WebUI("http://192.0.2.7:8042", None, loopback_only=True).host, "192.0.2.7")
 
+    def test_web_ui_default_port_is_the_daemons(self):
+        # Two daemons on one machine each give their app a page port of their own: the SDK serves
+        # a page asked on the default 8042 there, and a port the app chose stays.
+        from unittest import mock
+
+        from robot_sdk.webui import WebUI
+
+        with mock.patch.dict(os.environ, {"ROBOT_APP_WEB_PORT": "8043"}):
+            self.assertEqual(WebUI("http://0.0.0.0:8042", None).port, 8043)
+            self.assertEqual(WebUI("http://0.0.0.0:9123", None).port, 9123)
+        with mock.patch.dict(os.environ, {"ROBOT_APP_WEB_PORT": ""}):
+            self.assertEqual(WebUI("http://0.0.0.0:8042", None).port, 8042)
+
     def test_web_ui_port_in_use_is_a_clear_error(self):
         import socket
 
