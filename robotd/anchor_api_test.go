@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"image/jpeg"
 	"io"
 	"math"
@@ -128,22 +129,32 @@ func TestCorruptStartupConfigDoesNotStopTheDaemon(t *testing.T) {
 	}
 }
 
-// start-app evicts a remote SDK session as the anchor's does; start-app/no-evict refuses.
-func TestStartEvictsARemoteSessionUnlessNoEvict(t *testing.T) {
+// An SDK client holds no app slot: the anchor lets any number of them drive the robot beside its
+// app. start-app and start-app/no-evict both start the app with a client connected, and its
+// session lives on; a second app is refused, not the client.
+func TestSDKClientsDoNotHoldTheAppSlot(t *testing.T) {
 	d := startServer(t, serverOptions{})
 	d.install("coop_app")
-	var s struct{ ID, Kind string }
+	var s, s2 struct{ ID, Kind string }
 	if code := d.call("POST", "/api/sessions", map[string]any{"client": "notebook"}, &s); code != 200 || s.Kind != "remote" {
 		t.Fatalf("session: %d %+v", code, s)
 	}
-	d.expectError("POST", "/api/apps/start-app/coop_app/no-evict", nil, 400, "The robot is in use by a remote SDK session (notebook)")
-	var st appStatus
-	if code := d.call("POST", "/api/apps/start-app/coop_app", nil, &st); code != 200 || st.Info.Name != "coop_app" {
-		t.Fatalf("start-app with a remote session: %d %+v", code, st)
+	if code := d.call("POST", "/api/sessions", map[string]any{"client": "laptop"}, &s2); code != 200 || s2.Kind != "remote" {
+		t.Fatalf("a second client's session: %d %+v, want it open beside the first", code, s2)
 	}
-	d.expectError("POST", "/api/sessions/"+s.ID+"/heartbeat", nil, 404, "not found or expired")
+	var st appStatus
+	if code := d.call("POST", "/api/apps/start-app/coop_app/no-evict", nil, &st); code != 200 || st.Info.Name != "coop_app" {
+		t.Fatalf("start-app/no-evict with SDK clients connected: %d %+v", code, st)
+	}
+	if code := d.call("POST", "/api/sessions/"+s.ID+"/heartbeat", nil, nil); code != 200 {
+		t.Fatalf("the client's heartbeat after an app started: %d, want its session alive", code)
+	}
 	d.waitState(10*time.Second, "running")
-	d.expectError("POST", "/api/apps/start-app/coop_app/no-evict", nil, 400, "An app is already running")
+	d.expectError("POST", "/api/apps/start-app/coop_app", nil, 400, "An app is already running")
+	d.call("POST", "/api/apps/stop-current-app", nil, nil)
+	if code := d.call("POST", "/api/apps/start-app/coop_app", nil, &st); code != 200 {
+		t.Fatalf("start-app with SDK clients connected: %d", code)
+	}
 	d.call("POST", "/api/apps/stop-current-app", nil, nil)
 	var current json.RawMessage
 	if d.call("GET", "/api/apps/current-app-status", nil, &current); string(current) != "null" {
@@ -443,5 +454,28 @@ func TestMotionRoutes(t *testing.T) {
 	var running []struct{ UUID string }
 	if code := d.call("GET", "/api/move/running", nil, &running); code != 200 {
 		t.Fatalf("running moves: %d", code)
+	}
+}
+
+// The app store's listing of the hub's spaces answers for the hub when the hub fails, as the other
+// routes that call it do: 503 naming a hub that cannot be reached, 502 one that answers an error;
+// never the daemon's own 500.
+func TestListAvailableFromAHubThatFailsNamesTheHub(t *testing.T) {
+	down := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"error": "internal error"}`, http.StatusInternalServerError)
+	}))
+	t.Cleanup(failing.Close)
+	for _, c := range []struct {
+		hub  string
+		code int
+		want string
+	}{
+		{down, 503, "the app catalog: the hub " + down + " cannot be reached"},
+		{failing.URL, 502, "the app catalog: the hub " + failing.URL + " failed the listing"},
+	} {
+		d := startDaemon(t, daemonOptions{args: []string{"--hub-url", c.hub, "--preload-moves", "none"}})
+		d.expectError("GET", "/api/apps/list-available/hf_space", nil, c.code, c.want)
+		d.expectError("GET", "/api/apps/list-available/hf_space?refresh=true", nil, c.code, c.want)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -349,4 +350,69 @@ func runTemplateApp(t *testing.T, d *daemon, dir, name string, port int) {
 	if took := time.Since(stopAsked); took > 5*time.Second {
 		t.Fatalf("the app took %v to stop, want ≤ 5 s", took)
 	}
+}
+
+// An SDK client that turns the motors off and is then killed leaves the robot asleep, not awake
+// with limp motors, and so does daemon/stop?goto_sleep=false; the simulated head still follows
+// the next client's targets in every motor mode, as the anchor's simulators do.
+func TestAKilledClientLeavesNoAwakeRobotWithItsMotorsOff(t *testing.T) {
+	d := systemSiteDaemon(t)
+	path := filepath.Join(t.TempDir(), "limp_and_die.py")
+	if err := os.WriteFile(path, []byte(`import os, signal
+from robot_sdk import Robot
+robot = Robot(media_backend="no_media")
+robot.disable_motors()
+print("motors off", flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := runScript(t, d, sharedVenv, path)
+	if err := <-s.done; err == nil || !s.stdout.has(regexp.MustCompile("motors off")) {
+		t.Fatalf("the script was not killed after turning the motors off: %v\n%s\n%s", err, s.stdout, s.stderr.String())
+	}
+	if st := d.robot(); st.Awake || st.ControlMode != "disabled" {
+		t.Fatalf("after the client died: awake=%v mode=%s, want asleep with the motors disabled", st.Awake, st.ControlMode)
+	}
+	follows := func(yaw float64) {
+		t.Helper()
+		if code := d.call("POST", "/api/move/set_target", map[string]any{"target_head_pose": map[string]float64{"yaw": yaw}}, nil); code != 200 {
+			t.Fatalf("set_target: %d", code)
+		}
+		d.waitRobot(5*time.Second, fmt.Sprintf("the head at yaw %.1f with the motors %s", yaw, motorMode(d)), func(s robotState) bool {
+			return math.Abs(s.HeadPose.Yaw-yaw) < 1e-3
+		})
+	}
+	follows(0.5)
+
+	for _, call := range []string{"/api/daemon/stop?goto_sleep=false", "/api/daemon/start?wake_up=false"} {
+		if code := d.call("POST", call, nil, nil); code != 200 {
+			t.Fatalf("%s: %d", call, code)
+		}
+	}
+	if st := d.robot(); st.Awake || st.ControlMode != "disabled" {
+		t.Fatalf("after daemon/stop?goto_sleep=false and daemon/start?wake_up=false: awake=%v mode=%s, want asleep with the motors disabled", st.Awake, st.ControlMode)
+	}
+	follows(-0.4)
+}
+
+// The anchor's examples/sequence.py run after another example that was killed while it held the
+// motors in gravity compensation still turns the simulated head: its yaw oscillation peaks at
+// 0.7 rad (it froze at 0.000 rad when the simulation left limp joints where they were).
+func TestAnchorSequenceAfterAKilledExample(t *testing.T) {
+	compliant := writeAnchorExample(t, "reachy_compliant_demo.py")
+	sequence := writeAnchorExample(t, "sequence.py")
+	d := systemSiteDaemon(t, "scipy")
+	first := runScript(t, d, sharedVenv, compliant)
+	waitFor(t, 20*time.Second, "gravity compensation", first, func() bool { return motorMode(d) == "gravity_compensation" })
+	_ = first.cmd.Process.Kill()
+	<-first.done
+
+	s := runScript(t, d, sharedVenv, sequence)
+	peak := 0.0
+	waitFor(t, 30*time.Second, "the yaw oscillation's peak of 0.7 rad", s, func() bool {
+		peak = math.Max(peak, math.Abs(d.robot().HeadPose.Yaw))
+		return peak > 0.65
+	})
+	s.interrupt(t)
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -216,15 +217,14 @@ with Robot() as r:
 		}
 		close(lines)
 	}()
-	// While the script holds its session, apps cannot start.
+	// The script's session is listed; it holds no app slot.
 	deadline := time.Now().Add(10 * time.Second)
-	for d.daemonStatus().Slot.State != "remote_session" && time.Now().Before(deadline) {
+	for len(d.daemonStatus().Sessions) == 0 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if s := d.daemonStatus(); s.Slot.State != "remote_session" || !strings.HasPrefix(s.Slot.Holder, "robot_sdk/") {
-		t.Fatalf("slot with a remote SDK session: %+v", s.Slot)
+	if s := d.daemonStatus(); len(s.Sessions) != 1 || !strings.HasPrefix(s.Sessions[0].Client, "robot_sdk/") || s.Slot.State != "free" {
+		t.Fatalf("status with an SDK script connected: slot %+v, sessions %+v", s.Slot, s.Sessions)
 	}
-	d.expectError("POST", "/api/apps/start-app/coop_app/no-evict", nil, 400, "The robot is in use by a remote SDK session (robot_sdk/")
 	stdin.Write([]byte("\n"))
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("script: %v", err)
@@ -311,5 +311,46 @@ func TestWebUIApp(t *testing.T) {
 	d.call("POST", "/api/apps/stop-current-app", nil, nil)
 	if _, err := http.Get(webUIAppURL + "/"); err == nil {
 		t.Fatal("the web UI still answers after the app stopped")
+	}
+}
+
+// An apps venv that cannot import the SDK's own dependencies (numpy, FastAPI: no system site
+// packages, offline, no wheels of them): the daemon's status says so, and installing an app that
+// requires robot-sdk fails naming them, instead of "completed successfully" and an app that then
+// dies at import. An app that does not require the SDK still installs.
+func TestInstallNeedsTheSDKsDependencies(t *testing.T) {
+	d := startDaemon(t, daemonOptions{venv: filepath.Join(t.TempDir(), "apps_venv"), args: []string{"--system-site-packages=false", "--offline"}})
+	var st struct {
+		Warnings []string `json:"warnings"`
+	}
+	d.call("GET", "/api/daemon/status", nil, &st)
+	if len(st.Warnings) != 1 || !strings.Contains(st.Warnings[0], "the robot SDK's dependencies are not all in the apps venv") ||
+		!strings.Contains(st.Warnings[0], "numpy>=1.24,<3") || !strings.Contains(st.Warnings[0], "fastapi>=0.92") {
+		t.Fatalf("status warnings %q, want the SDK's missing dependencies named", st.Warnings)
+	}
+
+	okApp, err := filepath.Abs(filepath.Join("testdata", "apps", "ok_app"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var created struct {
+		JobID string `json:"job_id"`
+	}
+	d.call("POST", "/api/apps/install", map[string]string{"url": okApp}, &created)
+	j := d.waitJob(created.JobID)
+	if j.Status != "failed" || j.Error == nil || !strings.Contains(*j.Error, "ok-app requires robot-sdk, whose requirements") ||
+		!strings.Contains(*j.Error, "numpy>=1.24,<3") || !strings.Contains(*j.Error, "fastapi>=0.92") {
+		t.Fatalf("install of an app requiring robot-sdk: %s %v, want failed naming numpy and fastapi\n%s", j.Status, deref(j.Error), strings.Join(j.Logs, "\n"))
+	}
+	var listed []struct {
+		Name string `json:"name"`
+	}
+	if d.call("GET", "/api/apps/list", nil, &listed); len(listed) != 0 {
+		t.Fatalf("installed apps after the failed install: %+v", listed)
+	}
+
+	d.call("POST", "/api/apps/install", map[string]string{"url": testdataApp("coop_app")}, &created)
+	if j := d.waitJob(created.JobID); j.Status != "done" {
+		t.Fatalf("install of an app that does not require the SDK: %s %v\n%s", j.Status, deref(j.Error), strings.Join(j.Logs, "\n"))
 	}
 }

@@ -513,6 +513,10 @@ type slotInfo struct {
 		State  string `json:"state"`
 		Holder string `json:"holder"`
 	} `json:"slot"`
+	Sessions []struct {
+		Kind   string `json:"kind"`
+		Client string `json:"client"`
+	} `json:"sessions"`
 	Version    string `json:"version"`
 	SDKVersion string `json:"sdk_version"`
 	RobotAwake bool   `json:"robot_awake"`

@@ -16,6 +16,7 @@ import (
 	"github.com/robothub/robothub/internal/testkit/hubtest"
 
 	"github.com/robothub/robothub/adapters/mqtt"
+	"github.com/robothub/robothub/adapters/mqtt/broker"
 	"github.com/robothub/robothub/core/fleet"
 	hubclient "github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/webhook"
@@ -27,10 +28,12 @@ import (
 )
 
 // fleetACL gives the receiver the spaces' topics and the robots' statuses, and each robot the
-// wave topics of its app's space and its own status and presence, as deploy/mosquitto/robothub.acl
-// does; the operator here may also write the spaces' topics, to play a forger who has them.
+// wave topics of its app's space, the app store's change notices and its own status and presence,
+// as deploy/mosquitto/robothub.acl does; the operator here may also write the spaces' topics, to
+// play a forger who has them.
 const fleetACL = `pattern write robothub/v1/robots/%u/status
 pattern write robothub/v1/robots/%u/online
+pattern read robothub/v1/spaces/catalog
 
 user receiver
 topic readwrite robothub/v1/spaces/#
@@ -262,4 +265,36 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// Two robots with one fleet id (flashed from one image, or an id copied by hand): the second takes
+// the broker session; the first says so in its log and its status and leaves the fleet, rather
+// than take the session back and be thrown out again, forever.
+func TestTwoRobotsWithOneFleetIDAreReportedNotFought(t *testing.T) {
+	b, err := broker.Start("127.0.0.1:0", slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// After the daemons (cleanups run last first): the broker's Close waits for its clients.
+	t.Cleanup(func() { b.Close() })
+	args := []string{"--fleet", b.URL(), "--fleet-id", "robot-twin"}
+	first := startDaemon(t, daemonOptions{args: args})
+	first.waitLog(10*time.Second, `msg="mqtt: connected"`)
+	second := startDaemon(t, daemonOptions{args: args})
+	second.waitLog(10*time.Second, `msg="mqtt: connected"`)
+
+	const conflict = "fleet: another robot joined the fleet with this robot's id robot-twin and took its session"
+	first.waitFor(10*time.Second, "the conflict in the first robot's status", func() bool {
+		var st struct {
+			Warnings []string `json:"warnings"`
+		}
+		first.call("GET", "/api/daemon/status", nil, &st)
+		return len(st.Warnings) == 1 && strings.HasPrefix(st.Warnings[0], conflict)
+	})
+	if log := first.log.String(); !strings.Contains(log, "not reconnecting") || !strings.Contains(log, conflict) {
+		t.Fatalf("the first robot's log does not say it left the session to the other:\n%s", log)
+	}
+	if strings.Contains(second.log.String(), "took the session over") {
+		t.Fatalf("the second robot was thrown out in return:\n%s", second.log.String())
+	}
 }

@@ -2,8 +2,6 @@ package robotd
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"io/fs"
 	"net/http"
@@ -17,6 +15,7 @@ import (
 	"github.com/google/renameio/v2"
 
 	"github.com/robothub/robothub/core/hub"
+	"github.com/robothub/robothub/internal/machineid"
 
 	"github.com/robothub/robothub/robotd/httpapi"
 )
@@ -95,16 +94,11 @@ func writeFileAtomic(path string, data []byte, perm fs.FileMode) error {
 	return renameio.WriteFile(path, data, perm, renameio.WithStaticPermissions(perm))
 }
 
-// hardwareID names this machine without revealing its machine id: the first 16 hex digits of the
-// SHA-256 of /etc/machine-id (or the Raspberry Pi's serial number), nil when there is neither.
+// hardwareID names this machine without revealing its machine id (internal/machineid: the first 16
+// hex digits of the SHA-256 of /etc/machine-id or the board's serial number), nil when there is
+// neither.
 func hardwareID() *string {
-	for _, p := range []string{"/etc/machine-id", "/sys/firmware/devicetree/base/serial-number"} {
-		data, err := os.ReadFile(p)
-		if err != nil || len(strings.TrimSpace(strings.Trim(string(data), "\x00"))) == 0 {
-			continue
-		}
-		sum := sha256.Sum256([]byte(strings.TrimSpace(strings.Trim(string(data), "\x00"))))
-		id := hex.EncodeToString(sum[:8])
+	if id, _ := machineid.ID(); id != "" {
 		return &id
 	}
 	return nil

@@ -3,12 +3,16 @@ package robotd_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"math"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -325,3 +329,75 @@ func TestHardwareConfigWithoutEndIsRefused(t *testing.T) {
 // process: under -race on a loaded machine, that process answers later than a motor does, and the
 // default 5 ms made every motor flap between silent and answering (make test beside two busy loops).
 const emulatorBusTimeout = "50ms"
+
+// A daemon setting up its motor bus answers its status at once, saying so (the anchor's state
+// "starting"), instead of leaving the client in the listen queue until the bus is up; /healthz
+// answers 503 naming what is being set up (other requests wait for the daemon to run). Here the
+// bus's motors are silent: the setup lasts until the daemon gives up on them.
+func TestStatusAnswersWhileTheMotorBusIsSetUp(t *testing.T) {
+	emu, err := busemu.Start(busemu.Options{Config: hardware.DefaultConfig(), Asleep: true, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emu.Close()
+	for _, m := range hardware.DefaultConfig().Motors {
+		emu.SetSilent(m.ID, true)
+	}
+	port := freePort(t)
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	done := make(chan error, 1)
+	go func() {
+		done <- robotd.Run(context.Background(), []string{"robot-daemon", "--serialport", emu.Path(), "--port", strconv.Itoa(port),
+			"--data-dir", t.TempDir(), "--hub-url", "none", "--no-media", "--no-auth"}, os.Getenv, io.Discard, io.Discard)
+	}()
+	step := "setting up the motor bus on " + emu.Path()
+	var statuses, refusals int
+	for running := true; running; {
+		select {
+		case err = <-done:
+			running = false
+			continue
+		case <-time.After(10 * time.Millisecond):
+		}
+		var st struct {
+			State         string          `json:"state"`
+			Setup         string          `json:"setup"`
+			Backend       string          `json:"backend"`
+			BackendStatus json.RawMessage `json:"backend_status"`
+		}
+		if code, body := get(t, url+"/api/daemon/status"); code == 200 {
+			if json.Unmarshal(body, &st) != nil || st.State != "starting" || st.Setup != step || st.Backend != "hardware" || string(st.BackendStatus) != "null" {
+				t.Fatalf("status while the bus is set up: %s", body)
+			}
+			statuses++
+		}
+		if code, body := get(t, url+"/healthz"); code == 503 {
+			if !strings.Contains(string(body), "robot-daemon is starting ("+step+")") {
+				t.Fatalf("/healthz while the bus is set up: %s", body)
+			}
+			refusals++
+		}
+	}
+	if err == nil || !strings.Contains(err.Error(), "no motor answered on "+emu.Path()) {
+		t.Fatalf("the daemon ended with %v, want no motor answered", err)
+	}
+	if statuses == 0 || refusals == 0 {
+		t.Fatalf("while the bus was set up: %d statuses, %d refusals answered; want both", statuses, refusals)
+	}
+	t.Logf("%d statuses answered while the motor bus was set up", statuses)
+}
+
+// get answers a GET's status and body, checked against docs/robot-api.openapi.json; 0 when the
+// daemon does not answer.
+func get(t *testing.T, url string) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	checkOpenAPI(t, req, resp.StatusCode, resp.Header, body)
+	return resp.StatusCode, body
+}

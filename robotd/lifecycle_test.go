@@ -129,7 +129,7 @@ func countAppProcesses() int {
 }
 
 // Spec state table, row 4: an antenna touch on an asleep robot with a free slot wakes it and
-// starts the startup app; it never replaces a running app or a remote session.
+// starts the startup app; it never replaces a running app.
 func TestAntennaTouchWakesRobotAndStartsStartupApp(t *testing.T) {
 	d := startDaemon(t, daemonOptions{args: []string{"--startup-app", "coop_app", "--no-wake-up-on-start"}})
 	d.install("coop_app", "webui_app")
@@ -141,24 +141,21 @@ func TestAntennaTouchWakesRobotAndStartsStartupApp(t *testing.T) {
 		t.Fatalf("an app started without a touch: %+v", st)
 	}
 
-	// An open remote session holds the slot: the touch neither wakes the robot nor starts the app.
-	var session struct {
-		ID   string `json:"id"`
-		Kind string `json:"kind"`
+	// A running app holds the slot: the touch neither wakes the robot nor starts the startup app.
+	if code := d.call("POST", "/api/apps/start-app/webui_app", nil, nil); code != 200 {
+		t.Fatalf("start webui_app: %d", code)
 	}
-	if code := d.call("POST", "/api/sessions", map[string]any{"client": "remote-notebook"}, &session); code != 200 || session.Kind != "remote" {
-		t.Fatalf("open session: %d %+v", code, session)
-	}
+	d.waitState(10*time.Second, "running")
 	// Asleep, the antennas rest folded at ±3.05 rad, near their ±π limits: a touch pushes them
 	// inwards (left down, right up), or the push is clamped to nothing.
 	d.call("POST", "/api/sim/antenna-touch", map[string]any{"antenna": "left", "delta": -0.6}, nil)
 	d.waitFor(5*time.Second, "the touch, refused for the busy slot", func() bool {
 		return strings.Contains(d.log.String(), "antenna touch: the slot is busy")
 	})
-	if st, s := d.status(), d.robot(); st != nil || s.Awake {
-		t.Fatalf("a touch during a remote session started %+v / woke the robot (awake=%v)", st, s.Awake)
+	if st, s := d.status(), d.robot(); st == nil || st.Info.Name != "webui_app" || s.Awake {
+		t.Fatalf("a touch while an app runs: current app %+v, awake=%v; want webui_app still, asleep", st, s.Awake)
 	}
-	d.call("DELETE", "/api/sessions/"+session.ID, nil, nil)
+	d.stopApp()
 	// Put the antenna back by hand, then touch the other one: each antenna arms on its own, so the
 	// touch counts whether or not the loop has seen the left back at rest yet.
 	rest := d.robot().Antennas[1] + 0.6
@@ -232,6 +229,25 @@ func TestCrashedAppFreesTheSlot(t *testing.T) {
 	}
 	d.waitState(10*time.Second, "running")
 	d.call("POST", "/api/apps/stop-current-app", nil, nil)
+}
+
+// Stopping a crashed app acknowledges the crash, as the anchor's stop does (it accepts an app in
+// error): 200 null, the error is logged and cleared, and current-app-status answers null.
+func TestStoppingACrashedAppClearsItsError(t *testing.T) {
+	d := startDaemon(t, daemonOptions{})
+	d.install("crash_app")
+	if code := d.call("POST", "/api/apps/start-app/crash_app", nil, nil); code != 200 {
+		t.Fatalf("start crash_app: %d", code)
+	}
+	d.waitState(10*time.Second, "error")
+	state, errText := d.stopApp()
+	if state != "error" || !strings.Contains(errText, "calibration file missing") {
+		t.Fatalf("stop of a crashed app logged %s %q, want error with its cause", state, errText)
+	}
+	if st := d.status(); st != nil {
+		t.Fatalf("current-app-status after stopping a crashed app: %+v, want null", st)
+	}
+	d.expectError("POST", "/api/apps/stop-current-app", nil, 400, "No app is currently running")
 }
 
 // An app that ignores SIGINT, and the child it spawned, are killed after the stop timeout.

@@ -319,23 +319,17 @@ func (o *memOutput) Follow(from int) ([]apps.OutputLine, int, bool, <-chan struc
 	return lines, len(o.lines), o.ended, o.changed
 }
 
-func (m *memApps) Start(name string) (apps.AppStatus, error)        { return m.start(name, true) }
-func (m *memApps) StartNoEvict(name string) (apps.AppStatus, error) { return m.start(name, false) }
+func (m *memApps) Start(name string) (apps.AppStatus, error)        { return m.start(name) }
+func (m *memApps) StartNoEvict(name string) (apps.AppStatus, error) { return m.start(name) }
 
-func (m *memApps) start(name string, evict bool) (apps.AppStatus, error) {
+// start is core/apps': SDK clients hold no slot, so nothing is evicted.
+func (m *memApps) start(name string) (apps.AppStatus, error) {
 	info, err := m.app(name)
 	if err != nil {
 		return apps.AppStatus{}, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if evict && m.activeLocked() == nil {
-		for id, s := range m.sessions {
-			if s.Kind == "remote" {
-				delete(m.sessions, id)
-			}
-		}
-	}
 	if err := m.slotBusyLocked(); err != nil {
 		return apps.AppStatus{}, err
 	}
@@ -358,11 +352,6 @@ func (m *memApps) slotBusyLocked() error {
 	if r := m.activeLocked(); r != nil {
 		return fault.Refusedf("An app is already running: '%s' (%s); stop it first: POST /api/apps/stop-current-app, or Stop on the dashboard", r.info.Name, r.state)
 	}
-	for _, s := range m.sessions {
-		if s.Kind == "remote" {
-			return fault.Refusedf("The robot is in use by a remote SDK session (%s)", s.Client)
-		}
-	}
 	return nil
 }
 
@@ -370,6 +359,11 @@ func (m *memApps) Stop() (apps.AppStatus, error) {
 	m.mu.Lock()
 	r := m.activeLocked()
 	if r == nil {
+		if c := m.current; c != nil && c.state == apps.StateError {
+			m.current = nil // as core/apps: a crashed app's stop clears its error
+			m.mu.Unlock()
+			return c.status(), nil
+		}
 		m.mu.Unlock()
 		return apps.AppStatus{}, fault.Refusedf("No app is currently running")
 	}
@@ -412,11 +406,6 @@ func (m *memApps) Slot() apps.SlotInfo {
 	if r := m.activeLocked(); r != nil {
 		return apps.SlotInfo{State: "local_app", Holder: r.info.Name}
 	}
-	for _, s := range m.sessions {
-		if s.Kind == "remote" {
-			return apps.SlotInfo{State: "remote_session", Holder: s.Client}
-		}
-	}
 	return apps.SlotInfo{State: "free"}
 }
 
@@ -434,9 +423,6 @@ func (m *memApps) OpenSession(req apps.SessionRequest) (apps.SessionInfo, error)
 	}
 	if held >= apps.MaxSessionsPerPeer {
 		return apps.SessionInfo{}, fmt.Errorf("%w: this client (%s) has %d open, the most one client may hold; close one (DELETE /api/sessions/<id>) or let it expire", apps.ErrTooManySessions, req.Peer, held)
-	}
-	if err := m.slotBusyLocked(); err != nil {
-		return apps.SessionInfo{}, err
 	}
 	s := memSession{SessionInfo: apps.SessionInfo{ID: m.nextID(), Kind: "remote", Client: req.Client,
 		TTL: apps.DefaultSessionTTL.Seconds(), Opened: time.Now()}, peer: req.Peer}

@@ -135,13 +135,16 @@ func (h *HubMoveLibraries) Preload(ctx context.Context, datasets []string) {
 	}
 }
 
-// checkDatasetID accepts owner/name of letters, digits, '-', '_' and '.' (every move library
-// has an owner).
+// checkDatasetID accepts a repository ID as the hub does: name or owner/name, each part of letters,
+// digits, '-', '_' and '.'.
 func checkDatasetID(id string) error {
-	owner, name, _ := strings.Cut(id, "/")
-	for _, part := range []string{owner, name} {
+	parts := strings.Split(id, "/")
+	if len(parts) > 2 {
+		return fault.Invalidf("dataset %q is not a dataset ID (name or owner/name: letters, digits, '-', '_', '.'): it has %d parts", id, len(parts))
+	}
+	for _, part := range parts {
 		if part == "" || part == "." || part == ".." || strings.Trim(part, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") != "" {
-			return fault.Invalidf("dataset %q is not a dataset ID (owner/name: letters, digits, '-', '_', '.')", id)
+			return fault.Invalidf("dataset %q is not a dataset ID (name or owner/name: letters, digits, '-', '_', '.')", id)
 		}
 	}
 	return nil

@@ -95,6 +95,36 @@ func TestRecordedMoveFromAHubDatasetPlaysOnTheRobot(t *testing.T) {
 	d.expectError("GET", "/api/move/recorded-move-datasets/list/local/bad%20name", nil, 422, "not a dataset ID")
 }
 
+// The anchor declares the dataset of its recorded-move routes as {dataset_name:path}: a name of one
+// segment, one with an encoded slash, or one of three segments reaches the handler, which answers
+// for the dataset (the hub has none of that name; a malformed ID), not the router's bare 404.
+func TestRecordedMoveRoutesTakeAnyDatasetName(t *testing.T) {
+	hubSrv := movesHub(t)
+	d := startServer(t, serverOptions{moves: robotd.NewHubMoveLibraries(newHubClient(t, hubSrv.URL), t.TempDir(), slog.New(slog.DiscardHandler))})
+	d.waitRobot(10*time.Second, "awake and still", func(s robotState) bool { return s.Awake && s.Move == nil })
+
+	var moves []string
+	if code := d.call("GET", "/api/move/recorded-move-datasets/list/local%2Fmoves", nil, &moves); code != 200 || !slices.Contains(moves, "nod") {
+		t.Fatalf("list of local%%2Fmoves: %d %v", code, moves)
+	}
+	var started struct {
+		UUID string `json:"uuid"`
+	}
+	if code := d.call("POST", "/api/move/play/recorded-move-dataset/local%2Fmoves/nod", nil, &started); code != 200 || started.UUID == "" {
+		t.Fatalf("play of local%%2Fmoves/nod: %d %+v", code, started)
+	}
+	d.waitRobot(5*time.Second, "the nod to end", func(s robotState) bool { return s.Move == nil })
+
+	hub := "no such dataset on the hub " + hubSrv.URL
+	d.expectError("GET", "/api/move/recorded-move-datasets/list/moves", nil, 404, "move library moves: "+hub)
+	d.expectError("POST", "/api/move/play/recorded-move-dataset/moves/nod", nil, 404, "move library moves: "+hub)
+	d.expectError("GET", "/api/move/recorded-move-datasets/move/moves/nod", nil, 404, "move library moves: "+hub)
+	d.expectError("GET", "/api/move/recorded-move-datasets/list/local/moves/extra", nil, 422, `dataset "local/moves/extra" is not a dataset ID`)
+	d.expectError("POST", "/api/move/play/recorded-move-dataset/local/moves/extra/nod", nil, 422, `dataset "local/moves/extra" is not a dataset ID`)
+	d.expectError("POST", "/api/move/play/recorded-move-dataset/nod", nil, 404, "name a dataset and a move")
+	d.expectError("POST", "/api/move/play/recorded-move-dataset/local/moves/a%2Fb", nil, 404, "move a/b not found in recorded moves library local/moves")
+}
+
 // The daemon downloads the libraries it is told to preload at start into its data dir, and a
 // daemon started later, with the hub gone, still plays them from there.
 func TestMoveLibrariesArePreloadedAndServedOfflineAfterwards(t *testing.T) {

@@ -41,9 +41,11 @@ func (s *Server) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /api/move/play/wake_up", s.robotAPI.WakeUp)
 	mux.HandleFunc("POST /api/move/play/goto_sleep", s.robotAPI.GotoSleep)
 	mux.HandleFunc("POST /api/move/stop", s.robotAPI.StopMove)
-	mux.HandleFunc("GET /api/move/recorded-move-datasets/list/{owner}/{dataset}", s.robotAPI.ListRecordedMoves)
-	mux.HandleFunc("POST /api/move/play/recorded-move-dataset/{owner}/{dataset}/{move}", s.robotAPI.PlayRecordedMove)
-	mux.HandleFunc("GET /api/move/recorded-move-datasets/move/{owner}/{dataset}/{move}", s.robotAPI.GetRecordedMove)
+	// A dataset's name may hold slashes (the anchor's {dataset_name:path}); a ServeMux wildcard
+	// of many segments must end its pattern, so the move's name is split off in the handler.
+	mux.HandleFunc("GET /api/move/recorded-move-datasets/list/{dataset_name...}", s.robotAPI.ListRecordedMoves)
+	mux.HandleFunc("POST /api/move/play/recorded-move-dataset/{dataset_and_move...}", s.robotAPI.PlayRecordedMove)
+	mux.HandleFunc("GET /api/move/recorded-move-datasets/move/{dataset_and_move...}", s.robotAPI.GetRecordedMove)
 	mux.HandleFunc("GET /api/motors/status", s.robotAPI.MotorStatus)
 	mux.HandleFunc("POST /api/motors/set_mode/{mode}", s.robotAPI.SetMotorMode)
 	mux.HandleFunc("POST /api/audio/start_recording", s.mediaAPI.StartRecording)

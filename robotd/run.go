@@ -381,6 +381,25 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 		return fmt.Errorf("--no-auth: refusing to listen on %s without authentication; listen on 127.0.0.1 or drop --no-auth", ln.Addr())
 	}
 
+	// The listener serves at once: while the motor bus is set up and the apps venv prepared
+	// (seconds on a robot), the status says so rather than keep clients in the listen queue.
+	guard := NewGuard(ServerConfig{Log: log.With("component", "http"), Token: cfg.token, NoAuth: cfg.noAuth,
+		BodyTimeout: cfg.bodyTimeout, AllowedHosts: cfg.allowedHosts})
+	sdkVersion := python.SDKVersion(version.String(), pysdk.Files)
+	boot := NewStarting(guard, StartingInfo{Version: version.String(), SDKVersion: sdkVersion, Backend: backendName(cfg),
+		AppsVenv: cfg.venvDir, Sim: cfg.sim != "", Wireless: cfg.wireless, LoopbackOnly: loopbackOnly, DataDir: cfg.dataDir})
+	srv := &http.Server{
+		Handler:           boot,
+		ConnContext:       boot.ConnContext,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(boot.Listener(ln)) }()
+	defer srv.Close() // a start that fails stops serving; after a start, Shutdown below drains first
+
+	boot.Step(backendStep(cfg))
 	backend, closeBackend, err := openBackend(cfg, log)
 	if err != nil {
 		return err
@@ -413,7 +432,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 			UV: cfg.uv, WheelDirs: wheelDirs}}
 	mgr, err := apps.NewManager(apps.Config{
 		DataDir: cfg.dataDir, Toolchain: venv,
-		StopTimeout: cfg.stopTimeout, SDK: pysdk.Files, SDKVersion: python.SDKVersion(version.String(), pysdk.Files), HubURL: cfg.hubURL,
+		StopTimeout: cfg.stopTimeout, SDK: pysdk.Files, SDKVersion: sdkVersion, HubURL: cfg.hubURL,
 		HubToken:   cfg.hubToken,
 		HTTPClient: &http.Client{Timeout: 30 * time.Second}, Robot: rb, StartupApp: cfg.startupApp,
 		Log: log.With("component", "apps"),
@@ -424,6 +443,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	// Before the apps are listed (their pages' port) and before serving: an app started by the
 	// first request must already get the daemon's URL.
 	mgr.SetAppEnv(appEnv(getenv, ln.Addr(), cfg.token, appWebPort(cfg.appWebPort, ln.Addr()))...)
+	boot.Step("preparing the apps venv " + cfg.venvDir)
 	prepCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	err = mgr.Prepare(prepCtx)
 	cancel()
@@ -431,6 +451,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 		return fmt.Errorf("preparing the apps venv %s: %w", cfg.venvDir, err)
 	}
 
+	boot.Step("starting the API")
 	handovers := make(chan *release.Record, 1)
 	updater, err := newUpdater(cfg, layout, handovers, log.With("component", "update"))
 	if err != nil {
@@ -478,16 +499,9 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 		AllowedHosts: cfg.allowedHosts, Version: version.String(), Wireless: cfg.wireless, Done: done,
 		LoopbackOnly: loopbackOnly, DataDir: cfg.dataDir, HubURL: cfg.hubURL, Sim: cfg.sim != "",
 		Media: devices.media, SoundsDir: filepath.Join(cfg.dataDir, "sounds"), MediaSocket: mediaSocket, WebRTC: rtc,
+		Access: guard,
 	})
-	srv := &http.Server{
-		Handler:           handler,
-		ConnContext:       handler.ConnContext,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(handler.Listener(ln)) }()
+	boot.Ready(handler)
 	listenURL := "http://" + ln.Addr().String()
 	log.Info("robot daemon listening", "url", listenURL, "version", version.String(), "sdk", mgr.SDKVersion(),
 		"backend", rb.BackendName(), "apps_venv", cfg.venvDir, "data_dir", cfg.dataDir, "auth", !cfg.noAuth)
@@ -552,6 +566,31 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 		log.Warn("closing the robot", "err", err)
 	}
 	return nil
+}
+
+// backendName is the name the robot's backend will have (robot.Backend's Name), for the status of
+// a daemon that is still opening it.
+func backendName(cfg config) string {
+	switch cfg.sim {
+	case "sim":
+		return "sim"
+	case "bus":
+		return "emulated-bus"
+	}
+	return "hardware"
+}
+
+// backendStep says what opening cfg's backend does, for the status of a starting daemon.
+func backendStep(cfg config) string {
+	switch {
+	case cfg.sim == "sim":
+		return "starting the simulated robot"
+	case cfg.sim == "bus":
+		return "setting up the motor bus (the emulator on a pty)"
+	case cfg.serialPort != "":
+		return "setting up the motor bus on " + cfg.serialPort
+	}
+	return "setting up the motor bus"
 }
 
 // loopbackHost reports whether a --host names loopback only.

@@ -70,6 +70,19 @@ type ServerConfig struct {
 	// Updater runs the daemon's own updates (nil: none, the update routes say the daemon cannot
 	// update itself).
 	Updater updateapi.Updater
+	// Access checks every request; nil: NewGuard(cfg). The daemon passes the guard that checked
+	// requests while it started (Starting).
+	Access *access.Guard
+}
+
+// NewGuard returns the access checks of cfg's Token, NoAuth, AllowedHosts, BodyTimeout and Log.
+func NewGuard(cfg ServerConfig) *access.Guard {
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return access.New(access.Config{Token: cfg.Token, NoAuth: cfg.NoAuth, UID: os.Getuid(), AllowedHosts: cfg.AllowedHosts,
+		BodyTimeout: cfg.BodyTimeout, Log: log})
 }
 
 // NewServer returns the daemon's HTTP handler.
@@ -82,8 +95,10 @@ func NewServer(cfg ServerConfig) *Server {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	s.access = access.New(access.Config{Token: cfg.Token, NoAuth: cfg.NoAuth, UID: os.Getuid(), AllowedHosts: cfg.AllowedHosts,
-		BodyTimeout: cfg.BodyTimeout, Log: s.log})
+	s.access = cfg.Access
+	if s.access == nil {
+		s.access = NewGuard(cfg)
+	}
 	s.robotAPI = robotapi.New(robotapi.Config{Robot: s.robot, Moves: s.moves, Clients: s.access, Log: s.log, Done: s.done})
 	s.mediaAPI = mediaapi.New(mediaapi.Config{Robot: s.robot, Media: cfg.Media, SoundsDir: cfg.SoundsDir,
 		MediaSocket: cfg.MediaSocket, WebRTC: cfg.WebRTC, Log: s.log})

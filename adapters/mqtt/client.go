@@ -38,9 +38,14 @@ type Config struct {
 	// (retained, QoS 1) when this client goes away without a clean disconnect.
 	Will func(since time.Time) (topic string, payload []byte)
 
-	OnUp      func(c *Client, since time.Time)   // the connection is up (again); must not block
-	OnDown    func()                             // the connection is lost; must not block
-	OnMessage func(topic string, payload []byte) // a message of a subscription; must not block long
+	OnUp   func(c *Client, since time.Time) // the connection is up (again); must not block
+	OnDown func()                           // the connection is lost; must not block
+	// OnTakenOver is called when the broker ends the session because another client connected
+	// with ClientID (MQTT 5's reason 0x8E, session taken over). The client then stops
+	// reconnecting: two clients with one id would otherwise take the session from each other
+	// forever. Must not block.
+	OnTakenOver func()
+	OnMessage   func(topic string, payload []byte) // a message of a subscription; must not block long
 	// ReceiveMaximum is how many QoS 1 messages the broker may send before this client acknowledges
 	// them (MQTT 5's Receive Maximum); default 64. Paho allocates a queue of that many per
 	// connection: the protocol's default, 65,535, cost 524 KB per client (BenchmarkFleetPush).
@@ -154,6 +159,18 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 		},
 		ClientConfig: paho.ClientConfig{
 			ClientID: cfg.ClientID,
+			OnServerDisconnect: func(d *paho.Disconnect) {
+				if d.ReasonCode != sessionTakenOver {
+					return
+				}
+				// Stop before the reconnect (1 s or more away) takes the session back from the other.
+				c.cancel()
+				c.log.Error("mqtt: another client connected with this client id and took the session over: not reconnecting, so that the two do not take it from each other",
+					"client", cfg.ClientID)
+				if cfg.OnTakenOver != nil {
+					cfg.OnTakenOver()
+				}
+			},
 			OnPublishReceived: []func(paho.PublishReceived) (bool, error){func(pr paho.PublishReceived) (bool, error) {
 				if cfg.OnMessage != nil {
 					cfg.OnMessage(pr.Packet.Topic, pr.Packet.Payload)
@@ -268,6 +285,9 @@ func (c *Client) Close(ctx context.Context) error {
 
 // Done is closed once the client has stopped.
 func (c *Client) Done() <-chan struct{} { <-c.ready; return c.cm.Done() }
+
+// sessionTakenOver is MQTT 5's DISCONNECT reason when another client connected with this one's id.
+const sessionTakenOver = 0x8E
 
 // reasonError maps an MQTT 5 reason code of 0x80 or more to core's error kinds.
 func reasonError(what string, code byte, reason string) error {

@@ -97,6 +97,9 @@ func (v *Venv) Resolve(ctx context.Context, log io.Writer, req apps.Resolution) 
 		// so that what the system provides stays the system's; hold the rest where the first run put it.
 		var upgrade []string
 		for _, r := range req.Requirements {
+			if slices.Contains(req.Held, r) {
+				continue
+			}
 			if name := RequirementName(r); name != "" && v.InstalledVersion(name) != "" {
 				upgrade = append(upgrade, r)
 			}

@@ -250,6 +250,34 @@ func TestDevPushUpdatesTheRobot(t *testing.T) {
 	}
 }
 
+// A newly published app appears in the robot's app store at once: the push of a space tagged
+// robot_python_app reaches the fleet route, which tells every robot to refresh its catalog, rather
+// than the app waiting out the 5-minute cache the store's first listing started.
+func TestDevPushOfANewAppRefreshesTheStore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the whole system")
+	}
+	d := startDev(t, t.TempDir())
+	var listed []struct{ Name string }
+	if code := d.call("GET", "/api/apps/list-available/hf_space", nil, &listed); code != 200 || len(listed) != 0 {
+		t.Fatalf("the store before any app is published: %d %+v", code, listed)
+	}
+	published := time.Now()
+	d.publish()
+	wait.For(t, 30*time.Second, "catalog_app in the robot's store", func() bool {
+		listed = nil
+		d.call("GET", "/api/apps/list-available/hf_space", nil, &listed)
+		return len(listed) == 1 && listed[0].Name == "catalog_app"
+	})
+	t.Logf("push to the app listed in the store: %s", time.Since(published).Round(time.Millisecond))
+	if !strings.Contains(d.p.stderr.String(), "an app of the store was pushed") {
+		t.Errorf("the robot did not say why it refreshed its catalog:\n%s", d.p.stderr)
+	}
+	if code := d.p.stop(t); code != 0 {
+		t.Errorf("robothub dev exited with %d after Ctrl-C\n%s", code, d.p.stderr)
+	}
+}
+
 // BenchmarkPushToRunning is the quick start's loop: a git push of a new version of a running app to
 // its space on robothub dev's hub, until the robot runs that version (the hub's webhook, the
 // receiver's robot-update route, the daemon's update and restart). Target: p50 <= 2 s.

@@ -144,10 +144,23 @@ func (m *Manager) install(ctx context.Context, job *Job, src source, upgrade boo
 	job.Logf("Package %s %s provides %s", wheel.Name, wheel.Version, strings.Join(names, ", "))
 	job.Expect(names)
 
-	var reqs []string
+	var reqs, sdkMissing []string
 	for _, r := range wheel.Requires {
 		if normalizeDist(requirementName(r)) == normalizeDist(SDKDistribution) {
-			job.Logf("Requirement %s: the daemon provides robot_sdk %s", r, m.SDKVersion())
+			// The daemon provides the SDK, but not always what the SDK needs: an app that requires
+			// it gets the SDK's requirements that the venv lacks resolved with its own, as pip
+			// would bring them, so that an install the app cannot import after fails here, naming
+			// them. Those the venv has are taken as they are: pip would re-resolve Debian's builds
+			// against their upstream pins (fastapi 0.92 wants a starlette Debian does not ship).
+			if sdkMissing, err = MissingSDKDependencies(ctx, m.py, m.cfg.SDK); err != nil {
+				return nil, err
+			}
+			if len(sdkMissing) == 0 {
+				job.Logf("Requirement %s: the daemon provides robot_sdk %s, and the apps venv has its requirements", r, m.SDKVersion())
+			} else {
+				job.Logf("Requirement %s: the daemon provides robot_sdk %s; its requirements the apps venv lacks are resolved with the app's: %s", r, m.SDKVersion(), strings.Join(sdkMissing, ", "))
+				reqs = append(reqs, sdkMissing...)
+			}
 			continue
 		}
 		reqs = append(reqs, r)
@@ -157,9 +170,13 @@ func (m *Manager) install(ctx context.Context, job *Job, src source, upgrade boo
 	}
 	var deps []Wheel
 	err = step(ctx, job, resolveDeadline, "the dependencies of "+wheel.Name, func(ctx context.Context) (err error) {
-		deps, err = m.py.Resolve(ctx, job, Resolution{Requirements: reqs, Upgrade: upgrade, Dir: filepath.Join(tmp, "deps")})
+		deps, err = m.py.Resolve(ctx, job, Resolution{Requirements: reqs, Upgrade: upgrade, Held: sdkMissing, Dir: filepath.Join(tmp, "deps")})
 		return err
 	})
+	if err != nil && len(sdkMissing) > 0 {
+		return nil, fmt.Errorf("%s requires robot-sdk, whose requirements %s are not in the apps venv and cannot be installed with the app's (%v): %s; the installed version, if any, is unchanged",
+			wheel.Name, strings.Join(sdkMissing, ", "), err, SDKDependenciesHint)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%v; the installed version, if any, is unchanged and keeps working", err)
 	}

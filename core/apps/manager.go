@@ -35,7 +35,7 @@ import (
 // DefaultStopTimeout is how long Stop waits after SIGINT before it kills the app's process group.
 const DefaultStopTimeout = 20 * time.Second
 
-// DefaultSessionTTL is how long a remote SDK session holds the slot without a heartbeat.
+// DefaultSessionTTL is how long an SDK session lasts without a heartbeat.
 const DefaultSessionTTL = 10 * time.Second
 
 // Robot is what the manager needs from the robot: wake it for the startup app, return it to its
@@ -194,6 +194,15 @@ func (m *Manager) Warnings() []string {
 	return slices.Clone(m.warnings)
 }
 
+// Warn logs msg as an error and adds it to Warnings, for the daemon's status: what the operator
+// must act on (another robot took this one's fleet session).
+func (m *Manager) Warn(msg string) {
+	m.log.Error(msg)
+	m.mu.Lock()
+	m.warnings = append(m.warnings, msg)
+	m.mu.Unlock()
+}
+
 // StopTimeout is how long Stop waits after SIGINT.
 func (m *Manager) StopTimeout() time.Duration { return m.cfg.StopTimeout }
 
@@ -239,8 +248,12 @@ func (m *Manager) Prepare(ctx context.Context) error {
 	}
 	if err := m.ensureSDKDependencies(ctx, w); err != nil {
 		// Apps that use no pose or settings page still run: the daemon serves, and says what is
-		// missing and how to bring it.
-		m.log.Warn("the robot SDK's dependencies are not all in the apps venv: apps that use them fail to import them", "err", err)
+		// missing and how to bring it, in its log and its status.
+		msg := "the robot SDK's dependencies are not all in the apps venv: apps that use them fail to import them, and installing an app that requires robot-sdk fails: " + err.Error()
+		m.log.Warn(msg)
+		m.mu.Lock()
+		m.warnings = append(m.warnings, msg)
+		m.mu.Unlock()
 	}
 	m.listMu.Lock()
 	defer m.listMu.Unlock()

@@ -54,13 +54,15 @@ func (m *Manager) activeLocked() *run {
 }
 
 // Start launches app name as `<venv python> -u -m <module>` in its own process group, with the
-// daemon's environment and SetAppEnv's. Refused while an app runs; a remote SDK session is evicted.
-func (m *Manager) Start(name string) (AppStatus, error) { return m.start(name, true) }
+// daemon's environment and SetAppEnv's. Refused while an app runs. SDK clients outside the app
+// hold no slot (OpenSession): they keep their sessions.
+func (m *Manager) Start(name string) (AppStatus, error) { return m.start(name) }
 
-// StartNoEvict is Start, refused while a remote SDK session holds the robot (start-app/no-evict).
-func (m *Manager) StartNoEvict(name string) (AppStatus, error) { return m.start(name, false) }
+// StartNoEvict is the anchor's start-app/no-evict, which refuses where start-app would evict the
+// anchor's relay session. This daemon has no such session to evict, so it is Start.
+func (m *Manager) StartNoEvict(name string) (AppStatus, error) { return m.start(name) }
 
-func (m *Manager) start(name string, evict bool) (AppStatus, error) {
+func (m *Manager) start(name string) (AppStatus, error) {
 	info, err := m.App(name)
 	if err != nil {
 		if job := m.pendingInstall(name); job != nil {
@@ -71,14 +73,7 @@ func (m *Manager) start(name string, evict bool) (AppStatus, error) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	now := time.Now()
-	if evict && !m.closed && m.activeLocked() == nil {
-		for s := m.remoteSessionLocked(now); s != nil; s = m.remoteSessionLocked(now) {
-			m.log.Info("evicting the remote SDK session for an app", "session", s.ID, "client", s.Client, "app", name)
-			delete(m.sessions, s.ID)
-		}
-	}
-	if err := m.slotBusyLocked(now); err != nil {
+	if err := m.slotBusyLocked(); err != nil {
 		return AppStatus{}, err
 	}
 	outR, outW, err := os.Pipe()
@@ -202,8 +197,28 @@ func (m *Manager) endStateLocked(r *run, waitErr error) {
 	}
 }
 
-// Stop sends SIGINT to the app's group, SIGKILL after the stop timeout, then resets the pose.
+// Stop sends SIGINT to the app's group, SIGKILL after the stop timeout, then resets the pose. A
+// crashed app has exited already: stopping it acknowledges the crash, as the anchor's stop does (it
+// accepts an app in error): the error is cleared and the robot goes back to its default pose. An
+// app that ended well is no app to stop.
 func (m *Manager) Stop() (AppStatus, error) {
+	m.mu.Lock()
+	if c := m.current; c != nil && c.state == StateError {
+		m.current = nil
+		st := c.statusLocked()
+		m.mu.Unlock()
+		m.log.Info("cleared the error of the crashed app", "app", c.info.Name)
+		if m.cfg.Robot != nil && m.cfg.Robot.ReturnToDefault() {
+			m.log.Info("returning the robot to its default pose")
+		}
+		return st, nil
+	}
+	m.mu.Unlock()
+	return m.stopActive()
+}
+
+// stopActive stops the app that holds the slot.
+func (m *Manager) stopActive() (AppStatus, error) {
 	m.mu.Lock()
 	r := m.activeLocked()
 	if r == nil {
@@ -254,7 +269,7 @@ func (m *Manager) Stop() (AppStatus, error) {
 
 // Restart stops the running app and starts it again.
 func (m *Manager) Restart() (AppStatus, error) {
-	st, err := m.Stop()
+	st, err := m.stopActive()
 	if err != nil {
 		return AppStatus{}, err
 	}
@@ -272,7 +287,7 @@ func (m *Manager) Close() {
 	m.mu.Lock()
 	m.closed = true
 	m.mu.Unlock()
-	if _, err := m.Stop(); err == nil {
+	if _, err := m.stopActive(); err == nil {
 		m.log.Info("stopped the running app on shutdown")
 	}
 }

@@ -17,7 +17,7 @@ import (
 // Session kinds.
 const (
 	sessionApp    = "app"    // the SDK inside the app the daemon runs: it shares the app's slot
-	sessionRemote = "remote" // any other SDK client: it holds the slot itself
+	sessionRemote = "remote" // any other SDK client: it holds no slot; many may connect at once
 )
 
 // MaxSessionsPerPeer caps one client's sessions, so that a leaking client cannot grow the table.
@@ -53,13 +53,15 @@ type SessionInfo struct {
 
 // SlotInfo says who holds the app slot.
 type SlotInfo struct {
-	State  string `json:"state"` // free, local_app or remote_session
+	State  string `json:"state"` // free or local_app (remote_session is the anchor's relay, which this daemon has not)
 	Holder string `json:"holder,omitempty"`
 }
 
 // OpenSession opens an SDK session, until closed or the TTL passes without a heartbeat. A client in
-// the running app's process group (loopback only) joins the app and marks it running; any other
-// holds the slot as a remote session, refused while an app or another remote session holds it.
+// the running app's process group (loopback only) joins the app and marks it running; any other is
+// a remote session. The app slot is one running app, not one client: as the anchor lets any number
+// of SDK clients drive the robot beside its managed app, remote sessions hold no slot, so a client
+// that died does not lock the next one out for its lease.
 func (m *Manager) OpenSession(req SessionRequest) (SessionInfo, error) {
 	if len(req.Client) > 200 {
 		return SessionInfo{}, fault.Invalidf("client: at most 200 characters")
@@ -86,8 +88,8 @@ func (m *Manager) OpenSession(req SessionRequest) (SessionInfo, error) {
 		if r.state == StateStarting {
 			r.state = StateRunning
 		}
-	} else if err := m.slotBusyLocked(now); err != nil {
-		return SessionInfo{}, err
+	} else if m.closed {
+		return SessionInfo{}, fault.Refusedf("The daemon is shutting down")
 	}
 	m.sessions[s.ID] = s
 	m.log.Info("SDK session opened", "session", s.ID, "kind", s.Kind, "client", s.Client, "app", s.App)
@@ -132,15 +134,12 @@ func (m *Manager) Sessions() []SessionInfo {
 	return out
 }
 
-// Slot says who holds the app slot.
+// Slot says who holds the app slot: the running app, if any.
 func (m *Manager) Slot() SlotInfo {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if r := m.activeLocked(); r != nil {
 		return SlotInfo{State: "local_app", Holder: r.info.Name}
-	}
-	if s := m.remoteSessionLocked(time.Now()); s != nil {
-		return SlotInfo{State: "remote_session", Holder: s.Client}
 	}
 	return SlotInfo{State: "free"}
 }
@@ -154,26 +153,13 @@ func (m *Manager) expireSessionsLocked(now time.Time) {
 	}
 }
 
-func (m *Manager) remoteSessionLocked(now time.Time) *session {
-	m.expireSessionsLocked(now)
-	for _, s := range m.sessions {
-		if s.Kind == sessionRemote {
-			return s
-		}
-	}
-	return nil
-}
-
-// slotBusyLocked returns the refusal for a new holder of the slot, or nil when the slot is free.
-func (m *Manager) slotBusyLocked(now time.Time) error {
+// slotBusyLocked returns the refusal for a new app, or nil when the slot is free.
+func (m *Manager) slotBusyLocked() error {
 	if m.closed {
 		return fault.Refusedf("The daemon is shutting down")
 	}
 	if r := m.activeLocked(); r != nil {
 		return fault.Refusedf("An app is already running: '%s' (%s); stop it first: POST /api/apps/stop-current-app, or Stop on the dashboard", r.info.Name, r.state)
-	}
-	if s := m.remoteSessionLocked(now); s != nil {
-		return fault.Refusedf("The robot is in use by a remote SDK session (%s)", s.Client)
 	}
 	return nil
 }

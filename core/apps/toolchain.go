@@ -84,5 +84,8 @@ type Resolution struct {
 	// Upgrade takes the newest allowed versions of the requirements installed in the venv itself;
 	// those the system provides (through system site packages) stay.
 	Upgrade bool
-	Dir     string // where the wheels go
+	// Held are requirements resolved with the others but never upgraded (the SDK's own, which an
+	// app's update must not move).
+	Held []string
+	Dir  string // where the wheels go
 }

@@ -80,6 +80,9 @@ type AgentConfig struct {
 	Apps     Apps
 	Hub      Hub
 	Log      *slog.Logger
+	// OnCatalog, when set, is called (and must not block) when a push changed an app of the store
+	// (CatalogChange): the daemon refreshes its catalog. The agent then reads the catalog topic.
+	OnCatalog func(CatalogChange)
 
 	Resync      time.Duration // how often installed apps are compared with subscriptions; default 2s
 	StatusEvery time.Duration // a status is published at least this often while connected; default 10m
@@ -181,6 +184,18 @@ func (a *Agent) Disconnected() {
 
 // Handle takes a message from the link. It does not block: the work happens in Run.
 func (a *Agent) Handle(topic string, payload []byte) {
+	if topic == a.cfg.Topics.Catalog() {
+		if a.cfg.OnCatalog == nil || len(payload) == 0 {
+			return
+		}
+		c, err := ParseCatalogChange(payload)
+		if err != nil {
+			a.cfg.Log.Warn("fleet: refusing a catalog message", "topic", topic, "err", err)
+			return
+		}
+		a.cfg.OnCatalog(c)
+		return
+	}
 	if k, ok := a.cfg.Topics.ParseDaemonWave(topic); ok {
 		a.handleDaemon(k, payload)
 		return
@@ -270,6 +285,11 @@ func (a *Agent) sync(ctx context.Context, fresh bool) {
 	if fresh {
 		if err := link.Publish(ctx, a.cfg.Topics.Online(a.cfg.Robot), a.Presence(true, since), true); err != nil {
 			a.cfg.Log.Warn("fleet: publishing presence", "err", err)
+		}
+		if a.cfg.OnCatalog != nil {
+			if err := link.Subscribe(ctx, a.cfg.Topics.Catalog()); err != nil {
+				a.cfg.Log.Warn("fleet: subscribing to the app store's changes: a new app is listed when the catalog's cache expires", "err", err)
+			}
 		}
 		if a.cfg.Releases != nil {
 			if err := link.Subscribe(ctx, a.cfg.Topics.DaemonWaves()); err != nil {

@@ -20,6 +20,7 @@ const DefaultPrefix = "robothub/v1"
 //
 //	<prefix>/spaces/<owner>/<name>/wave/<k>   retained Update of wave k of the space's rollout
 //	<prefix>/spaces/<owner>/<name>/rollout    retained Rollout record, written by the publisher
+//	<prefix>/spaces/catalog                   retained CatalogChange: an app of the store was pushed
 //	<prefix>/daemon/wave/<k>                  retained Update of wave k of a daemon release's rollout
 //	<prefix>/daemon/rollout                   retained Rollout record of the daemon's rollout
 //	<prefix>/robots/<id>/status               retained Status of one robot, written by that robot
@@ -43,6 +44,10 @@ func (t Topics) Wave(space string, k int) string {
 
 // Waves is the filter of every wave of space: what a robot with an app of space subscribes to.
 func (t Topics) Waves(space string) string { return t.prefix() + "/spaces/" + space + "/wave/+" }
+
+// Catalog is the topic every robot reads to learn that the app store (the hub's spaces tagged
+// robot_python_app) changed, so that it lists a new app at once rather than when its cache expires.
+func (t Topics) Catalog() string { return t.prefix() + "/spaces/catalog" }
 
 // Rollout is the topic of space's rollout record.
 func (t Topics) Rollout(space string) string { return t.prefix() + "/spaces/" + space + "/rollout" }

@@ -211,6 +211,33 @@ type Rollout struct {
 	Superseded string    `json:"supersededBy,omitempty"`
 }
 
+// CatalogChange says that a push changed an app of the store: a space tagged robot_python_app.
+// The publisher keeps the last one retained on the catalog topic; a robot refreshes its catalog.
+type CatalogChange struct {
+	V        int       `json:"v"`
+	Space    string    `json:"space"`
+	Revision string    `json:"revision"`
+	Time     time.Time `json:"time"`
+}
+
+// ParseCatalogChange reads and checks a catalog change message.
+func ParseCatalogChange(data []byte) (CatalogChange, error) {
+	var c CatalogChange
+	if err := unmarshal(data, &c, "catalog"); err != nil {
+		return CatalogChange{}, err
+	}
+	if c.V != Version {
+		return CatalogChange{}, fmt.Errorf("catalog message: version %d, want %d", c.V, Version)
+	}
+	if err := CheckSpace(c.Space); err != nil {
+		return CatalogChange{}, fmt.Errorf("catalog message: %w", err)
+	}
+	if err := CheckRevision(c.Revision); err != nil {
+		return CatalogChange{}, fmt.Errorf("catalog message: %w", err)
+	}
+	return c, nil
+}
+
 // key is what the rollout is of: the space, or "daemon".
 func (r Rollout) key() string { return r.update(0, 0, 0).key() }
 

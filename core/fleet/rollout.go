@@ -148,6 +148,24 @@ func (p *Publisher) announce(ctx context.Context, r Rollout) (Rollout, error) {
 	return r, nil
 }
 
+// AnnounceCatalog tells every robot that a push changed space, an app of the store: one retained
+// QoS 1 message on the catalog topic, so that each refreshes its catalog (a new app is listed at
+// once) and a robot that connects later does too.
+func (p *Publisher) AnnounceCatalog(ctx context.Context, space, revision string) error {
+	p.init()
+	if err := CheckSpace(space); err != nil {
+		return err
+	}
+	if err := CheckRevision(revision); err != nil {
+		return err
+	}
+	msg, err := Marshal(CatalogChange{V: Version, Space: space, Revision: revision, Time: p.Now().UTC()})
+	if err != nil {
+		return err
+	}
+	return p.Link.Publish(ctx, p.Topics.Catalog(), msg, true)
+}
+
 func (p *Publisher) publishWave(ctx context.Context, r Rollout, k int, at time.Time) error {
 	w := r.Plan.Waves()[k]
 	u := r.update(k, w[0], w[1])

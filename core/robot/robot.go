@@ -557,6 +557,13 @@ func (r *Robot) setMode(mode MotorMode) {
 	r.mode = mode
 	r.targetAt = time.Now()
 	r.backend.SetMotorMode(mode)
+	if mode == MotorsDisabled && r.awake {
+		// Limp motors hold no pose: a robot whose motors are off is asleep, whoever turned them
+		// off (set_mode, daemon/stop, an SDK client that then died), so that the next client
+		// sees it must wake the robot rather than take a limp robot for an awake one.
+		r.awake = false
+		r.log.Info("motors disabled: the robot is asleep")
+	}
 }
 
 // PushAntenna applies an external push of delta radians to antenna 0 (right) or 1 (left), the anchor SDK's order, as a

@@ -315,12 +315,31 @@ func TestMotorModes(t *testing.T) {
 		if got := r.State().ControlMode; got != robot.MotorsGravityCompensation {
 			t.Fatalf("mode %s", got)
 		}
-		// Limp joints do not follow targets.
-		before := r.State().Antennas
-		_ = r.SetTarget(robot.Target{Antennas: &[2]float64{0, 0}})
-		time.Sleep(100 * time.Millisecond)
-		if after := r.State().Antennas; after != before {
-			t.Fatalf("antennas moved with motors in gravity compensation: %v -> %v", before, after)
+		// The simulation follows targets in every mode, as the anchor's simulators do.
+		want := [2]float64{0.3, -0.3}
+		_ = r.SetTarget(robot.Target{Antennas: &want})
+		time.Sleep(time.Second)
+		if got := r.State().Antennas; got != want {
+			t.Fatalf("antennas at %v in gravity compensation, want the target %v", got, want)
+		}
+		// A hand's push stays while the motors only hold against gravity, until the next target.
+		if err := r.PushAntenna(0, 0.4); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(300 * time.Millisecond)
+		if got := r.State().Antennas[0]; math.Abs(got-0.7) > 1e-9 {
+			t.Fatalf("the pushed antenna is at %v, want where the push left it (0.7)", got)
+		}
+		// Motors off: the robot is asleep, even one that was awake.
+		waitMove(t, r.WakeUp())
+		if !r.State().Awake {
+			t.Fatal("not awake after the wake-up")
+		}
+		if err := r.SetMotorMode(robot.MotorsDisabled); err != nil {
+			t.Fatal(err)
+		}
+		if s := r.State(); s.Awake || s.ControlMode != robot.MotorsDisabled {
+			t.Fatalf("motors off: awake=%v mode=%s, want asleep with the motors disabled", s.Awake, s.ControlMode)
 		}
 	})
 }

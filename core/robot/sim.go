@@ -5,12 +5,15 @@ import (
 	"time"
 )
 
-// Sim is the simulated backend: joints move toward their targets with bounded speed when the
-// motors are enabled and stay where they are (or where a push leaves them) otherwise. Its speaker
-// plays in real time into its microphone, so what is played can be recorded back.
+// Sim is the simulated backend: joints move toward their targets with bounded speed in every
+// motor mode, as the anchor's simulators follow targets whatever the mode. Enabled motors pull a
+// pushed joint back to its target; in the other modes a push (a hand) leaves the joints where it
+// put them until a new target is commanded. A motor switched off alone (SetTorque) stays put. Its
+// speaker plays in real time into its microphone, so what is played can be recorded back.
 type Sim struct {
 	Commands
 	present  Joints
+	follow   bool // outside MotorsEnabled: a target was commanded since the mode switch or the last push
 	last     time.Time
 	speaker  []float32
 	micClock time.Time
@@ -43,7 +46,7 @@ func (s *Sim) Read(now time.Time) Joints {
 		return s.present
 	}
 	s.last = now
-	if s.mode != MotorsEnabled {
+	if s.mode != MotorsEnabled && !s.follow {
 		return s.present
 	}
 	lin, ang := simMaxLinearSpeed*dt, simMaxAngularSpeed*dt
@@ -77,11 +80,33 @@ func approach(v, target, step float64) float64 {
 	return v + math.Copysign(step, d)
 }
 
+// Command implements Backend: a new target is followed in every motor mode.
+func (s *Sim) Command(target Joints) {
+	s.mu.Lock()
+	if target != s.target {
+		s.follow = true
+	}
+	s.target = target
+	s.mu.Unlock()
+}
+
+// SetMotorMode implements Backend: outside MotorsEnabled the joints stay where they are until a
+// new target is commanded.
+func (s *Sim) SetMotorMode(mode MotorMode) {
+	s.mu.Lock()
+	if mode != s.mode {
+		s.follow = false
+	}
+	s.mode = mode
+	s.mu.Unlock()
+}
+
 // PushAntenna implements Pushable: the antenna is displaced by delta radians. Enabled motors pull
-// it back to its target; limp motors leave it there.
+// it back to its target; in the other modes it stays there until a new target is commanded.
 func (s *Sim) PushAntenna(index int, delta float64) {
 	s.mu.Lock()
 	s.present.Antennas[index] = limitAntenna.clamp(s.present.Antennas[index] + delta)
+	s.follow = false
 	s.mu.Unlock()
 }
 

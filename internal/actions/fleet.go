@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/robothub/robothub/core/apps/catalog"
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/fleet"
 	"github.com/robothub/robothub/core/hub"
@@ -138,6 +139,15 @@ func (b *Builder) fleetAction(route, spec string) (webhook.HandlerFunc, error) {
 		msg := fmt.Sprintf("announced %s at %s to the fleet", r.Space, r.Revision)
 		if r.State == fleet.RolloutCanary {
 			msg += fmt.Sprintf(" (canary: %d %% first; the rest when they report)", plan.Canary)
+		}
+		// An app of the store changed (a new one, or a new card): every robot refreshes its
+		// catalog, not only those that have the app.
+		if slices.Contains(p.Repo.Tags, catalog.AppTag) {
+			if err := pub.AnnounceCatalog(ctx, r.Space, r.Revision); err != nil {
+				log.Warn("the app store's change was not announced: robots list it when their catalog's cache expires", "space", r.Space, "err", err)
+			} else {
+				msg += "; the robots' app stores refreshed"
+			}
 		}
 		log.Info("fleet announcement", "space", r.Space, "revision", r.Revision, "rollout", r.ID, "state", r.State)
 		return webhook.Response{Status: http.StatusAccepted, Body: FleetResult{

@@ -22,6 +22,7 @@ import (
 	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/core/fleet"
 	"github.com/robothub/robothub/core/version"
+	"github.com/robothub/robothub/internal/machineid"
 )
 
 // Flags are the daemon's fleet settings, as flags and (for the systemd unit's
@@ -29,8 +30,8 @@ import (
 func Flags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "fleet", Usage: "join a fleet through the MQTT broker at `URL` (mqtt://, mqtts://, ws://, wss://; $ROBOT_FLEET_URL): a push to an installed app's space updates it"},
-		&cli.StringFlag{Name: "fleet-id", Usage: "the robot's id in the fleet: its MQTT client id and status topic (default $ROBOT_FLEET_ID, else the host name)"},
-		&cli.StringFlag{Name: "fleet-name", Usage: "a human name for fleet ls (default the id)"},
+		&cli.StringFlag{Name: "fleet-id", Usage: "the robot's id in the fleet: its MQTT client id and status topic (default $ROBOT_FLEET_ID, else robot-<hardware id>: a hash of /etc/machine-id or the board's serial number, unique per robot)"},
+		&cli.StringFlag{Name: "fleet-name", Usage: "a human name for fleet ls (default the host name)"},
 		&cli.StringFlag{Name: "fleet-username", Usage: "the broker user name (default $ROBOT_FLEET_USERNAME, else the id); the password is $ROBOT_FLEET_PASSWORD or --fleet-password-file"},
 		&cli.StringFlag{Name: "fleet-password-file", Usage: "a file holding the broker password ($ROBOT_FLEET_PASSWORD_FILE)"},
 		&cli.StringFlag{Name: "fleet-ca", Usage: "PEM file of the CAs the broker's certificate is checked against (default the system's; $ROBOT_FLEET_CA)"},
@@ -43,6 +44,7 @@ func Flags() []cli.Flag {
 type Config struct {
 	url, id, name, username, password string
 	tlsFiles                          [3]string // ca, cert, key
+	idWarning                         string    // why the default id may not be unique; "" when it is
 }
 
 var hostnameID = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
@@ -54,15 +56,23 @@ func ConfigFrom(c *cli.Context, getenv func(string) string) (Config, error) {
 	if f.url == "" {
 		return f, nil
 	}
+	host, _ := os.Hostname()
 	f.id = cmp.Or(c.String("fleet-id"), getenv("ROBOT_FLEET_ID"))
 	if f.id == "" {
-		host, _ := os.Hostname()
-		f.id = strings.Trim(hostnameID.ReplaceAllString(strings.ToLower(host), "-"), "-._")
+		// Not the host name: robots flashed from one image share it (the anchor's are all
+		// reachy-mini.local), and robots sharing an id take each other's MQTT session.
+		if hw, _ := machineid.ID(); hw != "" {
+			f.id = "robot-" + hw
+		} else {
+			f.id = strings.Trim(hostnameID.ReplaceAllString(strings.ToLower(host), "-"), "-._")
+			f.idWarning = fmt.Sprintf("this machine has no machine id (%s): the fleet id defaults to the host name %q, which robots flashed from one image share; give each robot its own --fleet-id",
+				strings.Join(machineid.Sources, ", "), f.id)
+		}
 	}
 	if err := fleet.CheckRobotID(f.id); err != nil {
 		return f, fmt.Errorf("--fleet-id: %w", err)
 	}
-	f.name = cmp.Or(c.String("fleet-name"), f.id)
+	f.name = cmp.Or(c.String("fleet-name"), host, f.id)
 	f.username = cmp.Or(c.String("fleet-username"), getenv("ROBOT_FLEET_USERNAME"))
 	f.password = getenv("ROBOT_FLEET_PASSWORD")
 	// Apps and their installs start with the daemon's environment (core/apps): the broker password
@@ -92,6 +102,9 @@ func ConfigFrom(c *cli.Context, getenv func(string) string) (Config, error) {
 // releases updates the daemon itself when a daemon release is announced (nil: ignored).
 func Start(ctx context.Context, f Config, mgr *apps.Manager, releases fleet.Releases, hubURL, hubToken string, log *slog.Logger) (func(), error) {
 	log = log.With("component", "fleet")
+	if f.idWarning != "" {
+		log.Warn(f.idWarning)
+	}
 	var tlsCfg *tls.Config
 	if f.tlsFiles != [3]string{} {
 		t, err := mqtt.TLSFiles(f.tlsFiles[0], f.tlsFiles[1], f.tlsFiles[2])
@@ -104,6 +117,10 @@ func Start(ctx context.Context, f Config, mgr *apps.Manager, releases fleet.Rele
 		Robot: f.id, Name: f.name, Daemon: version.String(), Apps: fleetApps{mgr}, Releases: releases,
 		Hub: fleet.HubCheck{TokenHub: hubURL, Token: hubToken, Client: &http.Client{Timeout: 30 * time.Second}},
 		Log: log,
+		OnCatalog: func(c fleet.CatalogChange) {
+			mgr.RefreshCatalog()
+			log.Info("fleet: an app of the store was pushed: the catalog is fetched afresh", "space", c.Space, "revision", c.Revision)
+		},
 	})
 	if err != nil {
 		return nil, err
@@ -112,6 +129,12 @@ func Start(ctx context.Context, f Config, mgr *apps.Manager, releases fleet.Rele
 	// The connection outlives ctx so that leaving can say offline; the returned function closes it.
 	client, err := mqtt.ConnectAgent(context.WithoutCancel(ctx), mqtt.Config{
 		URL: f.url, ClientID: f.id, Username: f.username, Password: f.password, TLS: tlsCfg, Logger: log,
+		// Another robot joined with this id: say so where the operator looks, and leave the
+		// session to it rather than take it back (each would be thrown out in turn, forever).
+		OnTakenOver: func() {
+			mgr.Warn(fmt.Sprintf("fleet: another robot joined the fleet with this robot's id %s and took its session: this robot left the fleet rather than fight for it; give each robot its own --fleet-id (the default, robot-<hardware id>, is unique per robot) and restart",
+				f.id))
+		},
 	}, agent, f.id, topics)
 	if err != nil {
 		return nil, fmt.Errorf("--fleet: %w", err)

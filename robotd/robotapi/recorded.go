@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/robot"
@@ -23,11 +25,35 @@ func (s *Handlers) library(ctx context.Context, dataset string) (*robot.MoveLibr
 	return s.moves.Library(ctx, dataset)
 }
 
-// datasetOf is the dataset ID of a request's {owner}/{dataset}.
-func datasetOf(r *http.Request) string { return r.PathValue("owner") + "/" + r.PathValue("dataset") }
+// A dataset's name takes any number of segments in the path, as the anchor's {dataset_name:path}
+// does: "name", "owner/name", "owner%2Fname", or more segments, which the library refuses naming
+// the ID (422) rather than the router answering a bare 404.
+
+// datasetAndMove splits a request's {dataset_and_move...} at its last segment: the dataset's name
+// before, the move's after. It splits the escaped path, so that an encoded %2F in the dataset's
+// name is a slash of the name and one in the move's name stays in the move's name.
+func datasetAndMove(r *http.Request, prefix string) (dataset, move string, err error) {
+	rest, ok := strings.CutPrefix(r.URL.EscapedPath(), prefix)
+	i := strings.LastIndexByte(rest, '/')
+	if !ok || i <= 0 || i == len(rest)-1 {
+		return "", "", fault.NotFoundf("name a dataset and a move: %s<dataset>/<move>", prefix)
+	}
+	dataset, err1 := url.PathUnescape(rest[:i])
+	move, err2 := url.PathUnescape(rest[i+1:])
+	if err1 != nil || err2 != nil {
+		return "", "", fault.Invalidf("path %q is not escaped correctly", r.URL.EscapedPath())
+	}
+	return dataset, move, nil
+}
+
+// Path prefixes before {dataset_and_move...} (routes.go).
+const (
+	playRecordedPrefix = "/api/move/play/recorded-move-dataset/"
+	getRecordedPrefix  = "/api/move/recorded-move-datasets/move/"
+)
 
 func (s *Handlers) ListRecordedMoves(w http.ResponseWriter, r *http.Request) {
-	lib, err := s.library(r.Context(), datasetOf(r))
+	lib, err := s.library(r.Context(), r.PathValue("dataset_name"))
 	if err != nil {
 		httpapi.WriteError(w, r, s.log, err)
 		return
@@ -38,8 +64,12 @@ func (s *Handlers) ListRecordedMoves(w http.ResponseWriter, r *http.Request) {
 // PlayRecordedMove plays a move of a library on the robot, as the public daemon does: the
 // answer is the move's uuid, its end is seen in the state (or waited for with the move's duration).
 func (s *Handlers) PlayRecordedMove(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("move")
-	lib, err := s.library(r.Context(), datasetOf(r))
+	dataset, name, err := datasetAndMove(r, playRecordedPrefix)
+	if err != nil {
+		httpapi.WriteError(w, r, s.log, err)
+		return
+	}
+	lib, err := s.library(r.Context(), dataset)
 	if err != nil {
 		httpapi.WriteError(w, r, s.log, err)
 		return
@@ -61,8 +91,12 @@ func (s *Handlers) PlayRecordedMove(w http.ResponseWriter, r *http.Request) {
 // the robot (for play_sound), so that the SDK's RecordedMoves reads the daemon's cache instead of
 // downloading the dataset again.
 func (s *Handlers) GetRecordedMove(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("move")
-	lib, err := s.library(r.Context(), datasetOf(r))
+	dataset, name, err := datasetAndMove(r, getRecordedPrefix)
+	if err != nil {
+		httpapi.WriteError(w, r, s.log, err)
+		return
+	}
+	lib, err := s.library(r.Context(), dataset)
 	if err != nil {
 		httpapi.WriteError(w, r, s.log, err)
 		return

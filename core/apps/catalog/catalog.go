@@ -6,12 +6,14 @@ package catalog
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/hub"
 )
 
@@ -73,8 +75,7 @@ func (c *Catalog) List(ctx context.Context, fresh bool) ([]App, error) {
 	}
 	spaces, err := client.ListSpaces(ctx, hub.SpaceQuery{Filter: []string{AppTag}})
 	if err != nil {
-		// %v: a hub failure is the daemon's 500, whatever the hub's own status was.
-		return c.apps, fmt.Errorf("fetching the app catalog from %s: %v", strings.TrimRight(c.HubURL, "/"), err)
+		return c.apps, hubFailure(strings.TrimRight(c.HubURL, "/"), err)
 	}
 	var apps []App
 	for _, s := range spaces {
@@ -91,4 +92,19 @@ func (c *Catalog) List(ctx context.Context, fresh bool) ([]App, error) {
 	}
 	c.apps, c.fetched = apps, time.Now()
 	return apps, nil
+}
+
+// hubFailure names the hub that failed the catalog and says how, in core's vocabulary: a hub that
+// cannot be reached (no answer, or 502/503/504) is unavailable, one that answers with another error
+// failed upstream. Neither is the daemon's own fault, whatever status the hub gave.
+func hubFailure(hubURL string, err error) error {
+	var te *hub.TransportError
+	if errors.As(err, &te) || errors.Is(err, fault.ErrUnavailable) || ctxDone(err) {
+		return fault.Unavailablef("the app catalog: the hub %s cannot be reached: %v", hubURL, err)
+	}
+	return fault.New(fault.Upstream, "the app catalog: the hub %s failed the listing: %v", hubURL, err)
+}
+
+func ctxDone(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
 }

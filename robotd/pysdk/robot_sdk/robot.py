@@ -198,8 +198,9 @@ class Robot:
     daemon answers, since this SDK does not start one.
 
     Opening a Robot opens a session on the daemon: inside an app the daemon started, the session
-    belongs to that app; anywhere else it holds the robot's single app slot until ``close()`` (or
-    until the process ends and the session lease expires).
+    belongs to that app; anywhere else it is a client of its own, listed in the daemon's status
+    until ``close()`` (or until the process ends and the session lease expires). As with the
+    anchor, many clients may drive the robot at once; the daemon's app slot is its one running app.
     """
 
     def __init__(

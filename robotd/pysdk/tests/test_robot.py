@@ -60,13 +60,16 @@ class RobotTest(unittest.TestCase):
         self.assertEqual(len(self.robot.get_present_antenna_joint_positions()), 2)
         self.assertTrue(self.robot.is_awake())
         self.assertEqual(self.robot.daemon_status["state"], "running")
-        # The session holds the slot as a remote session while it is open.
+        # The session is listed while it is open; an SDK client holds no app slot.
         status = self.daemon.get("/api/daemon/status")
-        self.assertEqual(status["slot"]["state"], "remote_session")
+        self.assertEqual(status["slot"]["state"], "free")
+        self.assertIn(self.robot.session_id, [s["id"] for s in status["sessions"]])
 
-    def test_close_frees_the_slot(self):
+    def test_close_ends_the_session(self):
+        sid = self.robot.session_id
         self.robot.close()
-        self.assertEqual(self.daemon.get("/api/daemon/status")["slot"]["state"], "free")
+        sessions = self.daemon.get("/api/daemon/status")["sessions"]
+        self.assertNotIn(sid, [s["id"] for s in sessions])
         self.robot.close()  # twice is fine
 
     def test_set_target_moves_the_antennas(self):
@@ -142,8 +145,11 @@ class RobotTest(unittest.TestCase):
     def test_motor_modes(self):
         self.robot.disable_motors()
         self.assertEqual(self.daemon.get("/api/motors/status")["mode"], "disabled")
+        self.assertFalse(self.robot.is_awake(), "a robot whose motors are off is asleep, not awake and limp")
         self.robot.enable_motors()
         self.assertEqual(self.daemon.get("/api/motors/status")["mode"], "enabled")
+        self.robot.wake_up()  # as the other tests of the shared daemon expect it
+        self.assertTrue(self.robot.is_awake())
 
 
 class ConnectionTest(unittest.TestCase):
@@ -164,12 +170,14 @@ class ConnectionTest(unittest.TestCase):
             with self.assertRaises(DaemonUnavailableError):
                 Robot()
 
-    def test_second_remote_session_is_refused(self):
+    def test_many_clients_connect_at_once(self):
+        # The anchor lets many SDK clients connect; the app slot is one app, not one client.
         d = daemon()
-        with Robot(url=d.url):
-            with self.assertRaises(RequestRefusedError) as cm:
-                Robot(url=d.url)
-            self.assertEqual(cm.exception.status, 400)
+        with Robot(url=d.url) as first, Robot(url=d.url) as second:
+            first.set_target(antennas=[0.2, -0.2])
+            second.set_target(antennas=[0.3, -0.3])
+            self.assertEqual(d.get("/api/state/full")["target_antennas_position"], [0.3, -0.3])
+            self.assertEqual(len(d.get("/api/daemon/status")["sessions"]), 2)
 
     def test_a_daemon_stall_is_ridden_out(self):
         # Issue 24: one 5 s stall of the daemon killed an app for good (DaemonUnavailableError
