@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/google/renameio/v2"
+	"github.com/google/renameio/v2/maybe"
 )
 
 // Layout is where a robot keeps its releases, in the daemon's state directory (the daemon's user
@@ -21,7 +21,8 @@ import (
 //	<dir>/update.json              the record of the last update (Record)
 //
 // Both links are replaced by renaming a new link over them (renameio.Symlink), so a power cut
-// leaves the old link or the new one, never none.
+// leaves the old link or the new one, never none. The daemon runs on Linux only; the CLIs that
+// build for Windows (robothub release assemble|publish) import this package but never swap.
 type Layout struct{ Dir string }
 
 // Program is where version's program is kept.
@@ -49,10 +50,10 @@ func (l Layout) Swap(next, prev string) error {
 	if err := os.MkdirAll(l.Dir, 0o755); err != nil {
 		return err
 	}
-	if err := renameio.Symlink(prev, l.link("previous")); err != nil {
+	if err := replaceLink(prev, l.link("previous")); err != nil {
 		return fmt.Errorf("keeping the previous release: %w", err)
 	}
-	if err := renameio.Symlink(next, l.link("current")); err != nil {
+	if err := replaceLink(next, l.link("current")); err != nil {
 		return fmt.Errorf("swapping in the new release: %w", err)
 	}
 	return nil
@@ -64,7 +65,7 @@ func (l Layout) Restore() error {
 	if prev == "" {
 		return errors.New("there is no previous release to go back to")
 	}
-	return renameio.Symlink(prev, l.link("current"))
+	return replaceLink(prev, l.link("current"))
 }
 
 // Record states.
@@ -139,7 +140,7 @@ func (l Layout) WriteRecord(r *Record) error {
 	if err := os.MkdirAll(l.Dir, 0o755); err != nil {
 		return err
 	}
-	return renameio.WriteFile(l.link("update.json"), data, 0o600)
+	return maybe.WriteFile(l.link("update.json"), data, 0o600)
 }
 
 // Defaults of a Record.
