@@ -241,7 +241,7 @@ func ensureCheckBase(ctx context.Context, e *env, opts checkOptions, pythonExe s
 	}
 	defer os.RemoveAll(tmp)
 	venv := filepath.Join(tmp, "venv")
-	venvPython := filepath.Join(venv, "bin", "venvPython")
+	venvPython := filepath.Join(venv, "bin", "python")
 	install := []string{"--disable-pip-version-check", "--no-input", "install", "--no-index", "--no-compile"}
 	for _, d := range opts.wheelDirs {
 		install = append(install, "--find-links", d)
