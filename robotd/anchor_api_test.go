@@ -418,7 +418,7 @@ func TestMotionRoutes(t *testing.T) {
 			t.Fatalf("after enabling all, %s is off", name)
 		}
 	}
-	resp, err := http.Get(d.url + "/api/camera/frame")
+	resp, err := d.get("/api/camera/frame")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -427,7 +427,7 @@ func TestMotionRoutes(t *testing.T) {
 	if !bytes.HasPrefix(data, []byte("P6\n640 480\n255\n")) || len(data) != len("P6\n640 480\n255\n")+640*480*3 {
 		t.Fatalf("camera frame: %d bytes %q", len(data), data[:min(20, len(data))])
 	}
-	resp, err = http.Get(d.url + "/api/camera/frame?format=jpeg")
+	resp, err = d.get("/api/camera/frame?format=jpeg")
 	if err != nil {
 		t.Fatal(err)
 	}

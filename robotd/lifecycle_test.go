@@ -325,7 +325,7 @@ func TestJobLogStream(t *testing.T) {
 		JobID string `json:"job_id"`
 	}
 	d.call("POST", "/api/apps/install", map[string]string{"url": testdataApp("not_an_app")}, &created)
-	resp, err := http.Get(d.url + "/api/apps/job-log/" + created.JobID)
+	resp, err := d.get("/api/apps/job-log/" + created.JobID)
 	if err != nil {
 		t.Fatal(err)
 	}

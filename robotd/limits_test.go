@@ -87,7 +87,7 @@ func TestStreamsArePerClientCapped(t *testing.T) {
 	}()
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	for i := 0; ; i++ {
-		resp, err := client.Get(d.url + "/api/state/stream?frequency=1")
+		resp, err := client.Get(d.url + "/api/state/stream?frequency=1&token=" + d.token)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +100,7 @@ func TestStreamsArePerClientCapped(t *testing.T) {
 		}
 		data, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != 429 || !strings.Contains(string(data), "Too many open streams: this client (uid 0) has 16") {
+		if resp.StatusCode != 429 || !strings.Contains(string(data), "Too many open streams: this client (owner from 127.0.0.1) has 16") {
 			t.Fatalf("stream %d: %d %s, want 429", i+1, resp.StatusCode, data)
 		}
 		break
@@ -114,7 +114,7 @@ func TestStreamsArePerClientCapped(t *testing.T) {
 	open = open[1:]
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		resp, err := client.Get(d.url + "/api/state/stream?frequency=1")
+		resp, err := client.Get(d.url + "/api/state/stream?frequency=1&token=" + d.token)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,5 +154,5 @@ func TestSDKSessionsArePerClientCapped(t *testing.T) {
 			t.Fatalf("session %d: %d %+v", i+1, code, s)
 		}
 	}
-	d.expectError("POST", "/api/sessions", map[string]any{"pid": pid, "client": "loop"}, 429, "too many SDK sessions: this client (uid 0) has 8 open")
+	d.expectError("POST", "/api/sessions", map[string]any{"pid": pid, "client": "loop"}, 429, "too many SDK sessions: this client (owner from 127.0.0.1) has 8 open")
 }

@@ -6,7 +6,7 @@
 // control, name, hub login), the dashboard and mDNS. The rest lives in rooms of its own:
 //
 //	httpapi/     the HTTP plumbing every route package shares (JSON, fault kind -> status, SSE)
-//	access/      the token, the dashboard's login, the peer's user, host checks, per-client caps
+//	access/      the tokens and their scopes, the owner socket, the login, host checks, caps
 //	appsapi/     the app routes and SDK sessions, over appsapi.Apps
 //	robotapi/    the robot's state, motion, motor, recorded-move and kinematics routes
 //	mediaapi/    the media, audio, camera, volume and WebRTC routes
@@ -73,7 +73,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			&cli.StringFlag{Name: "apps-venv", Usage: "the apps venv (default <data-dir>/apps_venv; " + wirelessAppsVenv + " with --wireless-version)"},
 			&cli.DurationFlag{Name: "stop-timeout", Value: apps.DefaultStopTimeout, Usage: "how long a stopping app gets after SIGINT before SIGKILL"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
-			&cli.StringFlag{Name: "token", Aliases: []string{"api-token"}, Usage: "the API token clients other than the daemon's own user send (default $ROBOT_DAEMON_TOKEN, else the one made on first start in <data-dir>/" + access.TokenFileName + ")"},
+			&cli.StringFlag{Name: "token", Aliases: []string{"api-token"}, Usage: "the owner's API token, which clients send over TCP (default $ROBOT_DAEMON_TOKEN, else the one made on first start in <data-dir>/" + access.TokenFileName + "; the daemon's own user may use <data-dir>/" + access.SocketFileName + " instead)"},
 			&cli.DurationFlag{Name: "body-timeout", Value: httpapi.DefaultBodyTimeout, Usage: "how long a client has to send a request's body; a stalled one gets 408 and is dropped"},
 			&cli.BoolFlag{Name: "no-auth", Usage: "let every client use the API without the token; refused unless the daemon listens on loopback only"},
 			&cli.StringFlag{Name: "hub-url", Usage: "the hub whose robot_python_app spaces form the app catalog and whose datasets are the move libraries (default $HF_ENDPOINT or https://huggingface.co; \"none\": neither, move libraries from the cache only)"},
@@ -227,6 +227,9 @@ func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
 	if cfg.token == "" {
 		cfg.token, source = strings.TrimSpace(getenv("ROBOT_DAEMON_TOKEN")), "ROBOT_DAEMON_TOKEN"
 	}
+	// Apps, installs and package builds start with the daemon's environment: the owner's token
+	// must not reach them (each app run gets a token of its own).
+	_ = os.Unsetenv("ROBOT_DAEMON_TOKEN")
 	if cfg.noAuth {
 		cfg.token = "" // nothing to send: apps are not given one
 	}
@@ -265,9 +268,10 @@ func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
 }
 
 // appEnv is what the daemon puts into its apps' environment: its own URL when ROBOT_DAEMON_URL is
-// unset (so an app finds a daemon on any port), and its token when apps would not inherit it.
-func appEnv(getenv func(string) string, addr net.Addr, token string) []string {
-	var env []string
+// unset (so an app finds a daemon on any port). The token is each run's own (SetAppCredentials);
+// an app never gets the owner's token file's path either.
+func appEnv(getenv func(string) string, addr net.Addr) []string {
+	env := []string{"ROBOT_DAEMON_TOKEN_FILE="}
 	if getenv("ROBOT_DAEMON_URL") == "" {
 		host, port, _ := net.SplitHostPort(addr.String())
 		if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
@@ -275,10 +279,27 @@ func appEnv(getenv func(string) string, addr net.Addr, token string) []string {
 		}
 		env = append(env, "ROBOT_DAEMON_URL=http://"+net.JoinHostPort(host, port))
 	}
-	if token != "" && getenv("ROBOT_DAEMON_TOKEN") != token {
-		env = append(env, "ROBOT_DAEMON_TOKEN="+token)
-	}
 	return env
+}
+
+// privateDataDir makes the data dir, or takes an existing one back, to mode 0700: it holds the
+// owner's token, its socket, the hub token and the apps; nobody else has anything to read there.
+func privateDataDir(dir string, log *slog.Logger) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("creating the data dir: %w", err)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("the data dir: %w", err)
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		if err := os.Chmod(dir, 0o700); err != nil {
+			log.Warn("the data dir is open to other users and cannot be made private: the owner socket and token files still refuse them", "dir", dir, "mode", perm, "err", err)
+		} else {
+			log.Info("made the data dir private (0700)", "dir", dir, "was", perm)
+		}
+	}
+	return nil
 }
 
 // sameDaemonURL reports whether the SDK's URL (empty: its default) reaches the listener at addr.
@@ -293,8 +314,11 @@ func sameDaemonURL(sdkURL string, addr net.Addr) bool {
 
 func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, stderr io.Writer) error {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
-	if err := os.MkdirAll(cfg.dataDir, 0o755); err != nil {
-		return fmt.Errorf("creating the data dir: %w", err)
+	if err := notDumpable(); err != nil {
+		log.Warn("could not make the daemon non-dumpable: processes of its user may read its environment through /proc", "err", err)
+	}
+	if err := privateDataDir(cfg.dataDir, log); err != nil {
+		return err
 	}
 	// Before anything reads the data dir: a second daemon would take the first one's running app
 	// for an orphan and stop it.
@@ -411,14 +435,32 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	// Before serving: an app started by the first request must already get the daemon's URL.
-	mgr.SetAppEnv(appEnv(getenv, ln.Addr(), cfg.token)...)
-	served := make(chan error, 1)
+	// Before serving: an app started by the first request must already get the daemon's URL and a
+	// token of its own (robot and media only: access.AppScopes), never the owner's.
+	mgr.SetAppEnv(appEnv(getenv, ln.Addr())...)
+	if !cfg.noAuth {
+		mgr.SetAppCredentials(func(app string) ([]string, func()) {
+			token, revoke := handler.MintAppToken(app)
+			return []string{"ROBOT_DAEMON_TOKEN=" + token}, revoke
+		})
+	}
+	served := make(chan error, 2)
 	go func() { served <- srv.Serve(handler.Listener(ln)) }()
+	socketPath := filepath.Join(cfg.dataDir, access.SocketFileName)
+	if sock, err := access.ListenOwnerSocket(socketPath); err != nil {
+		socketPath = ""
+		log.Warn("no owner socket: the daemon's user sends the token over TCP", "err", err)
+	} else {
+		defer sock.Close()
+		go func() { served <- srv.Serve(handler.OwnerListener(sock)) }()
+	}
 	listenURL := "http://" + ln.Addr().String()
-	log.Info("robot daemon listening", "url", listenURL, "version", version.String(), "sdk", mgr.SDKVersion(),
+	log.Info("robot daemon listening", "url", listenURL, "socket", socketPath, "version", version.String(), "sdk", mgr.SDKVersion(),
 		"backend", rb.BackendName(), "apps_venv", cfg.venvDir, "data_dir", cfg.dataDir, "auth", !cfg.noAuth)
 	fmt.Fprintf(stdout, "robot-daemon listening on %s\n", listenURL)
+	if socketPath != "" {
+		fmt.Fprintf(stdout, "owner socket (this user and root, no token): curl --unix-socket %s http://localhost/api/daemon/status\n", socketPath)
+	}
 	printLogin(stdout, getenv, cfg, ln.Addr())
 	if appURL := getenv("ROBOT_DAEMON_URL"); appURL != "" && !sameDaemonURL(appURL, ln.Addr()) {
 		log.Warn("apps will not reach this daemon: ROBOT_DAEMON_URL, which they inherit, names another port",

@@ -46,6 +46,7 @@ func TestMain(m *testing.M) {
 
 type daemon struct {
 	url, dataDir, venv string
+	token              string // the owner's, from the token file the daemon made
 	log                *syncbuf.Buffer
 	stop               func() // SIGINT, and wait until it exits
 }
@@ -97,6 +98,11 @@ func startDaemon(t *testing.T, dataDir, venv string, args ...string) *daemon {
 		}
 		if resp, err := http.Get(d.url + "/healthz"); err == nil {
 			resp.Body.Close()
+			data, err := os.ReadFile(filepath.Join(dataDir, "api-token"))
+			if err != nil {
+				t.Fatalf("the daemon's token file: %v", err)
+			}
+			d.token = strings.TrimSpace(string(data))
 			return d
 		}
 		if time.Now().After(deadline) {
@@ -114,6 +120,7 @@ func (d *daemon) call(t *testing.T, method, path string, body, out any) int {
 	}
 	req, _ := http.NewRequest(method, d.url+path, rd)
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+d.token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
