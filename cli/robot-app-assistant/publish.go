@@ -151,6 +151,14 @@ func publishApp(ctx context.Context, e *env, opts publishOptions) error {
 		opts.message = "Update " + app
 	}
 
+	// The folder's repository is checked before anything is created or pushed.
+	gitDir := ""
+	if _, ok := gitAvailable(e.getenv); ok {
+		if gitDir, err = gitDirOf(ctx, e, dir); err != nil {
+			return fmt.Errorf("not published: %w", err)
+		}
+	}
+
 	// 3. The space.
 	created := true
 	_, err = client.CreateRepo(ctx, hub.CreateRepoRequest{Type: "space", ID: who.Name + "/" + app, Private: opts.private, SDK: "static"})
@@ -174,7 +182,7 @@ func publishApp(ctx context.Context, e *env, opts publishOptions) error {
 			return err
 		}
 	} else {
-		g := &gitRunner{e: e, dir: dir, token: cfg.Token, authEnv: gitAuthEnv(cfg.Endpoint, who.Name, cfg.Token)}
+		g := &gitRunner{e: e, dir: dir, gitDir: gitDir, token: cfg.Token, authEnv: gitAuthEnv(cfg.Endpoint, who.Name, cfg.Token)}
 		if err := g.neutralizeDrivers(ctx); err != nil {
 			return err
 		}
@@ -187,7 +195,7 @@ func publishApp(ctx context.Context, e *env, opts publishOptions) error {
 	}
 	fmt.Fprintf(e.stdout, "Published %s/%s: %s\n", who.Name, app, spaceURL)
 	fmt.Fprintln(e.stdout, "Install it on a robot from the dashboard's app store, or with:")
-	fmt.Fprintf(e.stdout, "  curl -X POST http://localhost:8000/api/apps/install -H 'Content-Type: application/json' -d '{\"url\": \"%s\"}'\n", spaceURL)
+	fmt.Fprintf(e.stdout, "  curl -X POST http://localhost:8000/api/apps/install -H \"Authorization: Bearer $(cat ~/.local/state/robot-daemon/api-token)\" -H 'Content-Type: application/json' -d '{\"url\": \"%s\"}'\n", spaceURL)
 	fmt.Fprintf(e.stdout, "After changes, run robot-app-assistant publish %s again.\n", dir)
 	return nil
 }
