@@ -79,6 +79,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			&cli.StringFlag{Name: "hub-url", Usage: "the hub whose robot_python_app spaces form the app catalog and whose datasets are the move libraries (default $HF_ENDPOINT or https://huggingface.co; \"none\": neither, move libraries from the cache only)"},
 			&cli.BoolFlag{Name: "no-mdns", Usage: "do not announce the daemon on the local network (mDNS: <robot-name>.local and " + MDNSService + "), which it does when it listens beyond loopback"},
 			&cli.StringSliceFlag{Name: "preload-moves", Value: cli.NewStringSlice(DefaultMoveLibraries...), Usage: "move libraries (datasets on the hub) downloaded at start, in the background; \"none\" for none"},
+			&cli.IntFlag{Name: "max-download-mib", Value: hub.DefaultMaxSnapshotBytes >> 20, Usage: "the most one download from the hub (a move library, the face model) may hold, in MiB; a file over 64 MiB, or a download over this, is an error, never a file cut short"},
 			&cli.StringFlag{Name: "python", Value: "python3", Usage: "the interpreter that creates the apps venv"},
 			&cli.StringSliceFlag{Name: "wheel-dir", Usage: "wheels for pip --find-links, the only source with --offline (default /usr/share/python-wheels)"},
 			&cli.StringFlag{Name: "index-url", Usage: "the package index app dependencies come from (default: pip's own configuration: PIP_INDEX_URL, pip.conf)"},
@@ -106,7 +107,8 @@ func moveLibraries(cfg config, log *slog.Logger) (*HubMoveLibraries, error) {
 	if cfg.hubURL == "" {
 		return NewHubMoveLibraries(nil, cache, log), nil
 	}
-	c, err := hub.New(cfg.hubURL, hub.WithToken(cfg.hubToken), hub.WithLogger(log), hub.WithUserAgent("robot-daemon/"+version.String()))
+	c, err := hub.New(cfg.hubURL, hub.WithToken(cfg.hubToken), hub.WithLogger(log), hub.WithUserAgent("robot-daemon/"+version.String()),
+		hub.WithDownloadCaps(0, cfg.maxDownload))
 	if err != nil {
 		return nil, fmt.Errorf("--hub-url: %w", err)
 	}
@@ -132,6 +134,7 @@ type config struct {
 	indexURL, uv, hubToken     string
 	extraIndexURLs             []string
 	preloadMoves               []string
+	maxDownload                int64 // bytes of one hub snapshot (--max-download-mib)
 	noMDNS                     bool
 	fleet                      fleetagent.Config
 	media                      mediaConfig
@@ -146,6 +149,11 @@ func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
 		python: c.String("python"), wheelDirs: c.StringSlice("wheel-dir"), allowedHosts: c.StringSlice("allowed-host"),
 	}
 	cfg.offline, cfg.systemSite, cfg.noMDNS = c.Bool("offline"), c.Bool("system-site-packages"), c.Bool("no-mdns")
+	mib := c.Int("max-download-mib")
+	if mib < 1 {
+		return cfg, fmt.Errorf("--max-download-mib: must be at least 1, got %d", mib)
+	}
+	cfg.maxDownload = int64(mib) << 20
 	for _, d := range c.StringSlice("preload-moves") {
 		if d = strings.TrimSpace(d); d != "" && d != "none" {
 			if err := checkDatasetID(d); err != nil {
@@ -347,6 +355,16 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 		return err
 	}
 	defer ln.Close()
+	// The owner's socket now too: a client that connects while the apps venv is being built waits
+	// in its queue, as on the TCP port.
+	socketPath := filepath.Join(cfg.dataDir, access.SocketFileName)
+	sock, err := access.ListenOwnerSocket(socketPath)
+	if err != nil {
+		socketPath = ""
+		log.Warn("no owner socket: the daemon's user sends the token over TCP", "err", err)
+	} else {
+		defer sock.Close()
+	}
 	loopbackOnly := ln.Addr().(*net.TCPAddr).IP.IsLoopback()
 	if cfg.noAuth && !loopbackOnly {
 		return fmt.Errorf("--no-auth: refusing to listen on %s without authentication; listen on 127.0.0.1 or drop --no-auth", ln.Addr())
@@ -446,12 +464,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	}
 	served := make(chan error, 2)
 	go func() { served <- srv.Serve(handler.Listener(ln)) }()
-	socketPath := filepath.Join(cfg.dataDir, access.SocketFileName)
-	if sock, err := access.ListenOwnerSocket(socketPath); err != nil {
-		socketPath = ""
-		log.Warn("no owner socket: the daemon's user sends the token over TCP", "err", err)
-	} else {
-		defer sock.Close()
+	if sock != nil {
 		go func() { served <- srv.Serve(handler.OwnerListener(sock)) }()
 	}
 	listenURL := "http://" + ln.Addr().String()
