@@ -281,3 +281,39 @@ print(json.dumps(apps))`
 	}
 	percentiles(b, "list", lat)
 }
+
+// BenchmarkTokenCheckOnARequest is the token check's cost on a request's p99 (issue 30, target:
+// at most 0.1 ms added): GET /api/daemon/status over loopback on one kept-alive connection, to
+// the daemon's API on the simulated robot, with the owner's token, and with --no-auth (which
+// skips the credential, not the scope lookup); the access package's BenchmarkTokenCheck has the
+// guard's whole cost alone.
+//
+//	go test -run '^$' -bench TokenCheckOnARequest -benchtime 5000x -count 3 ./robotd/
+func BenchmarkTokenCheckOnARequest(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		opts serverOptions
+	}{{"no-auth", serverOptions{noAuth: true}}, {"owner-token", serverOptions{token: benchToken}}} {
+		b.Run(c.name, func(b *testing.B) {
+			d := startServer(b, c.opts)
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+			req, _ := http.NewRequest("GET", d.url+"/api/daemon/status", nil)
+			d.authorize(req)
+			var lat []time.Duration
+			for b.Loop() {
+				start := time.Now()
+				resp, err := client.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				lat = append(lat, time.Since(start))
+				if resp.StatusCode != 200 {
+					b.Fatalf("%d", resp.StatusCode)
+				}
+			}
+			percentiles(b, "status", lat)
+		})
+	}
+}
