@@ -156,8 +156,10 @@ class _Transport:
         self._port = parsed.port
         self._prefix = parsed.path.rstrip("/")
         self._socket: Optional[str] = None
-        if token is None and self._scheme == "http":
-            token, self._socket = _find_credentials(self._host, self._port)
+        if token is None:
+            token, socket_path = _find_credentials(self._host, self._port)
+            if self._scheme == "http":  # the socket speaks plain HTTP
+                self._socket = socket_path
         self._token = token
         self._timeout = timeout
         self.grace = _reconnect_grace() if grace is None else grace
