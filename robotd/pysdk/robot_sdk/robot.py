@@ -108,7 +108,7 @@ def _find_credentials(host: str, port: Optional[int]) -> Tuple[Optional[str], Op
     socket_path = os.environ.get("ROBOT_DAEMON_SOCKET") or None
     if socket_path:
         return None, socket_path
-    if (port or DEFAULT_DAEMON_PORT) != DEFAULT_DAEMON_PORT:
+    if port != DEFAULT_DAEMON_PORT:  # another port (or http's 80) is not the default data dir's daemon
         return None, None
     for d in _default_data_dirs():
         token = _read_token_file(os.path.join(d, TOKEN_FILE_NAME))

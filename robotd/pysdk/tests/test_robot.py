@@ -254,7 +254,8 @@ class CredentialsTest(unittest.TestCase):
             env = {"XDG_STATE_HOME": state, "ROBOT_DAEMON_TOKEN": "", "ROBOT_DAEMON_TOKEN_FILE": "", "ROBOT_DAEMON_SOCKET": ""}
             with mock.patch.dict(os.environ, env):
                 self.assertEqual(_find_credentials("127.0.0.1", 8000), ("owner-token-0123456789abcdef", None))
-                self.assertEqual(_find_credentials("localhost", None), ("owner-token-0123456789abcdef", None))
+                self.assertEqual(_find_credentials("localhost", 8000), ("owner-token-0123456789abcdef", None))
+                self.assertEqual(_find_credentials("localhost", None), (None, None))  # http's port 80
                 # Another port is another daemon, whose data dir is not this one; another machine
                 # never gets a token read from a file of this one.
                 self.assertEqual(_find_credentials("127.0.0.1", 8001), (None, None))
