@@ -53,6 +53,7 @@ type sandboxSpec struct {
 	Root    string   `json:"root"`    // an empty directory for the job's root filesystem
 	Devices []string `json:"devices"`
 	Argv    []string `json:"argv"`
+	Env     []string `json:"env"` // the job's: the stages run with none of it (no LD_PRELOAD of the job's in them)
 }
 
 // startSandboxed starts cmd, a job, in a sandbox that keeps it away from this machine's services
@@ -78,7 +79,7 @@ func startSandboxed(cmd *exec.Cmd, read []string, runDir, rootDir string) error 
 	if err != nil {
 		return fmt.Errorf("making the job's sandbox: finding this program: %w", err)
 	}
-	spec, _ := json.Marshal(sandboxSpec{Read: read, RunDir: runDir, Root: rootDir, Devices: jobDevices, Argv: cmd.Args})
+	spec, _ := json.Marshal(sandboxSpec{Read: read, RunDir: runDir, Root: rootDir, Devices: jobDevices, Argv: cmd.Args, Env: cmd.Environ()})
 	specR, specW, err := os.Pipe()
 	if err != nil {
 		return err
@@ -91,7 +92,7 @@ func startSandboxed(cmd *exec.Cmd, read []string, runDir, rootDir string) error 
 	}
 	defer statusR.Close()
 	// The job's own command is found by the sandbox, on the job's PATH, in the job's root.
-	cmd.Path, cmd.Args, cmd.Err = self, []string{sandboxArg0}, nil
+	cmd.Path, cmd.Args, cmd.Err, cmd.Env = self, []string{sandboxArg0}, nil, []string{}
 	cmd.ExtraFiles = []*os.File{specR, statusW}
 	err = cmd.Start()
 	statusW.Close()
@@ -205,7 +206,13 @@ func sandboxInit() {
 	if err := loopbackUp(); err != nil {
 		fail("the job's loopback: %v", err)
 	}
-	path, err := exec.LookPath(spec.Argv[0])
+	os.Clearenv()
+	for _, kv := range spec.Env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			_ = os.Setenv(k, v)
+		}
+	}
+	path, err := exec.LookPath(spec.Argv[0]) // on the job's PATH, in the job's root
 	if err != nil {
 		fmt.Fprintf(status, "the job's command: %v", err)
 		os.Exit(127)
@@ -213,7 +220,7 @@ func sandboxInit() {
 	if err := confine(spec); err != nil {
 		fail("%v", err)
 	}
-	err = syscall.Exec(path, spec.Argv, os.Environ())
+	err = syscall.Exec(path, spec.Argv, spec.Env)
 	fail("running %s: %v", spec.Argv[0], err)
 }
 
