@@ -171,7 +171,8 @@ func TestPublishRefusesARepositoryThatLeadsOutOfTheFolder(t *testing.T) {
 	}{
 		{"core.worktree", func(t *testing.T, dir, tokenDir string) {
 			mustGit(t, dir, "init", "-q", "-b", "main")
-			rel, _ := filepath.Rel(dir, tokenDir)
+			// Relative to the .git directory, as git reads it: ../../../.cache/huggingface.
+			rel, _ := filepath.Rel(filepath.Join(dir, ".git"), tokenDir)
 			mustGit(t, dir, "config", "core.worktree", rel)
 		}, "names core.worktree"},
 		{"include.path", func(t *testing.T, dir, tokenDir string) {
@@ -211,10 +212,13 @@ func TestPublishRefusesARepositoryThatLeadsOutOfTheFolder(t *testing.T) {
 			env["HOME"] = home
 			r := runCLIProcess(t, env, nil, "publish", "--nocheck", dir)
 			if r.code == 0 || !strings.Contains(r.stderr, c.want) || !strings.Contains(r.stderr, "not published") {
-				t.Fatalf("publish of a folder with %s: exit %d, want a refusal naming %q\n%s\n%s", c.name, r.code, c.want, r.stdout, r.stderr)
+				t.Errorf("publish of a folder with %s: exit %d, want a refusal naming %q\n%s\n%s", c.name, r.code, c.want, r.stdout, r.stderr)
 			}
 			if n := h.createCount(); n != 0 {
 				t.Errorf("the refused publish created %d space(s)", n)
+				if files := h.spaceFiles("alice", "leaky_app"); slices.Contains(files, "token") {
+					t.Errorf("the user's token is in the public space: %v", files)
+				}
 			}
 			if strings.Contains(r.stdout+r.stderr, canary) {
 				t.Error("the token shows in the output")
