@@ -182,9 +182,23 @@ func (g *gitRunner) runIn(ctx context.Context, dir string, env []string, args ..
 		if strings.Contains(err.Error(), "not found") {
 			return text, errors.New("git not found: publishing pushes with git; install it")
 		}
-		return text, fmt.Errorf("git %s: %v\n%s", args[0], err, tail(text, 10))
+		return text, fmt.Errorf("git %s: %v\n%s", gitCommand(args), err, tail(text, 10))
 	}
 	return text, nil
+}
+
+// gitCommand is the git command args run (push, add), past the options that name the repository.
+func gitCommand(args []string) string {
+	for i, a := range args {
+		if a == "-c" {
+			continue
+		}
+		if i > 0 && args[i-1] == "-c" || strings.HasPrefix(a, "-") {
+			continue
+		}
+		return a
+	}
+	return strings.Join(args, " ")
 }
 
 // run runs git with args on the folder's repository and work tree.
