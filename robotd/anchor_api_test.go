@@ -161,7 +161,7 @@ func TestJobWebSocket(t *testing.T) {
 	d.call("POST", "/api/apps/install", map[string]string{"url": testdataApp("coop_app")}, &created)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	wsURL := "ws" + strings.TrimPrefix(d.url, "http") + "/api/apps/ws/apps-manager/" + created.JobID
+	wsURL := "ws" + strings.TrimPrefix(d.url, "http") + "/api/apps/ws/apps-manager/" + created.JobID + "?token=" + d.token
 	conn, _, err := websocket.Dial(ctx, wsURL, nil)
 	if err != nil {
 		t.Fatal(err)
