@@ -172,7 +172,7 @@ func TestJobWebSocket(t *testing.T) {
 	d.call("POST", "/api/apps/install", map[string]string{"url": testdataApp("coop_app")}, &created)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	wsURL := "ws" + strings.TrimPrefix(d.url, "http") + "/api/apps/ws/apps-manager/" + created.JobID
+	wsURL := "ws" + strings.TrimPrefix(d.url, "http") + "/api/apps/ws/apps-manager/" + created.JobID + "?token=" + d.token
 	conn, _, err := websocket.Dial(ctx, wsURL, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -429,7 +429,7 @@ func TestMotionRoutes(t *testing.T) {
 			t.Fatalf("after enabling all, %s is off", name)
 		}
 	}
-	resp, err := http.Get(d.url + "/api/camera/frame")
+	resp, err := d.get("/api/camera/frame")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -438,7 +438,7 @@ func TestMotionRoutes(t *testing.T) {
 	if !bytes.HasPrefix(data, []byte("P6\n640 480\n255\n")) || len(data) != len("P6\n640 480\n255\n")+640*480*3 {
 		t.Fatalf("camera frame: %d bytes %q", len(data), data[:min(20, len(data))])
 	}
-	resp, err = http.Get(d.url + "/api/camera/frame?format=jpeg")
+	resp, err = d.get("/api/camera/frame?format=jpeg")
 	if err != nil {
 		t.Fatal(err)
 	}

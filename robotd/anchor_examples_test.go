@@ -73,7 +73,7 @@ func runScript(t *testing.T, d *daemon, venv, path string, args ...string) *scri
 	t.Helper()
 	cmd := exec.Command(filepath.Join(venv, "bin", "python"), append([]string{"-u", path}, args...)...)
 	cmd.Dir = filepath.Dir(path)
-	cmd.Env = append(os.Environ(), "ROBOT_DAEMON_URL="+d.url)
+	cmd.Env = append(os.Environ(), d.ownerEnv()...)
 	s := &script{cmd: cmd, stdout: &syncLines{}, done: make(chan error, 1)}
 	out, err := cmd.StdoutPipe()
 	if err != nil {

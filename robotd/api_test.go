@@ -103,7 +103,7 @@ func TestAPIToken(t *testing.T) {
 	if code := d.call("GET", "/healthz", nil, nil); code != 200 {
 		t.Fatalf("healthz needs no token: %d", code)
 	}
-	resp, err := http.Get(d.url + "/api/state/stream?frequency=20&token=" + token)
+	resp, err := d.get("/api/state/stream?frequency=20&token=" + token)
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("stream with ?token=: %v %v", err, resp)
 	}
@@ -113,7 +113,8 @@ func TestAPIToken(t *testing.T) {
 	}
 }
 
-// End to end: robot_sdk sends ROBOT_DAEMON_TOKEN, which apps inherit from the daemon.
+// End to end: robot_sdk sends ROBOT_DAEMON_TOKEN (what the owner sets, and what an app the
+// daemon runs gets: a token of its own), else the token file it is pointed at.
 func TestSDKSendsTheToken(t *testing.T) {
 	const token = "t0k3n-for-tests-0123456789"
 	d := startDaemon(t, daemonOptions{args: []string{"--api-token", token}})
@@ -125,10 +126,18 @@ func TestSDKSendsTheToken(t *testing.T) {
 	if out != "401 Missing or invalid API token: the token sent is not this daemon's" {
 		t.Fatalf("SDK with a wrong token: %q", out)
 	}
-	// The daemon's own user needs none (another user's are in auth_test.go).
-	out, err = venvPython(d, "from robot_sdk import Robot\nr = Robot()\nprint(r.get_state()['backend'])\nr.close()", "ROBOT_DAEMON_TOKEN=")
+	// The daemon's own user over TCP needs it too: no identity comes from a connection.
+	out, _ = venvPython(d, "from robot_sdk import Robot, RequestRefusedError\ntry:\n    Robot()\nexcept RequestRefusedError as e:\n    print(e.status)", "ROBOT_DAEMON_TOKEN=", "ROBOT_DAEMON_TOKEN_FILE=")
+	if out != "401" {
+		t.Fatalf("SDK of the daemon's user without a token: %q, want 401", out)
+	}
+	file := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(file, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err = venvPython(d, "from robot_sdk import Robot\nr = Robot()\nprint(r.get_state()['backend'])\nr.close()", "ROBOT_DAEMON_TOKEN=", "ROBOT_DAEMON_TOKEN_FILE="+file)
 	if err != nil || out != "sim" {
-		t.Fatalf("SDK of the daemon's user without the token: %q %v", out, err)
+		t.Fatalf("SDK with the token file: %q %v", out, err)
 	}
 }
 

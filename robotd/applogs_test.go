@@ -13,7 +13,7 @@ import (
 func TestCurrentAppLogsOfACrashedApp(t *testing.T) {
 	d := startDaemon(t, daemonOptions{})
 	d.install("crash_app")
-	resp, err := http.Get(d.url + "/api/apps/current-app-logs")
+	resp, err := d.get("/api/apps/current-app-logs")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +25,7 @@ func TestCurrentAppLogsOfACrashedApp(t *testing.T) {
 		t.Fatalf("start crash_app: %d", code)
 	}
 	d.waitState(10*time.Second, "error")
-	resp, err = http.Get(d.url + "/api/apps/current-app-logs")
+	resp, err = d.get("/api/apps/current-app-logs")
 	if err != nil {
 		t.Fatal(err)
 	}

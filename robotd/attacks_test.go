@@ -13,9 +13,10 @@ import (
 )
 
 // TestBadInputDaemonAttacks tries the attacks of the daemon's threat model (docs/RELIABILITY.md)
-// against the real server: another local user (setpriv to nobody, running curl), a web page in
-// the user's own browser (the headers Chromium sends), a client that stalls or floods. Its table
-// is the "daemon-attacks" section of docs/RELIABILITY.md.
+// against the real server: another local user (setpriv to nobody, running curl), the daemon's own
+// user without a token, a running app's token, a web page in the user's own browser (the headers
+// Chromium sends), a client that stalls or floods. Its table is the "daemon-attacks" section of
+// docs/RELIABILITY.md.
 func TestBadInputDaemonAttacks(t *testing.T) {
 	needOtherUser(t)
 	const token = "attack-table-token-0123456789"
@@ -27,6 +28,9 @@ func TestBadInputDaemonAttacks(t *testing.T) {
 	table.Scrub(addr, "127.0.0.1:PORT")
 	table.ScrubPattern(`uid [0-9]+\)`, "uid N)")
 	table.Scrub(token, "TOKEN")
+	appToken, revoke := d.server.MintAppToken("coop_app")
+	defer revoke()
+	table.Scrub(appToken, "APP_TOKEN")
 	table.ScrubPattern(`robot_daemon_session=[0-9a-f]{64}`, "robot_daemon_session=<the login cookie>")
 
 	message := func(body string) string {
@@ -79,11 +83,8 @@ func TestBadInputDaemonAttacks(t *testing.T) {
 	cookie := regexp.MustCompile(`^[^;]+`).FindString(resp.Header.Get("Set-Cookie"))
 	nobody("another local user with the login cookie (allowed)", "GET", "/api/apps/list", "", 200, "Cookie", cookie, "Sec-Fetch-Site", "same-origin")
 
-	// A page of another site in the browser of the daemon's own user (trusted by its uid).
-	chromium := func(mode, dest string) [][2]string {
-		return [][2]string{{"Origin", "https://evil.example"}, {"Sec-Fetch-Site", "cross-site"}, {"Sec-Fetch-Mode", mode},
-			{"Sec-Fetch-Dest", dest}, {"Referer", "https://evil.example/"}, {"Content-Type", "text/plain;charset=UTF-8"}}
-	}
+	// The daemon's own user over TCP, without a token: no identity comes from a connection (its
+	// convenience is the owner socket), and a connection's peer is never looked up.
 	raw := func(input string, req badinput.Request, expected int) {
 		t.Helper()
 		a, err := badinput.Send(addr, req)
@@ -91,6 +92,23 @@ func TestBadInputDaemonAttacks(t *testing.T) {
 			t.Fatalf("%s: %v", input, err)
 		}
 		add(input, req.Method+" "+req.Target+" "+string(req.Body), expected, a.Status, a.Message())
+	}
+	raw("the daemon's own user on loopback without the token", badinput.Request{Method: "POST", Target: "/api/move/play/wake_up"}, 401)
+	bearer := func(tok string) [][2]string {
+		return [][2]string{{"Authorization", "Bearer " + tok}, {"Content-Type", "application/json"}}
+	}
+	// A running app's token (minted at its start): the robot and its media, nothing else.
+	raw("a running app's token installs an app", badinput.Request{Method: "POST", Target: "/api/apps/install", Header: bearer(appToken), Body: []byte(coop)}, 403)
+	raw("a running app's token removes an app", badinput.Request{Method: "POST", Target: "/api/apps/remove/coop_app", Header: bearer(appToken)}, 403)
+	raw("a running app's token renames the robot", badinput.Request{Method: "POST", Target: "/api/daemon/robot-name", Header: bearer(appToken), Body: []byte(`{"name":"x"}`)}, 403)
+	raw("a running app's token saves a hub token", badinput.Request{Method: "POST", Target: "/api/hf-auth/save-token", Header: bearer(appToken), Body: []byte(`{"token":"hf_x"}`)}, 403)
+	raw("a running app's token moves the head (allowed)", badinput.Request{Method: "POST", Target: "/api/move/goto", Header: bearer(appToken), Body: []byte(`{"antennas":[0.1,0.1],"duration":0.1}`)}, 200)
+	raw("a running app's token reads the camera (allowed)", badinput.Request{Method: "GET", Target: "/api/camera/specs", Header: bearer(appToken)}, 200)
+
+	// A page of another site in the browser of the daemon's own user.
+	chromium := func(mode, dest string) [][2]string {
+		return [][2]string{{"Origin", "https://evil.example"}, {"Sec-Fetch-Site", "cross-site"}, {"Sec-Fetch-Mode", mode},
+			{"Sec-Fetch-Dest", dest}, {"Referer", "https://evil.example/"}, {"Content-Type", "text/plain;charset=UTF-8"}}
 	}
 	raw("a cross-site page's fetch() starts an app", badinput.Request{Method: "POST", Target: "/api/apps/start-app/coop_app", Header: chromium("no-cors", "empty"), Body: []byte("{}")}, 403)
 	raw("a cross-site page's form installs an app", badinput.Request{Method: "POST", Target: "/api/apps/install", Header: chromium("navigate", "document"), Body: []byte(coop)}, 403)
@@ -105,7 +123,9 @@ func TestBadInputDaemonAttacks(t *testing.T) {
 	raw("a receiver's forward: route relays a delivery to remove an app", badinput.Request{Method: "POST", Target: "/api/apps/remove/coop_app",
 		Header: [][2]string{{"Content-Type", "application/json"}, {"User-Agent", "robothub-forward/dev"}}, Body: []byte(delivery)}, 401)
 	form := [][2]string{{"Content-Type", "application/x-www-form-urlencoded"}}
-	for i := range 5 {
+	// Failed logins are counted per address (nothing else names a client that has no credential):
+	// nobody's wrong login above was loopback's first of five.
+	for i := range 4 {
 		if a, err := badinput.Send(addr, badinput.Request{Method: "POST", Target: "/login", Header: form, Body: []byte(fmt.Sprintf("token=guess%d", i))}); err != nil || a.Status != 401 {
 			t.Fatalf("wrong login %d: %v %+v", i+1, err, a)
 		}
@@ -116,7 +136,7 @@ func TestBadInputDaemonAttacks(t *testing.T) {
 	raw("a wrong token with a 10 MiB body that never comes", badinput.Request{Method: "POST", Target: "/api/apps/install",
 		Header: [][2]string{{"Authorization", "Bearer guessed"}, {"Content-Length", fmt.Sprint(10 << 20)}}}, 401)
 	raw("headers, then a body that stops (body timeout 1 s)", badinput.Request{Method: "POST", Target: "/api/move/goto",
-		Header: [][2]string{{"Content-Length", "100"}}, Body: []byte(`{"duration"`)}, 408)
+		Header: [][2]string{{"Authorization", "Bearer " + token}, {"Content-Length", "100"}}, Body: []byte(`{"duration"`)}, 408)
 	var streams []*http.Response
 	defer func() {
 		for _, s := range streams {
@@ -125,13 +145,13 @@ func TestBadInputDaemonAttacks(t *testing.T) {
 	}()
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	for len(streams) < 16 {
-		r, err := client.Get(d.url + "/api/state/stream?frequency=1")
+		r, err := client.Get(d.url + "/api/state/stream?frequency=1&token=" + token)
 		if err != nil || r.StatusCode != 200 {
 			t.Fatalf("stream %d: %v %v", len(streams)+1, err, r)
 		}
 		streams = append(streams, r)
 	}
-	raw("a 17th state stream from one client", badinput.Request{Method: "GET", Target: "/api/state/stream?frequency=50"}, 429)
+	raw("a 17th state stream from one client", badinput.Request{Method: "GET", Target: "/api/state/stream?frequency=50", Header: [][2]string{{"Authorization", "Bearer " + token}}}, 429)
 
 	if st := d.status(); st != nil {
 		t.Errorf("an app runs after the attacks: %+v", st)

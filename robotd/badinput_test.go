@@ -21,8 +21,9 @@ func TestBadInputDaemonAPI(t *testing.T) {
 	d := startDaemon(t, daemonOptions{})
 	addr := strings.TrimPrefix(d.url, "http://")
 	jsonType := [2]string{"Content-Type", "application/json"}
+	bearer := [2]string{"Authorization", "Bearer " + d.token} // the owner's: past authentication, to the routes
 	req := func(method, target, body string, header ...[2]string) badinput.Request {
-		return badinput.Request{Method: method, Target: target, Header: append([][2]string{jsonType}, header...), Body: []byte(body)}
+		return badinput.Request{Method: method, Target: target, Header: append([][2]string{jsonType, bearer}, header...), Body: []byte(body)}
 	}
 	install := func(body string) badinput.Request { return req("POST", "/api/apps/install", body) }
 	installURL := func(u string) badinput.Request {

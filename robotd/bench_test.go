@@ -27,6 +27,19 @@ var (
 
 // benchVenv returns an apps venv with the SDK, coop_app and 50 generated apps installed. It is
 // kept in $TMPDIR/robotd-bench-venv between runs: filling it takes half a minute.
+// benchToken is the owner's token of the daemons that benchmarks start as processes.
+const benchToken = "robotd-bench-token-0123456789abcdef"
+
+// getWithToken is http.Get with the owner's token.
+func getWithToken(url, token string) (*http.Response, error) {
+	req, err := http.NewRequest("GET", url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	return http.DefaultClient.Do(req)
+}
+
 func benchVenv(b *testing.B) string {
 	b.Helper()
 	benchVenvOnce.Do(func() {
@@ -121,7 +134,8 @@ func BenchmarkListApps(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		start := time.Now()
-		resp, err := client.Get(d.url + "/api/apps/list")
+		req, _ := http.NewRequest("GET", d.url+"/api/apps/list", nil)
+		resp, err := client.Do(d.authorize(req))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -177,7 +191,7 @@ func BenchmarkStopCooperativeApp(b *testing.B) {
 // ≤ 5 ms), and the interval between events.
 func BenchmarkStateStream50Hz(b *testing.B) {
 	d := benchDaemon(b)
-	resp, err := http.Get(d.url + "/api/state/stream?frequency=50")
+	resp, err := d.get("/api/state/stream?frequency=50")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -221,7 +235,7 @@ func BenchmarkIdleRSS(b *testing.B) {
 			b.Fatal(err)
 		}
 		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
-			if resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/api/apps/list", port)); err == nil {
+			if resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/healthz", port)); err == nil {
 				resp.Body.Close()
 				break
 			}
@@ -266,4 +280,40 @@ print(json.dumps(apps))`
 		lat = append(lat, time.Since(start))
 	}
 	percentiles(b, "list", lat)
+}
+
+// BenchmarkTokenCheckOnARequest is the token check's cost on a request's p99 (issue 30, target:
+// at most 0.1 ms added): GET /api/daemon/status over loopback on one kept-alive connection, to
+// the daemon's API on the simulated robot, with the owner's token, and with --no-auth (which
+// skips the credential, not the scope lookup); the access package's BenchmarkTokenCheck has the
+// guard's whole cost alone.
+//
+//	go test -run '^$' -bench TokenCheckOnARequest -benchtime 5000x -count 3 ./robotd/
+func BenchmarkTokenCheckOnARequest(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		opts serverOptions
+	}{{"no-auth", serverOptions{noAuth: true}}, {"owner-token", serverOptions{token: benchToken}}} {
+		b.Run(c.name, func(b *testing.B) {
+			d := startServer(b, c.opts)
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+			req, _ := http.NewRequest("GET", d.url+"/api/daemon/status", nil)
+			d.authorize(req)
+			var lat []time.Duration
+			for b.Loop() {
+				start := time.Now()
+				resp, err := client.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				lat = append(lat, time.Since(start))
+				if resp.StatusCode != 200 {
+					b.Fatalf("%d", resp.StatusCode)
+				}
+			}
+			percentiles(b, "status", lat)
+		})
+	}
 }

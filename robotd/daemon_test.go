@@ -3,6 +3,7 @@ package robotd_test
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -48,6 +50,10 @@ func TestMain(m *testing.M) {
 	// Re-executed as another local user's connection flood (see TestConnectionFloodOfAnotherUser).
 	if spec := os.Getenv("ROBOTD_TEST_FLOOD"); spec != "" {
 		os.Exit(runFlood(spec))
+	}
+	// Re-executed as another local user's race of closed connections (TestClosedConnectionsOfAnotherUserGetNoTrust).
+	if spec := os.Getenv("ROBOTD_TEST_RACE"); spec != "" {
+		os.Exit(runRace(spec))
 	}
 	// Re-executed as a daemon process (see startDaemonProcess).
 	if args := os.Getenv("ROBOTD_TEST_DAEMON_ARGS"); args != "" {
@@ -122,13 +128,15 @@ func freePort(t testing.TB) int {
 type daemon struct {
 	t       testing.TB
 	url     string
+	token   string // the owner's token, which the helpers send (the daemon's from its data dir)
 	dataDir string // "" for a server on in-memory apps
 	log     *syncbuf.Buffer
 	cancel  context.CancelFunc
 	done    chan error
-	pid     int          // startDaemonBinary's process
-	apps    *memApps     // startServer's apps
-	rb      *robot.Robot // startServer's robot
+	pid     int            // startDaemonBinary's process
+	apps    *memApps       // startServer's apps
+	rb      *robot.Robot   // startServer's robot
+	server  *robotd.Server // startServer's handler
 }
 
 type daemonOptions struct {
@@ -189,6 +197,7 @@ func startDaemon(t testing.TB, opts daemonOptions) *daemon {
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
+				d.token = ownerToken(t, opts.dataDir, args, getenv)
 				return d
 			}
 		}
@@ -213,9 +222,83 @@ func skipShort(t testing.TB) {
 	}
 }
 
+// ownerToken is the owner's token of a daemon started with args on dataDir: its --token, else the
+// token of its environment, else the file it made on first start ("" with --no-auth).
+func ownerToken(t testing.TB, dataDir string, args []string, getenv func(string) string) string {
+	t.Helper()
+	for i, a := range args {
+		switch {
+		case a == "--no-auth":
+			return ""
+		case (a == "--token" || a == "--api-token") && i+1 < len(args):
+			return args[i+1]
+		case strings.HasPrefix(a, "--token="):
+			return strings.TrimPrefix(a, "--token=")
+		}
+	}
+	if getenv != nil && getenv("ROBOT_DAEMON_TOKEN") != "" {
+		return strings.TrimSpace(getenv("ROBOT_DAEMON_TOKEN"))
+	}
+	data, err := os.ReadFile(filepath.Join(dataDir, "api-token"))
+	if err != nil {
+		t.Fatalf("the daemon's token: %v", err)
+	}
+	return strings.TrimSpace(string(data))
+}
+
+// authorize sends the owner's token with req, unless it carries a credential of its own.
+func (d *daemon) authorize(req *http.Request) *http.Request {
+	if d.token != "" && req.Header.Get("Authorization") == "" && req.Header.Get("Cookie") == "" {
+		req.Header.Set("Authorization", "Bearer "+d.token)
+	}
+	return req
+}
+
+// do sends req as the daemon's owner (with its token).
+func (d *daemon) do(req *http.Request) (*http.Response, error) {
+	return http.DefaultClient.Do(d.authorize(req))
+}
+
+// get is http.Get of the daemon's path, as its owner.
+func (d *daemon) get(path string) (*http.Response, error) {
+	req, err := http.NewRequest("GET", d.url+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	return d.do(req)
+}
+
+// post is http.Post to the daemon's path, as its owner.
+func (d *daemon) post(path, contentType string, body io.Reader) (*http.Response, error) {
+	req, err := http.NewRequest("POST", d.url+path, body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", contentType)
+	return d.do(req)
+}
+
+// loginURL is the link the daemon prints for its owner's browser: it logs in (a cookie) and opens
+// the dashboard.
+func (d *daemon) loginURL() string {
+	return d.url + "/login?token=" + url.QueryEscape(d.token)
+}
+
+// ownerEnv is what a client of the daemon started by a test needs in its environment, as the
+// owner's scripts find it: the daemon's URL, and where its token file is (the SDK reads it, as
+// it reads <data-dir>/api-token of the default data dir); the token itself for a server without
+// a data dir.
+func (d *daemon) ownerEnv() []string {
+	file := filepath.Join(d.dataDir, "api-token")
+	if data, err := os.ReadFile(file); err == nil && d.dataDir != "" && d.token != "" && strings.TrimSpace(string(data)) == d.token {
+		return []string{"ROBOT_DAEMON_URL=" + d.url, "ROBOT_DAEMON_TOKEN=", "ROBOT_DAEMON_TOKEN_FILE=" + file}
+	}
+	return []string{"ROBOT_DAEMON_URL=" + d.url, "ROBOT_DAEMON_TOKEN=" + d.token}
+}
+
 // serverOptions configure startServer.
 type serverOptions struct {
-	token       string        // default: a random one nobody knows
+	token       string        // default: a random one, which the helpers send
 	noAuth      bool          // --no-auth
 	bodyTimeout time.Duration // --body-timeout
 	asleep      bool          // --no-wake-up-on-start
@@ -230,6 +313,9 @@ func startServer(t testing.TB, opts serverOptions) *daemon {
 	t.Helper()
 	logBuf := &syncbuf.Buffer{}
 	log := slog.New(slog.NewTextHandler(logBuf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	if opts.token == "" && !opts.noAuth {
+		opts.token = rand.Text()
+	}
 	rb := robot.New(robot.NewSim(), log.With("component", "robot"))
 	mem := newMemApps(rb)
 	done := make(chan struct{})
@@ -244,7 +330,7 @@ func startServer(t testing.TB, opts serverOptions) *daemon {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(handler.Listener(ln)) }()
 	ctx, cancel := context.WithCancel(context.Background())
-	d := &daemon{t: t, url: "http://" + ln.Addr().String(), log: logBuf, cancel: cancel, done: make(chan error, 1), apps: mem, rb: rb}
+	d := &daemon{t: t, url: "http://" + ln.Addr().String(), token: opts.token, log: logBuf, cancel: cancel, done: make(chan error, 1), apps: mem, rb: rb, server: handler}
 	go func() {
 		<-ctx.Done()
 		close(done) // ends the streams, as the daemon does before it shuts its server down
@@ -291,7 +377,8 @@ func (d *daemon) stop() {
 	}
 }
 
-// call makes a request and decodes the JSON answer into out (when not nil); it returns the status.
+// call makes a request as the owner and decodes the JSON answer into out (when not nil); it returns
+// the status. headers are name, value pairs; "Authorization", "" sends no credential at all.
 func (d *daemon) call(method, path string, body any, out any, headers ...string) int {
 	d.t.Helper()
 	var rd io.Reader
@@ -310,12 +397,20 @@ func (d *daemon) call(method, path string, body any, out any, headers ...string)
 	if rd != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	anonymous := false
 	for i := 0; i+1 < len(headers); i += 2 {
-		if headers[i] == "Host" {
+		switch {
+		case headers[i] == "Host":
 			req.Host = headers[i+1]
+			continue
+		case headers[i] == "Authorization" && headers[i+1] == "":
+			anonymous = true
 			continue
 		}
 		req.Header.Set(headers[i], headers[i+1])
+	}
+	if !anonymous {
+		d.authorize(req)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -576,7 +671,7 @@ func processAlive(pid int) bool {
 func venvPython(d *daemon, script string, env ...string) (string, error) {
 	d.t.Helper()
 	cmd := exec.Command(filepath.Join(sharedVenv, "bin", "python"), "-c", script)
-	cmd.Env = append(append(os.Environ(), "ROBOT_DAEMON_URL="+d.url), env...)
+	cmd.Env = append(append(os.Environ(), d.ownerEnv()...), env...)
 	out, err := cmd.CombinedOutput()
 	return strings.TrimSpace(string(out)), err
 }
@@ -661,7 +756,7 @@ func readEvents(t testing.TB, resp *http.Response, max int, timeout time.Duratio
 // a client of daemon d.
 func pythonCommand(d *daemon, script string) *exec.Cmd {
 	cmd := exec.Command(filepath.Join(sharedVenv, "bin", "python"), "-u", "-c", script)
-	cmd.Env = append(os.Environ(), "ROBOT_DAEMON_URL="+d.url)
+	cmd.Env = append(os.Environ(), d.ownerEnv()...)
 	return cmd
 }
 

@@ -25,7 +25,7 @@ func TestDashboardCancelsAnInstall(t *testing.T) {
 				textOf(ctx, "#action-error"), textOf(ctx, "#job-status"), textOf(ctx, "#job-log"))
 		}
 	}
-	must("starting an install that waits on its dependency", chromedp.Navigate(d.url+"/"),
+	must("starting an install that waits on its dependency", chromedp.Navigate(d.loginURL()),
 		waitText("#robot-state", "Awake"),
 		chromedp.Evaluate[chromedp.Void](`document.querySelector("#store details").open = true`),
 		chromedp.SendKeys(chromedp.CSS("#install-url"), localApp(t, "waiting_app", "slowdep")),

@@ -25,7 +25,7 @@ func TestDashboardShowsTheCameraAndTheMicrophones(t *testing.T) {
 		t.Helper()
 		t.Fatalf("%v (the page shows %q)", err, textOf(ctx, "#media-state"))
 	}
-	err := chromedp.Do(step, chromedp.Navigate(d.url+"/"),
+	err := chromedp.Do(step, chromedp.Navigate(d.loginURL()),
 		waitText("#media-state", "Live"),
 		waitJS("the camera's picture", `(() => { const v = document.querySelector("#camera"); return v.videoWidth === 640 && v.readyState >= 2 && v.currentTime > 0.2; })()`))
 	if err != nil {

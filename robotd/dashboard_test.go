@@ -479,7 +479,7 @@ func TestDashboard(t *testing.T) {
 		return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { const s = document.querySelector("#store-search"); s.value = %q; s.dispatchEvent(new Event("input")); })()`, q))
 	}
 
-	must("opening the dashboard", chromedp.Navigate(d.url+"/"),
+	must("opening the dashboard", chromedp.Navigate(d.loginURL()),
 		waitText("#robot-state", "Awake"),
 		waitText("#store-count", "200 apps on the hub"),
 		waitText(`li[data-app="catalog_app"] .title`, "Nodding head"),

@@ -68,7 +68,7 @@ func newFaceDetector(ctx context.Context, cfg config, getenv func(string) string
 	var c *hub.Client
 	if cfg.hubURL != "" {
 		var err error
-		if c, err = hub.New(cfg.hubURL, hub.WithToken(cfg.hubToken), hub.WithUserAgent("robot-daemon/"+version.String())); err != nil {
+		if c, err = hub.New(cfg.hubURL, hub.WithToken(cfg.hubToken), hub.WithUserAgent("robot-daemon/"+version.String()), hub.WithDownloadCaps(0, cfg.maxDownload)); err != nil {
 			return nil, fmt.Errorf("--hub-url: %w", err)
 		}
 	}

@@ -44,7 +44,7 @@ func copyApp(t *testing.T, name, version string, files int) string {
 
 // daemonProcess runs the daemon as a separate process (this test binary, re-executed) on its own
 // apps venv, so that a test can SIGKILL it.
-func daemonProcess(t *testing.T, dataDir, venv string) (*exec.Cmd, string) {
+func daemonProcess(t *testing.T, dataDir, venv string) (*exec.Cmd, *daemon) {
 	t.Helper()
 	port := freePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
@@ -78,7 +78,7 @@ func daemonProcess(t *testing.T, dataDir, venv string) (*exec.Cmd, string) {
 	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
 		if resp, err := http.Get(url + "/healthz"); err == nil {
 			resp.Body.Close()
-			return cmd, url
+			return cmd, &daemon{t: t, url: url, dataDir: dataDir, token: ownerToken(t, dataDir, nil, nil), log: log}
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("daemon process did not serve:\n%s", log)
@@ -110,13 +110,13 @@ func TestDaemonKilledDuringInstallKeepsTheOldVersion(t *testing.T) {
 
 	for _, kill := range []struct {
 		name     string
-		when     func(t *testing.T, url, job string) bool
+		when     func(t *testing.T, d *daemon, job string) bool
 		repaired bool // the venv was half changed: the next start must say it repairs it
 	}{
-		{"while building the package", func(t *testing.T, url, job string) bool {
-			return jobLogHas(t, url, job, "Building the package")
+		{"while building the package", func(t *testing.T, d *daemon, job string) bool {
+			return jobLogHas(t, d, job, "Building the package")
 		}, false},
-		{"while pip replaces the installed files", func(t *testing.T, url, job string) bool {
+		{"while pip replaces the installed files", func(t *testing.T, _ *daemon, job string) bool {
 			// pip has moved version 1 aside and is writing version 2's files.
 			_, err := os.Stat(filepath.Join(sitePackages(t, venv), "coop_app", "filler_0000.py"))
 			return err == nil
@@ -131,10 +131,10 @@ func TestDaemonKilledDuringInstallKeepsTheOldVersion(t *testing.T) {
 			}
 			first.stop()
 
-			proc, url := daemonProcess(t, dataDir, venv)
-			job := postInstall(t, url, v2)
+			proc, second := daemonProcess(t, dataDir, venv)
+			job := postInstall(t, second, v2)
 			deadline := time.Now().Add(3 * time.Minute)
-			for !kill.when(t, url, job) {
+			for !kill.when(t, second, job) {
 				if time.Now().After(deadline) {
 					t.Fatal("the install never reached the point to kill it at")
 				}
@@ -199,9 +199,9 @@ func installFrom(d *daemon, dir string) {
 	}
 }
 
-func postInstall(t *testing.T, url, dir string) string {
+func postInstall(t *testing.T, d *daemon, dir string) string {
 	t.Helper()
-	resp, err := http.Post(url+"/api/apps/install", "application/json", strings.NewReader(`{"url":"`+dir+`"}`))
+	resp, err := d.post("/api/apps/install", "application/json", strings.NewReader(`{"url":"`+dir+`"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,9 +215,9 @@ func postInstall(t *testing.T, url, dir string) string {
 	return created.JobID
 }
 
-func jobLogHas(t *testing.T, url, job, line string) bool {
+func jobLogHas(t *testing.T, d *daemon, job, line string) bool {
 	t.Helper()
-	resp, err := http.Get(url + "/api/apps/job-status/" + job)
+	resp, err := d.get("/api/apps/job-status/" + job)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -271,16 +271,23 @@ func readFile(t *testing.T, path string) string {
 // the broker session; the first says so in its log and its status and leaves the fleet, rather
 // than take the session back and be thrown out again, forever.
 func TestTwoRobotsWithOneFleetIDAreReportedNotFought(t *testing.T) {
-	b, err := broker.Start("127.0.0.1:0", slog.New(slog.DiscardHandler))
+	const password = "twin-broker-password"
+	b, err := broker.Start("127.0.0.1:0", password, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// After the daemons (cleanups run last first): the broker's Close waits for its clients.
 	t.Cleanup(func() { b.Close() })
 	args := []string{"--fleet", b.URL(), "--fleet-id", "robot-twin"}
-	first := startDaemon(t, daemonOptions{args: args})
+	getenv := func(k string) string {
+		if k == "ROBOT_FLEET_PASSWORD" {
+			return password
+		}
+		return os.Getenv(k)
+	}
+	first := startDaemon(t, daemonOptions{args: args, getenv: getenv})
 	first.waitLog(10*time.Second, `msg="mqtt: connected"`)
-	second := startDaemon(t, daemonOptions{args: args})
+	second := startDaemon(t, daemonOptions{args: args, getenv: getenv})
 	second.waitLog(10*time.Second, `msg="mqtt: connected"`)
 
 	const conflict = "fleet: another robot joined the fleet with this robot's id robot-twin and took its session"

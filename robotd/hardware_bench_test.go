@@ -51,7 +51,7 @@ func BenchmarkHardwareDaemonCPU(b *testing.B) {
 	measure := func(args ...string) float64 {
 		port := freePort(b)
 		cmd := exec.Command(bin, append([]string{"--port", strconv.Itoa(port), "--data-dir", b.TempDir(), "--apps-venv", venv,
-			"--hub-url", "none", "--log-level", "warn"}, args...)...)
+			"--hub-url", "none", "--log-level", "warn", "--token", benchToken}, args...)...)
 		cmd.Env = append(os.Environ(), fmt.Sprintf("ROBOT_DAEMON_URL=http://127.0.0.1:%d", port))
 		cmd.Stderr = os.Stderr
 		if err := cmd.Start(); err != nil {
@@ -76,7 +76,7 @@ func BenchmarkHardwareDaemonCPU(b *testing.B) {
 				Awake bool      `json:"awake"`
 				Move  *struct{} `json:"move"`
 			}
-			if resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/api/state/full", port)); err == nil {
+			if resp, err := getWithToken(fmt.Sprintf("http://127.0.0.1:%d/api/state/full", port), benchToken); err == nil {
 				err = json.NewDecoder(resp.Body).Decode(&st)
 				resp.Body.Close()
 				if err == nil && st.Awake && st.Move == nil {

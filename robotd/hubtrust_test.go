@@ -34,8 +34,8 @@ func TestHubDeliveryHeadersNeedTheToken(t *testing.T) {
 		"a receiver's forward: route": {"User-Agent", "robothub-forward/dev"},
 	}
 	for what, headers := range relays {
-		d.expectError("POST", "/api/move/play/goto_sleep", "{}", 401, "acts for a hub user", headers...)
-		d.expectError("POST", "/api/apps/remove/coop_app", "{}", 401, "acts for a hub user", headers...)
+		d.expectError("POST", "/api/move/play/goto_sleep", "{}", 401, "acts for a hub user", append(headers, "Authorization", "")...)
+		d.expectError("POST", "/api/apps/remove/coop_app", "{}", 401, "acts for a hub user", append(headers, "Authorization", "")...)
 		d.expectError("POST", "/api/move/play/goto_sleep", "{}", 401, "acts for a hub user", append(headers, "Authorization", "Bearer wrong")...)
 		if t.Failed() {
 			t.Fatalf("%s: %v got through", what, headers)
@@ -56,7 +56,7 @@ func TestHubDeliveryHeadersNeedTheToken(t *testing.T) {
 // --no-auth lets every local user in, but not a hub user: a delivery has no token to send.
 func TestHubDeliveryIsRefusedWithNoAuth(t *testing.T) {
 	d := startServer(t, serverOptions{noAuth: true})
-	d.expectError("POST", "/api/move/play/goto_sleep", nil, 401, "acts for a hub user", "User-Agent", "robothub-hubemu", "X-Webhook-Secret", "s")
+	d.expectError("POST", "/api/move/play/goto_sleep", nil, 401, "acts for a hub user", "User-Agent", "robothub-hubemu", "X-Webhook-Secret", "s", "Authorization", "")
 	if code := d.call("POST", "/api/move/play/goto_sleep", nil, nil); code != 200 {
 		t.Fatalf("--no-auth, a local client: %d", code)
 	}
@@ -91,8 +91,9 @@ func startDaemonBinary(t *testing.T, args ...string) *daemon {
 	skipShort(t)
 	port := freePort(t)
 	d := &daemon{t: t, url: fmt.Sprintf("http://127.0.0.1:%d", port), dataDir: t.TempDir(), log: &syncbuf.Buffer{}}
-	cmd := exec.Command(binary(t, "robot-daemon"), append(append([]string{"--sim", "--port", strconv.Itoa(port), "--data-dir", d.dataDir,
-		"--hub-url", "none", "--stop-timeout", "1s", "--log-level", "debug"}, venvArgs(sharedVenv)...), args...)...)
+	all := append(append([]string{"--sim", "--port", strconv.Itoa(port), "--data-dir", d.dataDir,
+		"--hub-url", "none", "--stop-timeout", "1s", "--log-level", "debug"}, venvArgs(sharedVenv)...), args...)
+	cmd := exec.Command(binary(t, "robot-daemon"), all...)
 	cmd.Stdout, cmd.Stderr = io.Discard, d.log
 	mu, _ := venvLocks.LoadOrStore(sharedVenv, &sync.Mutex{})
 	mu.(*sync.Mutex).Lock()
@@ -111,8 +112,9 @@ func startDaemonBinary(t *testing.T, args ...string) *daemon {
 		}
 	})
 	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
-		if resp, err := http.Get(d.url + "/healthz"); err == nil {
+		if resp, err := d.get("/healthz"); err == nil {
 			resp.Body.Close()
+			d.token = ownerToken(t, d.dataDir, all, nil)
 			return d
 		}
 		select {

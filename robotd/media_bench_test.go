@@ -3,7 +3,6 @@ package robotd_test
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,7 +55,7 @@ func BenchmarkMediaDaemonCPU(b *testing.B) {
 		port, data := freePort(b), b.TempDir()
 		cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--data-dir", data, "--apps-venv", venv, "--hub-url", "none",
 			"--log-level", "warn", "--serialport", emu.Path(), "--camera", "test", "--microphone", "test", "--speaker", "test",
-			"--camera-mode", "640x480@30")
+			"--camera-mode", "640x480@30", "--token", benchToken)
 		cmd.Env = append(os.Environ(), fmt.Sprintf("ROBOT_DAEMON_URL=http://127.0.0.1:%d", port))
 		cmd.Stderr = os.Stderr
 		if err := cmd.Start(); err != nil {
@@ -70,7 +69,7 @@ func BenchmarkMediaDaemonCPU(b *testing.B) {
 				} `json:"control_loop"`
 			} `json:"hardware"`
 		}) {
-			resp, err := http.Get(base + "/api/daemon/status")
+			resp, err := getWithToken(base+"/api/daemon/status", benchToken)
 			if err == nil {
 				_ = json.NewDecoder(resp.Body).Decode(&st)
 				resp.Body.Close()
@@ -82,7 +81,7 @@ func BenchmarkMediaDaemonCPU(b *testing.B) {
 				Awake bool      `json:"awake"`
 				Move  *struct{} `json:"move"`
 			}
-			if resp, err := http.Get(base + "/api/state/full"); err == nil {
+			if resp, err := getWithToken(base+"/api/state/full", benchToken); err == nil {
 				err = json.NewDecoder(resp.Body).Decode(&st)
 				resp.Body.Close()
 				if err == nil && st.Awake && st.Move == nil {

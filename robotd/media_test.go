@@ -6,7 +6,6 @@ import (
 	bin "encoding/binary"
 	"io"
 	"mime/multipart"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,7 +67,7 @@ func TestMediaRoutesOnTestDevices(t *testing.T) {
 	if code := d.call("GET", "/api/camera/specs", nil, &specs); code != 200 || specs.Default_resolution.Width != 320 || specs.K[2][2] != 1 || specs.K[0][2] != 160 {
 		t.Fatalf("camera specs: %d %+v", code, specs)
 	}
-	resp, err := http.Get(d.url + "/api/camera/frame")
+	resp, err := d.get("/api/camera/frame")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,14 +100,14 @@ func TestMediaRoutesOnTestDevices(t *testing.T) {
 		t.Fatalf("set volume: %d %+v", code, vol)
 	}
 	d.expectError("POST", "/api/volume/set", map[string]int{"volume": 101}, 422, "volume: an integer from 0 to 100")
-	code, body := upload(t, d.url, "beep.wav", wavTone(16000, 0.5))
+	code, body := upload(t, d, "beep.wav", wavTone(16000, 0.5))
 	if code != 200 || !strings.Contains(body, filepath.Join(d.dataDir, "sounds", "beep.wav")) {
 		t.Fatalf("upload: %d %s", code, body)
 	}
-	if code, body := upload(t, d.url, "evil.sh", []byte("#!/bin/sh\nrm -rf /\n")); code != 400 || !strings.Contains(body, "not a .wav file") {
+	if code, body := upload(t, d, "evil.sh", []byte("#!/bin/sh\nrm -rf /\n")); code != 400 || !strings.Contains(body, "not a .wav file") {
 		t.Fatalf("upload of a script: %d %s", code, body)
 	}
-	if code, body := upload(t, d.url, "fake.wav", []byte("RIFF....WAVEjunk")); code != 400 || !strings.Contains(body, "not a sound the robot can play") {
+	if code, body := upload(t, d, "fake.wav", []byte("RIFF....WAVEjunk")); code != 400 || !strings.Contains(body, "not a sound the robot can play") {
 		t.Fatalf("upload of a fake WAV: %d %s", code, body)
 	}
 	var files map[string][]string
@@ -130,7 +129,7 @@ func TestMediaRoutesOnTestDevices(t *testing.T) {
 	if d.call("GET", "/api/media/status", nil, &st); !st["available"] || st["released"] {
 		t.Fatalf("status after acquire: %v", st)
 	}
-	if resp, err := http.Get(d.url + "/api/camera/frame"); err != nil || resp.StatusCode != 200 {
+	if resp, err := d.get("/api/camera/frame"); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("frame after acquire: %v %v", resp, err)
 	}
 	if code := d.call("POST", "/api/media/play_sound", map[string]string{"file": "beep.wav"}, nil); code != 200 {
@@ -161,14 +160,14 @@ func TestMediaRoutesOnTestDevices(t *testing.T) {
 	}
 }
 
-func upload(t *testing.T, url, name string, data []byte) (int, string) {
+func upload(t *testing.T, d *daemon, name string, data []byte) (int, string) {
 	t.Helper()
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
 	fw, _ := mw.CreateFormFile("file", name)
 	fw.Write(data)
 	mw.Close()
-	resp, err := http.Post(url+"/api/media/sounds/upload", mw.FormDataContentType(), &buf)
+	resp, err := d.post("/api/media/sounds/upload", mw.FormDataContentType(), &buf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +220,7 @@ func TestHardwareConfigNamesTheMediaDevices(t *testing.T) {
 	if dev.Camera.Device != "test" || dev.Camera_mode != "320x240@15" || !strings.Contains(dev.Microphone.Error, "off") || dev.Speaker.Device != "test" {
 		t.Fatalf("devices from the hardware config (speaker from the flag): %+v", dev)
 	}
-	resp, err := http.Get(d.url + "/api/camera/frame")
+	resp, err := d.get("/api/camera/frame")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -228,7 +228,7 @@ func TestEveryPublicOperationIsServedWithItsShape(t *testing.T) {
 			if rd != nil {
 				req.Header.Set("Content-Type", "application/json")
 			}
-			resp, err := http.DefaultClient.Do(req)
+			resp, err := d.do(req)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,7 +2,6 @@ package robotd_test
 
 import (
 	"io"
-	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -33,7 +32,7 @@ func TestCredentialsInURLsAreRedactedWhole(t *testing.T) {
 		if j.Status != "failed" || !strings.Contains(raw.Target, "https://xxxxx@127.0.0.1:") {
 			t.Fatalf("job of %s: %s, target %q", c.url, j.Status, raw.Target)
 		}
-		resp, err := http.Get(d.url + "/api/apps/job-log/" + started.JobID)
+		resp, err := d.get("/api/apps/job-log/" + started.JobID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -67,7 +67,7 @@ func TestRestartKeepsAppsAndStartupConfig(t *testing.T) {
 
 // startDaemonProcess runs the daemon as a separate process (this test binary, re-executed), so
 // that a test can kill it with SIGKILL.
-func startDaemonProcess(t *testing.T, dataDir string) (*exec.Cmd, string) {
+func startDaemonProcess(t *testing.T, dataDir string) (*exec.Cmd, *daemon) {
 	t.Helper()
 	skipShort(t)
 	port := freePort(t)
@@ -84,7 +84,7 @@ func startDaemonProcess(t *testing.T, dataDir string) (*exec.Cmd, string) {
 	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
 		if resp, err := http.Get(url + "/healthz"); err == nil {
 			resp.Body.Close()
-			return cmd, url
+			return cmd, &daemon{t: t, url: url, dataDir: dataDir, token: ownerToken(t, dataDir, nil, nil)}
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("daemon process did not serve")
@@ -99,8 +99,8 @@ func TestAppLeftByKilledDaemonIsStopped(t *testing.T) {
 	first.install("stubborn_app")
 	first.stop()
 
-	proc, url := startDaemonProcess(t, dataDir)
-	post, err := http.Post(url+"/api/apps/start-app/stubborn_app", "application/json", nil)
+	proc, second := startDaemonProcess(t, dataDir)
+	post, err := second.post("/api/apps/start-app/stubborn_app", "application/json", nil)
 	if err != nil || post.StatusCode != 200 {
 		t.Fatalf("start-app: %v %v", err, post)
 	}

@@ -6,7 +6,7 @@
 // control, name, hub login), the dashboard and mDNS. The rest lives in rooms of its own:
 //
 //	httpapi/     the HTTP plumbing every route package shares (JSON, fault kind -> status, SSE)
-//	access/      the token, the dashboard's login, the peer's user, host checks, per-client caps
+//	access/      the tokens and their scopes, the owner socket, the login, host checks, caps
 //	appsapi/     the app routes and SDK sessions, over appsapi.Apps
 //	robotapi/    the robot's state, motion, motor, recorded-move and kinematics routes
 //	mediaapi/    the media, audio, camera, volume and WebRTC routes
@@ -87,12 +87,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			&cli.StringFlag{Name: "apps-venv", Usage: "the apps venv (default <data-dir>/apps_venv; " + wirelessAppsVenv + " with --wireless-version)"},
 			&cli.DurationFlag{Name: "stop-timeout", Value: apps.DefaultStopTimeout, Usage: "how long a stopping app gets after SIGINT before SIGKILL"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
-			&cli.StringFlag{Name: "token", Aliases: []string{"api-token"}, Usage: "the API token clients other than the daemon's own user send (default $ROBOT_DAEMON_TOKEN, else the one made on first start in <data-dir>/" + access.TokenFileName + ")"},
+			&cli.StringFlag{Name: "token", Aliases: []string{"api-token"}, Usage: "the owner's API token, which clients send over TCP (default $ROBOT_DAEMON_TOKEN, else the one made on first start in <data-dir>/" + access.TokenFileName + "; the daemon's own user may use <data-dir>/" + access.SocketFileName + " instead)"},
 			&cli.DurationFlag{Name: "body-timeout", Value: httpapi.DefaultBodyTimeout, Usage: "how long a client has to send a request's body; a stalled one gets 408 and is dropped"},
 			&cli.BoolFlag{Name: "no-auth", Usage: "let every client use the API without the token; refused unless the daemon listens on loopback only"},
 			&cli.StringFlag{Name: "hub-url", Usage: "the hub whose robot_python_app spaces form the app catalog and whose datasets are the move libraries (default $HF_ENDPOINT or https://huggingface.co; \"none\": neither, move libraries from the cache only)"},
 			&cli.BoolFlag{Name: "no-mdns", Usage: "do not announce the daemon on the local network (mDNS: <robot-name>.local and " + MDNSService + "), which it does when it listens beyond loopback"},
 			&cli.StringSliceFlag{Name: "preload-moves", Value: cli.NewStringSlice(DefaultMoveLibraries...), Usage: "move libraries (datasets on the hub) downloaded at start, in the background; \"none\" for none"},
+			&cli.IntFlag{Name: "max-download-mib", Value: hub.DefaultMaxSnapshotBytes >> 20, Usage: "the most one download from the hub (a move library, the face model) may hold, in MiB; a file over 64 MiB, or a download over this, is an error, never a file cut short"},
 			&cli.StringFlag{Name: "python", Value: "python3", Usage: "the interpreter that creates the apps venv"},
 			&cli.StringSliceFlag{Name: "wheel-dir", Usage: "wheels for pip --find-links, the only source with --offline (default /usr/share/python-wheels)"},
 			&cli.StringFlag{Name: "index-url", Usage: "the package index app dependencies come from (default: pip's own configuration: PIP_INDEX_URL, pip.conf)"},
@@ -126,7 +127,8 @@ func moveLibraries(cfg config, log *slog.Logger) (*HubMoveLibraries, error) {
 	if cfg.hubURL == "" {
 		return NewHubMoveLibraries(nil, cache, log), nil
 	}
-	c, err := hub.New(cfg.hubURL, hub.WithToken(cfg.hubToken), hub.WithLogger(log), hub.WithUserAgent("robot-daemon/"+version.String()))
+	c, err := hub.New(cfg.hubURL, hub.WithToken(cfg.hubToken), hub.WithLogger(log), hub.WithUserAgent("robot-daemon/"+version.String()),
+		hub.WithDownloadCaps(0, cfg.maxDownload))
 	if err != nil {
 		return nil, fmt.Errorf("--hub-url: %w", err)
 	}
@@ -153,6 +155,7 @@ type config struct {
 	indexURL, uv, hubToken     string
 	extraIndexURLs             []string
 	preloadMoves               []string
+	maxDownload                int64 // bytes of one hub snapshot (--max-download-mib)
 	noMDNS                     bool
 	fleet                      fleetagent.Config
 	release                    releaseConfig
@@ -171,6 +174,11 @@ func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
 		python: c.String("python"), wheelDirs: c.StringSlice("wheel-dir"), allowedHosts: c.StringSlice("allowed-host"),
 	}
 	cfg.offline, cfg.systemSite, cfg.noMDNS = c.Bool("offline"), c.Bool("system-site-packages"), c.Bool("no-mdns")
+	mib := c.Int("max-download-mib")
+	if mib < 1 {
+		return cfg, fmt.Errorf("--max-download-mib: must be at least 1, got %d", mib)
+	}
+	cfg.maxDownload = int64(mib) << 20
 	for _, d := range c.StringSlice("preload-moves") {
 		if d = strings.TrimSpace(d); d != "" && d != "none" {
 			if err := checkDatasetID(d); err != nil {
@@ -258,6 +266,9 @@ func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
 	if cfg.token == "" {
 		cfg.token, source = strings.TrimSpace(getenv("ROBOT_DAEMON_TOKEN")), "ROBOT_DAEMON_TOKEN"
 	}
+	// Apps, installs and package builds start with the daemon's environment: the owner's token
+	// must not reach them (each app run gets a token of its own).
+	_ = os.Unsetenv("ROBOT_DAEMON_TOKEN")
 	if cfg.noAuth {
 		cfg.token = "" // nothing to send: apps are not given one
 	}
@@ -313,10 +324,11 @@ func appWebPort(flag int, addr net.Addr) int {
 }
 
 // appEnv is what the daemon puts into its apps' environment: its own URL when ROBOT_DAEMON_URL is
-// unset (so an app finds a daemon on any port), its token when apps would not inherit it, and the
-// port of its app's page (apps.AppWebPortEnv).
-func appEnv(getenv func(string) string, addr net.Addr, token string, webPort int) []string {
-	env := []string{apps.AppWebPortEnv + "=" + strconv.Itoa(webPort)}
+// unset (so an app finds a daemon on any port) and the port of its app's page (apps.AppWebPortEnv).
+// The token is each run's own (SetAppCredentials); an app never gets the owner's token file's path
+// either.
+func appEnv(getenv func(string) string, addr net.Addr, webPort int) []string {
+	env := []string{"ROBOT_DAEMON_TOKEN_FILE=", apps.AppWebPortEnv + "=" + strconv.Itoa(webPort)}
 	if getenv("ROBOT_DAEMON_URL") == "" {
 		host, port, _ := net.SplitHostPort(addr.String())
 		if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
@@ -324,10 +336,27 @@ func appEnv(getenv func(string) string, addr net.Addr, token string, webPort int
 		}
 		env = append(env, "ROBOT_DAEMON_URL=http://"+net.JoinHostPort(host, port))
 	}
-	if token != "" && getenv("ROBOT_DAEMON_TOKEN") != token {
-		env = append(env, "ROBOT_DAEMON_TOKEN="+token)
-	}
 	return env
+}
+
+// privateDataDir makes the data dir, or takes an existing one back, to mode 0700: it holds the
+// owner's token, its socket, the hub token and the apps; nobody else has anything to read there.
+func privateDataDir(dir string, log *slog.Logger) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("creating the data dir: %w", err)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("the data dir: %w", err)
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		if err := os.Chmod(dir, 0o700); err != nil {
+			log.Warn("the data dir is open to other users and cannot be made private: the owner socket and token files still refuse them", "dir", dir, "mode", perm, "err", err)
+		} else {
+			log.Info("made the data dir private (0700)", "dir", dir, "was", perm)
+		}
+	}
+	return nil
 }
 
 // sameDaemonURL reports whether the SDK's URL (empty: its default) reaches the listener at addr.
@@ -342,8 +371,11 @@ func sameDaemonURL(sdkURL string, addr net.Addr) bool {
 
 func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, stderr io.Writer) error {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
-	if err := os.MkdirAll(cfg.dataDir, 0o755); err != nil {
-		return fmt.Errorf("creating the data dir: %w", err)
+	if err := notDumpable(); err != nil {
+		log.Warn("could not make the daemon non-dumpable: processes of its user may read its environment through /proc", "err", err)
+	}
+	if err := privateDataDir(cfg.dataDir, log); err != nil {
+		return err
 	}
 	ready := make(chan struct{})
 	watchdogCtx, stopWatchdog := context.WithCancel(ctx)
@@ -376,6 +408,16 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 		return err
 	}
 	defer ln.Close()
+	// The owner's socket now too: a client that connects while the apps venv is being built waits
+	// in its queue, as on the TCP port.
+	socketPath := filepath.Join(cfg.dataDir, access.SocketFileName)
+	sock, err := access.ListenOwnerSocket(socketPath)
+	if err != nil {
+		socketPath = ""
+		log.Warn("no owner socket: the daemon's user sends the token over TCP", "err", err)
+	} else {
+		defer sock.Close()
+	}
 	loopbackOnly := ln.Addr().(*net.TCPAddr).IP.IsLoopback()
 	if cfg.noAuth && !loopbackOnly {
 		return fmt.Errorf("--no-auth: refusing to listen on %s without authentication; listen on 127.0.0.1 or drop --no-auth", ln.Addr())
@@ -395,8 +437,11 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	served := make(chan error, 1)
+	served := make(chan error, 2)
 	go func() { served <- srv.Serve(boot.Listener(ln)) }()
+	if sock != nil {
+		go func() { served <- srv.Serve(boot.OwnerListener(sock)) }()
+	}
 	defer srv.Close() // a start that fails stops serving; after a start, Shutdown below drains first
 
 	boot.Step(backendStep(cfg))
@@ -442,7 +487,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 	}
 	// Before the apps are listed (their pages' port) and before serving: an app started by the
 	// first request must already get the daemon's URL.
-	mgr.SetAppEnv(appEnv(getenv, ln.Addr(), cfg.token, appWebPort(cfg.appWebPort, ln.Addr()))...)
+	mgr.SetAppEnv(appEnv(getenv, ln.Addr(), appWebPort(cfg.appWebPort, ln.Addr()))...)
 	boot.Step("preparing the apps venv " + cfg.venvDir)
 	prepCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	err = mgr.Prepare(prepCtx)
@@ -501,11 +546,22 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 		Media: devices.media, SoundsDir: filepath.Join(cfg.dataDir, "sounds"), MediaSocket: mediaSocket, WebRTC: rtc,
 		Access: guard,
 	})
+	// Before the first request reaches the API: an app it starts gets a token of its own (robot
+	// and media only: access.AppScopes), never the owner's.
+	if !cfg.noAuth {
+		mgr.SetAppCredentials(func(app string) ([]string, func()) {
+			token, revoke := handler.MintAppToken(app)
+			return []string{"ROBOT_DAEMON_TOKEN=" + token}, revoke
+		})
+	}
 	boot.Ready(handler)
 	listenURL := "http://" + ln.Addr().String()
-	log.Info("robot daemon listening", "url", listenURL, "version", version.String(), "sdk", mgr.SDKVersion(),
+	log.Info("robot daemon listening", "url", listenURL, "socket", socketPath, "version", version.String(), "sdk", mgr.SDKVersion(),
 		"backend", rb.BackendName(), "apps_venv", cfg.venvDir, "data_dir", cfg.dataDir, "auth", !cfg.noAuth)
 	fmt.Fprintf(stdout, "robot-daemon listening on %s\n", listenURL)
+	if socketPath != "" {
+		fmt.Fprintf(stdout, "owner socket (this user and root, no token): curl --unix-socket %s http://localhost/api/daemon/status\n", socketPath)
+	}
 	printLogin(stdout, getenv, cfg, ln.Addr())
 	if appURL := getenv("ROBOT_DAEMON_URL"); appURL != "" && !sameDaemonURL(appURL, ln.Addr()) {
 		log.Warn("apps will not reach this daemon: ROBOT_DAEMON_URL, which they inherit, names another port",

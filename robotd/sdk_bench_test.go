@@ -42,7 +42,7 @@ func BenchmarkSDKPoseRoundTrip(b *testing.B) {
 		b.Fatal(err)
 	}
 	cmd := exec.Command(filepath.Join(sharedVenv, "bin", "python"), path, strconv.Itoa(b.N))
-	cmd.Env = append(os.Environ(), "ROBOT_DAEMON_URL="+d.url)
+	cmd.Env = append(os.Environ(), d.ownerEnv()...)
 	b.ResetTimer()
 	out, err := cmd.Output()
 	b.StopTimer()

@@ -115,15 +115,24 @@ func NewServer(cfg ServerConfig) *Server {
 	return s
 }
 
-// ConnContext remembers each connection, so that the client's user is looked up once per
-// connection: set it as the http.Server's ConnContext.
+// ConnContext carries what the listeners proved of each connection (the owner socket's peer) into
+// its requests: set it as the http.Server's ConnContext.
 func (s *Server) ConnContext(ctx context.Context, c net.Conn) context.Context {
 	return s.access.ConnContext(ctx, c)
 }
 
-// Listener wraps ln, the daemon's listener, with the connection caps (access.Guard.Listener).
+// Listener wraps ln, the daemon's TCP listener, with the connection caps (access.Guard.Listener).
 // Serve the server on it, with ConnContext.
 func (s *Server) Listener(ln net.Listener) net.Listener { return s.access.Listener(ln) }
+
+// OwnerListener wraps ln, the owner's unix socket (access.ListenOwnerSocket): its peers are checked
+// with SO_PEERCRED, and those let in are the owner. Serve the server on it too.
+func (s *Server) OwnerListener(ln net.Listener) net.Listener { return s.access.OwnerListener(ln) }
+
+// MintAppToken makes the token of one run of an app (access.AppScopes), valid until revoke.
+func (s *Server) MintAppToken(app string) (token string, revoke func()) {
+	return s.access.MintAppToken(app)
+}
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }

@@ -96,6 +96,7 @@ func startRobotProcess(t *testing.T) *robotProcess {
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	})
+	p.token = ownerToken(t, p.dataDir, nil, nil)
 	return p
 }
 

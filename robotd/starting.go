@@ -79,6 +79,9 @@ func (b *Starting) ConnContext(ctx context.Context, c net.Conn) context.Context 
 
 func (b *Starting) Listener(ln net.Listener) net.Listener { return b.guard.Listener(ln) }
 
+// OwnerListener serves the owner's unix socket (access.Guard.OwnerListener).
+func (b *Starting) OwnerListener(ln net.Listener) net.Listener { return b.guard.OwnerListener(ln) }
+
 func (b *Starting) status(w http.ResponseWriter, r *http.Request) {
 	step := *b.step.Load()
 	sim, mockup := b.info.Sim, false

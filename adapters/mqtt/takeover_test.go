@@ -15,7 +15,8 @@ import (
 // session to the second and tells the first it was taken over. The first says so and stops
 // reconnecting, instead of taking it back and being taken over again, forever.
 func TestATakenOverClientStopsReconnecting(t *testing.T) {
-	b, err := broker.Start("127.0.0.1:0", slog.New(slog.DiscardHandler))
+	const password = "takeover-broker-password"
+	b, err := broker.Start("127.0.0.1:0", password, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +25,7 @@ func TestATakenOverClientStopsReconnecting(t *testing.T) {
 	defer cancel()
 	connect := func(onTakenOver func()) *mqtt.Client {
 		t.Helper()
-		c, err := mqtt.Connect(ctx, mqtt.Config{URL: b.URL(), ClientID: "robot-twin", SessionExpiry: time.Hour,
+		c, err := mqtt.Connect(ctx, mqtt.Config{URL: b.URL(), ClientID: "robot-twin", Password: password, SessionExpiry: time.Hour,
 			OnTakenOver: onTakenOver, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if err != nil {
 			t.Fatal(err)

@@ -31,24 +31,30 @@ func RuntimeModule(name string) string { return runtimeNames[name] }
 // runtimeScripts are the venv's own commands, which a wheel's scripts would overwrite.
 var runtimeScripts = regexp.MustCompile(`^((python|pip)(3(\.[0-9]+)?)?|activate.*|uv)$`)
 
-// Check refuses pkg when its wheel or a dependency's would install (it reads only the file lists):
-// a .pth file (Python runs its import lines at every start), a top-level module of the runtime
-// (runtimeNames) or of the standard library, a command of the venv, or a module that another
-// installed distribution, or another of these wheels, owns: the same file, or a top-level module or
-// regular package (one with __init__.py) of the same name. Namespace packages may be shared.
+// Check refuses pkg when its wheel or a dependency's would install (it reads only the file lists,
+// mapped through the venv's real layout: installLayout): a .pth file (Python runs its import lines
+// at every start), a top-level module of the runtime (runtimeNames) or of the standard library, a
+// command of the venv, a file it cannot map to a place of the venv, or a module that another
+// installed distribution, the system's site-packages the venv sees, or another of these wheels,
+// owns: the same file, or a top-level module or regular package (one with __init__.py) of the same
+// name. Namespace packages may be shared.
 func (v *Venv) Check(ctx context.Context, pkg apps.Wheel, deps []apps.Wheel) error {
 	stdlib, err := v.Stdlib(ctx)
 	if err != nil {
 		return err
 	}
-	owners, err := v.installedOwners()
+	lay, err := v.installLayout(ctx)
+	if err != nil {
+		return err
+	}
+	owners, err := v.installedOwners(lay)
 	if err != nil {
 		return err
 	}
 	wheels := append(slices.Clone(deps), pkg)
 	layouts := make([]layout, len(wheels))
 	for i, w := range wheels {
-		files, err := wheelFiles(w.Path)
+		files, err := wheelFiles(w.Path, lay)
 		if err != nil {
 			return err
 		}
@@ -67,7 +73,7 @@ func (v *Venv) Check(ctx context.Context, pkg apps.Wheel, deps []apps.Wheel) err
 		for _, other := range owners {
 			if other.dist != layouts[i].dist {
 				for _, c := range layouts[i].conflicts(other) {
-					setOnce(found, c, "owned by the installed "+other.dist)
+					setOnce(found, c, "owned by "+other.owner)
 				}
 			}
 		}
@@ -97,6 +103,10 @@ func setOnce(found map[string]string, file, why string) {
 func shadowing(l layout, stdlib map[string]bool) map[string]string {
 	found := map[string]string{} // file -> why
 	for _, f := range l.files {
+		if f.refused != "" {
+			found[f.inWheel] = f.refused
+			continue
+		}
 		if f.script != "" {
 			if runtimeScripts.MatchString(f.script) {
 				found["script "+f.script] = "a command of the apps venv"
@@ -144,7 +154,8 @@ func topLevel(site string) string {
 
 // layout is where one distribution's files go in site-packages.
 type layout struct {
-	dist    string
+	dist    string // normalized; "" for the system's site directories
+	owner   string // who owns these files, as a refusal names it
 	files   []wheelFile
 	paths   map[string]bool // every file, relative to site-packages
 	regular map[string]bool // top-level names it claims whole: modules and packages with __init__.py
@@ -152,7 +163,7 @@ type layout struct {
 }
 
 func newLayout(dist string, files []wheelFile) layout {
-	l := layout{dist: dist, files: files, paths: map[string]bool{}, regular: map[string]bool{}, tops: map[string]bool{}}
+	l := layout{dist: dist, owner: "the installed " + dist, files: files, paths: map[string]bool{}, regular: map[string]bool{}, tops: map[string]bool{}}
 	for _, f := range files {
 		top := topLevel(f.site)
 		if top == "" {

@@ -29,8 +29,29 @@ func writeWheel(t *testing.T, files ...string) string {
 	return p
 }
 
+// fakeVenv lays out a venv as python3 -m venv does on 64-bit Linux (lib64 a link to lib), and the
+// install layout its Python would describe.
+func fakeVenv(t *testing.T, system ...string) *installLayout {
+	t.Helper()
+	v := filepath.Join(t.TempDir(), "venv")
+	site := filepath.Join(v, "lib", "python3.11", "site-packages")
+	for _, d := range []string{site, filepath.Join(v, "bin"), filepath.Join(v, "include")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("lib", filepath.Join(v, "lib64")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(v, "pyvenv.cfg"), []byte("home = /usr/bin\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return newInstallLayout(v, []string{site, site}, filepath.Join(v, "bin"), append([]string{"/usr/lib/python3.11", site}, system...))
+}
+
 func TestCheckShadowingReadsEveryPlaceAWheelInstalls(t *testing.T) {
 	stdlib := map[string]bool{"json": true, "_ssl": true, "os": true}
+	lay := fakeVenv(t)
 	for _, c := range []struct {
 		files []string
 		want  string // "" for none
@@ -46,8 +67,14 @@ func TestCheckShadowingReadsEveryPlaceAWheelInstalls(t *testing.T) {
 		{[]string{"x-1.0.data/data/bin/pip"}, "script pip (a command of the apps venv)"},
 		{[]string{"x/__init__.py", "x-1.0.dist-info/entry_points.txt"}, "script pip (a command of the apps venv)"},
 		{[]string{"setuptools/__init__.py", "wheel/__init__.py"}, "setuptools/__init__.py (setuptools, the build tool of the apps venv), wheel/__init__.py (wheel"},
+		// Issue 30, item 3: the venv's lib64 is a link to lib, so this is site-packages.
+		{[]string{"x/__init__.py", "x-1.0.data/data/lib64/python3.11/site-packages/x.pth"}, "x.pth (a .pth file"},
+		{[]string{"x-1.0.data/data/lib64/python3.11/site-packages/sitecustomize.py"}, "sitecustomize.py (sitecustomize"},
+		{[]string{"x-1.0.data/data/pyvenv.cfg"}, "x-1.0.data/data/pyvenv.cfg (the venv's configuration (pyvenv.cfg))"},
+		{[]string{"x-1.0.data/data/lib/python3.11/x.py"}, "x-1.0.data/data/lib/python3.11/x.py (a file of the venv's Python library outside site-packages"},
+		{[]string{"x-1.0.data/odd/x.txt"}, "x-1.0.data/odd/x.txt (a .data scheme (odd) that installers do not know)"},
 	} {
-		files, err := wheelFiles(writeWheel(t, c.files...))
+		files, err := wheelFiles(writeWheel(t, c.files...), lay)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,5 +116,48 @@ func TestLayoutConflicts(t *testing.T) {
 		if got := strings.Join(c.l.conflicts(c.o), ","); got != c.want {
 			t.Errorf("%s: conflicts %q, want %q", c.name, got, c.want)
 		}
+	}
+}
+
+// Issue 30, item 4: with --system-site-packages, a dependency with a top-level numpy/ shadowed the
+// system's numpy for every app. The system's top-level modules and packages count as owned.
+func TestSystemSitePackagesCountAsOwned(t *testing.T) {
+	system := filepath.Join(t.TempDir(), "dist-packages")
+	for _, f := range []string{"numpy/__init__.py", "numpy/core/multiarray.py", "yaml.py", "google/protobuf/__init__.py", "numpy-1.24.2.egg-info/PKG-INFO", "distutils-precedence.pth"} {
+		p := filepath.Join(system, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lay := fakeVenv(t, system)
+	if len(lay.system) != 1 {
+		t.Fatalf("the system's site directories: %v", lay.system)
+	}
+	owners := lay.systemOwners()
+	for _, c := range []struct {
+		files []string
+		want  string
+	}{
+		{[]string{"numpy/__init__.py", "numpy/linalg.py"}, "numpy/__init__.py"},
+		{[]string{"numpy/_evil.py"}, "numpy/_evil.py"},
+		{[]string{"yaml.py"}, "yaml.py"},
+		{[]string{"yaml/__init__.py"}, "yaml/__init__.py"},
+		{[]string{"google/auth/__init__.py"}, ""}, // a namespace package is shared
+		{[]string{"mine/__init__.py"}, ""},
+	} {
+		files, err := wheelFiles(writeWheel(t, c.files...), lay)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Join(newLayout("x", files).conflicts(owners[0]), ",")
+		if !strings.HasPrefix(got, c.want) || (c.want == "") != (got == "") {
+			t.Errorf("%v: conflicts %q, want %q", c.files, got, c.want)
+		}
+	}
+	if !strings.Contains(owners[0].owner, system) || !strings.Contains(owners[0].owner, "--system-site-packages") {
+		t.Errorf("the owner is named %q", owners[0].owner)
 	}
 }

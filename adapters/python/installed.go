@@ -97,17 +97,18 @@ func (v *Venv) distInfos() ([]string, error) {
 	return filepath.Glob(filepath.Join(site, "*.dist-info"))
 }
 
-// installedOwners are the layouts of the venv's own distributions, from their RECORD files.
-func (v *Venv) installedOwners() ([]layout, error) {
+// installedOwners are the layouts of the venv's own distributions, from their RECORD files, and
+// those of the system's site directories the venv sees (installLayout.systemOwners).
+func (v *Venv) installedOwners(lay *installLayout) ([]layout, error) {
 	infos, err := v.distInfos()
 	if err != nil {
 		return nil, err
 	}
-	var out []layout
+	out := lay.systemOwners()
 	for _, dir := range infos {
 		base := strings.TrimSuffix(filepath.Base(dir), ".dist-info")
 		name, _, _ := strings.Cut(base, "-")
-		paths, err := readRecord(dir)
+		paths, err := readRecord(dir, lay)
 		if err != nil {
 			continue // no RECORD: an install cut short, which Repair handles
 		}

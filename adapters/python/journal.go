@@ -139,7 +139,11 @@ func (v *Venv) repair(wheel string) error {
 	if wheel == "" || !exists(wheel) {
 		return nil
 	}
-	files, err := wheelFiles(wheel)
+	lay, err := v.installLayout(context.Background())
+	if err != nil {
+		return err
+	}
+	files, err := wheelFiles(wheel, lay)
 	if err != nil {
 		return err
 	}

@@ -47,6 +47,12 @@ type Venv struct {
 	stdlibMu sync.Mutex
 	stdlib   map[string]bool
 
+	// layoutMu guards layout, the venv's install layout as its Python gave it for the
+	// configuration layoutCfg (pyvenv.cfg).
+	layoutMu  sync.Mutex
+	layout    *installLayout
+	layoutCfg string
+
 	// outsideMu guards outside: the build tools that Ensure found satisfied outside the venv (by
 	// the system's site-packages), keyed by the venv's configuration. Without it every job ran pip
 	// to learn that again: 0.6-0.9 s of each update (issue 24's profile).

@@ -208,14 +208,16 @@ type wheelFile struct {
 	inWheel string // its name in the zip
 	site    string // its path relative to site-packages, "" when it goes elsewhere
 	script  string // the command it installs as, for scripts
+	refused string // why the check cannot vouch for where it goes ("" when it can)
 }
 
-var dataSitePackages = regexp.MustCompile(`^lib/python[0-9.]*/site-packages/(.+)$`)
-
-// wheelFiles lists what a wheel installs: its root and .data/purelib, .data/platlib and
-// .data/data/lib/python*/site-packages go to site-packages; .data/scripts and .data/data/bin are
-// commands; console and GUI scripts of entry_points.txt are commands too.
-func wheelFiles(wheel string) ([]wheelFile, error) {
+// wheelFiles lists what a wheel installs into the venv whose layout is lay: its root and
+// .data/purelib and .data/platlib go to site-packages; .data/scripts are commands, and so are the
+// console and GUI scripts of entry_points.txt; .data/headers go to the venv's include/; and
+// .data/data goes wherever its path, taken from the venv's root through the venv's symbolic
+// links, leads (installLayout.place): site-packages, the commands, or somewhere harmless; a file
+// it cannot map, or of another .data scheme, is refused.
+func wheelFiles(wheel string, lay *installLayout) ([]wheelFile, error) {
 	zr, err := zip.OpenReader(wheel)
 	if err != nil {
 		return nil, fmt.Errorf("reading the wheel %s: %w", filepath.Base(wheel), err)
@@ -240,14 +242,19 @@ func wheelFiles(wheel string) ([]wheelFile, error) {
 			}
 		case strings.HasSuffix(top, ".data"):
 			kind, inner, _ := strings.Cut(rest, "/")
-			m := dataSitePackages.FindStringSubmatch(inner) // data is relative to the venv
-			switch {
-			case kind == "purelib" || kind == "platlib":
+			switch kind {
+			case "purelib", "platlib":
 				out = append(out, wheelFile{inWheel: f.Name, site: inner})
-			case kind == "data" && m != nil:
-				out = append(out, wheelFile{inWheel: f.Name, site: m[1]})
-			case kind == "scripts" || kind == "data" && strings.HasPrefix(inner, "bin/"):
+			case "scripts":
 				out = append(out, wheelFile{inWheel: f.Name, script: path.Base(inner)})
+			case "headers":
+			case "data":
+				site, script, refused := lay.place(inner)
+				if site != "" || script != "" || refused != "" {
+					out = append(out, wheelFile{inWheel: f.Name, site: site, script: script, refused: refused})
+				}
+			default:
+				out = append(out, wheelFile{inWheel: f.Name, refused: "a .data scheme (" + kind + ") that installers do not know"})
 			}
 		default:
 			out = append(out, wheelFile{inWheel: f.Name, site: name})
@@ -259,8 +266,9 @@ func wheelFiles(wheel string) ([]wheelFile, error) {
 func pathClean(name string) string { return path.Clean("/" + strings.ReplaceAll(name, "\\", "/")) }
 
 // readRecord reads an installed distribution's RECORD (CSV: path, hash, size): the files it owns,
-// relative to site-packages (those outside it, such as scripts, are left out).
-func readRecord(distInfo string) ([]string, error) {
+// relative to the site directory each lands in (those outside every one, such as scripts, are
+// left out); RECORD's paths are relative to the site directory of the .dist-info.
+func readRecord(distInfo string, lay *installLayout) ([]string, error) {
 	f, err := os.Open(filepath.Join(distInfo, "RECORD"))
 	if err != nil {
 		return nil, err
@@ -277,10 +285,12 @@ func readRecord(distInfo string) ([]string, error) {
 		if err != nil {
 			return files, fmt.Errorf("%s: %w", filepath.Join(distInfo, "RECORD"), err)
 		}
-		if len(rec) == 0 || rec[0] == "" || strings.HasPrefix(rec[0], "..") || path.IsAbs(rec[0]) {
+		if len(rec) == 0 || rec[0] == "" || path.IsAbs(rec[0]) {
 			continue
 		}
-		files = append(files, strings.TrimPrefix(pathClean(rec[0]), "/"))
+		if site := lay.recordSite(filepath.Dir(distInfo), rec[0]); site != "" {
+			files = append(files, site)
+		}
 	}
 	return files, nil
 }

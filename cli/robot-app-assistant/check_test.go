@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -253,5 +254,33 @@ func TestCheckNamesTheSDKDependenciesItCannotBring(t *testing.T) {
 	}
 	if strings.Contains(r.stdout, "loading needs_sdk_deps") {
 		t.Errorf("check went on to load the app:\n%s", r.stdout)
+	}
+}
+
+// Issue 30, item 3: a dependency's wheel that plants a .pth file through the venv's lib64 (a link
+// to lib, so into site-packages, where Python runs it at every start) was reported clean. check
+// follows the venv's real layout, as the robot does, and reports it unsafe.
+func TestCheckReportsAPthPlantedThroughLib64(t *testing.T) {
+	out, err := exec.Command("/usr/bin/python3", "-c", "import sys; print('%d.%d' % sys.version_info[:2])").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	version := strings.TrimSpace(string(out))
+	idx := pyindex.New()
+	defer idx.Close()
+	marker := filepath.Join(t.TempDir(), "pth-ran")
+	idx.PublishFiles("evil-lib64", "1.0", map[string]string{
+		"evil_lib64/__init__.py": "",
+		"evil_lib64-1.0.data/data/lib64/python" + version + "/site-packages/evil_lib64.pth": "import os; open(" + quotePy(marker) + ", 'a').write('ran')\n",
+	})
+	dir := mustCreate(t, "lib64_victim")
+	edit(t, filepath.Join(dir, "pyproject.toml"), "dependencies = []", `dependencies = ["evil-lib64"]`)
+	t.Parallel()
+	r := runCLIProcess(t, nil, nil, "check", "--index-url", idx.URL(), dir)
+	if r.code != exitError || !strings.Contains(r.stdout, "FAIL") || !strings.Contains(r.stdout, "evil_lib64.pth (a .pth file") {
+		t.Fatalf("check of an app whose dependency plants a .pth through lib64: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the planted .pth ran")
 	}
 }

@@ -126,7 +126,9 @@ func TestConversationTemplateHearsAndSpeaksOnMediaDevices(t *testing.T) {
 					Pitch float64 `json:"pitch"`
 				} `json:"target_head_pose"`
 			}
-			resp, err := http.Get(d.url + "/api/state/full") // not callJSON: t.Fatal belongs to the test's goroutine
+			req, _ := http.NewRequest("GET", d.url+"/api/state/full", nil) // not callJSON: t.Fatal belongs to the test's goroutine
+			req.Header.Set("Authorization", "Bearer "+ownerToken(d.url+"/"))
+			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				continue
 			}

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -55,7 +56,8 @@ func startDaemon(t testing.TB, hubURL string, extraArgs ...string) *testDaemon {
 	d := &testDaemon{t: t, url: url, log: &syncbuf.Buffer{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	args := []string{"robot-daemon", "--sim", "--port", strconv.Itoa(port), "--data-dir", t.TempDir(),
+	dataDir := t.TempDir()
+	args := []string{"robot-daemon", "--sim", "--port", strconv.Itoa(port), "--data-dir", dataDir,
 		"--apps-venv", filepath.Join(filepath.Dir(testCache), "apps_venv"), "--hub-url", hubURL, "--stop-timeout", "5s", "--log-level", "debug",
 		// The generated app builds its poses with numpy, a dependency of the SDK: Debian's, as on
 		// a robot without a package index.
@@ -78,6 +80,11 @@ func startDaemon(t testing.TB, hubURL string, extraArgs ...string) *testDaemon {
 		if resp, err := http.Get(url + "/healthz"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
+				token, err := os.ReadFile(filepath.Join(dataDir, "api-token"))
+				if err != nil {
+					t.Fatalf("the daemon's token: %v", err)
+				}
+				daemonTokens.Store(url, strings.TrimSpace(string(token)))
 				return d
 			}
 		}
@@ -91,6 +98,23 @@ func startDaemon(t testing.TB, hubURL string, extraArgs ...string) *testDaemon {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// daemonTokens holds the owner token of each daemon a test started, by its URL: callJSON sends it
+// to that daemon (over TCP every request needs it).
+var daemonTokens sync.Map
+
+// ownerToken is the token of the daemon that url is a route of ("" when none).
+func ownerToken(url string) string {
+	token := ""
+	daemonTokens.Range(func(k, v any) bool {
+		if strings.HasPrefix(url, k.(string)+"/") {
+			token = v.(string)
+			return false
+		}
+		return true
+	})
+	return token
 }
 
 // callJSON sends a JSON request and decodes the answer into out (if not nil); it returns the status.
@@ -107,6 +131,9 @@ func callJSON(t testing.TB, method, url string, body, out any) int {
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if token := ownerToken(url); token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

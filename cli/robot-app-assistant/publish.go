@@ -153,6 +153,14 @@ func publishApp(ctx context.Context, e *env, opts publishOptions) error {
 		opts.message = "Update " + app
 	}
 
+	// The folder's repository is checked before anything is created or pushed.
+	gitDir := ""
+	if _, ok := gitAvailable(e.getenv); ok {
+		if gitDir, err = gitDirOf(ctx, e, dir); err != nil {
+			return fmt.Errorf("not published: %w", err)
+		}
+	}
+
 	// 3. The space.
 	created := true
 	_, err = client.CreateRepo(ctx, hub.CreateRepoRequest{Type: "space", ID: who.Name + "/" + app, Private: opts.private, SDK: "static"})
@@ -176,7 +184,7 @@ func publishApp(ctx context.Context, e *env, opts publishOptions) error {
 			return err
 		}
 	} else {
-		g := &gitRunner{e: e, dir: dir, token: cfg.Token, authEnv: gitAuthEnv(cfg.Endpoint, who.Name, cfg.Token)}
+		g := &gitRunner{e: e, dir: dir, gitDir: gitDir, token: cfg.Token, authEnv: gitAuthEnv(cfg.Endpoint, who.Name, cfg.Token)}
 		if err := g.neutralizeDrivers(ctx); err != nil {
 			return err
 		}
@@ -195,8 +203,9 @@ func publishApp(ctx context.Context, e *env, opts publishOptions) error {
 		daemon = "http://<robot>:8000"
 	}
 	fmt.Fprintln(e.stdout, "Robots that have it update themselves when a fleet announces the push (robothub dev's do). Install it on")
-	fmt.Fprintln(e.stdout, "another robot from its dashboard's app store, or with (the daemon's address; robothub dev prints its own):")
-	fmt.Fprintf(e.stdout, "  curl -X POST '%s/api/apps/install' -H 'Content-Type: application/json' -d '{\"url\": \"%s\"}'\n", strings.TrimRight(daemon, "/"), spaceURL)
+	fmt.Fprintln(e.stdout, "another robot from its dashboard's app store, or with (the daemon's address, and its token from its data")
+	fmt.Fprintln(e.stdout, "dir, ~/.local/state/robot-daemon by default; robothub dev prints its own):")
+	fmt.Fprintf(e.stdout, "  curl -X POST '%s/api/apps/install' -H \"Authorization: Bearer $(cat ~/.local/state/robot-daemon/api-token)\" -H 'Content-Type: application/json' -d '{\"url\": \"%s\"}'\n", strings.TrimRight(daemon, "/"), spaceURL)
 	fmt.Fprintf(e.stdout, "After changes, run robot-app-assistant publish %s again.\n", dir)
 	return nil
 }

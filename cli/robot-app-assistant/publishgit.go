@@ -18,7 +18,14 @@ import (
 )
 
 // How publish runs git. The app folder, its .git/config and its .gitattributes may come from
-// anyone; none of it may run a program, and nothing git runs may see the token:
+// anyone; none of it may run a program, point git at files outside the folder, or let anything git
+// runs see the token:
+//   - before any git command, the folder's repository is checked (gitDirOf): its .git must be its
+//     own (a directory, or a gitdir file naming one inside the folder), and its configuration must
+//     name no work tree (core.worktree) and no include (include.path, includeIf.*.path), which
+//     would have git add, or read, files elsewhere (~/.cache/huggingface/token);
+//   - every git command names its repository and work tree (--git-dir, --work-tree): nothing of
+//     the folder chooses them;
 //   - every git command gets packageEnv (no credentials, a throw-away HOME), GIT_CONFIG_NOSYSTEM=1
 //     and GIT_CONFIG_GLOBAL=/dev/null: only the folder's own configuration is read, and
 //   - gitSafety overrides, with -c (which wins over every file), each key of it that runs a
@@ -54,9 +61,98 @@ func gitAuthEnv(endpoint, user, token string) []string {
 type gitRunner struct {
 	e       *env
 	dir     string
+	gitDir  string // the folder's repository (gitDirOf); "" until commitAll makes one
 	token   string
 	authEnv []string
 	drivers []string // -c overrides of the folder's driver programs
+}
+
+// gitDirOf returns the git directory of the app folder dir ("" when it is no repository yet), or
+// refuses it, naming what it found: a .git that is not the folder's own directory (a gitdir file,
+// a link to a directory outside the folder, a commondir elsewhere), or a configuration that names
+// a work tree or an include. Reading the configuration with --file follows no include and runs
+// nothing.
+func gitDirOf(ctx context.Context, e *env, dir string) (string, error) {
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", err
+	}
+	inside := func(p string) bool {
+		r, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return false
+		}
+		rel, err := filepath.Rel(root, r)
+		return err == nil && filepath.IsLocal(rel)
+	}
+	dotGit := filepath.Join(dir, ".git")
+	fi, err := os.Lstat(dotGit)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", nil
+	case err != nil:
+		return "", err
+	}
+	gitDir := dotGit
+	switch {
+	case fi.Mode()&os.ModeSymlink != 0:
+		// Outside the folder it is another repository; inside, git would commit its target.
+		target, _ := os.Readlink(dotGit)
+		return "", fmt.Errorf("%s is a link to %s: publish pushes the folder's own repository only; make .git a directory of the folder (git init)", dotGit, target)
+	case fi.Mode().IsRegular():
+		data, err := os.ReadFile(dotGit)
+		if err != nil {
+			return "", err
+		}
+		target, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
+		target = strings.TrimSpace(target)
+		if !ok || target == "" {
+			return "", fmt.Errorf("%s is a file but not a gitdir file (gitdir: <path>)", dotGit)
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(dir, target)
+		}
+		if !inside(target) {
+			return "", fmt.Errorf("%s is a gitdir file naming %s, outside the app folder: publish pushes the folder's own repository only; make .git a directory of the folder (git init)", dotGit, target)
+		}
+		// Inside the folder but not at .git, the repository is part of the work tree: git would
+		// commit it (its configuration and objects) as files of the app.
+		return "", fmt.Errorf("%s is a gitdir file naming %s, inside the app folder: git would publish that repository as files of the app; make .git a directory of the folder", dotGit, target)
+	case !fi.IsDir():
+		return "", fmt.Errorf("%s is neither a directory nor a gitdir file", dotGit)
+	}
+	if data, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		common := strings.TrimSpace(string(data))
+		if !filepath.IsAbs(common) {
+			common = filepath.Join(gitDir, common)
+		}
+		if !inside(common) {
+			return "", fmt.Errorf("%s names the repository %s (commondir), outside the app folder: publish pushes the folder's own repository only", gitDir, common)
+		}
+	}
+	env := append(e.packageEnv(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull, "LC_ALL=C")
+	for _, name := range []string{"config", "config.worktree"} {
+		file := filepath.Join(gitDir, name)
+		if !isFile(file) {
+			continue
+		}
+		cmd := exec.CommandContext(ctx, "git", "config", "--file", file, "--name-only", "--list")
+		cmd.Env = env
+		out, err := cmd.Output()
+		if err != nil {
+			return "", fmt.Errorf("reading %s: %v", file, err)
+		}
+		for _, key := range strings.Split(string(out), "\n") {
+			k := strings.ToLower(strings.TrimSpace(key))
+			switch {
+			case k == "core.worktree":
+				return "", fmt.Errorf("%s names core.worktree: git would commit another directory than the app folder; remove it (git config --unset core.worktree)", file)
+			case k == "include.path" || (strings.HasPrefix(k, "includeif.") && strings.HasSuffix(k, ".path")):
+				return "", fmt.Errorf("%s names %s: git would read configuration from outside the app folder; remove it (git config --unset-all %s)", file, strings.TrimSpace(key), strings.TrimSpace(key))
+			}
+		}
+	}
+	return gitDir, nil
 }
 
 // gitEnv is git's environment: no credentials, no system or user configuration, no prompt.
@@ -65,7 +161,8 @@ func (g *gitRunner) gitEnv() []string {
 		"GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=", "SSH_ASKPASS=", "LC_ALL=C")
 }
 
-// run runs git with args in the folder (or in dir, when given); its output has the token removed.
+// runIn runs git with args in dir; its output has the token removed. Its arguments name the
+// repository (--git-dir) and, for the folder's, the work tree.
 func (g *gitRunner) runIn(ctx context.Context, dir string, env []string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
@@ -85,19 +182,34 @@ func (g *gitRunner) runIn(ctx context.Context, dir string, env []string, args ..
 		if strings.Contains(err.Error(), "not found") {
 			return text, errors.New("git not found: publishing pushes with git; install it")
 		}
-		return text, fmt.Errorf("git %s: %v\n%s", args[0], err, tail(text, 10))
+		return text, fmt.Errorf("git %s: %v\n%s", gitCommand(args), err, tail(text, 10))
 	}
 	return text, nil
 }
 
+// gitCommand is the git command args run (push, add), past the options that name the repository.
+func gitCommand(args []string) string {
+	for i, a := range args {
+		if a == "-c" {
+			continue
+		}
+		if i > 0 && args[i-1] == "-c" || strings.HasPrefix(a, "-") {
+			continue
+		}
+		return a
+	}
+	return strings.Join(args, " ")
+}
+
+// run runs git with args on the folder's repository and work tree.
 func (g *gitRunner) run(ctx context.Context, env []string, args ...string) (string, error) {
-	return g.runIn(ctx, g.dir, env, args...)
+	return g.runIn(ctx, g.dir, env, append([]string{"--git-dir=" + g.gitDir, "--work-tree=" + g.dir}, args...)...)
 }
 
 // neutralizeDrivers reads the folder's configuration (reading runs nothing) and overrides every
 // driver program it names.
 func (g *gitRunner) neutralizeDrivers(ctx context.Context) error {
-	if !isDir(filepath.Join(g.dir, ".git")) && !isFile(filepath.Join(g.dir, ".git")) {
+	if g.gitDir == "" {
 		return nil
 	}
 	out, err := g.run(ctx, nil, "config", "--name-only", "--list", "--includes")
@@ -118,7 +230,11 @@ func (g *gitRunner) neutralizeDrivers(ctx context.Context) error {
 // identity is the user's user.name and user.email as their own git configuration gives them
 // (system, user and the folder's), "" for those unset.
 func (g *gitRunner) identity(ctx context.Context, key string) string {
-	cmd := exec.CommandContext(ctx, "git", "-c", "core.fsmonitor=false", "config", "--get", key)
+	args := []string{"-c", "core.fsmonitor=false", "config", "--get", key}
+	if g.gitDir != "" {
+		args = append([]string{"--git-dir=" + g.gitDir}, args...)
+	}
+	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = g.dir
 	cmd.Env = append(g.e.packageEnv(), "HOME="+g.e.getenv("HOME"), "LC_ALL=C")
 	if xdg := g.e.getenv("XDG_CONFIG_HOME"); xdg != "" {
@@ -130,10 +246,12 @@ func (g *gitRunner) identity(ctx context.Context, key string) string {
 
 // commitAll makes the folder a git repository if it is not one, and commits everything in it.
 func (g *gitRunner) commitAll(ctx context.Context, message, user, endpoint string) error {
-	if !isDir(filepath.Join(g.dir, ".git")) {
-		if _, err := g.run(ctx, nil, "init", "--quiet", "--initial-branch=main"); err != nil {
+	if g.gitDir == "" {
+		// The folder has no .git: a repository of its own, made where git init makes it.
+		if _, err := g.runIn(ctx, g.dir, nil, "init", "--quiet", "--initial-branch=main", g.dir); err != nil {
 			return err
 		}
+		g.gitDir = filepath.Join(g.dir, ".git")
 		fmt.Fprintf(g.e.stdout, "Made %s a git repository\n", g.dir)
 	}
 	if err := ensureGitignore(g.e, g.dir); err != nil {
@@ -198,7 +316,7 @@ func (g *gitRunner) pushTo(ctx context.Context, spaceURL string, created bool) e
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if _, err := g.runIn(ctx, tmp, nil, "init", "--quiet", "--bare", "."); err != nil {
+	if _, err := g.runIn(ctx, tmp, nil, "init", "--quiet", "--bare", tmp); err != nil {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(tmp, "objects", "info", "alternates"), []byte(strings.TrimSpace(objects)+"\n"), 0o644); err != nil {
@@ -208,7 +326,7 @@ func (g *gitRunner) pushTo(ctx context.Context, spaceURL string, created bool) e
 	if created {
 		args = []string{"push", "--quiet", "--no-verify", "--force", spaceURL, strings.TrimSpace(head) + ":refs/heads/main"}
 	}
-	out, err := g.runIn(ctx, tmp, g.authEnv, args...)
+	out, err := g.runIn(ctx, tmp, g.authEnv, append([]string{"--git-dir=" + tmp}, args...)...)
 	if err != nil {
 		if strings.Contains(out, "non-fast-forward") || strings.Contains(out, "fetch first") || strings.Contains(out, "rejected") {
 			return fmt.Errorf("the space has commits that this folder does not have, so the push was refused: run git pull --rebase %s main in %s (your changes on top of the space's), then publish again", spaceRemote, g.dir)

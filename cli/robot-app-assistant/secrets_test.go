@@ -156,3 +156,73 @@ func TestPublishRunsNoGitHooks(t *testing.T) {
 		t.Fatalf("git hooks ran during publish: %v", ran)
 	}
 }
+
+// Issue 30, item 5: publish honoured a crafted .git/config, core.worktree =
+// ../../../.cache/huggingface, so git add --all staged the user's token directory and the push put
+// the token into a public space. Through the program run as its own process: a repository whose
+// configuration names a work tree or an include, or whose .git leads elsewhere, is refused before
+// anything is created or pushed, naming what it found; the token reaches no space.
+func TestPublishRefusesARepositoryThatLeadsOutOfTheFolder(t *testing.T) {
+	const canary = "hf_user_token_canary_5d1e07"
+	for _, c := range []struct {
+		name  string
+		plant func(t *testing.T, dir, tokenDir string)
+		want  string
+	}{
+		{"core.worktree", func(t *testing.T, dir, tokenDir string) {
+			mustGit(t, dir, "init", "-q", "-b", "main")
+			// Relative to the .git directory, as git reads it: ../../../.cache/huggingface.
+			rel, _ := filepath.Rel(filepath.Join(dir, ".git"), tokenDir)
+			mustGit(t, dir, "config", "core.worktree", rel)
+		}, "names core.worktree"},
+		{"include.path", func(t *testing.T, dir, tokenDir string) {
+			mustGit(t, dir, "init", "-q", "-b", "main")
+			mustGit(t, dir, "config", "include.path", filepath.Join(tokenDir, "token"))
+		}, "names include.path"},
+		{"includeIf", func(t *testing.T, dir, tokenDir string) {
+			mustGit(t, dir, "init", "-q", "-b", "main")
+			mustGit(t, dir, "config", "includeIf.gitdir:/.path", filepath.Join(tokenDir, "token"))
+		}, "names includeif.gitdir:/.path"},
+		{"a gitdir file outside", func(t *testing.T, dir, tokenDir string) {
+			// A repository elsewhere whose work tree is the token directory.
+			other := filepath.Join(t.TempDir(), "other.git")
+			mustGit(t, tokenDir, "init", "-q", "-b", "main", "--separate-git-dir", other)
+			if err := os.Remove(filepath.Join(tokenDir, ".git")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, ".git"), []byte("gitdir: "+other+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			mustGit(t, tokenDir, "--git-dir", other, "config", "core.worktree", tokenDir)
+		}, "is a gitdir file naming " + ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newFakeHub(t)
+			dir := mustCreate(t, "leaky_app")
+			home := t.TempDir()
+			tokenDir := filepath.Join(home, ".cache", "huggingface")
+			if err := os.MkdirAll(tokenDir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(tokenDir, "token"), []byte(canary+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			c.plant(t, dir, tokenDir)
+			env := hubEnv(h, "hf_write_alice")
+			env["HOME"] = home
+			r := runCLIProcess(t, env, nil, "publish", "--nocheck", dir)
+			if r.code == 0 || !strings.Contains(r.stderr, c.want) || !strings.Contains(r.stderr, "not published") {
+				t.Errorf("publish of a folder with %s: exit %d, want a refusal naming %q\n%s\n%s", c.name, r.code, c.want, r.stdout, r.stderr)
+			}
+			if n := h.createCount(); n != 0 {
+				t.Errorf("the refused publish created %d space(s)", n)
+				if files := h.spaceFiles("alice", "leaky_app"); slices.Contains(files, "token") {
+					t.Errorf("the user's token is in the public space: %v", files)
+				}
+			}
+			if strings.Contains(r.stdout+r.stderr, canary) {
+				t.Error("the token shows in the output")
+			}
+		})
+	}
+}

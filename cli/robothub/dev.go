@@ -50,7 +50,7 @@ func devCommand(e *env) *cli.Command {
 
 Starts, in one process:
   the local hub       the webhook management API, event delivery, and spaces as git repositories
-  an MQTT broker      the fleet's (mochi-mqtt, in memory, loopback only, no authentication)
+  an MQTT broker      the fleet's (mochi-mqtt, in memory, loopback only, a generated password)
   a webhook receiver  with a fleet route (and robot-update and log routes)
   robot-daemon --sim  the simulated robot robot-1, in the fleet, its apps, its dashboard
 and wires them: a webhook on the hub watches the user's repositories (domain repo) and delivers to the
@@ -58,8 +58,10 @@ receiver, whose fleet route announces a push to a space on the broker; every rob
 an app of that space (robot-1, and any robot-daemon --fleet mqtt://127.0.0.1:1883 you start) reinstalls
 and restarts it. So robot-app-assistant publish (or git push to the space) updates the app on the robots.
 
-State (the hub's database and spaces, the robot's apps venv and installed apps, the webhook secret
-and the hub token) is kept in DIR and survives restarts. Ctrl-C stops everything.`,
+State (the hub's database and spaces, the robot's apps venv and installed apps, the webhook secret,
+the hub token and the broker's password, DIR/broker-password) is kept in DIR and survives restarts.
+The robot daemon's owner socket is DIR/robot/daemon.sock (curl --unix-socket; no token), its token
+DIR/robot/api-token. Ctrl-C stops everything.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "data-dir", Usage: "keep all state in `DIR` (default $XDG_DATA_HOME/robothub/dev or ~/.local/share/robothub/dev)"},
 			&cli.StringFlag{Name: "hub-addr", Value: hubcmd.DefaultAddr, Usage: "the local hub listens on `ADDRESS`"},
@@ -110,6 +112,20 @@ func runDev(c *cli.Context, e *env) error {
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("dev: %v", err), exitError)
 	}
+	// The broker takes only clients with this password: another local user could otherwise publish
+	// a robot's status (and fleet wait would believe it) or announce revisions to the robots.
+	passwordFile := filepath.Join(dir, DevBrokerPasswordFile)
+	brokerPassword, err := privateSecret(passwordFile)
+	if err != nil {
+		return cli.Exit(fmt.Sprintf("dev: the broker's password: %v", err), exitError)
+	}
+	robotDir := filepath.Join(dir, "robot")
+	// The daemon's owner token, made now (the daemon reads the same file) so that the receiver's
+	// robot-update route can send it: over TCP every request needs it.
+	daemonToken, err := devDaemonToken(robotDir)
+	if err != nil {
+		return cli.Exit(fmt.Sprintf("dev: the robot daemon's token: %v", err), exitError)
+	}
 
 	// Listen first, so that a port in use is reported before anything starts.
 	viaMake := e.getenv(devMakeEnv) == "1"
@@ -123,7 +139,7 @@ func runDev(c *cli.Context, e *env) error {
 		return cli.Exit("dev: "+devListenError(viaMake, "the receiver", c.String("receiver-addr"), "--receiver-addr", err), exitError)
 	}
 	defer recvLn.Close()
-	brk, err := broker.Start(c.String("broker-addr"), logger.With("component", "broker"))
+	brk, err := broker.Start(c.String("broker-addr"), brokerPassword, logger.With("component", "broker"))
 	if err != nil {
 		return cli.Exit("dev: "+devListenError(viaMake, "the MQTT broker", c.String("broker-addr"), "--broker-addr", err), exitError)
 	}
@@ -181,7 +197,13 @@ func runDev(c *cli.Context, e *env) error {
 	}
 
 	recv := webhook.NewServer(webhook.WithSecret(secret), webhook.WithLogger(logger.With("component", "receiver")))
-	builder := actions.NewBuilder(actions.Config{Logger: logger.With("component", "receiver"), Output: e.stdout, FleetDialers: mqtt.FleetDialers()})
+	builder := actions.NewBuilder(actions.Config{Logger: logger.With("component", "receiver"), Output: e.stdout,
+		FleetDialers: mqtt.FleetDialers(), DaemonToken: daemonToken, Getenv: func(k string) string {
+			if k == actions.FleetPasswordEnv {
+				return brokerPassword
+			}
+			return e.getenv(k)
+		}})
 	defer builder.Close(context.Background())
 	if err := builder.Register(recv, []actions.Route{
 		{Name: devFleetRoute, Action: "fleet:" + brk.URL()},
@@ -218,8 +240,8 @@ func runDev(c *cli.Context, e *env) error {
 	})
 	goPart("robot daemon", func() error {
 		args := []string{"robot-daemon", "--sim", "--port", strconv.Itoa(port),
-			"--data-dir", filepath.Join(dir, "robot"), "--hub-url", hubURL, "--log-level", c.String("log-level"), "--python", c.String("python"),
-			"--fleet", brk.URL(), "--fleet-id", devRobotID}
+			"--data-dir", robotDir, "--hub-url", hubURL, "--log-level", c.String("log-level"), "--python", c.String("python"),
+			"--fleet", brk.URL(), "--fleet-id", devRobotID, "--fleet-password-file", passwordFile}
 		if c.Bool("system-site-packages") {
 			args = append(args, "--system-site-packages")
 		}
@@ -300,12 +322,30 @@ func devListenError(viaMake bool, what, addr, flag string, err error) string {
 	return msg
 }
 
+// DevBrokerPasswordFile is the embedded broker's password, in dev's data dir (mode 0600).
+const DevBrokerPasswordFile = "broker-password"
+
 // devSecret is the receiver's secret: $WEBHOOK_SECRET, else one made on first start and kept in file.
 func devSecret(getenv func(string) string, file string) (string, error) {
 	if s := getenv(webhook.SecretEnv); s != "" {
 		return s, nil
 	}
+	s, err := privateSecret(file)
+	if err != nil {
+		return "", fmt.Errorf("saving the webhook secret: %w", err)
+	}
+	return s, nil
+}
+
+// privateSecret reads the secret kept in file, or makes one on first start and keeps it there
+// (mode 0600, taken back to 0600 if it was opened up).
+func privateSecret(file string) (string, error) {
 	if b, err := os.ReadFile(file); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+		if fi, err := os.Stat(file); err == nil && fi.Mode().Perm()&0o077 != 0 {
+			if err := os.Chmod(file, 0o600); err != nil {
+				return "", fmt.Errorf("%s is readable by others and cannot be made private: %w", file, err)
+			}
+		}
 		return strings.TrimSpace(string(b)), nil
 	}
 	buf := make([]byte, 24)
@@ -314,7 +354,7 @@ func devSecret(getenv func(string) string, file string) (string, error) {
 	}
 	s := hex.EncodeToString(buf)
 	if err := hubcmd.WritePrivateFile(file, s+"\n"); err != nil {
-		return "", fmt.Errorf("saving the webhook secret: %w", err)
+		return "", err
 	}
 	return s, nil
 }
@@ -343,12 +383,16 @@ func waitHealthy(ctx context.Context, urls ...string) error {
 }
 
 func printDevSummary(out io.Writer, dir, hubURL, recvURL, daemonURL, hookURL, brokerURL, tokenFile, pyFlags string, boot *hubemu.BootstrapResult) {
+	sock := filepath.Join(dir, "robot", "daemon.sock")
+	password := filepath.Join(dir, DevBrokerPasswordFile)
 	fmt.Fprintf(out, `
 robothub dev is running (state in %s):
   local hub      %s
-  MQTT broker    %s  (the fleet: robot-daemon --fleet %s; robothub fleet ls --broker %s)
+  MQTT broker    %s  (the fleet: robot-daemon --fleet %s --fleet-password-file %s;
+                 robothub fleet ls --broker %s --password-file %s)
   receiver       %s  (POST %s%s, %s%s, %s%s)
-  robot daemon   %s  (robot-1 in the fleet; dashboard: %s/)
+  robot daemon   %s  (robot-1 in the fleet; dashboard: %s/login, with the token in %s;
+                 this user, without a token: curl --unix-socket %s http://localhost/api/...)
   webhook        %s watches user:%s (domain repo) and delivers to %s
 
 In another terminal, put the CLIs on PATH and point them at the local hub:
@@ -358,14 +402,14 @@ In another terminal, put the CLIs on PATH and point them at the local hub:
 
 Try it: create and publish an app, install it on the robot, then publish a change:
   robot-app-assistant create my_app ./apps --publish%s
-  curl -X POST '%s/api/apps/install?wait=true' -H 'Content-Type: application/json' -d '{"url": "%s/spaces/%s/my_app"}'
-  curl -X POST %s/api/apps/start-app/my_app
+  curl --unix-socket %s -X POST 'http://localhost/api/apps/install?wait=true' -H 'Content-Type: application/json' -d '{"url": "%s/spaces/%s/my_app"}'
+  curl --unix-socket %s -X POST http://localhost/api/apps/start-app/my_app
   (edit ./apps/my_app/my_app/main.py)
   robot-app-assistant publish ./apps/my_app%s        (or git push to %s/spaces/%s/my_app)
 Every robot of the fleet with my_app reinstalls and restarts it within seconds. Ctrl-C stops everything.
-`, dir, hubURL, brokerURL, brokerURL, brokerURL, recvURL, webhook.RoutePrefix, devFleetRoute, webhook.RoutePrefix, devUpdateRoute, webhook.RoutePrefix, devLogRoute,
-		daemonURL, daemonURL, boot.Webhook.ID, devUser, hookURL,
-		binDir(), hubURL, tokenFile, pyFlags, daemonURL, hubURL, devUser, daemonURL, pyFlags, hubURL, devUser)
+`, dir, hubURL, brokerURL, brokerURL, password, brokerURL, password, recvURL, webhook.RoutePrefix, devFleetRoute, webhook.RoutePrefix, devUpdateRoute, webhook.RoutePrefix, devLogRoute,
+		daemonURL, daemonURL, filepath.Join(dir, "robot", "api-token"), sock, boot.Webhook.ID, devUser, hookURL,
+		binDir(), hubURL, tokenFile, pyFlags, sock, hubURL, devUser, sock, pyFlags, hubURL, devUser)
 }
 
 // binDir is the directory of the running robothub, where make build puts robot-app-assistant too.

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/robothub/robothub/robotd"
+	"github.com/robothub/robothub/robotd/access"
 )
 
 // The robot daemon runs apps in process groups and drives a serial motor bus: Unix only. This file
@@ -16,4 +17,11 @@ func devSupported() error { return nil }
 
 func runRobotDaemon(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	return robotd.Run(ctx, args, getenv, stdout, stderr)
+}
+
+// devDaemonToken is the owner token of dev's robot daemon, whose data dir is dir: the file the
+// daemon makes on first start (and reads at each), made here first when it is missing.
+func devDaemonToken(dir string) (string, error) {
+	token, _, _, err := access.LoadOrCreateToken(dir)
+	return token, err
 }

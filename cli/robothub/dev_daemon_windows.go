@@ -14,3 +14,5 @@ func devSupported() error { return errDevNeedsUnix }
 func runRobotDaemon(context.Context, []string, func(string) string, io.Writer, io.Writer) error {
 	return errDevNeedsUnix
 }
+
+func devDaemonToken(string) (string, error) { return "", errDevNeedsUnix }

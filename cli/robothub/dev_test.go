@@ -35,6 +35,7 @@ func freeAddr(t testing.TB) string {
 type devLoop struct {
 	tb              testing.TB
 	dir, work, tok  string
+	daemonToken     string // the robot daemon's owner token, from its data dir
 	hubAddr         string
 	recvAddr        string
 	hubURL, space   string
@@ -63,6 +64,11 @@ func startDev(tb testing.TB, dir string) *devLoop {
 		tb.Fatal(err)
 	}
 	d.tok = strings.TrimSpace(string(token))
+	daemonToken, err := os.ReadFile(filepath.Join(dir, "dev", "robot", "api-token"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	d.daemonToken = strings.TrimSpace(string(daemonToken))
 	return d
 }
 
@@ -124,6 +130,7 @@ func (d *devLoop) call(method, path string, body, out any) int {
 	}
 	req, _ := http.NewRequest(method, d.daemonURL+path, rd)
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+d.daemonToken)
 	resp, err := d.daemon.Do(req)
 	if err != nil {
 		d.tb.Fatal(err)

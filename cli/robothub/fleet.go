@@ -12,6 +12,7 @@ import (
 	"maps"
 	"net"
 	neturl "net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,9 +32,13 @@ import (
 // FleetURLEnv is the broker `robothub fleet` reads from when --broker is not given.
 const FleetURLEnv = "ROBOTHUB_FLEET_URL"
 
+// FleetPasswordFileEnv names a file holding the broker password, as --password-file does.
+const FleetPasswordFileEnv = "ROBOTHUB_FLEET_PASSWORD_FILE"
+
 func fleetCommand(e *env) *cli.Command {
 	broker := &cli.StringFlag{Name: "broker", Usage: "the fleet's MQTT broker `URL` (default $" + FleetURLEnv + "); credentials from $" +
-		actions.FleetUsernameEnv + ", $" + actions.FleetPasswordEnv + " or a client certificate ($" + actions.FleetCertEnv + ", $" + actions.FleetKeyEnv + "), CAs from $" + actions.FleetCAEnv}
+		actions.FleetUsernameEnv + ", $" + actions.FleetPasswordEnv + " (or --password-file) or a client certificate ($" + actions.FleetCertEnv + ", $" + actions.FleetKeyEnv + "), CAs from $" + actions.FleetCAEnv}
+	passwordFile := &cli.StringFlag{Name: "password-file", Usage: "read the broker password from `FILE` (robothub dev's is <data-dir>/" + DevBrokerPasswordFile + "; default $" + FleetPasswordFileEnv + ")"}
 	return &cli.Command{
 		Name:  "fleet",
 		Usage: "see and wait for the robots of a fleet (robot-daemon --fleet) through its MQTT broker",
@@ -41,18 +46,18 @@ func fleetCommand(e *env) *cli.Command {
 			{
 				Name:      "ls",
 				Usage:     "list the robots: online, app revisions, running app, last update",
-				UsageText: "robothub fleet ls [--broker URL] [--format table|json|quiet]",
-				Flags:     []cli.Flag{broker, hubconn.FormatFlag()},
+				UsageText: "robothub fleet ls [--broker URL] [--password-file FILE] [--format table|json|quiet]",
+				Flags:     []cli.Flag{broker, passwordFile, hubconn.FormatFlag()},
 				Action:    func(c *cli.Context) error { return fleetLs(c, e) },
 			},
 			{
 				Name:  "wait",
 				Usage: "wait until every robot that has an app of a space runs a revision",
-				UsageText: `robothub fleet wait --space OWNER/NAME --revision SHA [--timeout 10m] [--broker URL]
+				UsageText: `robothub fleet wait --space OWNER/NAME --revision SHA [--timeout 10m] [--broker URL] [--password-file FILE]
 
 Exits 0 once every robot with an app of the space reports the revision; 1 when one failed or refused
 it, its rollout halted, or the timeout passed (naming the robots that failed or are late).`,
-				Flags: []cli.Flag{broker,
+				Flags: []cli.Flag{broker, passwordFile,
 					&cli.StringFlag{Name: "space", Required: true, Usage: "the space, `OWNER/NAME`"},
 					&cli.StringFlag{Name: "revision", Required: true, Usage: "the commit (7 hex digits or more)"},
 					&cli.DurationFlag{Name: "timeout", Value: 10 * time.Minute, Usage: "give up after `DURATION`"},
@@ -267,10 +272,18 @@ func openFleetView(ctx context.Context, c *cli.Context, e *env) (*fleetView, *mq
 	_, _ = rand.Read(id)
 	user := e.getenv(actions.FleetUsernameEnv)
 	clientID := cmp.Or(user, "robothub-cli-"+hex.EncodeToString(id))
+	password := e.getenv(actions.FleetPasswordEnv)
+	if file := cmp.Or(c.String("password-file"), e.getenv(FleetPasswordFileEnv)); file != "" {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, nil, usagef("--password-file: %v", err)
+		}
+		password = strings.TrimSpace(string(data))
+	}
 	v := &fleetView{statuses: map[string]fleet.Status{}, online: map[string]fleet.Presence{}, rollouts: map[string]fleet.Rollout{},
 		sync: "robothub/v1/operators/" + clientID + "/sync", changed: make(chan struct{}, 1)}
 	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	client, err := mqtt.Connect(ctx, mqtt.Config{URL: url, ClientID: clientID, Username: user, Password: e.getenv(actions.FleetPasswordEnv),
+	client, err := mqtt.Connect(ctx, mqtt.Config{URL: url, ClientID: clientID, Username: user, Password: password,
 		TLS: tlsCfg, OnMessage: v.take, Logger: logger, ReceiveMaximum: mqtt.ManyMessages})
 	if err != nil {
 		return nil, nil, usagef("--broker: %v", err)

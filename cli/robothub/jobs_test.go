@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,8 +15,8 @@ import (
 
 // TestJobCannotReadTheHubEnvironment runs `robothub hub serve --allow-jobs` as its own process, as an
 // unprivileged user (nobody, through setpriv, as a hub is run), with a secret in its environment,
-// and a job that tries to read the hub's environment through /proc/<hub pid>/environ, its parent's:
-// the job runs as the same user, and the hub, non-dumpable, keeps it out.
+// and a job that tries to read the hub's environment through /proc/<hub pid>/environ: the job runs
+// as the same user, and the hub, non-dumpable, keeps it out.
 func TestJobCannotReadTheHubEnvironment(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("/proc/<pid>/environ is Linux's")
@@ -26,7 +27,9 @@ func TestJobCannotReadTheHubEnvironment(t *testing.T) {
 	endpoint := p.waitFor(t, `Local hub listening on (http://\S+)`)
 	token := p.waitFor(t, `(?m)^export HF_TOKEN=(hf_\S+)$`)
 
-	script := `if cat /proc/$PPID/environ; then echo; echo "READ the environ of $PPID"; else echo "REFUSED the environ of $PPID"; fi; id -u`
+	// The job's user namespace shows the hub's user as its root: uid_map names nobody (65534).
+	hub := strconv.Itoa(p.cmd.Process.Pid) // setpriv executes the hub in its own process
+	script := `if cat /proc/` + hub + `/environ; then echo; echo "READ the environ of ` + hub + `"; else echo "REFUSED the environ of ` + hub + `"; fi; cat /proc/self/uid_map`
 	log := jobLogOnEvent(t, endpoint, token, "local", script)
 	if strings.Contains(log, canary) || !strings.Contains(log, "REFUSED the environ of") || !strings.Contains(log, "65534") {
 		t.Fatalf("the job's log (it runs as nobody, like the hub, and must not read the hub's environment):\n%s", log)
@@ -116,6 +119,15 @@ func startHubAsNobody(t *testing.T, dir string, env []string, args ...string) *h
 // emits an event on one of them, and returns the log of the run once it has ended.
 func jobLogOnEvent(t *testing.T, endpoint, token, user, script string) string {
 	t.Helper()
+	return jobRunOnEvent(t, endpoint, token, user, script).Log
+}
+
+// jobRun is a job's run as the hub shows it.
+type jobRun struct{ State, Error, Log string }
+
+// jobRunOnEvent is jobLogOnEvent's run, whole.
+func jobRunOnEvent(t *testing.T, endpoint, token, user, script string) jobRun {
+	t.Helper()
 	status, body := hubAPI(t, endpoint, token, "POST", "/api/emulator/jobs", `{"command":["sh","-c",`+quoteJSON(script)+`]}`)
 	if status != 200 {
 		t.Fatalf("job: %d %s", status, body)
@@ -143,9 +155,9 @@ func jobLogOnEvent(t *testing.T, endpoint, token, user, script string) string {
 		}
 	}
 	_, body = hubAPI(t, endpoint, token, "GET", "/api/emulator/runs/"+runs[0].ID, "")
-	var run struct{ Log string }
+	var run jobRun
 	_ = json.Unmarshal([]byte(body), &run)
-	return run.Log
+	return run
 }
 
 func copyFile(t *testing.T, from, to string) {

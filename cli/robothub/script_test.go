@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -39,6 +40,7 @@ func TestMain(m *testing.M) {
 //	receiver count NAME N                    it has handled exactly N payloads now (no pause: see cmdReceiver)
 //	receiver show NAME                       print one line per payload: scope action type:name webhook
 //	capture VAR                              set $VAR to the last command's stdout, trimmed
+//	waitruns WEBHOOK N                       wait (up to 20 s) until the job webhook has N runs, none running
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:   "testdata",
@@ -51,6 +53,7 @@ func TestScripts(t *testing.T) {
 				}
 				ts.Setenv(args[0], strings.TrimSpace(ts.ReadFile("stdout")))
 			},
+			"waitruns": cmdWaitRuns,
 		},
 	})
 }
@@ -162,4 +165,40 @@ func cmdReceiver(ts *testscript.TestScript, neg bool, args []string) {
 	default:
 		ts.Fatalf("unknown receiver command %s", args[0])
 	}
+}
+
+// cmdWaitRuns waits until a job webhook has N runs that have ended: a job starts in namespaces of
+// its own, by this program started again, which takes a moment a script must not race.
+func cmdWaitRuns(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: waitruns WEBHOOK N")
+	}
+	want, err := strconv.Atoi(args[1])
+	if err != nil {
+		ts.Fatalf("waitruns: %v", err)
+	}
+	var runs []hubemu.JobRun
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		req, _ := http.NewRequest("GET", ts.Getenv("HF_ENDPOINT")+"/api/emulator/webhooks/"+args[0]+"/runs", nil)
+		req.Header.Set("Authorization", "Bearer "+ts.Getenv("HF_TOKEN"))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			ts.Fatalf("waitruns: %v", err)
+		}
+		err = json.NewDecoder(resp.Body).Decode(&runs)
+		resp.Body.Close()
+		if err != nil {
+			ts.Fatalf("waitruns: %v", err)
+		}
+		ended := 0
+		for _, r := range runs {
+			if r.State != hubemu.RunRunning {
+				ended++
+			}
+		}
+		if ended == want && len(runs) == want {
+			return
+		}
+	}
+	ts.Fatalf("waitruns: webhook %s has runs %+v, want %d ended", args[0], runs, want)
 }

@@ -123,7 +123,11 @@ func TestForwardByNameDoesNotCarryTheDaemonsLocalTrust(t *testing.T) {
 	awake := func() bool {
 		t.Helper()
 		for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
-			resp, err := http.Get(daemonURL + "/api/daemon/status")
+			// The daemon's owner token, which it made on first start: every TCP request needs it.
+			token, _ := os.ReadFile(filepath.Join(dir, "data", "api-token"))
+			req, _ := http.NewRequest("GET", daemonURL+"/api/daemon/status", nil)
+			req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
+			resp, err := http.DefaultClient.Do(req)
 			if err == nil {
 				var st struct {
 					RobotAwake bool `json:"robot_awake"`

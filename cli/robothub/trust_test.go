@@ -43,7 +43,13 @@ func TestHubUserCannotDriveTheRobot(t *testing.T) {
 	// once it has) is running until it ends asleep, so still() after the delivery was recorded is
 	// false at any moment if the hub delivered.
 	get := func(path string, v any) bool {
-		resp, err := http.Get(daemonURL + path)
+		token, err := os.ReadFile(filepath.Join(work, "robot", "api-token"))
+		if err != nil {
+			return false // not made yet
+		}
+		req, _ := http.NewRequest("GET", daemonURL+path, nil)
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			return false
 		}

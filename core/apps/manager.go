@@ -84,6 +84,7 @@ type Manager struct {
 
 	mu           sync.Mutex
 	appEnv       []string // what the daemon adds to its apps' environment (SetAppEnv)
+	appCreds     AppCredentials
 	warnings     []string // what the daemon status shows: state files that could not be read
 	current      *run
 	sessions     map[string]*session
@@ -183,6 +184,17 @@ func (m *Manager) SetAppEnv(vars ...string) {
 	}
 	m.mu.Lock()
 	m.appEnv = append([]string(nil), vars...)
+	m.mu.Unlock()
+}
+
+// AppCredentials makes the credentials of one run of an app: variables ("NAME=value") added to its
+// environment after SetAppEnv's, and revoke, called once the app has exited.
+type AppCredentials func(app string) (vars []string, revoke func())
+
+// SetAppCredentials sets what makes each run's credentials (the daemon mints a token per start).
+func (m *Manager) SetAppCredentials(f AppCredentials) {
+	m.mu.Lock()
+	m.appCreds = f
 	m.mu.Unlock()
 }
 

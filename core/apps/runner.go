@@ -34,6 +34,7 @@ type run struct {
 	stopRequested bool
 	killed        bool
 	exited        chan struct{}
+	revoke        func() // ends the run's credentials (SetAppCredentials); nil when none
 	stderr        *lineTail
 	output        *OutputLog
 }
@@ -87,8 +88,15 @@ func (m *Manager) start(name string) (AppStatus, error) {
 		return AppStatus{}, err
 	}
 	cmd := exec.Command(m.py.Python(), "-u", "-m", info.Extra.Module)
-	// Later entries win in exec: what the daemon adds overrides an empty inherited value.
+	// Later entries win in exec: what the daemon adds overrides an empty inherited value, and the
+	// run's own credentials override both.
 	cmd.Env = append(os.Environ(), m.appEnv...)
+	var revoke func()
+	if m.appCreds != nil {
+		var vars []string
+		vars, revoke = m.appCreds(info.Name)
+		cmd.Env = append(cmd.Env, vars...)
+	}
 	cmd.Stdout, cmd.Stderr = outW, errW // files, so exec starts no copying goroutines that Wait would block on
 	procgroup.Isolate(cmd)
 	err = cmd.Start()
@@ -97,10 +105,13 @@ func (m *Manager) start(name string) (AppStatus, error) {
 	if err != nil {
 		outR.Close()
 		errR.Close()
+		if revoke != nil {
+			revoke()
+		}
 		return AppStatus{}, fmt.Errorf("starting app %s: %w", info.Name, err)
 	}
 	r := &run{
-		info: info, cmd: cmd, pid: cmd.Process.Pid, state: StateStarting,
+		info: info, cmd: cmd, pid: cmd.Process.Pid, state: StateStarting, revoke: revoke,
 		exited: make(chan struct{}), stderr: &lineTail{max: 2 * errorTailLines}, output: &OutputLog{changed: make(chan struct{})},
 	}
 	m.log.Info("app started", "app", info.Name, "pid", r.pid, "module", info.Extra.Module)
@@ -148,6 +159,9 @@ func (m *Manager) monitor(r *run, pumps *sync.WaitGroup) {
 	waitErr := r.cmd.Wait()
 	// Children the app left behind share its process group.
 	_ = procgroup.Kill(r.pid)
+	if r.revoke != nil {
+		r.revoke() // what the app left running has no use of the daemon now
+	}
 	drained := make(chan struct{})
 	go func() { pumps.Wait(); close(drained) }()
 	select {

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -32,8 +33,15 @@ const DefaultEndpoint = "https://huggingface.co"
 // to case, and duplicate names or invalid UTF-8 are not errors.
 var lenientJSON = jsonv2.JoinOptions(jsonv2.MatchCaseInsensitiveNames(true), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 
-// maxResponseBytes caps what the client reads from one response.
+// maxResponseBytes caps what the client reads from one response: an answer over it is an error,
+// never read in part.
 const maxResponseBytes = 64 << 20
+
+// The default caps of downloads (WithDownloadCaps): one file, and one snapshot's files together.
+const (
+	DefaultMaxFileBytes     = 64 << 20
+	DefaultMaxSnapshotBytes = 512 << 20
+)
 
 // Client calls a hub's webhook management API. It is safe for concurrent use.
 type Client struct {
@@ -45,6 +53,8 @@ type Client struct {
 	retry     RetryPolicy
 	timeout   time.Duration
 	log       *slog.Logger
+
+	maxFile, maxSnapshot int64 // download caps (WithDownloadCaps)
 }
 
 // Option configures a Client.
@@ -70,6 +80,20 @@ func WithAttemptTimeout(d time.Duration) Option { return func(c *Client) { c.tim
 // WithLogger sets the logger for retries. Default: no logging.
 func WithLogger(l *slog.Logger) Option { return func(c *Client) { c.log = l } }
 
+// WithDownloadCaps sets the most one file (Download) and one snapshot (SnapshotDownload: every file
+// of it together) may hold; a file over its cap is an error naming it and the cap, never a file
+// cut short. 0 keeps the default (DefaultMaxFileBytes, DefaultMaxSnapshotBytes).
+func WithDownloadCaps(file, snapshot int64) Option {
+	return func(c *Client) {
+		if file > 0 {
+			c.maxFile = file
+		}
+		if snapshot > 0 {
+			c.maxSnapshot = snapshot
+		}
+	}
+}
+
 // New returns a client for the hub at endpoint ("https://huggingface.co", "http://127.0.0.1:7861").
 // An empty endpoint is DefaultEndpoint.
 func New(endpoint string, opts ...Option) (*Client, error) {
@@ -84,6 +108,7 @@ func New(endpoint string, opts ...Option) (*Client, error) {
 		retry:     DefaultRetryPolicy,
 		timeout:   30 * time.Second,
 		log:       slog.New(slog.DiscardHandler),
+		maxFile:   DefaultMaxFileBytes, maxSnapshot: DefaultMaxSnapshotBytes,
 	}
 	for _, o := range opts {
 		o(c)
@@ -116,6 +141,27 @@ type Call struct {
 
 	raw         []byte // sent as is instead of Body (the commit API's NDJSON), with contentType
 	contentType string
+	maxBytes    int64 // the most of the answer read; 0: maxResponseBytes
+}
+
+// overCapError is an answer larger than its call's cap.
+type overCapError struct{ limit int64 }
+
+func (e *overCapError) Error() string {
+	return fmt.Sprintf("the answer is larger than %s", byteSize(e.limit))
+}
+
+// byteSize writes n bytes for people: 64 MiB, 1.5 GiB, 900 KiB, 12 bytes.
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return strconv.FormatFloat(float64(n)/(1<<30), 'f', -1, 64) + " GiB"
+	case n >= 1<<20:
+		return strconv.FormatFloat(float64(n)/(1<<20), 'f', -1, 64) + " MiB"
+	case n >= 1<<10:
+		return strconv.FormatFloat(float64(n)/(1<<10), 'f', -1, 64) + " KiB"
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
 }
 
 // Send sends c with the client's token, retries and error handling, and decodes a 2xx body into out
@@ -165,6 +211,7 @@ func (c *Client) do(ctx context.Context, cl Call, out any) (unknownBefore bool, 
 	}
 	var body []byte
 	read := false
+	limit := cmp.Or(cl.maxBytes, maxResponseBytes)
 	resp, err := policy.Do(c.http, req,
 		func(resp *http.Response, err error) bool {
 			// Nothing listens on this machine's port: a hub started later would come too late for
@@ -174,7 +221,7 @@ func (c *Client) do(ctx context.Context, cl Call, out any) (unknownBefore bool, 
 			}
 			return err != nil || retryableStatus(resp.StatusCode)
 		},
-		func(resp *http.Response) error { read = true; return ReadBody(&body, maxResponseBytes)(resp) },
+		func(resp *http.Response) error { read = true; return ReadBody(&body, limit+1)(resp) },
 		func(attempt int, delay time.Duration, resp *http.Response, err error) {
 			failure := ""
 			if err != nil {
@@ -188,10 +235,13 @@ func (c *Client) do(ctx context.Context, cl Call, out any) (unknownBefore bool, 
 				slog.Duration("delay", delay), slog.String("error", failure))
 		})
 	if err == nil && !read {
-		err = ReadBody(&body, maxResponseBytes)(resp) // the last of retried answers
+		err = ReadBody(&body, limit+1)(resp) // the last of retried answers
 	}
 	if err != nil {
 		return unknownBefore, c.transportError(ctx, cl, err)
+	}
+	if int64(len(body)) > limit && resp.StatusCode < 400 {
+		return unknownBefore, fmt.Errorf("%s %s: %w", cl.Method, cl.Path, &overCapError{limit: limit})
 	}
 	if resp.StatusCode >= 400 {
 		return unknownBefore, errorFromResponse(cl.Method, cl.Path, resp, body, time.Now())

@@ -98,8 +98,9 @@ func (c *Client) Revision(ctx context.Context, repoType, id, revision string) (*
 	return out, nil
 }
 
-// Download returns one file of a repo at a revision (best a commit, as Revision gives), of at most
-// 64 MiB.
+// Download returns one file of a repo at a revision (best a commit, as Revision gives). A file over
+// the client's cap (WithDownloadCaps; 64 MiB by default) is an error naming it and the cap
+// (fault.Upstream), never a part of it.
 func (c *Client) Download(ctx context.Context, repoType, id, revision, file string) ([]byte, error) {
 	_, files, err := repoPrefixes(repoType)
 	if err != nil {
@@ -113,7 +114,12 @@ func (c *Client) Download(ctx context.Context, repoType, id, revision, file stri
 	}
 	var body rawBody
 	p := files + escapeRepoPath(id) + "/resolve/" + url.PathEscape(revision) + "/" + escapeRepoPath(file)
-	if _, err := c.do(ctx, Call{Method: http.MethodGet, Path: p, Idempotent: true}, &body); err != nil {
+	if _, err := c.do(ctx, Call{Method: http.MethodGet, Path: p, Idempotent: true, maxBytes: c.maxFile}, &body); err != nil {
+		var over *overCapError
+		if errors.As(err, &over) {
+			return nil, fault.New(fault.Upstream, "the file %s of %s %s is larger than the cap of %s per file: it is not downloaded (the hub client's download caps)",
+				file, repoType, id, byteSize(over.limit))
+		}
 		return nil, err
 	}
 	return body, nil
@@ -143,7 +149,10 @@ type Snapshot struct {
 // (nil: all) into cacheDir, and returns the folder that holds them. Files already there at that
 // commit are not downloaded again. When the hub cannot be reached (no answer, or 5xx), the snapshot
 // an earlier call made of that revision is returned (Cached); a hub that answers that the repo
-// does not exist is believed (fault.ErrNotFound), whatever the cache holds.
+// does not exist is believed (fault.ErrNotFound), whatever the cache holds. A file over the
+// client's cap per file, or files together over its cap per snapshot, is an error naming the file
+// and the cap (fault.Upstream): nothing cut short is written, and the revision's ref is not, so
+// the snapshot is never taken for complete.
 func (c *Client) SnapshotDownload(ctx context.Context, repoType, id, revision, cacheDir string, want func(file string) bool) (*Snapshot, error) {
 	if revision == "" {
 		revision = "main"
@@ -164,6 +173,11 @@ func (c *Client) SnapshotDownload(ctx context.Context, repoType, id, revision, c
 		return nil, err
 	}
 	dir := filepath.Join(repoDir, "snapshots", rev.SHA)
+	var total int64
+	overTotal := func(f string) error {
+		return fault.New(fault.Upstream, "%s %s at %s holds more than the cap of %s per snapshot (reached at the file %s): it is not downloaded (the hub client's download caps)",
+			repoType, id, rev.SHA, byteSize(c.maxSnapshot), f)
+	}
 	for _, f := range rev.Files() {
 		if want != nil && !want(f) {
 			continue
@@ -173,12 +187,18 @@ func (c *Client) SnapshotDownload(ctx context.Context, repoType, id, revision, c
 			return nil, fmt.Errorf("%s %s lists the file %q: %w", repoType, id, f, err)
 		}
 		dst := filepath.Join(dir, local)
-		if _, err := os.Stat(dst); err == nil {
+		if fi, err := os.Stat(dst); err == nil {
+			if total += fi.Size(); total > c.maxSnapshot {
+				return nil, overTotal(f)
+			}
 			continue
 		}
 		data, err := c.Download(ctx, repoType, id, rev.SHA, f)
 		if err != nil {
 			return nil, err
+		}
+		if total += int64(len(data)); total > c.maxSnapshot {
+			return nil, overTotal(f)
 		}
 		if err := writeFileAtomic(dst, data); err != nil {
 			return nil, err

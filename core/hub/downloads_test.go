@@ -106,3 +106,47 @@ func TestSnapshotDownloadRefusesFileNamesThatLeaveTheCache(t *testing.T) {
 }
 
 func quote(s string) string { return `"` + strings.ReplaceAll(s, `\`, `\\`) + `"` }
+
+// Issue 30, item 7: a file over 64 MiB was cut at 64 MiB and cached as complete, and a snapshot had
+// no total cap. A file over its cap, and files together over the snapshot's, are errors naming the
+// file and the cap; nothing cut short is in the cache, and the ref is not written.
+func TestSnapshotDownloadCapsFilesAndTheWhole(t *testing.T) {
+	srv := datasetHub(t, map[string]string{"a.json": strings.Repeat("a", 3000), "b.json": strings.Repeat("b", 3000), "c.json": "{}"})
+	ctx := context.Background()
+	for _, c := range []struct {
+		name           string
+		file, snapshot int64
+		want           string
+	}{
+		{"a file over its cap", 2048, 0, "the file a.json of dataset local/moves is larger than the cap of 2 KiB per file"},
+		{"the files over the snapshot's cap", 0, 5000, "holds more than the cap of 4.8828125 KiB per snapshot (reached at the file b.json)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			client, err := hub.New(srv.URL, hub.WithRetry(hub.RetryPolicy{MaxAttempts: 1}), hub.WithDownloadCaps(c.file, c.snapshot))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cache := t.TempDir()
+			_, err = client.SnapshotDownload(ctx, "dataset", "local/moves", "main", cache, nil)
+			if err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, fault.ErrUpstream) {
+				t.Fatalf("got %v, want an upstream error with %q", err, c.want)
+			}
+			_ = filepath.WalkDir(cache, func(p string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					if fi, _ := d.Info(); fi.Size() != 3000 && fi.Size() != 2 {
+						t.Errorf("the cache holds %s of %d bytes: a file cut short", p, fi.Size())
+					}
+				}
+				return nil
+			})
+			if _, err := hub.CachedSnapshot(cache, "dataset", "local/moves", "main"); !errors.Is(err, fault.ErrNotFound) {
+				t.Errorf("the refused snapshot is taken for complete: %v", err)
+			}
+		})
+	}
+	// Within the caps (the defaults here), it downloads.
+	client, _ := hub.New(srv.URL)
+	if _, err := client.SnapshotDownload(ctx, "dataset", "local/moves", "main", t.TempDir(), nil); err != nil {
+		t.Fatal(err)
+	}
+}

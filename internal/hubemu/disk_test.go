@@ -3,11 +3,9 @@
 package hubemu_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -68,34 +66,38 @@ func (h *runningHub) close() error {
 func TestJobRunEndingOnAFullDisk(t *testing.T) {
 	dir := faultfs.Tmpfs(t, 4<<20)
 	db := filepath.Join(dir, "hub.db")
-	// The job reports its start and waits for its gate over loopback TCP (bash's /dev/tcp): a job
-	// writes only its own run directory, and the test needs no file the job could see.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
+	// The job reports its start and waits for its gate through files of its own run directory
+	// (its HOME): a job has no network of this machine and sees no other file, but the test sees
+	// its run directory, under the hub's temporary directory. The names are this test's own.
+	tag := strconv.FormatInt(time.Now().UnixNano(), 36)
 	var runs atomic.Int32
 	started, gate := make(chan struct{}, 2), make(chan struct{})
+	stopWatching := make(chan struct{})
+	t.Cleanup(func() { close(stopWatching) })
 	go func() {
+		seen := map[string]bool{}
+		gateOpen, g := false, gate
 		for {
-			c, err := ln.Accept()
-			if err != nil {
+			select {
+			case <-stopWatching:
 				return
+			case <-g:
+				gateOpen, g = true, nil
+			case <-time.After(20 * time.Millisecond):
 			}
-			go func() {
-				defer c.Close()
-				if line, err := bufio.NewReader(c).ReadString('\n'); err != nil || line != "run\n" {
-					return
+			marks, _ := filepath.Glob(filepath.Join(os.TempDir(), "hubemu-run-*", "home", "started-"+tag))
+			for _, m := range marks {
+				if !seen[m] {
+					seen[m] = true
+					runs.Add(1)
+					started <- struct{}{}
 				}
-				runs.Add(1)
-				started <- struct{}{}
-				<-gate
-				_, _ = c.Write([]byte("go\n"))
-			}()
+				if gateOpen {
+					_ = os.WriteFile(filepath.Join(filepath.Dir(m), "go-"+tag), nil, 0o644)
+				}
+			}
 		}
 	}()
-	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 	cfg := localhub.Config{AllowJobs: true, DSN: db}
 
 	h := startHubOn(t, cfg)
@@ -104,9 +106,9 @@ func TestJobRunEndingOnAFullDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	var job struct{ ID string }
-	script := `exec 3<>"/dev/tcp/127.0.0.1/$PORT" && echo run >&3 && read -r gate <&3 && echo finished`
+	script := `touch "started-$TAG" && while [ ! -e "go-$TAG" ]; do sleep 0.05; done && echo finished`
 	h.mustCall("POST", "/api/emulator/jobs", token, map[string]any{
-		"command": []string{"bash", "-c", script}, "environment": map[string]string{"PORT": port},
+		"command": []string{"sh", "-c", script}, "environment": map[string]string{"TAG": tag},
 	}, 200, &job)
 	wh := h.createWebhook(token, map[string]any{"jobSourceId": job.ID, "watched": watch("model:alice/bert")})
 	h.emit(token, hubemu.EmitInput{Repo: "model:alice/bert", Scope: "repo.content", Action: "update"})

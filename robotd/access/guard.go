@@ -1,8 +1,13 @@
-// Package access is who may use the robot daemon, and how much: the API token (made on first
-// start, checked for strength), the dashboard's login and its cookie, the loopback peer's user
-// looked up in the kernel's socket table, host and cross-site checks, and the per-client caps on
-// connections, streams and failed logins. robotd wraps its routes with Guard.Handler and serves
-// on Guard.Listener; route handlers take stream slots through httpapi.Clients.
+// Package access is who may use the robot daemon, and how much: the owner's API token (made on
+// first start, checked for strength), the tokens minted for running apps and their scopes, the
+// dashboard's login and its cookie, the owner's unix socket (its peer named by the kernel), host
+// and cross-site checks, and the per-client caps on connections, streams and failed logins.
+// robotd wraps its routes with Guard.Handler and serves on Guard.Listener and OwnerListener;
+// route handlers take stream slots through httpapi.Clients.
+//
+// Identity is proven, never inferred: over TCP (loopback included) a request carries a token or
+// the login cookie; on the unix socket the kernel names the peer's user (SO_PEERCRED) when it
+// connects. Nothing is decided from a port, an address or a user looked up after the fact.
 package access
 
 import (
@@ -15,7 +20,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,23 +29,27 @@ import (
 )
 
 // Guard is the daemon's access control: the request checks of Handler, the connection caps of
-// Listener, the per-client stream slots, and the dashboard's login.
+// Listener, the owner's socket, the apps' tokens, the per-client stream slots, and the
+// dashboard's login.
 type Guard struct {
-	token        string // never empty: a request must present it unless noAuth
+	token        string // the owner's; never empty: a request must present it unless noAuth
 	noAuth       bool
-	uid          int // the daemon's user: its loopback clients need no token
+	uid          int // the daemon's user: its peers on the owner socket are the owner
 	allowedHosts []string
 	bodyTimeout  time.Duration
 	log          *slog.Logger
 	streams      streamSlots
 	logins       loginLimits
+
+	appsMu    sync.RWMutex
+	appTokens map[[sha256.Size]byte]string // SHA-256 of a running app's token -> the app
 }
 
 // Config holds what New needs.
 type Config struct {
-	Token        string        // the API token; empty: a random one nobody knows
+	Token        string        // the owner's API token; empty: a random one nobody knows
 	NoAuth       bool          // --no-auth: every client may use the API
-	UID          int           // the daemon's user (os.Getuid())
+	UID          int           // the daemon's user (os.Getuid()): who may use the owner socket
 	AllowedHosts []string      // host names served besides IP literals and localhost
 	BodyTimeout  time.Duration // reading a request body; 0: httpapi.DefaultBodyTimeout
 	Log          *slog.Logger
@@ -50,7 +58,7 @@ type Config struct {
 // New returns the access control cfg describes.
 func New(cfg Config) *Guard {
 	g := &Guard{token: cfg.Token, noAuth: cfg.NoAuth, uid: cfg.UID, allowedHosts: cfg.AllowedHosts,
-		bodyTimeout: cfg.BodyTimeout, log: cfg.Log}
+		bodyTimeout: cfg.BodyTimeout, log: cfg.Log, appTokens: map[[sha256.Size]byte]string{}}
 	if g.bodyTimeout == 0 {
 		g.bodyTimeout = httpapi.DefaultBodyTimeout
 	}
@@ -63,20 +71,59 @@ func New(cfg Config) *Guard {
 	return g
 }
 
-// Handler wraps the API with the daemon's request checks, in order:
+// Principal is who a request acts for, as its credential proved it.
+type Principal struct {
+	Name   string // "owner", "app coop_app"
+	Via    string // how it was proven: "token", "login cookie", "owner socket (uid 1000)", "--no-auth"
+	Scopes Scope
+}
+
+type principalKey struct{}
+
+// PrincipalOf is who r acts for, once Handler has let it in.
+func PrincipalOf(r *http.Request) (Principal, bool) {
+	p, ok := r.Context().Value(principalKey{}).(Principal)
+	return p, ok
+}
+
+// MintAppToken makes the token of one run of app: it has AppScopes, and works until revoke is
+// called (when the app has exited). The daemon gives it to the app as ROBOT_DAEMON_TOKEN.
+func (s *Guard) MintAppToken(app string) (token string, revoke func()) {
+	token = rand.Text()
+	sum := sha256.Sum256([]byte(token))
+	s.appsMu.Lock()
+	s.appTokens[sum] = app
+	s.appsMu.Unlock()
+	var once sync.Once
+	return token, func() {
+		once.Do(func() {
+			s.appsMu.Lock()
+			delete(s.appTokens, sum)
+			s.appsMu.Unlock()
+		})
+	}
+}
+
+// Routes finds the route of a request: *http.ServeMux.
+type Routes interface {
+	http.Handler
+	Handler(r *http.Request) (h http.Handler, pattern string)
+}
+
+// Handler wraps the API (routes) with the daemon's request checks, in order:
 //
 //  1. Host: only IP literals, localhost and the robot's own names are served, so that a web page
 //     cannot reach the daemon through DNS rebinding.
 //  2. Cross-site: state-changing requests from a browser page of another origin are refused
 //     (Sec-Fetch-Site, else Origin against Host), so a web page cannot start apps on the robot.
-//  3. Authentication of /api/ (docs/robot-api.md, "Authentication"): the daemon's token as
-//     "Authorization: Bearer <token>" (or ?token= on a GET, for EventSource streams and websockets),
-//     or the dashboard's login cookie; without either, a client on loopback whose process runs as
-//     the daemon's own user (or root, who can read the token file anyway). A request that a hub
-//     delivers, or that a receiver relays, on some hub user's behalf (hubRelay) is never such a
-//     client: it needs the token, even with --no-auth. Everything else is 401, answered before
-//     the body is read.
-func (s *Guard) Handler(next http.Handler) http.Handler {
+//  3. Authentication of /api/ (docs/robot-api.md, "Authentication"): a connection to the owner
+//     socket, whose peer the kernel named when it connected (OwnerListener); else the owner's
+//     token as "Authorization: Bearer <token>" (or ?token= on a GET, for EventSource streams and
+//     websockets), a running app's token, or the dashboard's login cookie. A request that a hub
+//     delivers, or that a receiver relays, on some hub user's behalf (hubRelay) needs the owner's
+//     token, even with --no-auth. Everything else is 401, answered before the body is read.
+//  4. Scope: the route's scope (ScopeOf) must be one of the credential's, else 403 naming it.
+func (s *Guard) Handler(routes Routes) http.Handler {
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.log.Warn("refused a cross-site request", "method", r.Method, "path", r.URL.Path, "origin", r.Header.Get("Origin"))
@@ -84,7 +131,8 @@ func (s *Guard) Handler(next http.Handler) http.Handler {
 	}))
 	authenticated := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/api/") {
-			if why := s.refusal(r); why != "" {
+			p, why := s.authenticate(r)
+			if why != "" {
 				s.log.Info("refused an unauthenticated request", "method", r.Method, "path", r.URL.Path, "peer", r.RemoteAddr, "why", why)
 				// The body is never read: close the connection rather than drain it.
 				w.Header().Set("Connection", "close")
@@ -95,9 +143,19 @@ func (s *Guard) Handler(next http.Handler) http.Handler {
 				_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 				return
 			}
+			_, pattern := routes.Handler(r)
+			if need := ScopeOf(pattern); p.Scopes&need != need {
+				s.log.Warn("refused a request outside its token's scope", "method", r.Method, "path", r.URL.Path, "principal", p.Name, "needs", need)
+				w.Header().Set("Connection", "close")
+				httpapi.WriteJSON(w, http.StatusForbidden, httpapi.Detail{Detail: "This credential (" + p.Name + ", by " + p.Via + ") lacks the scope \"" +
+					need.String() + "\" that " + r.Method + " " + r.URL.Path + " needs; it has: " + p.Scopes.String() + ". A running app's token drives the robot and its media only; use the owner's token for the rest"})
+				_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+				return
+			}
+			r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
 		}
 		httpapi.LimitBody(w, r, s.bodyTimeout)
-		next.ServeHTTP(w, r)
+		routes.ServeHTTP(w, r)
 	})
 	protected := cop.Handler(authenticated)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -109,43 +167,49 @@ func (s *Guard) Handler(next http.Handler) http.Handler {
 	})
 }
 
-// refusal says why r may not use the API, or "" when it may.
-func (s *Guard) refusal(r *http.Request) string {
+// owner is the owner's principal, proven by via.
+func owner(via string) Principal { return Principal{Name: "owner", Via: via, Scopes: OwnerScopes} }
+
+// authenticate says who r acts for, or why it may not use the API.
+func (s *Guard) authenticate(r *http.Request) (Principal, string) {
+	got, hasToken := bearerToken(r)
 	if via := hubRelay(r); via != "" {
 		// The hub runs as some user of this machine (often the daemon's own, as in robothub dev),
-		// but what it sends is written by whoever owns the webhook: neither its uid nor --no-auth
-		// vouches for it. Only the token, which a hub user does not have, lets it in.
-		got, ok := bearerToken(r)
-		if ok && !s.noAuth && subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) == 1 {
-			return ""
+		// but what it sends is written by whoever owns the webhook: neither its connection nor
+		// --no-auth vouches for it. Only the owner's token, which a hub user does not have, lets
+		// it in (a receiver's robot-update route sends it).
+		if hasToken && !s.noAuth && subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) == 1 {
+			return owner("token"), ""
 		}
-		return "a request " + via + " acts for a hub user, never for this machine's: it needs the daemon's token"
+		return Principal{}, "a request " + via + " acts for a hub user, never for this machine's: it needs the daemon's token"
+	}
+	if c, ok := r.Context().Value(connKey{}).(*connInfo); ok && c.socketUID >= 0 {
+		return owner("owner socket (uid " + strconv.Itoa(c.socketUID) + ")"), ""
 	}
 	if s.noAuth {
-		return ""
+		return owner("--no-auth"), ""
 	}
-	if got, ok := bearerToken(r); ok {
+	if hasToken {
 		if subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) == 1 {
-			return ""
+			return owner("token"), ""
 		}
-		return "the token sent is not this daemon's"
+		sum := sha256.Sum256([]byte(got))
+		s.appsMu.RLock()
+		app, ok := s.appTokens[sum]
+		s.appsMu.RUnlock()
+		if ok {
+			return Principal{Name: "app " + app, Via: "its token", Scopes: AppScopes}, ""
+		}
+		return Principal{}, "the token sent is not this daemon's"
 	}
 	if c, err := r.Cookie(sessionCookie); err == nil && hmac.Equal([]byte(c.Value), []byte(s.sessionValue())) {
-		return ""
+		return owner("login cookie"), ""
 	}
-	// A browser page of another site runs in the user's own browser, on this machine as the same
-	// user: the peer's user vouches for non-browser clients and same-origin pages only.
 	if crossSiteBrowser(r) {
-		return "a request from another site's page needs the token"
+		return Principal{}, "a request from another site's page needs the token"
 	}
-	switch uid := s.peerUID(r); {
-	case uid < 0:
-		return "send it as Authorization: Bearer <token>, or log in at /login"
-	case uid == s.uid || uid == 0:
-		return ""
-	default:
-		return "the client runs as another user (uid " + strconv.Itoa(uid) + ") than the daemon"
-	}
+	return Principal{}, "send the daemon's token as Authorization: Bearer <token> (its owner reads it from <data-dir>/" + TokenFileName +
+		", or calls through the unix socket <data-dir>/" + SocketFileName + "), or log in at /login"
 }
 
 func bearerToken(r *http.Request) (string, bool) {
@@ -207,53 +271,23 @@ func (s *Guard) sessionValue() string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// peerKey holds the connection's *peer in a request's context (see ConnContext).
-type peerKey struct{}
+// connKey holds a connection's *connInfo in its requests' context (see ConnContext).
+type connKey struct{}
 
-// peer is a connection's client, whose user is looked up once, when first needed.
-type peer struct {
-	remote, local net.Addr
-	once          sync.Once
-	uid           int
+// connInfo is what the listener proved of a connection.
+type connInfo struct {
+	socketUID int // the owner socket's peer, as the kernel named it at connect; -1 for TCP
 }
 
-// ConnContext remembers each connection, so that the client's user is looked up once per
-// connection (when Listener accepted it, or at its first request): set it as the http.Server's
-// ConnContext.
+// ConnContext carries what the listeners proved of each connection (the owner socket's peer) into
+// its requests: set it as the http.Server's ConnContext.
 func (s *Guard) ConnContext(ctx context.Context, c net.Conn) context.Context {
-	p := &peer{remote: c.RemoteAddr(), local: c.LocalAddr()}
-	if pc, ok := c.(*peerConn); ok {
-		p.once.Do(func() { p.uid = pc.uid })
+	info := &connInfo{socketUID: -1}
+	if oc, ok := c.(*ownerConn); ok {
+		info.socketUID = oc.uid
+		ctx = httpapi.WithLocalClient(ctx)
 	}
-	return context.WithValue(ctx, peerKey{}, p)
-}
-
-// peerUID is the uid of the loopback client of r, or -1 when it is not known (another machine,
-// another OS, or the connection is gone).
-func (s *Guard) peerUID(r *http.Request) int {
-	p, _ := r.Context().Value(peerKey{}).(*peer)
-	if p == nil {
-		local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-		p = &peer{local: local}
-		if ra, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
-			p.remote = net.TCPAddrFromAddrPort(ra)
-		}
-	}
-	p.once.Do(func() { p.uid = lookupPeerUID(p.remote, p.local) })
-	return p.uid
-}
-
-func lookupPeerUID(remote, local net.Addr) int {
-	ra, ok1 := remote.(*net.TCPAddr)
-	la, ok2 := local.(*net.TCPAddr)
-	if !ok1 || !ok2 || !ra.IP.IsLoopback() {
-		return -1
-	}
-	uid, err := loopbackPeerUID(ra.AddrPort(), la.AddrPort())
-	if err != nil {
-		return -1
-	}
-	return uid
+	return context.WithValue(ctx, connKey{}, info)
 }
 
 func (s *Guard) hostAllowed(hostport string) bool {

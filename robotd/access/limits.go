@@ -16,15 +16,18 @@ import (
 // client: each holds a goroutine and a connection for as long as the client keeps it.
 const maxStreamsPerClient = 16
 
-// ClientKey names who a request comes from, for per-client caps: its user on this machine when it
-// is a loopback client whose user is known, else its address.
+// ClientKey names who a request comes from, for per-client caps: who its credential proved it is
+// (the owner, an app) and the address it came from; without a credential (a login), the address.
 func (s *Guard) ClientKey(r *http.Request) string {
-	if uid := s.peerUID(r); uid >= 0 {
-		return "uid " + strconv.Itoa(uid)
-	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
-		return r.RemoteAddr
+		host = r.RemoteAddr
+	}
+	if c, ok := r.Context().Value(connKey{}).(*connInfo); ok && c.socketUID >= 0 {
+		return "owner socket (uid " + strconv.Itoa(c.socketUID) + ")"
+	}
+	if p, ok := PrincipalOf(r); ok {
+		return p.Name + " from " + host
 	}
 	return host
 }
@@ -59,18 +62,18 @@ func (s *Guard) AcquireStream(w http.ResponseWriter, r *http.Request) (release f
 	}, true
 }
 
-// Connection caps for the clients that are not the daemon's own user (another local user, another
-// machine, a client whose user is not known): each may hold maxConnsPerClient connections, and all
-// of them together maxUntrustedConns. A connection over a cap is answered 503 and closed as soon
-// as it is accepted, before anything of it is read. The daemon's own user, and root, are not
-// capped: another user's flood cannot lock the owner out.
+// Connection caps of the TCP listener, keyed by the client's address (limits, not identity: a
+// connection is capped before anything of it is read): each address may hold maxConnsPerClient
+// connections, and all of them together maxTCPConns. A connection over a cap is answered 503 and
+// closed as soon as it is accepted. The owner's socket (OwnerListener) is not capped: another
+// local user's flood of loopback cannot lock the owner out.
 const (
 	maxConnsPerClient = 64
-	maxUntrustedConns = 512
+	maxTCPConns       = 512
 )
 
-// Listener wraps ln, the daemon's listener: each connection's client is looked up once, when it
-// is accepted, and the connection caps are applied. Serve the server on it, with ConnContext.
+// Listener wraps ln, the daemon's TCP listener, with the connection caps. Serve the server on it,
+// with ConnContext.
 func (s *Guard) Listener(ln net.Listener) net.Listener {
 	return &capListener{Listener: ln, s: s, open: map[string]int{}}
 }
@@ -79,35 +82,30 @@ type capListener struct {
 	net.Listener
 	s       *Guard
 	mu      sync.Mutex
-	open    map[string]int // open connections of each capped client
+	open    map[string]int // open connections of each address
 	total   int
 	lastLog time.Time
 }
 
-// peerConn is an accepted connection with its client's uid (-1 when not known).
-type peerConn struct {
+// cappedConn is an accepted connection, counted against its address until it closes.
+type cappedConn struct {
 	net.Conn
-	uid     int
 	release sync.Once
 	l       *capListener
-	key     string // the capped client's key; "" when not capped
+	key     string
 }
 
 // CloseWrite ends the sending side, as net/http does to finish an answer before it closes a
 // connection whose request it did not read whole.
-func (c *peerConn) CloseWrite() error {
+func (c *cappedConn) CloseWrite() error {
 	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
 		return cw.CloseWrite()
 	}
 	return nil
 }
 
-func (c *peerConn) Close() error {
-	c.release.Do(func() {
-		if c.key != "" {
-			c.l.done(c.key)
-		}
-	})
+func (c *cappedConn) Close() error {
+	c.release.Do(func() { c.l.done(c.key) })
 	return c.Conn.Close()
 }
 
@@ -117,20 +115,15 @@ func (l *capListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		pc := &peerConn{Conn: c, uid: lookupPeerUID(c.RemoteAddr(), c.LocalAddr()), l: l}
-		if pc.uid == l.s.uid || pc.uid == 0 {
-			return pc, nil
-		}
-		key := "uid " + strconv.Itoa(pc.uid)
-		if pc.uid < 0 {
-			key, _, _ = net.SplitHostPort(c.RemoteAddr().String())
+		key, _, err := net.SplitHostPort(c.RemoteAddr().String())
+		if err != nil {
+			key = c.RemoteAddr().String()
 		}
 		if why := l.admit(key); why != "" {
 			l.refuse(c, key, why)
 			continue
 		}
-		pc.key = key
-		return pc, nil
+		return &cappedConn{Conn: c, l: l, key: key}, nil
 	}
 }
 
@@ -140,15 +133,14 @@ func (l *capListener) admit(key string) string {
 	defer l.mu.Unlock()
 	switch {
 	case l.open[key] >= maxConnsPerClient:
-		return fmt.Sprintf("this client (%s) has %d connections open, the most one client may hold", key, l.open[key])
-	case l.total >= maxUntrustedConns:
-		return fmt.Sprintf("clients other than the daemon's user hold %d connections, the most the daemon serves", l.total)
+		return fmt.Sprintf("this address (%s) has %d connections open, the most one address may hold", key, l.open[key])
+	case l.total >= maxTCPConns:
+		return fmt.Sprintf("clients hold %d connections, the most the daemon serves over TCP (its owner still gets in through its unix socket)", l.total)
 	}
 	l.open[key]++
 	l.total++
 	return ""
 }
-
 func (l *capListener) done(key string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

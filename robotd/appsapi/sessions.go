@@ -1,7 +1,6 @@
 package appsapi
 
 import (
-	"net"
 	"net/http"
 
 	"github.com/robothub/robothub/core/apps"
@@ -19,21 +18,12 @@ func (s *Handlers) OpenSession(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
-	info, err := s.apps.OpenSession(apps.SessionRequest{PID: req.PID, Local: fromLoopback(r), Client: req.Client, Peer: s.clients.ClientKey(r)})
+	info, err := s.apps.OpenSession(apps.SessionRequest{PID: req.PID, Local: httpapi.FromThisMachine(r), Client: req.Client, Peer: s.clients.ClientKey(r)})
 	if err != nil {
 		httpapi.WriteError(w, r, s.log, err)
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, info)
-}
-
-func fromLoopback(r *http.Request) bool {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return false
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 func (s *Handlers) Heartbeat(w http.ResponseWriter, r *http.Request) {

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -21,8 +22,8 @@ import (
 const maxJobLog = 1 << 20
 
 // runJob runs the source job of a job webhook for one delivery, as a subprocess in a sandbox that
-// keeps it out of the hub's files (sandbox.go), whose environment holds only PATH, HOME and TMPDIR
-// (a fresh directory), the source job's environment, the webhook payload
+// keeps it away from this machine's services and files (sandbox.go), whose environment holds only
+// PATH, HOME and TMPDIR (a fresh directory), the source job's environment, the webhook payload
 // (WEBHOOK_PAYLOAD, WEBHOOK_REPO_ID, WEBHOOK_REPO_TYPE, WEBHOOK_SECRET) and the webhook's secrets.
 // Neither the emulator's own environment nor the source job's secrets reach it.
 func (d *Dispatcher) runJob(runCtx context.Context, t task) outcome {
@@ -65,13 +66,22 @@ func (d *Dispatcher) runJob(runCtx context.Context, t task) outcome {
 		return o
 	}
 
-	dir, err := os.MkdirTemp("", "hubemu-run-")
+	base, err := os.MkdirTemp("", "hubemu-run-")
 	if err != nil {
 		o.err = "making the run's directory: " + err.Error()
 		o.run = &hubemu.RunEnd{State: hubemu.RunError, Err: o.err, At: d.now()}
 		return o
 	}
-	defer os.RemoveAll(dir)
+	defer os.RemoveAll(base)
+	// home is the job's HOME and TMPDIR; root, the mount point of its root filesystem (sandbox.go).
+	dir, root := filepath.Join(base, "home"), filepath.Join(base, "root")
+	for _, p := range []string{dir, root} {
+		if err := os.Mkdir(p, 0o700); err != nil {
+			o.err = "making the run's directory: " + err.Error()
+			o.run = &hubemu.RunEnd{State: hubemu.RunError, Err: o.err, At: d.now()}
+			return o
+		}
+	}
 
 	env := []string{"PATH=" + d.jobPath, "HOME=" + dir, "TMPDIR=" + dir}
 	for _, k := range slices.Sorted(maps.Keys(job.Environment)) {
@@ -93,7 +103,7 @@ func (d *Dispatcher) runJob(runCtx context.Context, t task) outcome {
 	cmd.Stdout, cmd.Stderr = &log, &log
 	procgroup.KillOnCancel(cmd)
 	cmd.WaitDelay = 5 * time.Second
-	if err = startSandboxed(cmd, d.jobRead, dir); err == nil {
+	if err = startSandboxed(cmd, d.jobRead, dir, root); err == nil {
 		err = cmd.Wait()
 	}
 

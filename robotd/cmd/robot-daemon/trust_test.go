@@ -51,12 +51,21 @@ func TestMain(m *testing.M) {
 
 type daemon struct {
 	url, dataDir, venv string
+	token              string // the owner's, from the token file the daemon made
+	pid                int
 	log                *syncbuf.Buffer
 	stop               func() // SIGINT, and wait until it exits
 }
 
 // startDaemon runs the built robot-daemon --sim on a free loopback port and waits until it serves.
 func startDaemon(t *testing.T, dataDir, venv string, args ...string) *daemon {
+	t.Helper()
+	return startDaemonWith(t, nil, nil, dataDir, venv, args...)
+}
+
+// startDaemonWith is startDaemon with env added to the daemon's environment, run by the command
+// prefix (such as setpriv and its arguments) when not nil.
+func startDaemonWith(t *testing.T, env, prefix []string, dataDir, venv string, args ...string) *daemon {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("runs the built daemon with a Python venv: not under -short")
@@ -68,8 +77,10 @@ func startDaemon(t *testing.T, dataDir, venv string, args ...string) *daemon {
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	d := &daemon{url: fmt.Sprintf("http://127.0.0.1:%d", port), dataDir: dataDir, venv: venv, log: &syncbuf.Buffer{}}
-	cmd := exec.Command(daemonBin, append([]string{"--sim", "--port", fmt.Sprint(port), "--data-dir", dataDir, "--apps-venv", venv,
-		"--hub-url", "none", "--no-wake-up-on-start", "--log-level", "info"}, args...)...)
+	argv := append(append(append([]string(nil), prefix...), daemonBin, "--sim", "--port", fmt.Sprint(port), "--data-dir", dataDir, "--apps-venv", venv,
+		"--hub-url", "none", "--no-wake-up-on-start", "--log-level", "info"), args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = d.log, d.log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -105,6 +116,18 @@ func startDaemon(t *testing.T, dataDir, venv string, args ...string) *daemon {
 		}
 		if resp, err := http.Get(d.url + "/healthz"); err == nil {
 			resp.Body.Close()
+			d.pid = cmd.Process.Pid
+			for _, kv := range env {
+				if v, ok := strings.CutPrefix(kv, "ROBOT_DAEMON_TOKEN="); ok {
+					d.token = v
+					return d
+				}
+			}
+			data, err := os.ReadFile(filepath.Join(dataDir, "api-token"))
+			if err != nil {
+				t.Fatalf("the daemon's token file: %v", err)
+			}
+			d.token = strings.TrimSpace(string(data))
 			return d
 		}
 		if time.Now().After(deadline) {
@@ -122,6 +145,7 @@ func (d *daemon) call(t *testing.T, method, path string, body, out any) int {
 	}
 	req, _ := http.NewRequest(method, d.url+path, rd)
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+d.token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -460,4 +484,177 @@ func restart(t *testing.T, d *daemon) *daemon {
 	t.Helper()
 	d.stop()
 	return startDaemon(t, d.dataDir, d.venv)
+}
+
+// pythonVersion is python's X.Y.
+func pythonVersion(t *testing.T, python string) string {
+	t.Helper()
+	out, err := exec.Command(python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])").Output()
+	if err != nil {
+		t.Fatalf("%s: %v", python, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// Issue 30, items 3 and 4, through the built robot-daemon: a dependency's wheel plants a .pth file
+// through the venv's lib64 (a link to lib: .data/data/lib64/pythonX.Y/site-packages/x.pth lands in
+// site-packages, and Python runs it at every start), and, with --system-site-packages, a dependency
+// ships a top-level numpy/ that every app's import of numpy would find first. Both were installed;
+// both are refused now, naming the file, and the venv is unchanged.
+func TestWheelChecksFollowTheVenvLayout(t *testing.T) {
+	const python = "/usr/bin/python3" // Debian's, whose numpy is in its dist-packages
+	if err := exec.Command(python, "-c", "import numpy").Run(); err != nil {
+		t.Skipf("%s has no numpy: %v", python, err)
+	}
+	version := pythonVersion(t, python)
+	idx := pyindex.New()
+	defer idx.Close()
+	marker := filepath.Join(t.TempDir(), "pth-ran")
+	idx.PublishFiles("evil-lib64", "1.0", map[string]string{
+		"evil_lib64/__init__.py": "",
+		"evil_lib64-1.0.data/data/lib64/python" + version + "/site-packages/evil_lib64.pth": fmt.Sprintf("import os; open(%q, 'a').write('ran')\n", marker),
+	})
+	idx.PublishFiles("numpy-shadow", "1.0", map[string]string{"numpy/__init__.py": fmt.Sprintf("open(%q, 'a').write('shadow')\n", marker)})
+	d := startDaemon(t, t.TempDir(), filepath.Join(t.TempDir(), "venv"), "--index-url", idx.URL(), "--python", python, "--system-site-packages")
+	before := siteFiles(t, d.venv)
+	for _, c := range []struct{ dep, want string }{
+		{"evil-lib64", "its dependency evil-lib64 1.0 would shadow the apps' runtime: it installs evil_lib64.pth (a .pth file"},
+		{"numpy-shadow", "its dependency numpy-shadow 1.0 would shadow the apps' runtime: it installs numpy/__init__.py (owned by the system's /usr/lib/python3/dist-packages"},
+	} {
+		j := d.install(t, writeApp(t, "victim_app", c.dep))
+		if j.Status != "failed" || !strings.Contains(j.err(), c.want) {
+			t.Errorf("an app depending on %s: %s %q, want failed naming %q\n%s", c.dep, j.Status, j.err(), c.want, strings.Join(j.Logs, "\n"))
+		}
+		if after := siteFiles(t, d.venv); !slices.Equal(after, before) {
+			t.Errorf("after the refused install of an app depending on %s, site-packages changed", c.dep)
+		}
+	}
+	if got := pythonIn(t, d.venv, "import numpy, robot_sdk; print(numpy.__file__)"); !strings.HasPrefix(got, "/usr/lib/python3/dist-packages/numpy/") {
+		t.Errorf("the apps venv's numpy: %s", got)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("a hostile dependency's code ran")
+	}
+}
+
+// bigDatasetHub answers as a hub with datasets: each name maps to its files' sizes; a file's
+// bytes are made as they are sent (a 65 MiB file is never held in memory).
+func bigDatasetHub(t *testing.T, datasets map[string]map[string]int64) string {
+	t.Helper()
+	const sha = "0123456789abcdef0123456789abcdef01234567"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for name, files := range datasets {
+			if r.URL.Path == "/api/datasets/"+name+"/revision/main" {
+				var siblings []string
+				for f := range files {
+					siblings = append(siblings, fmt.Sprintf(`{"rfilename":%q}`, f))
+				}
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprintf(w, `{"sha":%q,"siblings":[%s]}`, sha, strings.Join(siblings, ","))
+				return
+			}
+			for f, size := range files {
+				if r.URL.Path == "/datasets/"+name+"/resolve/"+sha+"/"+f {
+					w.Header().Set("Content-Length", fmt.Sprint(size))
+					_, _ = io.CopyN(w, zeros{}, size)
+					return
+				}
+			}
+		}
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = ' '
+	}
+	return len(p), nil
+}
+
+// Issue 30, item 7, through the built robot-daemon: a hub download (a move library) had no total
+// cap, and a file over 64 MiB was cut at 64 MiB and cached as complete. A file over its cap, or a
+// library over --max-download-mib, is an error naming the file and the cap, and the cache holds
+// no file cut short.
+func TestHubDownloadsAreCappedNeverCut(t *testing.T) {
+	hubURL := bigDatasetHub(t, map[string]map[string]int64{
+		"alice/huge":  {"huge.json": 65 << 20},
+		"alice/heavy": {"a.json": 700 << 10, "b.json": 700 << 10},
+	})
+	dataDir := t.TempDir()
+	d := startDaemon(t, dataDir, filepath.Join(t.TempDir(), "venv"), "--hub-url", hubURL, "--preload-moves", "none", "--max-download-mib", "1")
+	for _, c := range []struct{ dataset, want string }{
+		{"alice/huge", "the file huge.json of dataset alice/huge is larger than the cap of 64 MiB per file"},
+		{"alice/heavy", "dataset alice/heavy at 0123456789abcdef0123456789abcdef01234567 holds more than the cap of 1 MiB per snapshot"},
+	} {
+		var detail struct {
+			Detail string `json:"detail"`
+		}
+		req, _ := http.NewRequest("GET", d.url+"/api/move/recorded-move-datasets/list/"+c.dataset, nil)
+		req.Header.Set("Authorization", "Bearer "+d.token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&detail)
+		resp.Body.Close()
+		if resp.StatusCode == 200 || !strings.Contains(detail.Detail, c.want) {
+			t.Errorf("the move library %s: %d %q, want an error naming %q", c.dataset, resp.StatusCode, detail.Detail, c.want)
+		}
+	}
+	_ = filepath.WalkDir(filepath.Join(dataDir, "datasets"), func(p string, e fs.DirEntry, err error) error {
+		if err == nil && !e.IsDir() {
+			if fi, _ := e.Info(); fi.Size() != 700<<10 && !strings.HasPrefix(e.Name(), ".") {
+				t.Errorf("the cache holds %s of %d bytes: a file cut short", p, fi.Size())
+			}
+			if strings.HasSuffix(filepath.Dir(p), "refs") {
+				t.Errorf("the cache holds the ref %s of a refused download", p)
+			}
+		}
+		return nil
+	})
+}
+
+// Issue 30, item 6, through the built robot-daemon: the broker password (and the owner's token)
+// given in the daemon's environment was taken out of the environment its apps inherit, yet stayed
+// readable in /proc/<daemon>/environ by every process of the daemon's user, its apps included. The
+// daemon is not dumpable now: another process of its user cannot read it. Both run as root without
+// any capability (setpriv), as an unprivileged daemon and its apps are: the kernel then decides by
+// the user and the dumpable flag alone. (--fleet-password-file keeps the password out of the
+// environment altogether.)
+func TestDaemonEnvironmentIsNotReadableByItsUser(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("dropping every capability of a root process (setpriv) needs root")
+	}
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		t.Skip("setpriv is not installed")
+	}
+	const password, token = "fleet-s3cret-in-the-environment", "owner-token-in-the-environment-0123456789"
+	ln, err := net.Listen("tcp", "127.0.0.1:0") // a broker that never answers: the daemon starts all the same
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	noCaps := []string{"setpriv", "--inh-caps=-all", "--bounding-set=-all"}
+	d := startDaemonWith(t, []string{"ROBOT_FLEET_PASSWORD=" + password, "ROBOT_DAEMON_TOKEN=" + token}, noCaps, t.TempDir(), filepath.Join(t.TempDir(), "venv"),
+		"--fleet", "mqtt://"+ln.Addr().String(), "--fleet-id", "robot-env")
+	environ := fmt.Sprintf("/proc/%d/environ", d.pid)
+	if status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", d.pid)); !strings.Contains(string(status), "CapEff:\t0000000000000000") {
+		t.Fatalf("the daemon runs with capabilities:\n%s", status)
+	}
+	out, err := exec.Command(noCaps[0], append(noCaps[1:], "cat", environ)...).CombinedOutput()
+	if err == nil || strings.Contains(string(out), password) || strings.Contains(string(out), token) {
+		t.Fatalf("a process of the daemon's user read %s: %v\n%q", environ, err, out)
+	}
+	if !strings.Contains(string(out), "Permission denied") {
+		t.Errorf("reading %s: %v %s, want permission denied", environ, err, out)
+	}
+	// The daemon itself still works, and the owner's token from its environment is the one.
+	if code := d.call(t, "GET", "/api/daemon/status", nil, nil); code != 200 {
+		t.Fatalf("the daemon with its token from the environment: %d", code)
+	}
 }

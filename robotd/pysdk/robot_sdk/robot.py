@@ -2,9 +2,11 @@
 
 import asyncio
 import http.client
+import ipaddress
 import json
 import logging
 import os
+import socket
 import threading
 import time
 import urllib.parse
@@ -50,11 +52,99 @@ def _reconnect_grace() -> float:
         return DEFAULT_RECONNECT_GRACE
 
 
+DEFAULT_DAEMON_PORT = 8000
+TOKEN_FILE_NAME = "api-token"
+SOCKET_FILE_NAME = "daemon.sock"
+
+
+def _is_loopback_host(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _default_data_dirs() -> List[str]:
+    """The robot daemon's default data dirs on this machine, as the daemon picks its own:
+    $XDG_STATE_HOME/robot-daemon, ~/.local/state/robot-daemon, /var/lib/robot-daemon (the robot's)."""
+    dirs = []
+    if os.environ.get("XDG_STATE_HOME"):
+        dirs.append(os.path.join(os.environ["XDG_STATE_HOME"], "robot-daemon"))
+    home = os.path.expanduser("~")
+    if home and home != "~":
+        dirs.append(os.path.join(home, ".local", "state", "robot-daemon"))
+    dirs.append("/var/lib/robot-daemon")
+    return dirs
+
+
+def _read_token_file(path: str) -> Optional[str]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read().strip() or None
+    except OSError:
+        return None
+
+
+def _find_credentials(host: str, port: Optional[int]) -> Tuple[Optional[str], Optional[str]]:
+    """The token to send, or the owner's unix socket to talk through, as Jupyter's and Docker's
+    clients find theirs: ``$ROBOT_DAEMON_TOKEN`` (an app the daemon runs gets its own there); else
+    the token file named by ``$ROBOT_DAEMON_TOKEN_FILE``; else, for a daemon on this machine at the
+    default port, the owner's token file ``<data-dir>/api-token`` (mode 0600: readable by the
+    daemon's user and root) of a default data dir, then its socket ``<data-dir>/daemon.sock``
+    (``$ROBOT_DAEMON_SOCKET`` names another). A token is never read from a file for another machine."""
+    token = os.environ.get("ROBOT_DAEMON_TOKEN") or None
+    if token:
+        return token, None
+    token_file = os.environ.get("ROBOT_DAEMON_TOKEN_FILE") or None
+    if token_file:
+        token = _read_token_file(token_file)
+        if token is None:
+            logger.warning("ROBOT_DAEMON_TOKEN_FILE=%s cannot be read: no token is sent", token_file)
+        return token, None
+    if not _is_loopback_host(host):
+        return None, None
+    socket_path = os.environ.get("ROBOT_DAEMON_SOCKET") or None
+    if socket_path:
+        return None, socket_path
+    if port != DEFAULT_DAEMON_PORT:  # another port (or http's 80) is not the default data dir's daemon
+        return None, None
+    for d in _default_data_dirs():
+        token = _read_token_file(os.path.join(d, TOKEN_FILE_NAME))
+        if token:
+            return token, None
+    for d in _default_data_dirs():
+        path = os.path.join(d, SOCKET_FILE_NAME)
+        if os.path.exists(path) and os.access(path, os.W_OK):
+            return None, path
+    return None, None
+
+
+class _UnixHTTPConnection(http.client.HTTPConnection):
+    """HTTP over the daemon's owner socket: the kernel tells the daemon who connected, no token."""
+
+    def __init__(self, path: str, timeout: float) -> None:
+        super().__init__("localhost", timeout=timeout)
+        self._path = path
+
+    def connect(self) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        try:
+            sock.connect(self._path)
+        except OSError:
+            sock.close()
+            raise
+        self.sock = sock
+
+
 class _Transport:
     """JSON over HTTP/1.1 with one persistent connection per thread. A request the daemon does not
     answer (refused, reset, timed out) is sent again, with growing pauses, for up to ``grace``
     seconds ($ROBOT_SDK_RECONNECT_GRACE, default 15); the robot's commands are targets and states,
-    so a command sent twice leaves the robot where once would."""
+    so a command sent twice leaves the robot where once would. ``token`` None finds the credentials
+    (_find_credentials)."""
 
     def __init__(self, base_url: str, token: Optional[str], timeout: float, grace: Optional[float] = None) -> None:
         parsed = urllib.parse.urlsplit(base_url)
@@ -65,6 +155,11 @@ class _Transport:
         self._host = parsed.hostname
         self._port = parsed.port
         self._prefix = parsed.path.rstrip("/")
+        self._socket: Optional[str] = None
+        if token is None:
+            token, socket_path = _find_credentials(self._host, self._port)
+            if self._scheme == "http":  # the socket speaks plain HTTP
+                self._socket = socket_path
         self._token = token
         self._timeout = timeout
         self.grace = _reconnect_grace() if grace is None else grace
@@ -73,8 +168,11 @@ class _Transport:
     def _connection(self) -> http.client.HTTPConnection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            cls = http.client.HTTPSConnection if self._scheme == "https" else http.client.HTTPConnection
-            conn = cls(self._host, self._port, timeout=self._timeout)
+            if self._socket:
+                conn = _UnixHTTPConnection(self._socket, self._timeout)
+            else:
+                cls = http.client.HTTPSConnection if self._scheme == "https" else http.client.HTTPConnection
+                conn = cls(self._host, self._port, timeout=self._timeout)
             self._local.conn = conn
         return conn
 
@@ -185,7 +283,9 @@ class Robot:
 
     The daemon is found at ``url``, else at ``host``/``port`` when given, else at
     ``$ROBOT_DAEMON_URL`` (the daemon sets it for the apps it runs), else http://127.0.0.1:8000.
-    ``token`` defaults to ``$ROBOT_DAEMON_TOKEN``.
+    ``token`` defaults to ``$ROBOT_DAEMON_TOKEN`` (an app the daemon runs has its own there), else the
+    file ``$ROBOT_DAEMON_TOKEN_FILE`` names; for the daemon on this machine at port 8000, the owner's
+    ``<data-dir>/api-token`` of its default data dir, else its socket ``<data-dir>/daemon.sock``.
 
     The anchor's keyword arguments are taken: ``connection_mode`` ("localhost_only" forces
     127.0.0.1; "auto" and "network" use the address above), ``localhost_only`` (its deprecated
@@ -233,8 +333,6 @@ class Robot:
         if backend not in _MEDIA_BACKENDS:
             logger.warning("unknown media backend %r: using the daemon's media", media_backend)
         base = _daemon_url(url, host, port, mode, robot_name)
-        if token is None:
-            token = os.environ.get("ROBOT_DAEMON_TOKEN") or None
         self._http = _Transport(base, token, timeout)
         self.url = base
         self.robot_name = robot_name

@@ -45,9 +45,10 @@ class Daemon:
         self.log_path = os.path.join(self.tmp, "daemon.log")
         env = dict(os.environ, ROBOT_DAEMON_URL=self.url)
         env.pop("ROBOT_DAEMON_TOKEN", None)
+        self.data_dir = os.path.join(self.tmp, "data")
         self._log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(
-            [binary, "--sim", "--port", str(self.port), "--data-dir", os.path.join(self.tmp, "data"),
+            [binary, "--sim", "--port", str(self.port), "--data-dir", self.data_dir,
              "--hub-url", "none", "--log-level", "debug",
              # The SDK's dependencies are the system's (Debian's python3-numpy and the others).
              "--python", "/usr/bin/python3", "--system-site-packages"],
@@ -67,19 +68,27 @@ class Daemon:
                 self.close()
                 raise RuntimeError(f"robot-daemon did not answer /healthz:\n{self.log()}")
             time.sleep(0.05)
+        # The owner's token, made on the first start: the tests' scripts find it as the owner's do
+        # (here through $ROBOT_DAEMON_TOKEN_FILE, the data dir being no default one).
+        self.token_file = os.path.join(self.data_dir, "api-token")
+        self.socket = os.path.join(self.data_dir, "daemon.sock")
+        self.token = Path(self.token_file).read_text().strip()
+        os.environ["ROBOT_DAEMON_TOKEN_FILE"] = self.token_file
+        os.environ.pop("ROBOT_DAEMON_TOKEN", None)
         # Wait for the wake-up move, so that tests start from an awake robot at rest.
         deadline = time.monotonic() + 10
         while not self.get("/api/state/full")["awake"] and time.monotonic() < deadline:
             time.sleep(0.05)
 
     def get(self, path: str) -> dict:
-        with urllib.request.urlopen(self.url + path, timeout=5) as r:
+        req = urllib.request.Request(self.url + path, headers={"Authorization": "Bearer " + self.token})
+        with urllib.request.urlopen(req, timeout=5) as r:
             return json.loads(r.read())
 
     def post(self, path: str, body: Optional[dict] = None) -> dict:
         data = json.dumps(body).encode() if body is not None else None
         req = urllib.request.Request(self.url + path, data=data, method="POST",
-                                     headers={"Content-Type": "application/json"})
+                                     headers={"Content-Type": "application/json", "Authorization": "Bearer " + self.token})
         with urllib.request.urlopen(req, timeout=5) as r:
             return json.loads(r.read())
 

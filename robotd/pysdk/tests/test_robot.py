@@ -3,9 +3,11 @@
 import math
 import os
 import signal
+import tempfile
 import threading
 import time
 import unittest
+from pathlib import Path
 from unittest import mock
 
 from robot_sdk import DaemonUnavailableError, RequestRefusedError, Robot, create_head_pose
@@ -212,6 +214,61 @@ class ConnectionTest(unittest.TestCase):
     def test_invalid_url(self):
         with self.assertRaisesRegex(ValueError, "http"):
             Robot(url="ftp://robot")
+
+
+class CredentialsTest(unittest.TestCase):
+    """How a script finds the daemon's token (issue 30): no credential is inferred from the
+    connection, so the SDK brings one, as Jupyter's and Docker's clients do."""
+
+    def test_no_credential_is_refused_saying_how(self):
+        d = daemon()
+        env = {"ROBOT_DAEMON_TOKEN": "", "ROBOT_DAEMON_TOKEN_FILE": "", "ROBOT_DAEMON_SOCKET": ""}
+        with mock.patch.dict(os.environ, env):
+            with self.assertRaises(RequestRefusedError) as cm:
+                Robot(url=d.url)
+        self.assertEqual(cm.exception.status, 401)
+        self.assertIn("Authorization: Bearer", cm.exception.detail)
+        self.assertIn("daemon.sock", cm.exception.detail)
+
+    def test_the_token_from_the_environment_and_from_a_file(self):
+        d = daemon()
+        for env in ({"ROBOT_DAEMON_TOKEN": d.token, "ROBOT_DAEMON_TOKEN_FILE": ""},
+                    {"ROBOT_DAEMON_TOKEN": "", "ROBOT_DAEMON_TOKEN_FILE": d.token_file}):
+            with mock.patch.dict(os.environ, env):
+                with Robot(url=d.url) as robot:
+                    self.assertTrue(robot.get_state()["awake"])
+        with mock.patch.dict(os.environ, {"ROBOT_DAEMON_TOKEN": "not-the-token-0123456789abcdef"}):
+            with self.assertRaises(RequestRefusedError) as cm:
+                Robot(url=d.url)
+            self.assertEqual(cm.exception.status, 401)
+
+    def test_the_owner_socket_needs_no_token(self):
+        d = daemon()
+        env = {"ROBOT_DAEMON_TOKEN": "", "ROBOT_DAEMON_TOKEN_FILE": "", "ROBOT_DAEMON_SOCKET": d.socket}
+        with mock.patch.dict(os.environ, env):
+            with Robot(url=d.url) as robot:
+                self.assertTrue(robot.get_state()["awake"])
+                self.assertIsNone(robot._http._token)
+                self.assertEqual(robot._http._socket, d.socket)
+
+    def test_the_default_data_dir_serves_the_default_port_of_this_machine_only(self):
+        from robot_sdk.robot import _find_credentials
+
+        with tempfile.TemporaryDirectory() as state:
+            os.makedirs(os.path.join(state, "robot-daemon"))
+            token_file = os.path.join(state, "robot-daemon", "api-token")
+            Path(token_file).write_text("owner-token-0123456789abcdef\n")
+            os.chmod(token_file, 0o600)
+            env = {"XDG_STATE_HOME": state, "ROBOT_DAEMON_TOKEN": "", "ROBOT_DAEMON_TOKEN_FILE": "", "ROBOT_DAEMON_SOCKET": ""}
+            with mock.patch.dict(os.environ, env):
+                self.assertEqual(_find_credentials("127.0.0.1", 8000), ("owner-token-0123456789abcdef", None))
+                self.assertEqual(_find_credentials("localhost", 8000), ("owner-token-0123456789abcdef", None))
+                self.assertEqual(_find_credentials("localhost", None), (None, None))  # http's port 80
+                # Another port is another daemon, whose data dir is not this one; another machine
+                # never gets a token read from a file of this one.
+                self.assertEqual(_find_credentials("127.0.0.1", 8001), (None, None))
+                self.assertEqual(_find_credentials("robot.local", 8000), (None, None))
+                self.assertEqual(_find_credentials("192.168.1.20", 8000), (None, None))
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ given: ``RecordedMoves(name, robot=robot)``.
 """
 
 import bisect
-import os
 import urllib.parse
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
@@ -84,8 +83,6 @@ class RecordedMoves:
         else:
             from ..robot import _daemon_url, _Transport
 
-            if token is None:
-                token = os.environ.get("ROBOT_DAEMON_TOKEN") or None
             # The first read of a library waits for the daemon to download it: a long timeout.
             self._http = _Transport(_daemon_url(url, None, None, "auto"), token, timeout)
             self._own = True
