@@ -194,8 +194,8 @@ func startSupervisedRobot(t testing.TB, installed string, hub *releaseHub, extra
 			"--preload-moves", "none", "--no-mdns"}, extra...)...)
 	mu, _ := venvLocks.LoadOrStore(venv, &sync.Mutex{})
 	mu.(*sync.Mutex).Lock()
-	r.svc = fakesystemd.Start(t, fakesystemd.Unit{Argv: argv, Env: append(env, "ROBOT_DAEMON_TOKEN="+r.token), TimeoutStartSec: 3 * time.Minute,
-		WatchdogSec: 4 * time.Second, RestartSec: 200 * time.Millisecond, Output: r.out})
+	r.svc = fakesystemd.Start(t, fakesystemd.Unit{Argv: argv, Env: append(env, "ROBOT_DAEMON_TOKEN="+r.token), TimeoutStart: 3 * time.Minute,
+		Watchdog: 4 * time.Second, RestartDelay: 200 * time.Millisecond, Output: r.out})
 	r.svc.Wait(3*time.Minute, "ready", func(evs []fakesystemd.Event) bool { return fakesystemd.Count(evs, "ready") > 0 })
 	mu.(*sync.Mutex).Unlock()
 	t.Cleanup(func() {

@@ -2,8 +2,8 @@
 
 // Package fakesystemd plays systemd's part for a Type=notify service in tests: it starts the
 // program with NOTIFY_SOCKET and WATCHDOG_USEC, reads READY=1 and WATCHDOG=1 on a unixgram socket
-// as systemd does, kills the service when it is not ready within TimeoutStartSec or misses its
-// watchdog (SIGABRT), and restarts it after RestartSec when it fails (Restart=on-failure). The
+// as systemd does, kills the service when it is not ready within TimeoutStart or misses its
+// watchdog (SIGABRT), and restarts it after RestartDelay when it fails (Restart=on-failure). The
 // daemon under test speaks the same protocol as under the real unit.
 package fakesystemd
 
@@ -24,12 +24,12 @@ import (
 
 // Unit is the part of a service unit this supervisor honours.
 type Unit struct {
-	Argv            []string
-	Env             []string      // besides NOTIFY_SOCKET and WATCHDOG_USEC
-	TimeoutStartSec time.Duration // default 90s
-	WatchdogSec     time.Duration // 0: no watchdog
-	RestartSec      time.Duration // default 100ms
-	Output          io.Writer     // the service's stdout and stderr (the journal)
+	Argv         []string
+	Env          []string      // besides NOTIFY_SOCKET and WATCHDOG_USEC
+	TimeoutStart time.Duration // the unit's TimeoutStartSec=; default 90s
+	Watchdog     time.Duration // WatchdogSec=; 0: no watchdog
+	RestartDelay time.Duration // RestartSec=; default 100ms
+	Output       io.Writer     // the service's stdout and stderr (the journal)
 }
 
 // Event is something the supervisor saw or did.
@@ -60,11 +60,11 @@ type Service struct {
 // Start starts the service; the test's end stops it.
 func Start(t testing.TB, u Unit) *Service {
 	t.Helper()
-	if u.TimeoutStartSec == 0 {
-		u.TimeoutStartSec = 90 * time.Second
+	if u.TimeoutStart == 0 {
+		u.TimeoutStart = 90 * time.Second
 	}
-	if u.RestartSec == 0 {
-		u.RestartSec = 100 * time.Millisecond
+	if u.RestartDelay == 0 {
+		u.RestartDelay = 100 * time.Millisecond
 	}
 	dir, err := os.MkdirTemp("", "fakesystemd-")
 	if err != nil {
@@ -97,8 +97,8 @@ func (s *Service) note(kind string, pid int, detail string) {
 func (s *Service) spawn() {
 	cmd := exec.Command(s.unit.Argv[0], s.unit.Argv[1:]...)
 	cmd.Env = append(append(os.Environ(), s.unit.Env...), "NOTIFY_SOCKET="+s.sock.LocalAddr().String())
-	if s.unit.WatchdogSec > 0 {
-		cmd.Env = append(cmd.Env, "WATCHDOG_USEC="+strconv.FormatInt(s.unit.WatchdogSec.Microseconds(), 10))
+	if s.unit.Watchdog > 0 {
+		cmd.Env = append(cmd.Env, "WATCHDOG_USEC="+strconv.FormatInt(s.unit.Watchdog.Microseconds(), 10))
 	}
 	cmd.Stdout, cmd.Stderr = s.unit.Output, s.unit.Output
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -129,7 +129,7 @@ func (s *Service) spawn() {
 		if stopping || !failed {
 			return
 		}
-		time.Sleep(s.unit.RestartSec)
+		time.Sleep(s.unit.RestartDelay)
 		s.mu.Lock()
 		stop := s.stopping
 		s.mu.Unlock()
@@ -179,9 +179,9 @@ func (s *Service) supervise() {
 		var kill string
 		switch {
 		case cmd == nil || s.stopping:
-		case !s.ready && now.Sub(s.started) > s.unit.TimeoutStartSec:
+		case !s.ready && now.Sub(s.started) > s.unit.TimeoutStart:
 			kill = "start-timeout"
-		case s.ready && s.unit.WatchdogSec > 0 && now.Sub(s.lastPing) > s.unit.WatchdogSec:
+		case s.ready && s.unit.Watchdog > 0 && now.Sub(s.lastPing) > s.unit.Watchdog:
 			kill = "watchdog-timeout"
 		}
 		if kill != "" {
