@@ -91,6 +91,14 @@ func TestDashboardFirstPaintSaysLoading(t *testing.T) {
 	t.Cleanup(gate.release)
 	// The page's event streams end before the front server closes (it waits for them).
 	t.Cleanup(func() { _ = chromedp.Do(ctx, chromedp.Navigate("about:blank")) })
+	// The owner logs in once: the cookie is the host's (127.0.0.1), so the page behind the front
+	// server sends it too.
+	login, cancelLogin := context.WithTimeout(ctx, 30*time.Second)
+	err := chromedp.Do(login, chromedp.Navigate(d.loginURL()), chromedp.Navigate("about:blank"))
+	cancelLogin()
+	if err != nil {
+		t.Fatalf("logging in: %v", err)
+	}
 
 	const firstPaint = `(() => {
 	  const text = (sel) => (document.querySelector(sel) || {}).textContent || "<none>";

@@ -86,7 +86,7 @@ func TestDashboardUpdatesTheDaemon(t *testing.T) {
 			t.Fatalf("%s: %v (the banner says %q, the error %q)", what, err, textOf(ctx, "#daemon-update-text"), textOf(ctx, "#action-error"))
 		}
 	}
-	must("the update offered", chromedp.Navigate(d.url+"/"),
+	must("the update offered", chromedp.Navigate(d.loginURL()),
 		waitText("#daemon-update-text", "robot-daemon 1.2.0 is available (this robot runs 1.1.0)."))
 	must("the update started and its progress shown", clickEnabled("#daemon-update-start"),
 		waitText("#daemon-update-text", "Updating to robot-daemon 1.2.0: "))

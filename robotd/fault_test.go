@@ -78,7 +78,9 @@ func daemonProcess(t *testing.T, dataDir, venv string) (*exec.Cmd, *daemon) {
 	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
 		if resp, err := http.Get(url + "/healthz"); err == nil {
 			resp.Body.Close()
-			return cmd, &daemon{t: t, url: url, dataDir: dataDir, token: ownerToken(t, dataDir, nil, nil), log: log}
+			if resp.StatusCode == http.StatusOK { // 503 while it sets up the robot and the apps venv
+				return cmd, &daemon{t: t, url: url, dataDir: dataDir, token: ownerToken(t, dataDir, nil, nil), log: log}
+			}
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("daemon process did not serve:\n%s", log)

@@ -114,8 +114,10 @@ func startDaemonBinary(t *testing.T, args ...string) *daemon {
 	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
 		if resp, err := d.get("/healthz"); err == nil {
 			resp.Body.Close()
-			d.token = ownerToken(t, d.dataDir, all, nil)
-			return d
+			if resp.StatusCode == http.StatusOK { // 503 while it sets up the robot and the apps venv
+				d.token = ownerToken(t, d.dataDir, all, nil)
+				return d
+			}
 		}
 		select {
 		case err := <-exited:

@@ -84,7 +84,9 @@ func startDaemonProcess(t *testing.T, dataDir string) (*exec.Cmd, *daemon) {
 	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
 		if resp, err := http.Get(url + "/healthz"); err == nil {
 			resp.Body.Close()
-			return cmd, &daemon{t: t, url: url, dataDir: dataDir, token: ownerToken(t, dataDir, nil, nil)}
+			if resp.StatusCode == http.StatusOK { // 503 while it sets up the robot and the apps venv
+				return cmd, &daemon{t: t, url: url, dataDir: dataDir, token: ownerToken(t, dataDir, nil, nil)}
+			}
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("daemon process did not serve")

@@ -116,19 +116,21 @@ func startDaemonWith(t *testing.T, env, prefix []string, dataDir, venv string, a
 		}
 		if resp, err := http.Get(d.url + "/healthz"); err == nil {
 			resp.Body.Close()
-			d.pid = cmd.Process.Pid
-			for _, kv := range env {
-				if v, ok := strings.CutPrefix(kv, "ROBOT_DAEMON_TOKEN="); ok {
-					d.token = v
-					return d
+			if resp.StatusCode == http.StatusOK { // 503 while it sets up the robot and the apps venv
+				d.pid = cmd.Process.Pid
+				for _, kv := range env {
+					if v, ok := strings.CutPrefix(kv, "ROBOT_DAEMON_TOKEN="); ok {
+						d.token = v
+						return d
+					}
 				}
+				data, err := os.ReadFile(filepath.Join(dataDir, "api-token"))
+				if err != nil {
+					t.Fatalf("the daemon's token file: %v", err)
+				}
+				d.token = strings.TrimSpace(string(data))
+				return d
 			}
-			data, err := os.ReadFile(filepath.Join(dataDir, "api-token"))
-			if err != nil {
-				t.Fatalf("the daemon's token file: %v", err)
-			}
-			d.token = strings.TrimSpace(string(data))
-			return d
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("robot-daemon did not serve:\n%s", d.log)
@@ -457,7 +459,11 @@ func TestCorruptInstalledAppsFileDoesNotStopTheDaemon(t *testing.T) {
 		Warnings []string `json:"warnings"`
 	}
 	d2.call(t, "GET", "/api/daemon/status", nil, &status)
-	if len(status.Warnings) != 1 || !strings.Contains(status.Warnings[0], "installed-apps.json is corrupt") || !strings.Contains(status.Warnings[0], "1 app record(s) recovered") {
+	// Among the warnings (this daemon's venv, made without an index, also lacks the SDK's
+	// dependencies, which the status says too).
+	if !slices.ContainsFunc(status.Warnings, func(w string) bool {
+		return strings.Contains(w, "installed-apps.json is corrupt") && strings.Contains(w, "1 app record(s) recovered")
+	}) {
 		t.Fatalf("daemon status warnings: %q", status.Warnings)
 	}
 	aside, _ := filepath.Glob(file + ".corrupt-*")
