@@ -440,21 +440,33 @@ func (a *Agent) update(ctx context.Context, space string, u Update) {
 		log.Warn("fleet: update "+res.Result, "err", res.Error)
 	}
 	a.mu.Lock()
-	prev := a.attempts[space]
+	at := a.nextAttempt(a.attempts[space], u.Revision, res.Result)
+	a.attempts[space] = at
+	a.last = &res
+	a.mu.Unlock()
+	a.attempted(ctx, at)
+}
+
+// nextAttempt is the attempt at revision that follows prev, counting the tries of one revision.
+func (a *Agent) nextAttempt(prev attempt, revision, result string) attempt {
 	tries := 1
-	if prev.revision == u.Revision {
+	if prev.revision == revision {
 		tries = prev.tries + 1
 	}
-	a.attempts[space] = attempt{revision: u.Revision, result: res.Result, at: a.cfg.Now(), tries: tries}
-	a.last = &res
+	return attempt{revision: revision, result: result, at: a.cfg.Now(), tries: tries}
+}
+
+// attempted reports the robot's status after an attempt, and when it failed wakes the agent
+// again once its retry is due, even if nothing else happens.
+func (a *Agent) attempted(ctx context.Context, at attempt) {
+	a.mu.Lock()
 	link := a.link
 	a.mu.Unlock()
 	if link != nil {
 		a.publishStatus(ctx, link)
 	}
-	if res.Result == ResultFailed {
-		// Wake up again when the retry is due, even if nothing else happens.
-		time.AfterFunc(a.retryDelay(tries), func() { signal(a.wake) })
+	if at.result == ResultFailed {
+		time.AfterFunc(a.retryDelay(at.tries), func() { signal(a.wake) })
 	}
 }
 
@@ -495,20 +507,11 @@ func (a *Agent) workDaemon(ctx context.Context) {
 	res.Time = a.cfg.Now().UTC()
 	log.Warn("fleet: daemon update "+res.Result, "err", res.Error)
 	a.mu.Lock()
-	tries := 1
-	if tried.revision == u.Daemon {
-		tries = tried.tries + 1
-	}
-	a.daemonTry = attempt{revision: u.Daemon, result: res.Result, at: a.cfg.Now(), tries: tries}
+	at := a.nextAttempt(tried, u.Daemon, res.Result)
+	a.daemonTry = at
 	a.lastDaemon = &res
-	link := a.link
 	a.mu.Unlock()
-	if link != nil {
-		a.publishStatus(ctx, link)
-	}
-	if res.Result == ResultFailed {
-		time.AfterFunc(a.retryDelay(tries), func() { signal(a.wake) })
-	}
+	a.attempted(ctx, at)
 }
 
 // Status is the robot's status now.
