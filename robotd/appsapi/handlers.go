@@ -146,6 +146,9 @@ type Config struct {
 // New returns the app routes.
 func New(cfg Config) *Handlers {
 	h := &Handlers{apps: cfg.Apps, clients: cfg.Clients, log: cfg.Log, done: cfg.Done, hubURL: cfg.HubURL, hubToken: cfg.HubToken}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
 	if h.hubToken == nil {
 		h.hubToken = func() string { return "" }
 	}
