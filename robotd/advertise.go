@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/hashicorp/mdns"
+
+	"github.com/robothub/robothub/robotd/daemonapi"
 )
 
 // mDNS: a daemon that listens beyond loopback announces itself on the local network, as the public
@@ -35,7 +37,7 @@ func mdnsLabel(name string) string {
 		label = strings.Trim(label[:63], "-")
 	}
 	if label == "" {
-		return DefaultRobotName
+		return daemonapi.DefaultRobotName
 	}
 	return label
 }

@@ -103,15 +103,15 @@ func (s *Server) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /api/sessions/{session_id}/heartbeat", s.appsAPI.Heartbeat)
 	mux.HandleFunc("DELETE /api/sessions/{session_id}", s.appsAPI.CloseSession)
 
-	// The daemon: its status, the robot's control, name and hardware id, the app lock.
-	mux.HandleFunc("GET /api/daemon/status", s.handleDaemonStatus)
-	mux.HandleFunc("POST /api/daemon/start", s.handleDaemonStart)
-	mux.HandleFunc("POST /api/daemon/stop", s.handleDaemonStop)
-	mux.HandleFunc("POST /api/daemon/restart", s.handleDaemonRestart)
-	mux.HandleFunc("GET /api/daemon/robot-name", s.handleGetRobotName)
-	mux.HandleFunc("POST /api/daemon/robot-name", s.handleSetRobotName)
-	mux.HandleFunc("GET /api/daemon/hardware-id", s.handleHardwareID)
-	mux.HandleFunc("GET /api/daemon/robot-app-lock-status", s.handleLockStatus)
+	// The daemon (robotd/daemonapi): its status, the robot's control, name and hardware id, the app lock.
+	mux.HandleFunc("GET /api/daemon/status", s.daemonAPI.Status)
+	mux.HandleFunc("POST /api/daemon/start", s.daemonAPI.Start)
+	mux.HandleFunc("POST /api/daemon/stop", s.daemonAPI.Stop)
+	mux.HandleFunc("POST /api/daemon/restart", s.daemonAPI.Restart)
+	mux.HandleFunc("GET /api/daemon/robot-name", s.daemonAPI.GetRobotName)
+	mux.HandleFunc("POST /api/daemon/robot-name", s.daemonAPI.SetRobotName)
+	mux.HandleFunc("GET /api/daemon/hardware-id", s.daemonAPI.HardwareID)
+	mux.HandleFunc("GET /api/daemon/robot-app-lock-status", s.daemonAPI.LockStatus)
 
 	// The daemon's own updates: signed releases from the release repository (robotd/updateapi).
 	mux.HandleFunc("GET /api/update/available", s.updateAPI.Available)
@@ -120,22 +120,22 @@ func (s *Server) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api/update/ws/logs", s.updateAPI.Logs)
 	mux.HandleFunc("GET /api/update/install-source", s.updateAPI.InstallSource)
 
-	// The robot's hub login (handlers_control.go).
-	mux.HandleFunc("POST /api/hf-auth/save-token", s.handleSaveToken)
-	mux.HandleFunc("GET /api/hf-auth/status", s.handleAuthStatus)
-	mux.HandleFunc("DELETE /api/hf-auth/token", s.handleDeleteToken)
-	mux.HandleFunc("GET /api/hf-auth/relay-status", s.handleRelayStatus)
-	mux.HandleFunc("POST /api/hf-auth/refresh-relay", s.handleRefreshRelay)
-	mux.HandleFunc("GET /api/hf-auth/central-robot-status", s.handleCentralRobotStatus)
-	mux.HandleFunc("GET /api/hf-auth/oauth/configured", s.handleOAuthConfigured)
-	mux.HandleFunc("GET /api/hf-auth/oauth/start", s.handleOAuthUnavailable)
-	mux.HandleFunc("GET /api/hf-auth/oauth/begin", s.handleOAuthUnavailable)
-	mux.HandleFunc("GET /api/hf-auth/oauth/callback", s.handleOAuthUnavailable)
-	mux.HandleFunc("POST /api/hf-auth/oauth/device/start", s.handleOAuthUnavailable)
-	mux.HandleFunc("GET /api/hf-auth/oauth/status/{session_id}", s.handleOAuthSessionStatus)
-	mux.HandleFunc("GET /api/hf-auth/oauth/device/status/{session_id}", s.handleOAuthSessionStatus)
-	mux.HandleFunc("DELETE /api/hf-auth/oauth/session/{session_id}", s.handleOAuthSessionCancel)
-	mux.HandleFunc("DELETE /api/hf-auth/oauth/device/session/{session_id}", s.handleOAuthSessionCancel)
+	// The robot's hub login (robotd/daemonapi).
+	mux.HandleFunc("POST /api/hf-auth/save-token", s.daemonAPI.SaveToken)
+	mux.HandleFunc("GET /api/hf-auth/status", s.daemonAPI.AuthStatus)
+	mux.HandleFunc("DELETE /api/hf-auth/token", s.daemonAPI.DeleteToken)
+	mux.HandleFunc("GET /api/hf-auth/relay-status", s.daemonAPI.RelayStatus)
+	mux.HandleFunc("POST /api/hf-auth/refresh-relay", s.daemonAPI.RefreshRelay)
+	mux.HandleFunc("GET /api/hf-auth/central-robot-status", s.daemonAPI.CentralRobotStatus)
+	mux.HandleFunc("GET /api/hf-auth/oauth/configured", s.daemonAPI.OAuthConfigured)
+	mux.HandleFunc("GET /api/hf-auth/oauth/start", s.daemonAPI.OAuthUnavailable)
+	mux.HandleFunc("GET /api/hf-auth/oauth/begin", s.daemonAPI.OAuthUnavailable)
+	mux.HandleFunc("GET /api/hf-auth/oauth/callback", s.daemonAPI.OAuthUnavailable)
+	mux.HandleFunc("POST /api/hf-auth/oauth/device/start", s.daemonAPI.OAuthUnavailable)
+	mux.HandleFunc("GET /api/hf-auth/oauth/status/{session_id}", s.daemonAPI.OAuthSessionStatus)
+	mux.HandleFunc("GET /api/hf-auth/oauth/device/status/{session_id}", s.daemonAPI.OAuthSessionStatus)
+	mux.HandleFunc("DELETE /api/hf-auth/oauth/session/{session_id}", s.daemonAPI.OAuthSessionCancel)
+	mux.HandleFunc("DELETE /api/hf-auth/oauth/device/session/{session_id}", s.daemonAPI.OAuthSessionCancel)
 
 	// Kinematics and the robot's description for 3D viewers (robotd/robotapi).
 	mux.HandleFunc("GET /api/kinematics/info", s.robotAPI.KinematicsInfo)

@@ -2,14 +2,16 @@
 // a time, behind a REST API, a state stream for the SDK, and a dashboard.
 //
 // This package is the wiring: the flags and Run (run.go), the robot's backend and media devices,
-// NewServer, and routes.go, the one table of every route. It keeps the daemon's own routes (status,
-// control, name, hub login), the dashboard and mDNS. The rest lives in rooms of its own:
+// NewServer, and routes.go, the one table of every route. It keeps the dashboard and mDNS. The
+// routes live in rooms of their own:
 //
 //	httpapi/     the HTTP plumbing every route package shares (JSON, fault kind -> status, SSE)
 //	access/      the tokens and their scopes, the owner socket, the login, host checks, caps
 //	appsapi/     the app routes and SDK sessions, over appsapi.Apps
+//	daemonapi/   the daemon's status, control, name, hardware id, app lock and hub login
 //	robotapi/    the robot's state, motion, motor, recorded-move and kinematics routes
 //	mediaapi/    the media, audio, camera, volume and WebRTC routes
+//	updateapi/   the daemon's self-update routes
 //	fleetagent/  the fleet flags and agent
 //	pysdk/       the Python SDK the daemon installs into its apps venv
 package robotd
@@ -568,7 +570,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stdout, 
 			"ROBOT_DAEMON_URL", appURL, "listening", listenURL)
 	}
 	if !loopbackOnly && !cfg.noMDNS {
-		adv, host, err := advertise(handler.robotName(), ln.Addr().(*net.TCPAddr), log.With("component", "mdns"))
+		adv, host, err := advertise(handler.daemonAPI.RobotName(), ln.Addr().(*net.TCPAddr), log.With("component", "mdns"))
 		if err != nil {
 			log.Warn("not announced on the local network (mDNS): scripts elsewhere need ROBOT_DAEMON_URL", "err", err)
 		} else {

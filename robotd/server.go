@@ -11,6 +11,7 @@ import (
 	"github.com/robothub/robothub/adapters/hardware/media"
 	"github.com/robothub/robothub/robotd/access"
 	"github.com/robothub/robothub/robotd/appsapi"
+	"github.com/robothub/robothub/robotd/daemonapi"
 	"github.com/robothub/robothub/robotd/mediaapi"
 	"github.com/robothub/robothub/robotd/robotapi"
 	"github.com/robothub/robothub/robotd/updateapi"
@@ -18,24 +19,19 @@ import (
 
 // Server is the daemon's HTTP API and dashboard.
 type Server struct {
-	apps         Apps
-	robot        Robot
-	log          *slog.Logger
-	access       *access.Guard
-	robotAPI     *robotapi.Handlers
-	mediaAPI     *mediaapi.Handlers
-	appsAPI      *appsapi.Handlers
-	updateAPI    *updateapi.Handlers
-	version      string
-	wireless     bool
-	loopbackOnly bool
-	started      time.Time
-	sim          bool
-	ctl          control
-	moves        MoveLibraries
-	done         <-chan struct{} // closed when the daemon shuts down: ends the streams
-	mux          *http.ServeMux
-	handler      http.Handler
+	apps      Apps
+	robot     Robot
+	log       *slog.Logger
+	access    *access.Guard
+	robotAPI  *robotapi.Handlers
+	mediaAPI  *mediaapi.Handlers
+	appsAPI   *appsapi.Handlers
+	updateAPI *updateapi.Handlers
+	daemonAPI *daemonapi.Handlers
+	moves     MoveLibraries
+	done      <-chan struct{} // closed when the daemon shuts down: ends the streams
+	mux       *http.ServeMux
+	handler   http.Handler
 }
 
 // ServerConfig holds what NewServer needs.
@@ -88,9 +84,7 @@ func NewGuard(cfg ServerConfig) *access.Guard {
 // NewServer returns the daemon's HTTP handler.
 func NewServer(cfg ServerConfig) *Server {
 	s := &Server{
-		apps: cfg.Apps, robot: cfg.Robot, log: cfg.Log,
-		version: cfg.Version, wireless: cfg.Wireless, loopbackOnly: cfg.LoopbackOnly, started: time.Now(), done: cfg.Done,
-		sim: cfg.Sim, ctl: control{dataDir: cfg.DataDir, hubURL: cfg.HubURL}, moves: cfg.MoveLibraries,
+		apps: cfg.Apps, robot: cfg.Robot, log: cfg.Log, done: cfg.Done, moves: cfg.MoveLibraries,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -99,11 +93,13 @@ func NewServer(cfg ServerConfig) *Server {
 	if s.access == nil {
 		s.access = NewGuard(cfg)
 	}
+	s.daemonAPI = daemonapi.New(daemonapi.Config{Apps: s.apps, Robot: s.robot, Log: s.log, Version: cfg.Version,
+		Wireless: cfg.Wireless, LoopbackOnly: cfg.LoopbackOnly, Sim: cfg.Sim, Started: time.Now(), DataDir: cfg.DataDir, HubURL: cfg.HubURL})
 	s.robotAPI = robotapi.New(robotapi.Config{Robot: s.robot, Moves: s.moves, Clients: s.access, Log: s.log, Done: s.done})
 	s.mediaAPI = mediaapi.New(mediaapi.Config{Robot: s.robot, Media: cfg.Media, SoundsDir: cfg.SoundsDir,
 		MediaSocket: cfg.MediaSocket, WebRTC: cfg.WebRTC, Log: s.log})
 	s.appsAPI = appsapi.New(appsapi.Config{Apps: s.apps, Clients: s.access, Log: s.log, Done: s.done,
-		HubURL: cfg.HubURL, HubToken: s.savedHubToken})
+		HubURL: cfg.HubURL, HubToken: s.daemonAPI.HubToken})
 	up := cfg.Updater
 	if up == nil {
 		up = noUpdater{version: cfg.Version}

@@ -3,29 +3,35 @@ package appsapi
 import (
 	"context"
 	"log/slog"
-	"time"
 
 	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/robotd/httpapi"
 )
 
-// Apps is the app lifecycle the API serves.
+// Apps is what the app routes need of the app lifecycle (*apps.Manager, through ManagerApps):
+// its jobs, the one app slot, the SDK sessions, the catalog and the startup app. The daemon's
+// status reads the rest of the manager through robotd/daemonapi's own interface.
 type Apps interface {
 	AppJobs
 	AppSlot
 	AppSessions
+	AppCatalog
+	StartupApps
+}
+
+// AppCatalog lists the apps: installed, and in the hub's catalog, with their updates.
+type AppCatalog interface {
 	// List is the installed apps; ListAvailable the catalog of kind ("" or installed: the installed ones).
 	List() []apps.AppInfo
 	ListAvailable(ctx context.Context, kind apps.SourceKind) ([]apps.AppInfo, error)
 	RefreshCatalog() // the next ListAvailable fetches the hub's catalog afresh
 	CheckUpdates(ctx context.Context, force bool) (*apps.AppUpdates, error)
+}
+
+// StartupApps is the app started when the robot wakes up.
+type StartupApps interface {
 	StartupApp() string
 	SetStartupApp(name string) error // "" clears; an app that is not installed is fault.Refused
-	// What the daemon's status reports.
-	SDKVersion() string
-	Warnings() []string // state that could not be read at start
-	VenvDir() string
-	StopTimeout() time.Duration
 }
 
 // AppJobs are the background jobs that change the installed apps. Errors that refuse a request
@@ -59,7 +65,6 @@ type AppSlot interface {
 	Status() *apps.AppStatus
 	// Output is the current (or last) run's output and status; nil, nil when there is none.
 	Output() (AppOutput, *apps.AppStatus)
-	Slot() apps.SlotInfo
 }
 
 // AppOutput is one app run's output.
@@ -74,7 +79,6 @@ type AppSessions interface {
 	OpenSession(req apps.SessionRequest) (apps.SessionInfo, error)
 	Heartbeat(id string) (apps.SessionInfo, error)
 	CloseSession(id string) error
-	Sessions() []apps.SessionInfo
 }
 
 // managerApps serves *apps.Manager as Apps: its jobs and outputs are concrete types, which the
@@ -142,6 +146,9 @@ type Config struct {
 // New returns the app routes.
 func New(cfg Config) *Handlers {
 	h := &Handlers{apps: cfg.Apps, clients: cfg.Clients, log: cfg.Log, done: cfg.Done, hubURL: cfg.HubURL, hubToken: cfg.HubToken}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
 	if h.hubToken == nil {
 		h.hubToken = func() string { return "" }
 	}

@@ -67,6 +67,9 @@ type Config struct {
 func New(cfg Config) *Handlers {
 	h := &Handlers{robot: cfg.Robot, media: cfg.Media, mediaWired: cfg.Media != nil, soundsDir: cfg.SoundsDir,
 		mediaSocket: cfg.MediaSocket, webrtc: cfg.WebRTC, log: cfg.Log}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
 	if h.media == nil {
 		h.media = media.Open(media.Options{Camera: media.DeviceNone, Microphone: media.DeviceNone, Speaker: media.DeviceNone})
 	}

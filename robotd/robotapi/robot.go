@@ -82,5 +82,9 @@ type Config struct {
 
 // New returns the robot's routes.
 func New(cfg Config) *Handlers {
-	return &Handlers{robot: cfg.Robot, moves: cfg.Moves, clients: cfg.Clients, log: cfg.Log, done: cfg.Done}
+	h := &Handlers{robot: cfg.Robot, moves: cfg.Moves, clients: cfg.Clients, log: cfg.Log, done: cfg.Done}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	return h
 }

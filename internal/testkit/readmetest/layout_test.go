@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -73,5 +74,35 @@ func TestLayoutParsesTheTree(t *testing.T) {
 	}
 	if len(got) != 6 {
 		t.Errorf("Layout = %q, want 6 entries", got)
+	}
+}
+
+// TestLayoutRoomsOwnTheirTests keeps the README's word on robotd: each of its rooms that serves
+// HTTP (a package under robotd/ importing net/http) has tests of its own, not only the daemon's
+// integration tests in robotd's root.
+func TestLayoutRoomsOwnTheirTests(t *testing.T) {
+	root, err := filepath.Abs("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}} {{len .TestGoFiles}} {{len .XTestGoFiles}} {{join .Imports ","}}`, "./robotd/...")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	rooms := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 4 || strings.HasSuffix(f[0], "/robotd") || !slices.Contains(strings.Split(f[3], ","), "net/http") {
+			continue
+		}
+		rooms++
+		if f[1] == "0" && f[2] == "0" {
+			t.Errorf("%s serves HTTP and has no tests: test its handlers there, over small fakes of what it needs", f[0])
+		}
+	}
+	if rooms < 5 {
+		t.Fatalf("found %d rooms of robotd serving HTTP: %q", rooms, out)
 	}
 }
