@@ -764,15 +764,22 @@ func pythonCommand(d *daemon, script string) *exec.Cmd {
 // app has exited; how it ended (state, and the error if any) is read from the daemon's log.
 func (d *daemon) stopApp() (state, errText string) {
 	d.t.Helper()
+	const stopped = `msg="app stopped"`
+	before := strings.Count(d.log.String(), stopped)
 	var body json.RawMessage
 	if code := d.call("POST", "/api/apps/stop-current-app", nil, &body); code != http.StatusOK || string(body) != "null" {
 		d.t.Fatalf("stop-current-app: %d %s, want 200 null", code, body)
 	}
+	// The daemon logs the stop before it answers, but a daemon run as a process writes its log
+	// through a pipe the test copies on its own: the line may come a moment after the answer.
 	logText := d.log.String()
-	i := strings.LastIndex(logText, `msg="app stopped"`)
-	if i < 0 {
-		d.t.Fatalf("the daemon did not log the stop:\n%s", logText)
+	for deadline := time.Now().Add(5 * time.Second); strings.Count(logText, stopped) == before; logText = d.log.String() {
+		if time.Now().After(deadline) {
+			d.t.Fatalf("the daemon did not log the stop:\n%s", logText)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
+	i := strings.LastIndex(logText, stopped)
 	line, _, _ := strings.Cut(logText[i:], "\n")
 	rec := map[string]string{}
 	for _, m := range regexp.MustCompile(`(\w+)=("(?:[^"\\]|\\.)*"|\S+)`).FindAllStringSubmatch(line, -1) {

@@ -16,6 +16,9 @@ import (
 // daemon's, so that the daemon does not trust its requests by their uid) and returns a tab.
 func browserAsNobody(t *testing.T) context.Context {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("drives headless Chromium as another user: not under -short; make test runs it")
+	}
 	needOtherUser(t)
 	path := chromium()
 	if path == "" {

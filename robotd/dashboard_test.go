@@ -48,6 +48,9 @@ func chromium() string {
 // the usual ones.
 func browser(t testing.TB, flags ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("drives headless Chromium (seconds a test): not under -short; make test runs it")
+	}
 	path := chromium()
 	if path == "" {
 		t.Skip("no chromium binary found (apt-get install chromium); the dashboard tests drive headless Chromium")

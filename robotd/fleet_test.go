@@ -102,6 +102,7 @@ func TestFleetPushUpdatesEveryRobot(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a broker, a hub and two daemons")
 	}
+	t.Parallel() // its own broker, hub, venvs and ports
 	passwords := map[string]string{"receiver": "receiver-pw", "operator": "operator-pw", "robot-a": "robot-a-pw", "robot-b": "robot-b-pw"}
 	broker := mosquittotest.Start(t, mosquittotest.Options{Users: passwords, ACL: fleetACL})
 	ctx, cancel := context.WithCancel(context.Background())

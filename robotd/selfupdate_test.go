@@ -300,6 +300,7 @@ func TestDaemonUpdatesItselfAndRollsBack(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds three releases and runs them under a supervisor")
 	}
+	t.Parallel() // its own hub, data dirs, ports and supervisor: mostly waiting on restarts
 	hub := startReleaseHub(t)
 	v100, v110, v120 := releaseProgram(t, "1.0.0"), releaseProgram(t, "1.1.0"), releaseProgram(t, "1.2.0-neverready")
 	hub.publish(t, "1.0.0", v100)
@@ -449,6 +450,7 @@ func TestFleetUpdatesTheDaemonInCanaryWaves(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds releases, starts a broker, a hub and three supervised daemons")
 	}
+	t.Parallel() // its own hub, data dirs, ports and supervisor: mostly waiting on restarts
 	hub := startReleaseHub(t)
 	v100, v110, v120 := releaseProgram(t, "1.0.0"), releaseProgram(t, "1.1.0"), releaseProgram(t, "1.2.0-neverready")
 	hub.publish(t, "1.0.0", v100)
