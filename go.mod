@@ -24,6 +24,7 @@ require (
 	github.com/hashicorp/mdns v1.0.7
 	github.com/landlock-lsm/go-landlock v0.11.2
 	github.com/mochi-mqtt/server/v2 v2.7.9
+	github.com/oapi-codegen/runtime v1.9.0
 	github.com/pion/rtp v1.10.6
 	github.com/pion/webrtc/v4 v4.2.26
 	github.com/rogpeppe/go-internal v1.16.0
@@ -46,6 +47,7 @@ require (
 	dario.cat/mergo v1.0.0 // indirect
 	github.com/Microsoft/go-winio v0.6.2 // indirect
 	github.com/ProtonMail/go-crypto v1.1.6 // indirect
+	github.com/apapsch/go-jsonmerge/v2 v2.0.0 // indirect
 	github.com/aws/smithy-go v1.28.9 // indirect
 	github.com/cloudflare/circl v1.6.3 // indirect
 	github.com/cyphar/filepath-securejoin v0.6.1 // indirect

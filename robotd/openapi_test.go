@@ -3,10 +3,12 @@ package robotd_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"reflect"
 	"regexp"
 	"strings"
 	"sync"
@@ -16,6 +18,10 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
+
+	"github.com/robothub/robothub/internal/daemonapi"
+	"github.com/robothub/robothub/robotd"
+	"github.com/robothub/robothub/robotd/access"
 )
 
 // openAPIDoc is docs/robot-api.openapi.json, loaded and validated once.
@@ -187,5 +193,87 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 				t.Errorf("docs/robot-api.openapi.json has %s %s, which the daemon does not serve", method, path)
 			}
 		}
+	}
+}
+
+// recordingDoer keeps the requests a client sends and answers none.
+type recordingDoer struct{ sent []*http.Request }
+
+var errNotSent = errors.New("recorded, not sent")
+
+func (d *recordingDoer) Do(req *http.Request) (*http.Response, error) {
+	d.sent = append(d.sent, req)
+	return nil, errNotSent
+}
+
+// Every method of the generated daemon client (internal/daemonapi) sends a request that
+// routes.go's mux serves with a route of its own, and every /api/ route of routes.go has a method:
+// each method is called with placeholder arguments and its request matched against the mux.
+func TestDaemonClientCallsServedRoutes(t *testing.T) {
+	mux := robotd.RouteMux()
+	doer := &recordingDoer{}
+	client, err := daemonapi.NewClient("http://127.0.0.1:8000", daemonapi.WithHTTPClient(doer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctxType := reflect.TypeFor[context.Context]()
+	readerType := reflect.TypeFor[io.Reader]()
+	called := map[string]string{} // mux pattern -> a method that reaches it
+	v := reflect.ValueOf(client)
+	methods := 0
+	for i := range v.NumMethod() {
+		name, m := v.Type().Method(i).Name, v.Method(i)
+		mt := m.Type()
+		if mt.NumOut() != 2 || mt.Out(0) != reflect.TypeFor[*http.Response]() {
+			continue // not an operation
+		}
+		methods++
+		var args []reflect.Value
+		for j := range mt.NumIn() {
+			in := mt.In(j)
+			if mt.IsVariadic() && j == mt.NumIn()-1 {
+				break // the request editors
+			}
+			arg := reflect.New(in).Elem()
+			switch {
+			case in == ctxType:
+				arg = reflect.ValueOf(context.Background())
+			case in == readerType:
+				arg = reflect.ValueOf(io.Reader(http.NoBody))
+			case in.Kind() == reflect.String:
+				arg.SetString("x") // a path parameter, or a body's content type
+			case in.Kind() == reflect.Int || in.Kind() == reflect.Int64:
+				arg.SetInt(1)
+			}
+			args = append(args, arg)
+		}
+		before := len(doer.sent)
+		out := m.Call(args)
+		if len(doer.sent) != before+1 {
+			t.Errorf("daemonapi.Client.%s sent no request: %v", name, out[1].Interface())
+			continue
+		}
+		req := doer.sent[before]
+		_, pattern := mux.Handler(req)
+		if pattern == "" || pattern == "/api/" {
+			t.Errorf("daemonapi.Client.%s sends %s %s, which the daemon does not serve (routes.go)", name, req.Method, req.URL.Path)
+			continue
+		}
+		called[pattern] = name
+	}
+	if methods < 100 {
+		t.Fatalf("daemonapi.Client has %d operations: is it generated from docs/robot-api.openapi.json?", methods)
+	}
+	src, err := os.ReadFile("routes.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range routePattern.FindAllStringSubmatch(string(src), -1) {
+		if pattern := m[1] + " " + m[2]; called[pattern] == "" {
+			t.Errorf("routes.go serves %s, which no method of daemonapi.Client calls: add it to docs/robot-api.openapi.json and run go generate ./internal/daemonapi", pattern)
+		}
+	}
+	if daemonapi.SocketName != access.SocketFileName {
+		t.Errorf("daemonapi dials %s, the daemon listens on %s", daemonapi.SocketName, access.SocketFileName)
 	}
 }

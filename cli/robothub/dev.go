@@ -26,6 +26,7 @@ import (
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/actions"
+	"github.com/robothub/robothub/internal/daemonapi"
 	"github.com/robothub/robothub/internal/hubemu"
 	"github.com/robothub/robothub/internal/hubemu/delivery"
 	"github.com/robothub/robothub/internal/hubemu/localhub"
@@ -252,7 +253,13 @@ func runDev(c *cli.Context, e *env) error {
 	})
 
 	ready := make(chan error, 1)
-	go func() { ready <- waitHealthy(ctx, hubURL+"/healthz", recvURL+"/healthz", daemonURL+"/healthz") }()
+	go func() {
+		if err := waitHealthy(ctx, hubURL+"/healthz", recvURL+"/healthz"); err != nil {
+			ready <- err
+			return
+		}
+		ready <- waitDaemon(ctx, daemonapi.New(daemonURL, daemonapi.Options{Token: daemonToken, HTTPClient: &http.Client{Timeout: 2 * time.Second}}))
+	}()
 	var failure error
 	select {
 	case err := <-ready:
@@ -359,8 +366,23 @@ func privateSecret(file string) (string, error) {
 	return s, nil
 }
 
-// waitHealthy waits until every URL answers 200 (the daemon prepares its apps venv first: on a first
-// start that takes a few seconds).
+// waitDaemon waits until the robot daemon says it serves (GET /healthz {"status": "ok"}): it
+// prepares its apps venv first, which on a first start takes a few seconds.
+func waitDaemon(ctx context.Context, d *daemonapi.Daemon) error {
+	for {
+		resp, err := daemonapi.Call(ctx, d, daemonapi.NewGetHealthzRequest, daemonapi.ParseGetHealthzResponse)
+		if err == nil && resp.JSON200 != nil && resp.JSON200.Status == "ok" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// waitHealthy waits until every URL answers 200.
 func waitHealthy(ctx context.Context, urls ...string) error {
 	client := &http.Client{Timeout: 2 * time.Second}
 	for _, u := range urls {

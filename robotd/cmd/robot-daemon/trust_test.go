@@ -7,7 +7,7 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robothub/robothub/internal/daemonapi"
 	"github.com/robothub/robothub/internal/testkit/pyindex"
 	"github.com/robothub/robothub/internal/testkit/syncbuf"
 )
@@ -108,29 +109,28 @@ func startDaemonWith(t *testing.T, env, prefix []string, dataDir, venv string, a
 			t.Logf("daemon log:\n%s", d.log)
 		}
 	})
+	health := daemonapi.New(d.url, daemonapi.Options{HTTPClient: &http.Client{Timeout: 5 * time.Second}}).Client()
 	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
 		select {
 		case <-exited:
 			t.Fatalf("robot-daemon exited: %v\n%s", waitErr, d.log)
 		default:
 		}
-		if resp, err := http.Get(d.url + "/healthz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK { // 503 while it sets up the robot and the apps venv
-				d.pid = cmd.Process.Pid
-				for _, kv := range env {
-					if v, ok := strings.CutPrefix(kv, "ROBOT_DAEMON_TOKEN="); ok {
-						d.token = v
-						return d
-					}
+		// Until it has made its venv the daemon answers /healthz 503: wait for the 200.
+		if resp, err := health.GetHealthzWithResponse(context.Background()); err == nil && resp.JSON200 != nil {
+			d.pid = cmd.Process.Pid
+			for _, kv := range env {
+				if v, ok := strings.CutPrefix(kv, "ROBOT_DAEMON_TOKEN="); ok {
+					d.token = v
+					return d
 				}
-				data, err := os.ReadFile(filepath.Join(dataDir, "api-token"))
-				if err != nil {
-					t.Fatalf("the daemon's token file: %v", err)
-				}
-				d.token = strings.TrimSpace(string(data))
-				return d
 			}
+			data, err := os.ReadFile(filepath.Join(dataDir, "api-token"))
+			if err != nil {
+				t.Fatalf("the daemon's token file: %v", err)
+			}
+			d.token = strings.TrimSpace(string(data))
+			return d
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("robot-daemon did not serve:\n%s", d.log)
@@ -138,39 +138,13 @@ func startDaemonWith(t *testing.T, env, prefix []string, dataDir, venv string, a
 	}
 }
 
-func (d *daemon) call(t *testing.T, method, path string, body, out any) int {
-	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		data, _ := json.Marshal(body)
-		rd = bytes.NewReader(data)
-	}
-	req, _ := http.NewRequest(method, d.url+path, rd)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+d.token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	if out != nil && resp.StatusCode == 200 {
-		if err := json.Unmarshal(data, out); err != nil {
-			t.Fatalf("%s %s: %v: %s", method, path, err, data)
-		}
-	}
-	if out == nil && resp.StatusCode != 200 {
-		t.Logf("%s %s: %d %s", method, path, resp.StatusCode, data)
-	}
-	return resp.StatusCode
+// client is the generated client of d, with the owner's token.
+func (d *daemon) client() *daemonapi.ClientWithResponses {
+	return daemonapi.New(d.url, daemonapi.Options{Token: d.token, HTTPClient: &http.Client{Timeout: 30 * time.Second}}).Client()
 }
 
-type jobInfo struct {
-	ID     string   `json:"id"`
-	Status string   `json:"status"`
-	Error  *string  `json:"error"`
-	Logs   []string `json:"logs"`
-}
+// jobInfo is a job as job-status gives it.
+type jobInfo struct{ daemonapi.JobInfo }
 
 func (j jobInfo) err() string {
 	if j.Error == nil {
@@ -179,27 +153,50 @@ func (j jobInfo) err() string {
 	return *j.Error
 }
 
-// start starts a job and returns its ID.
-func (d *daemon) start(t *testing.T, path string, body any) string {
+// startInstall starts installing the app at url and returns the job's ID.
+func (d *daemon) startInstall(t *testing.T, url string) string {
 	t.Helper()
-	var created struct {
-		JobID string `json:"job_id"`
+	resp, err := d.client().PostApiAppsInstallWithResponse(context.Background(), nil, daemonapi.PostApiAppsInstallJSONRequestBody{Url: &url})
+	if err != nil {
+		t.Fatalf("install %s: %v", url, err)
 	}
-	if code := d.call(t, "POST", path, body, &created); code != 200 {
-		t.Fatalf("POST %s: %d", path, code)
+	if resp.JSON200 == nil {
+		t.Fatalf("install %s: %v", url, daemonapi.Unexpected(resp.HTTPResponse, resp.Body))
 	}
-	return created.JobID
+	created, err := resp.JSON200.AsJobCreated()
+	if err != nil || created.JobId == "" {
+		t.Fatalf("install %s: %v %s, want a job", url, err, resp.Body)
+	}
+	return created.JobId
+}
+
+// startRemove starts removing app and returns the job's ID.
+func (d *daemon) startRemove(t *testing.T, app string) string {
+	t.Helper()
+	resp, err := d.client().PostApiAppsRemoveAppNameWithResponse(context.Background(), app)
+	if err != nil {
+		t.Fatalf("remove %s: %v", app, err)
+	}
+	if resp.JSON200 == nil {
+		t.Fatalf("remove %s: %v", app, daemonapi.Unexpected(resp.HTTPResponse, resp.Body))
+	}
+	return resp.JSON200.JobId
 }
 
 // wait polls a job until it has finished.
 func (d *daemon) wait(t *testing.T, id string, within time.Duration) jobInfo {
 	t.Helper()
-	var j jobInfo
+	c := d.client()
 	for deadline := time.Now().Add(within); ; time.Sleep(50 * time.Millisecond) {
-		if code := d.call(t, "GET", "/api/apps/job-status/"+id, nil, &j); code != 200 {
-			t.Fatalf("job-status %s: %d", id, code)
+		resp, err := c.GetApiAppsJobStatusJobIdWithResponse(context.Background(), id)
+		if err != nil {
+			t.Fatalf("job-status %s: %v", id, err)
 		}
-		if j.Status == "done" || j.Status == "failed" {
+		if resp.JSON200 == nil {
+			t.Fatalf("job-status %s: %v", id, daemonapi.Unexpected(resp.HTTPResponse, resp.Body))
+		}
+		j := jobInfo{*resp.JSON200}
+		if j.Status == daemonapi.JobStatusDone || j.Status == daemonapi.JobStatusFailed {
 			return j
 		}
 		if time.Now().After(deadline) {
@@ -210,12 +207,12 @@ func (d *daemon) wait(t *testing.T, id string, within time.Duration) jobInfo {
 
 func (d *daemon) install(t *testing.T, dir string) jobInfo {
 	t.Helper()
-	return d.wait(t, d.start(t, "/api/apps/install", map[string]string{"url": dir}), 5*time.Minute)
+	return d.wait(t, d.startInstall(t, dir), 5*time.Minute)
 }
 
 func (d *daemon) remove(t *testing.T, app string) jobInfo {
 	t.Helper()
-	return d.wait(t, d.start(t, "/api/apps/remove/"+app, nil), 2*time.Minute)
+	return d.wait(t, d.startRemove(t, app), 2*time.Minute)
 }
 
 // writeApp writes an app package name (version 1.0.0) that requires requires.
@@ -400,19 +397,23 @@ func TestStuckInstallIsCancelled(t *testing.T) {
 	if j := d.install(t, writeApp(t, "kept_app")); j.Status != "done" {
 		t.Fatalf("install: %s %s", j.Status, j.err())
 	}
-	stuck := d.start(t, "/api/apps/install", map[string]string{"url": srv.URL + "/spaces/u/stuck_app"})
+	stuck := d.startInstall(t, srv.URL+"/spaces/u/stuck_app")
 	select {
 	case u := <-asked:
 		t.Logf("git asked for %s", u)
 	case <-time.After(time.Minute):
 		t.Fatal("git never asked the server")
 	}
-	remove := d.start(t, "/api/apps/remove/kept_app", nil)
-	var cancelled jobInfo
+	remove := d.startRemove(t, "kept_app")
 	start := time.Now()
-	if code := d.call(t, "POST", "/api/apps/cancel-job/"+stuck, nil, &cancelled); code != 200 {
-		t.Fatalf("cancel-job: %d", code)
+	resp, err := d.client().PostApiAppsCancelJobJobIdWithResponse(context.Background(), stuck)
+	if err != nil {
+		t.Fatalf("cancel-job: %v", err)
 	}
+	if resp.JSON200 == nil {
+		t.Fatalf("cancel-job: %v", daemonapi.Unexpected(resp.HTTPResponse, resp.Body))
+	}
+	cancelled := jobInfo{*resp.JSON200}
 	if cancelled.Status != "failed" || !strings.HasPrefix(cancelled.err(), "cancelled on request") {
 		t.Fatalf("the cancelled job: %s %q", cancelled.Status, cancelled.err())
 	}
@@ -426,11 +427,14 @@ func TestStuckInstallIsCancelled(t *testing.T) {
 	if len(bytes.TrimSpace(out)) > 0 {
 		t.Errorf("git of the cancelled job still runs: %s", out)
 	}
-	if code := d.call(t, "POST", "/api/apps/cancel-job/"+stuck, nil, nil); code != 400 {
-		t.Errorf("cancelling a finished job: %d, want 400", code)
-	}
-	if code := d.call(t, "POST", "/api/apps/cancel-job/nope", nil, nil); code != 404 {
-		t.Errorf("cancelling an unknown job: %d, want 404", code)
+	for id, want := range map[string]int{stuck: 400, "nope": 404} {
+		resp, err := d.client().PostApiAppsCancelJobJobIdWithResponse(context.Background(), id)
+		if err != nil {
+			t.Fatalf("cancelling job %s: %v", id, err)
+		}
+		if resp.StatusCode() != want || resp.JSONDefault == nil || resp.JSONDefault.Detail == "" {
+			t.Errorf("cancelling job %s (finished: 400, unknown: 404): %s %s, want %d with a detail", id, resp.Status(), resp.Body, want)
+		}
 	}
 }
 
@@ -455,16 +459,26 @@ func TestCorruptInstalledAppsFileDoesNotStopTheDaemon(t *testing.T) {
 		t.Fatal(err)
 	}
 	d2 := restart(t, d)
-	var status struct {
-		Warnings []string `json:"warnings"`
+	// The owner asks through its socket, as robothub dev's summary tells it to.
+	owner := daemonapi.NewSocket(d2.dataDir, daemonapi.Options{}).Client()
+	status, err := owner.GetApiDaemonStatusWithResponse(context.Background())
+	if err != nil {
+		t.Fatalf("daemon status over the owner's socket: %v", err)
 	}
-	d2.call(t, "GET", "/api/daemon/status", nil, &status)
-	// Among the warnings (this daemon's venv, made without an index, also lacks the SDK's
-	// dependencies, which the status says too).
-	if !slices.ContainsFunc(status.Warnings, func(w string) bool {
-		return strings.Contains(w, "installed-apps.json is corrupt") && strings.Contains(w, "1 app record(s) recovered")
-	}) {
-		t.Fatalf("daemon status warnings: %q", status.Warnings)
+	if status.JSON200 == nil {
+		t.Fatalf("daemon status over the owner's socket: %v", daemonapi.Unexpected(status.HTTPResponse, status.Body))
+	}
+	// One warning says so (another may say the venv lacks the SDK's dependencies: no index here).
+	var corrupt []string
+	if status.JSON200.Warnings != nil {
+		for _, w := range *status.JSON200.Warnings {
+			if strings.Contains(w, "installed-apps.json is corrupt") {
+				corrupt = append(corrupt, w)
+			}
+		}
+	}
+	if len(corrupt) != 1 || !strings.Contains(corrupt[0], "1 app record(s) recovered") {
+		t.Fatalf("daemon status warnings: %s", status.Body)
 	}
 	aside, _ := filepath.Glob(file + ".corrupt-*")
 	if len(aside) != 1 {
@@ -473,15 +487,16 @@ func TestCorruptInstalledAppsFileDoesNotStopTheDaemon(t *testing.T) {
 	if kept, _ := os.ReadFile(aside[0]); !bytes.Equal(kept, torn) {
 		t.Fatal("the file kept aside is not the corrupt one")
 	}
-	var list []struct {
-		Name  string `json:"name"`
-		Extra struct {
-			Source string `json:"source"`
-		} `json:"extra"`
+	listed, err := owner.GetApiAppsListWithResponse(context.Background())
+	if err != nil {
+		t.Fatalf("apps list over the owner's socket: %v", err)
 	}
-	d2.call(t, "GET", "/api/apps/list", nil, &list)
-	if len(list) != 2 || list[0].Name != "kept_app" || list[0].Extra.Source == "" || list[1].Name != "other_app" {
-		t.Fatalf("apps after the restart: %+v", list)
+	if listed.JSON200 == nil {
+		t.Fatalf("apps list over the owner's socket: %v", daemonapi.Unexpected(listed.HTTPResponse, listed.Body))
+	}
+	list := *listed.JSON200
+	if len(list) != 2 || list[0].Name != "kept_app" || list[0].Extra.Source == nil || *list[0].Extra.Source == "" || list[1].Name != "other_app" {
+		t.Fatalf("apps after the restart: %s", listed.Body)
 	}
 }
 
@@ -597,19 +612,13 @@ func TestHubDownloadsAreCappedNeverCut(t *testing.T) {
 		{"alice/huge", "the file huge.json of dataset alice/huge is larger than the cap of 64 MiB per file"},
 		{"alice/heavy", "dataset alice/heavy at 0123456789abcdef0123456789abcdef01234567 holds more than the cap of 1 MiB per snapshot"},
 	} {
-		var detail struct {
-			Detail string `json:"detail"`
-		}
-		req, _ := http.NewRequest("GET", d.url+"/api/move/recorded-move-datasets/list/"+c.dataset, nil)
-		req.Header.Set("Authorization", "Bearer "+d.token)
-		resp, err := http.DefaultClient.Do(req)
+		// The client sends the dataset's slash escaped (%2F), in one segment as the document has it.
+		resp, err := d.client().GetApiMoveRecordedMoveDatasetsListDatasetNameWithResponse(context.Background(), c.dataset)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_ = json.NewDecoder(resp.Body).Decode(&detail)
-		resp.Body.Close()
-		if resp.StatusCode == 200 || !strings.Contains(detail.Detail, c.want) {
-			t.Errorf("the move library %s: %d %q, want an error naming %q", c.dataset, resp.StatusCode, detail.Detail, c.want)
+		if resp.JSONDefault == nil || !strings.Contains(resp.JSONDefault.Detail, c.want) {
+			t.Errorf("the move library %s: %s %s, want an error naming %q", c.dataset, resp.Status(), resp.Body, c.want)
 		}
 	}
 	_ = filepath.WalkDir(filepath.Join(dataDir, "datasets"), func(p string, e fs.DirEntry, err error) error {
@@ -660,7 +669,9 @@ func TestDaemonEnvironmentIsNotReadableByItsUser(t *testing.T) {
 		t.Errorf("reading %s: %v %s, want permission denied", environ, err, out)
 	}
 	// The daemon itself still works, and the owner's token from its environment is the one.
-	if code := d.call(t, "GET", "/api/daemon/status", nil, nil); code != 200 {
-		t.Fatalf("the daemon with its token from the environment: %d", code)
+	if resp, err := d.client().GetApiDaemonStatusWithResponse(context.Background()); err != nil {
+		t.Fatalf("the daemon with its token from the environment: %v", err)
+	} else if resp.JSON200 == nil {
+		t.Fatalf("the daemon with its token from the environment: %v", daemonapi.Unexpected(resp.HTTPResponse, resp.Body))
 	}
 }
