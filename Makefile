@@ -261,12 +261,12 @@ fuzz:
 	    { printf "fuzz %-32s %-28s FAIL\n%s\n" "$$0" "$$1" "$$out"; exit 255; }; \
 	  printf "fuzz %-32s %-28s %s\n" "$$0" "$$1" "$$(echo "$$out" | tail -n 1)"'
 
-# make api-docs: the route tables of docs/robot-api.md and the daemon's Go client (internal/daemonapi)
-# from docs/robot-api.openapi.json (tests in ./internal/tools/apidoc and ./internal/daemonapi fail
+# make api-docs: the route tables of docs/robot-api.md and the daemon's Go client (internal/daemonclient)
+# from docs/robot-api.openapi.json (tests in ./internal/tools/apidoc and ./internal/daemonclient fail
 # while they differ).
 api-docs:
 	$(GO) run ./internal/tools/apidoc
-	$(GO) generate ./internal/daemonapi
+	$(GO) generate ./internal/daemonclient
 
 reliability-docs:
 	ROBOTHUB_WRITE_DOCS=1 $(GO) test -count=1 -run '^TestBadInput' ./adapters/... ./cli/robothub ./robotd

@@ -19,7 +19,7 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
 
-	"github.com/robothub/robothub/internal/daemonapi"
+	"github.com/robothub/robothub/internal/daemonclient"
 	"github.com/robothub/robothub/robotd"
 	"github.com/robothub/robothub/robotd/access"
 )
@@ -206,13 +206,13 @@ func (d *recordingDoer) Do(req *http.Request) (*http.Response, error) {
 	return nil, errNotSent
 }
 
-// Every method of the generated daemon client (internal/daemonapi) sends a request that
+// Every method of the generated daemon client (internal/daemonclient) sends a request that
 // routes.go's mux serves with a route of its own, and every /api/ route of routes.go has a method:
 // each method is called with placeholder arguments and its request matched against the mux.
 func TestDaemonClientCallsServedRoutes(t *testing.T) {
 	mux := robotd.RouteMux()
 	doer := &recordingDoer{}
-	client, err := daemonapi.NewClient("http://127.0.0.1:8000", daemonapi.WithHTTPClient(doer))
+	client, err := daemonclient.NewClient("http://127.0.0.1:8000", daemonclient.WithHTTPClient(doer))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,19 +250,19 @@ func TestDaemonClientCallsServedRoutes(t *testing.T) {
 		before := len(doer.sent)
 		out := m.Call(args)
 		if len(doer.sent) != before+1 {
-			t.Errorf("daemonapi.Client.%s sent no request: %v", name, out[1].Interface())
+			t.Errorf("daemonclient.Client.%s sent no request: %v", name, out[1].Interface())
 			continue
 		}
 		req := doer.sent[before]
 		_, pattern := mux.Handler(req)
 		if pattern == "" || pattern == "/api/" {
-			t.Errorf("daemonapi.Client.%s sends %s %s, which the daemon does not serve (routes.go)", name, req.Method, req.URL.Path)
+			t.Errorf("daemonclient.Client.%s sends %s %s, which the daemon does not serve (routes.go)", name, req.Method, req.URL.Path)
 			continue
 		}
 		called[pattern] = name
 	}
 	if methods < 100 {
-		t.Fatalf("daemonapi.Client has %d operations: is it generated from docs/robot-api.openapi.json?", methods)
+		t.Fatalf("daemonclient.Client has %d operations: is it generated from docs/robot-api.openapi.json?", methods)
 	}
 	src, err := os.ReadFile("routes.go")
 	if err != nil {
@@ -270,10 +270,10 @@ func TestDaemonClientCallsServedRoutes(t *testing.T) {
 	}
 	for _, m := range routePattern.FindAllStringSubmatch(string(src), -1) {
 		if pattern := m[1] + " " + m[2]; called[pattern] == "" {
-			t.Errorf("routes.go serves %s, which no method of daemonapi.Client calls: add it to docs/robot-api.openapi.json and run go generate ./internal/daemonapi", pattern)
+			t.Errorf("routes.go serves %s, which no method of daemonclient.Client calls: add it to docs/robot-api.openapi.json and run go generate ./internal/daemonclient", pattern)
 		}
 	}
-	if daemonapi.SocketName != access.SocketFileName {
-		t.Errorf("daemonapi dials %s, the daemon listens on %s", daemonapi.SocketName, access.SocketFileName)
+	if daemonclient.SocketName != access.SocketFileName {
+		t.Errorf("daemonapi dials %s, the daemon listens on %s", daemonclient.SocketName, access.SocketFileName)
 	}
 }

@@ -26,7 +26,7 @@ import (
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/actions"
-	"github.com/robothub/robothub/internal/daemonapi"
+	"github.com/robothub/robothub/internal/daemonclient"
 	"github.com/robothub/robothub/internal/hubemu"
 	"github.com/robothub/robothub/internal/hubemu/delivery"
 	"github.com/robothub/robothub/internal/hubemu/localhub"
@@ -258,7 +258,7 @@ func runDev(c *cli.Context, e *env) error {
 			ready <- err
 			return
 		}
-		ready <- waitDaemon(ctx, daemonapi.New(daemonURL, daemonapi.Options{Token: daemonToken, HTTPClient: &http.Client{Timeout: 2 * time.Second}}))
+		ready <- waitDaemon(ctx, daemonclient.New(daemonURL, daemonclient.Options{Token: daemonToken, HTTPClient: &http.Client{Timeout: 2 * time.Second}}))
 	}()
 	var failure error
 	select {
@@ -368,9 +368,9 @@ func privateSecret(file string) (string, error) {
 
 // waitDaemon waits until the robot daemon says it serves (GET /healthz {"status": "ok"}): it
 // prepares its apps venv first, which on a first start takes a few seconds.
-func waitDaemon(ctx context.Context, d *daemonapi.Daemon) error {
+func waitDaemon(ctx context.Context, d *daemonclient.Daemon) error {
 	for {
-		resp, err := daemonapi.Call(ctx, d, daemonapi.NewGetHealthzRequest, daemonapi.ParseGetHealthzResponse)
+		resp, err := daemonclient.Call(ctx, d, daemonclient.NewGetHealthzRequest, daemonclient.ParseGetHealthzResponse)
 		if err == nil && resp.JSON200 != nil && resp.JSON200.Status == "ok" {
 			return nil
 		}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/webhook"
-	"github.com/robothub/robothub/internal/daemonapi"
+	"github.com/robothub/robothub/internal/daemonclient"
 )
 
 // DaemonTokenEnv holds the robot daemon's API token (its --token, or the file it made on first
@@ -37,7 +37,7 @@ func (b *Builder) robotUpdateAction(route, daemonURL string) (webhook.HandlerFun
 	log := b.cfg.Logger.With("route", route, "daemon", base)
 	// The generated builders and parsers one by one, not daemonapi's Client: the receiver's
 	// binaries (the Lambda bootstrap among them) then link these three routes, not all of them.
-	daemon := daemonapi.New(base, daemonapi.Options{Token: b.cfg.DaemonToken, HTTPClient: b.cfg.ForwardClient})
+	daemon := daemonclient.New(base, daemonclient.Options{Token: b.cfg.DaemonToken, HTTPClient: b.cfg.ForwardClient})
 	// failed words an error without the daemon's URL as given, which may hold a secret.
 	failed := func(err error) error { return fmt.Errorf("robot daemon at %s: %s", base, transportErr(err)) }
 
@@ -45,12 +45,12 @@ func (b *Builder) robotUpdateAction(route, daemonURL string) (webhook.HandlerFun
 		if !p.Event.Is(webhook.ScopeRepoContent, webhook.ActionUpdate) || p.Repo.Type != "space" {
 			return fmt.Sprintf("ignored: %s %s on %s %s is not a push to a space", p.Event.Scope, p.Event.Action, p.Repo.Type, p.Repo.Name), nil
 		}
-		list, err := daemonapi.Call(ctx, daemon, daemonapi.NewGetApiAppsListRequest, daemonapi.ParseGetApiAppsListResponse)
+		list, err := daemonclient.Call(ctx, daemon, daemonclient.NewGetApiAppsListRequest, daemonclient.ParseGetApiAppsListResponse)
 		if err != nil {
 			return nil, fault.New(fault.Upstream, "%s", failed(err))
 		}
 		if list.JSON200 == nil {
-			return nil, fault.New(fault.Upstream, "%s", daemonapi.Unexpected(list.HTTPResponse, list.Body))
+			return nil, fault.New(fault.Upstream, "%s", daemonclient.Unexpected(list.HTTPResponse, list.Body))
 		}
 		sources := map[string][]string{} // source -> apps installed from it
 		var order []string
@@ -66,14 +66,14 @@ func (b *Builder) robotUpdateAction(route, daemonURL string) (webhook.HandlerFun
 		if len(order) == 0 {
 			// Maybe a new app: the robot's app store must list it now, not when its cache expires.
 			refresh := true
-			catalog, err := daemonapi.Call(ctx, daemon, func(server string) (*http.Request, error) {
-				return daemonapi.NewGetApiAppsListAvailableSourceKindRequest(server, string(daemonapi.SourceKindHfSpace),
-					&daemonapi.GetApiAppsListAvailableSourceKindParams{Refresh: &refresh})
-			}, daemonapi.ParseGetApiAppsListAvailableSourceKindResponse)
+			catalog, err := daemonclient.Call(ctx, daemon, func(server string) (*http.Request, error) {
+				return daemonclient.NewGetApiAppsListAvailableSourceKindRequest(server, string(daemonclient.SourceKindHfSpace),
+					&daemonclient.GetApiAppsListAvailableSourceKindParams{Refresh: &refresh})
+			}, daemonclient.ParseGetApiAppsListAvailableSourceKindResponse)
 			if err != nil {
 				err = failed(err)
 			} else if catalog.JSON200 == nil {
-				err = daemonapi.Unexpected(catalog.HTTPResponse, catalog.Body)
+				err = daemonclient.Unexpected(catalog.HTTPResponse, catalog.Body)
 			}
 			if err != nil {
 				log.Warn("refreshing the robot's app store", "space", p.Repo.Name, "err", err)
@@ -82,18 +82,18 @@ func (b *Builder) robotUpdateAction(route, daemonURL string) (webhook.HandlerFun
 		}
 		res := UpdateResult{}
 		for _, src := range order {
-			body := daemonapi.PostApiAppsUpdateJSONRequestBody{Url: src}
+			body := daemonclient.PostApiAppsUpdateJSONRequestBody{Url: src}
 			if p.Repo.HeadSha != "" {
 				body.Revision = &p.Repo.HeadSha
 			}
-			job, err := daemonapi.Call(ctx, daemon, func(server string) (*http.Request, error) {
-				return daemonapi.NewPostApiAppsUpdateRequest(server, body)
-			}, daemonapi.ParsePostApiAppsUpdateResponse)
+			job, err := daemonclient.Call(ctx, daemon, func(server string) (*http.Request, error) {
+				return daemonclient.NewPostApiAppsUpdateRequest(server, body)
+			}, daemonclient.ParsePostApiAppsUpdateResponse)
 			if err != nil {
 				return nil, fault.New(fault.Upstream, "%s", failed(err))
 			}
 			if job.JSON200 == nil {
-				return nil, fault.New(fault.Upstream, "%s", daemonapi.Unexpected(job.HTTPResponse, job.Body))
+				return nil, fault.New(fault.Upstream, "%s", daemonclient.Unexpected(job.HTTPResponse, job.Body))
 			}
 			res.Apps = append(res.Apps, sources[src]...)
 			res.Jobs = append(res.Jobs, job.JSON200.JobId)

@@ -24,7 +24,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/internal/daemonapi"
+	"github.com/robothub/robothub/internal/daemonclient"
 	"github.com/robothub/robothub/internal/testkit/pyindex"
 	"github.com/robothub/robothub/internal/testkit/syncbuf"
 )
@@ -109,7 +109,7 @@ func startDaemonWith(t *testing.T, env, prefix []string, dataDir, venv string, a
 			t.Logf("daemon log:\n%s", d.log)
 		}
 	})
-	health := daemonapi.New(d.url, daemonapi.Options{HTTPClient: &http.Client{Timeout: 5 * time.Second}}).Client()
+	health := daemonclient.New(d.url, daemonclient.Options{HTTPClient: &http.Client{Timeout: 5 * time.Second}}).Client()
 	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
 		select {
 		case <-exited:
@@ -139,12 +139,12 @@ func startDaemonWith(t *testing.T, env, prefix []string, dataDir, venv string, a
 }
 
 // client is the generated client of d, with the owner's token.
-func (d *daemon) client() *daemonapi.ClientWithResponses {
-	return daemonapi.New(d.url, daemonapi.Options{Token: d.token, HTTPClient: &http.Client{Timeout: 30 * time.Second}}).Client()
+func (d *daemon) client() *daemonclient.ClientWithResponses {
+	return daemonclient.New(d.url, daemonclient.Options{Token: d.token, HTTPClient: &http.Client{Timeout: 30 * time.Second}}).Client()
 }
 
 // jobInfo is a job as job-status gives it.
-type jobInfo struct{ daemonapi.JobInfo }
+type jobInfo struct{ daemonclient.JobInfo }
 
 func (j jobInfo) err() string {
 	if j.Error == nil {
@@ -156,12 +156,12 @@ func (j jobInfo) err() string {
 // startInstall starts installing the app at url and returns the job's ID.
 func (d *daemon) startInstall(t *testing.T, url string) string {
 	t.Helper()
-	resp, err := d.client().PostApiAppsInstallWithResponse(context.Background(), nil, daemonapi.PostApiAppsInstallJSONRequestBody{Url: &url})
+	resp, err := d.client().PostApiAppsInstallWithResponse(context.Background(), nil, daemonclient.PostApiAppsInstallJSONRequestBody{Url: &url})
 	if err != nil {
 		t.Fatalf("install %s: %v", url, err)
 	}
 	if resp.JSON200 == nil {
-		t.Fatalf("install %s: %v", url, daemonapi.Unexpected(resp.HTTPResponse, resp.Body))
+		t.Fatalf("install %s: %v", url, daemonclient.Unexpected(resp.HTTPResponse, resp.Body))
 	}
 	created, err := resp.JSON200.AsJobCreated()
 	if err != nil || created.JobId == "" {
@@ -178,7 +178,7 @@ func (d *daemon) startRemove(t *testing.T, app string) string {
 		t.Fatalf("remove %s: %v", app, err)
 	}
 	if resp.JSON200 == nil {
-		t.Fatalf("remove %s: %v", app, daemonapi.Unexpected(resp.HTTPResponse, resp.Body))
+		t.Fatalf("remove %s: %v", app, daemonclient.Unexpected(resp.HTTPResponse, resp.Body))
 	}
 	return resp.JSON200.JobId
 }
@@ -193,10 +193,10 @@ func (d *daemon) wait(t *testing.T, id string, within time.Duration) jobInfo {
 			t.Fatalf("job-status %s: %v", id, err)
 		}
 		if resp.JSON200 == nil {
-			t.Fatalf("job-status %s: %v", id, daemonapi.Unexpected(resp.HTTPResponse, resp.Body))
+			t.Fatalf("job-status %s: %v", id, daemonclient.Unexpected(resp.HTTPResponse, resp.Body))
 		}
 		j := jobInfo{*resp.JSON200}
-		if j.Status == daemonapi.JobStatusDone || j.Status == daemonapi.JobStatusFailed {
+		if j.Status == daemonclient.JobStatusDone || j.Status == daemonclient.JobStatusFailed {
 			return j
 		}
 		if time.Now().After(deadline) {
@@ -411,7 +411,7 @@ func TestStuckInstallIsCancelled(t *testing.T) {
 		t.Fatalf("cancel-job: %v", err)
 	}
 	if resp.JSON200 == nil {
-		t.Fatalf("cancel-job: %v", daemonapi.Unexpected(resp.HTTPResponse, resp.Body))
+		t.Fatalf("cancel-job: %v", daemonclient.Unexpected(resp.HTTPResponse, resp.Body))
 	}
 	cancelled := jobInfo{*resp.JSON200}
 	if cancelled.Status != "failed" || !strings.HasPrefix(cancelled.err(), "cancelled on request") {
@@ -460,13 +460,13 @@ func TestCorruptInstalledAppsFileDoesNotStopTheDaemon(t *testing.T) {
 	}
 	d2 := restart(t, d)
 	// The owner asks through its socket, as robothub dev's summary tells it to.
-	owner := daemonapi.NewSocket(d2.dataDir, daemonapi.Options{}).Client()
+	owner := daemonclient.NewSocket(d2.dataDir, daemonclient.Options{}).Client()
 	status, err := owner.GetApiDaemonStatusWithResponse(context.Background())
 	if err != nil {
 		t.Fatalf("daemon status over the owner's socket: %v", err)
 	}
 	if status.JSON200 == nil {
-		t.Fatalf("daemon status over the owner's socket: %v", daemonapi.Unexpected(status.HTTPResponse, status.Body))
+		t.Fatalf("daemon status over the owner's socket: %v", daemonclient.Unexpected(status.HTTPResponse, status.Body))
 	}
 	// One warning says so (another may say the venv lacks the SDK's dependencies: no index here).
 	var corrupt []string
@@ -492,7 +492,7 @@ func TestCorruptInstalledAppsFileDoesNotStopTheDaemon(t *testing.T) {
 		t.Fatalf("apps list over the owner's socket: %v", err)
 	}
 	if listed.JSON200 == nil {
-		t.Fatalf("apps list over the owner's socket: %v", daemonapi.Unexpected(listed.HTTPResponse, listed.Body))
+		t.Fatalf("apps list over the owner's socket: %v", daemonclient.Unexpected(listed.HTTPResponse, listed.Body))
 	}
 	list := *listed.JSON200
 	if len(list) != 2 || list[0].Name != "kept_app" || list[0].Extra.Source == nil || *list[0].Extra.Source == "" || list[1].Name != "other_app" {
@@ -672,6 +672,6 @@ func TestDaemonEnvironmentIsNotReadableByItsUser(t *testing.T) {
 	if resp, err := d.client().GetApiDaemonStatusWithResponse(context.Background()); err != nil {
 		t.Fatalf("the daemon with its token from the environment: %v", err)
 	} else if resp.JSON200 == nil {
-		t.Fatalf("the daemon with its token from the environment: %v", daemonapi.Unexpected(resp.HTTPResponse, resp.Body))
+		t.Fatalf("the daemon with its token from the environment: %v", daemonclient.Unexpected(resp.HTTPResponse, resp.Body))
 	}
 }

@@ -1,5 +1,5 @@
-// Package daemonapi is the Go client of the robot daemon's REST API, generated from
-// docs/robot-api.openapi.json by oapi-codegen into daemonapi.gen.go, so that the receiver, the CLIs
+// Package daemonclient is the Go client of the robot daemon's REST API, generated from
+// docs/robot-api.openapi.json by oapi-codegen into daemonclient.gen.go, so that the receiver, the CLIs
 // and the tests call the routes the document describes with its types rather than copies of them.
 // This file adds what the document cannot tell a generator: the credential, the owner's unix
 // socket as a transport, a timeout, a cap on an answer's size, and errors worded for the user.
@@ -7,12 +7,12 @@
 // The document is OpenAPI 3.0.3, which oapi-codegen reads as it is: nothing is converted. Its
 // operations have no operationId, so the methods are named from the method and the path
 // (GetApiAppsList, PostApiAppsUpdate). After changing the document run `go generate
-// ./internal/daemonapi` (and `go run ./internal/tools/apidoc`); TestGeneratedClientIsCurrent fails
+// ./internal/daemonclient` (and `go run ./internal/tools/apidoc`); TestGeneratedClientIsCurrent fails
 // until then, and robotd's TestDaemonClientCallsServedRoutes holds the client against the routes
 // the daemon serves.
-package daemonapi
+package daemonclient
 
-//go:generate go run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2 -config oapi-codegen.yaml -o daemonapi.gen.go ../../docs/robot-api.openapi.json
+//go:generate go run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2 -config oapi-codegen.yaml -o daemonclient.gen.go ../../docs/robot-api.openapi.json
 
 import (
 	"context"
@@ -103,7 +103,7 @@ func (d *Daemon) Client() *ClientWithResponses {
 // Call sends the request that build, one of the generated NewXxxRequest functions, makes for d,
 // and reads the answer with parse, the matching ParseXxxResponse:
 //
-//	list, err := daemonapi.Call(ctx, d, daemonapi.NewGetApiAppsListRequest, daemonapi.ParseGetApiAppsListResponse)
+//	list, err := daemonclient.Call(ctx, d, daemonclient.NewGetApiAppsListRequest, daemonclient.ParseGetApiAppsListResponse)
 //
 // The error is the request's or the transport's, or the answer's when it is not what the
 // document says; a documented answer other than the one wanted is in the result (Unexpected).

@@ -1,4 +1,4 @@
-package daemonapi_test
+package daemonclient_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/robothub/robothub/internal/daemonapi"
+	"github.com/robothub/robothub/internal/daemonclient"
 )
 
 // seen keeps what a test server was sent.
@@ -43,7 +43,7 @@ func TestClientReachesTheDaemonBySocketOrToken(t *testing.T) {
 	})
 
 	dir := t.TempDir()
-	ln, err := net.Listen("unix", daemonapi.SocketPath(dir))
+	ln, err := net.Listen("unix", daemonclient.SocketPath(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,16 +54,16 @@ func TestClientReachesTheDaemonBySocketOrToken(t *testing.T) {
 	overTCP := httptest.NewServer(healthz)
 	defer overTCP.Close()
 
-	bySocket := daemonapi.NewSocket(dir, daemonapi.Options{})
-	byToken := daemonapi.New(overTCP.URL+"/", daemonapi.Options{Token: "owner-token"})
-	for i, d := range []*daemonapi.Daemon{bySocket, byToken} {
+	bySocket := daemonclient.NewSocket(dir, daemonclient.Options{})
+	byToken := daemonclient.New(overTCP.URL+"/", daemonclient.Options{Token: "owner-token"})
+	for i, d := range []*daemonclient.Daemon{bySocket, byToken} {
 		resp, err := d.Client().GetHealthzWithResponse(context.Background())
 		if err != nil || resp.JSON200 == nil || resp.JSON200.Status != "ok" {
 			t.Fatalf("daemon %d (socket, token): GET /healthz: %v %+v", i, err, resp)
 		}
 	}
 	// Call sends the same request as the client's method.
-	if resp, err := daemonapi.Call(context.Background(), byToken, daemonapi.NewGetHealthzRequest, daemonapi.ParseGetHealthzResponse); err != nil || resp.JSON200 == nil {
+	if resp, err := daemonclient.Call(context.Background(), byToken, daemonclient.NewGetHealthzRequest, daemonclient.ParseGetHealthzResponse); err != nil || resp.JSON200 == nil {
 		t.Fatalf("Call GET /healthz: %v %+v", err, resp)
 	}
 	if len(got.auth) != 3 || got.auth[0] != "" || got.hosts[0] != "localhost" {
@@ -78,19 +78,19 @@ func TestClientReachesTheDaemonBySocketOrToken(t *testing.T) {
 // refused with ErrTooLarge.
 func TestClientCapsTheAnswer(t *testing.T) {
 	var size atomic.Int64
-	size.Store(daemonapi.MaxAnswer)
+	size.Store(daemonclient.MaxAnswer)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, "["+strings.Repeat(" ", int(size.Load())-2)+"]")
 	}))
 	defer srv.Close()
-	c := daemonapi.New(srv.URL, daemonapi.Options{}).Client()
+	c := daemonclient.New(srv.URL, daemonclient.Options{}).Client()
 	resp, err := c.GetApiAppsListWithResponse(context.Background())
 	if err != nil || resp.JSON200 == nil || len(*resp.JSON200) != 0 {
 		t.Fatalf("an answer of MaxAnswer bytes: %v", err)
 	}
 	size.Add(1)
-	if _, err := c.GetApiAppsListWithResponse(context.Background()); !errors.Is(err, daemonapi.ErrTooLarge) {
+	if _, err := c.GetApiAppsListWithResponse(context.Background()); !errors.Is(err, daemonclient.ErrTooLarge) {
 		t.Fatalf("an answer of MaxAnswer+1 bytes: %v, want ErrTooLarge", err)
 	}
 }
@@ -108,22 +108,22 @@ func TestUnexpectedNamesTheCallAndTheDetail(t *testing.T) {
 		io.WriteString(w, "ok") // text/plain, not the document's JSON
 	}))
 	defer srv.Close()
-	c := daemonapi.New(srv.URL, daemonapi.Options{}).Client()
-	up, err := c.PostApiAppsUpdateWithResponse(context.Background(), daemonapi.PostApiAppsUpdateJSONRequestBody{Url: "x"})
+	c := daemonclient.New(srv.URL, daemonclient.Options{}).Client()
+	up, err := c.PostApiAppsUpdateWithResponse(context.Background(), daemonclient.PostApiAppsUpdateJSONRequestBody{Url: "x"})
 	if err != nil || up.JSON200 != nil {
 		t.Fatalf("refused update: %v %+v", err, up)
 	}
-	err = daemonapi.Unexpected(up.HTTPResponse, up.Body)
-	var ae *daemonapi.AnswerError
+	err = daemonclient.Unexpected(up.HTTPResponse, up.Body)
+	var ae *daemonclient.AnswerError
 	if !errors.As(err, &ae) || ae.Code != 422 || err.Error() != "robot daemon POST /api/apps/update: 422 Unprocessable Entity revision: x is not a git commit" {
 		t.Errorf("refused update: %v", err)
 	}
 	refresh := true
-	list, err := c.GetApiAppsListAvailableSourceKindWithResponse(context.Background(), "hf_space", &daemonapi.GetApiAppsListAvailableSourceKindParams{Refresh: &refresh})
+	list, err := c.GetApiAppsListAvailableSourceKindWithResponse(context.Background(), "hf_space", &daemonclient.GetApiAppsListAvailableSourceKindParams{Refresh: &refresh})
 	if err != nil || list.JSON200 != nil {
 		t.Fatalf("text answer: %v %+v", err, list)
 	}
-	if err := daemonapi.Unexpected(list.HTTPResponse, list.Body); err == nil || !strings.Contains(err.Error(),
+	if err := daemonclient.Unexpected(list.HTTPResponse, list.Body); err == nil || !strings.Contains(err.Error(),
 		"robot daemon GET /api/apps/list-available/hf_space?refresh=true: 200 OK not the JSON answer docs/robot-api.openapi.json gives (Content-Type text/plain") {
 		t.Errorf("text answer: %v", err)
 	}

@@ -1,4 +1,4 @@
-package daemonapi
+package daemonclient
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// daemonapi.gen.go is what the pinned oapi-codegen makes of docs/robot-api.openapi.json today:
+// daemonclient.gen.go is what the pinned oapi-codegen makes of docs/robot-api.openapi.json today:
 // the test runs client.go's go:generate line itself, writing into a temporary directory. Go caches
 // the generator's binary (go run pkg@version), so after the first run this takes about a second.
 func TestGeneratedClientIsCurrent(t *testing.T) {
@@ -49,6 +49,6 @@ func TestGeneratedClientIsCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(generated, committed) {
-		t.Fatalf("internal/daemonapi/daemonapi.gen.go is not what docs/robot-api.openapi.json gives: run `go generate ./internal/daemonapi` and commit it (%d bytes generated, %d committed)", len(generated), len(committed))
+		t.Fatalf("internal/daemonclient/daemonclient.gen.go is not what docs/robot-api.openapi.json gives: run `go generate ./internal/daemonclient` and commit it (%d bytes generated, %d committed)", len(generated), len(committed))
 	}
 }
