@@ -264,7 +264,7 @@ func TestAnchorAppTemplate(t *testing.T) {
 	}
 	d := systemSiteDaemon(t, "pydantic")
 	dir := filepath.Join(t.TempDir(), "anchor_app")
-	port := freePort(t)
+	port := pagePort(t)
 	for dst, tmpl := range files {
 		var src string
 		if tmpl != "" {

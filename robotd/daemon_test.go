@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -121,6 +122,26 @@ func freePort(t testing.TB) int {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// pagePort is a port for an app's page, which the app binds seconds after the test chose it (the
+// install and the start come first). A port from freePort is one the kernel hands out to any
+// bind(0) or connect meanwhile: in make test, where other packages start daemons beside these
+// tests, another daemon took one and answered the app's route with its 404
+// (TestOwnAppTemplateRunsAndStops). Page ports come from below Linux's ephemeral range
+// (ip_local_port_range, 32768-60999 by default), where the kernel never picks one itself.
+func pagePort(t testing.TB) int {
+	t.Helper()
+	for range 100 {
+		p := 20000 + mrand.IntN(12000)
+		ln, err := net.Listen("tcp", "0.0.0.0:"+strconv.Itoa(p)) // apps bind the wildcard address
+		if err == nil {
+			ln.Close()
+			return p
+		}
+	}
+	t.Fatal("no free port between 20000 and 32000 for an app's page")
+	return 0
 }
 
 // daemon is a robot daemon run in-process by a test: the whole daemon (startDaemon: robotd.Run,

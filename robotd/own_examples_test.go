@@ -122,7 +122,7 @@ func TestOwnAppTemplateRunsAndStops(t *testing.T) {
 	d := systemSiteDaemon(t, "pydantic", "fastapi", "uvicorn")
 	src, _ := filepath.Abs(filepath.Join("testdata", "apps", "template_app"))
 	dir := filepath.Join(t.TempDir(), "template_app")
-	port := freePort(t)
+	port := pagePort(t)
 	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
 		if err != nil {
 			return err

@@ -155,7 +155,7 @@ func TestCompliantScript(t *testing.T) {
 // model, a path and a query parameter, a built-in sound.
 func TestTourApp(t *testing.T) {
 	d := systemSiteDaemon(t, "pydantic")
-	port := freePort(t)
+	port := pagePort(t)
 	dir := filepath.Join(t.TempDir(), "tour_app")
 	if err := os.CopyFS(dir, os.DirFS(testdataApp("tour_app"))); err != nil {
 		t.Fatal(err)

@@ -509,8 +509,12 @@ func TestFleetUpdatesTheDaemonInCanaryWaves(t *testing.T) {
 		}
 	}
 	for _, id := range ids {
-		st := board.wait(t, id, "robot-daemon 1.1.0", func(s fleet.Status) bool { return s.Daemon == "1.1.0" })
-		if st.LastDaemonUpdate == nil || st.LastDaemonUpdate.Result != fleet.ResultDone || st.LastDaemonUpdate.Version != "1.1.0" {
+		// The new daemon's first status may come before it has read its update's record: wait for
+		// the one that reports the update, and fail on one that reports it otherwise.
+		st := board.wait(t, id, "robot-daemon 1.1.0 reporting its update", func(s fleet.Status) bool {
+			return s.Daemon == "1.1.0" && s.LastDaemonUpdate != nil && s.LastDaemonUpdate.Version == "1.1.0"
+		})
+		if st.LastDaemonUpdate.Result != fleet.ResultDone {
 			t.Errorf("%s's last daemon update: %+v", id, st.LastDaemonUpdate)
 		}
 		if v := robots[id].version(); v != "1.1.0" {
