@@ -158,7 +158,8 @@ bench-apps:
 	$(GO) test -run '^$$' -bench 'CheckColdCache' -benchtime 3x ./cli/robot-app-assistant/
 
 # ---- Receivers as cloud functions: adapters/lambda, adapters/gcf, functions/, deploy/ ----
-#   make lambda-zip    bin/lambda/bootstrap-arm64.zip (LAMBDA_ARCH=amd64 for x86_64)
+#   make lambda-zip    bin/lambda/bootstrap-arm64.zip (LAMBDA_ARCH=amd64 for x86_64; LAMBDA_EXEC=1
+#                      builds the exec: action in, which the default bootstrap leaves out)
 #   make lambda-run    the real bootstrap, on this machine, under the AWS Lambda Runtime Interface
 #                      Emulator: invocations on http://127.0.0.1:$(LAMBDA_PORT)/2015-03-31/functions/function/invocations
 #   make deploy-aws    build, then sam deploy deploy/aws/template.yaml (needs WEBHOOK_SECRET)
@@ -168,6 +169,9 @@ bench-apps:
 #   make bench-cloud   the Lambda per-invoke and bootstrap start-to-ready benchmarks
 
 LAMBDA_ARCH ?= arm64
+LAMBDA_EXEC ?=
+comma := ,
+LAMBDA_TAGS := lambda.norpc$(if $(LAMBDA_EXEC),$(comma)robothub.exec)
 STACK       ?= robothub-webhooks
 GCF_PORT    ?= 8080
 # lambda-run: the emulator takes invocations on LAMBDA_PORT and serves the Runtime API the bootstrap
@@ -182,7 +186,7 @@ RIE_VERSION     ?= v0.0.0-20261030222936-bef5c4ba774d
 
 lambda-zip:
 	@mkdir -p $(BIN)/lambda/$(LAMBDA_ARCH)
-	CGO_ENABLED=0 GOOS=linux GOARCH=$(LAMBDA_ARCH) $(GO) build -tags lambda.norpc -trimpath \
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(LAMBDA_ARCH) $(GO) build -tags $(LAMBDA_TAGS) -trimpath \
 		-ldflags '$(LDFLAGS)' -o $(BIN)/lambda/$(LAMBDA_ARCH)/bootstrap ./functions/lambda
 	@rm -f $(BIN)/lambda/bootstrap-$(LAMBDA_ARCH).zip
 	cd $(BIN)/lambda/$(LAMBDA_ARCH) && \
