@@ -200,7 +200,7 @@ lambda-zip:
 # deploy/aws/local-delivery.json is a hub's push delivered to /webhooks/hello with secret dev-secret.
 lambda-run:
 	@mkdir -p $(BIN)/lambda/local
-	CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/lambda/local/bootstrap ./functions/lambda
+	CGO_ENABLED=0 $(GO) build -tags $(LAMBDA_TAGS) -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/lambda/local/bootstrap ./functions/lambda
 	@echo "lambda-run: building the emulator (first time: a minute), then invocations on http://127.0.0.1:$(LAMBDA_PORT)/2015-03-31/functions/function/invocations"
 	ROBOTHUB_ROUTES="$${ROBOTHUB_ROUTES:-hello=log}" $(GO) run github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$(RIE_VERSION) \
 		--runtime-interface-emulator-address 127.0.0.1:$(LAMBDA_PORT) --runtime-api-address 127.0.0.1:$(LAMBDA_API_PORT) \
