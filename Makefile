@@ -162,7 +162,8 @@ bench-apps:
 	$(GO) test -run '^$$' -bench 'CheckColdCache' -benchtime 3x ./cli/robot-app-assistant/
 
 # ---- Receivers as cloud functions: adapters/lambda, adapters/gcf, functions/, deploy/ ----
-#   make lambda-zip    bin/lambda/bootstrap-arm64.zip (LAMBDA_ARCH=amd64 for x86_64)
+#   make lambda-zip    bin/lambda/bootstrap-arm64.zip (LAMBDA_ARCH=amd64 for x86_64; LAMBDA_EXEC=1
+#                      builds the exec: action in, which the default bootstrap leaves out)
 #   make lambda-run    the real bootstrap, on this machine, under the AWS Lambda Runtime Interface
 #                      Emulator: invocations on http://127.0.0.1:$(LAMBDA_PORT)/2015-03-31/functions/function/invocations
 #   make deploy-aws    build, then sam deploy deploy/aws/template.yaml (needs WEBHOOK_SECRET)
@@ -172,6 +173,9 @@ bench-apps:
 #   make bench-cloud   the Lambda per-invoke and bootstrap start-to-ready benchmarks
 
 LAMBDA_ARCH ?= arm64
+LAMBDA_EXEC ?=
+comma := ,
+LAMBDA_TAGS := lambda.norpc$(if $(LAMBDA_EXEC),$(comma)robothub.exec)
 STACK       ?= robothub-webhooks
 GCF_PORT    ?= 8080
 # lambda-run: the emulator takes invocations on LAMBDA_PORT and serves the Runtime API the bootstrap
@@ -186,7 +190,7 @@ RIE_VERSION     ?= v0.0.0-20261030222936-bef5c4ba774d
 
 lambda-zip:
 	@mkdir -p $(BIN)/lambda/$(LAMBDA_ARCH)
-	CGO_ENABLED=0 GOOS=linux GOARCH=$(LAMBDA_ARCH) $(GO) build -tags lambda.norpc -trimpath \
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(LAMBDA_ARCH) $(GO) build -tags $(LAMBDA_TAGS) -trimpath \
 		-ldflags '$(LDFLAGS)' -o $(BIN)/lambda/$(LAMBDA_ARCH)/bootstrap ./functions/lambda
 	@rm -f $(BIN)/lambda/bootstrap-$(LAMBDA_ARCH).zip
 	cd $(BIN)/lambda/$(LAMBDA_ARCH) && \
@@ -200,7 +204,7 @@ lambda-zip:
 # deploy/aws/local-delivery.json is a hub's push delivered to /webhooks/hello with secret dev-secret.
 lambda-run:
 	@mkdir -p $(BIN)/lambda/local
-	CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/lambda/local/bootstrap ./functions/lambda
+	CGO_ENABLED=0 $(GO) build -tags $(LAMBDA_TAGS) -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/lambda/local/bootstrap ./functions/lambda
 	@echo "lambda-run: building the emulator (first time: a minute), then invocations on http://127.0.0.1:$(LAMBDA_PORT)/2015-03-31/functions/function/invocations"
 	ROBOTHUB_ROUTES="$${ROBOTHUB_ROUTES:-hello=log}" $(GO) run github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$(RIE_VERSION) \
 		--runtime-interface-emulator-address 127.0.0.1:$(LAMBDA_PORT) --runtime-api-address 127.0.0.1:$(LAMBDA_API_PORT) \

@@ -217,7 +217,7 @@ func configFrom(c *cli.Context, getenv func(string) string) (config, error) {
 	if cfg.stopTimeout <= 0 {
 		return cfg, fmt.Errorf("--stop-timeout: must be positive, got %s", cfg.stopTimeout)
 	}
-	if cfg.startupApp != "" && !apps.AppNamePattern.MatchString(cfg.startupApp) {
+	if cfg.startupApp != "" && !apps.AppNamePattern().MatchString(cfg.startupApp) {
 		return cfg, fmt.Errorf("--startup-app: %q is not an app name (letters, digits and underscores)", cfg.startupApp)
 	}
 	host := c.String("host")

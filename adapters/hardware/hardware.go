@@ -91,7 +91,7 @@ type Hardware struct {
 // New opens the motor bus at opts.Port, reads where the motors are, and starts the control loop.
 // The motors are left as they are until the Robot sets a mode.
 func New(opts Options) (*Hardware, error) {
-	h := &Hardware{path: opts.Port, cfg: opts.Config, log: cmp.Or(opts.Log, slog.New(slog.DiscardHandler)), geom: kinematics.Default,
+	h := &Hardware{path: opts.Port, cfg: opts.Config, log: cmp.Or(opts.Log, slog.New(slog.DiscardHandler)), geom: kinematics.Default(),
 		timeout: opts.Timeout, quit: make(chan struct{}), done: make(chan struct{})}
 	h.SetMotorMode(robot.MotorsDisabled)
 	for _, name := range robot.MotorNames {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/robothub/robothub/core/apps"
 )
@@ -29,7 +30,7 @@ var runtimeNames = map[string]string{
 func RuntimeModule(name string) string { return runtimeNames[name] }
 
 // runtimeScripts are the venv's own commands, which a wheel's scripts would overwrite.
-var runtimeScripts = regexp.MustCompile(`^((python|pip)(3(\.[0-9]+)?)?|activate.*|uv)$`)
+var runtimeScripts = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^((python|pip)(3(\.[0-9]+)?)?|activate.*|uv)$`) })
 
 // Check refuses pkg when its wheel or a dependency's would install (it reads only the file lists,
 // mapped through the venv's real layout: installLayout): a .pth file (Python runs its import lines
@@ -108,7 +109,7 @@ func shadowing(l layout, stdlib map[string]bool) map[string]string {
 			continue
 		}
 		if f.script != "" {
-			if runtimeScripts.MatchString(f.script) {
+			if runtimeScripts().MatchString(f.script) {
 				found["script "+f.script] = "a command of the apps venv"
 			}
 			continue

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/robothub/robothub/core/apps"
@@ -122,8 +123,10 @@ func (v *Venv) installedOwners(lay *installLayout) ([]layout, error) {
 }
 
 var (
-	requirementPattern = regexp.MustCompile(`^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[([^\]]*)\])?`)
-	directReference    = regexp.MustCompile(`^[^;]*@`)
+	requirementPattern = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[([^\]]*)\])?`)
+	})
+	directReference = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[^;]*@`) })
 )
 
 // RequirementName is the normalized name of the distribution a PEP 508 requirement names ("" if none).
@@ -134,7 +137,7 @@ func RequirementName(s string) string {
 
 // parseRequirement reads the name, the extras and the extra marker of a PEP 508 requirement.
 func parseRequirement(s string) (requirement, bool) {
-	m := requirementPattern.FindStringSubmatch(s)
+	m := requirementPattern().FindStringSubmatch(s)
 	if m == nil {
 		return requirement{}, false
 	}
@@ -144,14 +147,14 @@ func parseRequirement(s string) (requirement, bool) {
 			r.extras = append(r.extras, Normalize(e))
 		}
 	}
-	if em := extraMarker.FindStringSubmatch(s); em != nil {
+	if em := extraMarker().FindStringSubmatch(s); em != nil {
 		r.extra = Normalize(em[1])
 	}
 	return r, true
 }
 
 // isDirectReference reports whether a requirement names a URL (pkg @ https://...).
-func isDirectReference(req string) bool { return directReference.MatchString(req) }
+func isDirectReference(req string) bool { return directReference().MatchString(req) }
 
 // entryPointsScript prints, as JSON, every entry point of a group with its distribution and the
 // source file of its module: listing imports no package code.

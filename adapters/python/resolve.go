@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/robothub/robothub/core/apps"
 )
@@ -196,14 +197,14 @@ func (v *Venv) dryRun(ctx context.Context, log io.Writer, dir, what string, requ
 	return pins, nil
 }
 
-var pipURL = regexp.MustCompile(`with url: (\S+)`)
+var pipURL = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`with url: (\S+)`) })
 
 // offlineURLError names the URL an offline resolution tried to reach.
 func (v *Venv) offlineURLError(err error) error {
 	if !v.Source.Offline {
 		return err
 	}
-	if m := pipURL.FindStringSubmatch(err.Error()); m != nil {
+	if m := pipURL().FindStringSubmatch(err.Error()); m != nil {
 		return fmt.Errorf("refused: a dependency names the URL %s, and an offline install never downloads", apps.RedactURL(m[1]))
 	}
 	return err

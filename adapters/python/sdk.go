@@ -12,10 +12,13 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // describeVersion matches `git describe --tags --dirty`: v1.2.3, 1.2.3rc1, v1.2.3-4-gabcdef0-dirty.
-var describeVersion = regexp.MustCompile(`^v?(\d+(?:\.\d+)*(?:(?:a|b|rc)\d+)?)(?:-(\d+)-g([0-9a-f]+))?(-dirty)?$`)
+var describeVersion = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^v?(\d+(?:\.\d+)*(?:(?:a|b|rc)\d+)?)(?:-(\d+)-g([0-9a-f]+))?(-dirty)?$`)
+})
 
 // SDKVersion maps the daemon's version to the PEP 440 version the SDK is installed at: a release
 // tag gives that version (v1.2.3 → 1.2.3); commits after a tag a local version
@@ -25,7 +28,7 @@ var describeVersion = regexp.MustCompile(`^v?(\d+(?:\.\d+)*(?:(?:a|b|rc)\d+)?)(?
 func SDKVersion(daemonVersion string, sdk fs.FS) string {
 	v := strings.TrimSpace(daemonVersion)
 	sum := "sdk" + sdkDigest(sdk)[:10]
-	if m := describeVersion.FindStringSubmatch(v); m != nil {
+	if m := describeVersion().FindStringSubmatch(v); m != nil {
 		if m[2] == "" && m[4] == "" {
 			return m[1]
 		}
@@ -63,7 +66,7 @@ func sdkDigest(sdk fs.FS) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-var pyprojectVersion = regexp.MustCompile(`(?m)^version\s*=\s*"[^"]*"`)
+var pyprojectVersion = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^version\s*=\s*"[^"]*"`) })
 
 // WriteSDK writes the embedded SDK's source (pyproject.toml, robot_sdk/) into dir at version.
 func WriteSDK(dir string, sdk fs.FS, version string) error {
@@ -80,10 +83,10 @@ func WriteSDK(dir string, sdk fs.FS, version string) error {
 			return err
 		}
 		if p == "pyproject.toml" {
-			if !pyprojectVersion.Match(data) {
+			if !pyprojectVersion().Match(data) {
 				return fmt.Errorf("the SDK's pyproject.toml has no version line")
 			}
-			data = pyprojectVersion.ReplaceAll(data, []byte(`version = "`+version+`"`))
+			data = pyprojectVersion().ReplaceAll(data, []byte(`version = "`+version+`"`))
 		}
 		return os.WriteFile(target, data, 0o644)
 	})

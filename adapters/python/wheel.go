@@ -20,6 +20,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	goversion "github.com/hashicorp/go-version"
 	"gopkg.in/ini.v1"
@@ -156,7 +157,7 @@ type Metadata struct {
 }
 
 // extraMarker matches the environment marker of a requirement that applies only with an extra.
-var extraMarker = regexp.MustCompile(`;.*\bextra\s*==\s*["']([^"']*)["']`)
+var extraMarker = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`;.*\bextra\s*==\s*["']([^"']*)["']`) })
 
 // ParseMetadata reads the header block of a METADATA (or PKG-INFO) file; the body is the
 // description and is not read.
@@ -173,7 +174,7 @@ func ParseMetadata(data []byte) (Metadata, error) {
 	for _, r := range h.Values("Requires-Dist") {
 		r = strings.TrimSpace(r)
 		m.AllRequires = append(m.AllRequires, r)
-		if !extraMarker.MatchString(r) {
+		if !extraMarker().MatchString(r) {
 			m.Requires = append(m.Requires, r)
 		}
 	}
@@ -353,11 +354,11 @@ func AtLeast(version, min string) bool {
 	return err == nil && err2 == nil && v.GreaterThanOrEqual(m)
 }
 
-var distSeparators = regexp.MustCompile(`[-_.]+`)
+var distSeparators = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[-_.]+`) })
 
 // Normalize is the PEP 503 normalized form of a distribution name.
 func Normalize(name string) string {
-	return strings.ToLower(distSeparators.ReplaceAllString(name, "-"))
+	return strings.ToLower(distSeparators().ReplaceAllString(name, "-"))
 }
 
 // CopyPackage copies the package source at src to dst without VCS data, build output, caches, venvs.

@@ -426,7 +426,7 @@ func checkPyproject(r *checkReport, insp *inspection, dirName string) bool {
 			usable = false
 			continue
 		}
-		if !apps.AppNamePattern.MatchString(name) {
+		if !apps.AppNamePattern().MatchString(name) {
 			r.fail(fmt.Sprintf("%s: entry point name %q is not a Python identifier", where, name),
 				"name the entry point after the app's package: letters, digits and underscores, e.g. "+strings.ReplaceAll(name, "-", "_"))
 			usable = false

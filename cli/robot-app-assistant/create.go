@@ -152,7 +152,7 @@ func validateAppName(name string) error {
 		return fmt.Errorf("app name is empty: %s", fix)
 	case strings.Contains(name, "-"):
 		return fmt.Errorf("app name %q is not a Python identifier: it contains '-'; use '_' instead (%s)", name, strings.ReplaceAll(name, "-", "_"))
-	case !apps.AppNamePattern.MatchString(name):
+	case !apps.AppNamePattern().MatchString(name):
 		return fmt.Errorf("app name %q is not a Python identifier (at most 100 characters): %s", name, fix)
 	case !strings.ContainsFunc(name, unicode.IsLetter):
 		return fmt.Errorf("app name %q has no letter: %s", name, fix)

@@ -120,8 +120,8 @@ func runServe(c *cli.Context, e *env) error {
 	stdout := actions.NewBufferedOutput(e.stdout)
 	defer stdout.Close()
 	b := actions.NewBuilder(actions.Config{
-		FleetDialers: mqtt.FleetDialers(),
-		Logger:       logger, Output: stdout,
+		FleetDialers: mqtt.FleetDialers(), SplitCommand: actions.SplitCommand,
+		Logger: logger, Output: stdout,
 		ExecTimeout: c.Duration("exec-timeout"), ExecConcurrency: c.Int("exec-concurrency"),
 		ExecEnv: execEnv, Getenv: e.getenv,
 		InsecureNoSecret: c.Bool("insecure-no-secret") || truthy(e.getenv(actions.InsecureNoSecretEnv)),

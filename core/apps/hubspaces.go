@@ -25,14 +25,16 @@ import (
 var ErrNoHubToken = errors.New("no hub token: set HF_TOKEN (or the hub's token file) in the daemon's environment to install private spaces")
 
 // SpaceIDPattern is a space ID on the hub: <user>/<space>.
-var SpaceIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$`)
+var SpaceIDPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$`)
+})
 
 // InstallPrivateSpaceWithToken starts a job that installs the space spaceID ("<user>/<app>") of the
 // daemon's hub, git reading it with token (else the daemon's hub token): install-private-space.
 // The token is not stored: update checks and updates of the space need the daemon's own token.
 func (m *Manager) InstallPrivateSpaceWithToken(spaceID, token string) (*Job, error) {
 	spaceID = strings.TrimSpace(spaceID)
-	if !SpaceIDPattern.MatchString(spaceID) {
+	if !SpaceIDPattern().MatchString(spaceID) {
 		return nil, fault.Invalidf("space_id: %s is not <user>/<space>", truncate(spaceID, 100))
 	}
 	if m.cfg.HubURL == "" {
@@ -175,7 +177,7 @@ func (m *Manager) remoteHead(ctx context.Context, src source) (string, error) {
 		return "", err
 	}
 	sha, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\t")
-	if !revisionPattern.MatchString(sha) {
+	if !revisionPattern().MatchString(sha) {
 		return "", fmt.Errorf("git ls-remote: no HEAD")
 	}
 	return sha, nil
@@ -185,7 +187,7 @@ func (m *Manager) remoteHead(ctx context.Context, src source) (string, error) {
 const gitProtocols = "GIT_ALLOW_PROTOCOL=http:https:ssh:git:file"
 
 // revisionPattern is a git commit name: 7 to 64 hex digits (SHA-1 or SHA-256, possibly abbreviated).
-var revisionPattern = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
+var revisionPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{7,64}$`) })
 
 // Update starts a job that brings the apps installed from rawURL (as AppInfo.Extra.Source shows
 // it) up to date, as a push to an app's space triggers: unless all are already at revision (when
@@ -197,7 +199,7 @@ func (m *Manager) Update(rawURL, revision string) (*Job, error) {
 		return nil, err
 	}
 	revision = strings.ToLower(strings.TrimSpace(revision))
-	if revision != "" && !revisionPattern.MatchString(revision) {
+	if revision != "" && !revisionPattern().MatchString(revision) {
 		return nil, fault.Invalidf("revision: %s is not a git commit (7 to 64 hex digits)", truncate(revision, 80))
 	}
 	// A push to a space is news for the catalog too (a new app, a new title): whoever asks for an

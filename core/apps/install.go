@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/robothub/robothub/core/apps/origin"
@@ -62,7 +63,7 @@ func appNameGuess(src source) string {
 		base = u[strings.LastIndexAny(u, "/:")+1:]
 	}
 	name := strings.ReplaceAll(base, "-", "_")
-	if !AppNamePattern.MatchString(name) {
+	if !AppNamePattern().MatchString(name) {
 		return ""
 	}
 	return name
@@ -247,10 +248,10 @@ func (m *Manager) appsOf(w Wheel) ([]string, error) {
 	var names []string
 	current := m.apps.Load()
 	for _, a := range eps {
-		if !AppNamePattern.MatchString(a.Name) {
+		if !AppNamePattern().MatchString(a.Name) {
 			return nil, fmt.Errorf("entry point name %q is not a valid app name (letters, digits and underscores, not starting with a digit)", a.Name)
 		}
-		if !modulePattern.MatchString(a.Module) {
+		if !modulePattern().MatchString(a.Module) {
 			return nil, fmt.Errorf("entry point %s names module %q, which is not a Python module path", a.Name, a.Module)
 		}
 		if other, ok := current.byName[a.Name]; ok && normalizeDist(other.Extra.Package) != normalizeDist(w.Name) {
@@ -432,18 +433,18 @@ func (m *Manager) finishChange(ctx context.Context, job *Job, dist, keep string,
 }
 
 var (
-	distSeparators = regexp.MustCompile(`[-_.]+`)
+	distSeparators = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[-_.]+`) })
 	// requirementNamePattern is the distribution name at the start of a PEP 508 requirement.
-	requirementNamePattern = regexp.MustCompile(`^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)`)
+	requirementNamePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)`) })
 )
 
 // normalizeDist is the PEP 503 normalized form of a distribution name.
 func normalizeDist(name string) string {
-	return strings.ToLower(distSeparators.ReplaceAllString(name, "-"))
+	return strings.ToLower(distSeparators().ReplaceAllString(name, "-"))
 }
 
 func requirementName(req string) string {
-	m := requirementNamePattern.FindStringSubmatch(req)
+	m := requirementNamePattern().FindStringSubmatch(req)
 	if m == nil {
 		return ""
 	}

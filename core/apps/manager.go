@@ -152,13 +152,13 @@ func NewManager(cfg Config) (*Manager, error) {
 	var sc startupConfig
 	if err := readJSON(m.path(startupFile), &sc); err != nil {
 		m.log.Warn("the saved startup app cannot be read; no startup app until one is set again", "file", m.path(startupFile), "err", err)
-	} else if sc.StartupApp != "" && !AppNamePattern.MatchString(sc.StartupApp) {
+	} else if sc.StartupApp != "" && !AppNamePattern().MatchString(sc.StartupApp) {
 		m.log.Warn("the saved startup app is not an app name; no startup app until one is set again", "file", m.path(startupFile), "startup_app", truncate(sc.StartupApp, 100))
 	} else {
 		m.startupApp = sc.StartupApp
 	}
 	if cfg.StartupApp != "" {
-		if !AppNamePattern.MatchString(cfg.StartupApp) {
+		if !AppNamePattern().MatchString(cfg.StartupApp) {
 			return nil, fault.Invalidf("startup app %q is not a valid app name", cfg.StartupApp)
 		}
 		m.startupApp = cfg.StartupApp
@@ -336,7 +336,7 @@ func (m *Manager) List() []AppInfo { return m.installed().list }
 
 // App returns the installed app called name, or a NotFound error.
 func (m *Manager) App(name string) (AppInfo, error) {
-	if AppNamePattern.MatchString(name) {
+	if AppNamePattern().MatchString(name) {
 		if info, ok := m.installed().byName[name]; ok {
 			return info, nil
 		}

@@ -132,7 +132,7 @@ func salvageRecords(data []byte) map[string]installRecord {
 		if err := dec.Decode(&rec); err != nil {
 			break
 		}
-		if AppNamePattern.MatchString(name) {
+		if AppNamePattern().MatchString(name) {
 			out[name] = rec
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -97,12 +98,15 @@ func (u Update) standing(s Status) (concerns, done, failed bool) {
 // daemonKey keys daemon rollouts among the spaces' (no space id has no slash).
 const daemonKey = "daemon"
 
-var daemonVersion = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]{1,64})?$`)
+// Compiled at first use, as the package's other patterns: a receiver starts without it.
+var daemonVersion = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]{1,64})?$`)
+})
 
 // CheckDaemonRelease reports whether version and repo name a daemon release: a release version
 // (1.2.0, 1.3.0-rc.1) and a repository, <type>s/owner/name or owner/name.
 func CheckDaemonRelease(version, repo string) error {
-	if !daemonVersion.MatchString(version) {
+	if !daemonVersion().MatchString(version) {
 		return fmt.Errorf("daemon release %q is not a release version (MAJOR.MINOR.PATCH[-PRERELEASE])", clip(version))
 	}
 	id := repo

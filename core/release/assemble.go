@@ -105,9 +105,3 @@ func Assemble(v Version, bins []Binary, key SigningKey, partBytes int, now time.
 	}
 	return files, m, nil
 }
-
-// IndexBytes encodes channels.json.
-func (ix *Index) Bytes() []byte {
-	data, _ := json.MarshalIndent(ix, "", "  ")
-	return append(data, '\n')
-}

@@ -12,7 +12,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/hub"
@@ -23,30 +22,6 @@ import (
 type Source interface {
 	Get(ctx context.Context, path string) ([]byte, error)
 }
-
-// Repo names a release repository on a hub: its type (model, dataset or space) and id.
-type Repo struct {
-	Type string // model, dataset or space
-	ID   string // owner/name
-}
-
-// ParseRepo reads a release repository setting: "owner/name" (a model) or "<type>s/owner/name"
-// (models/, datasets/ or spaces/).
-func ParseRepo(s string) (Repo, error) {
-	r := Repo{Type: "model", ID: s}
-	for _, t := range []string{"model", "dataset", "space"} {
-		if rest, ok := strings.CutPrefix(s, t+"s/"); ok {
-			r = Repo{Type: t, ID: rest}
-		}
-	}
-	owner, name, ok := strings.Cut(r.ID, "/")
-	if !ok || owner == "" || name == "" || !partName.MatchString(strings.ToLower(owner)) || !partName.MatchString(strings.ToLower(name)) {
-		return Repo{}, fault.Invalidf("release repository %q: want owner/name (a model) or models/, datasets/ or spaces/owner/name", clip(s))
-	}
-	return r, nil
-}
-
-func (r Repo) String() string { return r.Type + "s/" + r.ID }
 
 // HubSource opens the release repository on a hub at its head: every file it then gets is of that
 // one commit, so that a release being published meanwhile is never read half old, half new.

@@ -469,7 +469,7 @@ func (r *Robot) GotoSleep(disableMotors bool) *Move {
 // headJoints returns [body yaw, the six Stewart motor angles] for j, or nil when no motor angles
 // put the head there.
 func headJoints(j Joints) []float64 {
-	angles, err := kinematics.Default.Inverse(kinematics.Pose(j.Head), j.BodyYaw)
+	angles, err := kinematics.Default().Inverse(kinematics.Pose(j.Head), j.BodyYaw)
 	if err != nil {
 		return nil
 	}

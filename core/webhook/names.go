@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+	"sync"
 )
 
 // checkName accepts route names made of URL-safe segments: letters, digits, '-', '_', '.', '~',
@@ -28,8 +29,8 @@ func checkName(name string) error {
 }
 
 // anonymous matches the compiler's names for function literals: main.main.func1, pkg.glob..func2,
-// pkg.(*T).M.func1.2.
-var anonymous = regexp.MustCompile(`(^|\.)func\d+(\.\d+)*$`)
+// pkg.(*T).M.func1.2. Compiled at first use (a named handler): a receiver starts without it.
+var anonymous = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|\.)func\d+(\.\d+)*$`) })
 
 // funcName returns the Go name of a named function or method value, without its package ("" for nil).
 func funcName(fn HandlerFunc) (string, error) {
@@ -45,7 +46,7 @@ func funcName(fn HandlerFunc) (string, error) {
 	if i := strings.IndexByte(name, '['); i >= 0 {
 		name = name[:i] // a generic instance: f[...]
 	}
-	if anonymous.MatchString(name) || strings.HasPrefix(name, "glob.") {
+	if anonymous().MatchString(name) || strings.HasPrefix(name, "glob.") {
 		return "", fmt.Errorf("webhook handler %s is an anonymous function and has no name: register it with Add(name, fn)", full)
 	}
 	if i := strings.LastIndexByte(name, '.'); i >= 0 {

@@ -2,12 +2,18 @@
 // provided.al2023 runtime on arm64 or x86_64. It serves the receiver of `robothub serve`,
 // configured by the function's environment, so a user deploys it without writing Go:
 //
-//	ROBOTHUB_ROUTES     routes and actions: hello=log;build=exec:make build;relay=forward:https://...
+//	ROBOTHUB_ROUTES     routes and actions: hello=log;relay=forward:https://...;build=exec:./build.sh
 //	WEBHOOK_SECRET      the secret the hub's webhook is configured with (empty: log routes are open,
 //	                    other routes refuse to start unless ROBOTHUB_INSECURE_NO_SECRET=1)
 //	ROBOTHUB_BASE_PATH  the base path of a custom domain in front of the routes, if any
 //	ROBOTHUB_PUBLIC_URL the function's URL, shown on the landing page, if wanted
 //	AWS_LAMBDA_LOG_LEVEL set by Lambda's logging controls: the level of the JSON logs
+//
+// The exec action (exec:COMMAND ARGS...) is left out of the default build: it needs a program
+// added to the zip (provided.al2023 has a minimal userland), and its shell parser is 0.48 MB of the
+// binary, which holds the bootstrap to 1.3x the size of the smallest aws-lambda-go function
+// (docs/BENCHMARKS.md, issue 31). Build it in with -tags lambda.norpc,robothub.exec (make
+// lambda-zip LAMBDA_EXEC=1); without it, an exec: route stops the function at start, saying so.
 //
 // It is also the shortest example of deploying one's own Go handlers: replace the receiver built
 // here with a webhook.Server that has them. Build it with
@@ -16,6 +22,8 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -28,6 +36,9 @@ import (
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/actions"
 )
+
+// splitCommand is the exec action's, when built with it (exec.go).
+var splitCommand func(string) ([]string, error)
 
 // BasePathEnv names the custom-domain base path to remove before routing.
 const BasePathEnv = "ROBOTHUB_BASE_PATH"
@@ -68,7 +79,10 @@ func configure(getenv func(string) string, stdout, stderr io.Writer) (*webhook.S
 	// plane with the execution role's credentials.
 	// Only that link is registered: the bootstrap links no MQTT client.
 	srv, err := actions.NewServerFromEnv(getenv, actions.Config{Logger: logger, Output: stdout, Ephemeral: true,
-		FleetDialers: map[string]fleet.Dialer{"awsiot": awsiot.FleetDialer(getenv)}})
+		FleetDialers: map[string]fleet.Dialer{"awsiot": awsiot.FleetDialer(getenv)}, SplitCommand: splitCommand})
+	if errors.Is(err, actions.ErrNoExec) {
+		err = fmt.Errorf("%w: rebuild the bootstrap with -tags lambda.norpc,robothub.exec (make lambda-zip LAMBDA_EXEC=1)", err)
+	}
 	if err != nil {
 		logger.Error("the webhook receiver is not configured: "+err.Error(), "err", err.Error())
 		return nil, nil, err

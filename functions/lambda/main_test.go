@@ -23,11 +23,14 @@ import (
 	"github.com/robothub/robothub/internal/testkit/receivertest"
 )
 
-// maxBinaryBytes is the size budget of the bootstrap binary. It was 10 MiB until the fleet: route
-// brought the MQTT client (paho.golang) into the receiver: 10.3 MiB on arm64 and 11.1 MiB on amd64
-// since (stripped, -trimpath). A Lambda announces pushes through AWS IoT Core's data plane
-// (awsiot://) and could be built without MQTT to get back under 10 MiB; not done yet.
-const maxBinaryBytes = 12 << 20
+// maxBinaryBytes is the size budget of the bootstrap binary: 7.8 MiB on amd64 (stripped,
+// -trimpath) since it links no MQTT client, no html/template, no shell parser (the exec action is
+// built in with -tags robothub.exec) and no release signing (issue 31; BenchmarkBootstrapAgainstMinimal
+// holds it to 1.3x the smallest aws-lambda-go function).
+const maxBinaryBytes = 8 << 20
+
+// execTags builds the bootstrap with the exec action, for the receiver table (its routes have one).
+const execTags = "lambda.norpc,robothub.exec"
 
 var binDir string
 
@@ -55,17 +58,17 @@ type buildResult struct {
 // once per test run.
 func buildBootstrap(t testing.TB, goarch string) string {
 	t.Helper()
-	return buildFunction(t, goarch, ".")
+	return buildFunction(t, goarch, ".", "lambda.norpc")
 }
 
-// buildFunction builds the function pkg (a directory) for linux/goarch with lambda-zip's flags,
-// once per test run.
-func buildFunction(t testing.TB, goarch, pkg string) string {
+// buildFunction builds the function pkg (a directory) for linux/goarch with lambda-zip's flags and
+// tags, once per test run.
+func buildFunction(t testing.TB, goarch, pkg, tags string) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the function: not under -short")
 	}
-	v, _ := builds.LoadOrStore(goarch+" "+pkg, &buildResult{})
+	v, _ := builds.LoadOrStore(goarch+" "+pkg+" "+tags, &buildResult{})
 	r := v.(*buildResult)
 	r.once.Do(func() {
 		// deploy/aws's TestLambdaZip builds the same packages for linux/arm64 and may run at the
@@ -79,8 +82,8 @@ func buildFunction(t testing.TB, goarch, pkg string) string {
 			r.err = fmt.Errorf("locking the Lambda build: %v", err)
 			return
 		}
-		r.path = filepath.Join(binDir, goarch, filepath.Base(filepath.Clean(pkg)), "bootstrap")
-		cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-o", r.path, pkg)
+		r.path = filepath.Join(binDir, goarch, filepath.Base(filepath.Clean(pkg)), tags, "bootstrap")
+		cmd := exec.Command("go", "build", "-tags", tags, "-trimpath", "-ldflags=-s -w", "-o", r.path, pkg)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+goarch)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			r.err = fmt.Errorf("go build for linux/%s: %v\n%s", goarch, err, out)
@@ -110,11 +113,11 @@ func functionEnv(api *runtimeAPI, env map[string]string) []string {
 	return out
 }
 
-// startFunction runs the bootstrap binary as Lambda would, against api.
+// startFunction runs the bootstrap binary built with the exec action as Lambda would, against api.
 func startFunction(t *testing.T, api *runtimeAPI, env map[string]string) (stdout, stderr *syncbuf.Buffer) {
 	t.Helper()
 	stdout, stderr = &syncbuf.Buffer{}, &syncbuf.Buffer{}
-	cmd := exec.Command(buildBootstrap(t, runtime.GOARCH))
+	cmd := exec.Command(buildFunction(t, runtime.GOARCH, ".", execTags))
 	cmd.Env = functionEnv(api, env)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Start(); err != nil {
@@ -234,13 +237,24 @@ func TestSingleInvocation(t *testing.T) {
 	}
 }
 
-// TestBootstrapMisconfigured: without routes the function stops at start with a message that says
-// what to set, which Lambda shows as an init error.
+// TestBootstrapMisconfigured: with a bad route, or an exec: route in the default build (which has
+// no exec action), the function stops at start with a message that says what to do, which Lambda
+// shows as an init error.
 func TestBootstrapMisconfigured(t *testing.T) {
+	for routes, want := range map[string]string{
+		"hello=shout": `ROBOTHUB_ROUTES: route hello: unknown action "shout"`,
+		"hello=log;build=exec:./build.sh": "ROBOTHUB_ROUTES: route build: exec: this receiver was built without the exec action: " +
+			"rebuild the bootstrap with -tags lambda.norpc,robothub.exec (make lambda-zip LAMBDA_EXEC=1)",
+	} {
+		t.Run(routes, func(t *testing.T) { testMisconfigured(t, routes, want) })
+	}
+}
+
+func testMisconfigured(t *testing.T, routes, want string) {
 	api := newRuntimeAPI(t)
 	var stderr bytes.Buffer
 	cmd := exec.Command(buildBootstrap(t, runtime.GOARCH))
-	cmd.Env = functionEnv(api, map[string]string{"WEBHOOK_SECRET": receivertest.Secret, "ROBOTHUB_ROUTES": "hello=shout"})
+	cmd.Env = functionEnv(api, map[string]string{"WEBHOOK_SECRET": receivertest.Secret, "ROBOTHUB_ROUTES": routes})
 	cmd.Stderr = &stderr
 	done := make(chan error, 1)
 	if err := cmd.Start(); err != nil {
@@ -260,7 +274,7 @@ func TestBootstrapMisconfigured(t *testing.T) {
 	if err := json.Unmarshal(stderr.Bytes(), &rec); err != nil {
 		t.Fatalf("stderr is not one JSON log line: %q", &stderr)
 	}
-	if rec.Level != "ERROR" || !strings.Contains(rec.Msg, `ROBOTHUB_ROUTES: route hello: unknown action "shout"`) {
+	if rec.Level != "ERROR" || !strings.Contains(rec.Msg, want) {
 		t.Errorf("log %+v", rec)
 	}
 	if strings.Contains(stderr.String(), receivertest.Secret) {
@@ -324,13 +338,17 @@ func TestBinary(t *testing.T) {
 	}
 }
 
+// benchEnv configures the benchmarks' bootstrap, built as lambda-zip builds it (without the exec
+// action): the receiver table's secret and log routes.
+var benchEnv = map[string]string{"ROBOTHUB_ROUTES": "hello=log; team/retrain=log", "WEBHOOK_SECRET": receivertest.Secret}
+
 // BenchmarkBootstrapReady measures the function's own cold start: from starting the bootstrap
 // process to its first GET /2018-06-01/runtime/invocation/next, ready for an invocation. ns/op is
 // that time; p50-ms and max-ms summarise the runs.
 func BenchmarkBootstrapReady(b *testing.B) {
 	bin := buildBootstrap(b, runtime.GOARCH)
 	api := newRuntimeAPI(b)
-	env := functionEnv(api, receivertest.Env())
+	env := functionEnv(api, benchEnv)
 	var took []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -368,9 +386,9 @@ func BenchmarkBootstrapReady(b *testing.B) {
 // bootstrap's over the minimal function's.
 func BenchmarkBootstrapAgainstMinimal(b *testing.B) {
 	const runs = 30
-	bins := map[string]string{"bootstrap": buildBootstrap(b, runtime.GOARCH), "minimal": buildFunction(b, runtime.GOARCH, "./testdata/minimal")}
+	bins := map[string]string{"bootstrap": buildBootstrap(b, runtime.GOARCH), "minimal": buildFunction(b, runtime.GOARCH, "./testdata/minimal", "lambda.norpc")}
 	api := newRuntimeAPI(b)
-	env := functionEnv(api, receivertest.Env())
+	env := functionEnv(api, benchEnv)
 	took := map[string][]time.Duration{}
 	for range b.N {
 		for range runs {

@@ -12,6 +12,7 @@ package actions
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -90,6 +91,14 @@ type Config struct {
 	// go on in the background, so fleet routes with canary waves are refused.
 	Ephemeral bool
 
+	// SplitCommand splits the command line of exec: routes into its arguments: SplitCommand, for a
+	// receiver that has the exec action. It is nil in a receiver without it (the Lambda
+	// bootstrap's default build), whose exec: routes are refused with ErrNoExec: the shell parser
+	// SplitCommand uses (mvdan.cc/sh) is 0.48 MB of a stripped binary, and the linker leaves it
+	// out only when nothing refers to it (docs/BENCHMARKS.md, issue 31). Binaries register it as
+	// they register FleetDialers.
+	SplitCommand func(line string) ([]string, error)
+
 	// InsecureNoSecret lets routes that run or send something (exec, forward, robot-update) be
 	// served by a receiver without a secret, where anyone who reaches it may trigger them. Without
 	// it Register refuses them; log routes are always allowed (the server warns that they are open).
@@ -133,6 +142,10 @@ func (c *Config) defaults() {
 		c.DaemonToken = c.Getenv(DaemonTokenEnv)
 	}
 }
+
+// ErrNoExec is the error of an exec: route in a receiver built without the exec action
+// (Config.SplitCommand is nil).
+var ErrNoExec = errors.New("this receiver was built without the exec action")
 
 // Builder turns action specs into handlers. Commands of all exec actions share one concurrency cap.
 type Builder struct {

@@ -3,6 +3,7 @@ package actions
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -74,7 +75,7 @@ func TestParseRoutes(t *testing.T) {
 }
 
 func TestHandlerRefusesBadSpecs(t *testing.T) {
-	b := NewBuilder(Config{})
+	b := NewBuilder(Config{SplitCommand: SplitCommand})
 	cases := map[string]string{
 		"shout":                        "unknown action",
 		"log:extra":                    "takes no argument",
@@ -103,7 +104,7 @@ func TestExecRefusesAProgramThatIsNotExecutable(t *testing.T) {
 	if err := os.WriteFile(script, []byte("#!/bin/sh\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := NewBuilder(Config{}).Handler("r", "exec:"+script)
+	_, err := NewBuilder(Config{SplitCommand: SplitCommand}).Handler("r", "exec:"+script)
 	if want := "route r: exec: " + script + " is not executable (chmod +x " + script + ")"; err == nil || err.Error() != want {
 		t.Fatalf("err = %v, want %s", err, want)
 	}
@@ -168,7 +169,7 @@ func FuzzSplitCommand(f *testing.F) {
 
 func TestLogAction(t *testing.T) {
 	out := &syncbuf.Buffer{}
-	url := receiver(t, NewBuilder(Config{Output: out}), "seen=log")
+	url := receiver(t, NewBuilder(Config{SplitCommand: SplitCommand, Output: out}), "seen=log")
 	status, body := deliver(t, url+"/webhooks/seen", payload)
 	if status != 200 || body["message"] != "logged repo.content update on alice/dance-app" {
 		t.Fatalf("%d %v", status, body)
@@ -190,7 +191,7 @@ func TestLogAction(t *testing.T) {
 func TestExecActionGetsThePayload(t *testing.T) {
 	dir := t.TempDir()
 	envFile, stdinFile := filepath.Join(dir, "env.json"), filepath.Join(dir, "stdin.json")
-	b := NewBuilder(Config{Getenv: envOf(map[string]string{"PATH": os.Getenv("PATH"), "WEBHOOK_SECRET": "hush", "KEEP": "1"}), ExecEnv: []string{"KEEP"}})
+	b := NewBuilder(Config{SplitCommand: SplitCommand, Getenv: envOf(map[string]string{"PATH": os.Getenv("PATH"), "WEBHOOK_SECRET": "hush", "KEEP": "1"}), ExecEnv: []string{"KEEP"}})
 	url := receiver(t, b,
 		`save=exec:sh -c 'printf %s "$WEBHOOK_PAYLOAD" > "$1"; cat > "$2"; echo "secret=[$WEBHOOK_SECRET] keep=$KEEP route=$WEBHOOK_ROUTE repo=$WEBHOOK_REPO_NAME"' sh `+envFile+` `+stdinFile)
 	status, body := deliver(t, url+"/webhooks/save", payload)
@@ -211,7 +212,8 @@ func TestExecActionGetsThePayload(t *testing.T) {
 func TestExecActionEnvironment(t *testing.T) {
 	logs := &syncbuf.Buffer{}
 	b := NewBuilder(Config{
-		Logger: slog.New(slog.NewTextHandler(logs, nil)),
+		SplitCommand: SplitCommand,
+		Logger:       slog.New(slog.NewTextHandler(logs, nil)),
 		Getenv: envOf(map[string]string{"PATH": os.Getenv("PATH"), "TZ": "Europe/Paris", "WEBHOOK_SECRET": "hush", "KEEP": "1",
 			"HF_TOKEN": "hf_canary", "AWS_SESSION_TOKEN": "aws_canary", "ROBOT_DAEMON_TOKEN": "robot_canary"}),
 		ExecEnv: []string{"KEEP"},
@@ -232,7 +234,7 @@ func TestExecActionEnvironment(t *testing.T) {
 func TestExecActionFailureAndTimeout(t *testing.T) {
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "child.pid")
-	b := NewBuilder(Config{ExecTimeout: 300 * time.Millisecond})
+	b := NewBuilder(Config{SplitCommand: SplitCommand, ExecTimeout: 300 * time.Millisecond})
 	url := receiver(t, b,
 		`fails=exec:sh -c 'echo oops >&2; exit 3'`,
 		`hangs=exec:sh -c 'sleep 30 & echo $! > `+pidFile+`; wait'`)
@@ -268,7 +270,7 @@ func TestExecActionFailureAndTimeout(t *testing.T) {
 func TestExecConcurrencyCap(t *testing.T) {
 	lock := filepath.Join(t.TempDir(), "lock")
 	// mkdir fails if another copy holds the lock: with a cap of 1 no copy ever fails.
-	b := NewBuilder(Config{ExecConcurrency: 1})
+	b := NewBuilder(Config{SplitCommand: SplitCommand, ExecConcurrency: 1})
 	url := receiver(t, b, `one=exec:sh -c 'mkdir `+lock+` || exit 9; sleep 0.05; rmdir `+lock+`'`)
 	var wg sync.WaitGroup
 	var failed atomic.Int32
@@ -300,7 +302,7 @@ func TestForwardRetriesUntilTheTargetRecovers(t *testing.T) {
 		w.WriteHeader(http.StatusAccepted)
 	}))
 	defer target.Close()
-	b := NewBuilder(Config{ForwardBackoff: 10 * time.Millisecond})
+	b := NewBuilder(Config{SplitCommand: SplitCommand, ForwardBackoff: 10 * time.Millisecond})
 	url := receiver(t, b, "relay=forward:"+target.URL+"/in")
 	status, body := deliver(t, url+"/webhooks/relay", payload)
 	if status != 200 || body["status"] != 202.0 || body["attempts"] != 3.0 {
@@ -321,7 +323,7 @@ func TestForwardFailures(t *testing.T) {
 	down := httptest.NewServer(http.NotFoundHandler())
 	down.Close() // a closed port on loopback: connection refused
 	logs := &syncbuf.Buffer{}
-	b := NewBuilder(Config{ForwardBackoff: 5 * time.Millisecond, ForwardAttempts: 3, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	b := NewBuilder(Config{SplitCommand: SplitCommand, ForwardBackoff: 5 * time.Millisecond, ForwardAttempts: 3, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	url := receiver(t, b, "refused=forward:"+refuses.URL+"/?secret=topsecret", "down=forward:"+down.URL+"/hook?secret=topsecret")
 
 	status, body := deliver(t, url+"/webhooks/refused", payload)
@@ -340,7 +342,7 @@ func TestForwardFailures(t *testing.T) {
 func TestForwardStopsWhenTheCallerGivesUp(t *testing.T) {
 	down := httptest.NewServer(http.NotFoundHandler())
 	down.Close()
-	b := NewBuilder(Config{ForwardBackoff: time.Hour, ForwardAttempts: 5})
+	b := NewBuilder(Config{SplitCommand: SplitCommand, ForwardBackoff: time.Hour, ForwardAttempts: 5})
 	h, err := b.Handler("r", "forward:"+down.URL)
 	if err != nil {
 		t.Fatal(err)
@@ -386,7 +388,7 @@ func FuzzParseRoutes(f *testing.F) {
 		}
 		env := map[string]string{RoutesEnv: list, webhook.SecretEnv: "hush"}
 		discard := slog.New(slog.DiscardHandler)
-		srv, err := NewServerFromEnv(func(k string) string { return env[k] }, Config{Logger: discard, Output: io.Discard})
+		srv, err := NewServerFromEnv(func(k string) string { return env[k] }, Config{SplitCommand: SplitCommand, Logger: discard, Output: io.Discard})
 		if err != nil {
 			return
 		}
@@ -399,4 +401,17 @@ func FuzzParseRoutes(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestExecNeedsRegistering: a receiver built without the exec action (the Lambda bootstrap's
+// default build) refuses an exec: route at start, saying so, and serves its other routes.
+func TestExecNeedsRegistering(t *testing.T) {
+	b := NewBuilder(Config{Logger: slog.New(slog.DiscardHandler)})
+	_, err := b.Handler("build", "exec:true")
+	if !errors.Is(err, ErrNoExec) || err.Error() != "route build: exec: this receiver was built without the exec action" {
+		t.Fatalf("err = %v, want ErrNoExec naming the route", err)
+	}
+	if _, err := b.Handler("seen", "log"); err != nil {
+		t.Fatalf("log route: %v", err)
+	}
 }

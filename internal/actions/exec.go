@@ -54,7 +54,10 @@ func lookPathProblem(name string, err error) string {
 }
 
 func (b *Builder) execAction(route, spec string) (webhook.HandlerFunc, error) {
-	argv, err := SplitCommand(spec)
+	if b.cfg.SplitCommand == nil {
+		return nil, fmt.Errorf("route %s: exec: %w", route, ErrNoExec)
+	}
+	argv, err := b.cfg.SplitCommand(spec)
 	if err != nil {
 		return nil, fmt.Errorf("route %s: exec: %w", route, err)
 	}

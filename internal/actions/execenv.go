@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/robothub/robothub/core/webhook"
 )
@@ -27,7 +28,8 @@ var execEnvBase = []string{
 	"SystemRoot", "SystemDrive", "windir", "ComSpec", "PATHEXT", "TEMP", "TMP", "USERPROFILE",
 }
 
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+// envName is compiled at first use: the Lambda bootstrap starts without it.
+var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // ParseEnvNames reads a list of variable names separated by commas or spaces (ROBOTHUB_EXEC_ENV,
 // or one --exec-env). The receiver's own credentials (its webhook secret, its fleet broker's
@@ -36,7 +38,7 @@ func ParseEnvNames(list string) ([]string, error) {
 	var names []string
 	for _, n := range strings.FieldsFunc(list, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' }) {
 		switch {
-		case !envName.MatchString(n):
+		case !envName().MatchString(n):
 			return nil, fmt.Errorf("%q is not the name of an environment variable (letters, digits and _; give names, not NAME=VALUE)", n)
 		case n == webhook.SecretEnv:
 			return nil, fmt.Errorf("%s is the receiver's own secret and is never passed to commands", n)

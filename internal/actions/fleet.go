@@ -16,7 +16,7 @@ import (
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/fleet"
 	"github.com/robothub/robothub/core/hub"
-	"github.com/robothub/robothub/core/release"
+	releasespec "github.com/robothub/robothub/core/release/spec"
 	"github.com/robothub/robothub/core/webhook"
 )
 
@@ -64,18 +64,18 @@ func (b *Builder) fleetAction(route, spec string) (webhook.HandlerFunc, error) {
 	}
 	// daemon=REPO: a push to that release repository announces the robot-daemon release its
 	// channels.json names on channel= (stable by default), as robothub fleet update-daemon does.
-	var daemonRepo *release.Repo
+	var daemonRepo *releasespec.Repo
 	channel := q.Get("channel")
 	if d := q.Get("daemon"); d != "" {
-		r, err := release.ParseRepo(d)
+		r, err := releasespec.ParseRepo(d)
 		if err != nil {
 			return nil, fmt.Errorf("route %s: fleet: daemon=%s: %w", route, d, err)
 		}
 		daemonRepo = &r
 		if channel == "" {
-			channel = release.Stable
+			channel = releasespec.Stable
 		}
-		if err := release.CheckChannel(channel); err != nil {
+		if err := releasespec.CheckChannel(channel); err != nil {
 			return nil, fmt.Errorf("route %s: fleet: %w", route, err)
 		}
 	} else if channel != "" {
@@ -182,7 +182,7 @@ func redactParseError(err error) error {
 // announceDaemon announces the daemon release that a push to the release repository made the
 // newest of its channel: channels.json at the pushed commit, read from the hub the payload names.
 // Each robot checks the release's signature before it installs it.
-func announceDaemon(ctx context.Context, pub *fleet.Publisher, p *webhook.Payload, repo release.Repo, channel string, log *slog.Logger) (any, error) {
+func announceDaemon(ctx context.Context, pub *fleet.Publisher, p *webhook.Payload, repo releasespec.Repo, channel string, log *slog.Logger) (any, error) {
 	if err := fleet.CheckRevision(strings.ToLower(p.Repo.HeadSha)); err != nil {
 		return nil, fault.Invalidf("payload field repo.headSha: %v", err)
 	}
@@ -198,7 +198,7 @@ func announceDaemon(ctx context.Context, pub *fleet.Publisher, p *webhook.Payloa
 	if err != nil {
 		return nil, fault.New(fault.Upstream, "reading channels.json of %s at %s: %v", repo, p.Repo.HeadSha, err)
 	}
-	ix, err := release.ParseIndex(data)
+	ix, err := releasespec.ParseIndex(data)
 	if err != nil {
 		return nil, fault.New(fault.Upstream, "%s: %v", repo, err)
 	}

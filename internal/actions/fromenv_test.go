@@ -24,7 +24,7 @@ func TestNewServerFromEnv(t *testing.T) {
 		RoutesEnv:         "hello=log;\n team/retrain = log ",
 		webhook.SecretEnv: "hush",
 		PublicURLEnv:      "https://abc.lambda-url.eu-west-1.on.aws/",
-	}), Config{Output: out, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	}), Config{SplitCommand: SplitCommand, Output: out, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestNewServerFromEnv(t *testing.T) {
 
 func TestNewServerFromEnvOptionsWin(t *testing.T) {
 	srv, err := NewServerFromEnv(envOf(map[string]string{RoutesEnv: "a=log", webhook.SecretEnv: "from-env"}),
-		Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, webhook.WithSecret(""))
+		Config{SplitCommand: SplitCommand, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, webhook.WithSecret(""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestNewServerFromEnvErrors(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			logs := &bytes.Buffer{}
 			srv, err := NewServerFromEnv(envOf(map[string]string{RoutesEnv: c.routes, webhook.SecretEnv: "topsecret-value"}),
-				Config{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+				Config{SplitCommand: SplitCommand, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 			if err == nil {
 				t.Fatalf("no error; routes %v", srv.Routes())
 			}
@@ -114,7 +114,7 @@ func TestServerFromEnvExecEnv(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "env")
 	env := map[string]string{RoutesEnv: `env=exec:sh -c 'env > "$0"' ` + out, InsecureNoSecretEnv: "1", ExecEnvEnv: "STAGE",
 		"PATH": os.Getenv("PATH"), "STAGE": "prod", "AWS_SESSION_TOKEN": "aws_canary", "AWS_SECRET_ACCESS_KEY": "aws_canary"}
-	srv, err := NewServerFromEnv(envOf(env), Config{Logger: slog.New(slog.DiscardHandler)})
+	srv, err := NewServerFromEnv(envOf(env), Config{SplitCommand: SplitCommand, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestServerFromEnvExecEnv(t *testing.T) {
 		t.Errorf("the command's environment (%v):\n%s", err, got)
 	}
 	env[ExecEnvEnv] = "STAGE=prod"
-	if _, err := NewServerFromEnv(envOf(env), Config{Logger: slog.New(slog.DiscardHandler)}); err == nil || !strings.Contains(err.Error(), ExecEnvEnv) {
+	if _, err := NewServerFromEnv(envOf(env), Config{SplitCommand: SplitCommand, Logger: slog.New(slog.DiscardHandler)}); err == nil || !strings.Contains(err.Error(), ExecEnvEnv) {
 		t.Errorf("a malformed %s: %v", ExecEnvEnv, err)
 	}
 }

@@ -20,7 +20,7 @@ func TestRoutesThatActNeedASecret(t *testing.T) {
 	for _, action := range []string{"exec:true", "forward:http://127.0.0.1:9/x", "robot-update:http://127.0.0.1:8000"} {
 		kind, _, _ := strings.Cut(action, ":")
 		srv := webhook.NewServer(webhook.WithSecret(""), webhook.WithLogger(discard))
-		err := NewBuilder(Config{Logger: discard}).Register(srv, []Route{{"ok", "log"}, {"acts", action}})
+		err := NewBuilder(Config{SplitCommand: SplitCommand, Logger: discard}).Register(srv, []Route{{"ok", "log"}, {"acts", action}})
 		if err == nil {
 			t.Fatalf("%s: a route that acts started without a secret", action)
 		}
@@ -30,12 +30,12 @@ func TestRoutesThatActNeedASecret(t *testing.T) {
 			}
 		}
 		open := webhook.NewServer(webhook.WithSecret(""), webhook.WithLogger(discard))
-		if err := NewBuilder(Config{Logger: discard, InsecureNoSecret: true}).Register(open, []Route{{"acts", action}}); err != nil {
+		if err := NewBuilder(Config{SplitCommand: SplitCommand, Logger: discard, InsecureNoSecret: true}).Register(open, []Route{{"acts", action}}); err != nil {
 			t.Errorf("%s with InsecureNoSecret: %v", action, err)
 		}
 	}
 	srv := webhook.NewServer(webhook.WithSecret(""), webhook.WithLogger(discard))
-	if err := NewBuilder(Config{Logger: discard}).Register(srv, []Route{{"seen", "log"}}); err != nil {
+	if err := NewBuilder(Config{SplitCommand: SplitCommand, Logger: discard}).Register(srv, []Route{{"seen", "log"}}); err != nil {
 		t.Errorf("a log route alone: %v", err)
 	}
 }
@@ -43,7 +43,7 @@ func TestRoutesThatActNeedASecret(t *testing.T) {
 // TestEnvConfiguredReceiverNeedsASecret: the Lambda function, the Cloud Function and the Space build
 // their receiver with NewServerFromEnv, so they get the same rule and its environment switch.
 func TestEnvConfiguredReceiverNeedsASecret(t *testing.T) {
-	cfg := Config{Logger: slog.New(slog.DiscardHandler), Output: io.Discard}
+	cfg := Config{SplitCommand: SplitCommand, Logger: slog.New(slog.DiscardHandler), Output: io.Discard}
 	_, err := NewServerFromEnv(envOf(map[string]string{RoutesEnv: "hello=log;build=exec:true"}), cfg)
 	if err == nil || !strings.Contains(err.Error(), "route build") || !strings.Contains(err.Error(), "need a secret") {
 		t.Fatalf("exec route without a secret: %v", err)
@@ -62,7 +62,7 @@ func TestEnvConfiguredReceiverNeedsASecret(t *testing.T) {
 // environment variable as is; the command still runs, and sees U+FFFD in its place.
 func TestExecActionWithNULInPayload(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "seen")
-	b := NewBuilder(Config{Logger: slog.New(slog.DiscardHandler), Getenv: envOf(map[string]string{"PATH": os.Getenv("PATH")})})
+	b := NewBuilder(Config{SplitCommand: SplitCommand, Logger: slog.New(slog.DiscardHandler), Getenv: envOf(map[string]string{"PATH": os.Getenv("PATH")})})
 	url := receiver(t, b, `env=exec:sh -c 'printf "repo=[%s] payload=%s" "$WEBHOOK_REPO_NAME" "$WEBHOOK_PAYLOAD" > "$0"' `+out)
 	body := `{"event":{"action":"update","scope":"repo.content"},"repo":{"type":"space","name":"alice/a\u0000b"}}`
 	status, answer := deliver(t, url+"/webhooks/env", body)
@@ -87,7 +87,7 @@ func TestForwardDoesNotFollowRedirects(t *testing.T) {
 	}))
 	defer redirects.Close()
 	for name, client := range map[string]*http.Client{"default client": nil, "caller's client": {}} {
-		b := NewBuilder(Config{ForwardClient: client, Logger: slog.New(slog.DiscardHandler)})
+		b := NewBuilder(Config{SplitCommand: SplitCommand, ForwardClient: client, Logger: slog.New(slog.DiscardHandler)})
 		url := receiver(t, b, "relay=forward:"+redirects.URL+"/in")
 		status, body := deliver(t, url+"/webhooks/relay", payload)
 		if msg, _ := body["error"].(string); status != 502 || !strings.Contains(msg, "307 Temporary Redirect") {

@@ -17,7 +17,10 @@ import (
 // sessionMaxAge is how long a dashboard login lasts in the browser (until the token changes).
 const sessionMaxAge = 30 * 24 * time.Hour
 
-var loginPage = template.Must(template.New("login").Parse(`<!doctype html>
+// loginPage is parsed at first use: every program linking the package (robothub too, through robothub
+// dev) parsed it at start.
+var loginPage = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("login").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Robot daemon: log in</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"><meta name="color-scheme" content="light dark">
 <style>
@@ -46,6 +49,7 @@ button { font: inherit; margin-top: .8em; padding: .45em 1.2em; border-radius: 6
 <button type="submit">Log in</button>
 </form></main></body></html>
 `))
+})
 
 // Login logs a browser in: GET /login?token=T (the link the daemon prints) or the form's
 // POST set an HttpOnly, SameSite=Strict cookie and send the browser to the dashboard. GET /login
@@ -101,7 +105,7 @@ func (s *Guard) Login(w http.ResponseWriter, r *http.Request) {
 func (s *Guard) showLogin(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(code)
-	_ = loginPage.Execute(w, struct{ Error string }{msg})
+	_ = loginPage().Execute(w, struct{ Error string }{msg})
 }
 
 // Failed logins: each client (its user on this machine, or its address) may get the token wrong

@@ -57,7 +57,7 @@ func (s *Handlers) installSource(req installRequest) (string, error) {
 		if s.hubURL == "" {
 			return "", httpapi.BodyError(fmt.Sprintf("body: source_kind %s without url names a space on the hub, and this daemon has no hub (--hub-url none): send the space's url", *req.SourceKind))
 		}
-		if !apps.SpaceIDPattern.MatchString(name) {
+		if !apps.SpaceIDPattern().MatchString(name) {
 			return "", httpapi.BodyError(fmt.Sprintf("body: name %q is not a space ID (owner/app): send the space's url", name))
 		}
 		return strings.TrimRight(s.hubURL, "/") + "/spaces/" + name, nil

@@ -156,7 +156,7 @@ func (a *fakeApps) UpdateApp(name string) (appsapi.Job, error) {
 }
 
 func (a *fakeApps) InstallPrivateSpaceWithToken(spaceID, token string) (appsapi.Job, error) {
-	if !apps.SpaceIDPattern.MatchString(spaceID) {
+	if !apps.SpaceIDPattern().MatchString(spaceID) {
 		return nil, fault.Invalidf("space_id %q: expected <user>/<space>", spaceID)
 	}
 	if token == "" {

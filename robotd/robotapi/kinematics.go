@@ -23,7 +23,7 @@ import (
 // for the head at the platform's height, thin boxes for the antennas.
 
 func (s *Handlers) KinematicsInfo(w http.ResponseWriter, r *http.Request) {
-	g := kinematics.Default
+	g := kinematics.Default()
 	legs := make([]map[string]any, len(g.Legs))
 	for i, l := range g.Legs {
 		legs[i] = map[string]any{"name": l.Name, "elbow": l.Elbow, "platform_anchor": l.Anchor}
@@ -53,7 +53,7 @@ func (s *Handlers) URDF(w http.ResponseWriter, r *http.Request) {
 // robotURDF describes the robot: the body turning about z, the head on it at the platform's rest
 // height, and the two antennas on the head, each part with its mesh (served by /api/kinematics/stl).
 func robotURDF() string {
-	g := kinematics.Default
+	g := kinematics.Default()
 	var b strings.Builder
 	link := func(name, mesh string, z float64) {
 		fmt.Fprintf(&b, "  <link name=%q>\n    <visual>\n      <origin xyz=\"0 0 %g\" rpy=\"0 0 0\"/>\n      <geometry><mesh filename=\"package://assets/%s\"/></geometry>\n    </visual>\n  </link>\n", name, z, mesh)

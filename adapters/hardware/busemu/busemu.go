@@ -507,7 +507,7 @@ func (b *Bus) write1(m *motor, addr int, data []byte) byte {
 // RestingAt returns the motors' positions, by id, that put the robot in pose j: where Options.Rest
 // starts them (the sleep pose, for a robot that was switched off).
 func RestingAt(cfg *dynamixel.Config, j robot.Joints) (map[byte]int32, error) {
-	legs, err := kinematics.Default.Inverse(kinematics.Pose(j.Head), j.BodyYaw)
+	legs, err := kinematics.Default().Inverse(kinematics.Pose(j.Head), j.BodyYaw)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/hub"
@@ -38,8 +39,10 @@ type Source struct {
 }
 
 var (
-	hubSpacePath = regexp.MustCompile(`^/spaces/[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*/?$`)
-	scpGitURL    = regexp.MustCompile(`^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[A-Za-z0-9._/~-]+$`)
+	hubSpacePath = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^/spaces/[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*/?$`)
+	})
+	scpGitURL = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[A-Za-z0-9._/~-]+$`) })
 )
 
 // Parse classifies an app's url: a hub space URL (<hub>/spaces/<user>/<app>), another git
@@ -75,7 +78,7 @@ func Parse(raw string) (Source, error) {
 		}
 		return Source{Shown: clean, Kind: Local, Path: clean}, nil
 	}
-	if scpGitURL.MatchString(s) {
+	if scpGitURL().MatchString(s) {
 		return Source{Shown: s, Kind: Git, CloneURL: s}, nil
 	}
 	u, err := url.Parse(s)
@@ -86,7 +89,7 @@ func Parse(raw string) (Source, error) {
 		return Source{}, fault.Invalidf("url: scheme %s is not one of http, https, ssh, git, file", u.Scheme)
 	}
 	kind := Git
-	if strings.HasPrefix(u.Scheme, "http") && hubSpacePath.MatchString(u.Path) && u.RawQuery == "" && u.Fragment == "" {
+	if strings.HasPrefix(u.Scheme, "http") && hubSpacePath().MatchString(u.Path) && u.RawQuery == "" && u.Fragment == "" {
 		kind = HubSpace
 		u.Path = strings.TrimSuffix(u.Path, "/")
 	}
@@ -120,7 +123,7 @@ func truncate(s string, n int) string {
 // into the hub's base URL and the space ID.
 func SpaceOf(spaceURL string) (hub, space string, ok bool) {
 	u, err := url.Parse(spaceURL)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") || !hubSpacePath.MatchString(u.Path) ||
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") || !hubSpacePath().MatchString(u.Path) ||
 		u.RawQuery != "" || u.Fragment != "" {
 		return "", "", false
 	}
@@ -175,9 +178,9 @@ func RedactURL(raw string) string {
 }
 
 // urlWithUserinfo finds URLs with credentials in text, to the authority's last @ (passwords hold @).
-var urlWithUserinfo = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s?#'"]*@`)
+var urlWithUserinfo = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s?#'"]*@`) })
 
 // RedactText hides the credentials of every URL in s, whole, as RedactURL does.
 func RedactText(s string) string {
-	return urlWithUserinfo.ReplaceAllString(s, "${1}xxxxx@")
+	return urlWithUserinfo().ReplaceAllString(s, "${1}xxxxx@")
 }

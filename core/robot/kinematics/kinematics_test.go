@@ -44,7 +44,7 @@ func roundTripPoses() (cases []struct {
 }
 
 func TestInverseThenForwardRoundTrips(t *testing.T) {
-	g := Default
+	g := Default()
 	for _, c := range roundTripPoses() {
 		angles, err := g.Inverse(c.pose, c.bodyYaw)
 		if err != nil {
@@ -71,7 +71,7 @@ func TestInverseThenForwardRoundTrips(t *testing.T) {
 // Each leg's arm end, at the angle the inverse gives, is exactly a rod's length from its anchor on
 // the head: the geometric fact the inverse solves for, checked without the inverse's algebra.
 func TestInverseKeepsEveryRodAtItsLength(t *testing.T) {
-	g := Default
+	g := Default()
 	for _, c := range roundTripPoses() {
 		angles, err := g.Inverse(c.pose, c.bodyYaw)
 		if err != nil {
@@ -97,7 +97,7 @@ func TestUnreachablePosesAreRefused(t *testing.T) {
 		"40° roll, 3 cm up": {Roll: 40 * deg, Z: 0.03},
 		"10 cm down":        {Z: -0.10},
 	} {
-		_, err := Default.Inverse(p, 0)
+		_, err := Default().Inverse(p, 0)
 		var ue *UnreachableError
 		if !errors.As(err, &ue) || ue.Leg == "" {
 			t.Errorf("%s: err = %v, want an UnreachableError naming a leg", name, err)
@@ -108,7 +108,7 @@ func TestUnreachablePosesAreRefused(t *testing.T) {
 func BenchmarkInverse(b *testing.B) {
 	p := Pose{X: 0.005, Z: 0.005, Roll: 0.1, Pitch: -0.1, Yaw: 0.2}
 	for b.Loop() {
-		if _, err := Default.Inverse(p, 0.3); err != nil {
+		if _, err := Default().Inverse(p, 0.3); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -120,7 +120,7 @@ func BenchmarkForward(b *testing.B) {
 	const n = 64
 	var angles [n][6]float64
 	for i := range n {
-		a, err := Default.Inverse(Pose{Z: 0.005, Pitch: 0.1, Yaw: 0.3 * math.Sin(float64(i)*2*math.Pi/n)}, 0)
+		a, err := Default().Inverse(Pose{Z: 0.005, Pitch: 0.1, Yaw: 0.3 * math.Sin(float64(i)*2*math.Pi/n)}, 0)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -129,7 +129,7 @@ func BenchmarkForward(b *testing.B) {
 	prev := Pose{}
 	i := 0
 	for b.Loop() {
-		p, err := Default.Forward(angles[i%n], 0, prev)
+		p, err := Default().Forward(angles[i%n], 0, prev)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -25,7 +25,7 @@ func NewReceiver(t testing.TB, withGoRoutes bool, logs io.Writer) *webhook.Serve
 	env := Env()
 	logger := slog.New(slog.NewJSONHandler(logs, nil))
 	srv, err := actions.NewServerFromEnv(func(k string) string { return env[k] },
-		actions.Config{Logger: logger, Output: io.Discard, FleetDialers: mqtt.FleetDialers()}, webhook.WithHandlerTimeout(HandlerTimeout))
+		actions.Config{Logger: logger, Output: io.Discard, FleetDialers: mqtt.FleetDialers(), SplitCommand: actions.SplitCommand}, webhook.WithHandlerTimeout(HandlerTimeout))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,30 +1,10 @@
-// Package release is how the robot daemon updates itself: what a release is (a version, a channel,
-// its programs per OS and CPU, their checksums and the signature over them), how a robot fetches and
-// checks one before a byte of it is installed, and the swap's record on the robot (the current and
-// previous release, the pending update, its rollback).
-//
-// A release lives in a hub repository (files through the hub's commit API), laid out as:
-//
-//	channels.json                             {"v":1,"channels":{"stable":"1.2.0","pre-release":"1.3.0-rc.1"}}
-//	releases/<version>/release.json           the manifest: version, channel, programs (size, sha256, parts)
-//	releases/<version>/<program>_<os>_<arch>.gz[.NNN]  each program gzipped, split in parts under the
-//	                                          hub's inline file limit
-//	releases/<version>/SHA256SUMS             sha256sum(1) lines of release.json and every part
-//	releases/<version>/SHA256SUMS.minisig     the minisign (Ed25519) signature of SHA256SUMS, whose
-//	                                          trusted comment names the version
-//
-// The chain a robot checks: the signature of SHA256SUMS with the release key (compiled into the
-// daemon, or --release-key), its trusted comment naming the version asked for, release.json's and
-// each part's checksum, the manifest's version, the program's size and checksum once decompressed,
-// and its ELF header's CPU. channels.json is advisory: a hub that lies in it can only name another
-// signed release, and a downgrade is refused unless asked for.
-//
-// The repository is a model repository on the public hub: a model repo holds versioned files of any
-// kind with no runtime (a Space would build and run one) and no dataset viewer, and its files are
-// downloaded from /<repo>/resolve/<commit>/<file>. The local hub stores only spaces through its
-// commit API, so there (robothub dev, the tests) the release repository is a space; Repo names the
-// type either way.
-package release
+// Package spec is what a release is, apart from fetching, checking and installing one: versions,
+// channels, the manifest, the checksums, the channels index and the repository that holds them
+// (package release has the rest, and aliases these). A receiver that announces a daemon release
+// (internal/actions' fleet routes with daemon=) reads channels.json with this package alone, so
+// that the Lambda bootstrap links no minisign, no ELF reader and no updater: 0.08 MB of it
+// (docs/BENCHMARKS.md, issue 31).
+package spec
 
 import (
 	"bufio"
@@ -35,6 +15,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	goversion "github.com/hashicorp/go-version"
@@ -73,12 +54,14 @@ type Version struct {
 	raw string
 }
 
-var versionText = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`)
+var versionText = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`)
+})
 
 // ParseVersion reads a release version.
 func ParseVersion(s string) (Version, error) {
 	s = strings.TrimSpace(s)
-	if !versionText.MatchString(s) {
+	if !versionText().MatchString(s) {
 		return Version{}, fault.Invalidf("version %q is not a release version (MAJOR.MINOR.PATCH, optionally -PRERELEASE, such as 1.2.0 or 1.3.0-rc.1)", clip(s))
 	}
 	v, err := goversion.NewSemver(s)
@@ -162,8 +145,8 @@ func (m *Manifest) Find(program, goos, goarch string) (File, error) {
 }
 
 var (
-	partName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,127}$`)
-	hexSum   = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	partName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,127}$`) })
+	hexSum   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{64}$`) })
 )
 
 // ParseManifest reads and checks release.json.
@@ -186,13 +169,13 @@ func ParseManifest(data []byte) (*Manifest, error) {
 		switch {
 		case f.Size <= 0 || f.Size > MaxProgramBytes:
 			return nil, fault.Invalidf("release.json: %s for %s/%s: size %d is not 1 to %d bytes", f.Program, f.OS, f.Arch, f.Size, MaxProgramBytes)
-		case !hexSum.MatchString(f.SHA256):
+		case !hexSum().MatchString(f.SHA256):
 			return nil, fault.Invalidf("release.json: %s for %s/%s: sha256 %q is not 64 hex digits", f.Program, f.OS, f.Arch, clip(f.SHA256))
 		case len(f.Parts) == 0:
 			return nil, fault.Invalidf("release.json: %s for %s/%s has no parts", f.Program, f.OS, f.Arch)
 		}
 		for _, p := range f.Parts {
-			if !partName.MatchString(p) {
+			if !partName().MatchString(p) {
 				return nil, fault.Invalidf("release.json: part %q is not a file name of the release folder", clip(p))
 			}
 		}
@@ -214,7 +197,7 @@ func ParseSums(data []byte) (Sums, error) {
 		}
 		sum, name, ok := strings.Cut(line, " ")
 		name = strings.TrimPrefix(strings.TrimPrefix(name, " "), "*")
-		if !ok || !hexSum.MatchString(sum) || !partName.MatchString(name) {
+		if !ok || !hexSum().MatchString(sum) || !partName().MatchString(name) {
 			return nil, fault.Invalidf("SHA256SUMS line %d: want \"<sha256>  <file>\", got %q", n, clip(line))
 		}
 		if _, dup := out[name]; dup {
@@ -320,6 +303,9 @@ func PartName(program, goos, goarch string, k, n int) string {
 // Dir is the folder of version in the release repository.
 func Dir(v Version) string { return "releases/" + v.String() }
 
+// Clip shortens a value quoted in an error message.
+func Clip(s string) string { return clip(s) }
+
 func clip(s string) string {
 	if len(s) > 80 {
 		return s[:80] + "…"
@@ -337,4 +323,34 @@ func CheckTarget(current, target Version, allowDowngrade bool) error {
 		return fault.Refusedf("%s is older than the running %s: a downgrade needs allow_downgrade (--allow-downgrade)", target, current)
 	}
 	return nil
+}
+
+// Repo names a release repository on a hub: its type (model, dataset or space) and id.
+type Repo struct {
+	Type string // model, dataset or space
+	ID   string // owner/name
+}
+
+// ParseRepo reads a release repository setting: "owner/name" (a model) or "<type>s/owner/name"
+// (models/, datasets/ or spaces/).
+func ParseRepo(s string) (Repo, error) {
+	r := Repo{Type: "model", ID: s}
+	for _, t := range []string{"model", "dataset", "space"} {
+		if rest, ok := strings.CutPrefix(s, t+"s/"); ok {
+			r = Repo{Type: t, ID: rest}
+		}
+	}
+	owner, name, ok := strings.Cut(r.ID, "/")
+	if !ok || owner == "" || name == "" || !partName().MatchString(strings.ToLower(owner)) || !partName().MatchString(strings.ToLower(name)) {
+		return Repo{}, fault.Invalidf("release repository %q: want owner/name (a model) or models/, datasets/ or spaces/owner/name", clip(s))
+	}
+	return r, nil
+}
+
+func (r Repo) String() string { return r.Type + "s/" + r.ID }
+
+// Bytes encodes channels.json.
+func (ix *Index) Bytes() []byte {
+	data, _ := json.MarshalIndent(ix, "", "  ")
+	return append(data, '\n')
 }
