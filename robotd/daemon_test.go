@@ -50,11 +50,11 @@ func venvArgs(venv string) []string {
 func TestMain(m *testing.M) {
 	// Re-executed as another local user's connection flood (see TestConnectionFloodOfAnotherUser).
 	if spec := os.Getenv("ROBOTD_TEST_FLOOD"); spec != "" {
-		os.Exit(runFlood(spec))
+		os.Exit(runSpec(spec, runFlood))
 	}
 	// Re-executed as another local user's race of closed connections (TestClosedConnectionsOfAnotherUserGetNoTrust).
 	if spec := os.Getenv("ROBOTD_TEST_RACE"); spec != "" {
-		os.Exit(runRace(spec))
+		os.Exit(runSpec(spec, runRace))
 	}
 	// Re-executed as a daemon process (see startDaemonProcess).
 	if args := os.Getenv("ROBOTD_TEST_DAEMON_ARGS"); args != "" {

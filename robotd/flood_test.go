@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -29,12 +28,7 @@ type floodSpec struct {
 // runFlood is the other user's side of TestConnectionFloodOfAnotherUser: spec.Conns connections at
 // once, each sending a request without a token and reading the answer, again and again until
 // spec.Duration has passed. It prints how many answers of each status came back.
-func runFlood(raw string) int {
-	var spec floodSpec
-	if err := json.Unmarshal([]byte(raw), &spec); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
+func runFlood(spec floodSpec) int {
 	var mu sync.Mutex
 	statuses := map[string]int{}
 	stop := time.Now().Add(spec.Duration)
@@ -91,9 +85,7 @@ func TestConnectionFloodOfAnotherUser(t *testing.T) {
 	exe := nobodyExecutable(t)
 
 	const conns, duration = 2000, 10 * time.Second
-	spec, _ := json.Marshal(floodSpec{Addr: strings.TrimPrefix(d.url, "http://"), Conns: conns, Duration: duration})
-	flood := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", exe)
-	flood.Env = append(os.Environ(), "ROBOTD_TEST_FLOOD="+string(spec))
+	flood := nobodyRun(t, exe, "ROBOTD_TEST_FLOOD", floodSpec{Addr: strings.TrimPrefix(d.url, "http://"), Conns: conns, Duration: duration})
 	var out strings.Builder
 	flood.Stdout, flood.Stderr = &out, &out
 	rssBefore := memoryKB(t, d.pid, "VmRSS")

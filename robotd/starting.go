@@ -83,10 +83,11 @@ func (b *Starting) Listener(ln net.Listener) net.Listener { return b.guard.Liste
 // OwnerListener serves the owner's unix socket (access.Guard.OwnerListener).
 func (b *Starting) OwnerListener(ln net.Listener) net.Listener { return b.guard.OwnerListener(ln) }
 
+// status is daemonapi.Status while the daemon starts: no robot, no apps yet.
 func (b *Starting) status(w http.ResponseWriter, r *http.Request) {
 	step := *b.step.Load()
 	sim, mockup := b.info.Sim, false
-	httpapi.WriteJSON(w, http.StatusOK, startingStatus{
+	httpapi.WriteJSON(w, http.StatusOK, daemonapi.Status{
 		Type: "daemon_status", RobotName: daemonapi.RobotName(b.info.DataDir), State: "starting", Setup: step,
 		Simulation: &sim, MockupSim: &mockup, HardwareID: daemonapi.HardwareID(), Version: b.info.Version, SDKVersion: b.info.SDKVersion,
 		Backend: b.info.Backend, WirelessVersion: b.info.Wireless, LoopbackOnly: b.info.LoopbackOnly,
@@ -98,30 +99,4 @@ func (b *Starting) unavailable(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Retry-After", "1")
 	httpapi.WriteJSON(w, http.StatusServiceUnavailable, httpapi.Detail{
 		Detail: "robot-daemon is starting (" + *b.step.Load() + "): other requests wait until it runs; GET /api/daemon/status says when it does"})
-}
-
-// startingStatus is daemonapi.Status while the daemon starts: no robot, no apps yet.
-type startingStatus struct {
-	Type            string                   `json:"type"`
-	RobotName       string                   `json:"robot_name"`
-	State           string                   `json:"state"`
-	Setup           string                   `json:"setup"`
-	DesktopApp      bool                     `json:"desktop_app_daemon"`
-	Simulation      *bool                    `json:"simulation_enabled"`
-	MockupSim       *bool                    `json:"mockup_sim_enabled"`
-	BackendStatus   *daemonapi.BackendStatus `json:"backend_status"`
-	Error           *string                  `json:"error"`
-	HardwareID      *string                  `json:"hardware_id"`
-	Version         string                   `json:"version"`
-	SDKVersion      string                   `json:"sdk_version"`
-	Backend         string                   `json:"backend"`
-	WirelessVersion bool                     `json:"wireless_version"`
-	LoopbackOnly    bool                     `json:"loopback_only"`
-	RobotAwake      bool                     `json:"robot_awake"`
-	Slot            apps.SlotInfo            `json:"slot"`
-	Sessions        []apps.SessionInfo       `json:"sessions"`
-	StartupApp      *string                  `json:"startup_app"`
-	AppsVenv        string                   `json:"apps_venv"`
-	Hardware        any                      `json:"hardware"`
-	Warnings        []string                 `json:"warnings"`
 }

@@ -41,6 +41,30 @@ func nobodyExecutable(t *testing.T) string {
 	return exe
 }
 
+// nobodyRun is exe (nobodyExecutable) run as the user nobody, told spec as JSON in the environment
+// variable env: TestMain runs the other user's side that env names (runRace, runFlood).
+func nobodyRun(t *testing.T, exe, env string, spec any) *exec.Cmd {
+	t.Helper()
+	data, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", exe)
+	cmd.Env = append(os.Environ(), env+"="+string(data))
+	return cmd
+}
+
+// runSpec is the other user's side that nobodyRun started: run, with the spec it was told (2, said
+// on stderr, when the spec is no JSON of its type).
+func runSpec[T any](raw string, run func(T) int) int {
+	var spec T
+	if err := json.Unmarshal([]byte(raw), &spec); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	return run(spec)
+}
+
 // raceSpec is what the race process is told: whom to send what, how often, from how many
 // goroutines, and by when to be done.
 type raceSpec struct {
@@ -55,12 +79,7 @@ type raceSpec struct {
 // connections from spec.Workers goroutines, each sending the request and closing at once, without
 // reading: the client's socket becomes an orphaned FIN_WAIT2, then TIME_WAIT, mini-socket while
 // the connection waits in the daemon's accept queue. It prints how many it sent.
-func runRace(raw string) int {
-	var spec raceSpec
-	if err := json.Unmarshal([]byte(raw), &spec); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
+func runRace(spec raceSpec) int {
 	var sent, failed atomic.Int64
 	var wg sync.WaitGroup
 	for w := range spec.Workers {
@@ -100,9 +119,7 @@ func TestClosedConnectionsOfAnotherUserGetNoTrust(t *testing.T) {
 		addr, len(body), body)
 	deadline := time.Now().Add(90 * time.Second)
 	for try := 1; try <= 3; try++ {
-		spec, _ := json.Marshal(raceSpec{Addr: addr, Request: request, Conns: 2000, Workers: 4, Deadline: deadline})
-		race := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", exe)
-		race.Env = append(os.Environ(), "ROBOTD_TEST_RACE="+string(spec))
+		race := nobodyRun(t, exe, "ROBOTD_TEST_RACE", raceSpec{Addr: addr, Request: request, Conns: 2000, Workers: 4, Deadline: deadline})
 		out, err := race.CombinedOutput()
 		if err != nil {
 			t.Fatalf("the race as nobody: %v\n%s", err, out)

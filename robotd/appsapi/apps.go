@@ -9,9 +9,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/coder/websocket"
-	"github.com/coder/websocket/wsjson"
-
 	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/core/fault"
 
@@ -444,64 +441,26 @@ func (s *Handlers) UpdateApp(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, jobCreated{JobID: job.ID()})
 }
 
-// jobWSMessage is the anchor's job update on its websocket: after each batch of log lines (sent
-// one text message each), the job's command, status and those lines.
-type jobWSMessage struct {
-	Command string         `json:"command"`
-	Status  apps.JobStatus `json:"status"`
-	Logs    []string       `json:"logs"`
-}
-
-// JobWebSocket streams a job as the anchor's ws/apps-manager/{job_id} does: each new log
-// line as a text message, then a JSON message with the status and those lines, until the job
-// ends; an unknown job gets {"error": "Job ID not found"} and the socket closes. Browsers of other
-// origins are refused by the websocket library's origin check.
+// JobWebSocket streams a job as the anchor's ws/apps-manager/{job_id} does (httpapi.JobLogSocket):
+// each new log line as a text message, then a JSON message with the status and those lines, until
+// the job ends; an unknown job gets {"error": "Job ID not found"} and the socket closes. Browsers
+// of other origins are refused by the websocket library's origin check.
 func (s *Handlers) JobWebSocket(w http.ResponseWriter, r *http.Request) {
 	release, ok := s.clients.AcquireStream(w, r)
 	if !ok {
 		return
 	}
 	defer release()
-	conn, err := websocket.Accept(w, r, nil)
-	if err != nil {
-		return // Accept answered the request
-	}
-	defer conn.CloseNow()
-	ctx := conn.CloseRead(r.Context())
-	job, err := s.apps.Job(r.PathValue("job_id"))
-	if err != nil {
-		_ = wsjson.Write(ctx, conn, map[string]string{"error": "Job ID not found"})
-		_ = conn.Close(websocket.StatusNormalClosure, "job not found")
-		return
-	}
-	next := 0
-	for {
-		lines, status, changed := job.Follow(next)
-		next += len(lines)
-		for _, line := range lines {
-			if err := conn.Write(ctx, websocket.MessageText, []byte(line)); err != nil {
-				return
-			}
+	httpapi.JobLogSocket(w, r, func() (httpapi.FollowedJob, error) {
+		job, err := s.apps.Job(r.PathValue("job_id"))
+		if err != nil {
+			return httpapi.FollowedJob{}, err
 		}
-		if len(lines) > 0 || status.Finished() {
-			info := job.Info()
-			if err := wsjson.Write(ctx, conn, jobWSMessage{Command: info.Command, Status: status, Logs: append([]string{}, lines...)}); err != nil {
-				return
-			}
-		}
-		if status.Finished() {
-			_ = conn.Close(websocket.StatusNormalClosure, "job "+string(status))
-			return
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return
-		case <-s.done:
-			_ = conn.Close(websocket.StatusGoingAway, "daemon shutting down")
-			return
-		}
-	}
+		return httpapi.FollowedJob{Command: job.Info().Command, Follow: func(from int) ([]string, string, bool, <-chan struct{}) {
+			lines, status, changed := job.Follow(from)
+			return lines, string(status), status.Finished(), changed
+		}}, nil
+	}, s.done, "daemon shutting down")
 }
 
 // waitChange waits for a followed job or app run to change; false when the client left or the

@@ -2,11 +2,8 @@ package appsapi_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +11,7 @@ import (
 
 	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/core/fault"
+	"github.com/robothub/robothub/internal/testkit/apitest"
 	"github.com/robothub/robothub/robotd/appsapi"
 )
 
@@ -330,31 +328,10 @@ func (a *fakeApps) SetStartupApp(name string) error {
 	return nil
 }
 
-// clients is the access guard as the routes see it: every client is "peer", and every stream
-// gets a slot unless full says otherwise.
-type clients struct {
-	mu      sync.Mutex
-	full    bool
-	streams int
-}
-
-func (c *clients) ClientKey(*http.Request) string { return "peer" }
-
-func (c *clients) AcquireStream(w http.ResponseWriter, _ *http.Request) (func(), bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.full {
-		http.Error(w, `{"detail": "Too many streams"}`, http.StatusTooManyRequests)
-		return nil, false
-	}
-	c.streams++
-	return func() { c.mu.Lock(); c.streams--; c.mu.Unlock() }, true
-}
-
 type daemon struct {
-	*httptest.Server
+	*apitest.Server
 	apps    *fakeApps
-	clients *clients
+	clients *apitest.Clients
 	done    chan struct{}
 }
 
@@ -362,7 +339,7 @@ type daemon struct {
 // hub login.
 func serve(t *testing.T, a *fakeApps, hubURL, hubToken string) *daemon {
 	t.Helper()
-	d := &daemon{apps: a, clients: &clients{}, done: make(chan struct{})}
+	d := &daemon{apps: a, clients: &apitest.Clients{}, done: make(chan struct{})}
 	h := appsapi.New(appsapi.Config{Apps: a, Clients: d.clients, Done: d.done, HubURL: hubURL, HubToken: func() string { return hubToken }})
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/apps/install", h.Install)
@@ -389,53 +366,8 @@ func serve(t *testing.T, a *fakeApps, hubURL, hubToken string) *daemon {
 	mux.HandleFunc("POST /api/sessions", h.OpenSession)
 	mux.HandleFunc("POST /api/sessions/{session_id}/heartbeat", h.Heartbeat)
 	mux.HandleFunc("DELETE /api/sessions/{session_id}", h.CloseSession)
-	d.Server = httptest.NewServer(mux)
-	t.Cleanup(d.Close)
+	d.Server = apitest.Serve(t, mux)
 	return d
-}
-
-// call sends one request and returns the status and the raw body.
-func (d *daemon) call(t *testing.T, method, path, body string) (int, []byte) {
-	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, d.URL+path, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := d.Client().Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("%s %s: reading the answer: %v", method, path, err)
-	}
-	return resp.StatusCode, data
-}
-
-// object calls and decodes a JSON object answer.
-func (d *daemon) object(t *testing.T, method, path, body string) (int, map[string]any) {
-	t.Helper()
-	code, data := d.call(t, method, path, body)
-	var out map[string]any
-	if err := json.Unmarshal(data, &out); err != nil {
-		t.Fatalf("%s %s: %d %q is no JSON object", method, path, code, data)
-	}
-	return code, out
-}
-
-// refused checks that a request is answered with status and a detail containing text.
-func (d *daemon) refused(t *testing.T, method, path, body string, status int, text string) {
-	t.Helper()
-	code, out := d.object(t, method, path, body)
-	detail, _ := out["detail"].(string)
-	if code != status || !strings.Contains(detail, text) {
-		t.Fatalf("%s %s %s: got %d %v, want %d with a detail containing %q", method, path, body, code, out, status, text)
-	}
 }
 
 // jobOf is the job id, as the routes made it.

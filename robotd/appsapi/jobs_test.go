@@ -25,7 +25,7 @@ func TestInstallFromEachSource(t *testing.T) {
 		{`{"name": " /srv/apps/hello ", "source_kind": "local"}`, "install /srv/apps/hello"},
 		{`{"name": "hello", "source_kind": "local", "url": "/srv/apps/other"}`, "install /srv/apps/other"},
 	} {
-		code, out := d.object(t, "POST", "/api/apps/install", c.body)
+		code, out := d.Object(t, "POST", "/api/apps/install", c.body)
 		id, _ := out["job_id"].(string)
 		if code != http.StatusOK || id == "" {
 			t.Fatalf("install %s: %d %v", c.body, code, out)
@@ -33,7 +33,7 @@ func TestInstallFromEachSource(t *testing.T) {
 		if asked := d.apps.asked(); asked[len(asked)-1] != c.want {
 			t.Errorf("install %s asked the manager for %q, want %q", c.body, asked[len(asked)-1], c.want)
 		}
-		if code, info := d.object(t, "GET", "/api/apps/job-status/"+id, ""); code != http.StatusOK || info["id"] != id || info["status"] != "pending" {
+		if code, info := d.Object(t, "GET", "/api/apps/job-status/"+id, ""); code != http.StatusOK || info["id"] != id || info["status"] != "pending" {
 			t.Errorf("job-status %s: %d %v", id, code, info)
 		}
 	}
@@ -60,14 +60,14 @@ func TestInstallRefusesWhatItCannotInstall(t *testing.T) {
 		{"/api/apps/remove/nope", ``, 404, "App nope is not installed"},
 		{"/api/apps/update/nope", ``, 404, "App nope is not installed"},
 	} {
-		d.refused(t, "POST", c.path, c.body, c.status, c.text)
+		d.Refused(t, "POST", c.path, c.body, c.status, c.text)
 	}
 	if asked := d.apps.asked(); len(asked) != 0 {
 		t.Fatalf("refused requests reached the manager: %q", asked)
 	}
 	// A space named without a URL needs a hub to find it on, and a space ID.
 	d = serve(t, newFakeApps(), "http://hub.test", "")
-	d.refused(t, "POST", "/api/apps/install", `{"name": "not a space", "source_kind": "hf_space"}`, 422, `name "not a space" is not a space ID (owner/app)`)
+	d.Refused(t, "POST", "/api/apps/install", `{"name": "not a space", "source_kind": "hf_space"}`, 422, `name "not a space" is not a space ID (owner/app)`)
 }
 
 func TestUpdateRemoveAndUpdateApp(t *testing.T) {
@@ -77,7 +77,7 @@ func TestUpdateRemoveAndUpdateApp(t *testing.T) {
 		{"/api/apps/update/hello", ``, "update-app hello"},
 		{"/api/apps/remove/hello", ``, "remove hello"},
 	} {
-		code, out := d.object(t, "POST", c.path, c.body)
+		code, out := d.Object(t, "POST", c.path, c.body)
 		if id, _ := out["job_id"].(string); code != http.StatusOK || id == "" {
 			t.Fatalf("%s: %d %v", c.path, code, out)
 		}
@@ -85,7 +85,7 @@ func TestUpdateRemoveAndUpdateApp(t *testing.T) {
 			t.Errorf("%s asked %q, want %q", c.path, asked[len(asked)-1], c.want)
 		}
 	}
-	d.refused(t, "GET", "/api/apps/job-status/0123", "", 404, "Job 0123 not found")
+	d.Refused(t, "GET", "/api/apps/job-status/0123", "", 404, "Job 0123 not found")
 }
 
 func TestInstallAndWait(t *testing.T) {
@@ -96,14 +96,14 @@ func TestInstallAndWait(t *testing.T) {
 		}
 	}
 	go finish(apps.JobDone, "")
-	code, out := d.object(t, "POST", "/api/apps/install?wait=true", `{"url": "/srv/apps/hello"}`)
+	code, out := d.Object(t, "POST", "/api/apps/install?wait=true", `{"url": "/srv/apps/hello"}`)
 	if code != http.StatusOK || out["status"] != "done" || out["job_id"] != out["id"] || out["detail"] != nil {
 		t.Fatalf("wait for a done job: %d %v", code, out)
 	}
 
 	d = serve(t, newFakeApps(), "", "")
 	go finish(apps.JobFailed, "no pyproject.toml in /srv/apps/broken")
-	code, out = d.object(t, "POST", "/api/apps/install?wait=true", `{"url": "/srv/apps/broken"}`)
+	code, out = d.Object(t, "POST", "/api/apps/install?wait=true", `{"url": "/srv/apps/broken"}`)
 	if code != http.StatusInternalServerError || out["status"] != "failed" || out["detail"] != "Job "+out["job_id"].(string)+" failed: no pyproject.toml in /srv/apps/broken" {
 		t.Fatalf("wait for a failed job: %d %v", code, out)
 	}
@@ -116,7 +116,7 @@ func TestInstallAndWaitWhileTheDaemonStops(t *testing.T) {
 		d.apps.firstJob()
 		close(d.done)
 	}()
-	code, out := d.object(t, "POST", "/api/apps/install?wait=true", `{"url": "/srv/apps/hello"}`)
+	code, out := d.Object(t, "POST", "/api/apps/install?wait=true", `{"url": "/srv/apps/hello"}`)
 	detail, _ := out["detail"].(string)
 	if code != http.StatusServiceUnavailable || !strings.HasPrefix(detail, "The daemon is shutting down; job ") || !strings.HasSuffix(detail, " did not finish") {
 		t.Fatalf("got %d %v", code, out)
@@ -125,14 +125,14 @@ func TestInstallAndWaitWhileTheDaemonStops(t *testing.T) {
 
 func TestCancelJob(t *testing.T) {
 	d := serve(t, newFakeApps(), "", "")
-	_, out := d.object(t, "POST", "/api/apps/install", `{"url": "/srv/apps/hello"}`)
+	_, out := d.Object(t, "POST", "/api/apps/install", `{"url": "/srv/apps/hello"}`)
 	id := out["job_id"].(string)
-	code, info := d.object(t, "POST", "/api/apps/cancel-job/"+id, "")
+	code, info := d.Object(t, "POST", "/api/apps/cancel-job/"+id, "")
 	if code != http.StatusOK || info["status"] != "failed" || info["error"] != apps.ErrCancelled.Error() {
 		t.Fatalf("cancel: %d %v", code, info)
 	}
-	d.refused(t, "POST", "/api/apps/cancel-job/"+id, "", 400, "Job "+id+" has finished already")
-	d.refused(t, "POST", "/api/apps/cancel-job/nope", "", 404, "Job nope not found")
+	d.Refused(t, "POST", "/api/apps/cancel-job/"+id, "", 400, "Job "+id+" has finished already")
+	d.Refused(t, "POST", "/api/apps/cancel-job/nope", "", 404, "Job nope not found")
 }
 
 // event is one server-sent event.
@@ -171,7 +171,7 @@ func readEvents(t *testing.T, d *daemon, path string) (int, []event) {
 
 func TestJobLogStreamsUntilTheJobEnds(t *testing.T) {
 	d := serve(t, newFakeApps(), "", "")
-	_, out := d.object(t, "POST", "/api/apps/install", `{"url": "/srv/apps/hello"}`)
+	_, out := d.Object(t, "POST", "/api/apps/install", `{"url": "/srv/apps/hello"}`)
 	id := out["job_id"].(string)
 	j := d.apps.jobOf(t, id)
 	j.log(apps.JobInProgress, "", "Resolving", "Downloading")
@@ -200,7 +200,7 @@ func TestJobLogStreamsUntilTheJobEnds(t *testing.T) {
 	if code, _ := readEvents(t, d, "/api/apps/job-log/nope"); code != http.StatusNotFound {
 		t.Fatalf("job-log of no job: %d", code)
 	}
-	d.clients.full = true
+	d.clients.SetFull(true)
 	if code, _ := readEvents(t, d, "/api/apps/job-log/"+id); code != http.StatusTooManyRequests {
 		t.Fatalf("job-log over the stream cap: %d, want 429", code)
 	}
@@ -208,7 +208,7 @@ func TestJobLogStreamsUntilTheJobEnds(t *testing.T) {
 
 func TestJobWebSocket(t *testing.T) {
 	d := serve(t, newFakeApps(), "", "")
-	_, out := d.object(t, "POST", "/api/apps/install", `{"url": "/srv/apps/hello"}`)
+	_, out := d.Object(t, "POST", "/api/apps/install", `{"url": "/srv/apps/hello"}`)
 	id := out["job_id"].(string)
 	d.apps.jobOf(t, id).log(apps.JobDone, "", "one", "two")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -43,15 +43,19 @@ func HardwareID() *string {
 	return nil
 }
 
-// Status is the daemon's status (GET /api/daemon/status).
+// Status is the daemon's status (GET /api/daemon/status): the running daemon's (Handlers.Status),
+// and the starting daemon's (robotd.Starting) until its robot and apps are up, which has Setup and
+// no BackendStatus (null) nor Running (absent).
 type Status struct {
-	Type            string             `json:"type"`
-	RobotName       string             `json:"robot_name"`
-	State           string             `json:"state"`
+	Type      string `json:"type"`
+	RobotName string `json:"robot_name"`
+	State     string `json:"state"`
+	// Setup is what the starting daemon is setting up; absent once it runs.
+	Setup           string             `json:"setup,omitempty"`
 	DesktopApp      bool               `json:"desktop_app_daemon"`
 	Simulation      *bool              `json:"simulation_enabled"`
 	MockupSim       *bool              `json:"mockup_sim_enabled"`
-	BackendStatus   BackendStatus      `json:"backend_status"`
+	BackendStatus   *BackendStatus     `json:"backend_status"`
 	Error           *string            `json:"error"`
 	WlanIP          *string            `json:"wlan_ip"`
 	HardwareID      *string            `json:"hardware_id"`
@@ -65,13 +69,18 @@ type Status struct {
 	Sessions        []apps.SessionInfo `json:"sessions"`
 	StartupApp      *string            `json:"startup_app"`
 	AppsVenv        string             `json:"apps_venv"`
-	StopTimeout     float64            `json:"stop_timeout"`
-	StartedAt       time.Time          `json:"started_at"`
-	Uptime          float64            `json:"uptime"`
-	// Hardware is the motor bus's health: null on the simulation.
+	*Running
+	// Hardware is the motor bus's health: null on the simulation, and while the daemon starts.
 	Hardware *robot.HardwareStatus `json:"hardware"`
 	// Warnings name state the daemon could not read at start (a corrupt installed-apps.json kept aside).
 	Warnings []string `json:"warnings"`
+}
+
+// Running is the part of Status only a running daemon has (its fields stand in Status's JSON).
+type Running struct {
+	StopTimeout float64   `json:"stop_timeout"`
+	StartedAt   time.Time `json:"started_at"`
+	Uptime      float64   `json:"uptime"`
 }
 
 // BackendStatus is the public daemon's RobotBackendStatus.
@@ -105,11 +114,11 @@ func (h *Handlers) Status(w http.ResponseWriter, r *http.Request) {
 		startupApp = &name
 	}
 	httpapi.WriteJSON(w, http.StatusOK, Status{
-		Type: "daemon_status", RobotName: h.RobotName(), Simulation: &sim, MockupSim: &mockup, BackendStatus: bs, HardwareID: HardwareID(),
+		Type: "daemon_status", RobotName: h.RobotName(), Simulation: &sim, MockupSim: &mockup, BackendStatus: &bs, HardwareID: HardwareID(),
 		State: state, Version: h.version, SDKVersion: h.apps.SDKVersion(), Backend: h.robot.BackendName(),
 		WirelessVersion: h.wireless, LoopbackOnly: h.loopbackOnly, RobotAwake: h.robot.Awake(), Slot: h.apps.Slot(), Sessions: h.apps.Sessions(),
 		StartupApp: startupApp, AppsVenv: h.apps.VenvDir(),
-		StopTimeout: h.apps.StopTimeout().Seconds(), StartedAt: h.started, Uptime: time.Since(h.started).Seconds(),
+		Running:  &Running{StopTimeout: h.apps.StopTimeout().Seconds(), StartedAt: h.started, Uptime: time.Since(h.started).Seconds()},
 		Hardware: hw, Warnings: nonNilStrings(h.apps.Warnings()),
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/robot"
+	"github.com/robothub/robothub/internal/testkit/apitest"
 	"github.com/robothub/robothub/robotd/daemonapi"
 )
 
@@ -80,9 +81,9 @@ func TestStopAndStartTheRobotsControl(t *testing.T) {
 	h := newDaemon(t, &fakeApps{}, rb, "")
 
 	code, body := call(t, h, "POST", "/api/daemon/stop", "")
-	wantDetail(t, code, body, http.StatusUnprocessableEntity, "query parameter goto_sleep is required: true or false")
+	apitest.WantDetail(t, code, body, http.StatusUnprocessableEntity, "query parameter goto_sleep is required: true or false")
 	code, body = call(t, h, "POST", "/api/daemon/stop?goto_sleep=maybe", "")
-	wantDetail(t, code, body, http.StatusUnprocessableEntity, "goto_sleep: must be true or false")
+	apitest.WantDetail(t, code, body, http.StatusUnprocessableEntity, "goto_sleep: must be true or false")
 	if got := state(t, h); got != "running" || rb.MotorMode() != robot.MotorsEnabled {
 		t.Fatalf("after refused stops: state %s, motors %s; want running, enabled", got, rb.MotorMode())
 	}
@@ -96,7 +97,7 @@ func TestStopAndStartTheRobotsControl(t *testing.T) {
 	}
 
 	code, body = call(t, h, "POST", "/api/daemon/start", "")
-	wantDetail(t, code, body, http.StatusUnprocessableEntity, "query parameter wake_up is required")
+	apitest.WantDetail(t, code, body, http.StatusUnprocessableEntity, "query parameter wake_up is required")
 	if got := state(t, h); got != "stopped" {
 		t.Fatalf("a refused start changed the state to %s", got)
 	}
@@ -121,7 +122,7 @@ func TestStopThatFailsLeavesTheControlRunning(t *testing.T) {
 	rb := &fakeRobot{mode: robot.MotorsEnabled, modeErr: fault.Unavailablef("the motor bus is not connected")}
 	h := newDaemon(t, &fakeApps{}, rb, "")
 	code, body := call(t, h, "POST", "/api/daemon/stop?goto_sleep=false", "")
-	wantDetail(t, code, body, http.StatusServiceUnavailable, "the motor bus is not connected")
+	apitest.WantDetail(t, code, body, http.StatusServiceUnavailable, "the motor bus is not connected")
 	if got := state(t, h); got != "running" {
 		t.Fatalf("state %s after a failed stop, want running", got)
 	}
@@ -163,7 +164,7 @@ func TestRobotName(t *testing.T) {
 		{`{"name": "` + strings.Repeat("é", 65) + `"}`, "422", "name: 1 to 64 characters on one line"},
 	} {
 		code, body := call(t, h, "POST", "/api/daemon/robot-name", bad.body)
-		wantDetail(t, code, body, http.StatusUnprocessableEntity, bad.detail)
+		apitest.WantDetail(t, code, body, http.StatusUnprocessableEntity, bad.detail)
 	}
 	// 64 characters of two bytes each are a name: the limit counts characters.
 	long := strings.Repeat("é", 64)
@@ -186,7 +187,7 @@ func TestRobotName(t *testing.T) {
 func TestRobotNameWithoutADataDir(t *testing.T) {
 	h := newDaemon(t, &fakeApps{}, &fakeRobot{}, "")
 	code, body := call(t, h, "POST", "/api/daemon/robot-name", `{"name": "Kitchen robot"}`)
-	wantDetail(t, code, body, http.StatusServiceUnavailable, "this daemon keeps no data directory: the name cannot be saved")
+	apitest.WantDetail(t, code, body, http.StatusServiceUnavailable, "this daemon keeps no data directory: the name cannot be saved")
 	if _, body := call(t, h, "GET", "/api/daemon/robot-name", ""); body["name"] != daemonapi.DefaultRobotName {
 		t.Fatalf("name: %v", body)
 	}

@@ -124,12 +124,3 @@ func call(t *testing.T, h http.Handler, method, path, body string) (int, map[str
 	}
 	return rec.Code, out
 }
-
-// wantDetail checks an error answer: its status and its detail's text.
-func wantDetail(t *testing.T, code int, body map[string]any, wantCode int, wantText string) {
-	t.Helper()
-	detail, _ := body["detail"].(string)
-	if code != wantCode || !strings.Contains(detail, wantText) {
-		t.Fatalf("got %d %v, want %d with a detail containing %q", code, body, wantCode, wantText)
-	}
-}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/robothub/robothub/internal/testkit/apitest"
 	"github.com/robothub/robothub/robotd/daemonapi"
 )
 
@@ -92,7 +93,7 @@ func TestSaveTokenRefusedKeepsTheSavedOne(t *testing.T) {
 	}
 	bad := "hf_wrong_secret_9876543210"
 	code, body := call(t, mux, "POST", "/api/hf-auth/save-token", `{"token": "`+bad+`"}`)
-	wantDetail(t, code, body, http.StatusBadRequest, "the hub refused the token: ")
+	apitest.WantDetail(t, code, body, http.StatusBadRequest, "the hub refused the token: ")
 	if d, _ := body["detail"].(string); strings.Contains(d, bad) {
 		t.Fatalf("the answer shows the token: %q", d)
 	}
@@ -108,7 +109,7 @@ func TestSaveTokenRefusedKeepsTheSavedOne(t *testing.T) {
 		{`[`, "body: invalid JSON"},
 	} {
 		code, body := call(t, mux, "POST", "/api/hf-auth/save-token", c.body)
-		wantDetail(t, code, body, http.StatusUnprocessableEntity, c.detail)
+		apitest.WantDetail(t, code, body, http.StatusUnprocessableEntity, c.detail)
 	}
 	if calls.Load() != n {
 		t.Fatalf("malformed bodies reached the hub (%d calls)", calls.Load()-n)
@@ -121,12 +122,12 @@ func TestSaveTokenRefusedKeepsTheSavedOne(t *testing.T) {
 func TestSaveTokenWithoutAHubOrADataDir(t *testing.T) {
 	_, mux := newLogin(t, "", t.TempDir())
 	code, body := call(t, mux, "POST", "/api/hf-auth/save-token", `{"token": "`+goodToken+`"}`)
-	wantDetail(t, code, body, http.StatusBadRequest, "this daemon has no hub (--hub-url none)")
+	apitest.WantDetail(t, code, body, http.StatusBadRequest, "this daemon has no hub (--hub-url none)")
 
 	hubURL, _ := fakeHub(t)
 	h, mux := newLogin(t, hubURL, "")
 	code, body = call(t, mux, "POST", "/api/hf-auth/save-token", `{"token": "`+goodToken+`"}`)
-	wantDetail(t, code, body, http.StatusServiceUnavailable, "this daemon keeps no data directory: the token cannot be saved")
+	apitest.WantDetail(t, code, body, http.StatusServiceUnavailable, "this daemon keeps no data directory: the token cannot be saved")
 	if h.HubToken() != "" {
 		t.Fatalf("HubToken() = %q without a data dir", h.HubToken())
 	}
@@ -153,10 +154,10 @@ func TestOAuthAndRelayRoutesSayThereAreNone(t *testing.T) {
 	_, mux := newLogin(t, "", "")
 	for _, path := range []string{"/api/hf-auth/oauth/start"} {
 		code, body := call(t, mux, "GET", path, "")
-		wantDetail(t, code, body, http.StatusServiceUnavailable, "OAuth login is not configured on this daemon: log the robot in with a hub token (POST /api/hf-auth/save-token)")
+		apitest.WantDetail(t, code, body, http.StatusServiceUnavailable, "OAuth login is not configured on this daemon: log the robot in with a hub token (POST /api/hf-auth/save-token)")
 	}
 	code, body := call(t, mux, "POST", "/api/hf-auth/oauth/device/start", "")
-	wantDetail(t, code, body, http.StatusServiceUnavailable, "OAuth login is not configured")
+	apitest.WantDetail(t, code, body, http.StatusServiceUnavailable, "OAuth login is not configured")
 	if _, body := call(t, mux, "GET", "/api/hf-auth/oauth/configured", ""); body["configured"] != false {
 		t.Fatalf("configured: %v", body)
 	}
@@ -165,7 +166,7 @@ func TestOAuthAndRelayRoutesSayThereAreNone(t *testing.T) {
 		t.Fatalf("session status: %v", body)
 	}
 	code, body = call(t, mux, "DELETE", "/api/hf-auth/oauth/session/abc", "")
-	wantDetail(t, code, body, http.StatusNotFound, "Session not found")
+	apitest.WantDetail(t, code, body, http.StatusNotFound, "Session not found")
 	if _, body := call(t, mux, "GET", "/api/hf-auth/relay-status", ""); body["state"] != "unavailable" || body["is_connected"] != false {
 		t.Fatalf("relay-status: %v", body)
 	}

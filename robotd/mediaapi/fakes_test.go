@@ -6,10 +6,8 @@ import (
 	"encoding/json"
 	"image"
 	"image/color"
-	"io"
 	"mime/multipart"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +16,7 @@ import (
 	"github.com/robothub/robothub/adapters/hardware/media"
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/robot"
+	"github.com/robothub/robothub/internal/testkit/apitest"
 	"github.com/robothub/robothub/robotd/mediaapi"
 )
 
@@ -86,7 +85,7 @@ func (r *fakeRobot) playedSounds() []string {
 }
 
 type daemon struct {
-	*httptest.Server
+	*apitest.Server
 	robot     *fakeRobot
 	soundsDir string
 	media     *media.Media
@@ -124,8 +123,7 @@ func serve(t *testing.T, m *media.Media, mediaSocket string) *daemon {
 	mux.HandleFunc("POST /api/volume/test-sound", h.TestSound)
 	mux.HandleFunc("GET /api/volume/microphone/current", h.GetMicVolume)
 	mux.HandleFunc("POST /api/volume/microphone/set", h.SetMicVolume)
-	d.Server = httptest.NewServer(mux)
-	t.Cleanup(d.Close)
+	d.Server = apitest.Serve(t, mux)
 	return d
 }
 
@@ -136,53 +134,6 @@ func loopbackMedia(t *testing.T) *media.Media {
 	m := media.Open(media.Options{Camera: media.DeviceNone, Microphone: media.DeviceLoopback, Speaker: media.DeviceLoopback})
 	t.Cleanup(m.Close)
 	return m
-}
-
-func (d *daemon) send(t *testing.T, req *http.Request) (int, http.Header, []byte) {
-	t.Helper()
-	resp, err := d.Client().Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, resp.Header, data
-}
-
-func (d *daemon) call(t *testing.T, method, path, body string) (int, []byte) {
-	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, d.URL+path, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	code, _, data := d.send(t, req)
-	return code, data
-}
-
-func (d *daemon) object(t *testing.T, method, path, body string) (int, map[string]any) {
-	t.Helper()
-	code, data := d.call(t, method, path, body)
-	var out map[string]any
-	if err := json.Unmarshal(data, &out); err != nil {
-		t.Fatalf("%s %s: %d %q is no JSON object", method, path, code, data)
-	}
-	return code, out
-}
-
-func (d *daemon) refused(t *testing.T, method, path, body string, status int, text string) {
-	t.Helper()
-	code, out := d.object(t, method, path, body)
-	detail, _ := out["detail"].(string)
-	if code != status || !strings.Contains(detail, text) {
-		t.Fatalf("%s %s %s: got %d %v, want %d with a detail containing %q", method, path, body, code, out, status, text)
-	}
 }
 
 // upload posts a file as the dashboard's form does.
@@ -198,7 +149,7 @@ func (d *daemon) upload(t *testing.T, name string, data []byte) (int, map[string
 	mw.Close()
 	req, _ := http.NewRequest("POST", d.URL+"/api/media/sounds/upload", &body)
 	req.Header.Set("Content-Type", mw.FormDataContentType())
-	code, _, raw := d.send(t, req)
+	code, _, raw := d.Send(t, req)
 	var out map[string]any
 	if err := json.Unmarshal(raw, &out); err != nil {
 		t.Fatalf("upload %s: %d %q", name, code, raw)

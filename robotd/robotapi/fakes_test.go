@@ -2,11 +2,8 @@ package robotapi_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
@@ -15,6 +12,7 @@ import (
 
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/robot"
+	"github.com/robothub/robothub/internal/testkit/apitest"
 	"github.com/robothub/robothub/robotd/robotapi"
 )
 
@@ -232,16 +230,8 @@ func (libraries) Library(_ context.Context, dataset string) (*robot.MoveLibrary,
 	return robot.OpenMoveLibrary(dataset, os.DirFS(dir), dir)
 }
 
-// clients gives every stream a slot.
-type clients struct{}
-
-func (clients) ClientKey(*http.Request) string { return "peer" }
-func (clients) AcquireStream(http.ResponseWriter, *http.Request) (func(), bool) {
-	return func() {}, true
-}
-
 type daemon struct {
-	*httptest.Server
+	*apitest.Server
 	robot *fakeRobot
 	done  chan struct{}
 }
@@ -250,7 +240,7 @@ type daemon struct {
 func serve(t *testing.T, moves robotapi.MoveLibraries) *daemon {
 	t.Helper()
 	d := &daemon{robot: newFakeRobot(), done: make(chan struct{})}
-	h := robotapi.New(robotapi.Config{Robot: d.robot, Moves: moves, Clients: clients{}, Done: d.done})
+	h := robotapi.New(robotapi.Config{Robot: d.robot, Moves: moves, Clients: &apitest.Clients{}, Done: d.done})
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/state/full", h.FullState)
 	mux.HandleFunc("GET /api/state/stream", h.StateStream)
@@ -283,48 +273,6 @@ func serve(t *testing.T, moves robotapi.MoveLibraries) *daemon {
 	mux.HandleFunc("GET /api/kinematics/info", h.KinematicsInfo)
 	mux.HandleFunc("GET /api/kinematics/urdf", h.URDF)
 	mux.HandleFunc("GET /api/kinematics/stl/{filename}", h.STL)
-	d.Server = httptest.NewServer(mux)
-	t.Cleanup(d.Close)
+	d.Server = apitest.Serve(t, mux)
 	return d
-}
-
-func (d *daemon) call(t *testing.T, method, path, body string) (int, []byte) {
-	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, d.URL+path, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := d.Client().Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, data
-}
-
-func (d *daemon) object(t *testing.T, method, path, body string) (int, map[string]any) {
-	t.Helper()
-	code, data := d.call(t, method, path, body)
-	var out map[string]any
-	if err := json.Unmarshal(data, &out); err != nil {
-		t.Fatalf("%s %s: %d %q is no JSON object", method, path, code, data)
-	}
-	return code, out
-}
-
-func (d *daemon) refused(t *testing.T, method, path, body string, status int, text string) {
-	t.Helper()
-	code, out := d.object(t, method, path, body)
-	detail, _ := out["detail"].(string)
-	if code != status || !strings.Contains(detail, text) {
-		t.Fatalf("%s %s %s: got %d %v, want %d with a detail containing %q", method, path, body, code, out, status, text)
-	}
 }

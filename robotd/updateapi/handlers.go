@@ -9,9 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/coder/websocket"
-	"github.com/coder/websocket/wsjson"
-
 	"github.com/robothub/robothub/core/release"
 	"github.com/robothub/robothub/robotd/httpapi"
 )
@@ -109,55 +106,19 @@ func (h *Handlers) InstallSource(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, h.up.InstallSource())
 }
 
-// wsMessage is the anchor's job update on its websocket, after each batch of log lines.
-type wsMessage struct {
-	Command string   `json:"command"`
-	Status  string   `json:"status"`
-	Logs    []string `json:"logs"`
-}
-
-// Logs streams a job on GET /api/update/ws/logs?job_id= as the anchor does: each new log line as a
-// text message, then {command, status, logs} with those lines, until the job ends (or this daemon
-// stops to hand over to the new release: the socket closes with "going away"); an unknown job gets
-// {"error": "Job ID not found"}.
+// Logs streams a job on GET /api/update/ws/logs?job_id= as the anchor does (httpapi.JobLogSocket):
+// each new log line as a text message, then {command, status, logs} with those lines, until the job
+// ends (or this daemon stops to hand over to the new release: the socket closes with "going
+// away"); an unknown job gets {"error": "Job ID not found"}.
 func (h *Handlers) Logs(w http.ResponseWriter, r *http.Request) {
-	conn, err := websocket.Accept(w, r, nil)
-	if err != nil {
-		return
-	}
-	defer conn.CloseNow()
-	ctx := conn.CloseRead(r.Context())
-	job, err := h.up.Job(r.URL.Query().Get("job_id"))
-	if err != nil {
-		_ = wsjson.Write(ctx, conn, map[string]string{"error": "Job ID not found"})
-		_ = conn.Close(websocket.StatusNormalClosure, "job not found")
-		return
-	}
-	next := 0
-	for {
-		lines, status, changed := job.Follow(next)
-		next += len(lines)
-		for _, line := range lines {
-			if err := conn.Write(ctx, websocket.MessageText, []byte(line)); err != nil {
-				return
-			}
+	httpapi.JobLogSocket(w, r, func() (httpapi.FollowedJob, error) {
+		job, err := h.up.Job(r.URL.Query().Get("job_id"))
+		if err != nil {
+			return httpapi.FollowedJob{}, err
 		}
-		if len(lines) > 0 || release.Finished(status) {
-			if err := wsjson.Write(ctx, conn, wsMessage{Command: release.JobCommand, Status: status, Logs: append([]string{}, lines...)}); err != nil {
-				return
-			}
-		}
-		if release.Finished(status) {
-			_ = conn.Close(websocket.StatusNormalClosure, "job "+status)
-			return
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return
-		case <-h.done:
-			_ = conn.Close(websocket.StatusGoingAway, "the daemon restarts into the new release")
-			return
-		}
-	}
+		return httpapi.FollowedJob{Command: release.JobCommand, Follow: func(from int) ([]string, string, bool, <-chan struct{}) {
+			lines, status, changed := job.Follow(from)
+			return lines, status, release.Finished(status), changed
+		}}, nil
+	}, h.done, "the daemon restarts into the new release")
 }
