@@ -84,7 +84,9 @@ func (m *Manager) startJob(command, target string, expected []string, work func(
 	ctx, cancel := context.WithCancelCause(context.Background())
 	j := m.jobs.Create(command, target, cancel)
 	j.Expect(expected)
+	m.jobsWG.Add(1)
 	go func() {
+		defer m.jobsWG.Done()
 		defer cancel(nil)
 		select {
 		case m.venvMu <- struct{}{}:

@@ -72,7 +72,8 @@ type Manager struct {
 	catalog *catalog.Catalog
 	jobs    *job.Registry
 
-	venvMu chan struct{} // held (one token) by whatever changes the venv: one job at a time
+	venvMu chan struct{}  // held (one token) by whatever changes the venv: one job at a time
+	jobsWG sync.WaitGroup // the jobs' goroutines: Close waits for them before the data dir is let go
 
 	listMu  sync.Mutex // serialises discovery and guards records
 	apps    atomic.Pointer[appSet]

@@ -404,3 +404,38 @@ func TestSDKDependenciesAreThoseOfItsPyproject(t *testing.T) {
 		t.Fatalf("dependencies of a project without any: %q", got)
 	}
 }
+
+// A daemon that stops lets go of its data dir only once no job of its can still write there: a job
+// waiting for its turn is cancelled, the one changing the venv ends first (within
+// JobsShutdownWait). A test that stopped its daemon right after a remove saw the job's writes land
+// in the data dir after the daemon had returned.
+func TestCloseEndsEveryJobBeforeItReturns(t *testing.T) {
+	m := newManager(t, "", "dev")
+	first, err := m.Install(appDir("webui_app"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := m.Install(appDir("coop_app"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	for _, j := range []*apps.Job{first, second} {
+		if info := j.Info(); info.Status != apps.JobDone && info.Status != apps.JobFailed {
+			t.Fatalf("job %s (%s %s) is %s after Close returned", info.ID, info.Command, info.Target, info.Status)
+		}
+	}
+	// The second job had not changed the venv (it waited for its turn, or built its package):
+	// cancelled, saying the installed version is unchanged.
+	if info := second.Info(); info.Status != apps.JobFailed || info.Error == nil || !strings.Contains(*info.Error, "cancelled") ||
+		!(strings.Contains(*info.Error, "before it started") || strings.Contains(*info.Error, "is unchanged")) {
+		t.Fatalf("the second job: %s %q, want cancelled with the venv unchanged", info.Status, derefOr(info.Error))
+	}
+}
+
+func derefOr(s *string) string {
+	if s == nil {
+		return "<nil>"
+	}
+	return *s
+}

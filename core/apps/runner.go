@@ -304,7 +304,27 @@ func (m *Manager) Close() {
 	if _, err := m.stopActive(); err == nil {
 		m.log.Info("stopped the running app on shutdown")
 	}
+	// No job outlives the daemon's hold on its data dir, so that no write of this daemon's comes
+	// after the next one's start: a job that has not begun to change the venv (waiting for its
+	// turn, downloading) is cancelled; one that is changing it ends first, within
+	// JobsShutdownWait; one that takes longer is cut short when the process exits, and the journal
+	// puts the venv back at the next start (Prepare).
+	for _, j := range m.jobs.Unfinished() {
+		j.Cancel()
+	}
+	done := make(chan struct{})
+	go func() { m.jobsWG.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(JobsShutdownWait):
+		m.log.Warn("a job still runs at shutdown and is cut short: the next start puts back what it left half done", "waited", JobsShutdownWait)
+	}
 }
+
+// JobsShutdownWait bounds how long Close waits for a job changing the venv (pip's install or
+// removal of one app takes 1-5 s here): well within systemd's default TimeoutStopSec (90 s), with
+// the app's stop before it.
+const JobsShutdownWait = 15 * time.Second
 
 // recoverOrphan stops, as Stop does, an app that a killed previous daemon left running.
 func (m *Manager) recoverOrphan() {

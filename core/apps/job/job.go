@@ -267,6 +267,19 @@ func (r *Registry) Get(id string) (*Job, bool) {
 	return j, ok
 }
 
+// Unfinished returns the jobs that have not finished, oldest first.
+func (r *Registry) Unfinished() []*Job {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*Job
+	for _, id := range r.order {
+		if j := r.jobs[id]; !j.Info().Status.Finished() {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
 // Newest returns the newest job for which match holds, if any.
 func (r *Registry) Newest(match func(*Job) bool) *Job {
 	r.mu.Lock()
