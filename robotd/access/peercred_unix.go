@@ -9,9 +9,9 @@ import (
 
 func peerCredSupported() error { return nil }
 
-// peerUID is the user of the process that connected c, a unix socket: the credentials the kernel
+// PeerUID is the user of the process that connected c, a unix socket: the credentials the kernel
 // recorded at connect(2) (fdPeerUID, per system), never a lookup after the fact.
-func peerUID(c net.Conn) (int, error) {
+func PeerUID(c net.Conn) (int, error) {
 	uc, ok := c.(*net.UnixConn)
 	if !ok {
 		return -1, errors.New("not a unix socket")

@@ -15,6 +15,10 @@ import (
 // SocketFileName is the owner's unix socket, in the daemon's data dir.
 const SocketFileName = "daemon.sock"
 
+// ErrNoPeerCred: without the kernel's record of a socket's peer there is no owner socket; clients
+// send the token over TCP.
+var ErrNoPeerCred = errors.New("this system does not name a unix socket's peer (SO_PEERCRED): there is no owner socket, send the token over TCP")
+
 // maxSocketPath is the longest path a unix socket may have on the systems the daemon runs on
 // (sun_path is 108 bytes on Linux, 104 on macOS, with its terminating NUL).
 const maxSocketPath = 103
@@ -86,7 +90,7 @@ func (l *ownerListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		uid, err := peerUID(c)
+		uid, err := PeerUID(c)
 		switch {
 		case err != nil:
 			l.refuse(c, "the peer's user cannot be read: "+err.Error())
