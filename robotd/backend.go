@@ -13,28 +13,6 @@ import (
 	"github.com/robothub/robothub/core/robot"
 )
 
-// simMode is --sim's value (a Sim).
-type simMode Sim
-
-func (m *simMode) String() string { return string(*m) }
-
-// IsBoolFlag lets --sim stand alone, as the flag package does for booleans.
-func (m *simMode) IsBoolFlag() bool { return true }
-
-func (m *simMode) Set(s string) error {
-	switch s {
-	case "true", "sim":
-		*m = simMode(SimRobot)
-	case "false", "":
-		*m = simMode(SimNone)
-	case "bus":
-		*m = simMode(SimBus)
-	default:
-		return fmt.Errorf("%q is not one of --sim (the simulated robot) or --sim=bus (the motor bus emulator)", s)
-	}
-	return nil
-}
-
 // openBackend returns the backend cfg asks for, and what to close after the robot.
 func openBackend(cfg Config, log *slog.Logger) (robot.Backend, func(), error) {
 	if cfg.Sim == SimRobot {

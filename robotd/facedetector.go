@@ -7,9 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
-
-	"github.com/urfave/cli/v2"
 
 	"github.com/robothub/robothub/adapters/facedetect"
 	"github.com/robothub/robothub/core/hub"
@@ -22,24 +19,6 @@ import (
 // model repo of the hub, as the public daemon downloads YuNet, into <data-dir>/models. Both are
 // loaded in the background at start; until then, and when either is missing, starting head
 // tracking answers 503 naming what is missing and where it was looked for.
-
-// faceFlags are the face detector's options.
-var faceFlags = []cli.Flag{
-	&cli.StringFlag{Name: "onnxruntime", Usage: "ONNX Runtime's shared library for head tracking's face detector (default $" + facedetect.LibraryEnv + ", else libonnxruntime in the usual library folders)"},
-	&cli.StringFlag{Name: "face-model-repo", Value: facedetect.DefaultModelRepo, Usage: "the model repo on the hub head tracking's face model comes from (YuNet or BlazeFace, ONNX)"},
-	&cli.StringFlag{Name: "face-model-file", Value: facedetect.DefaultModelFile, Usage: "the face model's file in --face-model-repo"},
-}
-
-func faceConfigFrom(c *cli.Context) (FaceConfig, error) {
-	fc := FaceConfig{Runtime: c.String("onnxruntime"), Repo: strings.TrimSpace(c.String("face-model-repo")), File: strings.TrimSpace(c.String("face-model-file"))}
-	if err := CheckDatasetID(fc.Repo); err != nil {
-		return fc, fmt.Errorf("--face-model-repo: %q is not a model repo ID (owner/name)", fc.Repo)
-	}
-	if fc.File == "" || strings.Contains(fc.File, "..") || strings.HasPrefix(fc.File, "/") {
-		return fc, fmt.Errorf("--face-model-file: %q is not a file of a repo", fc.File)
-	}
-	return fc, nil
-}
 
 // loadFaceDetector gives rb its face detector, or the reason it has none, and closes the detector
 // when ctx ends.

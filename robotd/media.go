@@ -2,70 +2,13 @@ package robotd
 
 import (
 	"context"
-	"fmt"
 	"image"
 	"log/slog"
 	"time"
 
-	"github.com/urfave/cli/v2"
-
-	"github.com/robothub/robothub/adapters/hardware"
 	"github.com/robothub/robothub/adapters/hardware/media"
 	"github.com/robothub/robothub/core/robot"
 )
-
-// mediaFlags are the daemon's media options.
-var mediaFlags = []cli.Flag{
-	&cli.BoolFlag{Name: "no-media", Usage: "open no camera, microphone or speaker (apps may open them themselves)"},
-	&cli.StringFlag{Name: "camera", Usage: "the camera: /dev/videoN, libcamera, test (GStreamer's test source), gst:DESCRIPTION or none (default: the robot's, found by USB id; the drawn one on --sim)"},
-	&cli.StringFlag{Name: "microphone", Usage: "the microphones: an ALSA device (hw:CARD=NAME), pulse, pulse:NAME, test, gst:DESCRIPTION or none (default: the robot's sound card, found by USB id; on --sim it hears the speaker)"},
-	&cli.StringFlag{Name: "speaker", Usage: "the speaker: an ALSA device, pulse, pulse:NAME, test (a clocked fakesink), file:PATH (a WAV), gst:DESCRIPTION or none (default: the robot's sound card; on --sim it plays into the microphone)"},
-	&cli.StringFlag{Name: "camera-mode", Value: media.DefaultVideoMode.String(), Usage: "the size and rate apps get frames at, WIDTHxHEIGHT@FPS"},
-}
-
-// mediaConfigFrom resolves the media flags over the media section of the hardware config at
-// hwConfig (if any): a flag given wins over the config, the config over the defaults.
-func mediaConfigFrom(c *cli.Context, sim Sim, hwConfig string) (MediaConfig, error) {
-	var fc media.Config
-	if hwConfig != "" {
-		data, err := hardware.ReadConfigFile(hwConfig)
-		if err != nil {
-			return MediaConfig{}, err
-		}
-		if fc, err = media.ParseConfig(data); err != nil {
-			return MediaConfig{}, fmt.Errorf("--hardware-config %s: %w", hwConfig, err)
-		}
-	}
-	flagOr := func(name, config string) string {
-		if c.IsSet(name) {
-			return c.String(name)
-		}
-		return config
-	}
-	mc := MediaConfig{Camera: flagOr("camera", fc.Camera), Microphone: flagOr("microphone", fc.Microphone),
-		Speaker: flagOr("speaker", fc.Speaker), CameraIDs: fc.CameraIDs, AudioIDs: fc.AudioIDs}
-	var err error
-	if mc.Mode, err = media.ParseVideoMode(c.String("camera-mode")); err != nil {
-		return mc, fmt.Errorf("--camera-mode: %w", err)
-	}
-	if !c.IsSet("camera-mode") && fc.CameraMode.Width > 0 {
-		mc.Mode = fc.CameraMode
-	}
-	if c.Bool("no-media") {
-		for _, name := range []string{"camera", "microphone", "speaker"} {
-			if v := c.String(name); c.IsSet(name) && v != media.DeviceNone {
-				return mc, fmt.Errorf("--no-media and --%s %s: choose one", name, v)
-			}
-		}
-		mc.Camera, mc.Microphone, mc.Speaker = media.DeviceNone, media.DeviceNone, media.DeviceNone
-		return mc, nil
-	}
-	// The simulated robot's own camera and sound are Config's defaults (Config.resolved).
-	if mc.Camera == media.DeviceSim && sim == SimNone {
-		return mc, fmt.Errorf("--camera sim: only the simulated robot (--sim) has a drawn camera")
-	}
-	return mc, nil
-}
 
 // withMedia is the robot's media (robot.Media) on the media devices.
 type withMedia struct {

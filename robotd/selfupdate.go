@@ -15,8 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/urfave/cli/v2"
-
 	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/fleet"
@@ -50,42 +48,6 @@ const DefaultReleaseRepo = release.DefaultRepo
 // launcherEnv carries the path of the program the service manager started to the releases it
 // execs, so that a hand-over starts that program again (and its rollback rules) rather than itself.
 const launcherEnv = "ROBOT_DAEMON_LAUNCHER"
-
-func releaseFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "release-repo", Usage: "the hub repository of the daemon's own releases: owner/name (a model) or models/, datasets/, spaces/owner/name; \"none\": no self-update (default $ROBOT_DAEMON_RELEASE_REPO, else " + DefaultReleaseRepo + ")"},
-		&cli.StringFlag{Name: "release-channel", Usage: "stable or pre-release (default $ROBOT_DAEMON_RELEASE_CHANNEL, else stable)"},
-		&cli.StringFlag{Name: "release-key", Usage: "a minisign public key `FILE` that releases must be signed with, instead of the compiled-in key"},
-		&cli.DurationFlag{Name: "update-probation", Value: release.DefaultProbation, Usage: "how long a new release must run after it is ready before a crash no longer counts against it"},
-	}
-}
-
-func releaseConfigFrom(c *cli.Context, getenv func(string) string) (ReleaseConfig, error) {
-	rc := ReleaseConfig{Channel: cmp.Or(c.String("release-channel"), getenv("ROBOT_DAEMON_RELEASE_CHANNEL"), release.Stable), Probation: c.Duration("update-probation")}
-	if err := release.CheckChannel(rc.Channel); err != nil {
-		return rc, fmt.Errorf("--release-channel: %w", err)
-	}
-	if rc.Probation <= 0 {
-		return rc, fmt.Errorf("--update-probation: must be positive, got %s", rc.Probation)
-	}
-	if repo := cmp.Or(c.String("release-repo"), getenv("ROBOT_DAEMON_RELEASE_REPO"), DefaultReleaseRepo); repo != "none" {
-		r, err := release.ParseRepo(repo)
-		if err != nil {
-			return rc, fmt.Errorf("--release-repo: %w", err)
-		}
-		rc.Repo = &r
-	}
-	key, err := release.DefaultKey()
-	if file := c.String("release-key"); file != "" {
-		if key, err = release.LoadKey(file); err != nil {
-			return rc, fmt.Errorf("--release-key: %w", err)
-		}
-	} else if err != nil {
-		return rc, err
-	}
-	rc.Key = &key
-	return rc, nil
-}
 
 // ServeUpdating is Serve for the daemon's own program (robot-daemon's main): it also updates
 // itself. First it runs the launcher's rules (launch), which may exec a newer release in its
