@@ -100,7 +100,7 @@ type Config struct {
 	// hub.DefaultMaxSnapshotBytes.
 	MaxDownloadBytes int64
 
-	// Fleet is the fleet the daemon joins; the zero value joins none.
+	// Fleet is the fleet the daemon joins (fleetagent.Resolve makes one); the zero value joins none.
 	Fleet fleetagent.Config
 	// Release is where the daemon's own releases come from; the zero value updates from nowhere.
 	Release ReleaseConfig

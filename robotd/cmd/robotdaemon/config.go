@@ -240,6 +240,7 @@ var faceFlags = []cli.Flag{
 	&cli.StringFlag{Name: "face-model-file", Value: facedetect.DefaultModelFile, Usage: "the face model's file in --face-model-repo"},
 }
 
+// faceConfigFrom checks the face flags: the model comes from a repo of the hub, by a path inside it.
 func faceConfigFrom(c *cli.Context) (robotd.FaceConfig, error) {
 	fc := robotd.FaceConfig{Runtime: c.String("onnxruntime"), Repo: strings.TrimSpace(c.String("face-model-repo")), File: strings.TrimSpace(c.String("face-model-file"))}
 	if err := robotd.CheckDatasetID(fc.Repo); err != nil {
@@ -251,6 +252,7 @@ func faceConfigFrom(c *cli.Context) (robotd.FaceConfig, error) {
 	return fc, nil
 }
 
+// releaseFlags are where the daemon's own releases come from (robotd.ReleaseConfig).
 func releaseFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "release-repo", Usage: "the hub repository of the daemon's own releases: owner/name (a model) or models/, datasets/, spaces/owner/name; \"none\": no self-update (default $ROBOT_DAEMON_RELEASE_REPO, else " + robotd.DefaultReleaseRepo + ")"},
@@ -260,6 +262,8 @@ func releaseFlags() []cli.Flag {
 	}
 }
 
+// releaseConfigFrom resolves the release flags over their variables; the key is read here, so a
+// bad --release-key stops the daemon at start.
 func releaseConfigFrom(c *cli.Context, getenv func(string) string) (robotd.ReleaseConfig, error) {
 	rc := robotd.ReleaseConfig{Channel: cmp.Or(c.String("release-channel"), getenv("ROBOT_DAEMON_RELEASE_CHANNEL"), release.Stable), Probation: c.Duration("update-probation")}
 	if err := release.CheckChannel(rc.Channel); err != nil {
