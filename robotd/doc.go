@@ -13,7 +13,7 @@
 //	robotapi/    the robot's state, motion, motor, recorded-move and kinematics routes
 //	mediaapi/    the media, audio, camera, volume and WebRTC routes
 //	updateapi/   the daemon's self-update routes
-//	fleetagent/  the fleet flags and agent
+//	fleetagent/  the fleet settings and agent
 //	pysdk/       the Python SDK the daemon installs into its apps venv
 //	cmd/         robotdaemon/ (the robot-daemon command: flags -> Config) and robot-daemon/ (its main)
 package robotd

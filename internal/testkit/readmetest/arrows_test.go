@@ -100,13 +100,9 @@ func arrowBroken(from, to string) string {
 // only robot-daemon's command (robotd/cmd/) turns flags and variables into one.
 var flagLibraries = []string{"github.com/urfave/cli", "github.com/spf13/cobra", "github.com/spf13/pflag", "flag"}
 
-// flagsStillOutside are robotd's packages whose flags have not moved to robotd/cmd yet.
-// fleetagent's Config keeps its fields unexported, so its flags resolve where the fields are.
-var flagsStillOutside = map[string]bool{"robotd/fleetagent": true}
-
 // flagsBroken says why from, a package of ours, may not import imp for its flags, or "".
 func flagsBroken(from, imp string) string {
-	if from != "robotd" && !strings.HasPrefix(from, "robotd/") || strings.HasPrefix(from, "robotd/cmd/") || flagsStillOutside[from] {
+	if from != "robotd" && !strings.HasPrefix(from, "robotd/") || strings.HasPrefix(from, "robotd/cmd/") {
 		return ""
 	}
 	for _, lib := range flagLibraries {
@@ -124,6 +120,7 @@ func TestFlagsBroken(t *testing.T) {
 	}{
 		{"robotd", "github.com/urfave/cli/v2", false},
 		{"robotd/mediaapi", "flag", false},
+		{"robotd/fleetagent", "github.com/urfave/cli/v2", false},
 		{"robotd/cmd/robotdaemon", "github.com/urfave/cli/v2", true},
 		{"robotd", "github.com/robothub/robothub/robotd/access", true},
 		{"robotd", "flagship", true},

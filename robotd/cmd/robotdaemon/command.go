@@ -17,7 +17,6 @@ import (
 	"github.com/robothub/robothub/core/version"
 	"github.com/robothub/robothub/robotd"
 	"github.com/robothub/robothub/robotd/access"
-	"github.com/robothub/robothub/robotd/fleetagent"
 	"github.com/robothub/robothub/robotd/httpapi"
 )
 
@@ -82,7 +81,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			&cli.StringFlag{Name: "installer", Value: "auto", Usage: "auto (uv when on PATH, else pip), pip or uv"},
 			&cli.BoolFlag{Name: "system-site-packages", Usage: "let apps use the system's Python packages (numpy, OpenCV from apt on Raspberry Pi OS)"},
 			&cli.StringSliceFlag{Name: "allowed-host", Usage: "a host name the API answers to, besides IP addresses, localhost and this machine's name"},
-		}, slices.Concat(releaseFlags(), fleetagent.Flags(), mediaFlags, faceFlags)...),
+		}, slices.Concat(releaseFlags(), fleetFlags(), mediaFlags, faceFlags)...),
 		Action: func(c *cli.Context) error {
 			cfg, err := configFrom(c, getenv)
 			if err != nil {

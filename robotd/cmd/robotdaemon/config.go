@@ -149,7 +149,10 @@ func configFrom(c *cli.Context, getenv func(string) string) (robotd.Config, erro
 	if hc, err := hub.ConfigFromEnv(getenv, cfg.HubURL, ""); err == nil {
 		cfg.HubToken = hc.Token
 	}
-	if cfg.Fleet, err = fleetagent.ConfigFrom(c, getenv); err != nil {
+	fleetSettings := fleetagent.Settings{URL: c.String("fleet"), ID: c.String("fleet-id"), Name: c.String("fleet-name"),
+		Username: c.String("fleet-username"), PasswordFile: c.String("fleet-password-file"),
+		CA: c.String("fleet-ca"), Cert: c.String("fleet-cert"), Key: c.String("fleet-key")}
+	if cfg.Fleet, err = fleetagent.Resolve(fleetSettings, getenv); err != nil {
 		return cfg, err
 	}
 	if cfg.Release, err = releaseConfigFrom(c, getenv); err != nil {
@@ -289,4 +292,19 @@ func releaseConfigFrom(c *cli.Context, getenv func(string) string) (robotd.Relea
 	}
 	rc.Key = &key
 	return rc, nil
+}
+
+// fleetFlags are the daemon's fleet settings (fleetagent.Settings), as flags and (for the systemd
+// unit's /etc/robot-daemon/env) variables.
+func fleetFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "fleet", Usage: "join a fleet through the MQTT broker at `URL` (mqtt://, mqtts://, ws://, wss://; $ROBOT_FLEET_URL): a push to an installed app's space updates it"},
+		&cli.StringFlag{Name: "fleet-id", Usage: "the robot's id in the fleet: its MQTT client id and status topic (default $ROBOT_FLEET_ID, else robot-<hardware id>: a hash of /etc/machine-id or the board's serial number, unique per robot)"},
+		&cli.StringFlag{Name: "fleet-name", Usage: "a human name for fleet ls (default the host name)"},
+		&cli.StringFlag{Name: "fleet-username", Usage: "the broker user name (default $ROBOT_FLEET_USERNAME, else the id); the password is $ROBOT_FLEET_PASSWORD or --fleet-password-file"},
+		&cli.StringFlag{Name: "fleet-password-file", Usage: "a file holding the broker password ($ROBOT_FLEET_PASSWORD_FILE)"},
+		&cli.StringFlag{Name: "fleet-ca", Usage: "PEM file of the CAs the broker's certificate is checked against (default the system's; $ROBOT_FLEET_CA)"},
+		&cli.StringFlag{Name: "fleet-cert", Usage: "PEM client certificate, AWS IoT Core's way ($ROBOT_FLEET_CERT); --fleet-key is its key ($ROBOT_FLEET_KEY)"},
+		&cli.StringFlag{Name: "fleet-key", Usage: "the client certificate's key"},
+	}
 }
