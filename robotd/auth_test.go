@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/robothub/robothub/internal/testkit/syncbuf"
-	"github.com/robothub/robothub/robotd"
+	"github.com/robothub/robothub/robotd/cmd/robotdaemon"
 )
 
 // nobodyUID is the other local user of these tests.
@@ -182,7 +182,7 @@ func TestNoAuthBeyondLoopbackIsRefusedAtStart(t *testing.T) {
 	} {
 		dataDir := t.TempDir()
 		var stderr strings.Builder
-		err := robotd.Run(context.Background(), append([]string{"robot-daemon", "--sim", "--data-dir", dataDir, "--port", "0"}, args...), os.Getenv, io.Discard, &stderr)
+		err := robotdaemon.Run(context.Background(), append([]string{"robot-daemon", "--sim", "--data-dir", dataDir, "--port", "0"}, args...), os.Getenv, io.Discard, &stderr)
 		if err == nil || !strings.Contains(err.Error(), "--no-auth: refusing to listen on") || !strings.Contains(err.Error(), "without authentication") {
 			t.Errorf("%v: %v, want a refusal naming --no-auth", args, err)
 		}

@@ -13,44 +13,21 @@ import (
 	"github.com/robothub/robothub/core/robot"
 )
 
-// simMode is --sim's value: "" drives the robot's motors, "sim" (plain --sim) the simulation,
-// "bus" (--sim=bus) the hardware backend on an emulated motor bus.
-type simMode string
-
-func (m *simMode) String() string { return string(*m) }
-
-// IsBoolFlag lets --sim stand alone, as the flag package does for booleans.
-func (m *simMode) IsBoolFlag() bool { return true }
-
-func (m *simMode) Set(s string) error {
-	switch s {
-	case "true", "sim":
-		*m = "sim"
-	case "false", "":
-		*m = ""
-	case "bus":
-		*m = "bus"
-	default:
-		return fmt.Errorf("%q is not one of --sim (the simulated robot) or --sim=bus (the motor bus emulator)", s)
-	}
-	return nil
-}
-
 // openBackend returns the backend cfg asks for, and what to close after the robot.
-func openBackend(cfg config, log *slog.Logger) (robot.Backend, func(), error) {
-	if cfg.sim == "sim" {
+func openBackend(cfg Config, log *slog.Logger) (robot.Backend, func(), error) {
+	if cfg.Sim == SimRobot {
 		return robot.NewSim(), func() {}, nil
 	}
 	hwCfg := hardware.DefaultConfig()
-	if cfg.hardwareConfig != "" {
+	if cfg.HardwareConfig != "" {
 		var err error
-		if hwCfg, err = hardware.LoadConfig(cfg.hardwareConfig); err != nil {
+		if hwCfg, err = hardware.LoadConfig(cfg.HardwareConfig); err != nil {
 			return nil, nil, err
 		}
 	}
-	path := cfg.serialPort
+	path := cfg.SerialPort
 	var emu *busemu.Bus
-	if cfg.sim == "bus" {
+	if cfg.Sim == SimBus {
 		var err error
 		emu, err = busemu.Start(busemu.Options{Config: hwCfg, Asleep: true, Log: log.With("component", "busemu")})
 		if err != nil {
@@ -59,11 +36,11 @@ func openBackend(cfg config, log *slog.Logger) (robot.Backend, func(), error) {
 		path = emu.Path()
 	} else if path == "" {
 		var err error
-		if path, err = findSerialPort(cfg.wireless); err != nil {
+		if path, err = findSerialPort(cfg.Wireless); err != nil {
 			return nil, nil, err
 		}
 	}
-	opts := hardware.Options{Port: path, Config: hwCfg, Log: log.With("component", "hardware"), Timeout: cfg.busTimeout}
+	opts := hardware.Options{Port: path, Config: hwCfg, Log: log.With("component", "hardware"), Timeout: cfg.BusTimeout}
 	if emu != nil && opts.Timeout == 0 {
 		opts.Timeout = 15 * time.Millisecond // the emulator shares the daemon's CPU
 	}

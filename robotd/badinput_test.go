@@ -12,7 +12,7 @@ import (
 	"github.com/robothub/robothub/internal/testkit/badinput"
 )
 
-// TestBadInputDaemonAPI sends the robot daemon (robotd.Run, its real HTTP server) malformed,
+// TestBadInputDaemonAPI sends the robot daemon (robotdaemon.Run, its real HTTP server) malformed,
 // oversized, wrongly typed and hostile requests on every kind of route: each gets the status
 // docs/robot-api.md documents (or net/http's own 400 or 431 for a request that is not HTTP),
 // never a 500, nothing is installed, started or written, and the daemon still serves afterwards.

@@ -28,6 +28,7 @@ import (
 	"github.com/robothub/robothub/core/robot"
 	"github.com/robothub/robothub/internal/testkit/syncbuf"
 	"github.com/robothub/robothub/robotd"
+	"github.com/robothub/robothub/robotd/cmd/robotdaemon"
 	"github.com/robothub/robothub/robotd/updateapi"
 )
 
@@ -64,7 +65,7 @@ func TestMain(m *testing.M) {
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		if err := robotd.Run(ctx, argv, os.Getenv, os.Stdout, os.Stderr); err != nil {
+		if err := robotdaemon.Run(ctx, argv, os.Getenv, os.Stdout, os.Stderr); err != nil {
 			fmt.Fprintln(os.Stderr, "robot-daemon:", err)
 			os.Exit(1)
 		}
@@ -144,7 +145,7 @@ func pagePort(t testing.TB) int {
 	return 0
 }
 
-// daemon is a robot daemon run in-process by a test: the whole daemon (startDaemon: robotd.Run,
+// daemon is a robot daemon run in-process by a test: the whole daemon (startDaemon: robotdaemon.Run,
 // with its apps venv and Python apps) or its HTTP API on in-memory apps (startServer).
 type daemon struct {
 	t       testing.TB
@@ -205,7 +206,7 @@ func startDaemon(t testing.TB, opts daemonOptions) *daemon {
 	mu, _ := venvLocks.LoadOrStore(opts.venv, &sync.Mutex{})
 	mu.(*sync.Mutex).Lock()
 	defer mu.(*sync.Mutex).Unlock()
-	go func() { d.done <- robotd.Run(ctx, args, getenv, stdout, d.log) }()
+	go func() { d.done <- robotdaemon.Run(ctx, args, getenv, stdout, d.log) }()
 	t.Cleanup(func() {
 		d.stop()
 		if t.Failed() {

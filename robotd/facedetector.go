@@ -7,9 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
-
-	"github.com/urfave/cli/v2"
 
 	"github.com/robothub/robothub/adapters/facedetect"
 	"github.com/robothub/robothub/core/hub"
@@ -23,32 +20,9 @@ import (
 // loaded in the background at start; until then, and when either is missing, starting head
 // tracking answers 503 naming what is missing and where it was looked for.
 
-// faceFlags are the face detector's options.
-var faceFlags = []cli.Flag{
-	&cli.StringFlag{Name: "onnxruntime", Usage: "ONNX Runtime's shared library for head tracking's face detector (default $" + facedetect.LibraryEnv + ", else libonnxruntime in the usual library folders)"},
-	&cli.StringFlag{Name: "face-model-repo", Value: facedetect.DefaultModelRepo, Usage: "the model repo on the hub head tracking's face model comes from (YuNet or BlazeFace, ONNX)"},
-	&cli.StringFlag{Name: "face-model-file", Value: facedetect.DefaultModelFile, Usage: "the face model's file in --face-model-repo"},
-}
-
-// faceConfig is what the face flags resolve to.
-type faceConfig struct {
-	runtime, repo, file string
-}
-
-func faceConfigFrom(c *cli.Context) (faceConfig, error) {
-	fc := faceConfig{runtime: c.String("onnxruntime"), repo: strings.TrimSpace(c.String("face-model-repo")), file: strings.TrimSpace(c.String("face-model-file"))}
-	if err := checkDatasetID(fc.repo); err != nil {
-		return fc, fmt.Errorf("--face-model-repo: %q is not a model repo ID (owner/name)", fc.repo)
-	}
-	if fc.file == "" || strings.Contains(fc.file, "..") || strings.HasPrefix(fc.file, "/") {
-		return fc, fmt.Errorf("--face-model-file: %q is not a file of a repo", fc.file)
-	}
-	return fc, nil
-}
-
 // loadFaceDetector gives rb its face detector, or the reason it has none, and closes the detector
 // when ctx ends.
-func loadFaceDetector(ctx context.Context, cfg config, getenv func(string) string, rb *robot.Robot, log *slog.Logger) {
+func loadFaceDetector(ctx context.Context, cfg Config, getenv func(string) string, rb *robot.Robot, log *slog.Logger) {
 	d, err := newFaceDetector(ctx, cfg, getenv)
 	if err != nil {
 		rb.SetDetector(nil, err.Error())
@@ -56,23 +30,23 @@ func loadFaceDetector(ctx context.Context, cfg config, getenv func(string) strin
 		return
 	}
 	rb.SetDetector(d, "")
-	log.Info("head tracking's face detector is ready", "model", d.Model, "repo", cfg.face.repo, "file", cfg.face.file)
+	log.Info("head tracking's face detector is ready", "model", d.Model, "repo", cfg.Face.Repo, "file", cfg.Face.File)
 	<-ctx.Done()
 	rb.StopTracking()
 	rb.SetDetector(nil, "the daemon is stopping")
 	d.Close()
 }
 
-func newFaceDetector(ctx context.Context, cfg config, getenv func(string) string) (*facedetect.Detector, error) {
-	rt, rtErr := facedetect.FindRuntime(cfg.face.runtime, getenv)
+func newFaceDetector(ctx context.Context, cfg Config, getenv func(string) string) (*facedetect.Detector, error) {
+	rt, rtErr := facedetect.FindRuntime(cfg.Face.Runtime, getenv)
 	var c *hub.Client
-	if cfg.hubURL != "" {
+	if cfg.HubURL != "" {
 		var err error
-		if c, err = hub.New(cfg.hubURL, hub.WithToken(cfg.hubToken), hub.WithUserAgent("robot-daemon/"+version.String()), hub.WithDownloadCaps(0, cfg.maxDownload)); err != nil {
+		if c, err = hub.New(cfg.HubURL, hub.WithToken(cfg.HubToken), hub.WithUserAgent("robot-daemon/"+version.String()), hub.WithDownloadCaps(0, cfg.MaxDownloadBytes)); err != nil {
 			return nil, fmt.Errorf("--hub-url: %w", err)
 		}
 	}
-	path, modelErr := facedetect.FetchModel(ctx, c, cfg.face.repo, cfg.face.file, filepath.Join(cfg.dataDir, "models"))
+	path, modelErr := facedetect.FetchModel(ctx, c, cfg.Face.Repo, cfg.Face.File, filepath.Join(cfg.DataDir, "models"))
 	if err := errors.Join(rtErr, modelErr); err != nil {
 		return nil, err
 	}
@@ -82,7 +56,7 @@ func newFaceDetector(ctx context.Context, cfg config, getenv func(string) string
 	}
 	d, err := facedetect.New(rt, model, facedetect.Options{})
 	if err != nil {
-		return nil, fmt.Errorf("the face model %s of %s: %w", cfg.face.file, cfg.face.repo, err)
+		return nil, fmt.Errorf("the face model %s of %s: %w", cfg.Face.File, cfg.Face.Repo, err)
 	}
 	return d, nil
 }

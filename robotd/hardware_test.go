@@ -19,7 +19,7 @@ import (
 
 	"github.com/robothub/robothub/adapters/hardware"
 	"github.com/robothub/robothub/adapters/hardware/busemu"
-	"github.com/robothub/robothub/robotd"
+	"github.com/robothub/robothub/robotd/cmd/robotdaemon"
 )
 
 type motorHealth struct {
@@ -279,11 +279,11 @@ func TestDaemonSurvivesASilentMotorAndAnUnpluggedPort(t *testing.T) {
 
 func TestDaemonWithoutAMotorBus(t *testing.T) {
 	dir := t.TempDir()
-	err := robotd.Run(context.Background(), []string{"robot-daemon", "--port", "0", "--data-dir", dir, "--hub-url", "none"}, os.Getenv, io.Discard, io.Discard)
+	err := robotdaemon.Run(context.Background(), []string{"robot-daemon", "--port", "0", "--data-dir", dir, "--hub-url", "none"}, os.Getenv, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "1a86:55d3") || !strings.Contains(err.Error(), "--serialport") {
 		t.Fatalf("err = %v, want it to say which adapter it looked for and how to name a port", err)
 	}
-	err = robotd.Run(context.Background(), []string{"robot-daemon", "--sim=maybe", "--data-dir", dir}, os.Getenv, io.Discard, io.Discard)
+	err = robotdaemon.Run(context.Background(), []string{"robot-daemon", "--sim=maybe", "--data-dir", dir}, os.Getenv, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "--sim=bus") {
 		t.Fatalf("--sim=maybe: %v", err)
 	}
@@ -347,7 +347,7 @@ func TestStatusAnswersWhileTheMotorBusIsSetUp(t *testing.T) {
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	done := make(chan error, 1)
 	go func() {
-		done <- robotd.Run(context.Background(), []string{"robot-daemon", "--serialport", emu.Path(), "--port", strconv.Itoa(port),
+		done <- robotdaemon.Run(context.Background(), []string{"robot-daemon", "--serialport", emu.Path(), "--port", strconv.Itoa(port),
 			"--data-dir", t.TempDir(), "--hub-url", "none", "--no-media", "--no-auth"}, os.Getenv, io.Discard, io.Discard)
 	}()
 	step := "setting up the motor bus on " + emu.Path()

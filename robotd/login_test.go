@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/robotd"
+	"github.com/robothub/robothub/robotd/cmd/robotdaemon"
 )
 
 // postLogin posts the login form as the daemon's own user and returns the status, Retry-After and page.
@@ -95,7 +95,7 @@ func TestWeakTokensAreRefused(t *testing.T) {
 			// A daemon that took the token would serve until the context ends: not for long.
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			err := robotd.Run(ctx, args, getenv, io.Discard, &stderr)
+			err := robotdaemon.Run(ctx, args, getenv, io.Discard, &stderr)
 			if err == nil || !strings.Contains(err.Error(), c.source) || !strings.Contains(err.Error(), "at least 128") {
 				t.Fatalf("%v: %v, want a refusal naming %q", args, err, c.source)
 			}
@@ -110,7 +110,7 @@ func TestWeakTokensAreRefused(t *testing.T) {
 	}
 	// 26 characters of base32, what the daemon makes itself (130 bits), and 32 hex digits pass.
 	for _, ok := range []string{"ABCDEFGHIJKLMNOPQRSTUVWXYZ", "0123456789abcdef0123456789abcdef"} {
-		err := robotd.Run(context.Background(), []string{"robot-daemon", "--sim", "--data-dir", t.TempDir(), "--token", ok, "--port", "-1"}, os.Getenv, io.Discard, io.Discard)
+		err := robotdaemon.Run(context.Background(), []string{"robot-daemon", "--sim", "--data-dir", t.TempDir(), "--token", ok, "--port", "-1"}, os.Getenv, io.Discard, io.Discard)
 		if err == nil || strings.Contains(err.Error(), "too weak") {
 			t.Fatalf("token of %d characters: %v, want it accepted (the run then stops at --port -1)", len(ok), err)
 		}

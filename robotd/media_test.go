@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/internal/testkit/wait"
+	"github.com/robothub/robothub/robotd/cmd/robotdaemon"
 
 	"github.com/robothub/robothub/core/robot"
-	"github.com/robothub/robothub/robotd"
 )
 
 func needGst(t *testing.T) {
@@ -240,14 +240,14 @@ func TestHardwareConfigNamesTheMediaDevices(t *testing.T) {
 	if err := os.WriteFile(bad, append(motors, "\nmedia:\n  camra: test\n"...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	err = robotd.Run(context.Background(), []string{"robot-daemon", "--sim=bus", "--hardware-config", bad, "--port", "0",
+	err = robotdaemon.Run(context.Background(), []string{"robot-daemon", "--sim=bus", "--hardware-config", bad, "--port", "0",
 		"--data-dir", t.TempDir(), "--hub-url", "none"}, os.Getenv, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "--hardware-config "+bad+": hardware config: media:") || !strings.Contains(err.Error(), "field camra not found") {
 		t.Fatalf("a misspelt media key: %v", err)
 	}
 	// --no-media with a device flag is a contradiction; with the config's devices it is not (the
 	// flag wins over the file).
-	err = robotd.Run(context.Background(), []string{"robot-daemon", "--sim=bus", "--hardware-config", cfg, "--no-media", "--camera", "test",
+	err = robotdaemon.Run(context.Background(), []string{"robot-daemon", "--sim=bus", "--hardware-config", cfg, "--no-media", "--camera", "test",
 		"--port", "0", "--data-dir", t.TempDir(), "--hub-url", "none"}, os.Getenv, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "--no-media and --camera test: choose one") {
 		t.Fatalf("--no-media --camera test: %v", err)

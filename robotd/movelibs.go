@@ -57,7 +57,7 @@ func moveFile(name string) bool {
 // Library returns the library of a dataset, downloading it the first time. Two requests for the
 // same library share one download.
 func (h *HubMoveLibraries) Library(ctx context.Context, dataset string) (*robot.MoveLibrary, error) {
-	if err := checkDatasetID(dataset); err != nil {
+	if err := CheckDatasetID(dataset); err != nil {
 		return nil, err
 	}
 	for {
@@ -135,9 +135,9 @@ func (h *HubMoveLibraries) Preload(ctx context.Context, datasets []string) {
 	}
 }
 
-// checkDatasetID accepts a repository ID as the hub does: name or owner/name, each part of letters,
+// CheckDatasetID accepts a repository ID as the hub does: name or owner/name, each part of letters,
 // digits, '-', '_' and '.'.
-func checkDatasetID(id string) error {
+func CheckDatasetID(id string) error {
 	parts := strings.Split(id, "/")
 	if len(parts) > 2 {
 		return fault.Invalidf("dataset %q is not a dataset ID (name or owner/name: letters, digits, '-', '_', '.'): it has %d parts", id, len(parts))

@@ -22,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robothub/robothub/robotd"
+	"github.com/robothub/robothub/robotd/cmd/robotdaemon"
 )
 
 // A daemon restart keeps the installed apps, where they came from, and the startup app.
@@ -169,7 +169,7 @@ func TestSystemdNotify(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- robotd.Run(ctx, []string{"robot-daemon", "--sim", "--port", strconv.Itoa(port), "--data-dir", t.TempDir(),
+		done <- robotdaemon.Run(ctx, []string{"robot-daemon", "--sim", "--port", strconv.Itoa(port), "--data-dir", t.TempDir(),
 			"--apps-venv", sharedVenv, "--python", systemPython, "--system-site-packages", "--hub-url", "none"}, getenv, io.Discard, io.Discard)
 	}()
 	read := func() string {
@@ -340,7 +340,7 @@ func TestSecondDaemonOnOneDataDirIsRefused(t *testing.T) {
 
 	port := freePort(t)
 	var stderr bytes.Buffer
-	err := robotd.Run(context.Background(), []string{"robot-daemon", "--sim", "--port", strconv.Itoa(port),
+	err := robotdaemon.Run(context.Background(), []string{"robot-daemon", "--sim", "--port", strconv.Itoa(port),
 		"--data-dir", d.dataDir, "--hub-url", "none"}, os.Getenv, io.Discard, &stderr)
 	want := fmt.Sprintf("%s is in use by another robot-daemon (PID %d)", filepath.Join(d.dataDir, "robot-daemon.lock"), os.Getpid())
 	if err == nil || !strings.Contains(err.Error(), want) {
@@ -376,7 +376,7 @@ func TestPortInUseIsSaidFirst(t *testing.T) {
 	defer taken.Close()
 	data := t.TempDir()
 	venv := filepath.Join(data, "venv")
-	err = robotd.Run(context.Background(), []string{"robot-daemon", "--sim", "--port", strconv.Itoa(taken.Addr().(*net.TCPAddr).Port),
+	err = robotdaemon.Run(context.Background(), []string{"robot-daemon", "--sim", "--port", strconv.Itoa(taken.Addr().(*net.TCPAddr).Port),
 		"--data-dir", data, "--apps-venv", venv, "--hub-url", "none"}, os.Getenv, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "address already in use") || !strings.Contains(err.Error(), "pick another port with --port") {
 		t.Fatalf("a daemon on a port in use: %v", err)

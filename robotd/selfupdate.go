@@ -15,8 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/urfave/cli/v2"
-
 	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/fleet"
@@ -51,58 +49,23 @@ const DefaultReleaseRepo = release.DefaultRepo
 // execs, so that a hand-over starts that program again (and its rollback rules) rather than itself.
 const launcherEnv = "ROBOT_DAEMON_LAUNCHER"
 
-func releaseFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "release-repo", Usage: "the hub repository of the daemon's own releases: owner/name (a model) or models/, datasets/, spaces/owner/name; \"none\": no self-update (default $ROBOT_DAEMON_RELEASE_REPO, else " + DefaultReleaseRepo + ")"},
-		&cli.StringFlag{Name: "release-channel", Usage: "stable or pre-release (default $ROBOT_DAEMON_RELEASE_CHANNEL, else stable)"},
-		&cli.StringFlag{Name: "release-key", Usage: "a minisign public key `FILE` that releases must be signed with, instead of the compiled-in key"},
-		&cli.DurationFlag{Name: "update-probation", Value: release.DefaultProbation, Usage: "how long a new release must run after it is ready before a crash no longer counts against it"},
+// ServeUpdating is Serve for the daemon's own program (robot-daemon's main): it also updates
+// itself. First it runs the launcher's rules (launch), which may exec a newer release in its
+// place; at a hand-over it execs the launcher, with args (the command line, args[0] the program)
+// and environ (the environment as the service manager gave it: the daemon takes secrets out of
+// its own, and the next release needs them again). It returns only on error or at the end of a
+// normal shutdown.
+func ServeUpdating(ctx context.Context, cfg Config, args, environ []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if getenv == nil {
+		getenv = os.Getenv
 	}
-}
-
-// releaseConfig is the resolved release settings.
-type releaseConfig struct {
-	repo      *release.Repo // nil: none
-	channel   string
-	key       release.Key
-	probation time.Duration
-}
-
-func releaseConfigFrom(c *cli.Context, getenv func(string) string) (releaseConfig, error) {
-	rc := releaseConfig{channel: cmp.Or(c.String("release-channel"), getenv("ROBOT_DAEMON_RELEASE_CHANNEL"), release.Stable), probation: c.Duration("update-probation")}
-	if err := release.CheckChannel(rc.channel); err != nil {
-		return rc, fmt.Errorf("--release-channel: %w", err)
+	if _, err := cfg.resolved(); err != nil {
+		return err
 	}
-	if rc.probation <= 0 {
-		return rc, fmt.Errorf("--update-probation: must be positive, got %s", rc.probation)
+	if err := launch(cfg, args, environ, getenv, stderr); err != nil {
+		return err
 	}
-	if repo := cmp.Or(c.String("release-repo"), getenv("ROBOT_DAEMON_RELEASE_REPO"), DefaultReleaseRepo); repo != "none" {
-		r, err := release.ParseRepo(repo)
-		if err != nil {
-			return rc, fmt.Errorf("--release-repo: %w", err)
-		}
-		rc.repo = &r
-	}
-	var err error
-	if file := c.String("release-key"); file != "" {
-		rc.key, err = release.LoadKey(file)
-		if err != nil {
-			return rc, fmt.Errorf("--release-key: %w", err)
-		}
-	} else if rc.key, err = release.DefaultKey(); err != nil {
-		return rc, err
-	}
-	return rc, nil
-}
-
-// Main runs the daemon as its program does (robot-daemon's main): as Run, and it also updates
-// itself (launch at start, exec of the next release at a hand-over). It returns only on error or
-// at the end of a normal shutdown.
-func Main(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	// The environment as the service manager gave it: the daemon takes secrets out of its own
-	// (the broker password, which apps would inherit), and the next release needs them again.
-	environ := os.Environ()
-	err := run(ctx, args, getenv, stdout, stderr, true, environ)
+	err := serve(ctx, cfg, true, getenv, stdout, stderr)
 	var h *handoverError
 	if errors.As(err, &h) {
 		// Everything serve held is closed (the port, the motor bus, the data dir's lock): the
@@ -118,7 +81,7 @@ func (h *handoverError) Error() string { return "handing over to " + h.launcher 
 
 // launch runs the launcher's rules (release.Layout.Launch) when this process is the program the
 // service manager started, and execs the release they name.
-func launch(cfg config, args, environ []string, getenv func(string) string, stderr io.Writer) error {
+func launch(cfg Config, args, environ []string, getenv func(string) string, stderr io.Writer) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -131,7 +94,7 @@ func launch(cfg config, args, environ []string, getenv func(string) string, stde
 	if launcher != self {
 		return nil // a release the launcher started: it already ran the rules
 	}
-	layout := release.Layout{Dir: filepath.Join(cfg.dataDir, "releases")}
+	layout := release.Layout{Dir: filepath.Join(cfg.DataDir, "releases")}
 	next, rec, err := layout.Launch(self, time.Now())
 	if err != nil {
 		// A broken releases folder must not keep the robot from starting: the installed program runs.
@@ -144,30 +107,30 @@ func launch(cfg config, args, environ []string, getenv func(string) string, stde
 	if next == "" {
 		return nil
 	}
-	// The environment the daemon started with: configFrom took the broker password out of this
+	// The environment the daemon started with: the command took the broker password out of this
 	// process's own.
 	return syscall.Exec(next, args, append(environ, launcherEnv+"="+launcher))
 }
 
 // newUpdater returns the daemon's updater; handovers receives the record of a swap to hand over.
-func newUpdater(cfg config, layout release.Layout, handovers chan<- *release.Record, log *slog.Logger) (*release.Updater, error) {
+func newUpdater(cfg Config, selfExec bool, layout release.Layout, handovers chan<- *release.Record, log *slog.Logger) (*release.Updater, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	uc := release.UpdaterConfig{Layout: layout, Channel: cfg.release.channel, Key: cfg.release.key, Running: version.String(), Self: self,
-		Probation: cfg.release.probation, Log: log}
-	if cfg.release.repo != nil && cfg.hubURL != "" {
-		c, err := hub.New(cfg.hubURL, hub.WithToken(cfg.hubToken), hub.WithLogger(log), hub.WithUserAgent("robot-daemon/"+version.String()),
+	uc := release.UpdaterConfig{Layout: layout, Channel: cfg.Release.Channel, Key: *cfg.Release.Key, Running: version.String(), Self: self,
+		Probation: cfg.Release.Probation, Log: log}
+	if cfg.Release.Repo != nil && cfg.HubURL != "" {
+		c, err := hub.New(cfg.HubURL, hub.WithToken(cfg.HubToken), hub.WithLogger(log), hub.WithUserAgent("robot-daemon/"+version.String()),
 			hub.WithHTTPClient(&http.Client{Timeout: 2 * time.Minute}))
 		if err != nil {
 			return nil, fmt.Errorf("--hub-url: %w", err)
 		}
-		repo := *cfg.release.repo
+		repo := *cfg.Release.Repo
 		uc.Repo = repo
 		uc.Open = func(ctx context.Context) (release.Source, string, error) { return release.HubSource(ctx, c, repo) }
 	}
-	if cfg.selfExec {
+	if selfExec {
 		uc.Handover = func(rec *release.Record) error {
 			select {
 			case handovers <- rec:
@@ -290,11 +253,11 @@ func watchdog(ctx context.Context, getenv func(string) string, ready <-chan stru
 
 // fleetReleases is the fleet agent's view of the daemon's updates (nil when the daemon has no
 // release repository or cannot restart itself: daemon releases are then ignored).
-func fleetReleases(cfg config, up *release.Updater) fleet.Releases {
-	if cfg.release.repo == nil || cfg.hubURL == "" || !cfg.selfExec {
+func fleetReleases(cfg Config, selfExec bool, up *release.Updater) fleet.Releases {
+	if cfg.Release.Repo == nil || cfg.HubURL == "" || !selfExec {
 		return nil
 	}
-	return agentReleases{up: up, repo: cfg.release.repo.String()}
+	return agentReleases{up: up, repo: cfg.Release.Repo.String()}
 }
 
 type agentReleases struct {

@@ -14,6 +14,13 @@ const (
 	wirelessUART   = "/dev/ttyAMA3"
 )
 
+// LiteAdapter is the USB id (vendor:product) of the Lite's serial adapter and WirelessUART the
+// Wireless robot's own UART: where the motor bus is looked for when Config.SerialPort is "".
+const (
+	LiteAdapter  = liteAdapterVID + ":" + liteAdapterPID
+	WirelessUART = wirelessUART
+)
+
 // findSerialPort finds the motor bus: on the Wireless robot its UART, otherwise the USB adapter
 // with the Lite's VID:PID. The error says what was looked for.
 func findSerialPort(wireless bool) (string, error) {

@@ -25,7 +25,7 @@ import (
 	"github.com/robothub/robothub/internal/testkit/syncbuf"
 
 	"github.com/robothub/robothub/internal/hubemu"
-	"github.com/robothub/robothub/robotd"
+	"github.com/robothub/robothub/robotd/cmd/robotdaemon"
 )
 
 func freePort(t testing.TB) int {
@@ -63,7 +63,7 @@ func startDaemon(t testing.TB, hubURL string, extraArgs ...string) *testDaemon {
 		// a robot without a package index.
 		"--python", "/usr/bin/python3", "--system-site-packages"}
 	args = append(args, extraArgs...)
-	go func() { done <- robotd.Run(ctx, args, os.Getenv, io.Discard, d.log) }()
+	go func() { done <- robotdaemon.Run(ctx, args, os.Getenv, io.Discard, d.log) }()
 	t.Cleanup(func() {
 		cancel()
 		select {

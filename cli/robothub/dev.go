@@ -240,6 +240,10 @@ func runDev(c *cli.Context, e *env) error {
 		return nethttp.Serve(ctx, recvLn, recv, nethttp.Options{Getenv: e.getenv, Logger: logger.With("component", "receiver"), Out: io.Discard})
 	})
 	goPart("robot daemon", func() error {
+		// dev starts the daemon through robot-daemon's own command line (robotdaemon.Run), not a
+		// robotd.Config of its own: the daemon dev runs is then exactly the one `robot-daemon --sim
+		// --fleet ...` starts, with the command's defaults, checks and variables (the fleet's
+		// password file, HF_TOKEN), and the command line dev prints for more robots stays true.
 		args := []string{"robot-daemon", "--sim", "--port", strconv.Itoa(port),
 			"--data-dir", robotDir, "--hub-url", hubURL, "--log-level", c.String("log-level"), "--python", c.String("python"),
 			"--fleet", brk.URL(), "--fleet-id", devRobotID, "--fleet-password-file", passwordFile}

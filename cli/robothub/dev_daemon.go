@@ -6,8 +6,8 @@ import (
 	"context"
 	"io"
 
-	"github.com/robothub/robothub/robotd"
 	"github.com/robothub/robothub/robotd/access"
+	"github.com/robothub/robothub/robotd/cmd/robotdaemon"
 )
 
 // The robot daemon runs apps in process groups and drives a serial motor bus: Unix only. This file
@@ -16,7 +16,7 @@ import (
 func devSupported() error { return nil }
 
 func runRobotDaemon(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	return robotd.Run(ctx, args, getenv, stdout, stderr)
+	return robotdaemon.Run(ctx, args, getenv, stdout, stderr)
 }
 
 // devDaemonToken is the owner token of dev's robot daemon, whose data dir is dir: the file the

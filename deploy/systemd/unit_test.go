@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/robothub/robothub/robotd"
+	"github.com/robothub/robothub/robotd/cmd/robotdaemon"
 )
 
 const unitFile = "robot-daemon.service"
@@ -153,7 +153,7 @@ func TestUnitRunsTheRealRobotWithItsToken(t *testing.T) {
 	if _, err := os.Stat("/dev/ttyAMA3"); err == nil {
 		t.Skip("this machine has /dev/ttyAMA3: the daemon would drive it")
 	}
-	err := robotd.Run(context.Background(), args, func(string) string { return "" }, io.Discard, io.Discard)
+	err := robotdaemon.Run(context.Background(), args, func(string) string { return "" }, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "/dev/ttyAMA3") {
 		t.Errorf("robot-daemon %v: %v, want it to stop at the missing /dev/ttyAMA3", args[1:], err)
 	}

@@ -1,6 +1,7 @@
-// Package fleetagent is the robot daemon's side of a fleet: its fleet flags and variables, the
-// MQTT connection (adapters/mqtt), and core/fleet's agent run over the daemon's app manager, so
-// that a push to an installed app's space updates it on the robot.
+// Package fleetagent is the robot daemon's side of a fleet: its settings and variables (the
+// flags are robot-daemon's, in robotd/cmd/robotdaemon), the MQTT connection (adapters/mqtt), and
+// core/fleet's agent run over the daemon's app manager, so that a push to an installed app's space
+// updates it on the robot.
 package fleetagent
 
 import (
@@ -16,8 +17,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/urfave/cli/v2"
-
 	"github.com/robothub/robothub/adapters/mqtt"
 	"github.com/robothub/robothub/core/apps"
 	"github.com/robothub/robothub/core/fleet"
@@ -25,22 +24,14 @@ import (
 	"github.com/robothub/robothub/internal/machineid"
 )
 
-// Flags are the daemon's fleet settings, as flags and (for the systemd unit's
-// /etc/robot-daemon/env) variables.
-func Flags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "fleet", Usage: "join a fleet through the MQTT broker at `URL` (mqtt://, mqtts://, ws://, wss://; $ROBOT_FLEET_URL): a push to an installed app's space updates it"},
-		&cli.StringFlag{Name: "fleet-id", Usage: "the robot's id in the fleet: its MQTT client id and status topic (default $ROBOT_FLEET_ID, else robot-<hardware id>: a hash of /etc/machine-id or the board's serial number, unique per robot)"},
-		&cli.StringFlag{Name: "fleet-name", Usage: "a human name for fleet ls (default the host name)"},
-		&cli.StringFlag{Name: "fleet-username", Usage: "the broker user name (default $ROBOT_FLEET_USERNAME, else the id); the password is $ROBOT_FLEET_PASSWORD or --fleet-password-file"},
-		&cli.StringFlag{Name: "fleet-password-file", Usage: "a file holding the broker password ($ROBOT_FLEET_PASSWORD_FILE)"},
-		&cli.StringFlag{Name: "fleet-ca", Usage: "PEM file of the CAs the broker's certificate is checked against (default the system's; $ROBOT_FLEET_CA)"},
-		&cli.StringFlag{Name: "fleet-cert", Usage: "PEM client certificate, AWS IoT Core's way ($ROBOT_FLEET_CERT); --fleet-key is its key ($ROBOT_FLEET_KEY)"},
-		&cli.StringFlag{Name: "fleet-key", Usage: "the client certificate's key"},
-	}
+// Settings are the fleet's flags as given (robot-daemon's --fleet, --fleet-id and the rest, in
+// robotd/cmd/robotdaemon); "" for one not given, which Resolve then takes from its variable.
+type Settings struct {
+	URL, ID, Name, Username, PasswordFile string
+	CA, Cert, Key                         string // PEM files
 }
 
-// Config is what the fleet flags and variables resolve to; the zero Config joins no fleet.
+// Config is what the fleet settings and variables resolve to; the zero Config joins no fleet.
 type Config struct {
 	url, id, name, username, password string
 	tlsFiles                          [3]string // ca, cert, key
@@ -49,15 +40,16 @@ type Config struct {
 
 var hostnameID = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
-// ConfigFrom resolves the fleet flags of c over the variables getenv reads, and takes the broker
-// password out of the process environment, which apps inherit.
-func ConfigFrom(c *cli.Context, getenv func(string) string) (Config, error) {
-	f := Config{url: cmp.Or(c.String("fleet"), getenv("ROBOT_FLEET_URL"))}
+// Resolve resolves the fleet settings s over the variables getenv reads (for the systemd unit's
+// /etc/robot-daemon/env), and takes the broker password out of the process environment, which
+// apps inherit. Its errors name the flag.
+func Resolve(s Settings, getenv func(string) string) (Config, error) {
+	f := Config{url: cmp.Or(s.URL, getenv("ROBOT_FLEET_URL"))}
 	if f.url == "" {
 		return f, nil
 	}
 	host, _ := os.Hostname()
-	f.id = cmp.Or(c.String("fleet-id"), getenv("ROBOT_FLEET_ID"))
+	f.id = cmp.Or(s.ID, getenv("ROBOT_FLEET_ID"))
 	if f.id == "" {
 		// Not the host name: robots flashed from one image share it (the anchor's are all
 		// reachy-mini.local), and robots sharing an id take each other's MQTT session.
@@ -72,13 +64,13 @@ func ConfigFrom(c *cli.Context, getenv func(string) string) (Config, error) {
 	if err := fleet.CheckRobotID(f.id); err != nil {
 		return f, fmt.Errorf("--fleet-id: %w", err)
 	}
-	f.name = cmp.Or(c.String("fleet-name"), host, f.id)
-	f.username = cmp.Or(c.String("fleet-username"), getenv("ROBOT_FLEET_USERNAME"))
+	f.name = cmp.Or(s.Name, host, f.id)
+	f.username = cmp.Or(s.Username, getenv("ROBOT_FLEET_USERNAME"))
 	f.password = getenv("ROBOT_FLEET_PASSWORD")
 	// Apps and their installs start with the daemon's environment (core/apps): the broker password
 	// must not reach them (an app from the hub could speak for the robot with it).
 	_ = os.Unsetenv("ROBOT_FLEET_PASSWORD")
-	if file := cmp.Or(c.String("fleet-password-file"), getenv("ROBOT_FLEET_PASSWORD_FILE")); file != "" {
+	if file := cmp.Or(s.PasswordFile, getenv("ROBOT_FLEET_PASSWORD_FILE")); file != "" {
 		data, err := os.ReadFile(file)
 		if err != nil {
 			return f, fmt.Errorf("--fleet-password-file: %w", err)
@@ -88,8 +80,8 @@ func ConfigFrom(c *cli.Context, getenv func(string) string) (Config, error) {
 	if f.username == "" && f.password != "" {
 		f.username = f.id
 	}
-	f.tlsFiles = [3]string{cmp.Or(c.String("fleet-ca"), getenv("ROBOT_FLEET_CA")), cmp.Or(c.String("fleet-cert"), getenv("ROBOT_FLEET_CERT")),
-		cmp.Or(c.String("fleet-key"), getenv("ROBOT_FLEET_KEY"))}
+	f.tlsFiles = [3]string{cmp.Or(s.CA, getenv("ROBOT_FLEET_CA")), cmp.Or(s.Cert, getenv("ROBOT_FLEET_CERT")),
+		cmp.Or(s.Key, getenv("ROBOT_FLEET_KEY"))}
 	if _, _, _, err := mqtt.ParseURL(f.url); err != nil {
 		return f, fmt.Errorf("--fleet: %w", err)
 	}

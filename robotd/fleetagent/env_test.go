@@ -4,8 +4,6 @@ import (
 	"os"
 	"testing"
 
-	"github.com/urfave/cli/v2"
-
 	"github.com/robothub/robothub/internal/machineid"
 )
 
@@ -13,12 +11,8 @@ import (
 // their installs start with the daemon's environment (os.Environ), so it must be gone from it.
 func TestFleetPasswordIsNotPassedToApps(t *testing.T) {
 	t.Setenv("ROBOT_FLEET_PASSWORD", "fleet-s3cret")
-	var f Config
-	app := &cli.App{Flags: Flags(), Action: func(c *cli.Context) (err error) {
-		f, err = ConfigFrom(c, os.Getenv)
-		return err
-	}}
-	if err := app.Run([]string{"robot-daemon", "--fleet", "mqtt://127.0.0.1:1883", "--fleet-id", "robot-1"}); err != nil {
+	f, err := Resolve(Settings{URL: "mqtt://127.0.0.1:1883", ID: "robot-1"}, os.Getenv)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if f.password != "fleet-s3cret" || f.username != "robot-1" {
@@ -40,12 +34,8 @@ func TestDefaultFleetIDIsTheMachinesNotTheHostName(t *testing.T) {
 		t.Skipf("this machine has none of %v", machineid.Sources)
 	}
 	t.Setenv("ROBOT_FLEET_ID", "")
-	var f Config
-	app := &cli.App{Flags: Flags(), Action: func(c *cli.Context) (err error) {
-		f, err = ConfigFrom(c, os.Getenv)
-		return err
-	}}
-	if err := app.Run([]string{"robot-daemon", "--fleet", "mqtt://127.0.0.1:1883"}); err != nil {
+	f, err := Resolve(Settings{URL: "mqtt://127.0.0.1:1883"}, os.Getenv)
+	if err != nil {
 		t.Fatal(err)
 	}
 	host, _ := os.Hostname()

@@ -17,7 +17,7 @@ const module = "github.com/robothub/robothub/"
 
 // TestImportsFollowTheArrows holds the README's rule against `go list`: cli, robotd, functions ->
 // internal -> adapters -> core; internal/testkit is imported by tests only; internal/tools by
-// nothing; core imports nothing of ours outside core.
+// nothing; core imports nothing of ours outside core; robotd imports no flag library outside cmd/.
 func TestImportsFollowTheArrows(t *testing.T) {
 	root, err := filepath.Abs("../../..")
 	if err != nil {
@@ -47,6 +47,9 @@ func TestImportsFollowTheArrows(t *testing.T) {
 		seen++
 		from := strings.TrimPrefix(p.ImportPath, module)
 		for _, imp := range p.Imports {
+			if why := flagsBroken(from, imp); why != "" {
+				t.Errorf("%s imports %s: %s", from, imp, why)
+			}
 			to, ours := strings.CutPrefix(imp, module)
 			if !ours {
 				continue
@@ -91,6 +94,42 @@ func arrowBroken(from, to string) string {
 		return "the arrow runs back up (" + top(from) + " -> " + top(to) + ")"
 	}
 	return ""
+}
+
+// flagLibraries are the command-line libraries: robotd's packages take a typed robotd.Config, and
+// only robot-daemon's command (robotd/cmd/) turns flags and variables into one.
+var flagLibraries = []string{"github.com/urfave/cli", "github.com/spf13/cobra", "github.com/spf13/pflag", "flag"}
+
+// flagsBroken says why from, a package of ours, may not import imp for its flags, or "".
+func flagsBroken(from, imp string) string {
+	if from != "robotd" && !strings.HasPrefix(from, "robotd/") || strings.HasPrefix(from, "robotd/cmd/") {
+		return ""
+	}
+	for _, lib := range flagLibraries {
+		if imp == lib || strings.HasPrefix(imp, lib+"/") {
+			return "robotd takes a typed Config; flags live in robotd/cmd/ (robotdaemon: flags -> robotd.Config)"
+		}
+	}
+	return ""
+}
+
+func TestFlagsBroken(t *testing.T) {
+	for _, c := range []struct {
+		from, imp string
+		ok        bool
+	}{
+		{"robotd", "github.com/urfave/cli/v2", false},
+		{"robotd/mediaapi", "flag", false},
+		{"robotd/fleetagent", "github.com/urfave/cli/v2", false},
+		{"robotd/cmd/robotdaemon", "github.com/urfave/cli/v2", true},
+		{"robotd", "github.com/robothub/robothub/robotd/access", true},
+		{"robotd", "flagship", true},
+		{"cli/robothub", "github.com/urfave/cli/v2", true},
+	} {
+		if got := flagsBroken(c.from, c.imp) == ""; got != c.ok {
+			t.Errorf("%s -> %s: allowed = %v, want %v", c.from, c.imp, got, c.ok)
+		}
+	}
 }
 
 func TestArrowBroken(t *testing.T) {
