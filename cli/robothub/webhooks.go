@@ -15,7 +15,7 @@ import (
 
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/internal/egress"
-	hubhttp "github.com/robothub/robothub/internal/hubemu/http"
+	"github.com/robothub/robothub/internal/hubemu"
 )
 
 func webhooksCommand(e *env) *cli.Command {
@@ -352,7 +352,7 @@ Examples:
 			if n := c.Int("limit"); n < 1 || n > 1000 {
 				return usagef("--limit %d: use 1 to 1000", n)
 			}
-			a, err := hubhttp.Client{Client: cl}.Activity(c.Context, id, c.Int("limit"))
+			a, err := hubemu.Client{Client: cl}.Activity(c.Context, id, c.Int("limit"))
 			if err != nil {
 				return err
 			}
@@ -378,7 +378,7 @@ Example:
 			if len(pos) != 2 {
 				return usagef("webhooks replay takes WEBHOOK_ID and DELIVERY_ID, got %d arguments", len(pos))
 			}
-			ref, err := hubhttp.Client{Client: cl}.Replay(c.Context, pos[0], pos[1])
+			ref, err := hubemu.Client{Client: cl}.Replay(c.Context, pos[0], pos[1])
 			if err != nil {
 				return err
 			}
