@@ -22,6 +22,7 @@ import (
 
 	"github.com/robothub/robothub/cli/cliapp"
 	"github.com/robothub/robothub/cli/robothub/hubcmd"
+	"github.com/robothub/robothub/cli/webhookscmd"
 
 	"github.com/robothub/robothub/core/version"
 )
@@ -77,7 +78,7 @@ func newApp(e *env) *cli.App {
 		OnUsageError:         onUsageError,
 		Commands: []*cli.Command{
 			serveCommand(e),
-			webhooksCommand(e),
+			webhookscmd.Command(e.getenv, e.stdin, e.stdout, e.stderr),
 			hubcmd.Command(e.getenv, e.stdin, e.stdout, e.stderr),
 			devCommand(e),
 			fleetCommand(e),

@@ -20,7 +20,7 @@ import (
 	"github.com/robothub/robothub/internal/egress"
 
 	"github.com/robothub/robothub/cli/cliapp"
-	"github.com/robothub/robothub/cli/robothub/hubconn"
+	"github.com/robothub/robothub/cli/hubconn"
 
 	"github.com/robothub/robothub/internal/dirlock"
 	"github.com/robothub/robothub/internal/hubemu/delivery"
