@@ -22,7 +22,7 @@ import (
 	"github.com/robothub/robothub/adapters/mqtt/broker"
 	"github.com/robothub/robothub/adapters/nethttp"
 	"github.com/robothub/robothub/cli/cliapp"
-	"github.com/robothub/robothub/cli/robothub/hubcmd"
+	"github.com/robothub/robothub/cli/robothub-server/hubcmd"
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/actions"

@@ -1,14 +1,12 @@
-// Command robothub is the admin front end of robothub: a ready-made webhook receiver
-// (robothub serve), the hub's webhook management (robothub webhooks ...) and the local hub
-// emulator (robothub hub ...).
+// Command robothub-server is the whole of robothub in one program: the webhook receiver (serve), the
+// hub's webhook management (webhooks), the local hub emulator (hub), robothub dev with its daemon
+// and broker, fleet and release. Users type `robothub`: that is the front (cli/robothub), which runs
+// --version, help and webhooks itself and hands every other command, unchanged, to this program.
+// It answers to the name robothub, so its help, errors and examples read as the front's.
 //
-// It is one binary, the local hub and robothub dev's daemon and broker included, although their
-// libraries make `robothub --version` about 4x a Go binary that only prints a version (issue 31's
-// target is 1.5x). Moving serve, dev and hub to a companion robothub-server was measured and not
-// done: without them it is still about 2.8x, since any program that speaks HTTP is about 1.9x;
-// what robothub's own packages did at start is deferred to first use (sync.OnceValue), and
-// `robothub webhooks ls`, which a user waits on, is within 1.5x of curl. Figures and commands in
-// docs/BENCHMARKS.md.
+// Why two programs: a Go program runs the init of every package it links before main, and the
+// local hub, pion, SQLite, go-git and the MQTT broker made `robothub --version` about 4x a Go binary
+// that only prints a version (issue 31's target is 1.5x). Figures in docs/BENCHMARKS.md.
 package main
 
 import (
@@ -21,7 +19,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/robothub/robothub/cli/cliapp"
-	"github.com/robothub/robothub/cli/robothub/hubcmd"
+	"github.com/robothub/robothub/cli/robothub-server/hubcmd"
 	"github.com/robothub/robothub/cli/webhookscmd"
 
 	"github.com/robothub/robothub/core/version"

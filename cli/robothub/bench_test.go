@@ -75,15 +75,17 @@ func BenchmarkWebhooksLsVersusCurl(b *testing.B) {
 	b.ReportMetric(medianMS(ls)/medianMS(cu), "ls/curl-p50")
 }
 
-// buildForBench builds the command pkg as make build does (stripped, -trimpath) into a temporary
-// directory.
+// buildForBench builds the command pkg as make build does (the Makefile's BUILD_ENV, BUILD_TAGS and
+// LDFLAGS' -s -w, -trimpath) into a temporary directory.
 func buildForBench(b *testing.B, pkg string) string {
 	name := filepath.Base(filepath.Clean(pkg))
 	if pkg == "." {
 		name = "robothub"
 	}
 	bin := filepath.Join(b.TempDir(), name)
-	if out, err := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, pkg).CombinedOutput(); err != nil {
+	build := exec.Command("go", "build", "-trimpath", "-tags", "urfave_cli_no_docs", "-ldflags", "-s -w", "-o", bin, pkg)
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("go build %s: %v\n%s", pkg, err, out)
 	}
 	return bin
