@@ -95,7 +95,7 @@ func TestHelpIsRobothubServers(t *testing.T) {
 // their output, their usage errors and exit codes, the shell's completion, and a server that stops
 // cleanly on the SIGTERM sent to robothub's own process.
 func TestServerCommandsAreHandedOver(t *testing.T) {
-	front, _ := binaries(t)
+	front, server := binaries(t)
 
 	keys := t.TempDir()
 	out, errOut, code := robothub(t, front, nil, "release", "keygen", "--out", keys)
@@ -109,6 +109,14 @@ func TestServerCommandsAreHandedOver(t *testing.T) {
 	_, errOut, code = robothub(t, front, nil, "hub", "serve", "--no-such-flag")
 	if code != 2 || !strings.Contains(errOut, "robothub: flag provided but not defined: -no-such-flag") {
 		t.Errorf("robothub hub serve --no-such-flag: exit %d, stderr %q; want 2 and robothub-server's usage error", code, errOut)
+	}
+
+	// help of a command is the command's own, with its subcommands and flags.
+	want, _, _ := robothub(t, server, nil, "hub", "--help")
+	for _, args := range [][]string{{"hub", "--help"}, {"hub", "-h"}} {
+		if out, _, code := robothub(t, front, nil, args...); code != 0 || out != want || !strings.Contains(out, "spaces") {
+			t.Errorf("robothub %v: exit %d:\n%s\nwant robothub-server's:\n%s", args, code, out, want)
+		}
 	}
 
 	out, _, code = robothub(t, front, nil, "hub", "--generate-bash-completion")
