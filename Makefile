@@ -170,7 +170,8 @@ bench-apps:
 
 # ---- Receivers as cloud functions: adapters/lambda, adapters/gcf, functions/, deploy/ ----
 #   make lambda-zip    bin/lambda/bootstrap-arm64.zip (LAMBDA_ARCH=amd64 for x86_64; LAMBDA_EXEC=1
-#                      builds the exec: action in, which the default bootstrap leaves out)
+#                      and LAMBDA_ROBOT_UPDATE=1 build the exec: and robot-update: actions in, which
+#                      the default bootstrap leaves out)
 #   make lambda-run    the real bootstrap, on this machine, under the AWS Lambda Runtime Interface
 #                      Emulator: invocations on http://127.0.0.1:$(LAMBDA_PORT)/2015-03-31/functions/function/invocations
 #   make deploy-aws    build, then sam deploy deploy/aws/template.yaml (needs WEBHOOK_SECRET)
@@ -182,7 +183,8 @@ bench-apps:
 LAMBDA_ARCH ?= arm64
 LAMBDA_EXEC ?=
 comma := ,
-LAMBDA_TAGS := lambda.norpc$(if $(LAMBDA_EXEC),$(comma)robothub.exec)
+LAMBDA_ROBOT_UPDATE ?=
+LAMBDA_TAGS := lambda.norpc$(if $(LAMBDA_EXEC),$(comma)robothub.exec)$(if $(LAMBDA_ROBOT_UPDATE),$(comma)robothub.robotupdate)
 STACK       ?= robothub-webhooks
 GCF_PORT    ?= 8080
 # lambda-run: the emulator takes invocations on LAMBDA_PORT and serves the Runtime API the bootstrap

@@ -199,7 +199,7 @@ func runDev(c *cli.Context, e *env) error {
 
 	recv := webhook.NewServer(webhook.WithSecret(secret), webhook.WithLogger(logger.With("component", "receiver")))
 	builder := actions.NewBuilder(actions.Config{Logger: logger.With("component", "receiver"), Output: e.stdout,
-		FleetDialers: mqtt.FleetDialers(), DaemonToken: daemonToken, Getenv: func(k string) string {
+		FleetDialers: mqtt.FleetDialers(), RobotUpdate: actions.RobotUpdate, DaemonToken: daemonToken, Getenv: func(k string) string {
 			if k == actions.FleetPasswordEnv {
 				return brokerPassword
 			}
