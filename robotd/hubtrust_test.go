@@ -62,7 +62,8 @@ func TestHubDeliveryIsRefusedWithNoAuth(t *testing.T) {
 	}
 }
 
-// builtBinaries builds robot-daemon and robothub (the front and robothub-server beside it) once for the tests that attack the built programs.
+// builtBinaries builds robot-daemon and robothub (the front, with robothub-server beside it) once
+// for the tests that attack the built programs.
 var builtBinaries = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp(filepath.Dir(sharedVenv), "bin-")
 	if err != nil {
