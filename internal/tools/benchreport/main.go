@@ -191,7 +191,8 @@ var checks = []check{
 		}},
 	{area: "Local hub", what: "`robothub --version` against a Go binary that only prints a version (p50 of 30)", suite: cliVersion, bench: "BenchmarkVersionAgainstMinimal", unit: "version-ratio", limit: 1.5, show: x, target: "≤ 1.5×",
 		note: func(r results) string {
-			return "robothub " + r.show("BenchmarkVersionAgainstMinimal", "robothub-p50-ms", ms) + ", minimal " + r.show("BenchmarkVersionAgainstMinimal", "minimal-p50-ms", ms)
+			return "robothub " + r.show("BenchmarkVersionAgainstMinimal", "robothub-p50-ms", ms) + ", minimal " + r.show("BenchmarkVersionAgainstMinimal", "minimal-p50-ms", ms) +
+				"; the smallest urfave/cli program that speaks HTTP " + r.show("BenchmarkVersionAgainstMinimal", "clihttp-ratio", x)
 		}},
 	{area: "Local hub", what: "`robothub webhooks ls`, 1,000 webhooks, per process", suite: hubLs, bench: "BenchmarkWebhooksLsVersusCurl", unit: "ls-mean-ms", limit: 50, show: ms, target: "≤ 50 ms"},
 	{area: "Local hub", what: "`robothub webhooks ls` against curl of the same list (p50s)", suite: hubLs, bench: "BenchmarkWebhooksLsVersusCurl", unit: "ls/curl-p50", limit: 1.5, show: x, target: "≤ 1.5× curl",
