@@ -12,10 +12,10 @@ BIN     ?= bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/robothub/robothub/core/version.Version=$(VERSION)
 # The binaries are built without cgo, as the releases are (cross builds have no C toolchain), so
-# they link statically: robothub's front starts in 1.3x the time of a Go binary that only prints its
-# version, and the dynamic loader that cgo's resolver brings in took 1.8 ms of it alone (perf stat,
-# docs/BENCHMARKS.md). urfave_cli_no_docs leaves out urfave/cli's man-page and Markdown generators,
-# which no command uses, and their inits.
+# they link statically: with cgo, net's resolver makes any program that links net/http dynamically
+# linked, and the dynamic loader cost 1.8 ms of CPU at each start, more than a whole Go program that
+# only prints its version (perf stat, docs/BENCHMARKS.md). urfave_cli_no_docs leaves out urfave/cli's
+# man-page and Markdown generators, which no command uses, and their inits.
 BUILD_ENV  := CGO_ENABLED=0
 BUILD_TAGS := urfave_cli_no_docs
 # staticcheck is pinned: `latest` would let a new release fail CI on code that did not change.

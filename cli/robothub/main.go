@@ -9,10 +9,11 @@
 //
 // Why two: a Go program runs the init of every package it links before main, and in one program the
 // libraries of the servers (the local hub, SQLite, go-git, pion, the MQTT broker, the robot daemon)
-// made `robothub --version` 3.8-4.3x a Go binary that only prints a version, against issue 31's
-// 1.5x; this front is within it (BenchmarkVersionAgainstMinimal), and so is `robothub webhooks ls`
-// against curl (BenchmarkWebhooksLsVersusCurl). make build also builds it without cgo (so it is
-// linked statically: the dynamic loader alone cost more than the whole 1.5x) and without
+// made `robothub --version` 3.8-4.3x a Go binary that only prints a version; this front is about 2x
+// (BenchmarkVersionAgainstMinimal; the smallest urfave/cli program that makes an HTTP request is
+// 1.6x), and `robothub webhooks ls` takes as long as curl of the same list
+// (BenchmarkWebhooksLsVersusCurl). make build also builds it without cgo, so it is linked
+// statically (the dynamic loader alone cost more than a version-only Go program), and without
 // urfave/cli's man-page generator. Figures in docs/BENCHMARKS.md.
 package main
 
