@@ -11,6 +11,13 @@ GO      ?= go
 BIN     ?= bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/robothub/robothub/core/version.Version=$(VERSION)
+# The binaries are built without cgo, as the releases are (cross builds have no C toolchain), so
+# they link statically: with cgo, net's resolver makes any program that links net/http dynamically
+# linked, and the dynamic loader cost 1.8 ms of CPU at each start, more than a whole Go program that
+# only prints its version (perf stat, docs/BENCHMARKS.md). urfave_cli_no_docs leaves out urfave/cli's
+# man-page and Markdown generators, which no command uses, and their inits.
+BUILD_ENV  := CGO_ENABLED=0
+BUILD_TAGS := urfave_cli_no_docs
 # staticcheck is pinned: `latest` would let a new release fail CI on code that did not change.
 STATICCHECK_VERSION ?= v0.8.2
 
@@ -24,7 +31,7 @@ BUILD_PKGS := ./cli/... ./robotd/cmd/...
 build:
 	@mkdir -p $(BIN)
 	@tty=0; [ -t 1 ] && tty=1; total=$$($(GO) list -deps $(BUILD_PKGS) 2>/dev/null | wc -l | tr -d ' '); start=$$(date +%s); \
-	{ $(GO) build -v -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ $(BUILD_PKGS) 2>&1; echo "build-exit $$?"; } | \
+	{ $(BUILD_ENV) $(GO) build -v -trimpath -tags '$(BUILD_TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN)/ $(BUILD_PKGS) 2>&1; echo "build-exit $$?"; } | \
 	awk -v total="$$total" -v tty="$$tty" -v start="$$start" -v bin="$(BIN)" '\
 	  /^build-exit [0-9]+$$/ { code = $$2; next } \
 	  /^[A-Za-z0-9._~\/+-]+$$/ { n++; \
@@ -62,8 +69,8 @@ vet:
 
 # The slowest packages first: go test starts packages in the order they are named (duplicates are
 # dropped), and with two at a time the 9-minute robotd must not start last. Measured 2026-11-28 on
-# 2 cores: robotd 575-638 s, cli/robothub 137 s, robot-app-assistant 106 s, core/apps 84 s.
-SLOW_PKGS := ./robotd/ ./cli/robothub/ ./cli/robot-app-assistant/ ./core/apps/ ./internal/hubemu/ ./internal/testkit/readmetest/
+# 2 cores: robotd 575-638 s, cli/robothub(-server) 137 s, robot-app-assistant 106 s, core/apps 84 s.
+SLOW_PKGS := ./robotd/ ./cli/robothub-server/ ./cli/robot-app-assistant/ ./core/apps/ ./internal/hubemu/ ./internal/testkit/readmetest/
 test-go:
 	$(GO) test -race -count=1 -timeout 15m $(SLOW_PKGS) ./...
 
@@ -91,7 +98,7 @@ bench:
 # net/http handler in the same run, driven by wrk (apt-get install wrk) and vegeta.
 load-receiver:
 	$(GO) test -run '^$$' -bench ReceiverLoad -benchtime 1x -v ./adapters/nethttp
-	$(GO) test -run '^$$' -bench LogRouteLoad -benchtime 1x -v ./cli/robothub
+	$(GO) test -run '^$$' -bench LogRouteLoad -benchtime 1x -v ./cli/robothub-server
 
 lint: fmt-check vet cross-check
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
@@ -113,10 +120,10 @@ clean:
 
 # make cross: the CLIs app authors run on their laptops build for every OS and CPU they use. Platform
 # code lives in build-tagged files (core/apps/proc_*.go, internal/dirlock/lock_*.go,
-# cli/robothub/dev_daemon*.go: on Windows `robothub dev` says it needs Linux or macOS).
+# cli/robothub-server/dev_daemon*.go: on Windows `robothub dev` says it needs Linux or macOS).
 CROSS_OS   ?= linux darwin windows
 CROSS_ARCH ?= amd64 arm64
-CROSS_PKGS := ./cli/robothub ./cli/robot-app-assistant
+CROSS_PKGS := ./cli/robothub ./cli/robothub-server ./cli/robot-app-assistant
 cross:
 	@set -e; for os in $(CROSS_OS); do for arch in $(CROSS_ARCH); do for p in $(CROSS_PKGS); do \
 	  echo "GOOS=$$os GOARCH=$$arch go build $$p"; GOOS=$$os GOARCH=$$arch $(GO) build -o /dev/null $$p; \
@@ -163,7 +170,8 @@ bench-apps:
 
 # ---- Receivers as cloud functions: adapters/lambda, adapters/gcf, functions/, deploy/ ----
 #   make lambda-zip    bin/lambda/bootstrap-arm64.zip (LAMBDA_ARCH=amd64 for x86_64; LAMBDA_EXEC=1
-#                      builds the exec: action in, which the default bootstrap leaves out)
+#                      and LAMBDA_ROBOT_UPDATE=1 build the exec: and robot-update: actions in, which
+#                      the default bootstrap leaves out)
 #   make lambda-run    the real bootstrap, on this machine, under the AWS Lambda Runtime Interface
 #                      Emulator: invocations on http://127.0.0.1:$(LAMBDA_PORT)/2015-03-31/functions/function/invocations
 #   make deploy-aws    build, then sam deploy deploy/aws/template.yaml (needs WEBHOOK_SECRET)
@@ -175,7 +183,8 @@ bench-apps:
 LAMBDA_ARCH ?= arm64
 LAMBDA_EXEC ?=
 comma := ,
-LAMBDA_TAGS := lambda.norpc$(if $(LAMBDA_EXEC),$(comma)robothub.exec)
+LAMBDA_ROBOT_UPDATE ?=
+LAMBDA_TAGS := lambda.norpc$(if $(LAMBDA_EXEC),$(comma)robothub.exec)$(if $(LAMBDA_ROBOT_UPDATE),$(comma)robothub.robotupdate)
 STACK       ?= robothub-webhooks
 GCF_PORT    ?= 8080
 # lambda-run: the emulator takes invocations on LAMBDA_PORT and serves the Runtime API the bootstrap
@@ -273,7 +282,7 @@ api-docs:
 	$(GO) generate ./internal/daemonclient
 
 reliability-docs:
-	ROBOTHUB_WRITE_DOCS=1 $(GO) test -count=1 -run '^TestBadInput' ./adapters/... ./cli/robothub ./robotd
+	ROBOTHUB_WRITE_DOCS=1 $(GO) test -count=1 -run '^TestBadInput' ./adapters/... ./cli/robothub-server ./robotd
 
 soak:
 	ROBOTHUB_SOAK_DURATION=$(SOAK_DURATION) $(GO) test -count=1 -timeout 0 -v -run '^TestReceiverSoak$$' ./adapters/nethttp
@@ -293,12 +302,12 @@ release:
 	@test -n "$(RELEASE_KEY)" || { echo "make release: set RELEASE_KEY to a minisign secret key (bin/robothub release keygen --out DIR makes one)"; exit 2; }
 	@echo "$(VERSION)" | grep -Eq '^v?[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$$' || { echo "make release: VERSION=$(VERSION) is not MAJOR.MINOR.PATCH[-PRERELEASE]"; exit 2; }
 	@mkdir -p $(BIN)
-	$(GO) build -trimpath -o $(BIN)/robothub ./cli/robothub
+	$(BUILD_ENV) $(GO) build -trimpath -tags '$(BUILD_TAGS)' -o $(BIN)/ ./cli/robothub ./cli/robothub-server
 	rm -rf $(RELEASE_DIR)/$(VERSION)
 	@set -e; for p in $(RELEASE_PLATFORMS); do os=$${p%/*}; arch=$${p#*/}; \
-	  for prog in robot-daemon:./robotd/cmd/robot-daemon robothub:./cli/robothub robot-app-assistant:./cli/robot-app-assistant; do \
+	  for prog in robot-daemon:./robotd/cmd/robot-daemon robothub:./cli/robothub robothub-server:./cli/robothub-server robot-app-assistant:./cli/robot-app-assistant; do \
 	    name=$${prog%%:*}; pkg=$${prog#*:}; echo "GOOS=$$os GOARCH=$$arch go build $$pkg"; \
-	    CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '$(RELEASE_LDFLAGS)' \
+	    $(BUILD_ENV) GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -tags '$(BUILD_TAGS)' -ldflags '$(RELEASE_LDFLAGS)' \
 	      -o $(RELEASE_DIR)/$(VERSION)/bin/$${name}_$${os}_$${arch} $$pkg; \
 	  done; done
 	$(BIN)/robothub release assemble --version $(VERSION) --key $(RELEASE_KEY) --out $(RELEASE_DIR)/$(VERSION) $(RELEASE_DIR)/$(VERSION)/bin/*

@@ -62,13 +62,14 @@ func TestHubDeliveryIsRefusedWithNoAuth(t *testing.T) {
 	}
 }
 
-// builtBinaries builds robot-daemon and robothub once for the tests that attack the built programs.
+// builtBinaries builds robot-daemon and robothub (the front, with robothub-server beside it) once
+// for the tests that attack the built programs.
 var builtBinaries = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp(filepath.Dir(sharedVenv), "bin-")
 	if err != nil {
 		return "", err
 	}
-	for _, pkg := range []string{"./cmd/robot-daemon", "../cli/robothub"} {
+	for _, pkg := range []string{"./cmd/robot-daemon", "../cli/robothub", "../cli/robothub-server"} {
 		if out, err := exec.Command("go", "build", "-o", dir, pkg).CombinedOutput(); err != nil {
 			return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
 		}

@@ -3,11 +3,11 @@ package main
 import (
 	"testing"
 
-	"github.com/robothub/robothub/core/hub"
+	"github.com/robothub/robothub/core/hub/card"
 )
 
 func TestCardFieldAndKind(t *testing.T) {
-	n, err := hub.ParseCard("title: x\n\ntags:\n  - robot\n", 2)
+	n, err := card.Parse("title: x\n\ntags:\n  - robot\n", 2)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/robothub/robothub/core/apps"
-	"github.com/robothub/robothub/core/hub"
+	"github.com/robothub/robothub/core/hub/card"
 )
 
 //go:embed inspect_app.py
@@ -526,17 +526,17 @@ func checkModule(r *checkReport, dir string, insp *inspection) {
 
 // checkReadme checks README.md's front matter: valid YAML, a title, the robot_python_app tag.
 func checkReadme(r *checkReport, dir string) {
-	card := "---\ntitle: My App\ntags:\n  - robot\n  - " + apps.AppTag + "\n---"
+	example := "---\ntitle: My App\ntags:\n  - robot\n  - " + apps.AppTag + "\n---"
 	data, err := os.ReadFile(filepath.Join(dir, "README.md"))
 	if err != nil {
-		r.fail("README.md is missing: the space's card (title, tags) is its front matter", "add README.md starting with:\n"+card)
+		r.fail("README.md is missing: the space's card (title, tags) is its front matter", "add README.md starting with:\n"+example)
 		return
 	}
-	text, first, err := hub.SplitCard(data)
-	var fe *hub.CardError
+	text, first, err := card.Split(data)
+	var fe *card.Error
 	switch {
-	case errors.Is(err, hub.ErrNoCard):
-		r.fail("README.md has no front matter (a block between --- lines at the very top)", "start README.md with:\n"+card)
+	case errors.Is(err, card.ErrNoCard):
+		r.fail("README.md has no front matter (a block between --- lines at the very top)", "start README.md with:\n"+example)
 		return
 	case errors.As(err, &fe):
 		r.fail(fmt.Sprintf("README.md:%d: %s", fe.Line, fe.Msg), "close the front matter with a line holding only ---")
@@ -545,7 +545,7 @@ func checkReadme(r *checkReport, dir string) {
 		r.fail("README.md: "+err.Error(), "")
 		return
 	}
-	doc, err := hub.ParseCard(text, first)
+	doc, err := card.Parse(text, first)
 	if errors.As(err, &fe) {
 		r.fail(fmt.Sprintf("README.md:%d: front matter is not valid YAML: %s", fe.Line, fe.Msg),
 			"fix the YAML on that line (run robot-app-assistant check --help for the YAML that check reads)")
@@ -561,7 +561,7 @@ func checkReadme(r *checkReport, dir string) {
 		if doc != nil {
 			line, kind = doc.Line, "a "+cardKind(doc)
 		}
-		r.fail(fmt.Sprintf("README.md:%d: front matter is %s, not keys and values", line, kind), "write it as:\n"+card)
+		r.fail(fmt.Sprintf("README.md:%d: front matter is %s, not keys and values", line, kind), "write it as:\n"+example)
 		return
 	}
 	r.ok("README.md: front matter is valid YAML")

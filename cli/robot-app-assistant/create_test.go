@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/robothub/robothub/core/hub"
+	"github.com/robothub/robothub/core/hub/card"
 )
 
 // files lists the regular files under dir, relative and sorted.
@@ -74,19 +74,19 @@ func TestCreateDefaultWritesTheSpecLayout(t *testing.T) {
 			t.Errorf("pyproject.toml lacks %q:\n%s", s, pyproject)
 		}
 	}
-	text, first, err := hub.SplitCard([]byte(readFile(t, filepath.Join(dir, "README.md"))))
+	text, first, err := card.Split([]byte(readFile(t, filepath.Join(dir, "README.md"))))
 	if err != nil {
 		t.Fatal(err)
 	}
-	card, err := hub.ParseCard(text, first)
+	fm, err := card.Parse(text, first)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cardField(card, "title").Value != "Wave Hello" {
-		t.Errorf("title %q", cardField(card, "title").Value)
+	if cardField(fm, "title").Value != "Wave Hello" {
+		t.Errorf("title %q", cardField(fm, "title").Value)
 	}
 	var tags []string
-	for _, n := range cardField(card, "tags").Content {
+	for _, n := range cardField(fm, "tags").Content {
 		tags = append(tags, n.Value)
 	}
 	if !slices.Contains(tags, "robot") || !slices.Contains(tags, "robot_python_app") {

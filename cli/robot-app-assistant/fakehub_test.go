@@ -15,7 +15,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/robothub/robothub/core/hub"
+	"github.com/robothub/robothub/core/hub/card"
 )
 
 // fakeHub is a stand-in for the hub with the public hub's shapes: GET /api/whoami-v2,
@@ -172,16 +172,16 @@ func (h *fakeHub) listSpaces(w http.ResponseWriter, r *http.Request) {
 			if err != nil {
 				continue
 			}
-			text, first, err := hub.SplitCard(readme)
+			text, first, err := card.Split(readme)
 			if err != nil {
 				continue
 			}
-			card, err := hub.ParseCard(text, first)
-			if err != nil || card == nil {
+			fm, err := card.Parse(text, first)
+			if err != nil || fm == nil {
 				continue
 			}
 			var tags []string
-			if t := cardField(card, "tags"); t != nil {
+			if t := cardField(fm, "tags"); t != nil {
 				for _, it := range t.Content {
 					tags = append(tags, it.Value)
 				}
@@ -190,7 +190,7 @@ func (h *fakeHub) listSpaces(w http.ResponseWriter, r *http.Request) {
 				continue
 			}
 			desc := ""
-			if d := cardField(card, "short_description"); d != nil {
+			if d := cardField(fm, "short_description"); d != nil {
 				desc = d.Value
 			}
 			out = append(out, map[string]any{"id": o.Name() + "/" + s.Name(), "tags": tags, "cardData": map[string]string{"short_description": desc}})

@@ -1,14 +1,20 @@
 // Command robothub is the admin front end of robothub: a ready-made webhook receiver
-// (robothub serve), the hub's webhook management (robothub webhooks ...) and the local hub
-// emulator (robothub hub ...).
+// (robothub serve), the hub's webhook management (robothub webhooks ...), the local hub emulator
+// (robothub hub ...), robothub dev, fleet and release.
 //
-// It is one binary, the local hub and robothub dev's daemon and broker included, although their
-// libraries make `robothub --version` about 4x a Go binary that only prints a version (issue 31's
-// target is 1.5x). Moving serve, dev and hub to a companion robothub-server was measured and not
-// done: without them it is still about 2.8x, since any program that speaks HTTP is about 1.9x;
-// what robothub's own packages did at start is deferred to first use (sync.OnceValue), and
-// `robothub webhooks ls`, which a user waits on, is within 1.5x of curl. Figures and commands in
-// docs/BENCHMARKS.md.
+// It is the quick half of two programs. It runs --version, help and webhooks itself, linking
+// little more than an HTTP client, and hands every other command to robothub-server, which it looks
+// for in $ROBOTHUB_SERVER, beside itself, then on PATH (forward.go). On Unix the hand-over is an
+// exec: robothub-server takes robothub's process, its signals, its terminal and its exit code.
+//
+// Why two: a Go program runs the init of every package it links before main, and in one program the
+// libraries of the servers (the local hub, SQLite, go-git, pion, the MQTT broker, the robot daemon)
+// made `robothub --version` 3.8-4.3x a Go binary that only prints a version; this front is about 2x
+// (BenchmarkVersionAgainstMinimal; the smallest urfave/cli program that makes an HTTP request is
+// 1.6x), and `robothub webhooks ls` takes as long as curl of the same list
+// (BenchmarkWebhooksLsVersusCurl). make build also builds it without cgo, so it is linked
+// statically (the dynamic loader alone cost more than a version-only Go program), and without
+// urfave/cli's man-page generator. Figures in docs/BENCHMARKS.md.
 package main
 
 import (
@@ -21,77 +27,94 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/robothub/robothub/cli/cliapp"
-	"github.com/robothub/robothub/cli/robothub/hubcmd"
+	"github.com/robothub/robothub/cli/webhookscmd"
 
 	"github.com/robothub/robothub/core/version"
 )
 
-// Exit codes (see cliapp).
-const (
-	exitOK    = cliapp.ExitOK
-	exitError = cliapp.ExitError
-	exitUsage = cliapp.ExitUsage
-)
-
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	// A reader of stdout that goes away (`robothub dev | tee log`, Ctrl-C) stops robothub as
-	// Ctrl-C does, instead of killing it with SIGPIPE mid-shutdown (stdout.go).
-	signal.Ignore(syscall.SIGPIPE)
-	ctx, brokenPipe := context.WithCancel(ctx)
-	code := run(ctx, os.Args, os.Getenv, os.Stdin,
-		&brokenPipeStops{w: os.Stdout, stop: brokenPipe}, &brokenPipeStops{w: os.Stderr, stop: brokenPipe})
-	brokenPipe()
+	code := run(ctx, os.Args, os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
 
-// env is the outside world of one run: tests run the real program in-process with their own.
-type env struct {
-	getenv func(string) string
-	stdin  io.Reader
-	stdout io.Writer
-	stderr io.Writer
-}
-
-// run runs robothub with args (args[0] is the program name) and returns the exit code.
+// run runs robothub with args (args[0] is the program name) and returns the exit code. A command
+// of robothub-server's is handed to it (handOver): on Unix run does not return then.
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
-	app := newApp(e)
-	// Flags may follow a command's arguments (robothub webhooks delete ID --yes), except in the
-	// command line that hub job create stores.
-	return cliapp.ExitCode("robothub", app.RunContext(ctx, cliapp.Interspersed(app, args, "hub job create")), stderr)
+	if name := serverCommand(args); name != "" {
+		return handOver(ctx, name, "robothub", args, stdin, stdout, stderr)
+	}
+	app := newApp(getenv, stdin, stdout, stderr)
+	return cliapp.ExitCode("robothub", app.RunContext(ctx, cliapp.Interspersed(app, args)), stderr)
 }
 
-func newApp(e *env) *cli.App {
+// newApp is robothub as its help shows it: the same program, usage and commands as
+// robothub-server's (TestHelpIsRobothubServers holds them to it), of which only webhooks runs here.
+func newApp(getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) *cli.App {
+	handedOver := func(c struct{ name, usage string }) *cli.Command {
+		return &cli.Command{
+			Name: c.name, Usage: c.usage, SkipFlagParsing: true, HideHelp: true,
+			// Reached only when a command line hides the command's name from serverCommand
+			// (robothub --generate-bash-completion hub): robothub-server reads it as it is.
+			Action: func(cCtx *cli.Context) error {
+				if code := handOver(cCtx.Context, c.name, cCtx.App.Name, os.Args, stdin, stdout, stderr); code != 0 {
+					return cli.Exit("", code)
+				}
+				return nil
+			},
+		}
+	}
+	var commands []*cli.Command
+	for _, c := range serverCommands {
+		commands = append(commands, handedOver(c))
+		if c.name == "serve" { // robothub-server's help lists webhooks second
+			commands = append(commands, webhookscmd.Command(getenv, stdin, stdout, stderr))
+		}
+	}
 	return &cli.App{
 		Name:                 "robothub",
 		Usage:                "webhooks on a model hub: receive them, manage them, and run a local hub",
 		Version:              version.String(),
-		Reader:               e.stdin,
-		Writer:               e.stdout,
-		ErrWriter:            e.stderr,
+		Reader:               stdin,
+		Writer:               stdout,
+		ErrWriter:            stderr,
 		EnableBashCompletion: true,
 		HideHelpCommand:      true,
 		ExitErrHandler:       func(*cli.Context, error) {}, // run() reports errors and picks the exit code
-		OnUsageError:         onUsageError,
-		Commands: []*cli.Command{
-			serveCommand(e),
-			webhooksCommand(e),
-			hubcmd.Command(e.getenv, e.stdin, e.stdout, e.stderr),
-			devCommand(e),
-			fleetCommand(e),
-			releaseCommand(e),
-			completionCommand(e),
-		},
+		OnUsageError:         cliapp.OnUsageError,
+		Commands:             commands,
 	}
 }
 
-// usageError is a mistake on the command line: exit code 2.
-type usageError = cliapp.UsageError
+// serverCommands are the commands robothub-server runs, in the order of its help, with the usage
+// line its help gives them.
+var serverCommands = []struct{ name, usage string }{
+	{"serve", "run a webhook receiver whose routes run commands, log or forward payloads"},
+	{"hub", "run and drive the local hub emulator: serve, token, emit, job, spaces"},
+	{"dev", "run the whole system on this machine: the local hub, a receiver and the simulated robot, wired together"},
+	{"fleet", "see and wait for the robots of a fleet (robot-daemon --fleet) through its MQTT broker"},
+	{"release", "make, sign and publish robot-daemon's own releases (make release runs these)"},
+	{"completion", "print a shell completion script: bash, zsh or fish"},
+}
 
-// usagef reports a command-line mistake.
-var usagef = cliapp.Usagef
-
-// onUsageError makes urfave/cli's flag errors usage errors (exit code 2). Set it on every command.
-var onUsageError = cliapp.OnUsageError
+// serverCommand is the name of the command args run when robothub-server runs it, or "". robothub
+// has no flags of its own before a command but --help and --version, which end the command line,
+// and the shell's completion request, which robothub-server answers for its commands too.
+func serverCommand(args []string) string {
+	for _, a := range args[1:] {
+		switch a {
+		case "--generate-bash-completion":
+			continue
+		case "-h", "--help", "-v", "--version":
+			return ""
+		}
+		for _, c := range serverCommands {
+			if a == c.name {
+				return a
+			}
+		}
+		return ""
+	}
+	return ""
+}

@@ -16,7 +16,6 @@ import (
 	"github.com/robothub/robothub/core/fault"
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/internal/hubemu"
-	hubhttp "github.com/robothub/robothub/internal/hubemu/http"
 	"github.com/robothub/robothub/internal/hubemu/localhub"
 )
 
@@ -145,7 +144,7 @@ func TestClientJobWebhookSecrets(t *testing.T) {
 	ctx := context.Background()
 	lh := newLocalHub(t)
 	c := lh.Client(t, "alice", hubemu.RoleWrite)
-	job, err := hubhttp.Client{Client: c}.CreateSourceJob(ctx, hubemu.JobInput{Command: []string{"true"}, Secrets: map[string]string{"OWN": "x"}})
+	job, err := hubemu.Client{Client: c}.CreateSourceJob(ctx, hubemu.JobInput{Command: []string{"true"}, Secrets: map[string]string{"OWN": "x"}})
 	if err != nil {
 		t.Fatal(err)
 	}

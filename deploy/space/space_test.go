@@ -160,8 +160,8 @@ func TestSpaceFiles(t *testing.T) {
 			t.Errorf("the Dockerfile has no %s", op)
 		}
 	}
-	if len(cmd) < 2 || cmd[0] != "robothub" || cmd[1] != "serve" {
-		t.Errorf("CMD %v, want robothub serve ...", cmd)
+	if len(cmd) < 2 || cmd[0] != "robothub-server" || cmd[1] != "serve" {
+		t.Errorf("CMD %v, want robothub-server serve ...", cmd)
 	}
 }
 
@@ -190,7 +190,7 @@ func listenAddress(t *testing.T, port string) (string, bool) {
 	return "", false
 }
 
-// TestSpaceCommand builds robothub and runs the Dockerfile's CMD as the Space runs it (SPACE_HOST,
+// TestSpaceCommand builds robothub-server and runs the Dockerfile's CMD as the Space runs it (SPACE_HOST,
 // PORT, ROBOTHUB_ROUTES and WEBHOOK_SECRET in the environment), then sends it the receiver table.
 func TestSpaceCommand(t *testing.T) {
 	var cmdline []string
@@ -202,7 +202,7 @@ func TestSpaceCommand(t *testing.T) {
 		}
 	}
 	bin := filepath.Join(t.TempDir(), cmdline[0])
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cli/robothub").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cli/robothub-server").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	port := receivertest.FreePort(t)

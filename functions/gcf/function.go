@@ -52,7 +52,7 @@ func NewHandler(getenv func(string) string, stdout, stderr io.Writer) http.Handl
 	logger := gcfadapter.NewLogger(stderr, logLevel(getenv(LogLevelEnv)))
 	// An instance may be throttled between requests: no canary waves (they need a process that stays up).
 	srv, err := actions.NewServerFromEnv(getenv, actions.Config{Logger: logger, Output: stdout, Ephemeral: true, FleetDialers: mqtt.FleetDialers(),
-		SplitCommand: actions.SplitCommand})
+		SplitCommand: actions.SplitCommand, RobotUpdate: actions.RobotUpdate})
 	if err != nil {
 		msg := "the webhook receiver is not configured: " + err.Error()
 		logger.Error(msg)

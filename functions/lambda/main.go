@@ -14,6 +14,9 @@
 // binary, which holds the bootstrap to 1.3x the size of the smallest aws-lambda-go function
 // (docs/BENCHMARKS.md, issue 31). Build it in with -tags lambda.norpc,robothub.exec (make
 // lambda-zip LAMBDA_EXEC=1); without it, an exec: route stops the function at start, saying so.
+// So is the robot-update action (robot-update:DAEMON_URL), whose robot daemon client is 0.1 MB: a
+// Lambda rarely reaches a robot's daemon, and reaches robots through fleet:awsiot:// routes. Build
+// it in with -tags lambda.norpc,robothub.robotupdate (make lambda-zip LAMBDA_ROBOT_UPDATE=1).
 //
 // It is also the shortest example of deploying one's own Go handlers: replace the receiver built
 // here with a webhook.Server that has them. Build it with
@@ -39,6 +42,10 @@ import (
 
 // splitCommand is the exec action's, when built with it (exec.go).
 var splitCommand func(string) ([]string, error)
+
+// robotUpdate is actions.RobotUpdate in a bootstrap built with -tags robothub.robotupdate
+// (robotupdate.go), else nil.
+var robotUpdate func(*actions.Builder, string, string) (webhook.HandlerFunc, error)
 
 // BasePathEnv names the custom-domain base path to remove before routing.
 const BasePathEnv = "ROBOTHUB_BASE_PATH"
@@ -79,9 +86,12 @@ func configure(getenv func(string) string, stdout, stderr io.Writer) (*webhook.S
 	// plane with the execution role's credentials.
 	// Only that link is registered: the bootstrap links no MQTT client.
 	srv, err := actions.NewServerFromEnv(getenv, actions.Config{Logger: logger, Output: stdout, Ephemeral: true,
-		FleetDialers: map[string]fleet.Dialer{"awsiot": awsiot.FleetDialer(getenv)}, SplitCommand: splitCommand})
-	if errors.Is(err, actions.ErrNoExec) {
+		FleetDialers: map[string]fleet.Dialer{"awsiot": awsiot.FleetDialer(getenv)}, SplitCommand: splitCommand, RobotUpdate: robotUpdate})
+	switch {
+	case errors.Is(err, actions.ErrNoExec):
 		err = fmt.Errorf("%w: rebuild the bootstrap with -tags lambda.norpc,robothub.exec (make lambda-zip LAMBDA_EXEC=1)", err)
+	case errors.Is(err, actions.ErrNoRobotUpdate):
+		err = fmt.Errorf("%w: rebuild the bootstrap with -tags lambda.norpc,robothub.robotupdate (make lambda-zip LAMBDA_ROBOT_UPDATE=1)", err)
 	}
 	if err != nil {
 		logger.Error("the webhook receiver is not configured: "+err.Error(), "err", err.Error())

@@ -237,14 +237,16 @@ func TestSingleInvocation(t *testing.T) {
 	}
 }
 
-// TestBootstrapMisconfigured: with a bad route, or an exec: route in the default build (which has
-// no exec action), the function stops at start with a message that says what to do, which Lambda
+// TestBootstrapMisconfigured: with a bad route, or an exec: or robot-update: route in the default
+// build (which has neither action), the function stops at start with a message that says what to do, which Lambda
 // shows as an init error.
 func TestBootstrapMisconfigured(t *testing.T) {
 	for routes, want := range map[string]string{
 		"hello=shout": `ROBOTHUB_ROUTES: route hello: unknown action "shout"`,
 		"hello=log;build=exec:./build.sh": "ROBOTHUB_ROUTES: route build: exec: this receiver was built without the exec action: " +
 			"rebuild the bootstrap with -tags lambda.norpc,robothub.exec (make lambda-zip LAMBDA_EXEC=1)",
+		"hello=log;robot=robot-update:http://127.0.0.1:8000": "ROBOTHUB_ROUTES: route robot: robot-update: this receiver was built " +
+			"without the robot-update action: rebuild the bootstrap with -tags lambda.norpc,robothub.robotupdate (make lambda-zip LAMBDA_ROBOT_UPDATE=1)",
 	} {
 		t.Run(routes, func(t *testing.T) { testMisconfigured(t, routes, want) })
 	}

@@ -99,6 +99,14 @@ type Config struct {
 	// they register FleetDialers.
 	SplitCommand func(line string) ([]string, error)
 
+	// RobotUpdate builds robot-update: routes: RobotUpdate, for a receiver that has the action. It
+	// is nil in the Lambda bootstrap's default build, whose robot-update: routes are refused with
+	// ErrNoRobotUpdate: the action calls the daemon through internal/daemonclient, and the
+	// oapi-codegen runtime that client needs (with google/uuid, go-jsonmerge and net/mail) is 0.1 MB
+	// of a stripped binary, which took the bootstrap from 1.295x to 1.311x the smallest aws-lambda-go
+	// function (docs/BENCHMARKS.md, issue 31). A Lambda reaches robots through fleet routes.
+	RobotUpdate func(b *Builder, route, daemonURL string) (webhook.HandlerFunc, error)
+
 	// InsecureNoSecret lets routes that run or send something (exec, forward, robot-update) be
 	// served by a receiver without a secret, where anyone who reaches it may trigger them. Without
 	// it Register refuses them; log routes are always allowed (the server warns that they are open).
@@ -147,6 +155,10 @@ func (c *Config) defaults() {
 // (Config.SplitCommand is nil).
 var ErrNoExec = errors.New("this receiver was built without the exec action")
 
+// ErrNoRobotUpdate is the error of a robot-update: route in a receiver built without the
+// robot-update action (Config.RobotUpdate is nil).
+var ErrNoRobotUpdate = errors.New("this receiver was built without the robot-update action")
+
 // Builder turns action specs into handlers. Commands of all exec actions share one concurrency cap.
 type Builder struct {
 	cfg     Config
@@ -185,7 +197,10 @@ func (b *Builder) Handler(route, action string) (webhook.HandlerFunc, error) {
 	case "forward":
 		return b.forwardAction(route, arg)
 	case "robot-update":
-		return b.robotUpdateAction(route, arg)
+		if b.cfg.RobotUpdate == nil {
+			return nil, fmt.Errorf("route %s: robot-update: %w", route, ErrNoRobotUpdate)
+		}
+		return b.cfg.RobotUpdate(b, route, arg)
 	case "fleet":
 		return b.fleetAction(route, arg)
 	default:

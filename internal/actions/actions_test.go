@@ -388,7 +388,7 @@ func FuzzParseRoutes(f *testing.F) {
 		}
 		env := map[string]string{RoutesEnv: list, webhook.SecretEnv: "hush"}
 		discard := slog.New(slog.DiscardHandler)
-		srv, err := NewServerFromEnv(func(k string) string { return env[k] }, Config{SplitCommand: SplitCommand, Logger: discard, Output: io.Discard})
+		srv, err := NewServerFromEnv(func(k string) string { return env[k] }, Config{SplitCommand: SplitCommand, RobotUpdate: RobotUpdate, Logger: discard, Output: io.Discard})
 		if err != nil {
 			return
 		}
@@ -403,13 +403,17 @@ func FuzzParseRoutes(f *testing.F) {
 	})
 }
 
-// TestExecNeedsRegistering: a receiver built without the exec action (the Lambda bootstrap's
-// default build) refuses an exec: route at start, saying so, and serves its other routes.
+// TestExecNeedsRegistering: a receiver built without the exec or robot-update action (the Lambda
+// bootstrap's default build) refuses such a route at start, saying so, and serves its other routes.
 func TestExecNeedsRegistering(t *testing.T) {
 	b := NewBuilder(Config{Logger: slog.New(slog.DiscardHandler)})
 	_, err := b.Handler("build", "exec:true")
 	if !errors.Is(err, ErrNoExec) || err.Error() != "route build: exec: this receiver was built without the exec action" {
 		t.Fatalf("err = %v, want ErrNoExec naming the route", err)
+	}
+	_, err = b.Handler("robot", "robot-update:http://127.0.0.1:8000")
+	if !errors.Is(err, ErrNoRobotUpdate) || err.Error() != "route robot: robot-update: this receiver was built without the robot-update action" {
+		t.Fatalf("err = %v, want ErrNoRobotUpdate naming the route", err)
 	}
 	if _, err := b.Handler("seen", "log"); err != nil {
 		t.Fatalf("log route: %v", err)

@@ -26,7 +26,7 @@ func TestForwardGuardRule(t *testing.T) {
 	if _, err := guardedClient(&http.Client{Transport: roundTripperFunc(nil)}, "ci.example.com"); err == nil {
 		t.Error("a transport the guard cannot wrap was accepted")
 	}
-	// (TestForwardByNameDoesNotCarryTheDaemonsLocalTrust in cli/robothub dials through the guard.)
+	// (TestForwardByNameDoesNotCarryTheDaemonsLocalTrust in cli/robothub-server dials through the guard.)
 }
 
 type roundTripperFunc func(*http.Request) (*http.Response, error)

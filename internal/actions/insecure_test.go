@@ -20,7 +20,7 @@ func TestRoutesThatActNeedASecret(t *testing.T) {
 	for _, action := range []string{"exec:true", "forward:http://127.0.0.1:9/x", "robot-update:http://127.0.0.1:8000"} {
 		kind, _, _ := strings.Cut(action, ":")
 		srv := webhook.NewServer(webhook.WithSecret(""), webhook.WithLogger(discard))
-		err := NewBuilder(Config{SplitCommand: SplitCommand, Logger: discard}).Register(srv, []Route{{"ok", "log"}, {"acts", action}})
+		err := NewBuilder(Config{SplitCommand: SplitCommand, RobotUpdate: RobotUpdate, Logger: discard}).Register(srv, []Route{{"ok", "log"}, {"acts", action}})
 		if err == nil {
 			t.Fatalf("%s: a route that acts started without a secret", action)
 		}
@@ -30,7 +30,7 @@ func TestRoutesThatActNeedASecret(t *testing.T) {
 			}
 		}
 		open := webhook.NewServer(webhook.WithSecret(""), webhook.WithLogger(discard))
-		if err := NewBuilder(Config{SplitCommand: SplitCommand, Logger: discard, InsecureNoSecret: true}).Register(open, []Route{{"acts", action}}); err != nil {
+		if err := NewBuilder(Config{SplitCommand: SplitCommand, RobotUpdate: RobotUpdate, Logger: discard, InsecureNoSecret: true}).Register(open, []Route{{"acts", action}}); err != nil {
 			t.Errorf("%s with InsecureNoSecret: %v", action, err)
 		}
 	}

@@ -23,6 +23,12 @@ type UpdateResult struct {
 	Jobs    []string `json:"jobs"`
 }
 
+// RobotUpdate is the robot-update action, for Config.RobotUpdate: a binary that refers to it links
+// the daemon's client.
+func RobotUpdate(b *Builder, route, daemonURL string) (webhook.HandlerFunc, error) {
+	return b.robotUpdateAction(route, daemonURL)
+}
+
 // robotUpdateAction keeps a robot's apps in step with their spaces: on a push (a repo.content
 // update) to a space that an installed app came from, it asks the robot daemon to update the app,
 // which reinstalls it at the pushed revision and restarts it if it runs. Other events are
@@ -35,8 +41,8 @@ func (b *Builder) robotUpdateAction(route, daemonURL string) (webhook.HandlerFun
 	}
 	base := strings.TrimRight(displayURL(u), "/")
 	log := b.cfg.Logger.With("route", route, "daemon", base)
-	// The generated builders and parsers one by one, not daemonapi's Client: the receiver's
-	// binaries (the Lambda bootstrap among them) then link these three routes, not all of them.
+	// The generated builders and parsers one by one, not daemonapi's Client: the receivers that
+	// have this action then link these three routes, not all of them.
 	daemon := daemonclient.New(base, daemonclient.Options{Token: b.cfg.DaemonToken, HTTPClient: b.cfg.ForwardClient})
 	// failed words an error without the daemon's URL as given, which may hold a secret.
 	failed := func(err error) error { return fmt.Errorf("robot daemon at %s: %s", base, transportErr(err)) }

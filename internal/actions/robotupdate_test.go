@@ -61,7 +61,7 @@ func TestRobotUpdate(t *testing.T) {
 	fd := &fakeDaemon{apps: installedApps}
 	daemon := httptest.NewServer(fd)
 	defer daemon.Close()
-	url := receiver(t, NewBuilder(Config{DaemonToken: "robot-token"}), "robot=robot-update:"+daemon.URL)
+	url := receiver(t, NewBuilder(Config{DaemonToken: "robot-token", RobotUpdate: RobotUpdate}), "robot=robot-update:"+daemon.URL)
 
 	push := `{"event":{"action":"update","scope":"repo.content"},"repo":{"type":"space","name":"alice/dance-app","headSha":"575db8b7a51b6f85eb06eee540738584589f131c"}}`
 	status, body := deliver(t, url+"/webhooks/robot", push)
@@ -116,7 +116,7 @@ func TestRobotUpdate(t *testing.T) {
 
 func TestRobotUpdateRefusesABadDaemonURL(t *testing.T) {
 	for _, bad := range []string{"robot-update:", "robot-update:localhost:8000", "robot-update:ftp://x"} {
-		if _, err := NewBuilder(Config{}).Handler("r", bad); err == nil || !strings.Contains(err.Error(), "robot daemon's http(s) URL") {
+		if _, err := NewBuilder(Config{RobotUpdate: RobotUpdate}).Handler("r", bad); err == nil || !strings.Contains(err.Error(), "robot daemon's http(s) URL") {
 			t.Errorf("%s: %v", bad, err)
 		}
 	}

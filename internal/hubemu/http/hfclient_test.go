@@ -45,8 +45,8 @@ func TestOfficialClient(t *testing.T) {
 	work := t.TempDir()
 
 	// The real binary.
-	bin := filepath.Join(work, "robothub")
-	build := exec.Command("go", "build", "-o", bin, "github.com/robothub/robothub/cli/robothub")
+	bin := filepath.Join(work, "robothub-server")
+	build := exec.Command("go", "build", "-o", bin, "github.com/robothub/robothub/cli/robothub-server")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

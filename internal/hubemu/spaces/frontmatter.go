@@ -3,7 +3,7 @@ package spaces
 import (
 	"strconv"
 
-	"github.com/robothub/robothub/core/hub"
+	"github.com/robothub/robothub/core/hub/card"
 )
 
 // cardData is a README's YAML front matter, as the hub shows it in a repo's cardData.
@@ -42,15 +42,15 @@ func scalarString(v any) (string, bool) {
 // parseFrontMatter reads the YAML front matter at the head of a README with core/hub's card reader.
 // A README without front matter, or with front matter that is not valid, has an empty card: the space is stored all the same, as the public hub stores it, without tags.
 func parseFrontMatter(readme []byte) cardData {
-	text, first, err := hub.SplitCard(readme)
+	text, first, err := card.Split(readme)
 	if err != nil {
 		return cardData{}
 	}
-	doc, err := hub.ParseCard(text, first)
+	doc, err := card.Parse(text, first)
 	if err != nil {
 		return cardData{}
 	}
-	if m, ok := hub.CardData(doc).(map[string]any); ok {
+	if m, ok := card.Data(doc).(map[string]any); ok {
 		return m
 	}
 	return cardData{}

@@ -11,7 +11,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 
 	"github.com/robothub/robothub/core/fault"
-	"github.com/robothub/robothub/core/hub"
+	"github.com/robothub/robothub/core/hub/card"
 	"github.com/robothub/robothub/internal/hubemu"
 )
 
@@ -229,21 +229,21 @@ func ignoreMatcher(content string) gitignore.Matcher {
 // CardProblem says what keeps a README's front matter from being read, or "" when it reads (a
 // README without front matter reads: it has no metadata).
 func CardProblem(readme []byte) string {
-	text, first, err := hub.SplitCard(readme)
-	if errors.Is(err, hub.ErrNoCard) {
+	text, first, err := card.Split(readme)
+	if errors.Is(err, card.ErrNoCard) {
 		return ""
 	}
 	if err != nil {
 		return err.Error()
 	}
-	doc, err := hub.ParseCard(text, first)
+	doc, err := card.Parse(text, first)
 	if err != nil {
 		return err.Error()
 	}
 	if doc == nil {
 		return ""
 	}
-	if _, ok := hub.CardData(doc).(map[string]any); !ok {
+	if _, ok := card.Data(doc).(map[string]any); !ok {
 		return "the front matter is not a mapping of keys to values"
 	}
 	return ""

@@ -101,7 +101,7 @@ var (
 	receiverParse = suite{pkg: "./core/webhook", bench: "^BenchmarkParse$", benchtime: "2s"}
 	receiverLoad  = suite{pkg: "./adapters/nethttp", bench: "^BenchmarkReceiverLoad$", benchtime: "1x"}
 	receiverServe = suite{pkg: "./core/webhook", bench: "^BenchmarkServeHTTP$", benchtime: "1s"}
-	logRouteLoad  = suite{pkg: "./cli/robothub", bench: "^BenchmarkLogRouteLoad$", benchtime: "1x"}
+	logRouteLoad  = suite{pkg: "./cli/robothub-server", bench: "^BenchmarkLogRouteLoad$", benchtime: "1x"}
 	lambdaInvoke  = suite{pkg: "./adapters/lambda", bench: "^BenchmarkInvoke$", benchtime: "1s", cpu: "1"}
 	lambdaReady   = suite{pkg: "./functions/lambda", bench: "^BenchmarkBootstrapReady$", benchtime: "200x"}
 	lambdaMinimal = suite{pkg: "./functions/lambda", bench: "^BenchmarkBootstrapAgainstMinimal$", benchtime: "1x"}
@@ -119,7 +119,7 @@ var (
 	appRunning    = suite{pkg: "./cli/robot-app-assistant", bench: "^BenchmarkDefaultAppRunning$", benchtime: "20x"}
 	appCheck      = suite{pkg: "./cli/robot-app-assistant", bench: "^BenchmarkCheck$", benchtime: "10x"}
 	appCheckCold  = suite{pkg: "./cli/robot-app-assistant", bench: "^BenchmarkCheckColdCache$", benchtime: "3x"}
-	pushToRunning = suite{pkg: "./cli/robothub", bench: "^BenchmarkPushToRunning$", benchtime: "5x"}
+	pushToRunning = suite{pkg: "./cli/robothub-server", bench: "^BenchmarkPushToRunning$", benchtime: "5x"}
 	hwLoop        = suite{pkg: "./adapters/hardware", bench: "^BenchmarkControlLoop50Hz$", benchtime: "1x"}
 	hwKinematics  = suite{pkg: "./core/robot/kinematics", bench: "^Benchmark(Inverse|Forward)$", benchtime: "1s"}
 	hwDaemon      = suite{pkg: "./robotd", bench: "^BenchmarkHardwareDaemonCPU$", benchtime: "1x"}
@@ -191,7 +191,8 @@ var checks = []check{
 		}},
 	{area: "Local hub", what: "`robothub --version` against a Go binary that only prints a version (p50 of 30)", suite: cliVersion, bench: "BenchmarkVersionAgainstMinimal", unit: "version-ratio", limit: 1.5, show: x, target: "≤ 1.5×",
 		note: func(r results) string {
-			return "robothub " + r.show("BenchmarkVersionAgainstMinimal", "robothub-p50-ms", ms) + ", minimal " + r.show("BenchmarkVersionAgainstMinimal", "minimal-p50-ms", ms)
+			return "robothub " + r.show("BenchmarkVersionAgainstMinimal", "robothub-p50-ms", ms) + ", minimal " + r.show("BenchmarkVersionAgainstMinimal", "minimal-p50-ms", ms) +
+				"; the smallest urfave/cli program that speaks HTTP " + r.show("BenchmarkVersionAgainstMinimal", "clihttp-ratio", x)
 		}},
 	{area: "Local hub", what: "`robothub webhooks ls`, 1,000 webhooks, per process", suite: hubLs, bench: "BenchmarkWebhooksLsVersusCurl", unit: "ls-mean-ms", limit: 50, show: ms, target: "≤ 50 ms"},
 	{area: "Local hub", what: "`robothub webhooks ls` against curl of the same list (p50s)", suite: hubLs, bench: "BenchmarkWebhooksLsVersusCurl", unit: "ls/curl-p50", limit: 1.5, show: x, target: "≤ 1.5× curl",

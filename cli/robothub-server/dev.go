@@ -22,7 +22,7 @@ import (
 	"github.com/robothub/robothub/adapters/mqtt/broker"
 	"github.com/robothub/robothub/adapters/nethttp"
 	"github.com/robothub/robothub/cli/cliapp"
-	"github.com/robothub/robothub/cli/robothub/hubcmd"
+	"github.com/robothub/robothub/cli/robothub-server/hubcmd"
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/actions"
@@ -199,7 +199,7 @@ func runDev(c *cli.Context, e *env) error {
 
 	recv := webhook.NewServer(webhook.WithSecret(secret), webhook.WithLogger(logger.With("component", "receiver")))
 	builder := actions.NewBuilder(actions.Config{Logger: logger.With("component", "receiver"), Output: e.stdout,
-		FleetDialers: mqtt.FleetDialers(), DaemonToken: daemonToken, Getenv: func(k string) string {
+		FleetDialers: mqtt.FleetDialers(), RobotUpdate: actions.RobotUpdate, DaemonToken: daemonToken, Getenv: func(k string) string {
 			if k == actions.FleetPasswordEnv {
 				return brokerPassword
 			}

@@ -1,4 +1,4 @@
-package hub
+package card
 
 import (
 	"encoding/json"
@@ -14,7 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// libraryReading is what yaml.v3 itself reads from text, in CardData's shapes (int64 for integers,
+// libraryReading is what yaml.v3 itself reads from text, in Data's shapes (int64 for integers,
 // the text for what JSON cannot hold). ok is false where the two cannot be compared: a mapping
 // with keys that are not strings.
 func libraryReading(text string) (v any, ok bool, err error) {
@@ -75,11 +75,11 @@ func TestCardReadsAsTheLibrary(t *testing.T) {
 		{"not finite", "a: .inf\nb: .nan", map[string]any{"a": ".inf", "b": ".nan"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			n, err := ParseCard(tt.in, 2)
+			n, err := Parse(tt.in, 2)
 			if err != nil {
-				t.Fatalf("ParseCard: %v", err)
+				t.Fatalf("Parse: %v", err)
 			}
-			got := CardData(n)
+			got := Data(n)
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("got  %#v\nwant %#v", got, tt.want)
 			}
@@ -94,7 +94,7 @@ func TestCardReadsAsTheLibrary(t *testing.T) {
 }
 
 func TestCardLines(t *testing.T) {
-	n, err := ParseCard("title: x\n\ntags:\n  - robot\n", 2)
+	n, err := Parse("title: x\n\ntags:\n  - robot\n", 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestCardLines(t *testing.T) {
 	if n.Line != 2 || n.Content[1].Line != 2 || n.Content[3].Line != 5 || n.Content[3].Content[0].Line != 5 {
 		t.Fatalf("lines: mapping %d title %d tags %d", n.Line, n.Content[1].Line, n.Content[3].Line)
 	}
-	if n, err := ParseCard("\n# only a comment\n", 2); n != nil || err != nil {
+	if n, err := Parse("\n# only a comment\n", 2); n != nil || err != nil {
 		t.Fatalf("empty card: %v %v", n, err)
 	}
 }
@@ -128,31 +128,31 @@ func TestCardInvalid(t *testing.T) {
 		{"bad escape", `a: "\q"`, 2, "unknown escape"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseCard(tt.in, 2)
-			var ce *CardError
+			_, err := Parse(tt.in, 2)
+			var ce *Error
 			if !errors.As(err, &ce) {
-				t.Fatalf("ParseCard(%q) = %v, want a *CardError", tt.in, err)
+				t.Fatalf("Parse(%q) = %v, want a *Error", tt.in, err)
 			}
 			if tt.line != 0 && ce.Line != tt.line || !strings.Contains(ce.Msg, tt.msg) {
-				t.Fatalf("ParseCard(%q) = %v, want line %d with %q", tt.in, err, tt.line, tt.msg)
+				t.Fatalf("Parse(%q) = %v, want line %d with %q", tt.in, err, tt.line, tt.msg)
 			}
 		})
 	}
 }
 
 func TestSplitCard(t *testing.T) {
-	text, first, err := SplitCard([]byte("\ufeff---\r\ntitle: x\r\n---\r\n# Body\n---\n"))
+	text, first, err := Split([]byte("\ufeff---\r\ntitle: x\r\n---\r\n# Body\n---\n"))
 	if err != nil || first != 2 || strings.TrimSpace(text) != "title: x" {
-		t.Fatalf("SplitCard = %q, %d, %v", text, first, err)
+		t.Fatalf("Split = %q, %d, %v", text, first, err)
 	}
-	if _, _, err := SplitCard([]byte("# No front matter\n")); !errors.Is(err, ErrNoCard) {
+	if _, _, err := Split([]byte("# No front matter\n")); !errors.Is(err, ErrNoCard) {
 		t.Fatalf("no front matter: %v", err)
 	}
-	var ce *CardError
-	if _, _, err := SplitCard([]byte("---\ntitle: x\n")); !errors.As(err, &ce) || ce.Line != 1 {
+	var ce *Error
+	if _, _, err := Split([]byte("---\ntitle: x\n")); !errors.As(err, &ce) || ce.Line != 1 {
 		t.Fatalf("unclosed: %v", err)
 	}
-	if text, _, err := SplitCard([]byte("---\n---\n")); err != nil || text != "" {
+	if text, _, err := Split([]byte("---\n---\n")); err != nil || text != "" {
 		t.Fatalf("empty: %q %v", text, err)
 	}
 }
@@ -168,9 +168,9 @@ func TestCardReadmes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		text, first, err := SplitCard(data)
+		text, first, err := Split(data)
 		if err == nil {
-			_, err = ParseCard(text, first)
+			_, err = Parse(text, first)
 		}
 		if ok := strings.HasPrefix(filepath.Base(f), "ok-"); ok != (err == nil) {
 			t.Errorf("%s: err = %v", f, err)
@@ -190,9 +190,9 @@ func FuzzParseCard(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		n, err := ParseCard(in, 1)
+		n, err := Parse(in, 1)
 		if err != nil {
-			var ce *CardError
+			var ce *Error
 			if !errors.As(err, &ce) {
 				t.Fatalf("error of the wrong type: %v", err)
 			}
@@ -202,7 +202,7 @@ func FuzzParseCard(f *testing.F) {
 			}
 			return
 		}
-		got := CardData(n)
+		got := Data(n)
 		if _, err := json.Marshal(got); err != nil {
 			t.Fatalf("card data of %q does not encode as JSON: %v", in, err)
 		}

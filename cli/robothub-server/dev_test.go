@@ -16,7 +16,7 @@ import (
 
 	"github.com/robothub/robothub/internal/testkit/wait"
 
-	"github.com/robothub/robothub/cli/robothub/hubcmd"
+	"github.com/robothub/robothub/cli/robothub-server/hubcmd"
 	"github.com/robothub/robothub/core/hub"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/robothub/robothub/cli/robothub/hubconn"
+	"github.com/robothub/robothub/cli/hubconn"
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/release"
 )

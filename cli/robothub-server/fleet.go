@@ -19,7 +19,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/robothub/robothub/cli/robothub/hubconn"
+	"github.com/robothub/robothub/cli/hubconn"
 
 	"github.com/urfave/cli/v2"
 

@@ -20,7 +20,7 @@ import (
 	"github.com/robothub/robothub/internal/egress"
 
 	"github.com/robothub/robothub/cli/cliapp"
-	"github.com/robothub/robothub/cli/robothub/hubconn"
+	"github.com/robothub/robothub/cli/hubconn"
 
 	"github.com/robothub/robothub/internal/dirlock"
 	"github.com/robothub/robothub/internal/hubemu/delivery"
@@ -32,7 +32,6 @@ import (
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/hubemu"
-	hubhttp "github.com/robothub/robothub/internal/hubemu/http"
 )
 
 // DefaultAddr is where robothub hub serve listens: beside the receiver's 7860.
@@ -542,7 +541,7 @@ Examples:
 			if c.IsSet("comment") || c.IsSet("hidden") {
 				req.Comment = &hubemu.CommentInput{Content: c.String("comment"), Hidden: c.Bool("hidden")}
 			}
-			res, err := hubhttp.Client{Client: cl}.Emit(c.Context, req)
+			res, err := hubemu.Client{Client: cl}.Emit(c.Context, req)
 			if err != nil {
 				return err
 			}
@@ -611,7 +610,7 @@ Examples:
 						}
 						req.Secrets[k] = v
 					}
-					job, err := hubhttp.Client{Client: cl}.CreateSourceJob(c.Context, req)
+					job, err := hubemu.Client{Client: cl}.CreateSourceJob(c.Context, req)
 					if err != nil {
 						return err
 					}
@@ -628,7 +627,7 @@ Examples:
 				Flags:        hubconn.Flags(),
 				OnUsageError: cliapp.OnUsageError,
 				Action: hubconn.Action(e.getenv, e.stderr, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
-					jobs, err := hubhttp.Client{Client: cl}.SourceJobs(c.Context)
+					jobs, err := hubemu.Client{Client: cl}.SourceJobs(c.Context)
 					if err != nil {
 						return err
 					}
@@ -656,7 +655,7 @@ Example:
 				OnUsageError: cliapp.OnUsageError,
 				BashComplete: hubconn.CompleteWebhookIDs(e.getenv, e.stdout, e.stderr),
 				Action: hubconn.ActionOn(e.getenv, e.stderr, "WEBHOOK_ID", func(c *cli.Context, cl *hub.Client, format, id string) error {
-					runs, err := hubhttp.Client{Client: cl}.JobRuns(c.Context, id, 0)
+					runs, err := hubemu.Client{Client: cl}.JobRuns(c.Context, id, 0)
 					if err != nil {
 						return err
 					}
@@ -690,7 +689,7 @@ Example:
 				Flags:        hubconn.Flags(),
 				OnUsageError: cliapp.OnUsageError,
 				Action: hubconn.ActionOn(e.getenv, e.stderr, "RUN_ID", func(c *cli.Context, cl *hub.Client, format, id string) error {
-					run, err := hubhttp.Client{Client: cl}.JobRun(c.Context, id)
+					run, err := hubemu.Client{Client: cl}.JobRun(c.Context, id)
 					if err != nil {
 						return err
 					}

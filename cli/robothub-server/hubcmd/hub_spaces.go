@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/cli/cliapp"
-	"github.com/robothub/robothub/cli/robothub/hubconn"
+	"github.com/robothub/robothub/cli/hubconn"
 
 	"github.com/urfave/cli/v2"
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/robothub/robothub/cli/robothub/hubconn"
+	"github.com/robothub/robothub/cli/hubconn"
 	"github.com/robothub/robothub/core/hub"
 )
 

@@ -1,4 +1,6 @@
-package hub
+// Package card reads a repo's card: the YAML front matter of its README.md, as the hub reads it. It
+// is apart from core/hub so that a program that only calls the hub does not link a YAML parser.
+package card
 
 import (
 	"errors"
@@ -18,20 +20,20 @@ import (
 // stricter, as a card is data and not a program: anchors, aliases, explicit tags, duplicate keys
 // and keys that are not plain text are refused, with the line of the file.
 
-// CardError is a problem in a README's front matter, at a line of the file.
-type CardError struct {
+// Error is a problem in a README's front matter, at a line of the file.
+type Error struct {
 	Line int
 	Msg  string
 }
 
-func (e *CardError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
+func (e *Error) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
 
 // ErrNoCard means the README does not start with a `---` line: it has no front matter.
 var ErrNoCard = errors.New("no front matter: the file does not start with a --- line")
 
-// SplitCard returns the front matter of a Markdown file (the lines between a first line `---` and
+// Split returns the front matter of a Markdown file (the lines between a first line `---` and
 // the next `---` or `...` line) and the line number of its first line.
-func SplitCard(readme []byte) (string, int, error) {
+func Split(readme []byte) (string, int, error) {
 	text := strings.TrimPrefix(string(readme), "\ufeff")
 	lines := strings.Split(text, "\n")
 	if strings.TrimRight(lines[0], " \r") != "---" {
@@ -42,7 +44,7 @@ func SplitCard(readme []byte) (string, int, error) {
 			return strings.Join(lines[1:i], "\n"), 2, nil
 		}
 	}
-	return "", 0, &CardError{Line: 1, Msg: "the front matter that starts here is not closed by a --- line"}
+	return "", 0, &Error{Line: 1, Msg: "the front matter that starts here is not closed by a --- line"}
 }
 
 // yamlErrorLine is how yaml.v3 places a syntax error; without it the error is on the first line.
@@ -60,10 +62,10 @@ var yamlHints = map[string]string{
 	"did not find expected alphabetic or numeric character": "an anchor (&) or alias (*) without a name",
 }
 
-// ParseCard parses front matter text whose first line is line firstLine of its file, and returns
+// Parse parses front matter text whose first line is line firstLine of its file, and returns
 // its root node (a mapping for any card the hub accepts), or nil for an empty document. Node lines
 // are lines of the file.
-func ParseCard(text string, firstLine int) (*yaml.Node, error) {
+func Parse(text string, firstLine int) (*yaml.Node, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte(text), &doc); err != nil {
 		line, msg := 1, strings.TrimPrefix(err.Error(), "yaml: ")
@@ -74,7 +76,7 @@ func ParseCard(text string, firstLine int) (*yaml.Node, error) {
 		if hint, ok := yamlHints[msg]; ok {
 			msg += " (" + hint + ")"
 		}
-		return nil, &CardError{Line: firstLine - 1 + line, Msg: msg}
+		return nil, &Error{Line: firstLine - 1 + line, Msg: msg}
 	}
 	if len(doc.Content) == 0 {
 		return nil, nil
@@ -91,26 +93,26 @@ func checkCardNode(n *yaml.Node, offset, depth int) error {
 	n.Line += offset
 	switch {
 	case n.Kind == yaml.AliasNode:
-		return &CardError{Line: n.Line, Msg: "aliases (*" + n.Value + ") are not allowed in a card: write the value out"}
+		return &Error{Line: n.Line, Msg: "aliases (*" + n.Value + ") are not allowed in a card: write the value out"}
 	case n.Anchor != "":
-		return &CardError{Line: n.Line, Msg: "anchors (&" + n.Anchor + ") are not allowed in a card"}
+		return &Error{Line: n.Line, Msg: "anchors (&" + n.Anchor + ") are not allowed in a card"}
 	case n.Style&yaml.TaggedStyle != 0:
-		return &CardError{Line: n.Line, Msg: "tags (!) such as " + n.Tag + " are not allowed in a card: quote the value instead"}
+		return &Error{Line: n.Line, Msg: "tags (!) such as " + n.Tag + " are not allowed in a card: quote the value instead"}
 	case depth > 64:
-		return &CardError{Line: n.Line, Msg: "values nested more than 64 deep"}
+		return &Error{Line: n.Line, Msg: "values nested more than 64 deep"}
 	}
 	if n.Kind == yaml.MappingNode {
 		first := map[string]int{}
 		for i := 0; i < len(n.Content); i += 2 {
 			k := n.Content[i]
 			if k.Kind != yaml.ScalarNode {
-				return &CardError{Line: k.Line + offset, Msg: "a key that is a list or a mapping: keys must be text"}
+				return &Error{Line: k.Line + offset, Msg: "a key that is a list or a mapping: keys must be text"}
 			}
 			if k.Tag == "!!merge" {
-				return &CardError{Line: k.Line + offset, Msg: "merge keys (<<) are not allowed in a card: write the keys out"}
+				return &Error{Line: k.Line + offset, Msg: "merge keys (<<) are not allowed in a card: write the keys out"}
 			}
 			if at, dup := first[k.Value]; dup {
-				return &CardError{Line: k.Line + offset, Msg: fmt.Sprintf("duplicate key %q (first at line %d)", k.Value, at)}
+				return &Error{Line: k.Line + offset, Msg: fmt.Sprintf("duplicate key %q (first at line %d)", k.Value, at)}
 			}
 			first[k.Value] = k.Line + offset
 		}
@@ -123,10 +125,10 @@ func checkCardNode(n *yaml.Node, offset, depth int) error {
 	return nil
 }
 
-// CardData returns a parsed card as plain Go values, as the hub shows cardData in JSON: a mapping is
+// Data returns a parsed card as plain Go values, as the hub shows cardData in JSON: a mapping is
 // a map[string]any, a list a []any, and a scalar what yaml.v3 reads, with integers as int64. A
 // float that JSON cannot hold (.inf, .nan) stays the text that was written.
-func CardData(n *yaml.Node) any {
+func Data(n *yaml.Node) any {
 	if n == nil {
 		return nil
 	}
@@ -134,13 +136,13 @@ func CardData(n *yaml.Node) any {
 	case yaml.MappingNode:
 		m := make(map[string]any, len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			m[n.Content[i].Value] = CardData(n.Content[i+1])
+			m[n.Content[i].Value] = Data(n.Content[i+1])
 		}
 		return m
 	case yaml.SequenceNode:
 		l := make([]any, len(n.Content))
 		for i, c := range n.Content {
-			l[i] = CardData(c)
+			l[i] = Data(c)
 		}
 		return l
 	}

@@ -1,4 +1,4 @@
-package main
+package webhookscmd
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/robothub/robothub/cli/robothub/hubconn"
+	"github.com/robothub/robothub/cli/hubconn"
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/internal/hubemu"
 )

@@ -1,24 +1,38 @@
-package main
+// Package webhookscmd is `robothub webhooks`: it manages a hub account's webhooks through core/hub.
+// Both binaries serve it, robothub (the front) and robothub-server.
+package webhookscmd
 
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"net/url"
 	"strings"
 
 	"github.com/robothub/robothub/cli/cliapp"
-	"github.com/robothub/robothub/cli/robothub/hubconn"
+	"github.com/robothub/robothub/cli/hubconn"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/internal/egress"
-	hubhttp "github.com/robothub/robothub/internal/hubemu/http"
+	"github.com/robothub/robothub/internal/hubemu"
 )
 
-func webhooksCommand(e *env) *cli.Command {
+// env is the outside world of one run: the caller's environment and output streams.
+type env struct {
+	getenv         func(string) string
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+// Command is `robothub webhooks`: the hub's webhook management (ls, info, create, update, enable,
+// disable, delete) and the local hub's activity and replay. Both robothub and robothub-server
+// serve it.
+func Command(getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
+	e := &env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
 	return &cli.Command{
 		Name:  "webhooks",
 		Usage: "manage the webhooks of your hub account: ls, info, create, update, enable, disable, delete",
@@ -27,7 +41,7 @@ func webhooksCommand(e *env) *cli.Command {
 $HF_TOKEN or the token file. Against the local hub, first run: robothub hub serve
 
 Exit codes: 0 done, 1 the hub refused or could not be reached, 2 the command line is wrong.`,
-		OnUsageError: onUsageError,
+		OnUsageError: cliapp.OnUsageError,
 		Subcommands: []*cli.Command{
 			webhooksLsCommand(e),
 			webhooksInfoCommand(e),
@@ -54,7 +68,7 @@ Examples:
   robothub webhooks ls --format json | jq '.[] | select(.status == "disabled") | .id'
   robothub webhooks ls --format quiet | xargs -n1 robothub webhooks disable`,
 		Flags:        hubconn.Flags(),
-		OnUsageError: onUsageError,
+		OnUsageError: cliapp.OnUsageError,
 		Action: hubconn.Action(e.getenv, e.stderr, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
 			if err := hubconn.NoArgs(c, args, ""); err != nil {
 				return err
@@ -79,7 +93,7 @@ Examples:
   robothub webhooks info 6571a3f0c9d2e4b1a8f0def0 --format json`,
 		Flags: append(hubconn.Flags(),
 			&cli.BoolFlag{Name: "show-secret", Usage: "print the webhook's secret (hidden by default so that it stays out of terminals and CI logs)"}),
-		OnUsageError: onUsageError,
+		OnUsageError: cliapp.OnUsageError,
 		BashComplete: hubconn.CompleteWebhookIDs(e.getenv, e.stdout, e.stderr),
 		Action: hubconn.ActionOn(e.getenv, e.stderr, "WEBHOOK_ID", func(c *cli.Context, cl *hub.Client, format, id string) error {
 			w, err := cl.Get(c.Context, id)
@@ -119,19 +133,19 @@ func readSpec(c *cli.Context, e *env) (watched []hub.WatchedItem, domains []stri
 		for _, s := range c.StringSlice("watch") {
 			w, err := hub.ParseWatchedItem(s)
 			if err != nil {
-				return nil, nil, nil, nil, usagef("--watch %v", strings.TrimPrefix(err.Error(), "watch: "))
+				return nil, nil, nil, nil, cliapp.Usagef("--watch %v", strings.TrimPrefix(err.Error(), "watch: "))
 			}
 			watched = append(watched, w)
 		}
 	}
 	if c.IsSet("domain") {
 		if domains, err = hub.NormalizeDomains(c.StringSlice("domain")); err != nil {
-			return nil, nil, nil, nil, usagef("--domain: %v", err)
+			return nil, nil, nil, nil, cliapp.Usagef("--domain: %v", err)
 		}
 	}
 	switch {
 	case c.IsSet("secret") && c.IsSet("secret-env"):
-		return nil, nil, nil, nil, usagef("give --secret or --secret-env, not both")
+		return nil, nil, nil, nil, cliapp.Usagef("give --secret or --secret-env, not both")
 	case c.IsSet("secret"):
 		s := c.String("secret")
 		secret = &s
@@ -139,7 +153,7 @@ func readSpec(c *cli.Context, e *env) (watched []hub.WatchedItem, domains []stri
 		name := c.String("secret-env")
 		s, ok := cliapp.LookupEnv(e.getenv, name)
 		if !ok {
-			return nil, nil, nil, nil, usagef("--secret-env %s: the environment variable %s is not set", name, name)
+			return nil, nil, nil, nil, cliapp.Usagef("--secret-env %s: the environment variable %s is not set", name, name)
 		}
 		secret = &s
 	}
@@ -150,7 +164,7 @@ func readSpec(c *cli.Context, e *env) (watched []hub.WatchedItem, domains []stri
 			if !literal {
 				v, ok := cliapp.LookupEnv(e.getenv, name)
 				if !ok {
-					return nil, nil, nil, nil, usagef("--secrets %s: the environment variable %s is not set (or give %s=VALUE)", name, name, name)
+					return nil, nil, nil, nil, cliapp.Usagef("--secrets %s: the environment variable %s is not set (or give %s=VALUE)", name, name, name)
 				}
 				value = v
 			}
@@ -173,7 +187,7 @@ Examples:
   robothub webhooks create --job-id 687f911eaea852de79c4a50a --watch user:alice --secrets HF_TOKEN --secrets MODE=fast
   robothub webhooks create --url https://example.com/hook --watch user:alice --format quiet   # prints the new ID only`,
 		Flags:        append(hubconn.Flags(), webhookSpecFlags(false)...),
-		OnUsageError: onUsageError,
+		OnUsageError: cliapp.OnUsageError,
 		Action: hubconn.Action(e.getenv, e.stderr, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
 			if err := hubconn.NoArgs(c, args, ": give the URL with --url"); err != nil {
 				return err
@@ -187,7 +201,7 @@ Examples:
 				req.Secret = *secret
 			}
 			if _, err := req.Validate(); err != nil {
-				return usagef("%v", cliWording(err))
+				return cliapp.Usagef("%v", cliWording(err))
 			}
 			w, err := cl.Create(c.Context, req)
 			if err != nil {
@@ -249,7 +263,7 @@ Examples:
   robothub webhooks update 6571a3f0c9d2e4b1a8f0def0 --secret ''      # removes the secret
   robothub webhooks update 6571a3f0c9d2e4b1a8f0def0 --job-id 687f911eaea852de79c4a50a --secrets HF_TOKEN --secrets OLD=`,
 		Flags:        append(hubconn.Flags(), webhookSpecFlags(true)...),
-		OnUsageError: onUsageError,
+		OnUsageError: cliapp.OnUsageError,
 		BashComplete: hubconn.CompleteWebhookIDs(e.getenv, e.stdout, e.stderr),
 		Action: hubconn.ActionOn(e.getenv, e.stderr, "WEBHOOK_ID", func(c *cli.Context, cl *hub.Client, format, id string) error {
 			watched, domains, secret, secrets, err := readSpec(c, e)
@@ -266,7 +280,7 @@ Examples:
 				if strings.Contains(msg, "nothing to update") {
 					msg = "nothing to update: give at least one of --url, --watch, --domain, --secret, or --job-id with --secrets"
 				}
-				return usagef("%s", msg)
+				return cliapp.Usagef("%s", msg)
 			}
 			w, err := cl.Update(c.Context, id, req)
 			if err != nil {
@@ -290,7 +304,7 @@ func webhooksStateCommand(e *env, name, usage string, call func(*hub.Client, con
 Example:
   robothub webhooks %s 6571a3f0c9d2e4b1a8f0def0`, name, name),
 		Flags:        hubconn.Flags(),
-		OnUsageError: onUsageError,
+		OnUsageError: cliapp.OnUsageError,
 		BashComplete: hubconn.CompleteWebhookIDs(e.getenv, e.stdout, e.stderr),
 		Action: hubconn.ActionOn(e.getenv, e.stderr, "WEBHOOK_ID", func(c *cli.Context, cl *hub.Client, format, id string) error {
 			w, err := call(cl, c.Context, id)
@@ -316,7 +330,7 @@ Examples:
   robothub webhooks delete 6571a3f0c9d2e4b1a8f0def0 --yes`,
 		Flags: append(hubconn.Flags(),
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "delete without asking, e.g. in a script"}),
-		OnUsageError: onUsageError,
+		OnUsageError: cliapp.OnUsageError,
 		BashComplete: hubconn.CompleteWebhookIDs(e.getenv, e.stdout, e.stderr),
 		Action: hubconn.ActionOn(e.getenv, e.stderr, "WEBHOOK_ID", func(c *cli.Context, cl *hub.Client, format, id string) error {
 			if !c.Bool("yes") {
@@ -346,13 +360,13 @@ Examples:
   robothub webhooks activity 6571a3f0c9d2e4b1a8f0def0 --limit 5 --format json`,
 		Flags: append(hubconn.Flags(),
 			&cli.IntFlag{Name: "limit", Value: 20, Usage: "show the latest `N` deliveries (1 to 1000)"}),
-		OnUsageError: onUsageError,
+		OnUsageError: cliapp.OnUsageError,
 		BashComplete: hubconn.CompleteWebhookIDs(e.getenv, e.stdout, e.stderr),
 		Action: hubconn.ActionOn(e.getenv, e.stderr, "WEBHOOK_ID", func(c *cli.Context, cl *hub.Client, format, id string) error {
 			if n := c.Int("limit"); n < 1 || n > 1000 {
-				return usagef("--limit %d: use 1 to 1000", n)
+				return cliapp.Usagef("--limit %d: use 1 to 1000", n)
 			}
-			a, err := hubhttp.Client{Client: cl}.Activity(c.Context, id, c.Int("limit"))
+			a, err := hubemu.Client{Client: cl}.Activity(c.Context, id, c.Int("limit"))
 			if err != nil {
 				return err
 			}
@@ -372,13 +386,13 @@ Find DELIVERY_ID with robothub webhooks activity WEBHOOK_ID.
 Example:
   robothub webhooks replay 6571a3f0c9d2e4b1a8f0def0 6571a4c2aa01b2c3d4e5f601`,
 		Flags:        hubconn.Flags(),
-		OnUsageError: onUsageError,
+		OnUsageError: cliapp.OnUsageError,
 		Action: hubconn.Action(e.getenv, e.stderr, func(c *cli.Context, cl *hub.Client, format string, args []string) error {
 			pos := args
 			if len(pos) != 2 {
-				return usagef("webhooks replay takes WEBHOOK_ID and DELIVERY_ID, got %d arguments", len(pos))
+				return cliapp.Usagef("webhooks replay takes WEBHOOK_ID and DELIVERY_ID, got %d arguments", len(pos))
 			}
-			ref, err := hubhttp.Client{Client: cl}.Replay(c.Context, pos[0], pos[1])
+			ref, err := hubemu.Client{Client: cl}.Replay(c.Context, pos[0], pos[1])
 			if err != nil {
 				return err
 			}

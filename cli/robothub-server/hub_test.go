@@ -17,7 +17,7 @@ import (
 
 	"github.com/robothub/robothub/internal/testkit/hubtest"
 
-	"github.com/robothub/robothub/cli/robothub/hubconn"
+	"github.com/robothub/robothub/cli/hubconn"
 
 	"github.com/robothub/robothub/core/webhook"
 	"github.com/robothub/robothub/internal/hubemu/localhub"

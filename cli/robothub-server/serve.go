@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/robothub/robothub/cli/cliapp"
-	"github.com/robothub/robothub/cli/robothub/hubconn"
+	"github.com/robothub/robothub/cli/hubconn"
 
 	"github.com/urfave/cli/v2"
 
@@ -120,7 +120,7 @@ func runServe(c *cli.Context, e *env) error {
 	stdout := actions.NewBufferedOutput(e.stdout)
 	defer stdout.Close()
 	b := actions.NewBuilder(actions.Config{
-		FleetDialers: mqtt.FleetDialers(), SplitCommand: actions.SplitCommand,
+		FleetDialers: mqtt.FleetDialers(), SplitCommand: actions.SplitCommand, RobotUpdate: actions.RobotUpdate,
 		Logger: logger, Output: stdout,
 		ExecTimeout: c.Duration("exec-timeout"), ExecConcurrency: c.Int("exec-concurrency"),
 		ExecEnv: execEnv, Getenv: e.getenv,
