@@ -168,7 +168,7 @@ func TestBadInputHubAPI(t *testing.T) {
 		{"an unknown route", req("GET", "/api/settings/webhooks/x/y/z", ""), 404},
 		{"a raw NUL in the request line", req("GET", "/api/settings/webhooks/a\x00b", ""), 400},
 	}
-	table := badinput.NewTable("hub-api", "go test -run TestBadInputHubAPI ./cli/robothub")
+	table := badinput.NewTable("hub-api", "go test -run TestBadInputHubAPI ./cli/robothub-server")
 	table.Scrub(addr, "127.0.0.1:PORT")
 	table.Scrub(id, "WEBHOOK_ID")
 	table.ScrubPattern(`\b[0-9a-f]{24}\b`, "ID")
