@@ -234,11 +234,16 @@ func startSupervisedRobot(t testing.TB, installed string, hub *releaseHub, extra
 		}
 	}
 	extra = args
-	venv := sharedVenv
+	venv := ""
 	for i, a := range extra {
 		if a == "--apps-venv" && i+1 < len(extra) {
 			venv = extra[i+1]
 		}
+	}
+	if venv == "" {
+		// A venv of its own: its releases install their SDK, which the shared venv's daemons
+		// would replace again.
+		venv = ownVenv(t)
 	}
 	tok := make([]byte, 16)
 	_, _ = rand.Read(tok)
@@ -546,7 +551,7 @@ func TestFleetUpdatesTheDaemonInCanaryWaves(t *testing.T) {
 	robots := map[string]*supervisedRobot{}
 	for _, id := range ids {
 		robots[id] = startSupervisedRobot(t, v100, hub, withEnv("ROBOT_FLEET_PASSWORD="+passwords[id]),
-			"--apps-venv", filepath.Join(t.TempDir(), "venv"), "--fleet", broker.URL, "--fleet-id", id, "--fleet-ca", broker.CAFile)
+			"--apps-venv", ownVenv(t), "--fleet", broker.URL, "--fleet-id", id, "--fleet-ca", broker.CAFile)
 	}
 	for _, id := range ids {
 		board.wait(t, id, "reporting robot-daemon 1.0.0", func(s fleet.Status) bool { return s.Daemon == "1.0.0" })
