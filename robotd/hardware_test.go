@@ -222,8 +222,10 @@ func TestEmulatedBusAnswersLikeTheSimulation(t *testing.T) {
 
 // The daemon on a serial port, as on the robot (no --sim): a motor that goes silent and a cable
 // pulled out and plugged back are reported and survived.
+//
+// One test at a time: beside 3 others under -parallel 4, with both cores busy, the lost port
+// went unreported within the 3 s it waits.
 func TestDaemonSurvivesASilentMotorAndAnUnpluggedPort(t *testing.T) {
-	parallel(t)
 	emu, err := busemu.Start(busemu.Options{Config: hardware.DefaultConfig(), Asleep: true, Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

@@ -154,6 +154,7 @@ func TestCompliantScript(t *testing.T) {
 // tour_app, an app in the template's style: numpy motion, a settings route whose body is a pydantic
 // model, a path and a query parameter, a built-in sound.
 func TestTourApp(t *testing.T) {
+	parallel(t)
 	d := systemSiteDaemon(t, "pydantic")
 	port := pagePort(t)
 	dir := filepath.Join(t.TempDir(), "tour_app")
