@@ -311,10 +311,15 @@ func runTemplateApp(t *testing.T, d *daemon, dir, name string, port int) {
 	page := fmt.Sprintf("http://127.0.0.1:%d", port)
 	var resp *http.Response
 	var err error
+	// The page serves before the app's run() declares its routes (as the public SDK does), and
+	// the antennas "waving" may be the default pose's: until run() has declared them, 404.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		resp, err = http.Post(page+"/antennas", "application/json", strings.NewReader(`{"enabled": false}`))
-		if err == nil || time.Now().After(deadline) {
+		if (err == nil && resp.StatusCode != http.StatusNotFound) || time.Now().After(deadline) {
 			break
+		}
+		if err == nil {
+			resp.Body.Close()
 		}
 	}
 	if err != nil {

@@ -191,10 +191,15 @@ func runTemplateAppTour(t *testing.T, d *daemon, dir string, port int) {
 		t.Helper()
 		var resp *http.Response
 		var err error
+		// The page serves before the app's run() declares its routes (as the public SDK does):
+		// until then, 404.
 		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 			resp, err = http.Post(page+path, "application/json", strings.NewReader(body))
-			if err == nil || time.Now().After(deadline) {
+			if (err == nil && resp.StatusCode != http.StatusNotFound) || time.Now().After(deadline) {
 				break
+			}
+			if err == nil {
+				resp.Body.Close()
 			}
 		}
 		if err != nil {
