@@ -38,6 +38,7 @@ func yawMatrix(deg float64) []float64 {
 // A 4×4 matrix pose ({"m": [16]}), as anchor clients send it, moves the head where it says; a
 // malformed pose is refused by name instead of driving the head to zero.
 func TestMatrixPosesAndBadPoses(t *testing.T) {
+	parallel(t)
 	d := startServer(t, serverOptions{})
 	// The daemon wakes the robot at start; a target set during that move is overridden by its next
 	// step, as on the anchor's daemon. Set targets once the robot is awake and still.
@@ -113,6 +114,7 @@ func TestStartupAppRules(t *testing.T) {
 
 // A startup-app.json that cannot be read is logged and treated as unset: the daemon serves.
 func TestCorruptStartupConfigDoesNotStopTheDaemon(t *testing.T) {
+	parallel(t)
 	dataDir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dataDir, "startup-app.json"), []byte(`{"startup_app": "coop_ap`), 0o644); err != nil {
 		t.Fatal(err)
@@ -214,6 +216,7 @@ func TestJobWebSocket(t *testing.T) {
 // check-updates compares an app's installed revision with its space's head; update/{name}
 // installs the new revision; the check then finds nothing to update.
 func TestCheckUpdatesAndUpdateByName(t *testing.T) {
+	parallel(t)
 	h := hub(t, map[string]string{"pollen/catalog_app": testdataApp("catalog_app")})
 	d := startDaemon(t, daemonOptions{})
 	t.Cleanup(func() {
@@ -276,6 +279,7 @@ func pushCommit(t *testing.T, bare string) {
 // install-private-space reads the space with the daemon's hub token (sent to the hub only, never
 // logged), and answers 401 when the daemon has none.
 func TestInstallPrivateSpace(t *testing.T) {
+	parallel(t)
 	h := hub(t, map[string]string{"alice/catalog_app": testdataApp("catalog_app")})
 	var mu sync.Mutex
 	var auth []string
@@ -389,6 +393,7 @@ func TestDaemonPutsItsURLIntoAppsEnvironment(t *testing.T) {
 
 // The motion routes robot_sdk calls: look-at, motion recording, single motors, the camera.
 func TestMotionRoutes(t *testing.T) {
+	parallel(t)
 	d := startServer(t, serverOptions{})
 	var look struct {
 		HeadPose struct{ Yaw, Pitch float64 } `json:"head_pose"`
@@ -461,6 +466,7 @@ func TestMotionRoutes(t *testing.T) {
 // routes that call it do: 503 naming a hub that cannot be reached, 502 one that answers an error;
 // never the daemon's own 500.
 func TestListAvailableFromAHubThatFailsNamesTheHub(t *testing.T) {
+	parallel(t)
 	down := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
 	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error": "internal error"}`, http.StatusInternalServerError)

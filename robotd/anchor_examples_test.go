@@ -205,7 +205,7 @@ func writeAnchorExample(t *testing.T, name string) string {
 func TestAnchorMinimalDemo(t *testing.T) {
 	path := writeAnchorExample(t, "minimal_demo.py")
 	d := systemSiteDaemon(t)
-	s := runScript(t, d, sharedVenv, path)
+	s := runScript(t, d, d.venv, path)
 	waitFor(t, 20*time.Second, "motion", s, targetsVary(d))
 	s.interrupt(t)
 }
@@ -214,7 +214,7 @@ func TestAnchorMinimalDemo(t *testing.T) {
 func TestAnchorGotoInterpolationPlayground(t *testing.T) {
 	path := writeAnchorExample(t, "goto_interpolation_playground.py")
 	d := systemSiteDaemon(t)
-	s := runScript(t, d, sharedVenv, path)
+	s := runScript(t, d, d.venv, path)
 	second := regexp.MustCompile(`Testing method: .*(minjerk|MIN_JERK)`)
 	waitFor(t, 30*time.Second, "the second interpolation", s, func() bool { return s.stdout.has(second) })
 	s.interrupt(t)
@@ -224,7 +224,7 @@ func TestAnchorGotoInterpolationPlayground(t *testing.T) {
 func TestAnchorSequence(t *testing.T) {
 	path := writeAnchorExample(t, "sequence.py")
 	d := systemSiteDaemon(t, "scipy")
-	s := runScript(t, d, sharedVenv, path)
+	s := runScript(t, d, d.venv, path)
 	waitFor(t, 20*time.Second, "a yaw of the head", s, func() bool { return d.robot().TargetHead.Yaw != 0 })
 	s.interrupt(t)
 }
@@ -233,7 +233,7 @@ func TestAnchorSequence(t *testing.T) {
 func TestAnchorCompliantDemo(t *testing.T) {
 	path := writeAnchorExample(t, "reachy_compliant_demo.py")
 	d := systemSiteDaemon(t)
-	s := runScript(t, d, sharedVenv, path)
+	s := runScript(t, d, d.venv, path)
 	waitFor(t, 20*time.Second, "gravity compensation", s, func() bool { return motorMode(d) == "gravity_compensation" })
 	s.interrupt(t)
 	if m := motorMode(d); m != "enabled" {
@@ -311,10 +311,15 @@ func runTemplateApp(t *testing.T, d *daemon, dir, name string, port int) {
 	page := fmt.Sprintf("http://127.0.0.1:%d", port)
 	var resp *http.Response
 	var err error
+	// The page serves before the app's run() declares its routes (as the public SDK does), and
+	// the antennas "waving" may be the default pose's: until run() has declared them, 404.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		resp, err = http.Post(page+"/antennas", "application/json", strings.NewReader(`{"enabled": false}`))
-		if err == nil || time.Now().After(deadline) {
+		if (err == nil && resp.StatusCode != http.StatusNotFound) || time.Now().After(deadline) {
 			break
+		}
+		if err == nil {
+			resp.Body.Close()
 		}
 	}
 	if err != nil {
@@ -356,6 +361,7 @@ func runTemplateApp(t *testing.T, d *daemon, dir, name string, port int) {
 // with limp motors, and so does daemon/stop?goto_sleep=false; the simulated head still follows
 // the next client's targets in every motor mode, as the anchor's simulators do.
 func TestAKilledClientLeavesNoAwakeRobotWithItsMotorsOff(t *testing.T) {
+	parallel(t)
 	d := systemSiteDaemon(t)
 	path := filepath.Join(t.TempDir(), "limp_and_die.py")
 	if err := os.WriteFile(path, []byte(`import os, signal
@@ -367,7 +373,7 @@ os.kill(os.getpid(), signal.SIGKILL)
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := runScript(t, d, sharedVenv, path)
+	s := runScript(t, d, d.venv, path)
 	if err := <-s.done; err == nil || !s.stdout.has(regexp.MustCompile("motors off")) {
 		t.Fatalf("the script was not killed after turning the motors off: %v\n%s\n%s", err, s.stdout, s.stderr.String())
 	}
@@ -403,12 +409,12 @@ func TestAnchorSequenceAfterAKilledExample(t *testing.T) {
 	compliant := writeAnchorExample(t, "reachy_compliant_demo.py")
 	sequence := writeAnchorExample(t, "sequence.py")
 	d := systemSiteDaemon(t, "scipy")
-	first := runScript(t, d, sharedVenv, compliant)
+	first := runScript(t, d, d.venv, compliant)
 	waitFor(t, 20*time.Second, "gravity compensation", first, func() bool { return motorMode(d) == "gravity_compensation" })
 	_ = first.cmd.Process.Kill()
 	<-first.done
 
-	s := runScript(t, d, sharedVenv, sequence)
+	s := runScript(t, d, d.venv, sequence)
 	peak := 0.0
 	waitFor(t, 30*time.Second, "the yaw oscillation's peak of 0.7 rad", s, func() bool {
 		peak = math.Max(peak, math.Abs(d.robot().HeadPose.Yaw))

@@ -116,6 +116,7 @@ func TestAPIToken(t *testing.T) {
 // End to end: robot_sdk sends ROBOT_DAEMON_TOKEN (what the owner sets, and what an app the
 // daemon runs gets: a token of its own), else the token file it is pointed at.
 func TestSDKSendsTheToken(t *testing.T) {
+	parallel(t)
 	const token = "t0k3n-for-tests-0123456789"
 	d := startDaemon(t, daemonOptions{args: []string{"--api-token", token}})
 	out, err := venvPython(d, "from robot_sdk import Robot\nr = Robot()\nprint(r.get_state()['backend'])\nr.close()", "ROBOT_DAEMON_TOKEN="+token)
@@ -186,6 +187,7 @@ func TestStateStreamAt50Hz(t *testing.T) {
 // The SDK as a remote client: a script that is not an app the daemon started holds the slot
 // while its Robot is open, and drives the robot.
 func TestSDKRemoteSession(t *testing.T) {
+	parallel(t)
 	d := startDaemon(t, daemonOptions{args: []string{"--no-wake-up-on-start"}})
 	d.install("coop_app")
 	script := `
@@ -328,6 +330,7 @@ func TestWebUIApp(t *testing.T) {
 // requires robot-sdk fails naming them, instead of "completed successfully" and an app that then
 // dies at import. An app that does not require the SDK still installs.
 func TestInstallNeedsTheSDKsDependencies(t *testing.T) {
+	parallel(t)
 	d := startDaemon(t, daemonOptions{venv: filepath.Join(t.TempDir(), "apps_venv"), args: []string{"--system-site-packages=false", "--offline"}})
 	var st struct {
 		Warnings []string `json:"warnings"`

@@ -9,6 +9,7 @@ import (
 // installs from the daemon's hub, a local app by its path; an unknown or installed kind is 400
 // naming it. The stop answers null, as the public daemon's does.
 func TestInstallTakesThePublicAppInfo(t *testing.T) {
+	parallel(t)
 	h := hub(t, map[string]string{"pollen/catalog_app": testdataApp("catalog_app")})
 	d := startDaemon(t, daemonOptions{args: []string{"--hub-url", h.URL}})
 	var created struct {

@@ -11,6 +11,7 @@ import (
 // The output of a crashed app, traceback included, stays readable through current-app-logs until
 // the next start; the stream ends with the run's error status.
 func TestCurrentAppLogsOfACrashedApp(t *testing.T) {
+	parallel(t)
 	d := startDaemon(t, daemonOptions{})
 	d.install("crash_app")
 	resp, err := d.get("/api/apps/current-app-logs")

@@ -32,6 +32,7 @@ func daemonPortWithPage(t *testing.T) int {
 // + 42, lists custom_app_url with that port, and both pages answer at once. They collided on 8042
 // ("Address already in use") and the second app died.
 func TestTwoDaemonsServeTheirAppPagesOnPortsOfTheirOwn(t *testing.T) {
+	parallel(t)
 	for _, m := range []string{"numpy", "pydantic", "fastapi", "uvicorn"} {
 		if err := exec.Command(systemPython, "-c", "import "+m).Run(); err != nil {
 			t.Fatalf("%s cannot import %s: install Debian's python3-%s (%v)", systemPython, m, m, err)
@@ -44,7 +45,7 @@ func TestTwoDaemonsServeTheirAppPagesOnPortsOfTheirOwn(t *testing.T) {
 	p1 := daemonPortWithPage(t)
 	d1 := startDaemon(t, daemonOptions{port: p1})
 	p2 := daemonPortWithPage(t)
-	d2 := startDaemon(t, daemonOptions{port: p2, venv: filepath.Join(t.TempDir(), "apps_venv")})
+	d2 := startDaemon(t, daemonOptions{port: p2, venv: ownVenv(t)})
 	for _, c := range []struct {
 		d    *daemon
 		page int

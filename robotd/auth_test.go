@@ -123,6 +123,7 @@ func TestAnotherLocalUserNeedsTheToken(t *testing.T) {
 }
 
 func TestTokenIsMadeOnFirstStart(t *testing.T) {
+	parallel(t)
 	needOtherUser(t)
 	dataDir := t.TempDir()
 	os.Chmod(dataDir, 0o755)
@@ -193,6 +194,7 @@ func TestNoAuthBeyondLoopbackIsRefusedAtStart(t *testing.T) {
 }
 
 func TestNoAuthOnLoopbackLetsEveryLocalUserIn(t *testing.T) {
+	parallel(t)
 	needOtherUser(t)
 	stdout := &syncbuf.Buffer{}
 	d := startDaemon(t, daemonOptions{args: []string{"--no-auth"}, stdout: stdout})

@@ -18,6 +18,7 @@ import (
 // never a 500, nothing is installed, started or written, and the daemon still serves afterwards.
 // The rows go into docs/RELIABILITY.md.
 func TestBadInputDaemonAPI(t *testing.T) {
+	parallel(t)
 	d := startDaemon(t, daemonOptions{})
 	addr := strings.TrimPrefix(d.url, "http://")
 	jsonType := [2]string{"Content-Type", "application/json"}

@@ -35,8 +35,9 @@ import (
 // webUIAppURL is where the webui_app test app serves its page; webUIAppDir is that copy of it.
 var webUIAppURL, webUIAppDir string
 
-// sharedVenv is one apps venv for all the tests of the package: creating one takes seconds, and
-// apps installed by one test stay installed for the next. It is made from systemPython with
+// sharedVenv is one apps venv for the tests of the package that run one at a time: creating one
+// takes seconds, and apps installed by one test stay installed for the next (tests that call
+// parallel get a copy of their own: ownVenv). It is made from systemPython with
 // --system-site-packages (venvArgs): the robot SDK's numpy, scipy, pydantic, FastAPI and uvicorn
 // come from Debian's builds, as a robot with no package index takes them from apt, since no index
 // is reachable here.
@@ -152,6 +153,7 @@ type daemon struct {
 	url     string
 	token   string // the owner's token, which the helpers send (the daemon's from its data dir)
 	dataDir string // "" for a server on in-memory apps
+	venv    string // startDaemon's apps venv
 	log     *syncbuf.Buffer
 	cancel  context.CancelFunc
 	done    chan error
@@ -175,6 +177,81 @@ type daemonOptions struct {
 // on one venv.
 var venvLocks sync.Map
 
+// venvLock is the mutex of the apps venv at path (venvLocks).
+func venvLock(path string) *sync.Mutex {
+	mu, _ := venvLocks.LoadOrStore(path, &sync.Mutex{})
+	return mu.(*sync.Mutex)
+}
+
+// parallelTests holds the names of the tests that called parallel.
+var parallelTests sync.Map
+
+// parallel runs t beside the other parallel tests (t.Parallel), each daemon it starts on an apps
+// venv of its own (ownVenv) rather than the shared one: apps that one test installs, reinstalls or
+// runs are then never another's. Such a test takes its own ports and data dirs (startDaemon's
+// defaults) and sets no process environment (t.Setenv forbids t.Parallel); it must not run
+// webui_app, whose page has one port for the package (webUIAppURL).
+func parallel(t *testing.T) {
+	t.Helper()
+	parallelTests.Store(t.Name(), true)
+	t.Parallel()
+}
+
+// isParallel says whether t, or the test it is a subtest of, called parallel.
+func isParallel(t testing.TB) bool {
+	top, _, _ := strings.Cut(t.Name(), "/")
+	_, ok := parallelTests.Load(top)
+	return ok
+}
+
+// testVenvs holds the apps venv of each parallel test (by name) that started a daemon with no
+// venv of its own.
+var testVenvs sync.Map
+
+// defaultVenv is the apps venv of a daemon started by t with no venv of its own: the shared one,
+// or for a parallel test one copy (ownVenv) for all its daemons, which see each other's apps as
+// daemons on the shared venv do.
+func defaultVenv(t testing.TB) string {
+	t.Helper()
+	if !isParallel(t) {
+		return sharedVenv
+	}
+	if venv, ok := testVenvs.Load(t.Name()); ok {
+		return venv.(string)
+	}
+	venv := ownVenv(t)
+	testVenvs.Store(t.Name(), venv)
+	t.Cleanup(func() { testVenvs.Delete(t.Name()) })
+	return venv
+}
+
+// templateVenv is an apps venv that a daemon prepared (made it, installed the SDK) and no test
+// installs into: ownVenv copies it.
+var templateVenv = struct {
+	sync.Mutex
+	dir string
+}{}
+
+// ownVenv is an apps venv for t alone: a copy of templateVenv. Making a venv and installing the
+// SDK takes a daemon seconds of CPU (pip, byte-compiling); the copy (cp -a: bin/python stays a
+// link to Debian's interpreter) a tenth of one. Apps run as `python -m` by the interpreter of the
+// venv they are installed in, so the scripts' shebangs naming the template are never what runs.
+func ownVenv(t testing.TB) string {
+	t.Helper()
+	templateVenv.Lock()
+	defer templateVenv.Unlock()
+	if templateVenv.dir == "" {
+		dir := filepath.Join(filepath.Dir(sharedVenv), "template_venv")
+		startDaemon(t, daemonOptions{venv: dir}).stop()
+		templateVenv.dir = dir
+	}
+	dst := filepath.Join(t.TempDir(), "apps_venv")
+	if out, err := exec.Command("cp", "-a", templateVenv.dir, dst).CombinedOutput(); err != nil {
+		t.Fatalf("copying the template apps venv: %v\n%s", err, out)
+	}
+	return dst
+}
+
 // startDaemon runs the daemon with --sim on a free port and waits for /healthz. Apps reach it
 // through ROBOT_DAEMON_URL, which the daemon puts into their environment.
 func startDaemon(t testing.TB, opts daemonOptions) *daemon {
@@ -184,7 +261,7 @@ func startDaemon(t testing.TB, opts daemonOptions) *daemon {
 		opts.dataDir = t.TempDir()
 	}
 	if opts.venv == "" {
-		opts.venv = sharedVenv
+		opts.venv = defaultVenv(t)
 	}
 	port := opts.port
 	if port == 0 {
@@ -198,14 +275,14 @@ func startDaemon(t testing.TB, opts daemonOptions) *daemon {
 		getenv = os.Getenv
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	d := &daemon{t: t, url: url, dataDir: opts.dataDir, log: &syncbuf.Buffer{}, cancel: cancel, done: make(chan error, 1)}
+	d := &daemon{t: t, url: url, dataDir: opts.dataDir, venv: opts.venv, log: &syncbuf.Buffer{}, cancel: cancel, done: make(chan error, 1)}
 	stdout := opts.stdout
 	if stdout == nil {
 		stdout = io.Discard
 	}
-	mu, _ := venvLocks.LoadOrStore(opts.venv, &sync.Mutex{})
-	mu.(*sync.Mutex).Lock()
-	defer mu.(*sync.Mutex).Unlock()
+	mu := venvLock(opts.venv)
+	mu.Lock()
+	defer mu.Unlock()
 	go func() { d.done <- robotdaemon.Run(ctx, args, getenv, stdout, d.log) }()
 	t.Cleanup(func() {
 		d.stop()
@@ -689,10 +766,19 @@ func processAlive(pid int) bool {
 	return len(f) > 0 && f[0] != "Z"
 }
 
+// clientVenv is the venv whose Python runs a client of d: d's apps venv (which has the SDK), the
+// shared one for a server without one.
+func (d *daemon) clientVenv() string {
+	if d.venv != "" {
+		return d.venv
+	}
+	return sharedVenv
+}
+
 // venvPython runs a Python script with the apps venv's interpreter, as a client of daemon d.
 func venvPython(d *daemon, script string, env ...string) (string, error) {
 	d.t.Helper()
-	cmd := exec.Command(filepath.Join(sharedVenv, "bin", "python"), "-c", script)
+	cmd := exec.Command(filepath.Join(d.clientVenv(), "bin", "python"), "-c", script)
 	cmd.Env = append(append(os.Environ(), d.ownerEnv()...), env...)
 	out, err := cmd.CombinedOutput()
 	return strings.TrimSpace(string(out)), err
@@ -777,7 +863,7 @@ func readEvents(t testing.TB, resp *http.Response, max int, timeout time.Duratio
 // pythonCommand prepares the apps venv's interpreter running script, in the test's environment, as
 // a client of daemon d.
 func pythonCommand(d *daemon, script string) *exec.Cmd {
-	cmd := exec.Command(filepath.Join(sharedVenv, "bin", "python"), "-u", "-c", script)
+	cmd := exec.Command(filepath.Join(d.clientVenv(), "bin", "python"), "-u", "-c", script)
 	cmd.Env = append(os.Environ(), d.ownerEnv()...)
 	return cmd
 }

@@ -13,8 +13,9 @@ import (
 // dependencies (an index that holds them), the card says why it failed, nothing is installed, and
 // the next install runs.
 func TestDashboardCancelsAnInstall(t *testing.T) {
+	parallel(t)
 	indexURL, release := gatedIndex(t, "slowdep")
-	d := startDaemon(t, daemonOptions{venv: t.TempDir() + "/venv", args: []string{"--index-url", indexURL}})
+	d := startDaemon(t, daemonOptions{venv: ownVenv(t), args: []string{"--index-url", indexURL}})
 	ctx := browser(t)
 	must := func(what string, actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()

@@ -14,6 +14,7 @@ import (
 // The dashboard in headless Chromium shows the camera live over WebRTC (two frames of the test
 // source differ), a live microphone level, and plays a sound.
 func TestDashboardShowsTheCameraAndTheMicrophones(t *testing.T) {
+	parallel(t)
 	needGst(t)
 	d := startDaemon(t, daemonOptions{args: []string{"--camera", "test", "--microphone", "test", "--speaker", "test"}})
 	// Loopback candidates only: the daemon offers 127.0.0.1, and Chromium may use it.

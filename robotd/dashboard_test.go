@@ -442,7 +442,7 @@ func TestDashboard(t *testing.T) {
 	// Its own apps venv (the store must offer apps that other tests install into the shared one),
 	// so that it runs in parallel with the tests of the shared one.
 	t.Parallel()
-	venv := filepath.Join(t.TempDir(), "apps_venv")
+	venv := ownVenv(t)
 	ctx := browser(t)
 	indexURL, releaseIndex := gatedIndex(t, "slowdep")
 	spaces := []space{

@@ -23,7 +23,7 @@ import (
 func TestDaemonDataDirReadOnlyOrFull(t *testing.T) {
 	// Its own apps venv, so that it runs in parallel with the tests of the shared one.
 	t.Parallel()
-	venv := filepath.Join(t.TempDir(), "apps_venv")
+	venv := ownVenv(t)
 	for _, fault := range []struct {
 		name   string
 		cause  string // in the error

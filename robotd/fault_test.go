@@ -106,7 +106,7 @@ func sitePackages(t *testing.T, venv string) string {
 // TestAppLeftByKilledDaemonIsStopped.)
 func TestDaemonKilledDuringInstallKeepsTheOldVersion(t *testing.T) {
 	t.Parallel() // its own venv, data dirs and ports
-	venv := filepath.Join(t.TempDir(), "apps_venv")
+	venv := ownVenv(t)
 	v1 := copyApp(t, "coop_app", "1.0.0", 0)
 	v2 := copyApp(t, "coop_app", "2.0.0", 300)
 

@@ -181,7 +181,7 @@ func TestFleetPushUpdatesEveryRobot(t *testing.T) {
 	robots := map[string]*daemonOptions{}
 	for _, id := range []string{"robot-a", "robot-b"} {
 		pw := passwords[id]
-		robots[id] = &daemonOptions{dataDir: t.TempDir(), venv: filepath.Join(t.TempDir(), "venv"),
+		robots[id] = &daemonOptions{dataDir: t.TempDir(), venv: ownVenv(t),
 			args: []string{"--hub-url", hubSrv.URL, "--fleet", broker.URL, "--fleet-id", id, "--fleet-ca", broker.CAFile},
 			getenv: func(k string) string {
 				if k == "ROBOT_FLEET_PASSWORD" {
@@ -272,6 +272,7 @@ func readFile(t *testing.T, path string) string {
 // the broker session; the first says so in its log and its status and leaves the fleet, rather
 // than take the session back and be thrown out again, forever.
 func TestTwoRobotsWithOneFleetIDAreReportedNotFought(t *testing.T) {
+	parallel(t)
 	const password = "twin-broker-password"
 	b, err := broker.Start("127.0.0.1:0", password, slog.New(slog.DiscardHandler))
 	if err != nil {

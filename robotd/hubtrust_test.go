@@ -96,9 +96,9 @@ func startDaemonBinary(t *testing.T, args ...string) *daemon {
 		"--hub-url", "none", "--stop-timeout", "1s", "--log-level", "debug"}, venvArgs(sharedVenv)...), args...)
 	cmd := exec.Command(binary(t, "robot-daemon"), all...)
 	cmd.Stdout, cmd.Stderr = io.Discard, d.log
-	mu, _ := venvLocks.LoadOrStore(sharedVenv, &sync.Mutex{})
-	mu.(*sync.Mutex).Lock()
-	defer mu.(*sync.Mutex).Unlock()
+	mu := venvLock(sharedVenv)
+	mu.Lock()
+	defer mu.Unlock()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

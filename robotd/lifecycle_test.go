@@ -114,7 +114,7 @@ func TestConcurrentStartsRunExactlyOneApp(t *testing.T) {
 	if pids := groupPIDs(d.runningPID()); len(pids) != 1 {
 		t.Fatalf("the app's process group has %d processes: %v", len(pids), pids)
 	}
-	if n := countAppProcesses(); n != 1 {
+	if n := d.countAppProcesses(); n != 1 {
 		t.Fatalf("%d app processes run, want 1", n)
 	}
 
@@ -126,12 +126,14 @@ func TestConcurrentStartsRunExactlyOneApp(t *testing.T) {
 	d.call("POST", "/api/apps/stop-current-app", nil, nil)
 }
 
-// countAppProcesses counts processes running a test app module.
-func countAppProcesses() int {
+// countAppProcesses counts the processes running a test app module with d's venv: those of its
+// apps, not of other tests' daemons.
+func (d *daemon) countAppProcesses() int {
+	python := filepath.Join(d.venv, "bin", "python") + " "
 	n := 0
 	for _, pid := range allPIDs() {
 		cmdline := readCmdline(pid)
-		if strings.Contains(cmdline, "-m coop_app.main") || strings.Contains(cmdline, "-m webui_app.main") {
+		if strings.HasPrefix(cmdline, python) && (strings.Contains(cmdline, "-m coop_app.main") || strings.Contains(cmdline, "-m webui_app.main")) {
 			n++
 		}
 	}
@@ -220,6 +222,7 @@ func TestStartupAppStartsAfterWakeUp(t *testing.T) {
 
 // A crashed app reports error with its exit code and last stderr lines, and frees the slot.
 func TestCrashedAppFreesTheSlot(t *testing.T) {
+	parallel(t)
 	d := startDaemon(t, daemonOptions{})
 	d.install("crash_app", "coop_app")
 	if code := d.call("POST", "/api/apps/start-app/crash_app", nil, nil); code != 200 {
@@ -244,6 +247,7 @@ func TestCrashedAppFreesTheSlot(t *testing.T) {
 // Stopping a crashed app acknowledges the crash, as the anchor's stop does (it accepts an app in
 // error): 200 null, the error is logged and cleared, and current-app-status answers null.
 func TestStoppingACrashedAppClearsItsError(t *testing.T) {
+	parallel(t)
 	d := startDaemon(t, daemonOptions{})
 	d.install("crash_app")
 	if code := d.call("POST", "/api/apps/start-app/crash_app", nil, nil); code != 200 {
@@ -320,6 +324,7 @@ func TestChildOfCooperativeAppIsKilled(t *testing.T) {
 
 // A broken package fails its install job with pip's log, and the installed version still starts.
 func TestBrokenInstallKeepsWorkingVersion(t *testing.T) {
+	parallel(t)
 	d := startDaemon(t, daemonOptions{})
 	d.install("coop_app")
 	var created struct {
@@ -346,6 +351,7 @@ func TestBrokenInstallKeepsWorkingVersion(t *testing.T) {
 
 // The job log stream sends the log lines then the final status.
 func TestJobLogStream(t *testing.T) {
+	parallel(t)
 	d := startDaemon(t, daemonOptions{})
 	var created struct {
 		JobID string `json:"job_id"`
@@ -385,6 +391,7 @@ time.sleep(60)
 // An app that outlives SIGKILL: the stop answers 503 naming the app and its PID instead of hanging,
 // the slot stays taken while the process lives, and frees itself once it is reaped.
 func TestStopOfAnAppStuckAfterSIGKILL(t *testing.T) {
+	parallel(t)
 	d := startDaemon(t, daemonOptions{})
 	d.install("stubborn_app", "coop_app")
 	d.call("POST", "/api/apps/start-app/stubborn_app", nil, nil)

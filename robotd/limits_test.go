@@ -131,6 +131,7 @@ func TestStreamsArePerClientCapped(t *testing.T) {
 }
 
 func TestSDKSessionsArePerClientCapped(t *testing.T) {
+	parallel(t)
 	d := startDaemon(t, daemonOptions{})
 	d.install("coop_app")
 	// Sessions of the running app's process group are not limited by the slot: the cap is what

@@ -29,6 +29,7 @@ func needGst(t *testing.T) {
 // The robot without its devices: every media route says which device is missing and why, and the
 // motors go on.
 func TestMediaRoutesWithoutDevicesSayWhatIsMissing(t *testing.T) {
+	parallel(t)
 	d := startDaemon(t, daemonOptions{args: []string{"--no-media"}})
 	var st map[string]bool
 	if d.call("GET", "/api/media/status", nil, &st); st["available"] || !st["no_media"] || st["released"] {
@@ -53,6 +54,7 @@ func TestMediaRoutesWithoutDevicesSayWhatIsMissing(t *testing.T) {
 
 // GStreamer's test sources through the daemon's flags: frames and sound, release and acquire.
 func TestMediaRoutesOnTestDevices(t *testing.T) {
+	parallel(t)
 	needGst(t)
 	out := filepath.Join(t.TempDir(), "speaker.wav")
 	d := startDaemon(t, daemonOptions{args: []string{"--camera", "test", "--microphone", "test", "--speaker", "file:" + out, "--camera-mode", "320x240@30"}})
@@ -201,6 +203,7 @@ func wavTone(rate int, v float64) []byte {
 // The hardware config's media section names the devices of a robot built differently; a flag
 // given wins over it; the motors read the same file.
 func TestHardwareConfigNamesTheMediaDevices(t *testing.T) {
+	parallel(t)
 	needGst(t)
 	motors, err := os.ReadFile(filepath.Join("..", "adapters", "hardware", "hardware.yaml"))
 	if err != nil {

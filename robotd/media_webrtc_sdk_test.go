@@ -45,6 +45,7 @@ with Robot(media_backend="webrtc") as robot:
 // A program off the robot gets the camera and the microphones as the robot's own apps do (BGR
 // frames, (n, 2) float32 at 16 kHz) over WebRTC, signalled through the daemon's API.
 func TestSDKGetsFramesAndSoundOverWebRTC(t *testing.T) {
+	parallel(t)
 	needGst(t)
 	if err := exec.Command(systemPython, "-c", "import numpy, aiortc, av").Run(); err != nil {
 		t.Fatalf("%s cannot import numpy, aiortc and av: install Debian's python3-aiortc (%v)", systemPython, err)
@@ -54,7 +55,7 @@ func TestSDKGetsFramesAndSoundOverWebRTC(t *testing.T) {
 	if err := os.WriteFile(path, []byte(sdkOverWebRTC), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := runScript(t, d, sharedVenv, path)
+	s := runScript(t, d, d.venv, path)
 	s.wait(t, 90*time.Second)
 	out := s.stdout.String()
 	if !strings.Contains(out, "transport webrtc") {

@@ -24,12 +24,13 @@ func ownExample(name string) string {
 }
 
 func TestOwnExamplesMoveTheRobotAsTheyMean(t *testing.T) {
+	parallel(t)
 	d := systemSiteDaemon(t, "scipy")
 	deg := math.Pi / 180
 
 	// minimal_demo
 	{
-		s := runScript(t, d, sharedVenv, ownExample("minimal_demo.py"))
+		s := runScript(t, d, d.venv, ownExample("minimal_demo.py"))
 		waitFor(t, 20*time.Second, "the head nodding and the antennas waving", s, targetsVary(d))
 		peak := 0.0
 		waitFor(t, 5*time.Second, "the nod's 10°", s, func() bool {
@@ -43,7 +44,7 @@ func TestOwnExamplesMoveTheRobotAsTheyMean(t *testing.T) {
 	}
 	// goto_interpolation
 	{
-		s := runScript(t, d, sharedVenv, ownExample("goto_interpolation.py"))
+		s := runScript(t, d, d.venv, ownExample("goto_interpolation.py"))
 		s.wait(t, 60*time.Second)
 		for _, m := range []string{"linear", "minjerk", "ease_in_out", "cartoon"} {
 			if !s.stdout.has(regexp.MustCompile(`^Testing method: ` + m + `$`)) {
@@ -57,7 +58,7 @@ func TestOwnExamplesMoveTheRobotAsTheyMean(t *testing.T) {
 	}
 	// sequence
 	{
-		s := runScript(t, d, sharedVenv, ownExample("sequence.py"))
+		s := runScript(t, d, d.venv, ownExample("sequence.py"))
 		waitFor(t, 20*time.Second, "the sequence turning the head", s, func() bool { return math.Abs(d.robot().TargetHead.Yaw) > 5*deg })
 		s.wait(t, 30*time.Second)
 		d.waitRobot(3*time.Second, "the head pitched 10°, level otherwise", func(s robotState) bool {
@@ -66,7 +67,7 @@ func TestOwnExamplesMoveTheRobotAsTheyMean(t *testing.T) {
 	}
 	// compliant_demo
 	{
-		s := runScript(t, d, sharedVenv, ownExample("compliant_demo.py"))
+		s := runScript(t, d, d.venv, ownExample("compliant_demo.py"))
 		waitFor(t, 20*time.Second, "gravity compensation", s, func() bool { return motorMode(d) == "gravity_compensation" })
 		s.interrupt(t)
 		if m := motorMode(d); m != "enabled" {
@@ -77,6 +78,7 @@ func TestOwnExamplesMoveTheRobotAsTheyMean(t *testing.T) {
 
 // ok_app runs until stopped and stops within 5 s; faulty_app ends in error with its message.
 func TestOwnTestAppsEndAsTheyShould(t *testing.T) {
+	parallel(t)
 	d := systemSiteDaemon(t)
 	for _, name := range []string{"ok_app", "faulty_app"} {
 		dir, _ := filepath.Abs(filepath.Join("testdata", "apps", name))
@@ -119,6 +121,7 @@ func TestOwnTestAppsEndAsTheyShould(t *testing.T) {
 // The app template as the public assistant renders it (our copy: a pydantic body on a FastAPI
 // route, static files) installs, waves, obeys its settings page, and stops within 5 s.
 func TestOwnAppTemplateRunsAndStops(t *testing.T) {
+	parallel(t)
 	d := systemSiteDaemon(t, "pydantic", "fastapi", "uvicorn")
 	src, _ := filepath.Abs(filepath.Join("testdata", "apps", "template_app"))
 	dir := filepath.Join(t.TempDir(), "template_app")

@@ -190,6 +190,7 @@ func publicSchema(t *testing.T, text string) *openapi3.Schema {
 }
 
 func TestEveryPublicOperationIsServedWithItsShape(t *testing.T) {
+	parallel(t)
 	// The move library local/moves was downloaded before (the daemon has no hub: --hub-url none).
 	dataDir := t.TempDir()
 	if _, err := newHubClient(t, movesHub(t).URL).SnapshotDownload(context.Background(), "dataset", "local/moves", "main",

@@ -12,10 +12,11 @@ import (
 // is being installed (and how to wait for it); ?wait=true answers when the job is done, or failed
 // with why; and a start while another app runs names that app and how to stop it.
 func TestQuickStartMessages(t *testing.T) {
+	parallel(t)
 	if testing.Short() {
 		t.Skip("creates an apps venv and runs Python apps")
 	}
-	d := startDaemon(t, daemonOptions{venv: t.TempDir() + "/venv"}) // its own venv: no app installed yet
+	d := startDaemon(t, daemonOptions{venv: ownVenv(t)}) // its own venv: no app installed yet
 
 	var created struct {
 		JobID string `json:"job_id"`

@@ -41,6 +41,7 @@ func movesHub(t testing.TB) *hubtest.Hub {
 // names the dataset's moves, the play answers a uuid, and the head nods 15° and comes back within
 // the move's 2 s.
 func TestRecordedMoveFromAHubDatasetPlaysOnTheRobot(t *testing.T) {
+	parallel(t)
 	hubSrv := movesHub(t)
 	d := startServer(t, serverOptions{moves: robotd.NewHubMoveLibraries(newHubClient(t, hubSrv.URL), t.TempDir(), slog.New(slog.DiscardHandler))})
 	d.waitRobot(10*time.Second, "awake and still", func(s robotState) bool { return s.Awake && s.Move == nil })
@@ -99,6 +100,7 @@ func TestRecordedMoveFromAHubDatasetPlaysOnTheRobot(t *testing.T) {
 // segment, one with an encoded slash, or one of three segments reaches the handler, which answers
 // for the dataset (the hub has none of that name; a malformed ID), not the router's bare 404.
 func TestRecordedMoveRoutesTakeAnyDatasetName(t *testing.T) {
+	parallel(t)
 	hubSrv := movesHub(t)
 	d := startServer(t, serverOptions{moves: robotd.NewHubMoveLibraries(newHubClient(t, hubSrv.URL), t.TempDir(), slog.New(slog.DiscardHandler))})
 	d.waitRobot(10*time.Second, "awake and still", func(s robotState) bool { return s.Awake && s.Move == nil })
@@ -128,6 +130,7 @@ func TestRecordedMoveRoutesTakeAnyDatasetName(t *testing.T) {
 // The daemon downloads the libraries it is told to preload at start into its data dir, and a
 // daemon started later, with the hub gone, still plays them from there.
 func TestMoveLibrariesArePreloadedAndServedOfflineAfterwards(t *testing.T) {
+	parallel(t)
 	hubSrv := movesHub(t)
 	dataDir := t.TempDir()
 	d := startDaemon(t, daemonOptions{dataDir: dataDir, args: []string{"--hub-url", hubSrv.URL, "--preload-moves", "local/moves"}})
@@ -171,6 +174,7 @@ func (d *daemon) waitLog(timeout time.Duration, text string) {
 // daemon, which downloaded it from the hub), Robot.play_move plays a recorded move and a GotoMove.
 // The robot nods by the recording's 15° and ends where the goto meant: yaw 20°, antennas ±0.5 rad.
 func TestSDKPlaysRecordedAndGotoMoves(t *testing.T) {
+	parallel(t)
 	for _, m := range []string{"numpy", "scipy"} {
 		if err := exec.Command(systemPython, "-c", "import "+m).Run(); err != nil {
 			t.Fatalf("%s cannot import %s: install Debian's python3-%s (%v)", systemPython, m, m, err)
@@ -208,7 +212,7 @@ print("done")
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := runScript(t, d, sharedVenv, path)
+	s := runScript(t, d, d.venv, path)
 	peak := 0.0
 	waitFor(t, 60*time.Second, "the nod played", s, func() bool {
 		peak = math.Max(peak, d.robot().HeadPose.Pitch)

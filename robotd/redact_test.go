@@ -10,6 +10,7 @@ import (
 // Credentials in an install URL are redacted whole (user and password) wherever the daemon shows
 // the URL: the job's target, log and error, the job-log stream, and its own log.
 func TestCredentialsInURLsAreRedactedWhole(t *testing.T) {
+	parallel(t)
 	d := startDaemon(t, daemonOptions{})
 	port := freePort(t) // nothing listens there: the clone fails after the job has logged the URL
 	for _, c := range []struct{ url, secret string }{

@@ -252,6 +252,7 @@ type testHub struct {
 // The startup app missing from the apps venv is installed from the hub's catalog (a git clone of
 // its space) before the robot wakes up, then starts after wake-up.
 func TestStartupAppInstalledFromCatalog(t *testing.T) {
+	parallel(t)
 	h := hub(t, map[string]string{"pollen/catalog_app": testdataApp("catalog_app")})
 	d := startDaemon(t, daemonOptions{args: []string{"--hub-url", h.URL, "--startup-app", "catalog_app"}})
 	t.Cleanup(func() {
@@ -285,6 +286,7 @@ func TestStartupAppInstalledFromCatalog(t *testing.T) {
 
 // Install from a git URL that is not a hub space; credentials in a URL never show.
 func TestInstallFromGitURL(t *testing.T) {
+	parallel(t)
 	h := hub(t, map[string]string{"pollen/catalog_app": testdataApp("catalog_app")})
 	d := startDaemon(t, daemonOptions{})
 	t.Cleanup(func() {
@@ -333,6 +335,7 @@ func TestInstallFromGitURL(t *testing.T) {
 // A second daemon on the data dir of a running one exits with an error naming the lock and the
 // first daemon's PID, before it touches the data dir: the first one's app keeps running.
 func TestSecondDaemonOnOneDataDirIsRefused(t *testing.T) {
+	parallel(t)
 	d := startDaemon(t, daemonOptions{})
 	d.install("coop_app")
 	d.call("POST", "/api/apps/start-app/coop_app", nil, nil)

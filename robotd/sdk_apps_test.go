@@ -48,7 +48,7 @@ with Robot(media_backend="no_media") as robot:
 func TestNodScript(t *testing.T) {
 	t.Parallel() // its own daemon; the script only reads the venv
 	d := systemSiteDaemon(t)
-	s := runScript(t, d, sharedVenv, writeScript(t, "nod.py", nodScript))
+	s := runScript(t, d, d.venv, writeScript(t, "nod.py", nodScript))
 	// The goto from the default pose moves the targets too: the loop's motion is what comes after
 	// it, and Ctrl-C inside the goto would end the script outside its try.
 	waitFor(t, 20*time.Second, "the loop", s, func() bool { return s.stdout.has(regexp.MustCompile(`^nodding$`)) })
@@ -76,7 +76,7 @@ with Robot(media_backend="no_media") as robot:
 func TestInterpolationsScript(t *testing.T) {
 	t.Parallel() // its own daemon; the script only reads the venv
 	d := systemSiteDaemon(t)
-	s := runScript(t, d, sharedVenv, writeScript(t, "interpolations.py", interpolationsScript))
+	s := runScript(t, d, d.venv, writeScript(t, "interpolations.py", interpolationsScript))
 	s.wait(t, 60*time.Second)
 	out := s.stdout.String()
 	for _, m := range []string{"linear", "minjerk", "ease_in_out", "cartoon"} {
@@ -116,7 +116,7 @@ with Robot(media_backend="no_media") as robot:
 func TestMatrixScript(t *testing.T) {
 	t.Parallel() // its own daemon; the script only reads the venv
 	d := systemSiteDaemon(t)
-	s := runScript(t, d, sharedVenv, writeScript(t, "matrix.py", matrixScript))
+	s := runScript(t, d, d.venv, writeScript(t, "matrix.py", matrixScript))
 	waitFor(t, 20*time.Second, "a yaw of the head", s, func() bool { return d.robot().TargetHead.Yaw > 0.05 })
 	s.interrupt(t)
 	if !s.stdout.has(regexp.MustCompile(`^present \(4, 4\)$`)) {
@@ -143,7 +143,7 @@ with Robot(media_backend="no_media") as robot:
 func TestCompliantScript(t *testing.T) {
 	t.Parallel() // its own daemon; the script only reads the venv
 	d := systemSiteDaemon(t)
-	s := runScript(t, d, sharedVenv, writeScript(t, "compliant.py", compliantScript))
+	s := runScript(t, d, d.venv, writeScript(t, "compliant.py", compliantScript))
 	waitFor(t, 20*time.Second, "gravity compensation", s, func() bool { return motorMode(d) == "gravity_compensation" })
 	s.interrupt(t)
 	if m := motorMode(d); m != "enabled" {
@@ -154,6 +154,7 @@ func TestCompliantScript(t *testing.T) {
 // tour_app, an app in the template's style: numpy motion, a settings route whose body is a pydantic
 // model, a path and a query parameter, a built-in sound.
 func TestTourApp(t *testing.T) {
+	parallel(t)
 	d := systemSiteDaemon(t, "pydantic")
 	port := pagePort(t)
 	dir := filepath.Join(t.TempDir(), "tour_app")
@@ -190,10 +191,15 @@ func runTemplateAppTour(t *testing.T, d *daemon, dir string, port int) {
 		t.Helper()
 		var resp *http.Response
 		var err error
+		// The page serves before the app's run() declares its routes (as the public SDK does):
+		// until then, 404.
 		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 			resp, err = http.Post(page+path, "application/json", strings.NewReader(body))
-			if err == nil || time.Now().After(deadline) {
+			if (err == nil && resp.StatusCode != http.StatusNotFound) || time.Now().After(deadline) {
 				break
+			}
+			if err == nil {
+				resp.Body.Close()
 			}
 		}
 		if err != nil {

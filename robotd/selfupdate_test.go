@@ -33,9 +33,14 @@ import (
 )
 
 // The tests' release key: one for the package, so that the daemons built for one test serve the
-// others.
-var testReleaseKey = sync.OnceValues(func() (release.SigningKey, error) {
+// others. testReleaseSecret is its secret key file's text, as robothub release keygen writes it.
+var testReleaseSecret = sync.OnceValues(func() ([]byte, error) {
 	_, secret, err := release.GenerateKey()
+	return secret, err
+})
+
+var testReleaseKey = sync.OnceValues(func() (release.SigningKey, error) {
+	secret, err := testReleaseSecret()
 	if err != nil {
 		return release.SigningKey{}, err
 	}
@@ -59,7 +64,9 @@ func releaseProgram(t testing.TB, version string) string {
 			return "", err
 		}
 		out := filepath.Join(dir, "robot-daemon")
-		pkg, ldflags := "./cmd/robot-daemon", "-X github.com/robothub/robothub/core/version.Version="+version+
+		// -s -w as make release links it: a third smaller, which every release step handles
+		// (gzip, checksums, the hub, the download).
+		pkg, ldflags := "./cmd/robot-daemon", "-s -w -X github.com/robothub/robothub/core/version.Version="+version+
 			" -X github.com/robothub/robothub/core/release.CompiledKey="+keyLine(key.Public())
 		goarch := "amd64"
 		if strings.HasSuffix(version, "-neverready") {
@@ -115,27 +122,75 @@ func startReleaseHub(t testing.TB) *releaseHub {
 	return &releaseHub{URL: srv.URL, client: c, repo: release.Repo{Type: "space", ID: "robothub/robot-daemon-releases"}}
 }
 
+// assembledReleases holds the files of each release version (release assembled) that a test
+// published: the hubs of all the tests get the same ones.
+var assembledReleases sync.Map // version -> func() ([]release.RepoFile, error)
+
+// assembled gzips, checksums and signs program as release version for linux/amd64 with the built
+// robothub release assemble, as make release does: release.Assemble in this test binary runs
+// under the race detector, where gzip of a robot-daemon took 35 s of CPU.
+func assembled(t testing.TB, version, program string) []release.RepoFile {
+	t.Helper()
+	build, _ := assembledReleases.LoadOrStore(version, sync.OnceValues(func() ([]release.RepoFile, error) {
+		secret, err := testReleaseSecret()
+		if err != nil {
+			return nil, err
+		}
+		dir, err := os.MkdirTemp(filepath.Dir(sharedVenv), "release-")
+		if err != nil {
+			return nil, err
+		}
+		keyFile, bin := filepath.Join(dir, "release.key"), filepath.Join(dir, "bin", "robot-daemon_linux_amd64")
+		if err := os.WriteFile(keyFile, secret, 0o600); err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.Symlink(program, bin); err != nil {
+			return nil, err
+		}
+		tools, err := builtBinaries()
+		if err != nil {
+			return nil, err
+		}
+		v := strings.TrimSuffix(strings.TrimSuffix(version, "-neverready"), "-arm64")
+		out := filepath.Join(dir, "out")
+		cmd := exec.Command(filepath.Join(tools, "robothub"), "release", "assemble", "--version", v, "--key", keyFile, "--out", out, bin)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("robothub release assemble %s: %v\n%s", version, err, b)
+		}
+		var files []release.RepoFile
+		err = filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(out, p)
+			files = append(files, release.RepoFile{Path: filepath.ToSlash(rel), Content: data})
+			return nil
+		})
+		return files, err
+	}))
+	files, err := build.(func() ([]release.RepoFile, error))()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
 // publish signs program as release version for linux/amd64 and publishes it, as make release and
 // robothub release publish do.
 func (h *releaseHub) publish(t testing.TB, version, program string) {
 	t.Helper()
-	key, err := testReleaseKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(program)
-	if err != nil {
-		t.Fatal(err)
-	}
 	v, err := release.ParseVersion(strings.TrimSuffix(strings.TrimSuffix(version, "-neverready"), "-arm64"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, _, err := release.Assemble(v, []release.Binary{{Program: release.Program, OS: "linux", Arch: "amd64", Data: data}}, key, 0, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := release.Publish(context.Background(), h.client, h.repo, v, files); err != nil {
+	if _, err := release.Publish(context.Background(), h.client, h.repo, v, assembled(t, version, program)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -179,11 +234,16 @@ func startSupervisedRobot(t testing.TB, installed string, hub *releaseHub, extra
 		}
 	}
 	extra = args
-	venv := sharedVenv
+	venv := ""
 	for i, a := range extra {
 		if a == "--apps-venv" && i+1 < len(extra) {
 			venv = extra[i+1]
 		}
+	}
+	if venv == "" {
+		// A venv of its own: its releases install their SDK, which the shared venv's daemons
+		// would replace again.
+		venv = ownVenv(t)
 	}
 	tok := make([]byte, 16)
 	_, _ = rand.Read(tok)
@@ -192,8 +252,8 @@ func startSupervisedRobot(t testing.TB, installed string, hub *releaseHub, extra
 	argv := append(append([]string{launcher, "--sim", "--port", strconv.Itoa(port), "--data-dir", r.dataDir}, venvArgs(venv)...),
 		append([]string{"--hub-url", hub.URL, "--release-repo", hub.repo.String(), "--stop-timeout", "2s", "--log-level", "debug",
 			"--preload-moves", "none", "--no-mdns"}, extra...)...)
-	mu, _ := venvLocks.LoadOrStore(venv, &sync.Mutex{})
-	mu.(*sync.Mutex).Lock()
+	mu := venvLock(venv)
+	mu.Lock()
 	r.svc = fakesystemd.Start(t, fakesystemd.Unit{Argv: argv, Env: append(env, "ROBOT_DAEMON_TOKEN="+r.token), TimeoutStart: 3 * time.Minute,
 		Watchdog: 4 * time.Second, RestartDelay: 200 * time.Millisecond, Output: r.out})
 	r.svc.Wait(3*time.Minute, "ready", func(evs []fakesystemd.Event) bool { return fakesystemd.Count(evs, "ready") > 0 })
@@ -491,7 +551,7 @@ func TestFleetUpdatesTheDaemonInCanaryWaves(t *testing.T) {
 	robots := map[string]*supervisedRobot{}
 	for _, id := range ids {
 		robots[id] = startSupervisedRobot(t, v100, hub, withEnv("ROBOT_FLEET_PASSWORD="+passwords[id]),
-			"--apps-venv", filepath.Join(t.TempDir(), "venv"), "--fleet", broker.URL, "--fleet-id", id, "--fleet-ca", broker.CAFile)
+			"--apps-venv", ownVenv(t), "--fleet", broker.URL, "--fleet-id", id, "--fleet-ca", broker.CAFile)
 	}
 	for _, id := range ids {
 		board.wait(t, id, "reporting robot-daemon 1.0.0", func(s fleet.Status) bool { return s.Daemon == "1.0.0" })

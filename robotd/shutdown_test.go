@@ -20,21 +20,18 @@ import (
 	"github.com/robothub/robothub/internal/testkit/syncbuf"
 )
 
-// daemonBinary builds robot-daemon once for the tests that signal it as a service manager does.
+// daemonBinary is the robot-daemon built once for the tests that run the built programs
+// (builtBinaries), for the tests that signal it as a service manager does.
 // ROBOTD_TEST_DAEMON_BIN names another build instead (to check a test against another version).
 var daemonBinary = sync.OnceValues(func() (string, error) {
 	if bin := os.Getenv("ROBOTD_TEST_DAEMON_BIN"); bin != "" {
 		return bin, nil
 	}
-	dir, err := os.MkdirTemp("", "robotd-bin-")
+	dir, err := builtBinaries()
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(dir, "robot-daemon")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/robot-daemon").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
-	}
-	return bin, nil
+	return filepath.Join(dir, "robot-daemon"), nil
 })
 
 // robotProcess is a built robot-daemon driving an emulated motor bus through its serial port, as
@@ -70,9 +67,9 @@ func startRobotProcess(t *testing.T) *robotProcess {
 		"--hub-url", "none", "--log-level", "info")
 	p.cmd.Args = append(p.cmd.Args, venvArgs(sharedVenv)...)
 	p.cmd.Stderr = p.log
-	mu, _ := venvLocks.LoadOrStore(sharedVenv, &sync.Mutex{})
-	mu.(*sync.Mutex).Lock() // the first daemon creates the shared venv
-	defer mu.(*sync.Mutex).Unlock()
+	mu := venvLock(sharedVenv)
+	mu.Lock() // the first daemon creates the shared venv
+	defer mu.Unlock()
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -69,6 +69,7 @@ type trackedFace struct {
 // tracked face is there, and the head turns to its left (yaw > 0, as the public SDK counts it),
 // then comes back when tracking stops.
 func TestHeadTrackingTurnsTheHeadTowardAFace(t *testing.T) {
+	parallel(t)
 	assets := facetest.Assets(t)
 	hubSrv := facesHub(t, assets)
 	frame := faceLeftFrame(t)
@@ -119,6 +120,7 @@ func TestHeadTrackingTurnsTheHeadTowardAFace(t *testing.T) {
 // Without ONNX Runtime and without a face model, starting head tracking is 503 naming both and
 // where they were looked for; the simulated robot works on.
 func TestHeadTrackingWithoutRuntimeOrModelSaysWhatIsMissing(t *testing.T) {
+	parallel(t)
 	empty := t.TempDir()
 	getenv := func(k string) string {
 		switch k {

@@ -35,6 +35,7 @@ func (h *testHub) push(t *testing.T, id string, change func(dir string)) string 
 // TestUpdateFromSpace: a push to an installed app's space, then POST /api/apps/update with the new
 // revision, installs the new version and restarts the running app; the same update again does nothing.
 func TestUpdateFromSpace(t *testing.T) {
+	parallel(t)
 	h := hub(t, map[string]string{"pollen/catalog_app": testdataApp("catalog_app")})
 	d := startDaemon(t, daemonOptions{})
 	space := h.URL + "/spaces/pollen/catalog_app"
