@@ -257,7 +257,7 @@ func startSupervisedRobot(t testing.TB, installed string, hub *releaseHub, extra
 	r.svc = fakesystemd.Start(t, fakesystemd.Unit{Argv: argv, Env: append(env, "ROBOT_DAEMON_TOKEN="+r.token), TimeoutStart: 3 * time.Minute,
 		Watchdog: 4 * time.Second, RestartDelay: 200 * time.Millisecond, Output: r.out})
 	r.svc.Wait(3*time.Minute, "ready", func(evs []fakesystemd.Event) bool { return fakesystemd.Count(evs, "ready") > 0 })
-	mu.(*sync.Mutex).Unlock()
+	mu.Unlock()
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("daemon output:\n%s\nsupervisor:\n%s", r.out.String(), fakesystemd.Format(r.svc.Events()))
