@@ -80,9 +80,10 @@ test-go:
 # robotd's tests run in a go test of their own beside the rest (test-robotd, test-rest), and the
 # Python tests and the fuzz targets follow the other packages while robotd still runs: its last
 # minutes are a few tests that wait on their daemons, and left the second core idle for about three
-# minutes of a make test that took 13.5 (vmstat, 2026-11-29). go build ./... under -race first, so
-# that the two go test runs do not compile the same packages at the same time. Each target's output
-# is printed whole when it ends (--output-sync).
+# minutes of a make test that took 13.5 (vmstat, 2026-11-29); `bash .ci/run` takes 11 minutes so
+# (docs/BENCHMARKS.md). go build ./... under -race first, so that the two go test runs do not compile
+# the same packages at the same time. Each target's output is printed whole when it ends
+# (--output-sync).
 TEST_FUZZTIME ?= 3s
 
 test: lint test-assets
