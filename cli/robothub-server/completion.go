@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/robothub/robothub/cli/cliapp"
 	"github.com/urfave/cli/v2"
 )
 
@@ -45,7 +46,7 @@ compdef _robothub robothub
 func completionCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "completion",
-		Usage: "print a shell completion script: bash, zsh or fish",
+		Usage: cliapp.RobothubUsageOf("completion"),
 		UsageText: `robothub completion bash|zsh|fish
 
 Examples:

@@ -46,7 +46,7 @@ const (
 func devCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "dev",
-		Usage: "run the whole system on this machine: the local hub, a receiver and the simulated robot, wired together",
+		Usage: cliapp.RobothubUsageOf("dev"),
 		UsageText: `robothub dev [--data-dir DIR] [--hub-addr 127.0.0.1:7861] [--receiver-addr 127.0.0.1:7860] [--daemon-port 8000] [--broker-addr 127.0.0.1:1883]
 
 Starts, in one process:

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/robothub/robothub/cli/cliapp"
 	"github.com/robothub/robothub/cli/hubconn"
 
 	"github.com/urfave/cli/v2"
@@ -41,7 +42,7 @@ func fleetCommand(e *env) *cli.Command {
 	passwordFile := &cli.StringFlag{Name: "password-file", Usage: "read the broker password from `FILE` (robothub dev's is <data-dir>/" + DevBrokerPasswordFile + "; default $" + FleetPasswordFileEnv + ")"}
 	return &cli.Command{
 		Name:  "fleet",
-		Usage: "see and wait for the robots of a fleet (robot-daemon --fleet) through its MQTT broker",
+		Usage: cliapp.RobothubUsageOf("fleet"),
 		Subcommands: []*cli.Command{
 			{
 				Name:      "ls",

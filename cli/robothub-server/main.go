@@ -65,7 +65,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 func newApp(e *env) *cli.App {
 	return &cli.App{
 		Name:                 "robothub",
-		Usage:                "webhooks on a model hub: receive them, manage them, and run a local hub",
+		Usage:                cliapp.RobothubUsage,
 		Version:              version.String(),
 		Reader:               e.stdin,
 		Writer:               e.stdout,

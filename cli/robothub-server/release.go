@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/robothub/robothub/cli/cliapp"
 	"github.com/robothub/robothub/cli/hubconn"
 	"github.com/robothub/robothub/core/hub"
 	"github.com/robothub/robothub/core/release"
@@ -21,7 +22,7 @@ const ReleaseKeyPasswordEnv = "ROBOTHUB_RELEASE_KEY_PASSWORD"
 func releaseCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "release",
-		Usage: "make, sign and publish robot-daemon's own releases (make release runs these)",
+		Usage: cliapp.RobothubUsageOf("release"),
 		Subcommands: []*cli.Command{
 			{
 				Name:      "keygen",

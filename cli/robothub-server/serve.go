@@ -27,7 +27,7 @@ import (
 func serveCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "serve",
-		Usage: "run a webhook receiver whose routes run commands, log or forward payloads",
+		Usage: cliapp.RobothubUsageOf("serve"),
 		UsageText: `robothub serve --route NAME=ACTION [--route ...] [options]
 
 Each --route serves POST /webhooks/NAME. Actions:

@@ -45,36 +45,37 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if name := serverCommand(args); name != "" {
 		return handOver(ctx, name, "robothub", args, stdin, stdout, stderr)
 	}
-	app := newApp(getenv, stdin, stdout, stderr)
+	app := newApp(args, getenv, stdin, stdout, stderr)
 	return cliapp.ExitCode("robothub", app.RunContext(ctx, cliapp.Interspersed(app, args)), stderr)
 }
 
-// newApp is robothub as its help shows it: the same program, usage and commands as
-// robothub-server's (TestHelpIsRobothubServers holds them to it), of which only webhooks runs here.
-func newApp(getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) *cli.App {
-	handedOver := func(c struct{ name, usage string }) *cli.Command {
-		return &cli.Command{
-			Name: c.name, Usage: c.usage, SkipFlagParsing: true, HideHelp: true,
-			// Reached only when a command line hides the command's name from serverCommand
-			// (robothub --generate-bash-completion hub): robothub-server reads it as it is.
+// ownCommand is the one command of robothub's that runs in the front.
+const ownCommand = "webhooks"
+
+// newApp is robothub as its help shows it, built from the list robothub-server's help is built from
+// (cliapp.RobothubCommands), of which only webhooks runs here.
+func newApp(args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) *cli.App {
+	var commands []*cli.Command
+	for _, c := range cliapp.RobothubCommands {
+		if c.Name == ownCommand {
+			commands = append(commands, webhookscmd.Command(getenv, stdin, stdout, stderr))
+			continue
+		}
+		commands = append(commands, &cli.Command{
+			Name: c.Name, Usage: c.Usage, SkipFlagParsing: true, HideHelp: true,
+			// run hands every command line that names this command over before the app runs;
+			// this is for one that reaches it anyway, which robothub-server then reads as it is.
 			Action: func(cCtx *cli.Context) error {
-				if code := handOver(cCtx.Context, c.name, cCtx.App.Name, os.Args, stdin, stdout, stderr); code != 0 {
+				if code := handOver(cCtx.Context, c.Name, "robothub", args, stdin, stdout, stderr); code != 0 {
 					return cli.Exit("", code)
 				}
 				return nil
 			},
-		}
-	}
-	var commands []*cli.Command
-	for _, c := range serverCommands {
-		commands = append(commands, handedOver(c))
-		if c.name == "serve" { // robothub-server's help lists webhooks second
-			commands = append(commands, webhookscmd.Command(getenv, stdin, stdout, stderr))
-		}
+		})
 	}
 	return &cli.App{
 		Name:                 "robothub",
-		Usage:                "webhooks on a model hub: receive them, manage them, and run a local hub",
+		Usage:                cliapp.RobothubUsage,
 		Version:              version.String(),
 		Reader:               stdin,
 		Writer:               stdout,
@@ -85,17 +86,6 @@ func newApp(getenv func(string) string, stdin io.Reader, stdout, stderr io.Write
 		OnUsageError:         cliapp.OnUsageError,
 		Commands:             commands,
 	}
-}
-
-// serverCommands are the commands robothub-server runs, in the order of its help, with the usage
-// line its help gives them.
-var serverCommands = []struct{ name, usage string }{
-	{"serve", "run a webhook receiver whose routes run commands, log or forward payloads"},
-	{"hub", "run and drive the local hub emulator: serve, token, emit, job, spaces"},
-	{"dev", "run the whole system on this machine: the local hub, a receiver and the simulated robot, wired together"},
-	{"fleet", "see and wait for the robots of a fleet (robot-daemon --fleet) through its MQTT broker"},
-	{"release", "make, sign and publish robot-daemon's own releases (make release runs these)"},
-	{"completion", "print a shell completion script: bash, zsh or fish"},
 }
 
 // serverCommand is the name of the command args run when robothub-server runs it, or "". robothub
@@ -109,12 +99,10 @@ func serverCommand(args []string) string {
 		case "-h", "--help", "-v", "--version":
 			return ""
 		}
-		for _, c := range serverCommands {
-			if a == c.name {
-				return a
-			}
+		if a == ownCommand || cliapp.RobothubUsageOf(a) == "" {
+			return ""
 		}
-		return ""
+		return a
 	}
 	return ""
 }

@@ -35,7 +35,7 @@ func Command(getenv func(string) string, stdin io.Reader, stdout, stderr io.Writ
 	e := &env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
 	return &cli.Command{
 		Name:  "webhooks",
-		Usage: "manage the webhooks of your hub account: ls, info, create, update, enable, disable, delete",
+		Usage: cliapp.RobothubUsageOf("webhooks"),
 		Flags: hubconn.ConnectionFlags(),
 		Description: `Talks to the hub at $HF_ENDPOINT (default ` + hub.DefaultEndpoint + `) with the token in --token,
 $HF_TOKEN or the token file. Against the local hub, first run: robothub hub serve

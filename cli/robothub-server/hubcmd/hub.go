@@ -54,7 +54,7 @@ func Command(getenv func(string) string, stdin io.Reader, stdout, stderr io.Writ
 func hubCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "hub",
-		Usage: "run and drive the local hub emulator: serve, token, emit, job, spaces",
+		Usage: cliapp.RobothubUsageOf("hub"),
 		Flags: hubconn.ConnectionFlags(),
 		Description: `The local hub is a stand-in for the public hub: the same webhook management API, with
 events you emit yourself, deliveries with retries, an activity view and job webhooks that run local
