@@ -176,8 +176,8 @@ func (cfg Config) resolved() (Config, error) {
 	if err != nil {
 		return cfg, fmt.Errorf("Config.Addr: %w", err)
 	}
-	if cfg.NoAuth && !LoopbackHost(host) {
-		return cfg, fmt.Errorf("--no-auth: refusing to listen on %s without authentication: anyone who reaches it could install code and move the robot; listen on 127.0.0.1 (--host) or drop --no-auth", host)
+	if err := CheckNoAuth(cfg.NoAuth, host); err != nil {
+		return cfg, err
 	}
 	if cfg.NoAuth {
 		cfg.Token = "" // nothing to send: apps are not given one
@@ -188,10 +188,7 @@ func (cfg Config) resolved() (Config, error) {
 		}
 	}
 	if cfg.AppsVenv == "" {
-		cfg.AppsVenv = filepath.Join(cfg.DataDir, "apps_venv")
-		if cfg.Wireless {
-			cfg.AppsVenv = WirelessAppsVenv
-		}
+		cfg.AppsVenv = DefaultAppsVenv(cfg.DataDir, cfg.Wireless)
 	}
 	if cfg.Python == "" {
 		cfg.Python = "python3"
@@ -244,8 +241,8 @@ func (cfg Config) resolved() (Config, error) {
 		if cfg.Media.Speaker == "" {
 			cfg.Media.Speaker = media.DeviceLoopback
 		}
-	} else if cfg.Media.Camera == media.DeviceSim {
-		return cfg, fmt.Errorf("--camera sim: only the simulated robot (--sim) has a drawn camera")
+	} else if err := CheckCamera(cfg.Sim, cfg.Media.Camera); err != nil {
+		return cfg, err
 	}
 	if cfg.Media.Mode.Width == 0 {
 		cfg.Media.Mode = media.DefaultVideoMode
@@ -253,8 +250,33 @@ func (cfg Config) resolved() (Config, error) {
 	return cfg, nil
 }
 
-// LoopbackHost reports whether a host names loopback only (localhost or a loopback address).
-func LoopbackHost(host string) bool {
+// DefaultAppsVenv is the apps venv of a daemon on dataDir: <dataDir>/apps_venv, or WirelessAppsVenv
+// on the Wireless robot.
+func DefaultAppsVenv(dataDir string, wireless bool) string {
+	if wireless {
+		return WirelessAppsVenv
+	}
+	return filepath.Join(dataDir, "apps_venv")
+}
+
+// CheckNoAuth refuses a daemon without authentication (noAuth) on host unless host is loopback.
+func CheckNoAuth(noAuth bool, host string) error {
+	if noAuth && !loopbackHost(host) {
+		return fmt.Errorf("--no-auth: refusing to listen on %s without authentication: anyone who reaches it could install code and move the robot; listen on 127.0.0.1 (--host) or drop --no-auth", host)
+	}
+	return nil
+}
+
+// CheckCamera refuses the drawn camera (media.DeviceSim) on a robot that is not the simulated one.
+func CheckCamera(sim Sim, camera string) error {
+	if camera == media.DeviceSim && sim == SimNone {
+		return errors.New("--camera sim: only the simulated robot (--sim) has a drawn camera")
+	}
+	return nil
+}
+
+// loopbackHost reports whether a host names loopback only (localhost or a loopback address).
+func loopbackHost(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true
 	}

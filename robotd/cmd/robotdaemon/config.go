@@ -98,8 +98,8 @@ func configFrom(c *cli.Context, getenv func(string) string) (robotd.Config, erro
 		return cfg, fmt.Errorf("--body-timeout: must be positive, got %s", cfg.BodyTimeout)
 	}
 	cfg.NoAuth = c.Bool("no-auth")
-	if cfg.NoAuth && !robotd.LoopbackHost(host) {
-		return cfg, fmt.Errorf("--no-auth: refusing to listen on %s without authentication: anyone who reaches it could install code and move the robot; listen on 127.0.0.1 (--host) or drop --no-auth", host)
+	if err := robotd.CheckNoAuth(cfg.NoAuth, host); err != nil {
+		return cfg, err
 	}
 
 	cfg.DataDir = c.String("data-dir")
@@ -117,10 +117,7 @@ func configFrom(c *cli.Context, getenv func(string) string) (robotd.Config, erro
 	}
 	cfg.AppsVenv = c.String("apps-venv")
 	if cfg.AppsVenv == "" {
-		cfg.AppsVenv = filepath.Join(cfg.DataDir, "apps_venv")
-		if cfg.Wireless {
-			cfg.AppsVenv = robotd.WirelessAppsVenv
-		}
+		cfg.AppsVenv = robotd.DefaultAppsVenv(cfg.DataDir, cfg.Wireless)
 	}
 	cfg.Token = strings.TrimSpace(c.String("token"))
 	source := "--token"
@@ -230,10 +227,7 @@ func mediaConfigFrom(c *cli.Context, sim robotd.Sim, hwConfig string) (robotd.Me
 		return mc, nil
 	}
 	// The simulated robot's own camera and sound are Config's defaults (Config.resolved).
-	if mc.Camera == media.DeviceSim && sim == robotd.SimNone {
-		return mc, fmt.Errorf("--camera sim: only the simulated robot (--sim) has a drawn camera")
-	}
-	return mc, nil
+	return mc, robotd.CheckCamera(sim, mc.Camera)
 }
 
 // faceFlags are the face detector's options.
